@@ -1,0 +1,1 @@
+export { createMemoryStores, type MemoryStores } from './memory-stores.js'

@@ -1,0 +1,91 @@
+import { type DomainError, err, ok, type Result } from '../errors.js'
+import type { Clock, EventSink, PasswordVerifier } from '../ports.js'
+import type { IssuedToken, Tokens } from '../tokens/tokens.js'
+import { grantScope, parseScope } from './scope.js'
+import type { Throttle } from './throttle.js'
+
+/** A configured user. `passwordHash` is whatever the verifier understands (argon2id in the server). */
+export interface User {
+  username: string
+  passwordHash: string
+  permissions: string[]
+}
+
+/** The fields of a password-grant token request, as strings; absent ones are undefined. */
+export interface LoginRequest {
+  clientId?: string | undefined
+  grantType?: string | undefined
+  scope?: string | undefined
+  username?: string | undefined
+  password?: string | undefined
+}
+
+export type LoginError = Extract<
+  DomainError,
+  {
+    code: 'invalid_request' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_credentials' | 'throttled'
+  }
+>
+
+export interface LoginDeps {
+  users: ReadonlyMap<string, User>
+  clients: ReadonlySet<string>
+  verifier: PasswordVerifier
+  throttle: Throttle
+  tokens: Tokens
+  events: EventSink
+  clock: Clock
+}
+
+const missing = (field: string): LoginError => ({
+  code: 'invalid_request',
+  message: `Missing required parameter: ${field}`,
+})
+
+export function createLogin({ users, clients, verifier, throttle, tokens, events, clock }: LoginDeps) {
+  /**
+   * The OAuth2 password grant. Order matters: shape errors first (they reveal nothing), then the
+   * throttle (a throttled attempt never reaches the verifier), then one verification whatever
+   * the user, so unknown users, wrong passwords, unknown clients and too-wide scopes cost the
+   * same and yield the same `invalid_credentials`.
+   */
+  return async function login(
+    request: LoginRequest,
+    address: string,
+  ): Promise<Result<IssuedToken, LoginError>> {
+    const { clientId, grantType, scope, username, password } = request
+    if (grantType === undefined || grantType === '') return err(missing('grant_type'))
+    if (grantType !== 'password') {
+      return err({
+        code: 'unsupported_grant_type',
+        message: `Unsupported grant type: ${grantType.slice(0, 64)}`,
+      })
+    }
+    if (username === undefined || username === '') return err(missing('username'))
+    if (password === undefined || password === '') return err(missing('password'))
+    if (scope === undefined) return err(missing('scope'))
+    const requested = parseScope(scope)
+    if (!requested.ok) return requested
+
+    const actor = { username, clientId: clientId ?? null, address }
+    const wait = await throttle.retryAfter(username, address)
+    if (wait > 0) {
+      events.emit({ type: 'login.throttled', at: clock.now(), retryAfter: wait, ...actor })
+      return err({ code: 'throttled', retryAfter: wait })
+    }
+
+    const user = users.get(username)
+    const passwordOk = await verifier.verify(user?.passwordHash ?? verifier.dummyHash, password)
+    const granted = user && passwordOk ? grantScope(requested.value, user.permissions) : null
+    if (!user || granted === null || clientId === undefined || !clients.has(clientId)) {
+      await throttle.recordFailure(username, address)
+      events.emit({ type: 'login.failed', at: clock.now(), ...actor })
+      return err({ code: 'invalid_credentials' })
+    }
+
+    await throttle.recordSuccess(username, address)
+    const issued = await tokens.issue(username, clientId, granted)
+    events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
+    return ok(issued)
+  }
+}

@@ -1,0 +1,24 @@
+// Permission words: `*` (everything), `read` (every `<resource>.read`), `write` (every
+// `<resource>.write`), or `<resource>.read` / `<resource>.write` exactly.
+
+/** Settings may give permissions as one word or a list; the core works with lists. */
+export function toPermissionList(permissions: string | readonly string[] | undefined | null): string[] {
+  if (permissions == null) return []
+  return typeof permissions === 'string' ? [permissions] : [...permissions]
+}
+
+function grants(granted: string, needed: string): boolean {
+  if (granted === '*' || granted === needed) return true
+  if (granted === 'read') return needed.endsWith('.read')
+  if (granted === 'write') return needed.endsWith('.write')
+  return false
+}
+
+/**
+ * True when `granted` covers `needed`. The empty permission is covered by anything, including
+ * no permissions at all (it marks routes that need only an authenticated caller).
+ */
+export function hasPermission(granted: readonly string[], needed: string): boolean {
+  if (needed === '') return true
+  return granted.some((word) => grants(word, needed))
+}

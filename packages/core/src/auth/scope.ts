@@ -1,0 +1,32 @@
+import { err, ok, type Result } from '../errors.js'
+import { hasPermission } from './permissions.js'
+
+/** The scope words a client may request. */
+export const SCOPE_WORDS: readonly string[] = ['*', 'read']
+
+export type ScopeError = { code: 'invalid_scope'; message: string }
+
+/**
+ * Parses a requested scope: words separated by spaces, each `*` or `read`. An empty scope is
+ * returned as an empty list, meaning "the user's own permissions".
+ */
+export function parseScope(scope: string): Result<string[], ScopeError> {
+  const words = scope.split(' ').filter((word) => word !== '')
+  const unknown = words.find((word) => !SCOPE_WORDS.includes(word))
+  if (unknown !== undefined) {
+    return err({ code: 'invalid_scope', message: `Unsupported scope: ${unknown.slice(0, 64)}` })
+  }
+  return ok([...new Set(words)])
+}
+
+/**
+ * The permissions a token gets: the requested words when the user holds every one of them,
+ * the user's own permissions for an empty request, and null when the request exceeds them.
+ */
+export function grantScope(
+  requested: readonly string[],
+  userPermissions: readonly string[],
+): string[] | null {
+  if (requested.length === 0) return [...userPermissions]
+  return requested.every((word) => hasPermission(userPermissions, word)) ? [...requested] : null
+}

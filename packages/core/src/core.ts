@@ -1,0 +1,221 @@
+import { createLogin, type User } from './auth/login.js'
+import { hasPermission, toPermissionList } from './auth/permissions.js'
+import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
+import { type DomainError, err, ok, type Result } from './errors.js'
+import { createModules } from './modules/modules.js'
+import type {
+  Actor,
+  Clock,
+  Digest,
+  EventSink,
+  NodeSetLoader,
+  PasswordVerifier,
+  RandomSource,
+  Stores,
+  TypeUsage,
+} from './ports.js'
+import { systemClock, systemRandom, webDigest } from './system.js'
+import { createTokens } from './tokens/tokens.js'
+
+export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
+/** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
+export const DEFAULT_SESSION_EXPIRY = 604_800
+
+/** The users and rules of the credentials scheme. Without it the API is open. */
+export interface AdminAuthOptions {
+  users: ReadonlyArray<{ username: string; password: string; permissions: string | readonly string[] }>
+  /** Permissions of requests that carry no token. Without it such requests are refused. */
+  default?: { permissions: string | readonly string[] } | undefined
+  /** Seconds a token lives; default 604800 (seven days). */
+  sessionExpiryTime?: number | undefined
+  /** Client ids accepted besides `service-admin` and `service-editor`. */
+  clients?: readonly string[] | undefined
+  throttle?: Partial<ThrottleOptions> | undefined
+}
+
+export interface CoreOptions {
+  adminAuth?: AdminAuthOptions | null | undefined
+}
+
+export interface CorePorts {
+  stores: Stores
+  verifier: PasswordVerifier
+  loader: NodeSetLoader
+  typeUsage: TypeUsage
+  events?: EventSink | undefined
+  /** Defaults to the system clock. */
+  clock?: Clock | undefined
+  /** Defaults to the platform CSPRNG. */
+  random?: RandomSource | undefined
+  /** Defaults to Web Crypto's SHA-256. */
+  digest?: Digest | undefined
+}
+
+export type LoginScheme =
+  | Record<string, never>
+  | {
+      type: 'credentials'
+      prompts: Array<{ id: 'username' | 'password'; type: 'text' | 'password'; label: string }>
+    }
+
+/** Whoever makes a request, once authenticated. */
+export type Principal =
+  | { kind: 'user'; username: string; clientId: string; permissions: string[] }
+  | { kind: 'anonymous'; permissions: string[] }
+
+export type AccessError = Extract<DomainError, { code: 'unauthenticated' | 'forbidden' }>
+
+const CREDENTIALS_SCHEME: LoginScheme = {
+  type: 'credentials',
+  prompts: [
+    { id: 'username', type: 'text', label: 'Username' },
+    { id: 'password', type: 'password', label: 'Password' },
+  ],
+}
+
+const silentSink: EventSink = { emit() {} }
+
+/** The whole domain, wired to its ports. */
+export function createCore(ports: CorePorts, options: CoreOptions = {}) {
+  const clock = ports.clock ?? systemClock
+  const events = ports.events ?? silentSink
+  const auth = options.adminAuth ?? null
+  const lifetime = auth?.sessionExpiryTime ?? DEFAULT_SESSION_EXPIRY
+  if (!Number.isInteger(lifetime) || lifetime <= 0) {
+    throw new RangeError('sessionExpiryTime must be a positive whole number of seconds')
+  }
+
+  const users = new Map<string, User>(
+    (auth?.users ?? []).map((user) => [
+      user.username,
+      {
+        username: user.username,
+        passwordHash: user.password,
+        permissions: toPermissionList(user.permissions),
+      },
+    ]),
+  )
+  const anonymousPermissions =
+    auth === null ? ['*'] : auth.default ? toPermissionList(auth.default.permissions) : null
+  const tokens = createTokens({
+    store: ports.stores.tokens,
+    clock,
+    random: ports.random ?? systemRandom,
+    digest: ports.digest ?? webDigest,
+    lifetime,
+  })
+  const throttle = createThrottle(ports.stores.throttle, clock, { ...DEFAULT_THROTTLE, ...auth?.throttle })
+  const login = createLogin({
+    users,
+    clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),
+    verifier: ports.verifier,
+    throttle,
+    tokens,
+    events,
+    clock,
+  })
+  const modules = createModules({
+    store: ports.stores.modules,
+    loader: ports.loader,
+    typeUsage: ports.typeUsage,
+    events,
+    clock,
+  })
+
+  async function authenticate(token: string | null): Promise<Result<Principal, AccessError>> {
+    if (auth === null) return ok({ kind: 'anonymous', permissions: ['*'] })
+    if (token === null) {
+      return anonymousPermissions === null
+        ? err({ code: 'unauthenticated', reason: 'missing' })
+        : ok({ kind: 'anonymous', permissions: anonymousPermissions })
+    }
+    const record = await tokens.authenticate(token)
+    if (record === null) return err({ code: 'unauthenticated', reason: 'invalid' })
+    return ok({
+      kind: 'user',
+      username: record.username,
+      clientId: record.clientId,
+      permissions: record.scope,
+    })
+  }
+
+  return {
+    /** True when `adminAuth` is configured; false means every route is open. */
+    authEnabled: auth !== null,
+    /** Seconds a newly issued token lives. */
+    tokenLifetime: lifetime,
+
+    /** The login scheme clients discover: `{}` when the API is open. */
+    loginScheme(): LoginScheme {
+      return auth === null ? {} : CREDENTIALS_SCHEME
+    },
+
+    /** Exchanges credentials for a token (OAuth2 password grant). `address` is the client's. */
+    login,
+
+    /** The principal behind a bearer token (`null` when none was sent). */
+    authenticate,
+
+    /** Authenticates and checks one permission; a refusal is recorded as `permission.denied`. */
+    async access(
+      token: string | null,
+      permission: string,
+      address: string,
+    ): Promise<Result<Principal, AccessError>> {
+      const principal = await authenticate(token)
+      if (!principal.ok || hasPermission(principal.value.permissions, permission)) return principal
+      events.emit({
+        type: 'permission.denied',
+        at: clock.now(),
+        permission,
+        ...actorOf(principal.value, address),
+      })
+      return err({ code: 'forbidden', permission })
+    },
+
+    /** Revokes a token the caller may revoke; anything else is a silent no-op. */
+    async revoke(principal: Principal, token: string, address: string): Promise<void> {
+      const caller = {
+        username: principal.kind === 'user' ? principal.username : null,
+        permissions: principal.permissions,
+      }
+      const outcome = await tokens.revoke(token, caller)
+      if (outcome.revoked) {
+        events.emit({
+          type: 'token.revoked',
+          at: clock.now(),
+          owner: outcome.owner,
+          ...actorOf(principal, address),
+        })
+      }
+    },
+
+    modules,
+
+    /**
+     * Deletes expired tokens and ended throttle windows in batches of `batchSize`, at most
+     * `maxBatches` of each, so one call stays bounded however much has piled up.
+     */
+    async sweep({ batchSize = 500, maxBatches = 20 } = {}): Promise<{ tokens: number; throttle: number }> {
+      const drain = async (step: (limit: number) => Promise<number>) => {
+        let total = 0
+        for (let i = 0; i < maxBatches; i++) {
+          const removed = await step(batchSize)
+          total += removed
+          if (removed < batchSize) break
+        }
+        return total
+      }
+      return { tokens: await drain(tokens.sweep), throttle: await drain(throttle.sweep) }
+    },
+  }
+}
+
+/** The actor of an event, from a principal. */
+export function actorOf(principal: Principal, address: string | null): Actor {
+  return principal.kind === 'user'
+    ? { username: principal.username, clientId: principal.clientId, address }
+    : { username: null, clientId: null, address }
+}
+
+export type Core = ReturnType<typeof createCore>

@@ -1,0 +1,37 @@
+/** The outcome of an operation whose failure is expected: a value, never a throw. */
+export type Result<T, E = DomainError> = { ok: true; value: T } | { ok: false; error: E }
+
+export const ok = <T>(value: T): { ok: true; value: T } => ({ ok: true, value })
+export const err = <E>(error: E): { ok: false; error: E } => ({ ok: false, error })
+
+/**
+ * Every expected failure of the domain, keyed by `code`. Adapters map each code in one place
+ * (an exhaustive record), so a new code does not compile until it is mapped.
+ */
+export type DomainError =
+  /** A request that is malformed in a way the domain sees (the HTTP edge checks shapes first). */
+  | { code: 'invalid_request'; message: string }
+  /** `grant_type` is not `password`. */
+  | { code: 'unsupported_grant_type'; message: string }
+  /** A scope word other than `*` or `read`. */
+  | { code: 'invalid_scope'; message: string }
+  /**
+   * Unknown user, wrong password, unknown client or a scope beyond the user's permissions.
+   * Deliberately carries no detail: all of these must look alike to the caller.
+   */
+  | { code: 'invalid_credentials' }
+  /** Too many failed logins; `retryAfter` is in whole seconds (at least 1). */
+  | { code: 'throttled'; retryAfter: number }
+  /** No usable credentials: `missing` when none were sent, `invalid` for an unknown, expired or revoked token. */
+  | { code: 'unauthenticated'; reason: 'missing' | 'invalid' }
+  /** Authenticated, but the granted permissions do not cover `permission`. */
+  | { code: 'forbidden'; permission: string }
+  /** No installed module of that name. */
+  | { code: 'module_not_found'; module: string }
+  /** The module exists but has no node set of that name. */
+  | { code: 'node_set_not_found'; module: string; set: string }
+  /** Disabling would remove types the deployed flows use; nothing was changed. */
+  | { code: 'type_in_use'; types: string[] }
+
+export type DomainErrorCode = DomainError['code']
+export type ErrorOf<C extends DomainErrorCode> = Extract<DomainError, { code: C }>

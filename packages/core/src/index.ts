@@ -1,0 +1,25 @@
+export type { LoginError, LoginRequest, User } from './auth/login.js'
+export { hasPermission, toPermissionList } from './auth/permissions.js'
+export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
+export { DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
+export {
+  type AccessError,
+  type AdminAuthOptions,
+  actorOf,
+  type Core,
+  type CoreOptions,
+  type CorePorts,
+  createCore,
+  DEFAULT_CLIENTS,
+  DEFAULT_SESSION_EXPIRY,
+  type LoginScheme,
+  type Principal,
+} from './core.js'
+export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
+export { err, ok } from './errors.js'
+export type { ModuleError, ModuleView, NodeSetView } from './modules/modules.js'
+export type * from './ports.js'
+export { systemClock, systemRandom, webDigest } from './system.js'
+export { base64url } from './tokens/encoding.js'
+export type { IssuedToken } from './tokens/tokens.js'
+export { TOKEN_BYTES } from './tokens/tokens.js'

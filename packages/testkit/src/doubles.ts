@@ -1,0 +1,105 @@
+import type {
+  Clock,
+  DomainEvent,
+  EventSink,
+  LoadOutcome,
+  NodeSetLoader,
+  NodeSetRef,
+  PasswordVerifier,
+  RandomSource,
+  TypeUsage,
+} from '@flowadmin/core'
+
+/** A clock that only moves when told. Starts at 2026-01-01T00:00:00Z unless given a time. */
+export function createFixedClock(start = Date.UTC(2026, 0, 1)) {
+  let now = start
+  return {
+    now: () => now,
+    /** Moves time forward by `ms` milliseconds. */
+    advance(ms: number) {
+      now += ms
+    },
+    set(time: number) {
+      now = time
+    },
+  } satisfies Clock & Record<string, unknown>
+}
+export type FixedClock = ReturnType<typeof createFixedClock>
+
+/** A deterministic random source (mulberry32): the same seed gives the same bytes. */
+export function createSeededRandom(seed = 1): RandomSource {
+  let state = seed >>> 0
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) & 0xff
+  }
+  return {
+    bytes(length) {
+      const bytes = new Uint8Array(length)
+      for (let i = 0; i < length; i++) bytes[i] = next()
+      return bytes
+    },
+  }
+}
+
+/**
+ * A password "hasher" for tests: the hash of `pw` is `plain:pw`. It counts verifications and
+ * remembers which hashes it was asked about, so tests can see that the dummy hash was used.
+ */
+export function createPlainHasher() {
+  const verified: string[] = []
+  return {
+    dummyHash: 'plain:\u0000dummy\u0000',
+    hash: (password: string) => `plain:${password}`,
+    async verify(hash: string, password: string) {
+      verified.push(hash)
+      return hash === `plain:${password}`
+    },
+    /** The hashes verified so far, in order. */
+    verified,
+  } satisfies PasswordVerifier & Record<string, unknown>
+}
+export type PlainHasher = ReturnType<typeof createPlainHasher>
+
+/** A loader that succeeds unless told that a set fails; it records what it loaded. */
+export function createFakeLoader(failures: Record<string, string> = {}) {
+  const loads: string[] = []
+  return {
+    loads,
+    failures,
+    async load(set: NodeSetRef): Promise<LoadOutcome> {
+      loads.push(set.id)
+      const message = failures[set.id]
+      return message === undefined ? { ok: true } : { ok: false, message }
+    },
+  } satisfies NodeSetLoader & Record<string, unknown>
+}
+
+/** Type usage as a mutable set, standing in for the deployed flows. */
+export function createFakeTypeUsage(types: Iterable<string> = []) {
+  const inUse = new Set(types)
+  return {
+    inUse,
+    async typesInUse() {
+      return new Set(inUse)
+    },
+  } satisfies TypeUsage & Record<string, unknown>
+}
+
+/** An event sink that keeps every event. */
+export function createEventRecorder() {
+  const events: DomainEvent[] = []
+  return {
+    events,
+    emit(event: DomainEvent) {
+      events.push(event)
+    },
+    /** The events of one type. */
+    ofType<T extends DomainEvent['type']>(type: T) {
+      return events.filter((event): event is Extract<DomainEvent, { type: T }> => event.type === type)
+    },
+  } satisfies EventSink & Record<string, unknown>
+}

@@ -1,0 +1,11 @@
+export {
+  createEventRecorder,
+  createFakeLoader,
+  createFakeTypeUsage,
+  createFixedClock,
+  createPlainHasher,
+  createSeededRandom,
+  type FixedClock,
+  type PlainHasher,
+} from './doubles.js'
+export { describeStoreContract, type OpenStores } from './store-contract.js'
