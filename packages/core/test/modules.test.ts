@@ -1,0 +1,250 @@
+import type { ModuleStore } from '@flowadmin/core'
+import { createCore } from '@flowadmin/core'
+import { describe, expect, it } from 'vitest'
+import { ADDRESS, createTestCore, GREETING, TOOLS } from './fixture.js'
+
+const actor = { username: 'admin', clientId: 'service-admin', address: ADDRESS }
+
+/** Counts the writes that reach the module store. */
+function countWrites(store: ModuleStore) {
+  const writes: string[] = []
+  const setEnabled = store.setEnabled.bind(store)
+  store.setEnabled = (module, sets, enabled) => {
+    writes.push(`${module}:${sets.join(',')}=${enabled}`)
+    return setEnabled(module, sets, enabled)
+  }
+  return writes
+}
+
+async function synced(options: Parameters<typeof createTestCore>[1] = {}) {
+  const test = createTestCore({}, options)
+  await test.core.modules.sync([GREETING, TOOLS])
+  return test
+}
+
+describe('module inventory', () => {
+  it('records discovered modules and loads every enabled set', async () => {
+    const { core, loader } = await synced()
+    expect(loader.loads).toEqual([
+      'flowadmin-example-greeting/greeting',
+      '@acme/text-tools/upper',
+      '@acme/text-tools/lower',
+    ])
+    expect(await core.modules.get('@acme/text-tools')).toEqual({
+      ok: true,
+      value: {
+        name: '@acme/text-tools',
+        version: '2.3.0',
+        nodes: [
+          {
+            id: '@acme/text-tools/upper',
+            name: 'upper',
+            types: ['upper-case'],
+            enabled: true,
+            loaded: true,
+            module: '@acme/text-tools',
+          },
+          {
+            id: '@acme/text-tools/lower',
+            name: 'lower',
+            types: ['lower-case', 'title-case'],
+            enabled: true,
+            loaded: true,
+            module: '@acme/text-tools',
+          },
+        ],
+      },
+    })
+    expect((await core.modules.list()).map((module) => module.name)).toEqual([
+      '@acme/text-tools',
+      'flowadmin-example-greeting',
+    ])
+  })
+
+  it('forgets modules that are no longer installed', async () => {
+    const { core } = await synced()
+    await core.modules.sync([GREETING])
+    expect(await core.modules.get(TOOLS.name)).toEqual({
+      ok: false,
+      error: { code: 'module_not_found', module: TOOLS.name },
+    })
+  })
+
+  it('reports a set that failed to load as not loaded, with the error, still enabled', async () => {
+    const { core } = await synced({ failures: { '@acme/text-tools/lower': 'SyntaxError: Unexpected token' } })
+    const lower = await core.modules.getNodeSet(TOOLS.name, 'lower')
+    expect(lower).toEqual({
+      ok: true,
+      value: expect.objectContaining({ enabled: true, loaded: false, err: 'SyntaxError: Unexpected token' }),
+    })
+  })
+})
+
+describe('enabling and disabling a module', () => {
+  it('disables every set at once and keeps them loaded', async () => {
+    const { core, events } = await synced()
+    const result = await core.modules.setModuleEnabled(TOOLS.name, false, actor)
+    expect(result.ok && result.value.nodes.map((set) => [set.enabled, set.loaded])).toEqual([
+      [false, true],
+      [false, true],
+    ])
+    expect(events.ofType('module.disabled')).toEqual([
+      expect.objectContaining({
+        module: TOOLS.name,
+        sets: ['@acme/text-tools/upper', '@acme/text-tools/lower'],
+        ...actor,
+      }),
+    ])
+  })
+
+  it('refuses an unknown module and writes nothing', async () => {
+    const { core, stores } = await synced()
+    const writes = countWrites(stores.modules)
+    expect(await core.modules.setModuleEnabled('Flowadmin-Example-Greeting', false, actor)).toEqual({
+      ok: false,
+      error: { code: 'module_not_found', module: 'Flowadmin-Example-Greeting' },
+    })
+    expect(writes).toEqual([])
+  })
+
+  it('refuses to disable a module whose types are in use, naming them, and changes nothing', async () => {
+    const { core, events, stores } = await synced({ inUse: ['title-case', 'lower-case', 'debug'] })
+    const writes = countWrites(stores.modules)
+    expect(await core.modules.setModuleEnabled(TOOLS.name, false, actor)).toEqual({
+      ok: false,
+      error: { code: 'type_in_use', types: ['lower-case', 'title-case'] },
+    })
+    expect(writes).toEqual([])
+    const after = await core.modules.get(TOOLS.name)
+    expect(after.ok && after.value.nodes.every((set) => set.enabled)).toBe(true)
+    expect(events.ofType('module.disabled')).toEqual([])
+  })
+
+  it('skips the in-use check for sets already disabled', async () => {
+    const { core, typeUsage } = await synced()
+    await core.modules.setModuleEnabled(GREETING.name, false, actor)
+    typeUsage.inUse.add('greeting')
+    expect((await core.modules.setModuleEnabled(GREETING.name, false, actor)).ok).toBe(true)
+  })
+
+  it('writes nothing and reports nothing when the module already has the state', async () => {
+    const { core, stores, events } = await synced()
+    const writes = countWrites(stores.modules)
+    const result = await core.modules.setModuleEnabled(TOOLS.name, true, actor)
+    expect(result.ok && result.value.nodes.every((set) => set.enabled)).toBe(true)
+    expect(writes).toEqual([])
+    expect(events.ofType('module.enabled')).toEqual([])
+  })
+
+  it('changes only the sets not yet in the requested state', async () => {
+    const { core, stores } = await synced()
+    await core.modules.setNodeSetEnabled(TOOLS.name, 'upper', false, actor)
+    const writes = countWrites(stores.modules)
+    await core.modules.setModuleEnabled(TOOLS.name, false, actor)
+    expect(writes).toEqual(['@acme/text-tools:lower=false'])
+  })
+
+  it('persists the state: a new process on the same store sees it, and does not load disabled sets', async () => {
+    const first = await synced()
+    await first.core.modules.setModuleEnabled(TOOLS.name, false, actor)
+    const loads: string[] = []
+    const restarted = createCore({
+      stores: first.stores,
+      verifier: first.hasher,
+      typeUsage: first.typeUsage,
+      loader: {
+        async load(set) {
+          loads.push(set.id)
+          return { ok: true }
+        },
+      },
+    })
+    await restarted.modules.sync([GREETING, TOOLS])
+    expect(loads).toEqual(['flowadmin-example-greeting/greeting'])
+    const tools = await restarted.modules.get(TOOLS.name)
+    expect(tools.ok && tools.value.nodes.map((set) => [set.enabled, set.loaded])).toEqual([
+      [false, false],
+      [false, false],
+    ])
+    const enabled = await restarted.modules.setModuleEnabled(TOOLS.name, true, actor)
+    expect(loads).toEqual([
+      'flowadmin-example-greeting/greeting',
+      '@acme/text-tools/upper',
+      '@acme/text-tools/lower',
+    ])
+    expect(enabled.ok && enabled.value.nodes.map((set) => [set.enabled, set.loaded])).toEqual([
+      [true, true],
+      [true, true],
+    ])
+  })
+})
+
+describe('loading on enable', () => {
+  it('loads a set enabled after start-up, and reports a failure without undoing the enable', async () => {
+    const test = createTestCore(
+      {},
+      { failures: { 'flowadmin-example-greeting/greeting': 'greeting.js: SyntaxError' } },
+    )
+    await test.stores.modules.upsert(GREETING)
+    await test.stores.modules.setEnabled(GREETING.name, ['greeting'], false)
+    await test.core.modules.sync([GREETING])
+    expect(test.loader.loads).toEqual([])
+    const result = await test.core.modules.setModuleEnabled(GREETING.name, true, actor)
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        name: GREETING.name,
+        version: '1.0.0',
+        nodes: [
+          {
+            id: 'flowadmin-example-greeting/greeting',
+            name: 'greeting',
+            types: ['greeting'],
+            enabled: true,
+            loaded: false,
+            module: GREETING.name,
+            err: 'greeting.js: SyntaxError',
+          },
+        ],
+      },
+    })
+    expect(test.loader.loads).toEqual(['flowadmin-example-greeting/greeting'])
+  })
+})
+
+describe('one node set', () => {
+  it('enables and disables a single set', async () => {
+    const { core, events } = await synced()
+    const result = await core.modules.setNodeSetEnabled(TOOLS.name, 'lower', false, actor)
+    expect(result).toMatchObject({
+      ok: true,
+      value: { id: '@acme/text-tools/lower', enabled: false, loaded: true },
+    })
+    const module = await core.modules.get(TOOLS.name)
+    expect(module.ok && module.value.nodes.map((set) => set.enabled)).toEqual([true, false])
+    expect(events.ofType('module.disabled')).toEqual([
+      expect.objectContaining({ sets: ['@acme/text-tools/lower'] }),
+    ])
+  })
+
+  it('refuses an unknown set or module', async () => {
+    const { core } = await synced()
+    expect(await core.modules.setNodeSetEnabled(TOOLS.name, 'middle', false, actor)).toEqual({
+      ok: false,
+      error: { code: 'node_set_not_found', module: TOOLS.name, set: 'middle' },
+    })
+    expect(await core.modules.getNodeSet('nope', 'x')).toEqual({
+      ok: false,
+      error: { code: 'module_not_found', module: 'nope' },
+    })
+  })
+
+  it('refuses to disable a set whose type is in use', async () => {
+    const { core } = await synced({ inUse: ['upper-case'] })
+    expect(await core.modules.setNodeSetEnabled(TOOLS.name, 'upper', false, actor)).toEqual({
+      ok: false,
+      error: { code: 'type_in_use', types: ['upper-case'] },
+    })
+    expect((await core.modules.setNodeSetEnabled(TOOLS.name, 'lower', false, actor)).ok).toBe(true)
+  })
+})

@@ -1,0 +1,123 @@
+import { createCore } from '@flowadmin/core'
+import { describe, expect, it } from 'vitest'
+import { ADDRESS, adminLogin, createTestCore, OTHER_ADDRESS } from './fixture.js'
+
+const WINDOW_MS = 900_000
+
+describe('login throttling', () => {
+  it('throttles a username from one address after 5 failures, without checking the password', async () => {
+    const { core, hasher, events } = createTestCore()
+    for (let i = 0; i < 5; i++) {
+      expect(await core.login(adminLogin({ password: 'guess' }), ADDRESS)).toMatchObject({
+        error: { code: 'invalid_credentials' },
+      })
+    }
+    const verified = hasher.verified.length
+    expect(await core.login(adminLogin(), ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'throttled', retryAfter: 900 },
+    })
+    expect(hasher.verified).toHaveLength(verified)
+    expect(events.ofType('login.throttled')).toEqual([
+      expect.objectContaining({ username: 'admin', address: ADDRESS, retryAfter: 900 }),
+    ])
+  })
+
+  it('does not lock the real user out from another address', async () => {
+    const { core } = createTestCore()
+    for (let i = 0; i < 8; i++) await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    expect((await core.login(adminLogin(), OTHER_ADDRESS)).ok).toBe(true)
+    expect(await core.login(adminLogin(), ADDRESS)).toMatchObject({ error: { code: 'throttled' } })
+  })
+
+  it('counts down Retry-After and lets the pair try again once the window ends', async () => {
+    const { core, clock } = createTestCore()
+    for (let i = 0; i < 5; i++) await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    clock.advance(WINDOW_MS - 1500)
+    expect(await core.login(adminLogin(), ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'throttled', retryAfter: 2 },
+    })
+    clock.advance(1000)
+    expect(await core.login(adminLogin(), ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'throttled', retryAfter: 1 },
+    })
+    clock.advance(500)
+    expect((await core.login(adminLogin(), ADDRESS)).ok).toBe(true)
+  })
+
+  it('does not extend the wait for attempts made while throttled', async () => {
+    const { core, clock } = createTestCore()
+    for (let i = 0; i < 5; i++) await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    for (let i = 0; i < 50; i++) await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    clock.advance(WINDOW_MS)
+    expect((await core.login(adminLogin(), ADDRESS)).ok).toBe(true)
+  })
+
+  it('throttles an address spraying many usernames, for every username', async () => {
+    const { core } = createTestCore()
+    for (let i = 0; i < 20; i++)
+      await core.login(adminLogin({ username: `user${i}`, password: 'guess' }), ADDRESS)
+    expect(await core.login(adminLogin(), ADDRESS)).toMatchObject({ error: { code: 'throttled' } })
+    expect(await core.login(adminLogin({ username: 'someone-new' }), ADDRESS)).toMatchObject({
+      error: { code: 'throttled' },
+    })
+    expect((await core.login(adminLogin(), OTHER_ADDRESS)).ok).toBe(true)
+  })
+
+  it('forgives a pair’s failures after a success, but not the address’s', async () => {
+    const { core } = createTestCore({ throttle: { maxFailuresPerAddress: 10 } })
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 4; i++) await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+      expect((await core.login(adminLogin(), ADDRESS)).ok).toBe(true)
+    }
+    for (let i = 0; i < 2; i++) await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    expect(await core.login(adminLogin(), ADDRESS)).toMatchObject({ error: { code: 'throttled' } })
+  })
+
+  it('counts unknown clients and too-wide scopes as failures', async () => {
+    const { core } = createTestCore({ throttle: { maxFailuresPerUser: 2 } })
+    await core.login(adminLogin({ clientId: 'other' }), ADDRESS)
+    await core.login(adminLogin({ username: 'reader', password: 'rpw', scope: '*' }), ADDRESS)
+    await core.login(adminLogin({ clientId: 'other' }), ADDRESS)
+    expect(await core.login(adminLogin(), ADDRESS)).toMatchObject({ error: { code: 'throttled' } })
+  })
+
+  it('keeps counting across a restart: the counters live in the store', async () => {
+    const first = createTestCore()
+    for (let i = 0; i < 5; i++) await first.core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    const restarted = createCore(
+      {
+        stores: first.stores,
+        verifier: first.hasher,
+        loader: first.loader,
+        typeUsage: first.typeUsage,
+        clock: first.clock,
+      },
+      { adminAuth: { users: [{ username: 'admin', password: first.hasher.hash('pw'), permissions: '*' }] } },
+    )
+    expect(await restarted.login(adminLogin(), ADDRESS)).toMatchObject({ error: { code: 'throttled' } })
+  })
+
+  it('uses configured limits and window', async () => {
+    const { core, clock } = createTestCore({ throttle: { maxFailuresPerUser: 2, windowSeconds: 60 } })
+    await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    expect((await core.login(adminLogin(), ADDRESS)).ok).toBe(true)
+    await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    await core.login(adminLogin({ password: 'guess' }), ADDRESS)
+    expect(await core.login(adminLogin(), ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'throttled', retryAfter: 60 },
+    })
+    clock.advance(60_000)
+    expect((await core.login(adminLogin(), ADDRESS)).ok).toBe(true)
+  })
+
+  it('does not count malformed requests', async () => {
+    const { core } = createTestCore({ throttle: { maxFailuresPerUser: 1 } })
+    for (let i = 0; i < 3; i++) await core.login(adminLogin({ grantType: 'implicit' }), ADDRESS)
+    await core.login(adminLogin({ scope: 'write' }), ADDRESS)
+    expect((await core.login(adminLogin(), ADDRESS)).ok).toBe(true)
+  })
+})
