@@ -1,1 +1,4 @@
-export {}
+export { BUSY_TIMEOUT_MS, openDatabase, type SqliteDatabase, type SqliteStatement } from './database.js'
+export { SqliteStoreError, type SqliteStoreErrorCode } from './errors.js'
+export { MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.js'
+export { createSqliteStores, type SqliteStores } from './sqlite-stores.js'

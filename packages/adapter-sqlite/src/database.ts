@@ -1,0 +1,137 @@
+import { accessSync, constants, type Stats, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import Database from 'better-sqlite3'
+import { newerSchemaError, SqliteStoreError, toStoreError } from './errors.js'
+import { migrate, readUserVersion, SCHEMA_VERSION } from './migrations.js'
+
+/** A prepared statement: the part of better-sqlite3's `Statement` the stores use. */
+export interface SqliteStatement {
+  run(...params: unknown[]): { changes: number }
+  get(...params: unknown[]): unknown
+  all(...params: unknown[]): unknown[]
+}
+
+/**
+ * A SQLite connection, typed by the part of better-sqlite3's `Database` the stores use, so a
+ * caller may hand in any driver of that shape.
+ */
+export interface SqliteDatabase {
+  prepare(sql: string): SqliteStatement
+  exec(sql: string): unknown
+  close(): unknown
+  /** True while a transaction is open on this connection. */
+  readonly inTransaction: boolean
+  /** The file, when the driver tells it; used in error messages. */
+  readonly name?: string
+}
+
+/** How long a statement waits for another connection's lock before failing, in milliseconds. */
+export const BUSY_TIMEOUT_MS = 5000
+
+const MEMORY = ':memory:'
+
+const can = (path: string, mode: number) => {
+  try {
+    accessSync(path, mode)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Checks what SQLite would otherwise report vaguely, or not at all (a read-only fallback). */
+function checkFile(path: string, readonly: boolean): void {
+  const folder = dirname(path)
+  const fail = (code: SqliteStoreError['code'], text: string) =>
+    new SqliteStoreError(code, path, `Cannot open the database ${path}: ${text}`)
+  let stats: Stats | null
+  try {
+    stats = statSync(path)
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ENOENT') throw toStoreError(error, path)
+    stats = null
+  }
+  if (stats === null) {
+    if (readonly) throw fail('missing', 'the file does not exist (it is not created when opened read-only).')
+    if (!can(folder, constants.F_OK)) throw fail('missing', `the folder ${folder} does not exist.`)
+    if (!can(folder, constants.W_OK | constants.X_OK)) {
+      throw fail('read_only', `the folder ${folder} is not writable, so the database cannot be created.`)
+    }
+    return
+  }
+  if (!stats.isFile()) throw fail('unreadable', 'the path is not a regular file.')
+  if (!can(path, constants.R_OK)) throw fail('unreadable', 'no permission to read the file.')
+  if (readonly) return
+  if (!can(path, constants.W_OK)) {
+    throw fail('read_only', 'the file is read-only. Make it writable by this user, or open it read-only.')
+  }
+  if (!can(folder, constants.W_OK | constants.X_OK)) {
+    throw fail(
+      'read_only',
+      `its folder ${folder} is not writable, and the write-ahead log (-wal and -shm files) is kept beside the database.`,
+    )
+  }
+}
+
+/** Refuses a damaged file before anything is written to it. */
+function checkIntegrity(db: SqliteDatabase, path: string): void {
+  const rows = db.prepare('PRAGMA quick_check(3)').all() as Array<{ quick_check: string }>
+  const problems = rows.map((row) => row.quick_check)
+  if (problems.length === 1 && problems[0] === 'ok') return
+  throw new SqliteStoreError(
+    'corrupt',
+    path,
+    `Cannot open the database ${path}: it is damaged (${problems.join('; ')}). The file was left as it is: restore it from a backup or move it aside.`,
+  )
+}
+
+/**
+ * Opens the database file at `path`, creating it when absent (never when `readonly`). Checks the
+ * file, applies the durability settings (WAL, `synchronous=FULL`, a busy timeout, foreign keys)
+ * and the schema migrations. Throws a SqliteStoreError naming the path for a file that is not a
+ * database, damaged, unreadable, read-only, or written by a newer schema; such a file is never
+ * replaced or altered. `:memory:` opens a private in-memory database.
+ */
+export function openDatabase(path: string, options: { readonly?: boolean } = {}): SqliteDatabase {
+  const readonly = options.readonly === true
+  const file = path === MEMORY ? MEMORY : resolve(path)
+  if (file !== MEMORY) checkFile(file, readonly)
+
+  let db: Database.Database
+  try {
+    db = new Database(file, { readonly, fileMustExist: readonly })
+  } catch (error) {
+    throw toStoreError(error, file)
+  }
+  try {
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+    // Read before anything writes: a newer schema or a damaged file must be left byte for byte.
+    const version = readUserVersion(db)
+    if (version > SCHEMA_VERSION) throw newerSchemaError(file, version, SCHEMA_VERSION)
+    checkIntegrity(db, file)
+    if (!readonly && file !== MEMORY) {
+      const mode = db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }
+      if (mode.journal_mode !== 'wal') {
+        throw new SqliteStoreError(
+          'failed',
+          file,
+          `Cannot open the database ${file}: it cannot use write-ahead logging (journal mode stays "${mode.journal_mode}").`,
+        )
+      }
+    }
+    db.exec('PRAGMA synchronous = FULL')
+    db.exec('PRAGMA foreign_keys = ON')
+    if (readonly && version < SCHEMA_VERSION) {
+      throw new SqliteStoreError(
+        'read_only',
+        file,
+        `Cannot open the database ${file} read-only: its schema version ${version} needs migrating to ${SCHEMA_VERSION}, which writes. Open it once for writing.`,
+      )
+    }
+    migrate(db, file)
+    return db
+  } catch (error) {
+    db.close()
+    throw toStoreError(error, file)
+  }
+}

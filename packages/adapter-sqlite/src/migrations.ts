@@ -1,0 +1,67 @@
+import type { SqliteDatabase } from './database.js'
+import { newerSchemaError } from './errors.js'
+import { createTransaction } from './transaction.js'
+
+/**
+ * The schema, one step per version: step `i` takes a database from version `i` to `i + 1`.
+ * Append only; never edit a step that has shipped.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE tokens (
+    hash TEXT PRIMARY KEY,
+    username TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    scope TEXT NOT NULL,          -- JSON array of permissions
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX tokens_by_expiry ON tokens (expires_at);
+  CREATE INDEX tokens_by_user ON tokens (username);
+
+  CREATE TABLE modules (
+    name TEXT PRIMARY KEY,
+    version TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE node_sets (
+    module TEXT NOT NULL REFERENCES modules (name) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    position INTEGER NOT NULL,    -- discovery order within the module
+    types TEXT NOT NULL,          -- JSON array of node types
+    enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+    PRIMARY KEY (module, name)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE throttle (
+    key TEXT PRIMARY KEY,
+    count INTEGER NOT NULL,
+    reset_at INTEGER NOT NULL     -- ms since the epoch; the window ends here
+  ) WITHOUT ROWID;
+  CREATE INDEX throttle_by_reset ON throttle (reset_at);
+  `,
+]
+
+/** The schema version this code writes, recorded in `PRAGMA user_version`. */
+export const SCHEMA_VERSION: number = MIGRATIONS.length
+
+export function readUserVersion(db: SqliteDatabase): number {
+  const row = db.prepare('PRAGMA user_version').get() as { user_version: number | bigint }
+  return Number(row.user_version)
+}
+
+/**
+ * Brings the schema to SCHEMA_VERSION in one transaction; does nothing (and writes nothing) when
+ * it is there already. Refuses a newer schema without altering it.
+ */
+export function migrate(db: SqliteDatabase, path: string): void {
+  const before = readUserVersion(db)
+  if (before === SCHEMA_VERSION) return
+  if (before > SCHEMA_VERSION) throw newerSchemaError(path, before, SCHEMA_VERSION)
+  createTransaction(db)(() => {
+    // Read again under the write lock: another process may have migrated in the meantime.
+    const current = readUserVersion(db)
+    if (current > SCHEMA_VERSION) throw newerSchemaError(path, current, SCHEMA_VERSION)
+    for (const step of MIGRATIONS.slice(current)) db.exec(step)
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`)
+  })
+}

@@ -1,0 +1,120 @@
+import type { ModuleRecord, ModuleStore, NodeSetRecord } from '@flowadmin/core'
+import type { SqliteDatabase } from './database.js'
+import { createTransaction } from './transaction.js'
+
+/** The statements of the module store. */
+export const MODULE_SQL = {
+  // One statement reads a module and its sets, so a reader sees one consistent snapshot.
+  find: `SELECT m.name AS module, m.version, s.name, s.types, s.enabled
+         FROM modules m LEFT JOIN node_sets s ON s.module = m.name
+         WHERE m.name = ? ORDER BY s.position`,
+  list: `SELECT m.name AS module, m.version, s.name, s.types, s.enabled
+         FROM modules m LEFT JOIN node_sets s ON s.module = m.name
+         ORDER BY m.name, s.position`,
+  upsertModule: `INSERT INTO modules (name, version) VALUES (?, ?)
+                 ON CONFLICT (name) DO UPDATE SET version = excluded.version`,
+  knownSets: 'SELECT name, enabled FROM node_sets WHERE module = ?',
+  dropSets: 'DELETE FROM node_sets WHERE module = ?',
+  insertSet: `INSERT INTO node_sets (module, name, position, types, enabled) VALUES (?, ?, ?, ?, ?)`,
+  exists: 'SELECT 1 AS found FROM modules WHERE name = ?',
+  // The set names arrive as one JSON array, so any number of them is one statement.
+  setEnabled: `UPDATE node_sets SET enabled = ?
+               WHERE module = ? AND name IN (SELECT value FROM json_each(?))`,
+  remove: 'DELETE FROM modules WHERE name = ?',
+} as const
+
+interface ModuleRow {
+  module: string
+  version: string
+  /** Null for a module without sets (the LEFT JOIN found none). */
+  name: string | null
+  types: string | null
+  enabled: number | bigint | null
+}
+
+/** Groups joined rows into modules, keeping the rows' order. */
+function rowsToModules(rows: ModuleRow[]): ModuleRecord[] {
+  const modules = new Map<string, ModuleRecord>()
+  for (const row of rows) {
+    let module = modules.get(row.module)
+    if (!module) {
+      module = { name: row.module, version: row.version, sets: [] }
+      modules.set(row.module, module)
+    }
+    if (row.name === null) continue
+    const set: NodeSetRecord = {
+      id: `${row.module}/${row.name}`,
+      name: row.name,
+      module: row.module,
+      types: JSON.parse(row.types ?? '[]') as string[],
+      enabled: Number(row.enabled) === 1,
+    }
+    module.sets.push(set)
+  }
+  return [...modules.values()]
+}
+
+// SQLite orders text by UTF-8 bytes, JavaScript by UTF-16 units; they differ past U+FFFF, so the
+// final order is JavaScript's, as every store's is.
+const byName = (a: ModuleRecord, b: ModuleRecord) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/**
+ * Modules and their node sets. A module's sets change in one transaction (upsert, setEnabled);
+ * removing a module removes its sets by the foreign key's cascade.
+ */
+export function createModuleStore(db: SqliteDatabase): ModuleStore {
+  const transaction = createTransaction(db)
+  const find = db.prepare(MODULE_SQL.find)
+  const list = db.prepare(MODULE_SQL.list)
+  const upsertModule = db.prepare(MODULE_SQL.upsertModule)
+  const knownSets = db.prepare(MODULE_SQL.knownSets)
+  const dropSets = db.prepare(MODULE_SQL.dropSets)
+  const insertSet = db.prepare(MODULE_SQL.insertSet)
+  const exists = db.prepare(MODULE_SQL.exists)
+  const setEnabled = db.prepare(MODULE_SQL.setEnabled)
+  const remove = db.prepare(MODULE_SQL.remove)
+
+  const findModule = (name: string): ModuleRecord | null =>
+    rowsToModules(find.all(name) as ModuleRow[])[0] ?? null
+
+  return {
+    async upsert(descriptor) {
+      return transaction(() => {
+        const known = new Map(
+          (knownSets.all(descriptor.name) as Array<{ name: string; enabled: number | bigint }>).map((row) => [
+            row.name,
+            Number(row.enabled),
+          ]),
+        )
+        upsertModule.run(descriptor.name, descriptor.version)
+        dropSets.run(descriptor.name)
+        descriptor.sets.forEach((set, position) => {
+          insertSet.run(
+            descriptor.name,
+            set.name,
+            position,
+            JSON.stringify(set.types),
+            known.get(set.name) ?? 1,
+          )
+        })
+        return findModule(descriptor.name) as ModuleRecord
+      })
+    },
+    async find(name) {
+      return findModule(name)
+    },
+    async list() {
+      return rowsToModules(list.all() as ModuleRow[]).sort(byName)
+    },
+    async setEnabled(name, sets, enabled) {
+      return transaction(() => {
+        if (exists.get(name) === undefined) return null
+        setEnabled.run(enabled ? 1 : 0, name, JSON.stringify(sets))
+        return findModule(name)
+      })
+    },
+    async remove(name) {
+      return remove.run(name).changes > 0
+    },
+  }
+}

@@ -1,0 +1,45 @@
+import type { Stores } from '@flowadmin/core'
+import { openDatabase, type SqliteDatabase } from './database.js'
+import { toStoreError } from './errors.js'
+import { migrate } from './migrations.js'
+import { createModuleStore } from './module-store.js'
+import { createThrottleStore } from './throttle-store.js'
+import { createTokenStore } from './token-store.js'
+
+export interface SqliteStores extends Stores {
+  /** Closes the database when these stores opened it (given a path); otherwise does nothing. */
+  close(): Promise<void>
+}
+
+/**
+ * Every store port over one SQLite database. Given a path, it opens the file with openDatabase
+ * and `close()` closes it. Given an open database, it brings its schema up to date, turns on
+ * foreign keys, and leaves the connection to its owner: `close()` does not close it, and its
+ * journal and sync settings stay the owner's (openDatabase sets the durable ones).
+ */
+export function createSqliteStores(database: SqliteDatabase | string): SqliteStores {
+  const owned = typeof database === 'string'
+  const db = owned ? openDatabase(database) : database
+  try {
+    if (!owned) {
+      db.exec('PRAGMA foreign_keys = ON')
+      migrate(db, db.name ?? '(an open database)')
+    }
+    const stores = {
+      tokens: createTokenStore(db),
+      modules: createModuleStore(db),
+      throttle: createThrottleStore(db),
+    }
+    let open = true
+    return {
+      ...stores,
+      async close() {
+        if (owned && open) db.close()
+        open = false
+      },
+    }
+  } catch (error) {
+    if (owned) db.close()
+    throw toStoreError(error, db.name ?? String(database))
+  }
+}

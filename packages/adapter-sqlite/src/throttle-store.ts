@@ -1,0 +1,58 @@
+import type { ThrottleCounter, ThrottleStore } from '@flowadmin/core'
+import type { SqliteDatabase } from './database.js'
+import { createTransaction } from './transaction.js'
+
+/** The statements of the throttle store. */
+export const THROTTLE_SQL = {
+  // One statement per key counts and reads back atomically; a window that ended starts over.
+  // In DO UPDATE, `count` and `reset_at` are the stored row's values before the update.
+  hit: `INSERT INTO throttle (key, count, reset_at) VALUES (@key, 1, @now + @window)
+        ON CONFLICT (key) DO UPDATE SET
+          count = CASE WHEN reset_at > @now THEN count + 1 ELSE 1 END,
+          reset_at = CASE WHEN reset_at > @now THEN reset_at ELSE @now + @window END
+        RETURNING count, reset_at`,
+  peek: 'SELECT count, reset_at FROM throttle WHERE key = ? AND reset_at > ?',
+  clear: 'DELETE FROM throttle WHERE key = ?',
+  deleteExpired: `DELETE FROM throttle
+                  WHERE key IN (SELECT key FROM throttle WHERE reset_at <= ? LIMIT ?)`,
+} as const
+
+interface CounterRow {
+  count: number | bigint
+  reset_at: number | bigint
+}
+
+const rowToCounter = (row: CounterRow): ThrottleCounter => ({
+  count: Number(row.count),
+  resetAt: Number(row.reset_at),
+})
+
+/** Failure counters by key, one fixed window each. */
+export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
+  const transaction = createTransaction(db)
+  const hit = db.prepare(THROTTLE_SQL.hit)
+  const peek = db.prepare(THROTTLE_SQL.peek)
+  const clear = db.prepare(THROTTLE_SQL.clear)
+  const deleteExpired = db.prepare(THROTTLE_SQL.deleteExpired)
+
+  return {
+    async hit(keys, now, windowMs) {
+      if (keys.length === 0) return []
+      return transaction(() =>
+        keys.map((key) => rowToCounter(hit.get({ key, now, window: windowMs }) as CounterRow)),
+      )
+    },
+    async peek(keys, now) {
+      return keys.map((key) => {
+        const row = peek.get(key, now) as CounterRow | undefined
+        return row ? rowToCounter(row) : null
+      })
+    },
+    async clear(key) {
+      clear.run(key)
+    },
+    async deleteExpired(now, limit) {
+      return deleteExpired.run(now, limit).changes
+    },
+  }
+}

@@ -1,0 +1,66 @@
+import type { TokenRecord, TokenStore } from '@flowadmin/core'
+import type { SqliteDatabase } from './database.js'
+
+/** The statements of the token store; each lookup goes through an index (see the plan test). */
+export const TOKEN_SQL = {
+  save: `INSERT OR REPLACE INTO tokens (hash, username, client_id, scope, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+  findByHash: `SELECT hash, username, client_id, scope, created_at, expires_at FROM tokens WHERE hash = ?`,
+  delete: 'DELETE FROM tokens WHERE hash = ?',
+  deleteByUser: 'DELETE FROM tokens WHERE username = ?',
+  deleteExpired: `DELETE FROM tokens
+                  WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT ?)`,
+} as const
+
+interface TokenRow {
+  hash: string
+  username: string
+  client_id: string
+  scope: string
+  created_at: number | bigint
+  expires_at: number | bigint
+}
+
+const rowToRecord = (row: TokenRow): TokenRecord => ({
+  hash: row.hash,
+  username: row.username,
+  clientId: row.client_id,
+  scope: JSON.parse(row.scope) as string[],
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+})
+
+/** Tokens by hash. Each write is one statement, so one transaction, committed before it resolves. */
+export function createTokenStore(db: SqliteDatabase): TokenStore {
+  const save = db.prepare(TOKEN_SQL.save)
+  const findByHash = db.prepare(TOKEN_SQL.findByHash)
+  const remove = db.prepare(TOKEN_SQL.delete)
+  const deleteByUser = db.prepare(TOKEN_SQL.deleteByUser)
+  const deleteExpired = db.prepare(TOKEN_SQL.deleteExpired)
+
+  return {
+    async save(record) {
+      save.run(
+        record.hash,
+        record.username,
+        record.clientId,
+        JSON.stringify(record.scope),
+        record.createdAt,
+        record.expiresAt,
+      )
+    },
+    async findByHash(hash) {
+      const row = findByHash.get(hash) as TokenRow | undefined
+      return row ? rowToRecord(row) : null
+    },
+    async delete(hash) {
+      return remove.run(hash).changes > 0
+    },
+    async deleteByUser(username) {
+      return deleteByUser.run(username).changes
+    },
+    async deleteExpired(now, limit) {
+      return deleteExpired.run(now, limit).changes
+    },
+  }
+}
