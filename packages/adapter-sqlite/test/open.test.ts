@@ -1,0 +1,237 @@
+import { spawnSync } from 'node:child_process'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  createSqliteStores,
+  migrate,
+  openDatabase,
+  SCHEMA_VERSION,
+  type SqliteDatabase,
+  SqliteStoreError,
+} from '../src/index.js'
+import { childScript } from './children.js'
+import { createTempFolder } from './temp.js'
+
+const temp = createTempFolder()
+afterAll(() => temp.remove())
+
+const pragma = (db: SqliteDatabase, name: string) =>
+  Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0]
+
+const T0 = Date.UTC(2026, 0, 1)
+const record = (hash: string) => ({
+  hash,
+  username: 'admin',
+  clientId: 'service-admin',
+  scope: ['*'],
+  createdAt: T0,
+  expiresAt: T0 + 60_000,
+})
+
+/** A database holding `count` tokens, closed, so its file is complete without a WAL. */
+async function databaseWith(path: string, count: number): Promise<string> {
+  const stores = createSqliteStores(path)
+  for (let i = 0; i < count; i++) await stores.tokens.save(record(`${i}`.padStart(64, 'a')))
+  await stores.close()
+  return path
+}
+
+/** Asserts that opening `path` fails with a SqliteStoreError of `code` naming the path. */
+function expectRefused(path: string, code: SqliteStoreError['code'], options?: { readonly?: boolean }) {
+  let caught: unknown
+  try {
+    openDatabase(path, options).close()
+  } catch (error) {
+    caught = error
+  }
+  expect(caught).toBeInstanceOf(SqliteStoreError)
+  const error = caught as SqliteStoreError
+  expect(error).toMatchObject({ name: 'SqliteStoreError', code, path })
+  expect(error.message).toContain(path)
+  return error
+}
+
+const siblings = (path: string) =>
+  readdirSync(join(path, '..')).filter((name) => name.startsWith(`${path.split('/').pop()}-`))
+
+describe('openDatabase: settings and migrations', () => {
+  it('creates a fresh file at the current schema with the durable settings', () => {
+    const path = temp.file()
+    const db = openDatabase(path)
+    expect(pragma(db, 'user_version')).toBe(SCHEMA_VERSION)
+    expect(pragma(db, 'journal_mode')).toBe('wal')
+    expect(pragma(db, 'synchronous')).toBe(2) // FULL
+    expect(pragma(db, 'foreign_keys')).toBe(1)
+    expect(pragma(db, 'busy_timeout')).toBe(5000)
+    const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all()
+    expect(tables).toEqual([
+      { name: 'modules' },
+      { name: 'node_sets' },
+      { name: 'throttle' },
+      { name: 'tokens' },
+    ])
+    db.close()
+  })
+
+  it('reopens idempotently: same version, data kept, the file not rewritten', async () => {
+    const path = await databaseWith(temp.file(), 3)
+    const before = readFileSync(path)
+    const db = openDatabase(path)
+    migrate(db, path)
+    expect(pragma(db, 'user_version')).toBe(SCHEMA_VERSION)
+    expect(db.prepare('SELECT count(*) AS n FROM tokens').get()).toEqual({ n: 3 })
+    db.close()
+    expect(readFileSync(path).equals(before)).toBe(true)
+  })
+
+  it('refuses a file written by a newer schema and leaves it byte for byte', async () => {
+    const path = await databaseWith(temp.file(), 2)
+    const raw = new Database(path)
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`)
+    raw.close()
+    const before = readFileSync(path)
+    const error = expectRefused(path, 'newer_schema')
+    expect(error.message).toContain(`schema ${SCHEMA_VERSION + 1}`)
+    expect(() => createSqliteStores(path)).toThrow(SqliteStoreError)
+    expect(readFileSync(path).equals(before)).toBe(true)
+    expect(siblings(path)).toEqual([])
+  })
+
+  it('refuses a newer schema handed in as an open database, too', async () => {
+    const path = await databaseWith(temp.file(), 0)
+    const raw = new Database(path)
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 5}`)
+    expect(() => createSqliteStores(raw)).toThrow(expect.objectContaining({ code: 'newer_schema' }))
+    expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION + 5)
+    raw.close()
+  })
+
+  it('takes a database opened by the caller, migrates it, and leaves it open on close', async () => {
+    const raw = new Database(temp.file())
+    const db: SqliteDatabase = raw // better-sqlite3's type fits the structural one
+    const stores = createSqliteStores(db)
+    await stores.tokens.save(record('h1'))
+    await stores.close()
+    expect(raw.open).toBe(true)
+    expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    expect(raw.prepare('SELECT hash FROM tokens').all()).toEqual([{ hash: 'h1' }])
+    raw.close()
+  })
+
+  it('opens read-only: reads work, writes fail, nothing is created', async () => {
+    const path = await databaseWith(temp.file(), 1)
+    const stores = createSqliteStores(openDatabase(path, { readonly: true }))
+    expect(await stores.tokens.findByHash('0'.padStart(64, 'a'))).not.toBeNull()
+    await expect(stores.tokens.save(record('h2'))).rejects.toThrow(/readonly/)
+    expectRefused(temp.file('absent.db'), 'missing', { readonly: true })
+    expect(existsSync(temp.file('absent.db'))).toBe(false)
+  })
+
+  it('opens an in-memory database', async () => {
+    const stores = createSqliteStores(':memory:')
+    await stores.tokens.save(record('h1'))
+    expect(await stores.tokens.findByHash('h1')).toEqual(record('h1'))
+    await stores.close()
+  })
+})
+
+describe('openDatabase: broken files are refused and left as they are', () => {
+  it('a file that is not a database', () => {
+    const path = temp.file('notes.db')
+    writeFileSync(path, 'these are my notes, not a database\n')
+    const error = expectRefused(path, 'corrupt')
+    expect(error.message).toMatch(/not a SQLite database/)
+    expect(() => createSqliteStores(path)).toThrow(expect.objectContaining({ code: 'corrupt', path }))
+    expect(readFileSync(path, 'utf8')).toBe('these are my notes, not a database\n')
+    expect(siblings(path)).toEqual([])
+  })
+
+  it('a truncated database', async () => {
+    const path = await databaseWith(temp.file(), 800)
+    const size = readFileSync(path).length
+    expect(size).toBeGreaterThan(8 * 4096)
+    truncateSync(path, Math.floor(size / 2))
+    const before = readFileSync(path)
+    expectRefused(path, 'corrupt')
+    expect(readFileSync(path).equals(before)).toBe(true)
+    expect(siblings(path)).toEqual([])
+  })
+
+  it('a database with a garbled page', async () => {
+    const path = await databaseWith(temp.file(), 800)
+    const bytes = readFileSync(path)
+    const page = 4096 * Math.floor(bytes.length / 4096 / 2)
+    bytes.fill(0xa5, page, page + 4096)
+    writeFileSync(path, bytes)
+    const error = expectRefused(path, 'corrupt')
+    expect(error.message).toMatch(/damaged/)
+    expect(readFileSync(path).equals(bytes)).toBe(true)
+  })
+
+  it('a folder that does not exist, or a path that is a folder', () => {
+    expectRefused(join(temp.path, 'no-such-folder', 'flowadmin.db'), 'missing')
+    expect(existsSync(join(temp.path, 'no-such-folder'))).toBe(false)
+    const folder = join(temp.path, 'a-folder.db')
+    mkdirSync(folder)
+    expectRefused(folder, 'unreadable')
+  })
+})
+
+describe('openDatabase: file permissions, as an unprivileged user', () => {
+  it('says which file or folder is read-only or unreadable, and creates nothing', async () => {
+    const folder = join(temp.path, 'perm')
+    const locked = join(folder, 'locked')
+    mkdirSync(locked, { recursive: true })
+    const writable = await databaseWith(join(folder, 'writable.db'), 1)
+    const readOnly = await databaseWith(join(folder, 'read-only.db'), 1)
+    const secret = await databaseWith(join(folder, 'secret.db'), 1)
+    const inLocked = await databaseWith(join(locked, 'inside.db'), 1)
+    chmodSync(temp.path, 0o755)
+    chmodSync(folder, 0o777)
+    chmodSync(writable, 0o666)
+    chmodSync(readOnly, 0o444)
+    chmodSync(secret, 0o000)
+    chmodSync(inLocked, 0o666)
+    chmodSync(locked, 0o555)
+    const cases = [
+      { path: writable, readonly: false },
+      { path: readOnly, readonly: false },
+      { path: readOnly, readonly: true },
+      { path: secret, readonly: false },
+      { path: inLocked, readonly: false },
+      { path: join(locked, 'new.db'), readonly: false },
+    ]
+    const child = spawnSync(process.execPath, [childScript('open-as-user.mjs'), JSON.stringify(cases)], {
+      encoding: 'utf8',
+    })
+    chmodSync(locked, 0o755) // so the folder can be removed afterwards
+    expect(child.stderr).toBe('')
+    const results = child.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(results).toMatchObject([
+      { ok: true, tokens: 1 },
+      { ok: false, name: 'SqliteStoreError', code: 'read_only', errorPath: readOnly },
+      { ok: true, tokens: 1 },
+      { ok: false, code: 'unreadable', errorPath: secret },
+      { ok: false, code: 'read_only', errorPath: inLocked },
+      { ok: false, code: 'read_only', errorPath: join(locked, 'new.db') },
+    ])
+    expect(results[0].uid).not.toBe(0) // file modes bind the child, as they bind a service account
+    expect(results[1].message).toContain(readOnly)
+    expect(results[1].message).toMatch(/read-only/)
+    expect(results[4].message).toContain(locked)
+    expect(existsSync(join(locked, 'new.db'))).toBe(false)
+  })
+})
