@@ -1,0 +1,75 @@
+import { closeSync, openSync, writeSync } from 'node:fs'
+import type { DomainEvent, EventSink } from '@flowadmin/core'
+import { StartupError } from './errors.js'
+
+export type AuditTarget = 'stdout' | 'off' | { file: string }
+
+export interface AuditLog extends EventSink {
+  /** Releases the file, if any. */
+  close(): void
+}
+
+// Keys an event must never carry into the log. Events hold none today; this keeps it so.
+const SECRET = /pass|token|secret|credential/i
+
+/**
+ * One audit line: `{"time", "event", "user", "client", "address", ...details}`. The actor fields
+ * are always present (null when unknown); a password or token never is.
+ */
+export function formatAuditLine(event: DomainEvent): string {
+  const { type, at, username, clientId, address, ...details } = event
+  const line: Record<string, unknown> = {
+    time: new Date(at).toISOString(),
+    event: type,
+    user: username,
+    client: clientId,
+    address,
+  }
+  for (const [key, value] of Object.entries(details)) if (!SECRET.test(key)) line[key] = value
+  return `${JSON.stringify(line)}\n`
+}
+
+/**
+ * The event sink of the server: JSON lines to stdout, appended to a file, or nowhere. The file is
+ * opened at once (a bad path fails the start) and written synchronously, so no line is lost when
+ * the process ends.
+ */
+export function createAuditLog(target: AuditTarget, stdout: (text: string) => void = writeStdout): AuditLog {
+  if (target === 'off') return { emit() {}, close() {} }
+  if (target === 'stdout') {
+    return {
+      emit(event) {
+        try {
+          stdout(formatAuditLine(event))
+        } catch {
+          // A sink must not throw into the request that caused the event.
+        }
+      },
+      close() {},
+    }
+  }
+  let fd: number | null
+  try {
+    fd = openSync(target.file, 'a', 0o600)
+  } catch (error) {
+    throw new StartupError(`cannot open the audit log ${target.file}: ${(error as Error).message}`)
+  }
+  return {
+    emit(event) {
+      if (fd === null) return
+      try {
+        writeSync(fd, formatAuditLine(event))
+      } catch {
+        // As above: losing an audit line must not fail the request.
+      }
+    },
+    close() {
+      if (fd !== null) closeSync(fd)
+      fd = null
+    },
+  }
+}
+
+function writeStdout(text: string): void {
+  process.stdout.write(text)
+}

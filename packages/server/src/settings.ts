@@ -1,0 +1,221 @@
+import { readFile, stat } from 'node:fs/promises'
+import * as path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import * as v from 'valibot'
+import { SettingsError } from './errors.js'
+
+/** Settings after validation, with every default applied and every path absolute. */
+export interface Settings {
+  uiHost: string
+  uiPort: number
+  /** Absolute. */
+  userDir: string
+  /** '' or a prefix such as '/admin' (no trailing slash). */
+  httpAdminRoot: string
+  storage: 'sqlite' | 'memory'
+  adminAuth: AdminAuthSettings | null
+  /** 'stdout', 'off', or an absolute file path the events are appended to. */
+  auditLog: 'stdout' | 'off' | { file: string }
+}
+
+export interface AdminAuthSettings {
+  type: 'credentials'
+  users: Array<{ username: string; password: string; permissions: string | string[] }>
+  default?: { permissions: string | string[] } | undefined
+  sessionExpiryTime?: number | undefined
+  clients?: string[] | undefined
+  throttle?:
+    | {
+        windowSeconds?: number | undefined
+        maxFailuresPerUser?: number | undefined
+        maxFailuresPerAddress?: number | undefined
+      }
+    | undefined
+}
+
+export const DEFAULT_HOST = '127.0.0.1'
+export const DEFAULT_PORT = 1880
+
+const PERMISSION = /^(\*|read|write|[a-z][a-zA-Z0-9_-]*\.(read|write))$/
+const ADMIN_ROOT = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)*\/?$/
+
+const text = (what: string) =>
+  v.pipe(v.string(`must be a string (${what})`), v.nonEmpty(`must not be empty (${what})`))
+const whole = (min: number, max: number) =>
+  v.pipe(
+    v.number('must be a number'),
+    v.integer('must be a whole number'),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  )
+const permissionWord = v.pipe(
+  v.string('must be a string'),
+  v.regex(
+    PERMISSION,
+    (issue) => `${issue.received} is not a permission (use *, read, write, or <resource>.read|write)`,
+  ),
+)
+const permissions = v.union(
+  [permissionWord, v.pipe(v.array(permissionWord), v.nonEmpty('must list at least one permission'))],
+  (issue) =>
+    issue.issues?.[0]?.message ??
+    'must be a permission or a non-empty list of permissions (e.g. "*" or ["read"])',
+)
+
+const user = v.strictObject(
+  {
+    username: text('a username'),
+    password: v.pipe(
+      v.string('must be a string (an argon2 hash made by `flowadmin hash-pw`)'),
+      v.startsWith('$argon2', 'must be an argon2 hash made by `flowadmin hash-pw`, not a plain password'),
+    ),
+    permissions,
+  },
+  unknownKey,
+)
+
+const adminAuth = v.strictObject(
+  {
+    type: v.literal('credentials', 'must be "credentials"'),
+    users: v.pipe(
+      v.array(user, 'must be a list of users'),
+      v.nonEmpty('must list at least one user'),
+      v.check(
+        (users) => new Set(users.map((entry) => entry.username)).size === users.length,
+        (issue) => `usernames must be unique (${duplicates(issue.input as Array<{ username: string }>)})`,
+      ),
+    ),
+    default: v.optional(v.strictObject({ permissions }, unknownKey)),
+    sessionExpiryTime: v.optional(whole(1, 2_147_483_647)),
+    clients: v.optional(v.array(text('a client id'), 'must be a list of client ids')),
+    throttle: v.optional(
+      v.strictObject(
+        {
+          windowSeconds: v.optional(whole(1, 31_536_000)),
+          maxFailuresPerUser: v.optional(whole(1, 1_000_000)),
+          maxFailuresPerAddress: v.optional(whole(1, 1_000_000)),
+        },
+        unknownKey,
+      ),
+    ),
+  },
+  unknownKey,
+)
+
+const schema = v.strictObject(
+  {
+    uiHost: v.optional(text('a host name or address')),
+    uiPort: v.optional(whole(0, 65_535)),
+    userDir: v.optional(text('a folder')),
+    httpAdminRoot: v.optional(
+      v.pipe(v.string('must be a string'), v.regex(ADMIN_ROOT, 'must be "" or a path such as "/admin"')),
+    ),
+    storage: v.optional(v.picklist(['sqlite', 'memory'], 'must be "sqlite" or "memory"')),
+    adminAuth: v.optional(adminAuth),
+    auditLog: v.optional(
+      v.union(
+        [v.picklist(['stdout', 'off']), v.strictObject({ file: text('a file path') }, unknownKey)],
+        (issue) => issue.issues?.[0]?.message ?? 'must be "stdout", "off" or {"file": "<path>"}',
+      ),
+    ),
+  },
+  unknownKey,
+)
+
+export type SettingsInput = v.InferInput<typeof schema>
+
+function unknownKey(issue: v.StrictObjectIssue): string {
+  return issue.expected === 'never' ? 'unknown setting' : 'must be an object'
+}
+
+function duplicates(users: Array<{ username: string }>): string {
+  const seen = new Set<string>()
+  const twice = new Set<string>()
+  for (const { username } of users) (seen.has(username) ? twice : seen).add(username)
+  return [...twice].join(', ')
+}
+
+/** `adminAuth.users[0].permissions`, from a valibot issue path. */
+function fieldOf(issue: v.BaseIssue<unknown>): string {
+  let field = ''
+  for (const item of issue.path ?? []) {
+    const key = item.key
+    if (typeof key === 'number') field += `[${key}]`
+    else field += field === '' ? String(key) : `.${String(key)}`
+  }
+  return field
+}
+
+/**
+ * Validates a settings object. `source` names it in messages (the file as the user gave it);
+ * relative paths in it resolve against `baseDir`.
+ */
+export function parseSettings(input: unknown, source: string, baseDir: string): Settings {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new SettingsError(`${source}: the settings must be an object`)
+  }
+  const result = v.safeParse(schema, input, { abortEarly: false })
+  if (!result.success) {
+    const lines = result.issues.map((issue) => {
+      const field = fieldOf(issue)
+      return `${source}: ${field === '' ? '' : `${field}: `}${issue.message}`
+    })
+    throw new SettingsError(lines.join('\n'))
+  }
+  const parsed = result.output
+  return {
+    uiHost: parsed.uiHost ?? DEFAULT_HOST,
+    uiPort: parsed.uiPort ?? DEFAULT_PORT,
+    userDir: path.resolve(baseDir, parsed.userDir ?? '.'),
+    httpAdminRoot: (parsed.httpAdminRoot ?? '').replace(/\/$/, ''),
+    storage: parsed.storage ?? 'sqlite',
+    adminAuth: parsed.adminAuth ?? null,
+    auditLog:
+      typeof parsed.auditLog === 'object'
+        ? { file: path.resolve(baseDir, parsed.auditLog.file) }
+        : (parsed.auditLog ?? 'stdout'),
+  }
+}
+
+/**
+ * Reads and validates a settings file: JSON (`.json`), or an ES module (`.js`, `.mjs`) whose
+ * default export is the settings object. Without a file, the defaults with `cwd` as userDir.
+ */
+export async function loadSettings(file?: string, cwd = process.cwd()): Promise<Settings> {
+  if (file === undefined) return parseSettings({}, 'settings', cwd)
+  const absolute = path.resolve(cwd, file)
+  const info = await stat(absolute).catch(() => null)
+  if (info === null) throw new SettingsError(`${file}: settings file not found`)
+  if (!info.isFile()) throw new SettingsError(`${file}: not a file`)
+
+  const extension = path.extname(absolute).toLowerCase()
+  let raw: unknown
+  if (extension === '.js' || extension === '.mjs') {
+    raw = await importSettings(absolute, file)
+  } else if (extension === '.json') {
+    const source = await readFile(absolute, 'utf8').catch((error: unknown) => {
+      throw new SettingsError(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? error}`)
+    })
+    try {
+      raw = JSON.parse(source)
+    } catch (error) {
+      throw new SettingsError(`${file}: not valid JSON: ${(error as Error).message}`)
+    }
+  } else {
+    throw new SettingsError(`${file}: settings must be a .json, .js or .mjs file`)
+  }
+  return parseSettings(raw, file, path.dirname(absolute))
+}
+
+async function importSettings(absolute: string, file: string): Promise<unknown> {
+  let module: { default?: unknown }
+  try {
+    module = await import(pathToFileURL(absolute).href)
+  } catch (error) {
+    throw new SettingsError(`${file}: cannot load: ${(error as Error)?.message ?? error}`)
+  }
+  if (module.default === undefined) {
+    throw new SettingsError(`${file}: must export the settings object as its default export`)
+  }
+  return module.default
+}

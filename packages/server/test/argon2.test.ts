@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest'
+import { createArgon2Verifier, hashPassword } from '../src/index.js'
+
+describe('argon2 verifier', () => {
+  it('hashes with argon2id and the OWASP parameters, salted', async () => {
+    const hash = await hashPassword('correct horse')
+    expect(hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/)
+    expect(await hashPassword('correct horse')).not.toBe(hash)
+  })
+
+  it('verifies the right password and refuses a wrong one', async () => {
+    const verifier = await createArgon2Verifier()
+    const hash = await hashPassword('correct horse')
+    expect(await verifier.verify(hash, 'correct horse')).toBe(true)
+    expect(await verifier.verify(hash, 'correct horse ')).toBe(false)
+    expect(await verifier.verify(hash, '')).toBe(false)
+  })
+
+  it('answers false, never throws, for a malformed hash', async () => {
+    const verifier = await createArgon2Verifier()
+    for (const garbage of [
+      '',
+      'plain-text',
+      '$argon2id$',
+      '$argon2id$v=19$m=19456,p=1,t=2$!!!$???',
+      '$2b$10$abcdefghijklmnopqrstuv',
+    ]) {
+      expect(await verifier.verify(garbage, 'anything')).toBe(false)
+    }
+  })
+
+  it('makes a fresh dummy hash that no password matches', async () => {
+    const [a, b] = await Promise.all([createArgon2Verifier(), createArgon2Verifier()])
+    expect(a.dummyHash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/)
+    expect(a.dummyHash).not.toBe(b.dummyHash)
+    expect(await a.verify(a.dummyHash, '')).toBe(false)
+    expect(await a.verify(a.dummyHash, 'password')).toBe(false)
+  })
+})

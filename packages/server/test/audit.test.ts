@@ -1,0 +1,173 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import type { DomainEvent } from '@flowadmin/core'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createAuditLog, formatAuditLine, StartupError } from '../src/index.js'
+
+const at = Date.UTC(2026, 0, 2, 3, 4, 5, 678)
+const actor = { username: 'admin', clientId: 'service-admin', address: '127.0.0.1' }
+const events: DomainEvent[] = [
+  { type: 'login.succeeded', at, ...actor },
+  { type: 'login.failed', at, username: 'ghost', clientId: null, address: '10.0.0.9' },
+  { type: 'login.throttled', at, retryAfter: 42, ...actor },
+  { type: 'permission.denied', at, permission: 'nodes.write', ...actor },
+  { type: 'token.revoked', at, owner: 'viewer', ...actor },
+  { type: 'module.disabled', at, module: '@acme/text', sets: ['@acme/text/upper'], ...actor },
+  {
+    type: 'module.enabled',
+    at,
+    module: 'greeting',
+    sets: ['greeting/greeting'],
+    username: null,
+    clientId: null,
+    address: '::1',
+  },
+]
+
+let dir: string
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'flowadmin-audit-'))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('audit lines', () => {
+  it('writes one JSON object a line: time, event, user, client, address, then the details', () => {
+    const lines = events.map(formatAuditLine)
+    for (const line of lines) expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true)
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      {
+        time: '2026-01-02T03:04:05.678Z',
+        event: 'login.succeeded',
+        user: 'admin',
+        client: 'service-admin',
+        address: '127.0.0.1',
+      },
+      {
+        time: '2026-01-02T03:04:05.678Z',
+        event: 'login.failed',
+        user: 'ghost',
+        client: null,
+        address: '10.0.0.9',
+      },
+      {
+        time: '2026-01-02T03:04:05.678Z',
+        event: 'login.throttled',
+        user: 'admin',
+        client: 'service-admin',
+        address: '127.0.0.1',
+        retryAfter: 42,
+      },
+      {
+        time: '2026-01-02T03:04:05.678Z',
+        event: 'permission.denied',
+        user: 'admin',
+        client: 'service-admin',
+        address: '127.0.0.1',
+        permission: 'nodes.write',
+      },
+      {
+        time: '2026-01-02T03:04:05.678Z',
+        event: 'token.revoked',
+        user: 'admin',
+        client: 'service-admin',
+        address: '127.0.0.1',
+        owner: 'viewer',
+      },
+      {
+        time: '2026-01-02T03:04:05.678Z',
+        event: 'module.disabled',
+        user: 'admin',
+        client: 'service-admin',
+        address: '127.0.0.1',
+        module: '@acme/text',
+        sets: ['@acme/text/upper'],
+      },
+      {
+        time: '2026-01-02T03:04:05.678Z',
+        event: 'module.enabled',
+        user: null,
+        client: null,
+        address: '::1',
+        module: 'greeting',
+        sets: ['greeting/greeting'],
+      },
+    ])
+    expect(Object.keys(JSON.parse(lines[2] as string))).toEqual([
+      'time',
+      'event',
+      'user',
+      'client',
+      'address',
+      'retryAfter',
+    ])
+  })
+
+  it('never writes a password or a token, even if an event carried one', () => {
+    const leaky = {
+      type: 'login.failed',
+      at,
+      ...actor,
+      password: 'hunter2',
+      token: 'tok-123',
+      access_token: 'tok-456',
+      clientSecret: 'shh',
+    } as DomainEvent
+    const line = formatAuditLine(leaky)
+    for (const secret of ['hunter2', 'tok-123', 'tok-456', 'shh']) expect(line).not.toContain(secret)
+    expect(JSON.parse(line)).toEqual({
+      time: '2026-01-02T03:04:05.678Z',
+      event: 'login.failed',
+      user: 'admin',
+      client: 'service-admin',
+      address: '127.0.0.1',
+    })
+  })
+
+  it('goes to stdout by default', () => {
+    const written: string[] = []
+    const log = createAuditLog('stdout', (text) => written.push(text))
+    log.emit(events[0] as DomainEvent)
+    log.close()
+    expect(written).toEqual([formatAuditLine(events[0] as DomainEvent)])
+  })
+
+  it('writes nothing when off', () => {
+    const written: string[] = []
+    createAuditLog('off', (text) => written.push(text)).emit(events[0] as DomainEvent)
+    expect(written).toEqual([])
+  })
+
+  it('appends to a file, keeping what was there', async () => {
+    const file = path.join(dir, 'audit.log')
+    const first = createAuditLog({ file })
+    first.emit(events[0] as DomainEvent)
+    first.close()
+    const second = createAuditLog({ file })
+    second.emit(events[4] as DomainEvent)
+    second.emit(events[4] as DomainEvent)
+    second.close()
+    second.emit(events[5] as DomainEvent)
+    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n')
+    expect(lines.map((line) => JSON.parse(line).event)).toEqual([
+      'login.succeeded',
+      'token.revoked',
+      'token.revoked',
+    ])
+  })
+
+  it('fails at start, naming the file, when it cannot be opened', () => {
+    const file = path.join(dir, 'missing', 'audit.log')
+    expect(() => createAuditLog({ file })).toThrow(StartupError)
+    expect(() => createAuditLog({ file })).toThrow(`cannot open the audit log ${file}`)
+  })
+
+  it('never throws into the caller when stdout fails', () => {
+    const log = createAuditLog('stdout', () => {
+      throw new Error('EPIPE')
+    })
+    expect(() => log.emit(events[0] as DomainEvent)).not.toThrow()
+  })
+})

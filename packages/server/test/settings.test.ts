@@ -1,0 +1,228 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { loadSettings, parseSettings, SettingsError } from '../src/index.js'
+
+const HASH = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA'
+const admin = { username: 'admin', password: HASH, permissions: '*' }
+
+let dir: string
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'flowadmin-settings-'))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** The message a settings object is refused with. */
+function refusal(input: unknown): string {
+  try {
+    parseSettings(input, 'settings.json', '/srv/flows')
+  } catch (error) {
+    expect(error).toBeInstanceOf(SettingsError)
+    return (error as Error).message
+  }
+  throw new Error('the settings were accepted')
+}
+
+describe('parseSettings', () => {
+  it('applies every default', () => {
+    expect(parseSettings({}, 'settings.json', '/srv/flows')).toEqual({
+      uiHost: '127.0.0.1',
+      uiPort: 1880,
+      userDir: '/srv/flows',
+      httpAdminRoot: '',
+      storage: 'sqlite',
+      adminAuth: null,
+      auditLog: 'stdout',
+    })
+  })
+
+  it('keeps what is given and resolves paths against the settings folder', () => {
+    const settings = parseSettings(
+      {
+        uiHost: '0.0.0.0',
+        uiPort: 0,
+        userDir: 'data',
+        httpAdminRoot: '/admin/',
+        storage: 'memory',
+        auditLog: { file: 'logs/audit.log' },
+        adminAuth: {
+          type: 'credentials',
+          users: [admin, { username: 'viewer', password: HASH, permissions: ['read', 'flows.write'] }],
+          default: { permissions: 'read' },
+          sessionExpiryTime: 3600,
+          clients: ['node-red-admin'],
+          throttle: { windowSeconds: 60, maxFailuresPerUser: 3, maxFailuresPerAddress: 10 },
+        },
+      },
+      'settings.json',
+      '/srv/flows',
+    )
+    expect(settings).toMatchObject({
+      uiHost: '0.0.0.0',
+      uiPort: 0,
+      userDir: '/srv/flows/data',
+      httpAdminRoot: '/admin',
+      storage: 'memory',
+      auditLog: { file: '/srv/flows/logs/audit.log' },
+    })
+    expect(settings.adminAuth?.users[1]?.permissions).toEqual(['read', 'flows.write'])
+    expect(settings.adminAuth?.throttle).toEqual({
+      windowSeconds: 60,
+      maxFailuresPerUser: 3,
+      maxFailuresPerAddress: 10,
+    })
+  })
+
+  it('keeps an absolute userDir as it is', () => {
+    expect(parseSettings({ userDir: '/var/lib/flows' }, 'settings.json', '/srv').userDir).toBe(
+      '/var/lib/flows',
+    )
+  })
+
+  const refusals: Array<[unknown, string]> = [
+    [{ uiPort: 70000 }, 'settings.json: uiPort: must be at most 65535'],
+    [{ uiPort: 18.5 }, 'settings.json: uiPort: must be a whole number'],
+    [{ uiPort: '1880' }, 'settings.json: uiPort: must be a number'],
+    [{ uiHost: '' }, 'settings.json: uiHost: must not be empty'],
+    [{ storage: 'postgres' }, 'settings.json: storage: must be "sqlite" or "memory"'],
+    [{ httpAdminRoot: 'admin' }, 'settings.json: httpAdminRoot: must be "" or a path such as "/admin"'],
+    [{ auditLog: 'syslog' }, 'settings.json: auditLog: '],
+    [{ auditLog: { file: '' } }, 'settings.json: auditLog.file: must not be empty'],
+    [
+      { adminAuth: { type: 'strategy', users: [admin] } },
+      'settings.json: adminAuth.type: must be "credentials"',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [] } },
+      'settings.json: adminAuth.users: must list at least one user',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [{ ...admin, password: 'secret' }] } },
+      'settings.json: adminAuth.users[0].password: must be an argon2 hash made by `flowadmin hash-pw`',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin, { ...admin, permissions: [] }] } },
+      'settings.json: adminAuth.users[1].permissions: must list at least one permission',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [{ ...admin, permissions: 'nodes.delete' }] } },
+      'settings.json: adminAuth.users[0].permissions: "nodes.delete" is not a permission',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [{ ...admin, permissions: ['read', 'writ'] }] } },
+      'settings.json: adminAuth.users[0].permissions[1]: "writ" is not a permission',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [{ ...admin, username: '' }] } },
+      'settings.json: adminAuth.users[0].username: must not be empty',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin, admin] } },
+      'settings.json: adminAuth.users: usernames must be unique (admin)',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], sessionExpiryTime: 0 } },
+      'settings.json: adminAuth.sessionExpiryTime: must be at least 1',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], throttle: { maxFailuresPerUser: -1 } } },
+      'settings.json: adminAuth.throttle.maxFailuresPerUser: must be at least 1',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], clients: ['ok', 3] } },
+      'settings.json: adminAuth.clients[1]: must be a string',
+    ],
+  ]
+  it.each(refusals.map(([input, message]) => [message, input] as const))(
+    'refuses with "%s"',
+    (message, input) => {
+      expect(refusal(input)).toContain(message)
+    },
+  )
+
+  it('reports unknown keys at every level, each on its own line', () => {
+    const message = refusal({
+      uiport: 1880,
+      adminAuth: { type: 'credentials', users: [{ ...admin, role: 'x' }], throttel: {} },
+    })
+    expect(message.split('\n').sort()).toEqual([
+      'settings.json: adminAuth.throttel: unknown setting',
+      'settings.json: adminAuth.users[0].role: unknown setting',
+      'settings.json: uiport: unknown setting',
+    ])
+  })
+
+  it('refuses settings that are not an object', () => {
+    expect(refusal([])).toBe('settings.json: the settings must be an object')
+  })
+})
+
+describe('loadSettings', () => {
+  it('reads a JSON file, resolving userDir against its folder', async () => {
+    await writeFile(path.join(dir, 'settings.json'), JSON.stringify({ uiPort: 1990, userDir: 'user' }))
+    const settings = await loadSettings(path.join(dir, 'settings.json'))
+    expect(settings.uiPort).toBe(1990)
+    expect(settings.userDir).toBe(path.join(dir, 'user'))
+  })
+
+  it('defaults userDir to the settings file folder', async () => {
+    await writeFile(path.join(dir, 'settings.json'), '{}')
+    expect((await loadSettings('settings.json', dir)).userDir).toBe(dir)
+  })
+
+  it('defaults userDir to the current folder without a file', async () => {
+    expect((await loadSettings(undefined, dir)).userDir).toBe(dir)
+  })
+
+  it('reads an ES module default export (.mjs and .js)', async () => {
+    const source = `export default { uiPort: 2000, adminAuth: { type: 'credentials', users: [${JSON.stringify(admin)}] } }\n`
+    await writeFile(path.join(dir, 'settings.mjs'), source)
+    await writeFile(path.join(dir, 'package.json'), '{"type":"module"}')
+    await writeFile(path.join(dir, 'settings.js'), source)
+    for (const file of ['settings.mjs', 'settings.js']) {
+      const settings = await loadSettings(path.join(dir, file))
+      expect(settings.uiPort).toBe(2000)
+      expect(settings.adminAuth?.users[0]?.username).toBe('admin')
+    }
+  })
+
+  it('validates an ES module like a JSON file, naming the file', async () => {
+    await writeFile(path.join(dir, 'settings.mjs'), 'export default { uiPort: -1 }\n')
+    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+      'settings.mjs: uiPort: must be at least 0',
+    )
+  })
+
+  it('refuses a module without a default export', async () => {
+    await writeFile(path.join(dir, 'settings.mjs'), 'export const uiPort = 1\n')
+    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+      'settings.mjs: must export the settings object as its default export',
+    )
+  })
+
+  it('refuses a module that fails to load, naming it', async () => {
+    await writeFile(path.join(dir, 'settings.mjs'), 'export default {\n')
+    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(/^settings\.mjs: cannot load: /)
+  })
+
+  it('names the file that is missing', async () => {
+    const error = await loadSettings('nowhere/settings.json', dir).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(SettingsError)
+    expect((error as Error).message).toBe('nowhere/settings.json: settings file not found')
+  })
+
+  it('names the file with invalid JSON', async () => {
+    await writeFile(path.join(dir, 'settings.json'), '{"uiPort": 1880,}')
+    await expect(loadSettings('settings.json', dir)).rejects.toThrow(/^settings\.json: not valid JSON: /)
+  })
+
+  it('refuses other file types', async () => {
+    await writeFile(path.join(dir, 'settings.yaml'), 'uiPort: 1')
+    await expect(loadSettings('settings.yaml', dir)).rejects.toThrow(
+      'settings.yaml: settings must be a .json, .js or .mjs file',
+    )
+  })
+})
