@@ -1,1 +1,32 @@
-export {}
+export { ARGON2_OPTIONS, createArgon2Verifier, hashPassword } from './argon2.js'
+export { type AuditLog, type AuditTarget, createAuditLog, formatAuditLine } from './audit.js'
+export {
+  isLoopback,
+  type RunningServer,
+  type ServerOptions,
+  socketAddress,
+  startServer,
+  VERSION,
+} from './compose.js'
+export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
+export { createFlowsTypeUsage, FlowsFileError } from './flows.js'
+export { type Listener, listen } from './listen.js'
+export {
+  createDiskLoader,
+  type DiscoveredModule,
+  type DiscoveredSet,
+  discoverModules,
+  MANIFEST_KEYS,
+  toDescriptors,
+  typesOf,
+  type Warn,
+} from './modules-on-disk.js'
+export {
+  type AdminAuthSettings,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  loadSettings,
+  parseSettings,
+  type Settings,
+  type SettingsInput,
+} from './settings.js'

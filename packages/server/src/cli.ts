@@ -1,0 +1,140 @@
+import { parseArgs } from 'node:util'
+import { hashPassword } from './argon2.js'
+import { type RunningServer, startServer, VERSION } from './compose.js'
+import { EXIT_RUNTIME, EXIT_USAGE, messageOf, StartupError } from './errors.js'
+import { readPassword } from './password-input.js'
+
+const HELP = `Usage: flowadmin <command> [options]
+
+Commands:
+  start      Start the admin API server
+  hash-pw    Read a password and print its argon2id hash, for adminAuth.users[].password
+
+Options of start:
+  -s, --settings FILE     settings file (.json, or .js/.mjs exporting the settings object)
+  -p, --port N            port to listen on (overrides uiPort; 0 picks a free port)
+      --host H            address to listen on (overrides uiHost)
+  -u, --user-dir DIR      folder with node_modules/, flows.json and flowadmin.db (overrides userDir)
+      --allow-open-admin  allow listening on a non-loopback address without adminAuth
+      --demo              say that the demo credentials are in use
+
+  -h, --help              show this help
+  -v, --version           show the version
+
+hash-pw reads the first line of standard input when it is piped, or prompts without echo.
+
+Exit codes: 0 success, 1 run-time failure (port in use, unreadable database or file),
+2 usage or settings error, 130 interrupted prompt.
+`
+
+const DEMO_WARNING =
+  'warning: demo credentials are in use (admin / flowadmin-demo, viewer / flowadmin-view); ' +
+  'never expose this server'
+
+class UsageError extends StartupError {
+  constructor(message: string) {
+    super(`${message}\nRun "flowadmin --help" for usage.`, EXIT_USAGE)
+  }
+}
+
+function fail(error: unknown): void {
+  const lines = messageOf(error).split('\n')
+  for (const line of lines) process.stderr.write(`flowadmin: ${line}\n`)
+  process.exitCode = error instanceof StartupError ? error.exitCode : EXIT_RUNTIME
+}
+
+function parsePort(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
+    throw new UsageError(`--port must be a whole number from 0 to 65535, not "${value}"`)
+  }
+  return Number(value)
+}
+
+async function start(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      settings: { type: 'string', short: 's' },
+      port: { type: 'string', short: 'p' },
+      host: { type: 'string' },
+      'user-dir': { type: 'string', short: 'u' },
+      'allow-open-admin': { type: 'boolean' },
+      demo: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  })
+  if (values.help) {
+    process.stdout.write(HELP)
+    return
+  }
+  if (values.host === '') throw new UsageError('--host must not be empty')
+  if (values.demo) process.stderr.write(`flowadmin: ${DEMO_WARNING}\n`)
+
+  const server = await startServer({
+    settingsFile: values.settings,
+    port: parsePort(values.port),
+    host: values.host,
+    userDir: values['user-dir'],
+    allowOpenAdmin: values['allow-open-admin'],
+  })
+  process.stdout.write(
+    `flowadmin listening on ${server.url} (storage: ${server.storage}, auth: ${server.authEnabled ? 'on' : 'off'})\n`,
+  )
+  stopOnSignals(server)
+}
+
+function stopOnSignals(server: RunningServer): void {
+  let stopping = false
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // A second signal: the operator does not want to wait for requests in flight.
+      process.stderr.write(`flowadmin: ${signal} again, exiting now\n`)
+      process.exit(EXIT_RUNTIME)
+    }
+    stopping = true
+    server.close().then(
+      () => {
+        process.exitCode = 0
+        // Anything left (a client that never hangs up) must not keep the process alive.
+        setTimeout(() => process.exit(0), 1_000).unref()
+      },
+      (error: unknown) => {
+        fail(error)
+        process.exit()
+      },
+    )
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+}
+
+async function hashPw(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true })
+  if (values.help) {
+    process.stdout.write(HELP)
+    return
+  }
+  const password = await readPassword()
+  process.stdout.write(`${await hashPassword(password)}\n`)
+}
+
+/** Runs the command line; sets process.exitCode instead of exiting while work remains. */
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv
+  try {
+    if (command === '-h' || command === '--help' || command === 'help') process.stdout.write(HELP)
+    else if (command === '-v' || command === '--version') process.stdout.write(`${VERSION}\n`)
+    else if (command === 'start') await start(rest)
+    else if (command === 'hash-pw') await hashPw(rest)
+    else if (command === undefined) throw new UsageError('a command is needed: start or hash-pw')
+    else throw new UsageError(`unknown command "${command}"`)
+  } catch (error) {
+    // parseArgs reports unknown or malformed options with these codes.
+    const code = (error as { code?: string }).code
+    fail(code?.startsWith('ERR_PARSE_ARGS') ? new UsageError(messageOf(error)) : error)
+  }
+}
+
+await main(process.argv.slice(2))

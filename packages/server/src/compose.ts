@@ -1,0 +1,201 @@
+import { readFileSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { isIP } from 'node:net'
+import * as path from 'node:path'
+import { createHttpApp } from '@flowadmin/adapter-http'
+import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { createSqliteStores } from '@flowadmin/adapter-sqlite'
+import { type Core, createCore, type Stores } from '@flowadmin/core'
+import { getConnInfo } from '@hono/node-server/conninfo'
+import type { Context } from 'hono'
+import { createArgon2Verifier } from './argon2.js'
+import { createAuditLog } from './audit.js'
+import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
+import { createFlowsTypeUsage } from './flows.js'
+import { listen } from './listen.js'
+import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
+
+/** The product version, from this package's manifest (one level above both src and dist). */
+export const VERSION: string = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+).version
+
+/** How often expired tokens and ended throttle windows are deleted. */
+const SWEEP_INTERVAL_MS = 60_000
+
+export interface ServerOptions {
+  /** A settings file: JSON, or an ES module whose default export is the settings object. */
+  settingsFile?: string | undefined
+  /** The settings themselves, when there is no file; validated alike, paths relative to `cwd`. */
+  settings?: SettingsInput | undefined
+  /** Overrides `uiHost`. */
+  host?: string | undefined
+  /** Overrides `uiPort`; 0 picks a free port. */
+  port?: number | undefined
+  /** Overrides `userDir`; relative to `cwd`. */
+  userDir?: string | undefined
+  /** Allows an unauthenticated API on a non-loopback address. */
+  allowOpenAdmin?: boolean | undefined
+  /** Where relative paths of flags resolve. Default: the current directory. */
+  cwd?: string | undefined
+  /** Receives each warning line (skipped packages, open API). Default: stderr. */
+  warn?: ((message: string) => void) | undefined
+  /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
+  stdout?: ((text: string) => void) | undefined
+  /** Milliseconds `close()` lets requests in flight finish. Default 5000. */
+  shutdownGraceMs?: number | undefined
+}
+
+export interface RunningServer {
+  /** Where the API answers, e.g. `http://127.0.0.1:1880` (with `httpAdminRoot` when set). */
+  url: string
+  host: string
+  port: number
+  /** The database file, or `memory`. */
+  storage: string
+  authEnabled: boolean
+  settings: Settings
+  core: Core
+  /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
+  close(): Promise<void>
+}
+
+/** True for addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
+  if (bare === 'localhost' || bare === '::1') return true
+  const v4 = bare.startsWith('::ffff:') ? bare.slice(7) : bare
+  return isIP(v4) === 4 && v4.startsWith('127.')
+}
+
+/** The client address of a request, from its socket; IPv4-mapped IPv6 shown as plain IPv4. */
+export function socketAddress(c: Context): string {
+  try {
+    const address = getConnInfo(c).remote.address
+    if (address === undefined) return 'unknown'
+    return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+  } catch {
+    return 'unknown'
+  }
+}
+
+async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
+  const base =
+    options.settingsFile !== undefined
+      ? await loadSettings(options.settingsFile, cwd)
+      : parseSettings(options.settings ?? {}, 'settings', cwd)
+  return {
+    ...base,
+    uiHost: options.host ?? base.uiHost,
+    uiPort: options.port ?? base.uiPort,
+    userDir: options.userDir !== undefined ? path.resolve(cwd, options.userDir) : base.userDir,
+  }
+}
+
+async function openStores(
+  settings: Settings,
+): Promise<{ stores: Stores & { close(): Promise<void> }; storage: string }> {
+  if (settings.storage === 'memory') return { stores: createMemoryStores(), storage: 'memory' }
+  const file = path.join(settings.userDir, 'flowadmin.db')
+  try {
+    // Given the path, the stores own the connection and close it with themselves.
+    return { stores: createSqliteStores(file), storage: file }
+  } catch (error) {
+    // The store's message names the file and says what to do.
+    throw new StartupError(messageOf(error), undefined, { cause: error })
+  }
+}
+
+/**
+ * Starts the service: settings, stores, core, HTTP app, listener. Start-up failures are
+ * StartupErrors (SettingsError for the settings) whose message is fit to print as it is.
+ */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const cwd = options.cwd ?? process.cwd()
+  const warn = options.warn ?? ((message: string) => process.stderr.write(`flowadmin: warning: ${message}\n`))
+  const settings = await resolveSettings(options, cwd)
+
+  if (settings.adminAuth === null && !isLoopback(settings.uiHost) && !options.allowOpenAdmin) {
+    throw new StartupError(
+      `refusing to listen on ${settings.uiHost}: adminAuth is not set, so anyone who can reach that address ` +
+        'could administer this service. Set adminAuth, listen on 127.0.0.1, or pass --allow-open-admin.',
+      EXIT_USAGE,
+    )
+  }
+  const userDir = await stat(settings.userDir).catch(() => null)
+  if (!userDir?.isDirectory()) {
+    throw new SettingsError(`userDir ${settings.userDir} is not an existing folder`)
+  }
+
+  const audit = createAuditLog(settings.auditLog, options.stdout)
+  const cleanup: Array<() => Promise<void> | void> = [() => audit.close()]
+  const undo = async () => {
+    for (const step of cleanup.reverse()) await step()
+  }
+  try {
+    const { stores, storage } = await openStores(settings)
+    cleanup.push(() => stores.close())
+
+    const modules = await discoverModules(settings.userDir, warn)
+    const core = createCore(
+      {
+        stores,
+        verifier: await createArgon2Verifier(),
+        loader: createDiskLoader(modules),
+        typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json')),
+        events: audit,
+      },
+      { adminAuth: settings.adminAuth },
+    )
+    await core.modules.sync(toDescriptors(modules))
+    await core.sweep()
+
+    const app = createHttpApp(core, {
+      version: VERSION,
+      basePath: settings.httpAdminRoot,
+      clientAddress: socketAddress,
+      onUnexpectedError: (error, c) =>
+        process.stderr.write(`flowadmin: error: ${c.req.method} ${c.req.path}: ${describe(error)}\n`),
+    })
+    const listener = await listen(app.fetch, settings.uiHost, settings.uiPort)
+
+    const sweeper = setInterval(() => {
+      core.sweep().catch((error: unknown) => warn(`sweeping expired tokens failed: ${messageOf(error)}`))
+    }, SWEEP_INTERVAL_MS)
+    sweeper.unref()
+
+    if (!core.authEnabled) {
+      warn('adminAuth is not set: the admin API is open to anyone who can reach it')
+    }
+    const host =
+      listener.address.family === 'IPv6' ? `[${listener.address.address}]` : listener.address.address
+    let closing: Promise<void> | null = null
+    return {
+      url: `http://${host}:${listener.address.port}${settings.httpAdminRoot}`,
+      host: listener.address.address,
+      port: listener.address.port,
+      storage,
+      authEnabled: core.authEnabled,
+      settings,
+      core,
+      close() {
+        closing ??= (async () => {
+          clearInterval(sweeper)
+          await listener.close(options.shutdownGraceMs)
+          await undo()
+        })()
+        return closing
+      },
+    }
+  } catch (error) {
+    await undo()
+    throw error
+  }
+}
+
+/** A logged error: its stack when it has one (server logs may carry detail, responses never). */
+function describe(error: unknown): string {
+  if (error instanceof Error && error.name === 'FlowsFileError') return error.message
+  return error instanceof Error ? (error.stack ?? error.message) : String(error)
+}
