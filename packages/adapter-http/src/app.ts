@@ -1,0 +1,79 @@
+import type { Core } from '@flowadmin/core'
+import { type Context, Hono } from 'hono'
+import type { RouteDeps } from './env.js'
+import { toResponse, UNEXPECTED_ERROR } from './errors.js'
+import { authRoutes } from './routes/auth.js'
+import { nodesRoutes } from './routes/nodes.js'
+import { settingsRoutes } from './routes/settings.js'
+
+/** Options of {@link createHttpApp}. */
+export interface HttpAppOptions {
+  /** Product version reported by GET /settings. */
+  version: string
+  /** Mount every route below this prefix (`httpAdminRoot`), e.g. '/admin'. Default '' (root). */
+  basePath?: string
+  /** The client's address for throttling and events. The adapter does no I/O, so the server
+   *  passes a function (it uses @hono/node-server's getConnInfo). Default: () => 'unknown'. */
+  clientAddress?: (c: Context) => string
+  /** Largest accepted request body in bytes; larger is 413. Default 64 KiB. */
+  maxBodyBytes?: number
+  /** Called with every unexpected error (the 500 path). Default: console.error. */
+  onUnexpectedError?: (error: unknown, c: Context) => void
+}
+
+/** Default largest request body: 64 KiB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024
+
+/** '', '/', '/admin', 'admin/' -> '', '', '/admin', '/admin'. */
+function normaliseBasePath(basePath: string): string {
+  const trimmed = basePath.replace(/\/+$/, '')
+  if (trimmed === '') return ''
+  return trimmed.startsWith('/') ? trimmed : `/${trimmed}`
+}
+
+/**
+ * The admin API as a Hono app over a core. It does no I/O of its own: serve its `fetch`, or
+ * call `app.request()`.
+ */
+export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
+    throw new RangeError('maxBodyBytes must be a whole number of bytes')
+  }
+  const deps: RouteDeps = {
+    core,
+    version: options.version,
+    basePath: normaliseBasePath(options.basePath ?? ''),
+    clientAddress: options.clientAddress ?? (() => 'unknown'),
+    maxBodyBytes,
+  }
+  const report = options.onUnexpectedError ?? ((error: unknown) => console.error(error))
+  const unexpected = (error: unknown, c: Context): Response => {
+    try {
+      report(error, c)
+    } catch {
+      // A failing logger must not turn a 500 into something else.
+    }
+    return toResponse(UNEXPECTED_ERROR)
+  }
+
+  const api = new Hono()
+    .route('/', authRoutes(deps))
+    .route('/', settingsRoutes(deps))
+    .route('/', nodesRoutes(deps))
+
+  const app = new Hono()
+  app.use(async (c, next) => {
+    try {
+      await next()
+    } catch (error) {
+      // Hono hands thrown Errors to onError; anything else thrown ends up here.
+      c.res = unexpected(error, c)
+    }
+    c.header('X-Content-Type-Options', 'nosniff')
+  })
+  app.route(deps.basePath === '' ? '/' : deps.basePath, api)
+  app.notFound(() => new Response(null, { status: 404 }))
+  app.onError(unexpected)
+  return app
+}

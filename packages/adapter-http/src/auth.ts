@@ -1,0 +1,32 @@
+import { createMiddleware } from 'hono/factory'
+import type { AppEnv, RouteDeps } from './env.js'
+import { httpErrorOf, toResponse } from './errors.js'
+
+// RFC 6750 b64token: the characters a bearer token may have.
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+/**
+ * The token of an `Authorization` header: null when there is no header, '' when the header is
+ * not a well-formed Bearer credential (another scheme, nothing after `Bearer`), which the core
+ * treats as an invalid token.
+ */
+export function bearerTokenOf(header: string | undefined): string | null {
+  if (header === undefined) return null
+  return BEARER.exec(header)?.[1] ?? ''
+}
+
+/**
+ * Authenticates the caller and checks `permission` before anything else runs (the body is not
+ * read, the module not looked up). Sets `principal` and `address` for the handler.
+ */
+export function requirePermission(deps: RouteDeps, permission: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const token = bearerTokenOf(c.req.header('Authorization'))
+    const address = deps.clientAddress(c)
+    const access = await deps.core.access(token, permission, address)
+    if (!access.ok) return toResponse(httpErrorOf(access.error, { tokenSent: token !== null }))
+    c.set('principal', access.value)
+    c.set('address', address)
+    await next()
+  })
+}

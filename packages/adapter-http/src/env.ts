@@ -1,0 +1,20 @@
+import type { Core, Principal } from '@flowadmin/core'
+import type { Context } from 'hono'
+
+/** Per-request values set by the bearer middleware. */
+export type AppEnv = {
+  Variables: {
+    principal: Principal
+    address: string
+  }
+}
+
+/** What the route factories need, resolved from the options once. */
+export interface RouteDeps {
+  core: Core
+  version: string
+  /** Normalised: '' or '/something' without a trailing slash. */
+  basePath: string
+  clientAddress: (c: Context) => string
+  maxBodyBytes: number
+}

@@ -1,0 +1,104 @@
+import type { DomainError, DomainErrorCode, ErrorOf } from '@flowadmin/core'
+import type { BodyProblem } from './body.js'
+
+// The one place where outcomes become HTTP: domain errors, edge validation failures and the
+// unexpected 500. Routes never pick a status for an error themselves.
+
+/** Realm of every `WWW-Authenticate` challenge. */
+export const REALM = 'flowadmin'
+
+/** An HTTP answer before it becomes a Response; `body: null` means an empty body. */
+export interface HttpError {
+  status: 400 | 401 | 404 | 413 | 429 | 500
+  headers?: Record<string, string>
+  body: Record<string, unknown> | null
+}
+
+/** What the mapping needs to know besides the error: whether a bearer token was presented. */
+export interface ErrorContext {
+  tokenSent: boolean
+}
+
+/** The RFC 6749 §5.2 error body of the token and revoke endpoints. */
+export const oauthError = (status: 400 | 413 | 429, error: string, description: string): HttpError => ({
+  status,
+  body: { error, error_description: description },
+})
+
+/** The `{code, message}` body of every other route. */
+export const adminError = (status: 400 | 413, code: string, message: string): HttpError => ({
+  status,
+  body: { code, message },
+})
+
+const challenge = (error?: string): HttpError => ({
+  status: 401,
+  headers: {
+    'WWW-Authenticate': error ? `Bearer realm="${REALM}", error="${error}"` : `Bearer realm="${REALM}"`,
+  },
+  body: null,
+})
+
+const notFound: HttpError = { status: 404, body: null }
+
+type Mapping = { [C in DomainErrorCode]: (error: ErrorOf<C>, context: ErrorContext) => HttpError }
+
+// Exhaustive: a new DomainError code does not compile until it has a row here.
+const mapping: Mapping = {
+  // Only the token endpoint yields these three, so they take its RFC 6749 shape.
+  invalid_request: (error) => oauthError(400, 'invalid_request', error.message),
+  unsupported_grant_type: (error) => oauthError(400, 'unsupported_grant_type', error.message),
+  invalid_scope: (error) => oauthError(400, 'invalid_scope', error.message),
+  // Every credential failure looks alike: same status, same headers, no body.
+  invalid_credentials: () => ({ status: 401, body: null }),
+  throttled: (error) => ({
+    ...oauthError(
+      429,
+      'temporarily_unavailable',
+      `Too many failed login attempts. Try again in ${error.retryAfter} seconds.`,
+    ),
+    headers: { 'Retry-After': String(error.retryAfter) },
+  }),
+  unauthenticated: (error) => challenge(error.reason === 'invalid' ? 'invalid_token' : undefined),
+  // RFC 6750 §3.1: a request without credentials gets a bare challenge, not an error code.
+  forbidden: (_error, context) => challenge(context.tokenSent ? 'insufficient_scope' : undefined),
+  module_not_found: () => notFound,
+  node_set_not_found: () => notFound,
+  type_in_use: (error) => ({
+    status: 400,
+    body: { code: 'type_in_use', message: `Type in use: ${error.types.join(', ')}`, types: error.types },
+  }),
+}
+
+/** The HTTP answer for a domain error. */
+export function httpErrorOf(error: DomainError, context: ErrorContext = { tokenSent: false }): HttpError {
+  return (mapping[error.code] as (error: DomainError, context: ErrorContext) => HttpError)(error, context)
+}
+
+/** A refused body at the token or revoke endpoint (RFC 6749 shape). */
+export function oauthBodyError(problem: BodyProblem): HttpError {
+  return problem.problem === 'too_large'
+    ? oauthError(413, 'invalid_request', 'Request body too large')
+    : oauthError(400, 'invalid_request', problem.message)
+}
+
+/** A refused body at an admin route. */
+export function adminBodyError(problem: BodyProblem): HttpError {
+  return problem.problem === 'too_large'
+    ? adminError(413, 'payload_too_large', `Request body larger than ${problem.limit} bytes`)
+    : adminError(400, 'invalid_request', problem.message)
+}
+
+/** Body of every unexpected failure: no stack, path or detail. */
+export const UNEXPECTED_ERROR: HttpError = {
+  status: 500,
+  body: { code: 'unexpected_error', message: 'Internal error' },
+}
+
+/** Turns an HttpError into a Response (JSON or empty). */
+export function toResponse(error: HttpError): Response {
+  const headers = new Headers(error.headers)
+  if (error.body === null) return new Response(null, { status: error.status, headers })
+  headers.set('Content-Type', 'application/json')
+  return new Response(JSON.stringify(error.body), { status: error.status, headers })
+}
