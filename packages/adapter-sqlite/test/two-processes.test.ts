@@ -1,0 +1,82 @@
+import { createFixedClock } from '@flowadmin/testkit'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type Child, startChild } from './children.js'
+import { ADDRESS, adminLogin, openCore } from './core.js'
+import { createTempFolder } from './temp.js'
+
+const temp = createTempFolder()
+afterAll(() => temp.remove())
+
+const MODULE = {
+  name: '@acme/flow-tools',
+  version: '2.0.0',
+  sets: [
+    { name: 'alpha', types: ['alpha'] },
+    { name: 'beta', types: ['beta'] },
+    { name: 'gamma', types: ['gamma'] },
+  ],
+}
+const actor = { username: 'admin', clientId: 'service-admin', address: ADDRESS }
+
+describe('two processes on one database file', () => {
+  let path: string
+  let here: ReturnType<typeof openCore>
+  let there: Child
+
+  beforeEach(async () => {
+    path = temp.file()
+    here = openCore(path, createFixedClock(Date.now())) // the child runs on the system clock
+    await here.core.modules.sync([MODULE])
+    there = startChild('peer-worker.mjs', [path])
+    expect(await there.next()).toEqual({ ready: true })
+  })
+  afterEach(async () => {
+    there.process.stdin?.end()
+    const ended = await there.ended
+    await here.stores.close()
+    expect(ended).toMatchObject({ code: 0, stderr: '' })
+  })
+
+  const validHere = async (token: string) => (await here.core.authenticate(token)).ok
+
+  it('a token issued in one is valid in the other; a revoke in either is seen by the other at once', async () => {
+    const { token } = (await there.ask({ cmd: 'login' })) as { token: string }
+    expect(await validHere(token)).toBe(true)
+    const principal = await here.core.authenticate(token)
+    if (!principal.ok) throw new Error('not valid here')
+    await here.core.revoke(principal.value, token, ADDRESS)
+    expect(await there.ask({ cmd: 'authenticate', token })).toEqual({ valid: false })
+
+    const issued = await here.core.login(adminLogin(), ADDRESS)
+    if (!issued.ok) throw new Error('login failed')
+    const mine = issued.value.accessToken
+    expect(await there.ask({ cmd: 'authenticate', token: mine })).toEqual({ valid: true })
+    expect(await there.ask({ cmd: 'revoke', token: mine })).toEqual({})
+    expect(await validHere(mine)).toBe(false)
+  })
+
+  it('a module toggled in one is seen by the other at once, both ways', async () => {
+    expect(await there.ask({ cmd: 'enable', enabled: false })).toEqual({ flags: [false, false, false] })
+    const seen = await here.core.modules.get(MODULE.name)
+    expect(seen.ok && seen.value.nodes.map((set) => set.enabled)).toEqual([false, false, false])
+
+    await here.core.modules.setNodeSetEnabled(MODULE.name, 'beta', true, actor)
+    expect(await there.ask({ cmd: 'flags' })).toEqual({ flags: [false, true, false] })
+  })
+
+  it('loses no throttle hit when both count the same key at the same time', async () => {
+    const hit = { key: 'addr 127.0.0.1', now: Date.UTC(2026, 0, 1), windowMs: 900_000 }
+    const theirs = there.ask({ cmd: 'hits', times: 150, ...hit })
+    const mine: number[] = []
+    for (let i = 0; i < 150; i++) {
+      const [counter] = await here.stores.throttle.hit([hit.key], hit.now, hit.windowMs)
+      mine.push(counter?.count ?? 0)
+    }
+    const { counts } = (await theirs) as { counts: number[] }
+    const all = [...mine, ...counts].sort((a, b) => a - b)
+    expect(all).toEqual(Array.from({ length: 300 }, (_, i) => i + 1))
+    expect(await here.stores.throttle.peek([hit.key], hit.now)).toEqual([
+      { count: 300, resetAt: hit.now + hit.windowMs },
+    ])
+  })
+})
