@@ -39,8 +39,11 @@ export interface ServerOptions {
   allowOpenAdmin?: boolean | undefined
   /** Where relative paths of flags resolve. Default: the current directory. */
   cwd?: string | undefined
-  /** Receives each warning line (skipped packages, open API). Default: stderr. */
-  warn?: ((message: string) => void) | undefined
+  /**
+   * Receives warnings (skipped packages, an open API) and errors (the detail of each 500).
+   * Default: one line each on stderr, `flowadmin: warning: ...` / `flowadmin: error: ...`.
+   */
+  log?: ((level: 'warning' | 'error', message: string) => void) | undefined
   /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
   stdout?: ((text: string) => void) | undefined
   /** Milliseconds `close()` lets requests in flight finish. Default 5000. */
@@ -113,7 +116,8 @@ async function openStores(
  */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const cwd = options.cwd ?? process.cwd()
-  const warn = options.warn ?? ((message: string) => process.stderr.write(`flowadmin: warning: ${message}\n`))
+  const log = options.log ?? ((level, message) => process.stderr.write(`flowadmin: ${level}: ${message}\n`))
+  const warn = (message: string) => log('warning', message)
   const settings = await resolveSettings(options, cwd)
 
   if (settings.adminAuth === null && !isLoopback(settings.uiHost) && !options.allowOpenAdmin) {
@@ -155,8 +159,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       version: VERSION,
       basePath: settings.httpAdminRoot,
       clientAddress: socketAddress,
-      onUnexpectedError: (error, c) =>
-        process.stderr.write(`flowadmin: error: ${c.req.method} ${c.req.path}: ${describe(error)}\n`),
+      onUnexpectedError: (error, c) => log('error', `${c.req.method} ${c.req.path}: ${describe(error)}`),
     })
     const listener = await listen(app.fetch, settings.uiHost, settings.uiPort)
 

@@ -1,0 +1,211 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  EXIT_RUNTIME,
+  EXIT_USAGE,
+  hashPassword,
+  isLoopback,
+  type RunningServer,
+  type ServerOptions,
+  SettingsError,
+  StartupError,
+  startServer,
+} from '../src/index.js'
+
+let userDir: string
+let logged: string[]
+const running: RunningServer[] = []
+
+beforeEach(async () => {
+  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-compose-'))
+  logged = []
+})
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.close()
+  await rm(userDir, { recursive: true, force: true })
+})
+
+async function start(options: ServerOptions = {}): Promise<RunningServer> {
+  const server = await startServer({
+    port: 0,
+    userDir,
+    stdout: () => {},
+    log: (level, message) => logged.push(`${level}: ${message}`),
+    ...options,
+  })
+  running.push(server)
+  return server
+}
+
+async function failure(options: ServerOptions): Promise<StartupError> {
+  const error = await start(options).catch((caught: unknown) => caught)
+  expect(error).toBeInstanceOf(StartupError)
+  return error as StartupError
+}
+
+async function installGreeting(): Promise<void> {
+  const dir = path.join(userDir, 'node_modules', 'greeting-nodes')
+  await mkdir(dir, { recursive: true })
+  await writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({
+      name: 'greeting-nodes',
+      version: '1.2.3',
+      'node-red': { nodes: { greeting: 'greeting.js' } },
+    }),
+  )
+  await writeFile(path.join(dir, 'greeting.js'), 'module.exports = function (RED) {}\n')
+  await writeFile(
+    path.join(dir, 'greeting.html'),
+    '<script type="text/html" data-template-name="greeting"></script>',
+  )
+}
+
+const put = (url: string, enabled: boolean) =>
+  fetch(url, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ enabled }),
+  })
+
+describe('isLoopback', () => {
+  it.each(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1'])(
+    '%s is',
+    (host) => {
+      expect(isLoopback(host)).toBe(true)
+    },
+  )
+  it.each(['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', 'example.com', '127.example.com', ''])(
+    '%s is not',
+    (host) => {
+      expect(isLoopback(host)).toBe(false)
+    },
+  )
+})
+
+describe('startServer', () => {
+  it('serves the API with the settings given, and warns when it is open', async () => {
+    const server = await start({ settings: { storage: 'memory' } })
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`)
+    expect(server.storage).toBe('memory')
+    expect(server.authEnabled).toBe(false)
+    expect(await (await fetch(`${server.url}/auth/login`)).json()).toEqual({})
+    expect(logged).toEqual([
+      'warning: adminAuth is not set: the admin API is open to anyone who can reach it',
+    ])
+  })
+
+  it('mounts the API below httpAdminRoot', async () => {
+    const server = await start({ settings: { storage: 'memory', httpAdminRoot: '/admin' } })
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/admin`)
+    expect((await fetch(`${server.url}/auth/login`)).status).toBe(200)
+    expect((await fetch(`http://127.0.0.1:${server.port}/auth/login`)).status).toBe(404)
+  })
+
+  it('refuses an open API on a non-loopback address unless allowed', async () => {
+    const error = await failure({ settings: { storage: 'memory' }, host: '0.0.0.0' })
+    expect(error.exitCode).toBe(EXIT_USAGE)
+    expect(error.message).toMatch(/^refusing to listen on 0\.0\.0\.0: adminAuth is not set/)
+    expect(error.message).toContain('--allow-open-admin')
+  })
+
+  it('refuses a userDir that does not exist', async () => {
+    const error = await failure({ userDir: path.join(userDir, 'nope') })
+    expect(error).toBeInstanceOf(SettingsError)
+    expect(error.message).toBe(`userDir ${path.join(userDir, 'nope')} is not an existing folder`)
+  })
+
+  it('stores in <userDir>/flowadmin.db by default and names a corrupt file', async () => {
+    const file = path.join(userDir, 'flowadmin.db')
+    await writeFile(file, 'this is not a database, just some text that is long enough'.repeat(100))
+    const error = await failure({})
+    expect(error.exitCode).toBe(EXIT_RUNTIME)
+    expect(error.message).toContain(file)
+    expect(error.message).not.toMatch(/\n\s+at /)
+  })
+
+  it('fails clearly when the port is taken, and releases the database', async () => {
+    const first = await start({})
+    expect(first.storage).toBe(path.join(userDir, 'flowadmin.db'))
+    const error = await failure({ port: first.port })
+    expect(error.message).toBe(`cannot listen on 127.0.0.1:${first.port}: the port is already in use`)
+    await first.close()
+    await expect(first.close()).resolves.toBeUndefined()
+  })
+
+  it('records the modules found on disk and answers with them', async () => {
+    await installGreeting()
+    const server = await start({ settings: { storage: 'memory' } })
+    const response = await put(`${server.url}/nodes/greeting-nodes`, false)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({
+      name: 'greeting-nodes',
+      version: '1.2.3',
+      nodes: [
+        {
+          id: 'greeting-nodes/greeting',
+          name: 'greeting',
+          types: ['greeting'],
+          enabled: false,
+          loaded: true,
+          module: 'greeting-nodes',
+        },
+      ],
+    })
+  })
+
+  it('refuses a disable while flows.json cannot be read: a 500 without detail, logged with detail', async () => {
+    await installGreeting()
+    await writeFile(path.join(userDir, 'flows.json'), '[{"type": "greeting"')
+    const server = await start({ settings: { storage: 'memory' } })
+    const response = await put(`${server.url}/nodes/greeting-nodes`, false)
+    expect(response.status).toBe(500)
+    const body = await response.text()
+    expect(JSON.parse(body)).toEqual({ code: 'unexpected_error', message: 'Internal error' })
+    expect(body).not.toContain(userDir)
+    expect(logged.filter((line) => line.startsWith('error:'))).toEqual([
+      expect.stringMatching(
+        /^error: PUT \/nodes\/greeting-nodes: the flows file .*flows\.json is not valid JSON/,
+      ),
+    ])
+    // Nothing changed, and enabling (which needs no flows) still works.
+    const enable = await put(`${server.url}/nodes/greeting-nodes`, true)
+    expect(enable.status).toBe(200)
+    expect((await enable.json()).nodes[0].enabled).toBe(true)
+  })
+
+  it('writes audit events with the client address to the configured file', async () => {
+    const hash = await hashPassword('s3cret-pw')
+    const server = await start({
+      settings: {
+        storage: 'memory',
+        auditLog: { file: path.join(userDir, 'audit.log') },
+        adminAuth: { type: 'credentials', users: [{ username: 'admin', password: hash, permissions: '*' }] },
+      },
+    })
+    const response = await fetch(`${server.url}/auth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: 'service-admin',
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: 's3cret-pw',
+      }),
+    })
+    expect(response.status).toBe(200)
+    const { access_token: token } = (await response.json()) as { access_token: string }
+    await server.close()
+    const log = await readFile(path.join(userDir, 'audit.log'), 'utf8')
+    expect(log).not.toContain('s3cret-pw')
+    expect(log).not.toContain(token)
+    expect(JSON.parse(log)).toMatchObject({
+      event: 'login.succeeded',
+      user: 'admin',
+      client: 'service-admin',
+      address: '127.0.0.1',
+    })
+  })
+})
