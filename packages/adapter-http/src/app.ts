@@ -1,7 +1,7 @@
 import type { Core } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import type { RouteDeps } from './env.js'
-import { toResponse, UNEXPECTED_ERROR } from './errors.js'
+import { emptyResponse, toResponse, UNEXPECTED_ERROR } from './errors.js'
 import { authRoutes } from './routes/auth.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { settingsRoutes } from './routes/settings.js'
@@ -73,7 +73,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     c.header('X-Content-Type-Options', 'nosniff')
   })
   app.route(deps.basePath === '' ? '/' : deps.basePath, api)
-  app.notFound(() => new Response(null, { status: 404 }))
+  app.notFound(() => emptyResponse(404))
   app.onError(unexpected)
   return app
 }

@@ -95,10 +95,17 @@ export const UNEXPECTED_ERROR: HttpError = {
   body: { code: 'unexpected_error', message: 'Internal error' },
 }
 
+/** A response without a body; `Content-Length: 0` spares servers a chunked empty body. */
+export function emptyResponse(status: number, init?: Record<string, string>): Response {
+  const headers = new Headers(init)
+  headers.set('Content-Length', '0')
+  return new Response(null, { status, headers })
+}
+
 /** Turns an HttpError into a Response (JSON or empty). */
 export function toResponse(error: HttpError): Response {
+  if (error.body === null) return emptyResponse(error.status, error.headers)
   const headers = new Headers(error.headers)
-  if (error.body === null) return new Response(null, { status: error.status, headers })
   headers.set('Content-Type', 'application/json')
   return new Response(JSON.stringify(error.body), { status: error.status, headers })
 }

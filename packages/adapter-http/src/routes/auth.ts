@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import { messageOf, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
@@ -55,7 +55,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
 
     await core.revoke(c.get('principal'), fields.output.token, c.get('address'))
-    return c.body(null, 200)
+    return emptyResponse(200)
   })
 
   return routes

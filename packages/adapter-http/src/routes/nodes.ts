@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, httpErrorOf, toResponse } from '../errors.js'
+import { adminBodyError, adminError, emptyResponse, httpErrorOf, toResponse } from '../errors.js'
 import { EnableRequestSchema, messageOf } from '../schemas.js'
 
 // Matched against the decoded rest of the path. A scoped name holds a slash, which the router
@@ -37,7 +37,7 @@ export function parseNodesPath(rest: string): NodesTarget | null {
   return null
 }
 
-const notFound = () => new Response(null, { status: 404 })
+const notFound = () => emptyResponse(404)
 
 /** `GET /nodes`, `GET|PUT /nodes/:module`, `GET|PUT /nodes/:module/:set`. */
 export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {

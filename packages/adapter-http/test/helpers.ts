@@ -1,0 +1,218 @@
+import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { type AdminAuthOptions, createCore, type ModuleDescriptor, type Stores } from '@flowadmin/core'
+import {
+  createEventRecorder,
+  createFakeLoader,
+  createFakeTypeUsage,
+  createFixedClock,
+  createPlainHasher,
+  createSeededRandom,
+} from '@flowadmin/testkit'
+import { expect } from 'vitest'
+import { createHttpApp, type HttpAppOptions } from '../src/index.js'
+
+export const VERSION = '9.9.9'
+export const ADDRESS = '203.0.113.7'
+
+/** A plain module with one node set. */
+export const PLAIN: ModuleDescriptor = {
+  name: 'node-red-node-random',
+  version: '0.4.1',
+  sets: [{ name: 'random', types: ['random'] }],
+}
+
+/** A scoped module with several node sets. */
+export const SCOPED: ModuleDescriptor = {
+  name: '@acme/flow-kit',
+  version: '2.1.0',
+  sets: [
+    { name: 'alpha', types: ['alpha-in', 'alpha-out'] },
+    { name: 'beta', types: ['beta'] },
+    { name: 'gamma', types: ['gamma'] },
+  ],
+}
+
+export interface WorldOptions {
+  /** false: no adminAuth, the API is open. */
+  auth?: boolean
+  defaultPermissions?: string | string[]
+  sessionExpiryTime?: number
+  typesInUse?: string[]
+  loaderFailures?: Record<string, string>
+  stores?: Stores
+  app?: Partial<HttpAppOptions>
+}
+
+/**
+ * A core over memory stores and the test doubles, with PLAIN and SCOPED installed, and the app
+ * over it. Users (password `pw` each): admin `*`, reader `read`, editor `nodes.read nodes.write`.
+ */
+export async function createWorld(options: WorldOptions = {}) {
+  const clock = createFixedClock()
+  const hasher = createPlainHasher()
+  const events = createEventRecorder()
+  const loader = createFakeLoader(options.loaderFailures)
+  const typeUsage = createFakeTypeUsage(options.typesInUse)
+  const stores = options.stores ?? createMemoryStores()
+  const adminAuth: AdminAuthOptions | null =
+    options.auth === false
+      ? null
+      : {
+          users: [
+            { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
+            { username: 'reader', password: hasher.hash('pw'), permissions: 'read' },
+            { username: 'editor', password: hasher.hash('pw'), permissions: ['nodes.read', 'nodes.write'] },
+          ],
+          default: options.defaultPermissions ? { permissions: options.defaultPermissions } : undefined,
+          sessionExpiryTime: options.sessionExpiryTime,
+        }
+  const core = createCore(
+    { stores, verifier: hasher, loader, typeUsage, events, clock, random: createSeededRandom(7) },
+    { adminAuth },
+  )
+  await core.modules.sync([PLAIN, SCOPED])
+
+  let address = ADDRESS
+  const app = createHttpApp(core, { version: VERSION, clientAddress: () => address, ...options.app })
+  const prefix = options.app?.basePath ?? ''
+
+  const world = {
+    app,
+    core,
+    clock,
+    hasher,
+    events,
+    loader,
+    typeUsage,
+    stores,
+    /** Requests from now on come from this address. */
+    setAddress(next: string) {
+      address = next
+    },
+    request(path: string, init?: RequestInit) {
+      return app.request(`${prefix}${path}`, init)
+    },
+    /** POST /auth/token with these fields, as a form (default) or JSON. */
+    tokenRequest(fields: Record<string, unknown>, as: 'form' | 'json' = 'form') {
+      return world.request('/auth/token', {
+        method: 'POST',
+        headers: {
+          'Content-Type': as === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
+        },
+        body:
+          as === 'json'
+            ? JSON.stringify(fields)
+            : new URLSearchParams(fields as Record<string, string>).toString(),
+      })
+    },
+    /** Logs in and returns the access token; fails the test unless it is 200. */
+    async login(username = 'admin', scope = '*', clientId = 'service-admin'): Promise<string> {
+      const res = await world.tokenRequest({
+        client_id: clientId,
+        grant_type: 'password',
+        scope,
+        username,
+        password: 'pw',
+      })
+      expect(res.status).toBe(200)
+      return ((await res.json()) as { access_token: string }).access_token
+    },
+    get(path: string, token?: string) {
+      return world.request(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
+    },
+    /** PUT with a JSON body (a string is sent as is). */
+    put(path: string, body: unknown, token?: string, contentType = 'application/json') {
+      return world.request(path, {
+        method: 'PUT',
+        headers: {
+          'Content-Type': contentType,
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      })
+    },
+    /** The module as a caller with every permission sees it (through the core). */
+    async moduleState(name: string) {
+      const module = await core.modules.get(name)
+      if (!module.ok) throw new Error(`no module ${name}`)
+      return module.value.nodes.map((set) => [set.name, set.enabled])
+    },
+  }
+  return world
+}
+
+export type World = Awaited<ReturnType<typeof createWorld>>
+
+/** Everything a client sees of a response, for byte-for-byte comparisons. */
+export async function snapshot(res: Response) {
+  const headers: Array<[string, string]> = []
+  res.headers.forEach((value, name) => {
+    headers.push([name, value])
+  })
+  return { status: res.status, headers, body: await res.text() }
+}
+
+/** Asserts a 401 with an empty body and this challenge. */
+export async function expectChallenge(res: Response, error?: 'invalid_token' | 'insufficient_scope') {
+  expect(res.status).toBe(401)
+  expect(res.headers.get('Content-Length')).toBe('0')
+  expect(res.headers.get('WWW-Authenticate')).toBe(
+    error ? `Bearer realm="flowadmin", error="${error}"` : 'Bearer realm="flowadmin"',
+  )
+  expect(await res.text()).toBe('')
+}
+
+/** Asserts an empty 404. */
+export async function expectNotFound(res: Response) {
+  expect(res.status).toBe(404)
+  expect(res.headers.get('Content-Length')).toBe('0')
+  expect(res.headers.get('Content-Type')).toBeNull()
+  expect(await res.text()).toBe('')
+}
+
+/** The fields of a good password grant for admin, with overrides. */
+export const grant = (overrides: Record<string, unknown> = {}) => ({
+  client_id: 'service-admin',
+  grant_type: 'password',
+  scope: '*',
+  username: 'admin',
+  password: 'pw',
+  ...overrides,
+})
+
+/** Asserts the no-cache headers of the token and revoke endpoints. */
+export const expectNoStore = (res: Response) => {
+  expect(res.headers.get('Cache-Control')).toBe('no-store')
+  expect(res.headers.get('Pragma')).toBe('no-cache')
+}
+
+/** A node set as the API shows it (loaded, no err). */
+export const setView = (module: string, name: string, types: string[], enabled = true) => ({
+  id: `${module}/${name}`,
+  name,
+  types,
+  enabled,
+  loaded: true,
+  module,
+})
+
+/** The Node Module object of PLAIN. */
+export const plainModule = (enabled: boolean) => ({
+  name: PLAIN.name,
+  version: PLAIN.version,
+  nodes: [setView(PLAIN.name, 'random', ['random'], enabled)],
+})
+
+/** The Node Module object of SCOPED. */
+export const scopedModule = (enabled: boolean) => ({
+  name: SCOPED.name,
+  version: SCOPED.version,
+  nodes: [
+    setView(SCOPED.name, 'alpha', ['alpha-in', 'alpha-out'], enabled),
+    setView(SCOPED.name, 'beta', ['beta'], enabled),
+    setView(SCOPED.name, 'gamma', ['gamma'], enabled),
+  ],
+})
+
+/** SCOPED's path in the three spellings: raw, `%2F`, `%40` + `%2f`. */
+export const SCOPED_PATHS = ['/nodes/@acme/flow-kit', '/nodes/@acme%2Fflow-kit', '/nodes/%40acme%2fflow-kit']
