@@ -1,0 +1,128 @@
+// The flowadmin target: a user folder with settings, flows and the bench modules, and tokens issued
+// straight into its SQLite file (through the built core and SQLite stores) before the server starts.
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+
+const root = new URL('../', import.meta.url)
+const serverRequire = createRequire(new URL('packages/server/package.json', root))
+
+export const FLOWADMIN_CLIENT = 'service-admin'
+export const flowadminBin = new URL('packages/server/bin/flowadmin.js', root).pathname
+
+/** The server's own argon2 module and its OWASP parameters (m=19456 KiB, t=2, p=1). */
+export const argon2 = serverRequire('argon2')
+export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 }
+
+/** Checks that the workspace was built, with a message that says what to do. */
+export function checkBuilt() {
+  for (const path of [
+    'packages/server/dist/cli.js',
+    'packages/core/dist/index.js',
+    'packages/adapter-sqlite/dist/index.js',
+  ]) {
+    if (!existsSync(new URL(path, root))) {
+      throw new Error(`${path} is missing: build the workspace first (pnpm build)`)
+    }
+  }
+}
+
+/** Writes settings.json for the user folder; returns its path. */
+export function writeFlowadminSettings(userDir, { username, passwordHash }) {
+  const settings = {
+    userDir: '.',
+    uiHost: '127.0.0.1',
+    adminAuth: {
+      type: 'credentials',
+      users: [{ username, password: passwordHash, permissions: '*' }],
+    },
+    auditLog: 'off',
+  }
+  const file = join(userDir, 'settings.json')
+  writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`)
+  return file
+}
+
+/** The database file flowadmin keeps in the user folder. */
+export const flowadminDb = (userDir) => join(userDir, 'flowadmin.db')
+
+/**
+ * Creates a database at `dbPath` holding `count` live tokens of `username`, issued through the
+ * core (the same hashing and records as a real login). Returns the tokens, in issue order.
+ */
+export async function seedFlowadminTokens(dbPath, { count, username }) {
+  const { createCore } = await import(new URL('packages/core/dist/index.js', root).href)
+  const { openDatabase, createSqliteStores } = await import(
+    new URL('packages/adapter-sqlite/dist/index.js', root).href
+  )
+  const db = openDatabase(dbPath)
+  try {
+    // Seeding is not what is measured: one transaction per batch instead of one sync per token.
+    db.exec('PRAGMA synchronous = OFF')
+    const stores = createSqliteStores(db)
+    const core = createCore(
+      {
+        stores,
+        verifier: { dummyHash: '\u0000', verify: async (hash, password) => hash === password },
+        loader: { load: async () => ({ ok: true }) },
+        typeUsage: { typesInUse: async () => new Set() },
+      },
+      { adminAuth: { users: [{ username, password: 'seed', permissions: '*' }] } },
+    )
+    const tokens = []
+    const batch = 5000
+    for (let done = 0; done < count; done += batch) {
+      db.exec('BEGIN')
+      for (let i = done; i < Math.min(count, done + batch); i++) {
+        const issued = await core.login(
+          { clientId: FLOWADMIN_CLIENT, grantType: 'password', scope: '*', username, password: 'seed' },
+          '127.0.0.1',
+        )
+        if (!issued.ok) throw new Error(`seeding a token failed: ${issued.error.code}`)
+        tokens.push(issued.value.accessToken)
+      }
+      db.exec('COMMIT')
+    }
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    await stores.close()
+    return tokens
+  } finally {
+    db.close()
+  }
+}
+
+/** Copies a seeded database (checkpointed, so the main file is the whole of it). */
+export function copyDatabase(from, userDir) {
+  copyFileSync(from, flowadminDb(userDir))
+}
+
+/**
+ * The argon2id floor: verifications per second at OWASP parameters with `concurrency` running at
+ * once (one per core), measured over `durationMs` in this process with nothing else loaded.
+ */
+export async function measureArgon2Floor({ durationMs, concurrency = 2 }) {
+  const hash = await argon2.hash('argon2id-floor', ARGON2_OPTIONS)
+  const latencies = []
+  const start = performance.now()
+  const end = start + durationMs
+  let stopAt = null
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now()
+      if (!(await argon2.verify(hash, 'argon2id-floor'))) throw new Error('argon2 verify failed')
+      const t1 = performance.now()
+      if (t1 <= end) latencies.push(t1 - t0)
+      else stopAt ??= end
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  const elapsedMs = (stopAt ?? performance.now()) - start
+  latencies.sort((a, b) => a - b)
+  return {
+    concurrency,
+    count: latencies.length,
+    elapsedMs,
+    perSecond: (latencies.length * 1000) / elapsedMs,
+    p50: latencies[Math.floor(latencies.length / 2)] ?? Number.NaN,
+  }
+}

@@ -1,0 +1,160 @@
+// Load generators. Latencies are exact per response (hrtime, fractions of a millisecond): autocannon's
+// own histogram keeps whole milliseconds only, so its `response` event is recorded instead.
+import http from 'node:http'
+import autocannon from 'autocannon'
+import { cpuMs } from './proc.mjs'
+
+/**
+ * Runs autocannon against `url` for `durationMs` (or until `amount` responses), closed loop, one
+ * request in flight per connection. Only the responses inside the window count; the server's CPU
+ * time (`pid`) is read at both ends of the window.
+ * `requests` / `setupClient` are autocannon's (per-connection request lists, dynamic requests).
+ */
+export function runLoad({
+  url,
+  pid,
+  durationMs,
+  connections,
+  method,
+  headers,
+  body,
+  requests,
+  setupClient,
+  amount,
+}) {
+  return new Promise((resolve, reject) => {
+    const latencies = []
+    const statuses = {}
+    let errors = 0
+    let open = true
+    const cpuStart = cpuMs(pid)
+    const start = process.hrtime.bigint()
+    const settings = {
+      url,
+      connections: amount === undefined ? connections : Math.min(connections, amount),
+      pipelining: 1,
+      method,
+      headers,
+      body,
+      requests,
+      setupClient,
+      // Bounded twice: the window below stops it, the duration is only a backstop.
+      duration: Math.ceil(durationMs / 1000) + 10,
+      amount,
+      sampleInt: 100,
+      timeout: 10,
+    }
+    // autocannon takes an option given as undefined for a value: leave such options out.
+    for (const key of Object.keys(settings)) if (settings[key] === undefined) delete settings[key]
+    const instance = autocannon(settings, (error) => {
+      if (error) reject(error)
+      else close()
+      resolve(result)
+    })
+    let result
+    const close = () => {
+      if (!open) return
+      open = false
+      clearTimeout(timer)
+      const elapsedMs = Number(process.hrtime.bigint() - start) / 1e6
+      result = summarise({ latencies, statuses, errors, elapsedMs, cpuMs: cpuMs(pid) - cpuStart })
+      instance.stop()
+    }
+    const timer = setTimeout(close, durationMs)
+    instance.on('response', (_client, status, _bytes, ms) => {
+      if (!open) return
+      latencies.push(ms)
+      statuses[status] = (statuses[status] ?? 0) + 1
+      // A bounded run (`amount`) ends with its last answer, not at the next sampling tick.
+      if (amount !== undefined && latencies.length + errors >= amount) close()
+    })
+    instance.on('reqError', () => {
+      if (open) errors++
+    })
+  })
+}
+
+/**
+ * Sends GET requests at a fixed rate (open loop, whatever the answers' pace) for `durationMs` and
+ * records each one's time from send to the end of its response.
+ */
+export function runPaced({ port, path, headers, rate, durationMs }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  const latencies = []
+  const statuses = {}
+  let errors = 0
+  let sent = 0
+  let pending = 0
+  const total = Math.floor((rate * durationMs) / 1000)
+  const start = performance.now()
+  return new Promise((resolve) => {
+    let finished = false
+    const finish = () => {
+      if (finished) return
+      finished = true
+      clearInterval(ticker)
+      clearTimeout(backstop)
+      agent.destroy()
+      const elapsedMs = performance.now() - start
+      resolve({ ...summarise({ latencies, statuses, errors, elapsedMs, cpuMs: Number.NaN }), sent })
+    }
+    const fire = () => {
+      sent++
+      pending++
+      const t0 = process.hrtime.bigint()
+      const done = (status) => {
+        pending--
+        if (status === null) errors++
+        else {
+          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
+          statuses[status] = (statuses[status] ?? 0) + 1
+        }
+        if (sent === total && pending === 0) finish()
+      }
+      const req = http.request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
+        res.resume()
+        res.on('end', () => done(res.statusCode))
+        res.on('error', () => done(null))
+      })
+      req.setTimeout(10_000, () => req.destroy())
+      req.on('error', () => done(null))
+      req.end()
+    }
+    const ticker = setInterval(() => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000))
+      while (sent < due) fire()
+      if (sent === total) clearInterval(ticker)
+    }, 1)
+    // Answers that never come must not hold the bench.
+    const backstop = setTimeout(finish, durationMs + 15_000)
+  })
+}
+
+/** Throughput, exact percentiles and CPU per response. */
+export function summarise({ latencies, statuses, errors, elapsedMs, cpuMs }) {
+  const sorted = Float64Array.from(latencies).sort()
+  const count = sorted.length
+  const ok = Object.entries(statuses).reduce((sum, [code, n]) => (code.startsWith('2') ? sum + n : sum), 0)
+  return {
+    count,
+    ok,
+    non2xx: count - ok,
+    errors,
+    statuses,
+    elapsedMs,
+    rps: (count * 1000) / elapsedMs,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: count > 0 ? sorted[count - 1] : Number.NaN,
+    cpuMs,
+    cpuPerRequest: count > 0 ? cpuMs / count : Number.NaN,
+    latencies: sorted,
+  }
+}
+
+/** The nearest-rank percentile of sorted values. */
+export function percentile(sorted, q) {
+  if (sorted.length === 0) return Number.NaN
+  const rank = Math.max(1, Math.ceil(q * sorted.length))
+  return sorted[rank - 1]
+}

@@ -1,0 +1,185 @@
+// Combining rounds, the tables, and the issue's targets.
+import { summarise } from './load.mjs'
+
+/** One target's rounds of one scenario as one summary: latencies merged, counts and times summed. */
+export function combine(rounds) {
+  if (rounds.length === 0) return null
+  const merged = mergeLoads(rounds)
+  const result = {
+    ...merged,
+    rounds: rounds.length,
+    rssIdleMb: Math.max(...rounds.map((r) => r.rssIdleMb)),
+    rssPeakMb: Math.max(...rounds.map((r) => r.rssPeakMb)),
+    spawnMs: Math.max(...rounds.map((r) => r.spawnMs)),
+    sessionsAtStart: rounds[0].sessionsAtStart,
+    poolExhausted: rounds.some((r) => r.poolExhausted),
+  }
+  if (rounds[0].logins) result.logins = mergeLoads(rounds.map((r) => r.logins))
+  return result
+}
+
+function mergeLoads(parts) {
+  const latencies = parts.flatMap((part) => Array.from(part.latencies ?? []))
+  const statuses = {}
+  for (const part of parts) {
+    for (const [code, n] of Object.entries(part.statuses)) statuses[code] = (statuses[code] ?? 0) + n
+  }
+  const sum = (key) => parts.reduce((total, part) => total + part[key], 0)
+  const merged = summarise({
+    latencies,
+    statuses,
+    errors: sum('errors'),
+    elapsedMs: sum('elapsedMs'),
+    cpuMs: sum('cpuMs'),
+  })
+  if (parts[0].sent !== undefined) merged.sent = sum('sent')
+  return merged
+}
+
+const fmt = (value, digits) =>
+  value === undefined || value === null || Number.isNaN(value)
+    ? '-'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const ratio = (a, b) => (a > 0 && b > 0 ? `${fmt(a / b, 2)}×` : '')
+
+/** The rows shown for a scenario: label, value getter, digits. */
+function rows(scenario) {
+  if (scenario.storm) {
+    return [
+      ['GET /settings sent', (r) => r.sent, 0],
+      ['GET /settings answered', (r) => r.count, 0],
+      ['GET p50 ms', (r) => r.p50, 2],
+      ['GET p99 ms', (r) => r.p99, 2],
+      ['GET max ms', (r) => r.max, 2],
+      ['logins/s meanwhile', (r) => r.logins.rps, 1],
+      ['login p99 ms', (r) => r.logins.p99, 1],
+      ['server CPU ms/s', (r) => r.cpuMs / (r.elapsedMs / 1000), 0],
+      ['RSS idle MB', (r) => r.rssIdleMb, 1],
+      ['RSS peak MB', (r) => r.rssPeakMb, 1],
+      ['spawn→listening ms', (r) => r.spawnMs, 0],
+      ['non-2xx + errors', (r) => r.non2xx + r.errors + r.logins.non2xx + r.logins.errors, 0],
+    ]
+  }
+  return [
+    ['req/s', (r) => r.rps, 0],
+    ['p50 ms', (r) => r.p50, 3],
+    ['p99 ms', (r) => r.p99, 3],
+    ['server CPU ms/req', (r) => r.cpuPerRequest, 3],
+    ['RSS idle MB', (r) => r.rssIdleMb, 1],
+    ['RSS peak MB', (r) => r.rssPeakMb, 1],
+    ['spawn→listening ms', (r) => r.spawnMs, 0],
+    ['live sessions at start', (r) => r.sessionsAtStart, 0],
+    ['requests measured', (r) => r.count, 0],
+    ['non-2xx + errors', (r) => r.non2xx + r.errors, 0],
+  ]
+}
+
+/** The table of one scenario: flowadmin | node-red | ratio (flowadmin ÷ node-red). */
+export function scenarioTable(scenario, combined, { floor, durationS, rounds }) {
+  const fa = combined.flowadmin
+  const nr = combined['node-red']
+  const lines = [`\n## ${scenario.title}  [${scenario.id}; ${durationS} s × ${rounds} round(s) each]`]
+  const header = ['', 'flowadmin', ...(nr ? ['node-red', 'fa ÷ nr'] : [])]
+  const body = rows(scenario).map(([label, get, digits]) => {
+    const a = get(fa)
+    const cells = [label, fmt(a, digits)]
+    if (nr) cells.push(fmt(get(nr), digits), ratio(a, get(nr)))
+    return cells
+  })
+  if (scenario.floor && floor) {
+    body.push(['argon2id floor /s (2 at once)', fmt(floor.perSecond, 1), ...(nr ? ['', ''] : [])])
+    body.push(['logins ÷ floor', fmt(fa.rps / floor.perSecond, 2), ...(nr ? ['', ''] : [])])
+  }
+  if (fa.poolExhausted || nr?.poolExhausted)
+    body.push(['(token pool used up: window ended early)', '', '', ''])
+  const widths = header.map((_, i) => Math.max(...[header, ...body].map((row) => (row[i] ?? '').length)))
+  const line = (cells) =>
+    cells
+      .map((cell, i) => (i === 0 ? (cell ?? '').padEnd(widths[i]) : (cell ?? '').padStart(widths[i])))
+      .join('  ')
+  lines.push(line(header), ...body.map(line))
+  return lines.join('\n')
+}
+
+/** The issue's targets, each held, missed, or not measured in this run. */
+export function evaluateTargets(results, { floor, sessionSizes }) {
+  const fa = (id) => results[id]?.flowadmin
+  const nr = (id) => results[id]?.['node-red']
+  const targets = []
+  const add = (name, value, limit, held, unit = '') =>
+    targets.push({
+      name,
+      value,
+      limit,
+      unit,
+      status: value === null || Number.isNaN(value) ? 'not measured' : held(value) ? 'held' : 'missed',
+    })
+  const rpsRatio = (id) => (fa(id) && nr(id) ? fa(id).rps / nr(id).rps : null)
+  add('GET /auth/login ≥ 3× Node-RED', rpsRatio('login-page'), 3, (v) => v >= 3, '×')
+  add('authenticated GET /settings ≥ 4× Node-RED', rpsRatio('settings'), 4, (v) => v >= 4, '×')
+  add('durable toggle, 1 connection ≥ 15× Node-RED', rpsRatio('toggle-1'), 15, (v) => v >= 15, '×')
+  add('durable toggle, 10 connections ≥ 15× Node-RED', rpsRatio('toggle-10'), 15, (v) => v >= 15, '×')
+  const largest = Math.max(...sessionSizes)
+  const grown = fa(`login-${largest}`)
+  const base = fa('login')
+  add(
+    `login CPU cost with ${largest} sessions ≤ 1.1× with 0`,
+    grown && base ? grown.cpuPerRequest / base.cpuPerRequest : null,
+    1.1,
+    (v) => v <= 1.1,
+    '×',
+  )
+  add(
+    'logins/s ≥ 0.9× argon2id floor',
+    base && floor ? base.rps / floor.perSecond : null,
+    0.9,
+    (v) => v >= 0.9,
+    '×',
+  )
+  add('login storm: GET p99 ≤ 5 ms', fa('storm')?.p99 ?? null, 5, (v) => v <= 5, ' ms')
+  const all = Object.values(results)
+    .map((r) => r.flowadmin)
+    .filter(Boolean)
+  const max = (key) => (all.length ? Math.max(...all.map((r) => r[key])) : null)
+  add('RSS idle ≤ 70 MB (largest of every start)', max('rssIdleMb'), 70, (v) => v <= 70, ' MB')
+  add('RSS under load ≤ 120 MB (largest peak)', max('rssPeakMb'), 120, (v) => v <= 120, ' MB')
+  add('spawn→listening ≤ 300 ms (slowest start)', max('spawnMs'), 300, (v) => v <= 300, ' ms')
+  return targets
+}
+
+export function targetsTable(targets) {
+  const lines = ['\n## Targets (flowadmin)']
+  const width = Math.max(...targets.map((t) => t.name.length))
+  for (const t of targets) {
+    const value = t.value === null || Number.isNaN(t.value) ? '-' : `${fmt(t.value, 2)}${t.unit}`
+    lines.push(`${t.name.padEnd(width)}  ${value.padStart(10)}  ${t.status.toUpperCase()}`)
+  }
+  return lines.join('\n')
+}
+
+/** Login and revoke cost as live sessions grow, per target. */
+export function growthTable(results, sessionSizes, targetNames) {
+  const lines = ['\n## Session growth: cost of a login and a revoke as live sessions grow']
+  const header = [
+    'sessions',
+    ...targetNames.flatMap((n) => [`${n} login/s`, 'CPU ms', `${n} revoke/s`, 'CPU ms']),
+  ]
+  const body = []
+  for (const size of [0, ...sessionSizes]) {
+    const login = results[size === 0 ? 'login' : `login-${size}`]
+    const revoke = results[size === 0 ? 'revoke' : `revoke-${size}`]
+    if (!login && !revoke) continue
+    const cells = [String(size)]
+    for (const name of targetNames) {
+      const l = login?.[name]
+      const r = revoke?.[name]
+      cells.push(fmt(l?.rps, 1), fmt(l?.cpuPerRequest, 2), fmt(r?.rps, 0), fmt(r?.cpuPerRequest, 3))
+    }
+    body.push(cells)
+  }
+  if (body.length === 0) return ''
+  const widths = header.map((_, i) => Math.max(...[header, ...body].map((row) => row[i].length)))
+  lines.push(...[header, ...body].map((cells) => cells.map((c, i) => c.padStart(widths[i])).join('  ')))
+  lines.push('(revoke rows start with the token pool on top of the sessions shown)')
+  return lines.join('\n')
+}

@@ -1,0 +1,229 @@
+// `pnpm bench [--peer node-red] [--duration S] [--quick] ...`: loads the built flowadmin server (and
+// Node-RED beside it, alternately) scenario by scenario, prints a table per scenario and the
+// targets, and writes every figure to bench-results/<timestamp>.json.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { trackFolder } from './cleanup.mjs'
+import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor } from './flowadmin.mjs'
+import { bcryptHash, installNodeRed, NODE_RED_VERSION } from './node-red.mjs'
+import { machine, memory } from './proc.mjs'
+import { combine, evaluateTargets, growthTable, scenarioTable, targetsTable } from './report.mjs'
+import { createScenarios, login, strip } from './scenarios.mjs'
+import { createFlowadminTarget, createNodeRedTarget } from './targets.mjs'
+
+const HELP = `Usage: pnpm bench [options]
+  --peer node-red     also run every scenario against Node-RED ${NODE_RED_VERSION}, alternately, with ratios
+  --duration S        measured seconds per scenario, target and round (default 3; --quick 1)
+  --warmup S          warm-up seconds before each measurement (default 1; --quick 0.3)
+  --rounds N          rounds per scenario, A B A B ... (default 2; --quick 1)
+  --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
+  --storm-rate N      authenticated GETs per second during the login storm (default 200)
+  --only ID,ID        run only these scenarios (ids: login-page settings toggle-1 toggle-10 login
+                      revoke login-N revoke-N storm)
+  --cpu-prof DIR      write a V8 CPU profile of every flowadmin process into DIR
+  --quick             a short smoke run
+Only 127.0.0.1 is loaded. Needs a build (pnpm bench builds first).`
+
+const root = new URL('../', import.meta.url)
+const { values: args } = parseArgs({
+  options: {
+    peer: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    rounds: { type: 'string' },
+    sessions: { type: 'string' },
+    'storm-rate': { type: 'string' },
+    only: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+})
+if (args.help) {
+  console.log(HELP)
+  process.exit(0)
+}
+if (args.peer !== undefined && args.peer !== 'node-red') usage(`unknown peer "${args.peer}" (only node-red)`)
+
+const number = (value, fallback, name) => {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!Number.isFinite(n) || n <= 0) usage(`--${name} must be a positive number`)
+  return n
+}
+const quick = args.quick
+const options = {
+  durationS: number(args.duration, quick ? 1 : 3, 'duration'),
+  warmupS: number(args.warmup, quick ? 0.3 : 1, 'warmup'),
+  rounds: Math.round(number(args.rounds, quick ? 1 : 2, 'rounds')),
+  sessionSizes: (args.sessions ?? (quick ? '1000,5000' : '10000,100000')).split(',').map((s) => {
+    const n = Number(s)
+    if (!Number.isInteger(n) || n <= 0) usage('--sessions takes positive whole numbers, e.g. 10000,100000')
+    return n
+  }),
+  stormRate: number(args['storm-rate'], 200, 'storm-rate'),
+  // Tokens to revoke: enough for warm-up + window at each server's pace, so the window rarely ends early.
+  pools: quick ? { flowadmin: 5000, 'node-red': 500 } : { flowadmin: 20_000, 'node-red': 2500 },
+  peer: args.peer ?? null,
+  only: args.only ? new Set(args.only.split(',')) : null,
+}
+
+function usage(message) {
+  console.error(`bench: ${message}\n\n${HELP}`)
+  process.exit(2)
+}
+
+const log = (message) => process.stderr.write(`${message}\n`)
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function main() {
+  checkBuilt()
+  const host = machine()
+  log(
+    `machine: ${host.cpus} × ${host.model}, ${host.memGb} GB, Node ${host.node}, load ${host.loadavg.join(' ')}`,
+  )
+  if (host.loadavg[0] >= 0.5)
+    log('note: the load average is 0.5 or more: something else is running, figures will be noisy')
+
+  const credentials = { username: 'admin', password: 'bench-password-0123' }
+  const work = trackFolder(mkdtempSync(join(tmpdir(), 'flowadmin-bench-')))
+  const cpuProfDir = args['cpu-prof'] ? join(process.cwd(), args['cpu-prof']) : null
+  if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true })
+  const targets = [
+    createFlowadminTarget({
+      root: work,
+      username: credentials.username,
+      passwordHash: await argon2.hash(credentials.password, ARGON2_OPTIONS),
+      cpuProfDir,
+    }),
+  ]
+  if (options.peer === 'node-red') {
+    const redJs = await installNodeRed(log)
+    targets.push(
+      createNodeRedTarget({
+        root: work,
+        username: credentials.username,
+        passwordHash: bcryptHash(credentials.password),
+        redJs,
+      }),
+    )
+  }
+
+  const scenarios = createScenarios(options).filter((s) => !options.only || options.only.has(s.id))
+  if (scenarios.length === 0) usage('--only matched no scenario')
+  const results = {}
+  const report = { scenarios: [] }
+  const floors = []
+  let output = ''
+  const durationMs = options.durationS * 1000
+  const warmupMs = options.warmupS * 1000
+  const startedAt = new Date()
+
+  for (const scenario of scenarios) {
+    const rounds = { flowadmin: [], 'node-red': [] }
+    const scenarioFloors = []
+    for (let round = 1; round <= options.rounds; round++) {
+      if (scenario.floor) {
+        const floor = await measureArgon2Floor({ durationMs, concurrency: 2 })
+        scenarioFloors.push(floor)
+        log(`${scenario.id} round ${round}: argon2id floor ${floor.perSecond.toFixed(1)}/s`)
+      }
+      for (const target of targets) {
+        const result = await measure(scenario, target, { credentials, durationMs, warmupMs })
+        rounds[target.name].push(result)
+        log(
+          `${scenario.id} round ${round} ${target.name}: ${result.rps.toFixed(1)} req/s, p99 ${result.p99.toFixed(2)} ms` +
+            (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : ''),
+        )
+      }
+    }
+    const combined = {}
+    for (const target of targets) combined[target.name] = combine(rounds[target.name])
+    results[scenario.id] = combined
+    const floor = scenarioFloors.length
+      ? {
+          perSecond: scenarioFloors.reduce((s, f) => s + f.perSecond, 0) / scenarioFloors.length,
+          rounds: scenarioFloors,
+        }
+      : null
+    if (floor) floors.push(floor)
+    const table = scenarioTable(scenario, combined, {
+      floor,
+      durationS: options.durationS,
+      rounds: options.rounds,
+    })
+    console.log(table)
+    output += `${table}\n`
+    report.scenarios.push({
+      id: scenario.id,
+      title: scenario.title,
+      argon2Floor: floor,
+      rounds: Object.fromEntries(Object.entries(rounds).map(([name, list]) => [name, list.map(strip)])),
+      combined: Object.fromEntries(Object.entries(combined).map(([name, c]) => [name, c && strip(c)])),
+    })
+  }
+
+  const names = targets.map((t) => t.name)
+  const growth = growthTable(results, options.sessionSizes, names)
+  const floor = floors[0] ?? null
+  const evaluated = evaluateTargets(results, { floor, sessionSizes: options.sessionSizes })
+  const summary = `${growth}\n${targetsTable(evaluated)}`
+  console.log(summary)
+
+  const finishedAt = new Date()
+  const folder = new URL('bench-results/', root)
+  mkdirSync(folder, { recursive: true })
+  const file = new URL(`${startedAt.toISOString().replace(/[:.]/g, '-')}.json`, folder)
+  const json = {
+    command: `pnpm bench ${process.argv.slice(2).join(' ')}`.trim(),
+    startedAt,
+    finishedAt,
+    machine: { ...host, loadavgAtEnd: machine().loadavg },
+    options: { ...options, only: options.only && [...options.only] },
+    nodeRed: options.peer ? NODE_RED_VERSION : null,
+    argon2: { options: { ...ARGON2_OPTIONS, type: 'argon2id' }, floor },
+    scenarios: report.scenarios,
+    targets: evaluated,
+    tables: `${output}${summary}\n`,
+  }
+  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`)
+  log(`\nfigures written to ${file.pathname} (${((finishedAt - startedAt) / 1000).toFixed(0)} s)`)
+}
+
+/** One scenario against one freshly started server: start, log in, settle, warm up, measure, stop. */
+async function measure(scenario, target, { credentials, durationMs, warmupMs }) {
+  const sessions = scenario.seed ? scenario.seed(target.name) : 0
+  const seed = sessions > 0 ? await target.seed(sessions) : null
+  const instance = await target.start({ seed })
+  try {
+    const loginPage = await fetch(`${instance.url}/auth/login`, { signal: AbortSignal.timeout(15_000) })
+    await loginPage.arrayBuffer()
+    if (loginPage.status !== 200)
+      throw new Error(`${target.name}: GET /auth/login answered ${loginPage.status}`)
+    const token = await login({ instance, target, credentials })
+    await sleep(250)
+    const rssIdleMb = memory(instance.pid).rssMb
+    // The pool is this target's seeded tokens; the fresh copy of the store makes them all live.
+    const pool = scenario.pool
+      ? { tokens: seed.tokens.slice(0, sessions - (scenario.sessions ?? 0)), next: 0 }
+      : null
+    const context = { instance, target, token, credentials, pool }
+    await scenario.load({ ...context, durationMs: warmupMs })
+    const result = await scenario.load({ ...context, durationMs })
+    const { peakMb } = memory(instance.pid)
+    return { ...result, rssIdleMb, rssPeakMb: peakMb, spawnMs: instance.spawnMs, sessionsAtStart: sessions }
+  } catch (error) {
+    const stderr = instance.output.stderr.trim()
+    if (stderr) error.message += `\n${target.name} stderr: ${stderr.slice(-2000)}`
+    throw error
+  } finally {
+    await instance.stop()
+  }
+}
+
+main().catch((error) => {
+  console.error(`bench failed: ${error.stack ?? error}`)
+  process.exitCode = 1
+})

@@ -1,0 +1,192 @@
+// What is measured. Each scenario loads one started server for a window (after a warm-up window
+// of the same load) and returns the load's summary; run.mjs starts and stops the servers.
+import { runLoad, runPaced } from './load.mjs'
+import { BENCH_MODULES } from './targets.mjs'
+
+const FORM = 'application/x-www-form-urlencoded'
+const REQUEST_TIMEOUT_MS = 15_000
+
+/** Logs in once with the bench user; returns the access token. */
+export async function login({ instance, target, credentials }) {
+  const response = await fetch(`${instance.url}/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': FORM },
+    body: tokenForm(target, credentials),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  })
+  const body = await response.text()
+  if (response.status !== 200) throw new Error(`${target.name}: login answered ${response.status} ${body}`)
+  return JSON.parse(body).access_token
+}
+
+function tokenForm(target, { username, password }) {
+  return new URLSearchParams({
+    client_id: target.clientId,
+    grant_type: 'password',
+    scope: '*',
+    username,
+    password,
+  }).toString()
+}
+
+/** Sets a module's state outside the measurement (so the measured requests all change it). */
+async function setModule(instance, token, module, enabled) {
+  const response = await fetch(`${instance.url}/nodes/${module}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ enabled }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  })
+  await response.arrayBuffer()
+  if (response.status !== 200) throw new Error(`PUT /nodes/${module} answered ${response.status}`)
+}
+
+const bearer = (token) => ({ authorization: `Bearer ${token}` })
+
+function getLoad(path, { authenticated }) {
+  return ({ instance, token, durationMs }) =>
+    runLoad({
+      url: `${instance.url}${path}`,
+      pid: instance.pid,
+      durationMs,
+      connections: 10,
+      headers: authenticated ? bearer(token) : undefined,
+    })
+}
+
+/** Every connection owns one module and alternates disable/enable on it: each request is a real change. */
+function toggleLoad(connections) {
+  return async ({ instance, token, durationMs }) => {
+    const modules = BENCH_MODULES.slice(0, connections)
+    for (const module of modules) await setModule(instance, token, module, true)
+    let next = 0
+    return runLoad({
+      url: instance.url,
+      pid: instance.pid,
+      durationMs,
+      connections,
+      setupClient(client) {
+        const module = modules[next++ % modules.length]
+        const put = (enabled) => ({
+          method: 'PUT',
+          path: `/nodes/${module}`,
+          headers: { ...bearer(token), 'content-type': 'application/json' },
+          body: JSON.stringify({ enabled }),
+        })
+        client.setRequests([put(false), put(true)])
+      },
+    })
+  }
+}
+
+function loginLoad(connections) {
+  return ({ instance, target, credentials, durationMs }) =>
+    runLoad({
+      url: `${instance.url}/auth/token`,
+      pid: instance.pid,
+      durationMs,
+      connections,
+      method: 'POST',
+      headers: { 'content-type': FORM },
+      body: tokenForm(target, credentials),
+    })
+}
+
+/** Each request revokes the next unused token of the seeded pool, with itself as the bearer (a logout). */
+function revokeLoad({ instance, pool, durationMs }) {
+  const remaining = pool.tokens.length - pool.next
+  if (remaining < 10) throw new Error('the pool of tokens to revoke is used up')
+  return runLoad({
+    url: instance.url,
+    pid: instance.pid,
+    durationMs,
+    connections: 10,
+    amount: remaining,
+    requests: [
+      {
+        method: 'POST',
+        path: '/auth/revoke',
+        setupRequest(request) {
+          const token = pool.tokens[pool.next++]
+          request.headers = { ...request.headers, ...bearer(token), 'content-type': FORM }
+          request.body = `token=${encodeURIComponent(token)}`
+          return request
+        },
+      },
+    ],
+  }).then((result) => ({ ...result, poolExhausted: pool.next >= pool.tokens.length }))
+}
+
+/** Authenticated GETs at a fixed rate while logins run flat out on 4 connections. */
+function stormLoad(rate) {
+  return async (context) => {
+    const { instance, token, durationMs } = context
+    const [gets, logins] = await Promise.all([
+      runPaced({ port: instance.port, path: '/settings', headers: bearer(token), rate, durationMs }),
+      loginLoad(4)(context),
+    ])
+    return { ...gets, cpuMs: logins.cpuMs, cpuPerRequest: Number.NaN, logins }
+  }
+}
+
+/** A summary without its latency arrays (for the JSON file). */
+export function strip({ latencies, ...rest }) {
+  return rest.logins ? { ...rest, logins: strip(rest.logins) } : rest
+}
+
+/**
+ * The scenarios, in run order. `seed(target)` is how many live tokens the store starts with
+ * (the first `pool` of them are the ones revoked); `floor` asks for the argon2id floor beside it.
+ */
+export function createScenarios({ sessionSizes, pools, stormRate }) {
+  const list = [
+    { id: 'login-page', title: 'GET /auth/login', load: getLoad('/auth/login', { authenticated: false }) },
+    {
+      id: 'settings',
+      title: 'GET /settings (authenticated)',
+      load: getLoad('/settings', { authenticated: true }),
+    },
+    {
+      id: 'toggle-1',
+      title: 'PUT /nodes/:module, a real change each time, 1 connection',
+      load: toggleLoad(1),
+    },
+    {
+      id: 'toggle-10',
+      title: 'PUT /nodes/:module, a real change each time, 10 connections (one module each)',
+      load: toggleLoad(10),
+    },
+    { id: 'login', title: 'POST /auth/token (logins), 4 connections', load: loginLoad(4), floor: true },
+    {
+      id: 'revoke',
+      title: 'POST /auth/revoke (revokes), 10 connections',
+      load: revokeLoad,
+      seed: (target) => pools[target],
+      pool: true,
+    },
+  ]
+  for (const size of sessionSizes) {
+    list.push({
+      id: `login-${size}`,
+      title: `POST /auth/token with ${size} more live sessions, 4 connections`,
+      load: loginLoad(4),
+      seed: (target) => size + pools[target],
+      sessions: size,
+    })
+    list.push({
+      id: `revoke-${size}`,
+      title: `POST /auth/revoke with ${size} more live sessions, 10 connections`,
+      load: revokeLoad,
+      seed: (target) => size + pools[target],
+      pool: true,
+      sessions: size,
+    })
+  }
+  list.push({
+    id: 'storm',
+    title: `Login storm: GET /settings at ${stormRate} req/s while logins run on 4 connections`,
+    load: stormLoad(stormRate),
+    storm: true,
+  })
+  return list
+}

@@ -1,0 +1,202 @@
+// The two servers under test, started the same way for every measurement: a fresh user folder
+// (settings, empty flows, the ten bench modules, optionally a seeded token store), a spawned
+// process on a free 127.0.0.1 port, and the time from spawn to listening.
+import { spawn } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import net from 'node:net'
+import { join } from 'node:path'
+import { removeFolder, track } from './cleanup.mjs'
+import {
+  copyDatabase,
+  FLOWADMIN_CLIENT,
+  flowadminBin,
+  seedFlowadminTokens,
+  writeFlowadminSettings,
+} from './flowadmin.mjs'
+import { NODE_RED_CLIENT, nodeRedSessions, nodeRedSessionsFile, writeNodeRedSettings } from './node-red.mjs'
+
+const modulesDir = new URL('fixtures/modules/', import.meta.url).pathname
+/** The bench node modules, one per connection of the 10-connection toggle. */
+export const BENCH_MODULES = readdirSync(modulesDir).sort()
+const START_TIMEOUT_MS = 60_000
+const STOP_TIMEOUT_MS = 10_000
+
+function newUserDir(root, name) {
+  const userDir = mkdtempSync(join(root, `${name}-`))
+  cpSync(modulesDir, join(userDir, 'node_modules'), { recursive: true })
+  writeFileSync(join(userDir, 'flows.json'), '[]\n')
+  return userDir
+}
+
+/**
+ * flowadmin: the built CLI, SQLite in the user folder, argon2id at OWASP parameters.
+ * `seed(count)` makes (once) a database holding `count` live tokens; `start({ seed })` copies it in.
+ */
+export function createFlowadminTarget({ root, username, passwordHash, cpuProfDir }) {
+  const seeds = new Map()
+  return {
+    name: 'flowadmin',
+    clientId: FLOWADMIN_CLIENT,
+    async seed(count) {
+      if (!seeds.has(count)) {
+        const folder = join(root, `flowadmin-seed-${count}`)
+        mkdirSync(folder, { recursive: true })
+        const file = join(folder, 'flowadmin.db')
+        const tokens = await seedFlowadminTokens(file, { count, username })
+        seeds.set(count, { file, tokens })
+      }
+      return seeds.get(count)
+    },
+    async start({ seed } = {}) {
+      const userDir = newUserDir(root, 'flowadmin')
+      const settings = writeFlowadminSettings(userDir, { username, passwordHash })
+      if (seed) copyDatabase(seed.file, userDir)
+      const flags = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []
+      const args = [...flags, flowadminBin, 'start', '--settings', settings, '--port', '0']
+      const started = performance.now()
+      const child = track(spawn(process.execPath, args, { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'] }))
+      const output = collect(child)
+      const url = await waitFor(child, output, () => output.stdout.match(/listening on (http:\/\/\S+)/)?.[1])
+      const spawnMs = performance.now() - started
+      return instance({ child, userDir, url, spawnMs, output })
+    },
+  }
+}
+
+/**
+ * Node-RED, installed in its cache folder: same user (bcrypt, cost 8), same modules, same flows.
+ * It prints nothing with logging off, so listening is when its port accepts a connection.
+ */
+export function createNodeRedTarget({ root, username, passwordHash, redJs }) {
+  const seeds = new Map()
+  return {
+    name: 'node-red',
+    clientId: NODE_RED_CLIENT,
+    async seed(count) {
+      if (!seeds.has(count)) {
+        const folder = join(root, `node-red-seed-${count}`)
+        mkdirSync(folder, { recursive: true })
+        const file = join(folder, 'sessions.json')
+        const { json, tokens } = nodeRedSessions({ count, username })
+        writeFileSync(file, json)
+        seeds.set(count, { file, tokens })
+      }
+      return seeds.get(count)
+    },
+    async start({ seed } = {}) {
+      const userDir = newUserDir(root, 'node-red')
+      const port = await freePort()
+      const settings = writeNodeRedSettings(userDir, { port, username, passwordHash })
+      if (seed) cpSync(seed.file, nodeRedSessionsFile(userDir))
+      const env = { ...process.env, NODE_RED_DISABLE_TELEMETRY: 'true' }
+      const started = performance.now()
+      const child = track(
+        spawn(process.execPath, [redJs, '-u', userDir, '-s', settings], {
+          cwd: userDir,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      )
+      const output = collect(child)
+      let accepting = false
+      const probe = setInterval(() => {
+        const socket = net.connect(port, '127.0.0.1', () => {
+          accepting = true
+          socket.destroy()
+        })
+        socket.on('error', () => socket.destroy())
+      }, 2)
+      try {
+        await waitFor(child, output, () => accepting || undefined)
+      } finally {
+        clearInterval(probe)
+      }
+      const spawnMs = performance.now() - started
+      return instance({ child, userDir, url: `http://127.0.0.1:${port}`, spawnMs, output })
+    },
+  }
+}
+
+function instance({ child, userDir, url, spawnMs, output }) {
+  return {
+    url,
+    port: Number(new URL(url).port),
+    pid: child.pid,
+    spawnMs,
+    output,
+    /** Stops the server (SIGTERM, then SIGKILL after a while) and removes its user folder. */
+    async stop() {
+      await stopChild(child)
+      removeFolder(userDir)
+    },
+  }
+}
+
+function collect(child) {
+  const output = { stdout: '', stderr: '' }
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    if (output.stdout.length < 65_536) output.stdout += chunk
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => {
+    if (output.stderr.length < 65_536) output.stderr += chunk
+  })
+  return output
+}
+
+/** Resolves with `ready()`'s first defined value; rejects when the child exits or time runs out. */
+function waitFor(child, output, ready) {
+  return new Promise((resolve, reject) => {
+    const fail = (why) => {
+      cleanup()
+      child.kill('SIGKILL')
+      reject(new Error(`${why}\nstdout: ${output.stdout.trim()}\nstderr: ${output.stderr.trim()}`))
+    }
+    const check = () => {
+      const value = ready()
+      if (value !== undefined) {
+        cleanup()
+        resolve(value)
+      }
+    }
+    const onExit = (code, signal) => fail(`the server exited before listening (${signal ?? code})`)
+    const timer = setTimeout(
+      () => fail(`the server was not listening after ${START_TIMEOUT_MS} ms`),
+      START_TIMEOUT_MS,
+    )
+    // Polled, so a probe's success and a line on stdout are seen the same way.
+    const poll = setInterval(check, 1)
+    child.stdout.on('data', check)
+    child.once('exit', onExit)
+    function cleanup() {
+      clearTimeout(timer)
+      clearInterval(poll)
+      child.stdout.off('data', check)
+      child.off('exit', onExit)
+    }
+  })
+}
+
+function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    child.kill('SIGTERM')
+  })
+}
+
+/** A port that was free a moment ago on 127.0.0.1 (Node-RED needs one given; it cannot print port 0's). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
