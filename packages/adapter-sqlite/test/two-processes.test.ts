@@ -1,5 +1,6 @@
 import { createFixedClock } from '@flowadmin/testkit'
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { openDatabase, SCHEMA_VERSION } from '../src/index.js'
 import { type Child, startChild } from './children.js'
 import { ADDRESS, adminLogin, openCore } from './core.js'
 import { createTempFolder } from './temp.js'
@@ -78,5 +79,21 @@ describe('two processes on one database file', () => {
     expect(await here.stores.throttle.peek([hit.key], hit.now)).toEqual([
       { count: 300, resetAt: hit.now + hit.windowMs },
     ])
+  })
+})
+
+describe('processes opening a new file at the same moment', () => {
+  it('all open it; the schema is created once', async () => {
+    const path = temp.file()
+    const peers = Array.from({ length: 4 }, () => startChild('peer-worker.mjs', [path]))
+    expect(await Promise.all(peers.map((peer) => peer.next()))).toEqual(Array(4).fill({ ready: true }))
+    expect(await Promise.all(peers.map((peer) => peer.ask({ cmd: 'flags' })))).toEqual(
+      Array(4).fill({ flags: [true, true, true] }),
+    )
+    for (const peer of peers) peer.process.stdin?.end()
+    for (const peer of peers) expect(await peer.ended).toMatchObject({ code: 0, stderr: '' })
+    const db = openDatabase(path)
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION })
+    db.close()
   })
 })
