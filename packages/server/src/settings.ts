@@ -57,9 +57,8 @@ const permissionWord = v.pipe(
 )
 const permissions = v.union(
   [permissionWord, v.pipe(v.array(permissionWord), v.nonEmpty('must list at least one permission'))],
-  (issue) =>
-    issue.issues?.[0]?.message ??
-    'must be a permission or a non-empty list of permissions (e.g. "*" or ["read"])',
+  // Reached only when the value is neither a string nor a list: those report their own issues.
+  'must be a permission or a non-empty list of permissions (e.g. "*" or ["read"])',
 )
 
 const user = v.strictObject(
@@ -115,7 +114,7 @@ const schema = v.strictObject(
     auditLog: v.optional(
       v.union(
         [v.picklist(['stdout', 'off']), v.strictObject({ file: text('a file path') }, unknownKey)],
-        (issue) => issue.issues?.[0]?.message ?? 'must be "stdout", "off" or {"file": "<path>"}',
+        'must be "stdout", "off" or {"file": "<path>"}',
       ),
     ),
   },
@@ -124,8 +123,11 @@ const schema = v.strictObject(
 
 export type SettingsInput = v.InferInput<typeof schema>
 
+/** The message of a strict object's own issues: an unknown key, a missing key, or not an object. */
 function unknownKey(issue: v.StrictObjectIssue): string {
-  return issue.expected === 'never' ? 'unknown setting' : 'must be an object'
+  if (issue.expected === 'never') return 'unknown setting'
+  if (issue.expected?.startsWith('"')) return 'is required'
+  return 'must be an object'
 }
 
 function duplicates(users: Array<{ username: string }>): string {

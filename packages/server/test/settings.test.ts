@@ -91,6 +91,17 @@ describe('parseSettings', () => {
     [{ httpAdminRoot: 'admin' }, 'settings.json: httpAdminRoot: must be "" or a path such as "/admin"'],
     [{ auditLog: 'syslog' }, 'settings.json: auditLog: '],
     [{ auditLog: { file: '' } }, 'settings.json: auditLog.file: must not be empty'],
+    [{ auditLog: 5 }, 'settings.json: auditLog: must be "stdout", "off" or {"file": "<path>"}'],
+    [{ adminAuth: 'yes' }, 'settings.json: adminAuth: must be an object'],
+    [{ adminAuth: { users: [admin] } }, 'settings.json: adminAuth.type: is required'],
+    [
+      { adminAuth: { type: 'credentials', users: [null] } },
+      'settings.json: adminAuth.users[0]: must be an object',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [{ ...admin, permissions: 5 }] } },
+      'settings.json: adminAuth.users[0].permissions: must be a permission or a non-empty list of permissions',
+    ],
     [
       { adminAuth: { type: 'strategy', users: [admin] } },
       'settings.json: adminAuth.type: must be "credentials"',
