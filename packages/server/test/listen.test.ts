@@ -46,7 +46,10 @@ describe('listen', () => {
     const slow = fetch(`${base}/slow`)
     await slowArrived
     const closed = listener.close(10_000)
-    await expect(fetch(`${base}/`, { headers: { connection: 'close' } })).rejects.toThrow()
+    const refused = await fetch(`${base}/`, { headers: { connection: 'close' } }).catch(
+      (error: unknown) => error,
+    )
+    expect((refused as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED')
     release()
     const response = await slow
     expect(response.status).toBe(200)
