@@ -9,7 +9,7 @@ export const REALM = 'flowadmin'
 
 /** An HTTP answer before it becomes a Response; `body: null` means an empty body. */
 export interface HttpError {
-  status: 400 | 401 | 404 | 413 | 429 | 500
+  status: 400 | 401 | 404 | 413 | 429 | 500 | 503
   headers?: Record<string, string>
   body: Record<string, unknown> | null
 }
@@ -67,6 +67,13 @@ const mapping: Mapping = {
   type_in_use: (error) => ({
     status: 400,
     body: { code: 'type_in_use', message: `Type in use: ${error.types.join(', ')}`, types: error.types },
+  }),
+  flows_unavailable: () => ({
+    status: 503,
+    body: {
+      code: 'flows_unavailable',
+      message: 'The deployed flows cannot be read, so no module can be disabled until they can',
+    },
   }),
 }
 

@@ -94,6 +94,23 @@ describe('PUT /nodes/:module', () => {
     expect((await world.put(`${SCOPED_PATHS[0]}/gamma`, { enabled: false }, token)).status).toBe(200)
   })
 
+  test('flows that cannot be read: 503 flows_unavailable, and nothing changes', async () => {
+    const world = await createWorld()
+    const token = await world.login()
+    world.typeUsage.unreadable = true
+    const res = await world.put(SCOPED_PATHS[0] as string, { enabled: false }, token)
+    expect(res.status).toBe(503)
+    expect(await res.json()).toStrictEqual({
+      code: 'flows_unavailable',
+      message: 'The deployed flows cannot be read, so no module can be disabled until they can',
+    })
+    expect(await world.moduleState(SCOPED.name)).toEqual([
+      ['alpha', true],
+      ['beta', true],
+      ['gamma', true],
+    ])
+  })
+
   test('enabled is persisted: a restarted app over the same store reports it', async () => {
     const first = await createWorld()
     await first.put(SCOPED_PATHS[2] as string, { enabled: false }, await first.login())

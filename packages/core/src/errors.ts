@@ -32,6 +32,8 @@ export type DomainError =
   | { code: 'node_set_not_found'; module: string; set: string }
   /** Disabling would remove types the deployed flows use; nothing was changed. */
   | { code: 'type_in_use'; types: string[] }
+  /** The deployed flows cannot be read, so no disable can be checked; nothing was changed. */
+  | { code: 'flows_unavailable' }
 
 export type DomainErrorCode = DomainError['code']
 export type ErrorOf<C extends DomainErrorCode> = Extract<DomainError, { code: C }>

@@ -121,8 +121,11 @@ export interface NodeSetLoader {
 }
 
 export interface TypeUsage {
-  /** The node types the deployed flows use now. */
-  typesInUse(): Promise<ReadonlySet<string>>
+  /**
+   * The node types the deployed flows use now, or null when the flows cannot be read (the adapter
+   * reports why): the core then refuses every disable rather than risk removing a type in use.
+   */
+  typesInUse(): Promise<ReadonlySet<string> | null>
 }
 
 export interface Clock {

@@ -248,3 +248,22 @@ describe('one node set', () => {
     expect((await core.modules.setNodeSetEnabled(TOOLS.name, 'lower', false, actor)).ok).toBe(true)
   })
 })
+
+describe('when the deployed flows cannot be read', () => {
+  it('refuses every disable and changes nothing, but still enables', async () => {
+    const { core, typeUsage, stores } = await synced()
+    await core.modules.setNodeSetEnabled(TOOLS.name, 'upper', false, actor)
+    typeUsage.unreadable = true
+    const writes = countWrites(stores.modules)
+    expect(await core.modules.setModuleEnabled(GREETING.name, false, actor)).toEqual({
+      ok: false,
+      error: { code: 'flows_unavailable' },
+    })
+    expect(await core.modules.setNodeSetEnabled(TOOLS.name, 'lower', false, actor)).toEqual({
+      ok: false,
+      error: { code: 'flows_unavailable' },
+    })
+    expect(writes).toEqual([])
+    expect((await core.modules.setNodeSetEnabled(TOOLS.name, 'upper', true, actor)).ok).toBe(true)
+  })
+})

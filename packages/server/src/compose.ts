@@ -147,7 +147,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         stores,
         verifier: await createArgon2Verifier(),
         loader: createDiskLoader(modules),
-        typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json')),
+        typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
+          log('error', `${message}; disabling modules is refused until it is fixed`),
+        ),
         events: audit,
       },
       { adminAuth: settings.adminAuth },
@@ -199,6 +201,5 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
 /** A logged error: its stack when it has one (server logs may carry detail, responses never). */
 function describe(error: unknown): string {
-  if (error instanceof Error && error.name === 'FlowsFileError') return error.message
   return error instanceof Error ? (error.stack ?? error.message) : String(error)
 }

@@ -9,7 +9,7 @@ export {
   VERSION,
 } from './compose.js'
 export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
-export { createFlowsTypeUsage, FlowsFileError } from './flows.js'
+export { createFlowsTypeUsage } from './flows.js'
 export { type Listener, listen } from './listen.js'
 export {
   createDiskLoader,

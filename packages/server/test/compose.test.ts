@@ -156,18 +156,21 @@ describe('startServer', () => {
     })
   })
 
-  it('refuses a disable while flows.json cannot be read: a 500 without detail, logged with detail', async () => {
+  it('refuses a disable while flows.json cannot be read: a 503 without detail, logged with detail', async () => {
     await installGreeting()
     await writeFile(path.join(userDir, 'flows.json'), '[{"type": "greeting"')
     const server = await start({ settings: { storage: 'memory' } })
     const response = await put(`${server.url}/nodes/greeting-nodes`, false)
-    expect(response.status).toBe(500)
+    expect(response.status).toBe(503)
     const body = await response.text()
-    expect(JSON.parse(body)).toEqual({ code: 'unexpected_error', message: 'Internal error' })
+    expect(JSON.parse(body)).toEqual({
+      code: 'flows_unavailable',
+      message: 'The deployed flows cannot be read, so no module can be disabled until they can',
+    })
     expect(body).not.toContain(userDir)
     expect(logged.filter((line) => line.startsWith('error:'))).toEqual([
       expect.stringMatching(
-        /^error: PUT \/nodes\/greeting-nodes: the flows file .*flows\.json is not valid JSON/,
+        /^error: the flows file .*flows\.json is not valid JSON.*refused until it is fixed$/,
       ),
     ])
     // Nothing changed, and enabling (which needs no flows) still works.

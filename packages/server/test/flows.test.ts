@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createFlowsTypeUsage, FlowsFileError } from '../src/index.js'
+import { createFlowsTypeUsage } from '../src/index.js'
 
 let dir: string
 let file: string
@@ -56,18 +56,18 @@ describe('flows type usage', () => {
     ['invalid JSON', '[{"type": "greeting"', /the flows file .*flows\.json is not valid JSON/],
     ['not an array', '{"type": "greeting"}', /the flows file .*flows\.json must hold an array of nodes/],
     ['a bare string', '"greeting"', /must hold an array of nodes/],
-  ])('refuses to guess when the file holds %s', async (_, content, message) => {
+  ])('refuses to guess when the file holds %s, and says why', async (_, content, message) => {
     await writeFile(file, content)
-    const error = await createFlowsTypeUsage(file)
-      .typesInUse()
-      .catch((caught: unknown) => caught)
-    expect(error).toBeInstanceOf(FlowsFileError)
-    expect((error as Error).message).toMatch(message)
+    const reasons: string[] = []
+    expect(await createFlowsTypeUsage(file, (reason) => reasons.push(reason)).typesInUse()).toBeNull()
+    expect(reasons).toEqual([expect.stringMatching(message)])
   })
 
   it('refuses to guess when the file cannot be read', async () => {
     const folder = path.join(dir, 'folder.json')
     await mkdir(folder)
-    await expect(createFlowsTypeUsage(folder).typesInUse()).rejects.toThrow(/cannot read the flows file/)
+    const reasons: string[] = []
+    expect(await createFlowsTypeUsage(folder, (reason) => reasons.push(reason)).typesInUse()).toBeNull()
+    expect(reasons).toEqual([expect.stringMatching(/cannot read the flows file/)])
   })
 })

@@ -78,15 +78,18 @@ export function createFakeLoader(failures: Record<string, string> = {}) {
   } satisfies NodeSetLoader & Record<string, unknown>
 }
 
-/** Type usage as a mutable set, standing in for the deployed flows. */
+/** Type usage as a mutable set, standing in for the deployed flows; `unreadable` makes it answer null. */
 export function createFakeTypeUsage(types: Iterable<string> = []) {
   const inUse = new Set(types)
-  return {
+  const usage = {
     inUse,
-    async typesInUse() {
-      return new Set(inUse)
+    /** When true, the flows "cannot be read". */
+    unreadable: false,
+    async typesInUse(): Promise<ReadonlySet<string> | null> {
+      return usage.unreadable ? null : new Set(inUse)
     },
-  } satisfies TypeUsage & Record<string, unknown>
+  }
+  return usage satisfies TypeUsage & Record<string, unknown>
 }
 
 /** An event sink that keeps every event. */

@@ -32,7 +32,7 @@ export interface ModuleView {
 
 export type ModuleError = Extract<
   DomainError,
-  { code: 'module_not_found' | 'node_set_not_found' | 'type_in_use' }
+  { code: 'module_not_found' | 'node_set_not_found' | 'type_in_use' | 'flows_unavailable' }
 >
 
 export interface ModuleDeps {
@@ -98,6 +98,7 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
 
     if (!enabled) {
       const inUse = await typeUsage.typesInUse()
+      if (inUse === null) return err({ code: 'flows_unavailable' })
       const blocked = [...new Set(changing.flatMap((set) => set.types.filter((type) => inUse.has(type))))]
       if (blocked.length > 0) return err({ code: 'type_in_use', types: blocked })
     }
