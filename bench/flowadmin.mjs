@@ -4,25 +4,27 @@ import { copyFileSync, existsSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 
-const root = new URL('../', import.meta.url)
-const serverRequire = createRequire(new URL('packages/server/package.json', root))
+/** This repository: the flowadmin build measured unless `--server DIR` names another checkout. */
+export const repositoryRoot = new URL('../', import.meta.url)
+const serverRequire = createRequire(new URL('packages/server/package.json', repositoryRoot))
 
 export const FLOWADMIN_CLIENT = 'service-admin'
-export const flowadminBin = new URL('packages/server/bin/flowadmin.js', root).pathname
+/** The CLI of the build rooted at `root` (a URL of a checkout's root folder). */
+export const flowadminBin = (root) => new URL('packages/server/bin/flowadmin.js', root).pathname
 
 /** The server's own argon2 module and its OWASP parameters (m=19456 KiB, t=2, p=1). */
 export const argon2 = serverRequire('argon2')
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 }
 
-/** Checks that the workspace was built, with a message that says what to do. */
-export function checkBuilt() {
+/** Checks that the workspace at `root` was built, with a message that says what to do. */
+export function checkBuilt(root) {
   for (const path of [
     'packages/server/dist/cli.js',
     'packages/core/dist/index.js',
     'packages/adapter-sqlite/dist/index.js',
   ]) {
     if (!existsSync(new URL(path, root))) {
-      throw new Error(`${path} is missing: build the workspace first (pnpm build)`)
+      throw new Error(`${new URL(path, root).pathname} is missing: build the workspace first (pnpm build)`)
     }
   }
 }
@@ -50,7 +52,7 @@ export const flowadminDb = (userDir) => join(userDir, 'flowadmin.db')
  * Creates a database at `dbPath` holding `count` live tokens of `username`, issued through the
  * core (the same hashing and records as a real login). Returns the tokens, in issue order.
  */
-export async function seedFlowadminTokens(dbPath, { count, username }) {
+export async function seedFlowadminTokens(dbPath, { count, username, root }) {
   const { createCore } = await import(new URL('packages/core/dist/index.js', root).href)
   const { openDatabase, createSqliteStores } = await import(
     new URL('packages/adapter-sqlite/dist/index.js', root).href

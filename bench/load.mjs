@@ -28,6 +28,7 @@ export function runLoad({
     let errors = 0
     let open = true
     const cpuStart = cpuMs(pid)
+    const clientStart = process.cpuUsage()
     const start = process.hrtime.bigint()
     const settings = {
       url,
@@ -57,7 +58,11 @@ export function runLoad({
       open = false
       clearTimeout(timer)
       const elapsedMs = Number(process.hrtime.bigint() - start) / 1e6
+      const client = process.cpuUsage(clientStart)
       result = summarise({ latencies, statuses, errors, elapsedMs, cpuMs: cpuMs(pid) - cpuStart })
+      // The load generator's own CPU (this process), to tell a saturated server from a saturated client.
+      result.clientCpuMs = (client.user + client.system) / 1000
+      result.clientCpuPerRequest = result.clientCpuMs / result.count
       instance.stop()
     }
     const timer = setTimeout(close, durationMs)

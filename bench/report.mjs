@@ -8,6 +8,7 @@ export function combine(rounds) {
   const result = {
     ...merged,
     rounds: rounds.length,
+    rssStartMb: Math.max(...rounds.map((r) => r.rssStartMb)),
     rssIdleMb: Math.max(...rounds.map((r) => r.rssIdleMb)),
     rssPeakMb: Math.max(...rounds.map((r) => r.rssPeakMb)),
     spawnMs: Math.max(...rounds.map((r) => r.spawnMs)),
@@ -33,6 +34,10 @@ function mergeLoads(parts) {
     cpuMs: sum('cpuMs'),
   })
   if (parts[0].sent !== undefined) merged.sent = sum('sent')
+  if (parts[0].clientCpuMs !== undefined) {
+    merged.clientCpuMs = sum('clientCpuMs')
+    merged.clientCpuPerRequest = merged.clientCpuMs / merged.count
+  }
   return merged
 }
 
@@ -42,22 +47,23 @@ const fmt = (value, digits) =>
     : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const ratio = (a, b) => (a > 0 && b > 0 ? `${fmt(a / b, 2)}×` : '')
 
-/** The rows shown for a scenario: label, value getter, digits. */
+/** The rows shown for a scenario: label, value getter, digits, and whether a ratio means anything. */
 function rows(scenario) {
   if (scenario.storm) {
     return [
-      ['GET /settings sent', (r) => r.sent, 0],
-      ['GET /settings answered', (r) => r.count, 0],
+      ['GET /settings sent', (r) => r.sent, 0, false],
+      ['GET /settings answered', (r) => r.count, 0, false],
       ['GET p50 ms', (r) => r.p50, 2],
       ['GET p99 ms', (r) => r.p99, 2],
       ['GET max ms', (r) => r.max, 2],
       ['logins/s meanwhile', (r) => r.logins.rps, 1],
       ['login p99 ms', (r) => r.logins.p99, 1],
       ['server CPU ms/s', (r) => r.cpuMs / (r.elapsedMs / 1000), 0],
-      ['RSS idle MB', (r) => r.rssIdleMb, 1],
+      ['RSS at listen MB', (r) => r.rssStartMb, 1],
+      ['RSS idle (after a login) MB', (r) => r.rssIdleMb, 1],
       ['RSS peak MB', (r) => r.rssPeakMb, 1],
       ['spawn→listening ms', (r) => r.spawnMs, 0],
-      ['non-2xx + errors', (r) => r.non2xx + r.errors + r.logins.non2xx + r.logins.errors, 0],
+      ['non-2xx + errors', (r) => r.non2xx + r.errors + r.logins.non2xx + r.logins.errors, 0, false],
     ]
   }
   return [
@@ -65,12 +71,14 @@ function rows(scenario) {
     ['p50 ms', (r) => r.p50, 3],
     ['p99 ms', (r) => r.p99, 3],
     ['server CPU ms/req', (r) => r.cpuPerRequest, 3],
-    ['RSS idle MB', (r) => r.rssIdleMb, 1],
+    ['load generator CPU ms/req', (r) => r.clientCpuPerRequest, 3],
+    ['RSS at listen MB', (r) => r.rssStartMb, 1],
+    ['RSS idle (after a login) MB', (r) => r.rssIdleMb, 1],
     ['RSS peak MB', (r) => r.rssPeakMb, 1],
     ['spawn→listening ms', (r) => r.spawnMs, 0],
-    ['live sessions at start', (r) => r.sessionsAtStart, 0],
-    ['requests measured', (r) => r.count, 0],
-    ['non-2xx + errors', (r) => r.non2xx + r.errors, 0],
+    ['live sessions at start', (r) => r.sessionsAtStart, 0, false],
+    ['requests measured', (r) => r.count, 0, false],
+    ['non-2xx + errors', (r) => r.non2xx + r.errors, 0, false],
   ]
 }
 
@@ -80,10 +88,10 @@ export function scenarioTable(scenario, combined, { floor, durationS, rounds }) 
   const nr = combined['node-red']
   const lines = [`\n## ${scenario.title}  [${scenario.id}; ${durationS} s × ${rounds} round(s) each]`]
   const header = ['', 'flowadmin', ...(nr ? ['node-red', 'fa ÷ nr'] : [])]
-  const body = rows(scenario).map(([label, get, digits]) => {
+  const body = rows(scenario).map(([label, get, digits, withRatio = true]) => {
     const a = get(fa)
     const cells = [label, fmt(a, digits)]
-    if (nr) cells.push(fmt(get(nr), digits), ratio(a, get(nr)))
+    if (nr) cells.push(fmt(get(nr), digits), withRatio ? ratio(a, get(nr)) : '')
     return cells
   })
   if (scenario.floor && floor) {

@@ -3,10 +3,11 @@
 // targets, and writes every figure to bench-results/<timestamp>.json.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { trackFolder } from './cleanup.mjs'
-import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor } from './flowadmin.mjs'
+import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
 import { bcryptHash, installNodeRed, NODE_RED_VERSION } from './node-red.mjs'
 import { machine, memory } from './proc.mjs'
 import { combine, evaluateTargets, growthTable, scenarioTable, targetsTable } from './report.mjs'
@@ -23,10 +24,10 @@ const HELP = `Usage: pnpm bench [options]
   --only ID,ID        run only these scenarios (ids: login-page settings toggle-1 toggle-10 login
                       revoke login-N revoke-N storm)
   --cpu-prof DIR      write a V8 CPU profile of every flowadmin process into DIR
+  --server DIR        measure the build in another checkout of flowadmin (default: this one)
   --quick             a short smoke run
 Only 127.0.0.1 is loaded. Needs a build (pnpm bench builds first).`
 
-const root = new URL('../', import.meta.url)
 const { values: args } = parseArgs({
   options: {
     peer: { type: 'string' },
@@ -37,6 +38,7 @@ const { values: args } = parseArgs({
     'storm-rate': { type: 'string' },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    server: { type: 'string' },
     quick: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -79,7 +81,9 @@ const log = (message) => process.stderr.write(`${message}\n`)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function main() {
-  checkBuilt()
+  const serverRoot = args.server ? pathToFileURL(`${resolve(args.server)}/`) : repositoryRoot
+  checkBuilt(serverRoot)
+  if (args.server) log(`flowadmin: the build in ${serverRoot.pathname}`)
   const host = machine()
   log(
     `machine: ${host.cpus} × ${host.model}, ${host.memGb} GB, Node ${host.node}, load ${host.loadavg.join(' ')}`,
@@ -89,11 +93,12 @@ async function main() {
 
   const credentials = { username: 'admin', password: 'bench-password-0123' }
   const work = trackFolder(mkdtempSync(join(tmpdir(), 'flowadmin-bench-')))
-  const cpuProfDir = args['cpu-prof'] ? join(process.cwd(), args['cpu-prof']) : null
+  const cpuProfDir = args['cpu-prof'] ? resolve(args['cpu-prof']) : null
   if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true })
   const targets = [
     createFlowadminTarget({
       root: work,
+      serverRoot,
       username: credentials.username,
       passwordHash: await argon2.hash(credentials.password, ARGON2_OPTIONS),
       cpuProfDir,
@@ -173,7 +178,7 @@ async function main() {
   console.log(summary)
 
   const finishedAt = new Date()
-  const folder = new URL('bench-results/', root)
+  const folder = new URL('bench-results/', repositoryRoot)
   mkdirSync(folder, { recursive: true })
   const file = new URL(`${startedAt.toISOString().replace(/[:.]/g, '-')}.json`, folder)
   const json = {
@@ -182,6 +187,7 @@ async function main() {
     finishedAt,
     machine: { ...host, loadavgAtEnd: machine().loadavg },
     options: { ...options, only: options.only && [...options.only] },
+    server: serverRoot.pathname,
     nodeRed: options.peer ? NODE_RED_VERSION : null,
     argon2: { options: { ...ARGON2_OPTIONS, type: 'argon2id' }, floor },
     scenarios: report.scenarios,
@@ -198,6 +204,7 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs }) 
   const seed = sessions > 0 ? await target.seed(sessions) : null
   const instance = await target.start({ seed })
   try {
+    const rssStartMb = memory(instance.pid).rssMb
     const loginPage = await fetch(`${instance.url}/auth/login`, { signal: AbortSignal.timeout(15_000) })
     await loginPage.arrayBuffer()
     if (loginPage.status !== 200)
@@ -213,7 +220,14 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs }) 
     await scenario.load({ ...context, durationMs: warmupMs })
     const result = await scenario.load({ ...context, durationMs })
     const { peakMb } = memory(instance.pid)
-    return { ...result, rssIdleMb, rssPeakMb: peakMb, spawnMs: instance.spawnMs, sessionsAtStart: sessions }
+    return {
+      ...result,
+      rssStartMb,
+      rssIdleMb,
+      rssPeakMb: peakMb,
+      spawnMs: instance.spawnMs,
+      sessionsAtStart: sessions,
+    }
   } catch (error) {
     const stderr = instance.output.stderr.trim()
     if (stderr) error.message += `\n${target.name} stderr: ${stderr.slice(-2000)}`

@@ -32,7 +32,7 @@ function newUserDir(root, name) {
  * flowadmin: the built CLI, SQLite in the user folder, argon2id at OWASP parameters.
  * `seed(count)` makes (once) a database holding `count` live tokens; `start({ seed })` copies it in.
  */
-export function createFlowadminTarget({ root, username, passwordHash, cpuProfDir }) {
+export function createFlowadminTarget({ root, serverRoot, username, passwordHash, cpuProfDir }) {
   const seeds = new Map()
   return {
     name: 'flowadmin',
@@ -42,7 +42,7 @@ export function createFlowadminTarget({ root, username, passwordHash, cpuProfDir
         const folder = join(root, `flowadmin-seed-${count}`)
         mkdirSync(folder, { recursive: true })
         const file = join(folder, 'flowadmin.db')
-        const tokens = await seedFlowadminTokens(file, { count, username })
+        const tokens = await seedFlowadminTokens(file, { count, username, root: serverRoot })
         seeds.set(count, { file, tokens })
       }
       return seeds.get(count)
@@ -52,7 +52,7 @@ export function createFlowadminTarget({ root, username, passwordHash, cpuProfDir
       const settings = writeFlowadminSettings(userDir, { username, passwordHash })
       if (seed) copyDatabase(seed.file, userDir)
       const flags = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []
-      const args = [...flags, flowadminBin, 'start', '--settings', settings, '--port', '0']
+      const args = [...flags, flowadminBin(serverRoot), 'start', '--settings', settings, '--port', '0']
       const started = performance.now()
       const child = track(spawn(process.execPath, args, { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'] }))
       const output = collect(child)
