@@ -62,7 +62,7 @@ export function runLoad({
       result = summarise({ latencies, statuses, errors, elapsedMs, cpuMs: cpuMs(pid) - cpuStart })
       // The load generator's own CPU (this process), to tell a saturated server from a saturated client.
       result.clientCpuMs = (client.user + client.system) / 1000
-      result.clientCpuPerRequest = result.clientCpuMs / result.count
+      result.clientCpuPerRequest = result.count > 0 ? result.clientCpuMs / result.count : Number.NaN
       instance.stop()
     }
     const timer = setTimeout(close, durationMs)
@@ -162,4 +162,23 @@ export function percentile(sorted, q) {
   if (sorted.length === 0) return Number.NaN
   const rank = Math.max(1, Math.ceil(q * sorted.length))
   return sorted[rank - 1]
+}
+
+/**
+ * Waits until the server's CPU time stays flat for `quietMs` (requests queued by an ended load are
+ * done), or `maxMs` passed. Returns how long it waited.
+ */
+export async function waitForIdle(pid, { quietMs = 200, maxMs = 30_000, stepMs = 50 } = {}) {
+  const start = performance.now()
+  let last = cpuMs(pid)
+  let quietSince = start
+  while (performance.now() - start < maxMs) {
+    await new Promise((resolve) => setTimeout(resolve, stepMs))
+    const now = cpuMs(pid)
+    // Below one clock tick per step counts as idle.
+    if (now - last > 10) quietSince = performance.now()
+    last = now
+    if (performance.now() - quietSince >= quietMs) break
+  }
+  return performance.now() - start
 }

@@ -36,7 +36,7 @@ function mergeLoads(parts) {
   if (parts[0].sent !== undefined) merged.sent = sum('sent')
   if (parts[0].clientCpuMs !== undefined) {
     merged.clientCpuMs = sum('clientCpuMs')
-    merged.clientCpuPerRequest = merged.clientCpuMs / merged.count
+    merged.clientCpuPerRequest = merged.count > 0 ? merged.clientCpuMs / merged.count : Number.NaN
   }
   return merged
 }
@@ -45,7 +45,8 @@ const fmt = (value, digits) =>
   value === undefined || value === null || Number.isNaN(value)
     ? '-'
     : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
-const ratio = (a, b) => (a > 0 && b > 0 ? `${fmt(a / b, 2)}×` : '')
+const ratio = (a, b) =>
+  a > 0 && b > 0 && Number.isFinite(a) && Number.isFinite(b) ? `${fmt(a / b, 2)}×` : ''
 
 /** The rows shown for a scenario: label, value getter, digits, and whether a ratio means anything. */
 function rows(scenario) {

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { trackFolder } from './cleanup.mjs'
 import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
+import { waitForIdle } from './load.mjs'
 import { bcryptHash, installNodeRed, NODE_RED_VERSION } from './node-red.mjs'
 import { machine, memory } from './proc.mjs'
 import { combine, evaluateTargets, growthTable, scenarioTable, targetsTable } from './report.mjs'
@@ -67,7 +68,7 @@ const options = {
   }),
   stormRate: number(args['storm-rate'], 200, 'storm-rate'),
   // Tokens to revoke: enough for warm-up + window at each server's pace, so the window rarely ends early.
-  pools: quick ? { flowadmin: 5000, 'node-red': 500 } : { flowadmin: 20_000, 'node-red': 2500 },
+  pools: quick ? { flowadmin: 5000, 'node-red': 500 } : { flowadmin: 12_000, 'node-red': 2500 },
   peer: args.peer ?? null,
   only: args.only ? new Set(args.only.split(',')) : null,
 }
@@ -218,10 +219,13 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs }) 
       : null
     const context = { instance, target, token, credentials, pool }
     await scenario.load({ ...context, durationMs: warmupMs })
+    // Requests the warm-up left queued must not eat into the measured window.
+    const drainMs = await waitForIdle(instance.pid)
     const result = await scenario.load({ ...context, durationMs })
     const { peakMb } = memory(instance.pid)
     return {
       ...result,
+      drainMs,
       rssStartMb,
       rssIdleMb,
       rssPeakMb: peakMb,

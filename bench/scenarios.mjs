@@ -168,14 +168,14 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
   for (const size of sessionSizes) {
     list.push({
       id: `login-${size}`,
-      title: `POST /auth/token with ${size} more live sessions, 4 connections`,
+      title: `POST /auth/token with ${size} live sessions, 4 connections`,
       load: loginLoad(4),
-      seed: (target) => size + pools[target],
+      seed: () => size,
       sessions: size,
     })
     list.push({
       id: `revoke-${size}`,
-      title: `POST /auth/revoke with ${size} more live sessions, 10 connections`,
+      title: `POST /auth/revoke with ${size} live sessions besides the pool revoked, 10 connections`,
       load: revokeLoad,
       seed: (target) => size + pools[target],
       pool: true,
