@@ -1,1 +1,6 @@
-export { createMemoryStores, type MemoryStores } from './memory-stores.js'
+export {
+  createMemoryStores,
+  DEFAULT_MAX_THROTTLE_ENTRIES,
+  type MemoryStores,
+  type MemoryStoresOptions,
+} from './memory-stores.js'

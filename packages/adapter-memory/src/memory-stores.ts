@@ -94,21 +94,39 @@ function createModuleStore(): ModuleStore {
   }
 }
 
-function createThrottleStore(): ThrottleStore {
+function createThrottleStore(maxEntries: number): ThrottleStore {
+  // Map order is the order windows started (a restarted window moves to the end), so the oldest
+  // windows, which are also the first to end, come first.
   const counters = new Map<string, ThrottleCounter>()
   const live = (key: string, now: number) => {
     const counter = counters.get(key)
     return counter && counter.resetAt > now ? counter : null
   }
+  /** Makes room for one more key: ended windows go first, then the oldest live ones. */
+  const makeRoom = (now: number) => {
+    for (const [key, counter] of counters) {
+      if (counters.size < maxEntries) return
+      if (counter.resetAt > now) break
+      counters.delete(key)
+    }
+    for (const key of counters.keys()) {
+      if (counters.size < maxEntries) return
+      counters.delete(key)
+    }
+  }
   return {
     async hit(keys, now, windowMs) {
       return keys.map((key) => {
         const current = live(key, now)
-        const next = current
-          ? { count: current.count + 1, resetAt: current.resetAt }
-          : { count: 1, resetAt: now + windowMs }
-        counters.set(key, next)
-        return { ...next }
+        if (current) {
+          current.count++
+          return { ...current }
+        }
+        counters.delete(key)
+        makeRoom(now)
+        const started = { count: 1, resetAt: now + windowMs }
+        counters.set(key, started)
+        return { ...started }
       })
     },
     async peek(keys, now) {
@@ -131,12 +149,28 @@ function createThrottleStore(): ThrottleStore {
   }
 }
 
+/** Options of {@link createMemoryStores}. */
+export interface MemoryStoresOptions {
+  /**
+   * Most throttle counters kept at once, so memory stays bounded under a spray of usernames or
+   * addresses. When full, counters whose window ended are dropped first, then the oldest.
+   * Default 100 000.
+   */
+  maxThrottleEntries?: number
+}
+
+export const DEFAULT_MAX_THROTTLE_ENTRIES = 100_000
+
 /** Every store port over Maps: fast, ephemeral, for tests and embedders. */
-export function createMemoryStores(): MemoryStores {
+export function createMemoryStores(options: MemoryStoresOptions = {}): MemoryStores {
+  const maxThrottleEntries = options.maxThrottleEntries ?? DEFAULT_MAX_THROTTLE_ENTRIES
+  if (!Number.isSafeInteger(maxThrottleEntries) || maxThrottleEntries < 1) {
+    throw new RangeError('maxThrottleEntries must be a whole number from 1')
+  }
   return {
     tokens: createTokenStore(),
     modules: createModuleStore(),
-    throttle: createThrottleStore(),
+    throttle: createThrottleStore(maxThrottleEntries),
     async close() {},
   }
 }
