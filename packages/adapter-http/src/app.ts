@@ -1,5 +1,6 @@
 import type { Core } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
+import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, toResponse, UNEXPECTED_ERROR } from './errors.js'
 import { authRoutes } from './routes/auth.js'
@@ -19,6 +20,8 @@ export interface HttpAppOptions {
   maxBodyBytes?: number
   /** Called with every unexpected error (the 500 path). Default: console.error. */
   onUnexpectedError?: (error: unknown, c: Context) => void
+  /** Browser origins allowed to call the API. Default: none, and no CORS header is ever sent. */
+  cors?: CorsOptions
 }
 
 /** Default largest request body: 64 KiB. */
@@ -72,6 +75,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     }
     c.header('X-Content-Type-Options', 'nosniff')
   })
+  if (options.cors !== undefined) app.use(cors(options.cors))
   app.route(deps.basePath === '' ? '/' : deps.basePath, api)
   app.notFound(() => emptyResponse(404))
   app.onError(unexpected)

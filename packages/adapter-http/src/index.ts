@@ -1,2 +1,3 @@
 export { createHttpApp, DEFAULT_MAX_BODY_BYTES, type HttpAppOptions } from './app.js'
+export { type CorsOptions, originProblem } from './cors.js'
 export { REALM } from './errors.js'
