@@ -14,7 +14,9 @@ import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { listen } from './listen.js'
 import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
+import { withBoundedKeys } from './throttle-keys.js'
 
 /** The product version, from this package's manifest (one level above both src and dist). */
 export const VERSION: string = JSON.parse(
@@ -72,12 +74,12 @@ export function isLoopback(host: string): boolean {
   return isIP(v4) === 4 && v4.startsWith('127.')
 }
 
-/** The client address of a request, from its socket; IPv4-mapped IPv6 shown as plain IPv4. */
+/** The TCP peer's address of a request, canonical (IPv4-mapped IPv6 shown as plain IPv4). */
 export function socketAddress(c: Context): string {
   try {
     const address = getConnInfo(c).remote.address
     if (address === undefined) return 'unknown'
-    return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+    return canonicalAddress(address) ?? address
   } catch {
     return 'unknown'
   }
@@ -144,7 +146,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const modules = await discoverModules(settings.userDir, warn)
     const core = createCore(
       {
-        stores,
+        stores: { ...stores, throttle: withBoundedKeys(stores.throttle) },
         verifier: await createArgon2Verifier(),
         loader: createDiskLoader(modules),
         typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
@@ -157,13 +159,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await core.modules.sync(toDescriptors(modules))
     await core.sweep()
 
+    const proxies = parseTrustedProxies(settings.trustProxy)
     const app = createHttpApp(core, {
       version: VERSION,
       basePath: settings.httpAdminRoot,
-      clientAddress: socketAddress,
+      clientAddress: (c) => clientAddressOf(socketAddress(c), c.req.header('X-Forwarded-For'), proxies),
+      maxBodyBytes: settings.apiMaxLength,
+      cors: settings.httpAdminCors ?? undefined,
       onUnexpectedError: (error, c) => log('error', `${c.req.method} ${c.req.path}: ${describe(error)}`),
     })
-    const listener = await listen(app.fetch, settings.uiHost, settings.uiPort)
+    const listener = await listen(app.fetch, settings.uiHost, settings.uiPort, settings.httpServer)
 
     const sweeper = setInterval(() => {
       core.sweep().catch((error: unknown) => warn(`sweeping expired tokens failed: ${messageOf(error)}`))

@@ -5,6 +5,33 @@ import { StartupError } from './errors.js'
 
 type Fetch = (request: Request, env: never) => Response | Promise<Response>
 
+/** What a connection may cost the server, so slow or greedy clients cannot pin connections. */
+export interface HttpLimits {
+  /** Milliseconds a client has to send the request line and headers; then 408 and close. */
+  headersTimeout: number
+  /** Milliseconds a client has to send the whole request, body included; then 408 and close. */
+  requestTimeout: number
+  /** Milliseconds an idle keep-alive connection stays open after a response. */
+  keepAliveTimeout: number
+  /** Largest request line plus headers, in bytes; more is 431 and close. */
+  maxHeaderSize: number
+}
+
+export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = {
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  maxHeaderSize: 16_384,
+}
+
+/**
+ * How often Node looks for connections past their headers or request timeout. Its default, 30 s,
+ * would let a slow client hold a connection for up to 30 s past a short timeout.
+ */
+function checkingInterval(limits: HttpLimits): number {
+  return Math.min(5_000, Math.max(25, Math.floor(Math.min(limits.headersTimeout, limits.requestTimeout) / 4)))
+}
+
 export interface Listener {
   /** The bound address and port (the real port when 0 was asked for). */
   address: AddressInfo
@@ -15,9 +42,30 @@ export interface Listener {
   close(graceMs?: number): Promise<void>
 }
 
-/** Serves `fetch` over HTTP on `host:port`. Rejects with a StartupError when it cannot bind. */
-export async function listen(fetch: Fetch, host: string, port: number): Promise<Listener> {
-  const server = createAdaptorServer({ fetch: fetch as never, hostname: host }) as Server
+/**
+ * Serves `fetch` over HTTP on `host:port`, within `limits` (default DEFAULT_HTTP_LIMITS). Rejects
+ * with a StartupError when it cannot bind.
+ */
+export async function listen(
+  fetch: Fetch,
+  host: string,
+  port: number,
+  limits: HttpLimits = DEFAULT_HTTP_LIMITS,
+): Promise<Listener> {
+  if (limits.headersTimeout > limits.requestTimeout) {
+    throw new RangeError('headersTimeout must not be longer than requestTimeout')
+  }
+  const server = createAdaptorServer({
+    fetch: fetch as never,
+    hostname: host,
+    serverOptions: {
+      headersTimeout: limits.headersTimeout,
+      requestTimeout: limits.requestTimeout,
+      keepAliveTimeout: limits.keepAliveTimeout,
+      maxHeaderSize: limits.maxHeaderSize,
+      connectionsCheckingInterval: checkingInterval(limits),
+    },
+  }) as Server
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => reject(bindError(error, host, port))
     server.once('error', onError)

@@ -1,8 +1,11 @@
 import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { originProblem } from '@flowadmin/adapter-http'
 import * as v from 'valibot'
 import { SettingsError } from './errors.js'
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './listen.js'
+import { trustProxyProblem } from './proxy.js'
 
 /** Settings after validation, with every default applied and every path absolute. */
 export interface Settings {
@@ -16,6 +19,14 @@ export interface Settings {
   adminAuth: AdminAuthSettings | null
   /** 'stdout', 'off', or an absolute file path the events are appended to. */
   auditLog: 'stdout' | 'off' | { file: string }
+  /** Addresses and CIDR ranges of the reverse proxies whose X-Forwarded-For counts; [] for none. */
+  trustProxy: string[]
+  /** Browser origins that may call the API (CORS); null: no CORS headers at all. */
+  httpAdminCors: { origins: string[] } | null
+  /** Largest request body, in bytes. */
+  apiMaxLength: number
+  /** Timeouts and header size of the HTTP server. */
+  httpServer: HttpLimits
 }
 
 export interface AdminAuthSettings {
@@ -35,6 +46,11 @@ export interface AdminAuthSettings {
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 1880
+/** Largest request body unless `apiMaxLength` says otherwise: 64 KiB. */
+export const DEFAULT_API_MAX_LENGTH = 65_536
+const MAX_API_MAX_LENGTH = 100 * 1024 * 1024
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 }
+const SIZE = /^(\d+) *(b|kb|mb)?$/i
 
 const PERMISSION = /^(\*|read|write|[a-z][a-zA-Z0-9_-]*\.(read|write))$/
 const ADMIN_ROOT = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)*\/?$/
@@ -101,6 +117,50 @@ const adminAuth = v.strictObject(
   unknownKey,
 )
 
+const issueOf = (problem: (value: string) => string | null) =>
+  v.rawCheck<string>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return
+    const message = problem(dataset.value)
+    if (message !== null) addIssue({ message })
+  })
+
+const origins = v.union(
+  [
+    v.pipe(v.string(), issueOf(originProblem)),
+    v.pipe(v.array(v.pipe(v.string(), issueOf(originProblem))), v.nonEmpty('must list at least one origin')),
+  ],
+  'must be an origin such as "https://editor.example" or a non-empty list of them',
+)
+
+const sizeText = v.pipe(
+  v.string(),
+  v.regex(SIZE, 'must be a number of bytes or a size such as "64kb" or "1mb"'),
+  v.transform((text) => {
+    const [, digits, unit] = SIZE.exec(text) as RegExpExecArray
+    return Number(digits) * (UNITS[(unit ?? 'b').toLowerCase()] as number)
+  }),
+)
+
+const milliseconds = whole(1, 3_600_000)
+
+const httpServer = v.pipe(
+  v.strictObject(
+    {
+      headersTimeout: v.optional(milliseconds),
+      requestTimeout: v.optional(milliseconds),
+      keepAliveTimeout: v.optional(milliseconds),
+      maxHeaderSize: v.optional(whole(1024, 1_048_576)),
+    },
+    unknownKey,
+  ),
+  v.transform((given): HttpLimits => ({ ...DEFAULT_HTTP_LIMITS, ...stripUndefined(given) })),
+  v.check(
+    (limits) => limits.headersTimeout <= limits.requestTimeout,
+    (issue) =>
+      `headersTimeout (${(issue.input as HttpLimits).headersTimeout}) must not be longer than requestTimeout (${(issue.input as HttpLimits).requestTimeout})`,
+  ),
+)
+
 const schema = v.strictObject(
   {
     uiHost: v.optional(text('a host name or address')),
@@ -117,6 +177,20 @@ const schema = v.strictObject(
         'must be "stdout", "off" or {"file": "<path>"}',
       ),
     ),
+    trustProxy: v.optional(
+      v.array(
+        v.pipe(v.string('must be a string'), issueOf(trustProxyProblem)),
+        'must be a list of addresses',
+      ),
+    ),
+    httpAdminCors: v.optional(v.strictObject({ origin: origins }, unknownKey)),
+    apiMaxLength: v.optional(
+      v.pipe(
+        v.union([v.number(), sizeText], 'must be a number of bytes or a size such as "64kb" or "1mb"'),
+        whole(1, MAX_API_MAX_LENGTH),
+      ),
+    ),
+    httpServer: v.optional(httpServer),
   },
   unknownKey,
 )
@@ -128,6 +202,10 @@ function unknownKey(issue: v.StrictObjectIssue): string {
   if (issue.expected === 'never') return 'unknown setting'
   if (issue.expected?.startsWith('"')) return 'is required'
   return 'must be an object'
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as Partial<T>
 }
 
 function duplicates(users: Array<{ username: string }>): string {
@@ -176,6 +254,11 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
       typeof parsed.auditLog === 'object'
         ? { file: path.resolve(baseDir, parsed.auditLog.file) }
         : (parsed.auditLog ?? 'stdout'),
+    trustProxy: parsed.trustProxy ?? [],
+    httpAdminCors:
+      parsed.httpAdminCors === undefined ? null : { origins: [parsed.httpAdminCors.origin].flat() },
+    apiMaxLength: parsed.apiMaxLength ?? DEFAULT_API_MAX_LENGTH,
+    httpServer: parsed.httpServer ?? { ...DEFAULT_HTTP_LIMITS },
   }
 }
 

@@ -36,6 +36,15 @@ describe('parseSettings', () => {
       storage: 'sqlite',
       adminAuth: null,
       auditLog: 'stdout',
+      trustProxy: [],
+      httpAdminCors: null,
+      apiMaxLength: 65_536,
+      httpServer: {
+        headersTimeout: 10_000,
+        requestTimeout: 30_000,
+        keepAliveTimeout: 5_000,
+        maxHeaderSize: 16_384,
+      },
     })
   })
 
