@@ -1,0 +1,104 @@
+// No enumeration: every credential failure at the token endpoint looks the same on the wire, and
+// an unknown user costs one argon2 verification like a known one (counted, not timed).
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { killAll, requireBuild } from './cli-process.js'
+import {
+  ADMIN_PASSWORD,
+  createWorkspace,
+  type LoginFields,
+  login,
+  type RawResponse,
+  VIEWER_PASSWORD,
+  type Workspace,
+} from './hostile-http.js'
+
+let workspace: Workspace
+beforeAll(() => requireBuild())
+beforeEach(async () => {
+  workspace = await createWorkspace()
+})
+afterEach(async () => {
+  await killAll()
+  await workspace.remove()
+})
+afterAll(killAll)
+
+/** Status, every header but Date (names and values as sent, in order) and the body. */
+const wire = (res: RawResponse) => ({
+  status: res.status,
+  headers: res.rawHeaders
+    .flatMap((item, i) => (i % 2 === 0 ? [`${item}: ${res.rawHeaders[i + 1]}`] : []))
+    .filter((line) => !/^date:/i.test(line)),
+  body: res.body,
+})
+
+const failures: Array<[string, LoginFields]> = [
+  ['an unknown user', { username: 'ghost', password: 'whatever' }],
+  ['a wrong password', { username: 'admin', password: 'not-the-password' }],
+  [
+    'an unknown client (right password)',
+    { username: 'admin', password: ADMIN_PASSWORD, client_id: 'intruder' },
+  ],
+  ['no client (right password)', { username: 'admin', password: ADMIN_PASSWORD, client_id: undefined }],
+  ['a scope beyond the user (right password)', { username: 'viewer', password: VIEWER_PASSWORD, scope: '*' }],
+]
+
+describe('no enumeration at POST /auth/token', () => {
+  it('answers every credential failure byte for byte alike, form or JSON, each after one verification', async () => {
+    const { url } = await workspace.start({ countVerifications: true })
+    const seen: Array<{ what: string; wire: ReturnType<typeof wire> }> = []
+    // One address per round keeps the three admin failures of a round under the throttle.
+    for (const [as, from] of [
+      ['form', '127.0.0.8'],
+      ['json', '127.0.0.9'],
+    ] as const) {
+      for (const [what, fields] of failures) {
+        seen.push({ what: `${what} (${as})`, wire: wire(await login(url, fields, from, as)) })
+      }
+    }
+
+    const [first] = seen
+    expect(first?.wire).toEqual({
+      status: 401,
+      headers: [
+        'cache-control: no-store',
+        'content-length: 0',
+        'pragma: no-cache',
+        'x-content-type-options: nosniff',
+        'Connection: close',
+      ],
+      body: '',
+    })
+    for (const { what, wire: other } of seen) expect({ what, ...other }).toEqual({ what, ...first?.wire })
+
+    // One verification per attempt; the unknown user's is against a hash that is no user's, with
+    // the same argon2id parameters as the users' hashes.
+    const { admin, viewer } = workspace.hashes
+    const verified = await workspace.verifications()
+    const dummy = verified[0] as string
+    expect(dummy).not.toBe(admin)
+    expect(dummy).not.toBe(viewer)
+    expect(dummy.split('$').slice(0, 4)).toEqual(admin.split('$').slice(0, 4))
+    expect(dummy.split('$').slice(0, 4)).toEqual(['', 'argon2id', 'v=19', 'm=19456,p=1,t=2'])
+    const perRound = [dummy, admin, admin, admin, viewer]
+    expect(verified).toEqual([...perRound, ...perRound])
+
+    // The audit log tells them apart only by the username given.
+    const lines = await workspace.audit()
+    expect(lines.map((line) => `${line.event} ${line.user} ${line.address}`)).toEqual([
+      ...failures.map(([, fields]) => `login.failed ${fields.username} 127.0.0.8`),
+      ...failures.map(([, fields]) => `login.failed ${fields.username} 127.0.0.9`),
+    ])
+  })
+
+  it('verifies each unknown user once, however many there are', async () => {
+    const { url } = await workspace.start({ countVerifications: true })
+    for (let i = 0; i < 4; i++) {
+      expect((await login(url, { username: `nobody-${i}`, password: 'pw' }, '127.0.0.10')).status).toBe(401)
+    }
+    const verified = await workspace.verifications()
+    expect(verified).toHaveLength(4)
+    expect(new Set(verified).size).toBe(1)
+    expect(verified[0]).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/)
+  })
+})

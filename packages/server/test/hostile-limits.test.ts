@@ -1,0 +1,160 @@
+// Limits against slow and greedy clients, on the built server with short configured limits:
+// header and request timeouts, keep-alive timeout, header size and body size.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { killAll, requireBuild } from './cli-process.js'
+import {
+  ADMIN_PASSWORD,
+  connectRaw,
+  createWorkspace,
+  login,
+  type RawConnection,
+  send,
+  tokenOf,
+  type Workspace,
+} from './hostile-http.js'
+
+const LIMITS = { headersTimeout: 600, requestTimeout: 1_200, keepAliveTimeout: 400, maxHeaderSize: 4_096 }
+// Node checks for expired connections every quarter of the shortest timeout; allow for that and
+// for a loaded machine. With Node's own defaults (60 s, checked every 30 s) these would not hold.
+const SLACK = 2_000
+
+let workspace: Workspace
+let url: string
+const connections: RawConnection[] = []
+const timers: NodeJS.Timeout[] = []
+
+beforeAll(() => requireBuild())
+beforeEach(async () => {
+  workspace = await createWorkspace()
+  await workspace.writeSettings({ httpServer: LIMITS, apiMaxLength: '2kb' })
+  url = (await workspace.start()).url
+})
+afterEach(async () => {
+  for (const timer of timers.splice(0)) clearInterval(timer)
+  for (const connection of connections.splice(0)) connection.socket.destroy()
+  await killAll()
+  await workspace.remove()
+})
+afterAll(killAll)
+
+async function open(from: string): Promise<RawConnection> {
+  const connection = await connectRaw(url, from)
+  connections.push(connection)
+  return connection
+}
+
+/** Writes `text` every `ms` until the connection closes. */
+function trickle(connection: RawConnection, text: string, ms = 100): void {
+  const timer = setInterval(() => {
+    if (!connection.socket.destroyed) connection.socket.write(text)
+  }, ms)
+  timers.push(timer)
+  connection.closed.then(() => clearInterval(timer))
+}
+
+describe('timeouts', () => {
+  it('answers 408 and closes a connection whose headers trickle in, within headersTimeout', async () => {
+    const slow = await open('127.0.0.30')
+    slow.socket.write('POST /auth/token HTTP/1.1\r\nHost: flowadmin\r\n')
+    trickle(slow, 'X-Slow: a\r\n')
+    const after = await slow.closed
+    expect(slow.received).toMatch(/^HTTP\/1\.1 408 /)
+    expect(after).toBeGreaterThanOrEqual(LIMITS.headersTimeout - 50)
+    expect(after).toBeLessThan(LIMITS.headersTimeout + SLACK)
+  })
+
+  it('closes a connection that sends nothing', async () => {
+    const idle = await open('127.0.0.31')
+    const after = await idle.closed
+    expect(after).toBeLessThan(LIMITS.headersTimeout + SLACK)
+    expect(idle.received).toMatch(/^(HTTP\/1\.1 408 |$)/)
+  })
+
+  it('answers 408 and closes a connection whose body trickles in, within requestTimeout', async () => {
+    const slow = await open('127.0.0.32')
+    slow.socket.write(
+      'POST /auth/token HTTP/1.1\r\nHost: flowadmin\r\nContent-Type: application/x-www-form-urlencoded\r\n' +
+        'Content-Length: 1000\r\n\r\n',
+    )
+    trickle(slow, 'a')
+    const after = await slow.closed
+    expect(slow.received).toMatch(/^HTTP\/1\.1 408 /)
+    expect(after).toBeGreaterThanOrEqual(LIMITS.requestTimeout - 50)
+    expect(after).toBeLessThan(LIMITS.requestTimeout + SLACK)
+  })
+
+  it('closes an idle keep-alive connection after keepAliveTimeout', async () => {
+    const client = await open('127.0.0.33')
+    client.socket.write('GET /auth/login HTTP/1.1\r\nHost: flowadmin\r\n\r\n')
+    const answered = performance.now()
+    const after = await client.closed
+    expect(client.received).toMatch(/^HTTP\/1\.1 200 /)
+    expect(performance.now() - answered).toBeLessThan(LIMITS.keepAliveTimeout + SLACK)
+    expect(after).toBeGreaterThanOrEqual(LIMITS.keepAliveTimeout - 50)
+  })
+
+  it('still serves clients while a slow one waits to be cut off', async () => {
+    const slow = await open('127.0.0.34')
+    slow.socket.write('GET /auth/login HTTP/1.1\r\n')
+    trickle(slow, 'X-Slow: a\r\n')
+    const res = await login(url, { username: 'admin', password: ADMIN_PASSWORD }, '127.0.0.35')
+    expect(res.status).toBe(200)
+    await slow.closed
+  })
+})
+
+describe('sizes', () => {
+  it('answers 431 to headers over maxHeaderSize and serves headers under it', async () => {
+    const big = await send(url, { path: '/auth/login', headers: { 'x-padding': 'a'.repeat(5_000) } })
+    expect(big.status).toBe(431)
+    const fits = await send(url, { path: '/auth/login', headers: { 'x-padding': 'a'.repeat(2_000) } })
+    expect(fits.status).toBe(200)
+  })
+
+  it('answers 413 to bodies over apiMaxLength, in each route shape, and reads bodies under it', async () => {
+    const form = (padding: number) =>
+      new URLSearchParams({
+        client_id: 'service-admin',
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: ADMIN_PASSWORD,
+        padding: 'p'.repeat(padding),
+      }).toString()
+    const tooBig = await send(url, {
+      method: 'POST',
+      path: '/auth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form(2_048),
+    })
+    expect(tooBig.status).toBe(413)
+    expect(tooBig.headers['x-content-type-options']).toBe('nosniff')
+    expect(JSON.parse(tooBig.body)).toEqual({
+      error: 'invalid_request',
+      error_description: 'Request body too large',
+    })
+    const token = await tokenOf(
+      send(url, {
+        method: 'POST',
+        path: '/auth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form(1_800),
+      }),
+    )
+
+    const put = (body: string) =>
+      send(url, {
+        method: 'PUT',
+        path: '/nodes/flowadmin-example-greeting',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body,
+      })
+    const bigPut = await put(JSON.stringify({ enabled: true, padding: 'p'.repeat(2_048) }))
+    expect(bigPut.status).toBe(413)
+    expect(JSON.parse(bigPut.body)).toEqual({
+      code: 'payload_too_large',
+      message: 'Request body larger than 2048 bytes',
+    })
+    expect((await put(JSON.stringify({ enabled: true, padding: 'p'.repeat(1_900) }))).status).toBe(200)
+  })
+})
