@@ -186,7 +186,9 @@ export const expectNoStore = (res: Response) => {
   expect(res.headers.get('Pragma')).toBe('no-cache')
 }
 
-/** A node set as the API shows it (loaded, no err). */
+const VERSIONS: Record<string, string> = { [PLAIN.name]: PLAIN.version, [SCOPED.name]: SCOPED.version }
+
+/** A node set of PLAIN or SCOPED as the API shows it (loaded, no err, its module's version). */
 export const setView = (module: string, name: string, types: string[], enabled = true) => ({
   id: `${module}/${name}`,
   name,
@@ -194,6 +196,7 @@ export const setView = (module: string, name: string, types: string[], enabled =
   enabled,
   loaded: true,
   module,
+  version: VERSIONS[module],
 })
 
 /** The Node Module object of PLAIN. */

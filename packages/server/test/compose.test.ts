@@ -151,6 +151,7 @@ describe('startServer', () => {
           enabled: false,
           loaded: true,
           module: 'greeting-nodes',
+          version: '1.2.3',
         },
       ],
     })
