@@ -22,8 +22,9 @@ function mediaTypeOf(header: string | null): string | null {
 /**
  * Reads at most `limit` bytes. The limit is enforced on the bytes actually read, whatever
  * Content-Length claims; a declared length over the limit is refused without reading.
+ * 'incomplete': the body stream failed, i.e. the client went away before sending all of it.
  */
-async function readLimited(request: Request, limit: number): Promise<Uint8Array | null> {
+async function readLimited(request: Request, limit: number): Promise<Uint8Array | null | 'incomplete'> {
   const declared = Number(request.headers.get('Content-Length') ?? 0)
   if (Number.isFinite(declared) && declared > limit) return null
   if (request.body === null) return new Uint8Array(0)
@@ -31,7 +32,13 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array 
   const chunks: Uint8Array[] = []
   let size = 0
   for (;;) {
-    const { done, value } = await reader.read()
+    let read: ReadableStreamReadResult<Uint8Array>
+    try {
+      read = await reader.read()
+    } catch {
+      return 'incomplete'
+    }
+    const { done, value } = read
     if (done) break
     size += value.byteLength
     if (size > limit) {
@@ -90,6 +97,7 @@ export async function readBody(
   }
   const bytes = await readLimited(request, limit)
   if (bytes === null) return err({ problem: 'too_large', limit })
+  if (bytes === 'incomplete') return invalid('Request body incomplete')
   let text: string
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
