@@ -5,6 +5,7 @@ import type { RouteDeps } from './env.js'
 import { emptyResponse, toResponse, UNEXPECTED_ERROR } from './errors.js'
 import { authRoutes } from './routes/auth.js'
 import { nodesRoutes } from './routes/nodes.js'
+import { openApiRoutes } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
 
 /** Options of {@link createHttpApp}. */
@@ -64,6 +65,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', authRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
+    .route('/', openApiRoutes(deps))
 
   const app = new Hono()
   app.use(async (c, next) => {

@@ -1,3 +1,9 @@
 export { createHttpApp, DEFAULT_MAX_BODY_BYTES, type HttpAppOptions } from './app.js'
 export { type CorsOptions, originProblem } from './cors.js'
 export { REALM } from './errors.js'
+export {
+  createOpenApiDocument,
+  type JsonSchema,
+  type OpenApiDocument,
+  type OpenApiOptions,
+} from './openapi.js'

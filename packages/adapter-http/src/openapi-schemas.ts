@@ -1,0 +1,185 @@
+// JSON Schemas (the 2020-12 dialect of OpenAPI 3.1) of every request and response body, and the
+// shared responses. Response objects forbid unknown fields, so a body that grows a field fails the
+// document's tests until the document says so.
+import type { JsonSchema, MediaTypeObject, ResponseObject } from './openapi.js'
+
+const string: JsonSchema = { type: 'string' }
+const strings: JsonSchema = { type: 'array', items: string }
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` })
+const json = (schema: JsonSchema): Record<string, MediaTypeObject> => ({ 'application/json': { schema } })
+
+/** A JSON object with exactly these fields (`optional` may be absent). */
+function closed(properties: Record<string, JsonSchema>, optional: string[] = []): JsonSchema {
+  return {
+    type: 'object',
+    required: Object.keys(properties).filter((name) => !optional.includes(name)),
+    properties,
+    additionalProperties: false,
+  }
+}
+
+/** A `{code, message}` error body whose code is one of these. */
+const adminError = (codes: string[], extra: Record<string, JsonSchema> = {}): JsonSchema =>
+  closed({ code: { enum: codes }, message: string, ...extra }, Object.keys(extra))
+
+/** An RFC 6749 §5.2 error body whose `error` is one of these. */
+const oauthError = (errors: string[]): JsonSchema =>
+  closed({ error: { enum: errors }, error_description: string })
+
+const permissions: JsonSchema = {
+  type: 'array',
+  items: string,
+  description: 'Permissions: `*`, `read`, `write` or `<resource>.read|write`.',
+}
+
+export const schemas: Record<string, JsonSchema> = {
+  LoginScheme: {
+    description: '`{}` when authentication is off, else the credentials scheme.',
+    oneOf: [{ type: 'object', maxProperties: 0 }, ref('CredentialsScheme')],
+  },
+  CredentialsScheme: closed({
+    type: { const: 'credentials' },
+    prompts: {
+      type: 'array',
+      description: 'The inputs a client collects, username then password.',
+      items: closed({
+        id: { enum: ['username', 'password'] },
+        type: { enum: ['text', 'password'] },
+        label: string,
+      }),
+    },
+  }),
+  TokenRequest: {
+    type: 'object',
+    description: 'OAuth2 password grant (RFC 6749 §4.3). Other fields are ignored.',
+    required: ['client_id', 'grant_type', 'scope', 'username', 'password'],
+    properties: {
+      client_id: {
+        type: 'string',
+        description: '`service-admin`, `service-editor`, or a client id added by `adminAuth.clients`.',
+      },
+      grant_type: { const: 'password' },
+      scope: {
+        type: 'string',
+        description: 'Space-separated words, each `*` or `read`; `""` means the user’s own permissions.',
+      },
+      username: { type: 'string', minLength: 1 },
+      password: { type: 'string', minLength: 1 },
+    },
+  },
+  TokenResponse: closed({
+    access_token: string,
+    expires_in: { type: 'integer', minimum: 1, description: 'Seconds the token is valid.' },
+    token_type: { const: 'Bearer' },
+  }),
+  RevokeRequest: {
+    type: 'object',
+    required: ['token'],
+    properties: { token: { type: 'string', minLength: 1 } },
+  },
+  Settings: closed({
+    version: string,
+    user: {
+      oneOf: [closed({ username: string, permissions }), closed({ anonymous: { const: true }, permissions })],
+    },
+  }),
+  NodeSet: closed(
+    {
+      id: { type: 'string', description: '`<module>/<set name>`' },
+      name: string,
+      types: strings,
+      enabled: { type: 'boolean' },
+      loaded: { type: 'boolean', description: 'Whether this process has loaded the set’s files.' },
+      module: string,
+      version: { type: 'string', description: 'The module’s version.' },
+      err: { type: 'string', description: 'Why loading failed; present only then.' },
+    },
+    ['err'],
+  ),
+  NodeModule: closed({ name: string, version: string, nodes: { type: 'array', items: ref('NodeSet') } }),
+  EnableRequest: {
+    type: 'object',
+    required: ['enabled'],
+    properties: { enabled: { type: 'boolean' } },
+  },
+  OpenApiDocument: {
+    type: 'object',
+    required: ['openapi', 'info', 'paths'],
+    properties: { openapi: { type: 'string', pattern: '^3\\.1\\.' } },
+  },
+}
+
+const challenge = {
+  'WWW-Authenticate': {
+    required: true,
+    description: '`Bearer realm="flowadmin"`, with `error="invalid_token"` or `error="insufficient_scope"`.',
+    schema: { type: 'string', pattern: '^Bearer realm="flowadmin"' },
+  },
+}
+
+/** 401 of a route that needs credentials. */
+export const unauthorized: ResponseObject = {
+  description:
+    'No usable credentials (missing, unknown, expired or revoked token) or not the permission. Empty body.',
+  headers: challenge,
+}
+
+/** Responses shared by several operations. */
+export const responses: Record<string, ResponseObject> = {
+  Unauthorized: unauthorized,
+  NotFound: { description: 'No such module or node set, or a malformed name. Empty body.' },
+  BadAdminRequest: {
+    description:
+      'The body is not a JSON object with a boolean `enabled` (`invalid_request`), or disabling would ' +
+      'remove types the deployed flows use (`type_in_use`, nothing changes).',
+    content: json(adminError(['invalid_request', 'type_in_use'], { types: strings })),
+  },
+  AdminPayloadTooLarge: {
+    description: 'The body is larger than the configured limit.',
+    content: json(adminError(['payload_too_large'])),
+  },
+  FlowsUnavailable: {
+    description: 'The deployed flows cannot be read, so no module can be disabled until they can.',
+    content: json(adminError(['flows_unavailable'])),
+  },
+  Unexpected: {
+    description: 'An unexpected failure, logged by the server; the body never holds any detail.',
+    content: json(adminError(['unexpected_error'])),
+  },
+}
+
+const noStore = {
+  'Cache-Control': { required: true, schema: { const: 'no-store' } },
+  Pragma: { required: true, schema: { const: 'no-cache' } },
+}
+
+/** Responses of the token and revoke endpoints: RFC 6749 error bodies, never cached. */
+export const oauthResponses = {
+  noStore,
+  badRequest: (errors: string[], description: string): ResponseObject => ({
+    description,
+    headers: noStore,
+    content: json(oauthError(errors)),
+  }),
+  tooLarge: {
+    description: 'The body is larger than the configured limit.',
+    headers: noStore,
+    content: json(oauthError(['invalid_request'])),
+  } satisfies ResponseObject,
+  throttled: {
+    description:
+      'Too many failed logins for this username from this address, or from this address; the ' +
+      'password was not checked.',
+    headers: {
+      ...noStore,
+      'Retry-After': {
+        required: true,
+        description: 'Seconds to wait.',
+        schema: { type: 'string', pattern: '^[0-9]+$' },
+      },
+    },
+    content: json(oauthError(['temporarily_unavailable'])),
+  } satisfies ResponseObject,
+}
+
+export { json, ref }

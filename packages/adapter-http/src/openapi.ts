@@ -1,0 +1,310 @@
+import { json, oauthResponses, ref, responses, schemas, unauthorized } from './openapi-schemas.js'
+
+// The OpenAPI 3.1 document of the app, written once. The adapter's tests check that it lists
+// every route the app answers and nothing else, and that every response the app gives validates.
+
+/** A JSON Schema in the 2020-12 dialect that OpenAPI 3.1 uses. */
+export type JsonSchema = { [keyword: string]: unknown }
+
+export interface MediaTypeObject {
+  schema: JsonSchema
+}
+
+export interface HeaderObject {
+  required?: boolean
+  description?: string
+  schema: JsonSchema
+}
+
+export interface ResponseObject {
+  description: string
+  headers?: Record<string, HeaderObject>
+  /** Absent: the body is empty. */
+  content?: Record<string, MediaTypeObject>
+}
+
+export interface ReferenceObject {
+  $ref: string
+}
+
+export interface ParameterObject {
+  name: string
+  in: 'path' | 'query' | 'header'
+  required: boolean
+  description?: string
+  schema: JsonSchema
+}
+
+export interface OperationObject {
+  operationId: string
+  summary: string
+  description?: string
+  tags: string[]
+  /** `[]`: no credentials needed. Absent: the document's default. */
+  security?: Array<Record<string, string[]>>
+  parameters?: ParameterObject[]
+  requestBody?: { required: boolean; content: Record<string, MediaTypeObject> }
+  /** Every status the operation can answer, by its code. */
+  responses: Record<string, ResponseObject | ReferenceObject>
+}
+
+export interface PathItemObject {
+  get?: OperationObject
+  put?: OperationObject
+  post?: OperationObject
+}
+
+/** The parts of an OpenAPI 3.1 document this API uses. */
+export interface OpenApiDocument {
+  openapi: '3.1.0'
+  info: { title: string; version: string; description: string; license: { name: string; identifier: string } }
+  jsonSchemaDialect: string
+  servers: Array<{ url: string; description: string }>
+  security?: Array<Record<string, string[]>>
+  tags: Array<{ name: string; description: string }>
+  paths: Record<string, PathItemObject>
+  components: {
+    schemas: Record<string, JsonSchema>
+    responses: Record<string, ResponseObject>
+    securitySchemes: Record<string, { type: 'http'; scheme: 'bearer'; description: string }>
+  }
+}
+
+/** What the document depends on: the same values the app was built with. */
+export interface OpenApiOptions {
+  /** Product version (`info.version`). */
+  version: string
+  /** Normalised base path: '' or '/admin'. The server URL. */
+  basePath: string
+  /** Without authentication the token and revoke routes do not exist and nothing answers 401. */
+  authEnabled: boolean
+}
+
+const use = (name: string): ReferenceObject => ({ $ref: `#/components/responses/${name}` })
+
+const MODULE_PARAMETER: ParameterObject = {
+  name: 'module',
+  in: 'path',
+  required: true,
+  description:
+    'A package name, plain (`node-red-node-random`) or scoped (`@scope/name`). The slash of a ' +
+    'scoped name may be sent as it is or as `%2F`. Case-sensitive.',
+  schema: { type: 'string', pattern: '^(@[^/]+/[^/]+|[^@/][^/]*)$' },
+}
+
+const SET_PARAMETER: ParameterObject = {
+  name: 'set',
+  in: 'path',
+  required: true,
+  description: 'The name of one of the module’s node sets.',
+  schema: { type: 'string', pattern: '^[^/]+$' },
+}
+
+const ENABLE_BODY = { required: true, content: json(ref('EnableRequest')) }
+
+/**
+ * The OpenAPI 3.1 document of the admin API as `createHttpApp` serves it with these options: every
+ * route, every status, the schema of every body.
+ */
+export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
+  const { authEnabled } = options
+  /** The statuses every route can answer besides its own: 401 (only with auth) and 500. */
+  const guarded = (own: OperationObject['responses']): OperationObject['responses'] => ({
+    ...own,
+    ...(authEnabled ? { 401: use('Unauthorized') } : {}),
+    500: use('Unexpected'),
+  })
+  const needs = (permission: string) =>
+    authEnabled
+      ? `Needs \`${permission}\`: a token whose scope grants it, or default permissions that do.`
+      : 'Open: authentication is off.'
+
+  const nodeWrite = (
+    summary: string,
+    operationId: string,
+    body: string,
+    parameters: ParameterObject[],
+  ): OperationObject => ({
+    operationId,
+    summary,
+    description: `${needs('nodes.write')} Setting the state it already has changes nothing. Disabling changes every node set concerned or none.`,
+    tags: ['nodes'],
+    parameters,
+    requestBody: ENABLE_BODY,
+    responses: guarded({
+      200: { description: `The ${body} after the change.`, content: json(ref(body)) },
+      400: use('BadAdminRequest'),
+      404: use('NotFound'),
+      413: use('AdminPayloadTooLarge'),
+      503: use('FlowsUnavailable'),
+    }),
+  })
+
+  const paths: Record<string, PathItemObject> = {
+    '/auth/login': {
+      get: {
+        operationId: 'getLoginScheme',
+        summary: 'The active login scheme',
+        tags: ['auth'],
+        security: [],
+        responses: {
+          200: { description: 'The login scheme.', content: json(ref('LoginScheme')) },
+          500: use('Unexpected'),
+        },
+      },
+    },
+    '/settings': {
+      get: {
+        operationId: 'getSettings',
+        summary: 'The product version and who the caller is',
+        description: needs('settings.read'),
+        tags: ['settings'],
+        responses: guarded({ 200: { description: 'The settings.', content: json(ref('Settings')) } }),
+      },
+    },
+    '/nodes': {
+      get: {
+        operationId: 'listNodeSets',
+        summary: 'Every node set of every module, sorted by id',
+        description: needs('nodes.read'),
+        tags: ['nodes'],
+        responses: guarded({
+          200: { description: 'The node sets.', content: json({ type: 'array', items: ref('NodeSet') }) },
+        }),
+      },
+    },
+    '/nodes/{module}': {
+      get: {
+        operationId: 'getNodeModule',
+        summary: 'A node module',
+        description: needs('nodes.read'),
+        tags: ['nodes'],
+        parameters: [MODULE_PARAMETER],
+        responses: guarded({
+          200: { description: 'The Node Module object.', content: json(ref('NodeModule')) },
+          404: use('NotFound'),
+        }),
+      },
+      put: nodeWrite('Enable or disable every node set of a module', 'setNodeModuleEnabled', 'NodeModule', [
+        MODULE_PARAMETER,
+      ]),
+    },
+    '/nodes/{module}/{set}': {
+      get: {
+        operationId: 'getNodeSet',
+        summary: 'One node set of a module',
+        description: needs('nodes.read'),
+        tags: ['nodes'],
+        parameters: [MODULE_PARAMETER, SET_PARAMETER],
+        responses: guarded({
+          200: { description: 'The node set.', content: json(ref('NodeSet')) },
+          404: use('NotFound'),
+        }),
+      },
+      put: nodeWrite('Enable or disable one node set', 'setNodeSetEnabled', 'NodeSet', [
+        MODULE_PARAMETER,
+        SET_PARAMETER,
+      ]),
+    },
+    '/openapi.json': {
+      get: {
+        operationId: 'getOpenApiDocument',
+        summary: 'This document',
+        tags: ['meta'],
+        security: [],
+        responses: {
+          200: { description: 'The OpenAPI document.', content: json(ref('OpenApiDocument')) },
+          500: use('Unexpected'),
+        },
+      },
+    },
+  }
+  if (authEnabled) Object.assign(paths, authPaths())
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'flowadmin administration API',
+      version: options.version,
+      description:
+        'Login scheme discovery, OAuth2 password-grant tokens, revocation, and node module ' +
+        'enablement. HEAD is answered on every GET route. Unknown paths and methods are 404 with an empty body.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    servers: [{ url: options.basePath === '' ? '/' : options.basePath, description: 'This service' }],
+    ...(authEnabled ? { security: [{ bearer: [] }] } : {}),
+    tags: [
+      { name: 'auth', description: 'Login scheme, tokens, revocation' },
+      { name: 'settings', description: 'Who the caller is' },
+      { name: 'nodes', description: 'Node modules and node sets' },
+      { name: 'meta', description: 'This document' },
+    ],
+    paths,
+    components: {
+      schemas,
+      responses,
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An access token from `POST /auth/token`: `Authorization: Bearer <token>`.',
+        },
+      },
+    },
+  }
+}
+
+/** `POST /auth/token` and `POST /auth/revoke`, which exist only when authentication is on. */
+function authPaths(): Record<string, PathItemObject> {
+  const { noStore, badRequest, tooLarge, throttled } = oauthResponses
+  const form = (schema: string) => ({
+    'application/x-www-form-urlencoded': { schema: ref(schema) },
+    'application/json': { schema: ref(schema) },
+  })
+  return {
+    '/auth/token': {
+      post: {
+        operationId: 'issueToken',
+        summary: 'Exchange credentials for an access token',
+        description:
+          'Every credential failure (unknown user, wrong password, unknown client, a scope beyond the user’s permissions) is the same empty 401.',
+        tags: ['auth'],
+        security: [],
+        requestBody: { required: true, content: form('TokenRequest') },
+        responses: {
+          200: { description: 'A new token.', headers: noStore, content: json(ref('TokenResponse')) },
+          400: badRequest(
+            ['invalid_request', 'unsupported_grant_type', 'invalid_scope'],
+            'A malformed request: another content type, a missing or malformed field, a grant type other than `password`, an unknown scope word.',
+          ),
+          401: { description: 'The credentials were refused. Empty body.', headers: noStore },
+          413: tooLarge,
+          429: throttled,
+          500: use('Unexpected'),
+        },
+      },
+    },
+    '/auth/revoke': {
+      post: {
+        operationId: 'revokeToken',
+        summary: 'Revoke an access token',
+        description:
+          'Any authenticated caller; revoking another user’s token needs `*`, otherwise nothing happens. ' +
+          'The answer is the same whether or not a token was revoked (RFC 7009).',
+        tags: ['auth'],
+        requestBody: { required: true, content: form('RevokeRequest') },
+        responses: {
+          200: { description: 'Done, or nothing to do. Empty body.', headers: noStore },
+          400: badRequest(
+            ['invalid_request'],
+            'Another content type, or `token` missing, empty or not a string.',
+          ),
+          401: { ...unauthorized, headers: { ...unauthorized.headers, ...noStore } },
+          413: tooLarge,
+          500: use('Unexpected'),
+        },
+      },
+    },
+  }
+}
