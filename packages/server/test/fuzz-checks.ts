@@ -1,0 +1,120 @@
+// The rules every response must keep, whatever was sent: no 5xx, the documented body shape for
+// its route and status, and nothing of the server's insides (stack frames, file paths).
+
+import type { Route, SeenRequest } from './fuzz-oracle.js'
+import { headerOf, type RawOutcome, type RawResponse } from './fuzz-raw-http.js'
+
+/** Statuses Node's HTTP parser answers itself, before the app, always with an empty body. */
+const TRANSPORT_STATUSES = new Set([400, 408, 413, 414, 417, 431])
+
+/** What must never appear in a body, unless the request itself carried it (an echoed field). */
+const LEAKS: ReadonlyArray<[string, RegExp]> = [
+  ['a stack frame', /\bat\s+\S+\s+\(?[^\s()]+:\d+:\d+\)?/],
+  ['an error name', /\b\w*Error:/],
+  ['a file path', /\/work\b|\/tmp\b|node_modules|\.js:|\.ts:/],
+  ['HTML', /<html|<pre|<!doctype/i],
+]
+
+type Json = Record<string, unknown>
+
+function parseJson(response: RawResponse): { value: unknown } | null {
+  try {
+    return { value: JSON.parse(response.body.toString('utf8')) }
+  } catch {
+    return null
+  }
+}
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+const keysAre = (value: Json, keys: string[]) =>
+  Object.keys(value).sort().join(',') === [...keys].sort().join(',')
+
+/** The body shape of an app response, or a problem. */
+function shapeProblem(request: SeenRequest, route: Route, response: RawResponse): string | null {
+  const { status } = response
+  const empty = response.body.length === 0
+  if (status === 401 || status === 404) return empty ? null : `${status} with a body`
+  if (request.method === 'HEAD') return status === 200 ? null : `HEAD answered ${status}`
+  if (status === 200 && route.kind === 'revoke') return empty ? null : 'revoke 200 with a body'
+  const parsed = parseJson(response)
+  if (parsed === null) return `${status} whose body is not JSON`
+  if (headerOf(response, 'content-type')?.split(';')[0] !== 'application/json') {
+    return `JSON without Content-Type: application/json`
+  }
+  const body = parsed.value
+  const oauth = route.kind === 'token' || route.kind === 'revoke'
+  const admin = route.kind === 'settings' || route.kind === 'nodes' || route.kind.startsWith('node')
+  if (status === 200) {
+    if (route.kind === 'token') {
+      return isObject(body) &&
+        keysAre(body, ['access_token', 'expires_in', 'token_type']) &&
+        typeof body.access_token === 'string' &&
+        Number.isInteger(body.expires_in) &&
+        body.token_type === 'Bearer'
+        ? null
+        : 'token 200 is not {access_token, expires_in, token_type}'
+    }
+    if (route.kind === 'nodes') return Array.isArray(body) ? null : 'GET /nodes 200 is not an array'
+    if (route.kind === 'none' || route.kind === 'node-unparsed') return '200 for a path that names nothing'
+    return isObject(body) ? null : `200 of ${route.kind} is not an object`
+  }
+  if (oauth && (status === 400 || status === 413 || status === 429)) {
+    if (!isObject(body) || !keysAre(body, ['error', 'error_description'])) {
+      return `${status} of ${route.kind} is not {error, error_description}`
+    }
+    if (typeof body.error !== 'string' || typeof body.error_description !== 'string') {
+      return 'error or error_description is not a string'
+    }
+    if (status === 429 && !/^\d+$/.test(headerOf(response, 'retry-after') ?? ''))
+      return '429 without Retry-After'
+    return null
+  }
+  if (admin && (status === 400 || status === 413)) {
+    if (!isObject(body) || typeof body.code !== 'string' || typeof body.message !== 'string') {
+      return `${status} is not {code, message}`
+    }
+    const keys = body.code === 'type_in_use' ? ['code', 'message', 'types'] : ['code', 'message']
+    return keysAre(body, keys) ? null : `${status} has other fields than ${keys.join(', ')}`
+  }
+  return `undocumented status ${status} for ${route.kind}`
+}
+
+/**
+ * Problems with one outcome. `sent`: the request's bytes, so that a field the server echoes
+ * (a grant type, a repeated parameter's name) is not taken for a leak.
+ */
+export function responseProblems(
+  request: SeenRequest,
+  route: Route,
+  outcome: RawOutcome,
+  sent: Buffer,
+): string[] {
+  if (outcome.kind !== 'response') {
+    // A request whose body never completes, or CONNECT (no tunnel here), may get no answer.
+    const allowed = request.broken || request.method === 'CONNECT'
+    return allowed
+      ? []
+      : [`no response (${outcome.kind}): ${outcome.received.toString('latin1').slice(0, 200)}`]
+  }
+  const { response } = outcome
+  const problems: string[] = []
+  if (response.status >= 500) problems.push(`a ${response.status}`)
+  const text = response.body.toString('utf8')
+  const sentText = sent.toString('utf8')
+  for (const [what, pattern] of LEAKS) {
+    const found = pattern.exec(text)?.[0]
+    if (found !== undefined && !sentText.includes(found)) problems.push(`${what} in the body: ${found}`)
+  }
+  const fromApp = headerOf(response, 'x-content-type-options') === 'nosniff'
+  if (!fromApp) {
+    // Refused by the HTTP parser or the Node adapter before the app saw it.
+    if (!TRANSPORT_STATUSES.has(response.status)) problems.push(`${response.status} without nosniff`)
+    if (response.body.length > 0) problems.push(`a body on a ${response.status} before the app`)
+  } else {
+    const problem = shapeProblem(request, route, response)
+    if (problem !== null) problems.push(problem)
+  }
+  return problems
+}
