@@ -78,7 +78,7 @@ async function everyKindOfAnswer(url: string, origin: string): Promise<Record<st
       password: ADMIN_PASSWORD,
     }).toString(),
   })
-  answers['preflight'] = await send(url, {
+  answers.preflight = await send(url, {
     method: 'OPTIONS',
     path: '/nodes/flowadmin-example-greeting',
     headers: {
