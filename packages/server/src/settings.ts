@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { originProblem } from '@flowadmin/adapter-http'
+import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
 import * as v from 'valibot'
 import { SettingsError } from './errors.js'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './listen.js'
@@ -46,8 +46,6 @@ export interface AdminAuthSettings {
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 1880
-/** Largest request body unless `apiMaxLength` says otherwise: 64 KiB. */
-export const DEFAULT_API_MAX_LENGTH = 65_536
 const MAX_API_MAX_LENGTH = 100 * 1024 * 1024
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 }
 const SIZE = /^(\d+) *(b|kb|mb)?$/i
@@ -146,14 +144,13 @@ const milliseconds = whole(1, 3_600_000)
 const httpServer = v.pipe(
   v.strictObject(
     {
-      headersTimeout: v.optional(milliseconds),
-      requestTimeout: v.optional(milliseconds),
-      keepAliveTimeout: v.optional(milliseconds),
-      maxHeaderSize: v.optional(whole(1024, 1_048_576)),
+      headersTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.headersTimeout),
+      requestTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.requestTimeout),
+      keepAliveTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.keepAliveTimeout),
+      maxHeaderSize: v.optional(whole(1024, 1_048_576), DEFAULT_HTTP_LIMITS.maxHeaderSize),
     },
     unknownKey,
   ),
-  v.transform((given): HttpLimits => ({ ...DEFAULT_HTTP_LIMITS, ...stripUndefined(given) })),
   v.check(
     (limits) => limits.headersTimeout <= limits.requestTimeout,
     (issue) =>
@@ -202,10 +199,6 @@ function unknownKey(issue: v.StrictObjectIssue): string {
   if (issue.expected === 'never') return 'unknown setting'
   if (issue.expected?.startsWith('"')) return 'is required'
   return 'must be an object'
-}
-
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as Partial<T>
 }
 
 function duplicates(users: Array<{ username: string }>): string {
@@ -257,7 +250,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
     trustProxy: parsed.trustProxy ?? [],
     httpAdminCors:
       parsed.httpAdminCors === undefined ? null : { origins: [parsed.httpAdminCors.origin].flat() },
-    apiMaxLength: parsed.apiMaxLength ?? DEFAULT_API_MAX_LENGTH,
+    apiMaxLength: parsed.apiMaxLength ?? DEFAULT_MAX_BODY_BYTES,
     httpServer: parsed.httpServer ?? { ...DEFAULT_HTTP_LIMITS },
   }
 }
