@@ -105,7 +105,15 @@ export const schemas: Record<string, JsonSchema> = {
   OpenApiDocument: {
     type: 'object',
     required: ['openapi', 'info', 'paths'],
-    properties: { openapi: { type: 'string', pattern: '^3\\.1\\.' } },
+    properties: {
+      openapi: { type: 'string', pattern: '^3\\.1\\.' },
+      info: {
+        type: 'object',
+        required: ['title', 'version'],
+        properties: { title: string, version: string },
+      },
+      paths: { type: 'object' },
+    },
   },
 }
 

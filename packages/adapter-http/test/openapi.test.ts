@@ -1,0 +1,349 @@
+import { createMemoryStores } from '@flowadmin/adapter-memory'
+import type { Hono } from 'hono'
+import * as v from 'valibot'
+import { describe, expect, test } from 'vitest'
+import { createHttpApp, createOpenApiDocument, type OpenApiDocument } from '../src/index.js'
+import { EnableRequestSchema, RevokeRequestSchema } from '../src/schemas.js'
+import { createWorld, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
+import { createResponseValidator, type ResponseCheck } from './openapi-validate.js'
+
+/** `METHOD pattern` of every route the app answers, as the router holds them. */
+function appRoutes(app: Hono): string[] {
+  const routes = app.routes.filter((route) => route.method !== 'ALL')
+  return [...new Set(routes.map((route) => `${route.method} ${route.path}`))].sort()
+}
+
+/**
+ * The same for the document, its templates written as the router's patterns: module names may
+ * hold a slash, so the node routes are one wildcard that parses the rest of the path itself.
+ */
+function documentRoutes(document: OpenApiDocument): string[] {
+  const base = document.servers[0]?.url === '/' ? '' : (document.servers[0]?.url ?? '')
+  const routes = Object.entries(document.paths).flatMap(([template, item]) =>
+    Object.keys(item).map(
+      (method) => `${method.toUpperCase()} ${base}${template.replace(/(\/\{[^}]+\})+$/, '/*')}`,
+    ),
+  )
+  return [...new Set(routes)].sort()
+}
+
+const served = async (app: Hono, path = '/openapi.json') => {
+  const res = await app.request(path)
+  expect(res.status).toBe(200)
+  expect(res.headers.get('Content-Type')).toMatch(/^application\/json/)
+  return (await res.json()) as OpenApiDocument
+}
+
+describe('the document lists every route, and only those', () => {
+  for (const [label, options] of [
+    ['auth on', {}],
+    ['auth off', { auth: false }],
+    ['below /admin', { app: { basePath: '/admin/' } }],
+  ] as const) {
+    test(label, async () => {
+      const world = await createWorld(options)
+      const basePath = 'app' in options ? '/admin' : ''
+      const document = await served(world.app, `${basePath}/openapi.json`)
+      expect(documentRoutes(document)).toEqual(appRoutes(world.app))
+      expect(document).toStrictEqual(
+        createOpenApiDocument({ version: VERSION, basePath, authEnabled: !('auth' in options) }),
+      )
+      expect(document.servers).toEqual([{ url: basePath || '/', description: 'This service' }])
+      expect(document.info.version).toBe(VERSION)
+    })
+  }
+
+  test('with auth on: the token and revoke routes, the bearer scheme, and which routes need no token', async () => {
+    const document = await served((await createWorld()).app)
+    expect(document.openapi).toBe('3.1.0')
+    expect(document.components.securitySchemes).toEqual({
+      bearer: { type: 'http', scheme: 'bearer', description: expect.any(String) },
+    })
+    expect(document.security).toEqual([{ bearer: [] }])
+    const open = Object.values(document.paths)
+      .flatMap((item) => Object.values(item))
+      .filter((operation) => operation.security?.length === 0)
+      .map((operation) => operation.operationId)
+    expect(open.sort()).toEqual(['getLoginScheme', 'getOpenApiDocument', 'issueToken'])
+  })
+
+  test('with auth off: no token or revoke route, no security, no 401', async () => {
+    const document = await served((await createWorld({ auth: false })).app)
+    expect(Object.keys(document.paths)).not.toContain('/auth/token')
+    expect(document.security).toBeUndefined()
+    expect(JSON.stringify(document)).not.toContain('"401"')
+  })
+
+  test('every schema compiles in strict mode, and the request schemas agree with the app’s', async () => {
+    const validator = createResponseValidator(
+      createOpenApiDocument({ version: '1', basePath: '', authEnabled: true }),
+    )
+    expect(validator.compileAll()).toBeGreaterThan(40)
+
+    const agree = (schema: v.GenericSchema, name: string, bodies: unknown[]) => {
+      for (const body of bodies) {
+        const inDocument = validator.validates(`components/schemas/${name}`, body)
+        expect(inDocument, `${name} ${JSON.stringify(body)}`).toBe(v.safeParse(schema, body).success)
+      }
+    }
+    agree(EnableRequestSchema, 'EnableRequest', [
+      { enabled: true },
+      { enabled: false, other: 1 },
+      {},
+      { enabled: 'false' },
+      { enabled: 1 },
+      { enabled: null },
+      [],
+      null,
+      'enabled',
+    ])
+    agree(RevokeRequestSchema, 'RevokeRequest', [{ token: 'abc' }, { token: '' }, { token: 1 }, {}, null])
+  })
+})
+
+/** Every documented status of every operation, each produced by a real request and checked. */
+describe('every response the app gives conforms to the document', () => {
+  test('each operation and status, with auth on', async () => {
+    const world = await createWorld({ typesInUse: ['alpha-in'], app: { maxBodyBytes: 2000 } })
+    const validator = createResponseValidator(await served(world.app))
+    const checks: ResponseCheck[] = []
+    const check = async (method: string, path: string, res: Response | Promise<Response>) => {
+      checks.push(await validator.check(method, path, await res))
+    }
+    const admin = await world.login()
+    const reader = await world.login('reader', 'read')
+    const json = { 'Content-Type': 'application/json' }
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded' }
+    const big = JSON.stringify({ enabled: false, padding: 'x'.repeat(3000) })
+
+    await check('GET', '/auth/login', world.request('/auth/login'))
+    await check('HEAD', '/auth/login', world.request('/auth/login', { method: 'HEAD' }))
+    await check('GET', '/openapi.json', world.request('/openapi.json'))
+
+    const token = (fields: Record<string, unknown>, as: 'form' | 'json' = 'form') =>
+      check('POST', '/auth/token', world.tokenRequest(fields, as))
+    const grant = {
+      client_id: 'service-admin',
+      grant_type: 'password',
+      scope: '*',
+      username: 'admin',
+      password: 'pw',
+    }
+    await token(grant)
+    await token({ ...grant, client_id: 'service-editor' }, 'json')
+    await token({ ...grant, grant_type: 'client_credentials' })
+    await token({ ...grant, scope: 'nodes.write' })
+    await token({ ...grant, username: '' })
+    await token({ ...grant, password: 'wrong' })
+    await check(
+      'POST',
+      '/auth/token',
+      world.request('/auth/token', { method: 'POST', headers: form, body: big }),
+    )
+    for (let i = 0; i < 6; i++) await token({ ...grant, username: 'ghost', password: 'x' })
+
+    for (const path of ['/settings', '/nodes', `/nodes/${PLAIN.name}`, '/nodes/@acme%2Fflow-kit/beta']) {
+      await check('GET', path, world.get(path, reader))
+      await check(
+        'HEAD',
+        path,
+        world.request(path, { method: 'HEAD', headers: { Authorization: `Bearer ${reader}` } }),
+      )
+      await check('GET', path, world.get(path))
+      await check('GET', path, world.get(path, 'not-a-token'))
+    }
+    await check('GET', '/nodes/@acme/flow-kit', world.get('/nodes/@acme/flow-kit', reader))
+    await check('GET', '/nodes/no-such-module', world.get('/nodes/no-such-module', reader))
+    await check('GET', `/nodes/${PLAIN.name}/nope`, world.get(`/nodes/${PLAIN.name}/nope`, reader))
+
+    for (const path of ['/nodes/%40acme%2Fflow-kit', `/nodes/${SCOPED.name}/gamma`]) {
+      await check('PUT', path, world.put(path, { enabled: false }, admin))
+      await check('PUT', path, world.put(path, { enabled: true }, admin))
+      await check('PUT', path, world.put(path, { enabled: 'false' }, admin))
+      await check('PUT', path, world.put(path, '{"enabled":', admin))
+      await check('PUT', path, world.put(path, 'enabled=false', admin, 'application/x-www-form-urlencoded'))
+      await check('PUT', path, world.put(path, big, admin))
+      await check('PUT', path, world.put(path, { enabled: false }, reader))
+      await check('PUT', `${path}x`, world.put(`${path}x`, { enabled: false }, admin))
+    }
+    await check('PUT', `/nodes/${SCOPED.name}`, world.put(`/nodes/${SCOPED.name}`, { enabled: false }, admin))
+    await check(
+      'PUT',
+      `/nodes/${SCOPED.name}/alpha`,
+      world.put(`/nodes/${SCOPED.name}/alpha`, { enabled: false }, admin),
+    )
+    world.typeUsage.unreadable = true
+    for (const path of [`/nodes/${PLAIN.name}`, `/nodes/${PLAIN.name}/random`]) {
+      await check('PUT', path, world.put(path, { enabled: false }, admin))
+    }
+
+    const revoke = (body: string, headers: Record<string, string>) =>
+      check('POST', '/auth/revoke', world.request('/auth/revoke', { method: 'POST', headers, body }))
+    const bearer = { Authorization: `Bearer ${admin}` }
+    await revoke(new URLSearchParams({ token: reader }).toString(), { ...form, ...bearer })
+    await revoke('{"token":"unknown"}', { ...json, ...bearer })
+    await revoke('token=', { ...form, ...bearer })
+    await revoke(big, { ...json, ...bearer })
+    await revoke('token=x', form)
+
+    for (const result of checks) expect(result.problems, `${result.operation} ${result.status}`).toEqual([])
+    const broken = await brokenChecks(validator)
+    for (const result of broken) expect(result.problems, `${result.operation} ${result.status}`).toEqual([])
+
+    const covered = new Set([...checks, ...broken].map((result) => `${result.operation} ${result.status}`))
+    expect([...covered].sort()).toEqual(validator.documented().sort())
+  })
+
+  test('with auth off, and below a base path', async () => {
+    const open = await createWorld({ auth: false, typesInUse: ['random'] })
+    const below = await createWorld({ app: { basePath: '/admin' } })
+    const token = await below.login()
+    const cases: Array<[World, string, string, Response | Promise<Response>]> = [
+      [open, 'GET', '/auth/login', open.get('/auth/login')],
+      [open, 'GET', '/settings', open.get('/settings')],
+      [open, 'GET', '/nodes', open.get('/nodes', 'ignored')],
+      [open, 'PUT', `/nodes/${PLAIN.name}`, open.put(`/nodes/${PLAIN.name}`, { enabled: false })],
+      [open, 'PUT', `/nodes/${SCOPED.name}`, open.put(`/nodes/${SCOPED.name}`, { enabled: false })],
+      [open, 'GET', '/nodes/nope', open.get('/nodes/nope')],
+      [below, 'GET', '/admin/auth/login', below.get('/auth/login')],
+      [below, 'GET', '/admin/nodes/@acme/flow-kit', below.get('/nodes/@acme/flow-kit', token)],
+      [below, 'GET', '/admin/settings', below.get('/settings')],
+    ]
+    const statuses: number[] = []
+    for (const [world, method, path, res] of cases) {
+      const validator = createResponseValidator(
+        await served(world.app, world === below ? '/admin/openapi.json' : '/openapi.json'),
+      )
+      const result = await validator.check(method, path, await res)
+      statuses.push(result.status)
+      expect(result.problems, `${method} ${path}`).toEqual([])
+    }
+    expect(statuses).toEqual([200, 200, 200, 400, 200, 404, 200, 200, 401])
+  })
+})
+
+describe('the validator finds what does not conform', () => {
+  const validator = createResponseValidator(
+    createOpenApiDocument({ version: '1', basePath: '/admin', authEnabled: true }),
+  )
+  const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify(body), {
+      status,
+      headers: { 'Content-Type': 'application/json', ...headers },
+    })
+  const module = { name: 'm', version: '1.0.0', nodes: [] }
+
+  test.each([
+    [
+      'an undocumented status',
+      'GET',
+      '/admin/nodes/m',
+      jsonResponse(403, {}),
+      'status 403 is not documented',
+    ],
+    [
+      'an unknown field',
+      'GET',
+      '/admin/nodes/m',
+      jsonResponse(200, { ...module, path: '/x' }),
+      'must NOT have additional properties',
+    ],
+    [
+      'a missing field',
+      'GET',
+      '/admin/nodes/m',
+      jsonResponse(200, { name: 'm', nodes: [] }),
+      "must have required property 'version'",
+    ],
+    [
+      'another media type',
+      'GET',
+      '/admin/nodes/m',
+      new Response('{}', { headers: { 'Content-Type': 'text/html' } }),
+      'Content-Type text/html',
+    ],
+    ['a body where none is documented', 'GET', '/admin/nodes/m', jsonResponse(404, {}), 'body must be empty'],
+    [
+      'a missing challenge',
+      'GET',
+      '/admin/nodes/m',
+      new Response(null, { status: 401 }),
+      'header WWW-Authenticate is missing',
+    ],
+    [
+      'a missing Retry-After',
+      'POST',
+      '/admin/auth/token',
+      jsonResponse(
+        429,
+        { error: 'temporarily_unavailable', error_description: 'x' },
+        { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+      ),
+      'header Retry-After is missing',
+    ],
+    ['a path outside the server URL', 'GET', '/nodes/m', jsonResponse(200, module), 'outside the server URL'],
+    ['an unknown path', 'GET', '/admin/nope', jsonResponse(200, {}), '0 path templates match'],
+    ['an undocumented method', 'PUT', '/admin/settings', jsonResponse(200, {}), 'no put operation'],
+  ])('%s', async (_label, method, path, res, problem) => {
+    const result = await validator.check(method, path, res)
+    expect(result.problems.join('\n')).toContain(problem)
+  })
+
+  test('a conforming response has no problem', async () => {
+    const result = await validator.check(
+      'GET',
+      'http://127.0.0.1:1/admin/nodes/@a%2Fb',
+      jsonResponse(200, module),
+    )
+    expect(result).toEqual({ operation: 'getNodeModule', status: 200, problems: [] })
+  })
+})
+
+/** The 500 of every operation that consults a port, from stores that throw. */
+async function brokenChecks(validator: ReturnType<typeof createResponseValidator>) {
+  const stores = createMemoryStores()
+  const broken = await createWorld({ stores })
+  const fail = async () => {
+    throw new Error('disk I/O error')
+  }
+  stores.modules.list = fail
+  stores.modules.find = fail
+  stores.tokens.findByHash = fail
+  stores.tokens.save = fail
+  const app = createHttpApp(broken.core, { version: VERSION, onUnexpectedError: () => {} })
+  const auth = { Authorization: 'Bearer some-token' }
+  const put = {
+    method: 'PUT',
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: '{"enabled":true}',
+  }
+  const requests: Array<[string, string, RequestInit]> = [
+    [
+      'POST',
+      '/auth/token',
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'client_id=service-admin&grant_type=password&scope=*&username=admin&password=pw',
+      },
+    ],
+    [
+      'POST',
+      '/auth/revoke',
+      { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{"token":"t"}' },
+    ],
+    ['GET', '/settings', { headers: auth }],
+    ['GET', '/nodes', { headers: auth }],
+    ['GET', `/nodes/${PLAIN.name}`, { headers: auth }],
+    ['GET', `/nodes/${PLAIN.name}/random`, { headers: auth }],
+    ['PUT', `/nodes/${PLAIN.name}`, put],
+    ['PUT', `/nodes/${PLAIN.name}/random`, put],
+  ]
+  const results: ResponseCheck[] = []
+  for (const [method, path, init] of requests) {
+    const res = await app.request(path, init)
+    expect(res.status, `${method} ${path}`).toBe(500)
+    results.push(await validator.check(method, path, res))
+  }
+  return results
+}
