@@ -1,0 +1,206 @@
+// The real node-red-admin client (the pinned devDependency) against the built server: what its
+// user types, what it prints, and what the server's state is afterwards.
+import { mkdir, writeFile } from 'node:fs/promises'
+import * as path from 'node:path'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { killAll, requireBuild, startCli } from './cli-process.js'
+import {
+  ADMIN_PASSWORD,
+  killClients,
+  lines,
+  nodeRedAdmin,
+  SHOUT,
+  storedToken,
+  TOOLS,
+  tempDir,
+  writeAuthSettings,
+  writeEcosystemUserDir,
+} from './ecosystem.js'
+
+let work: Awaited<ReturnType<typeof tempDir>>
+let userDir: string
+let home: string
+
+beforeAll(() => requireBuild())
+beforeEach(async () => {
+  work = await tempDir('flowadmin-nr-admin-')
+  userDir = path.join(work.dir, 'user')
+  home = path.join(work.dir, 'home')
+  await mkdir(userDir)
+  await mkdir(home)
+  await writeEcosystemUserDir(userDir)
+})
+afterEach(async () => {
+  await killClients()
+  await killAll()
+  await work.remove()
+})
+afterAll(async () => {
+  await killClients()
+  await killAll()
+})
+
+const admin = (...args: string[]) => nodeRedAdmin(home, args)
+const ok = (stdout: string[]) => ({ code: 0, stdout: [...stdout, ''], stderr: [''] })
+const failed = (stderr: string) => ({ code: 1, stdout: [''], stderr: [stderr, ''] })
+/** A run with its output split into lines, trailing padding removed. */
+const printed = async (run: ReturnType<typeof nodeRedAdmin>) => {
+  const { code, stdout, stderr } = await run
+  return { code, stdout: lines(stdout), stderr: lines(stderr) }
+}
+
+type NodeSet = { id: string; enabled: boolean; loaded: boolean; version: string }
+
+describe('node-red-admin against flowadmin', () => {
+  it('target, login, list, info, disable and enable, as the client prints them, with the server state after each', async () => {
+    const settings = await writeAuthSettings(userDir, ['node-red-admin'])
+    const { url } = await startCli(['--settings', settings, '--port', '0'])
+
+    expect(await printed(admin('target', url))).toEqual(ok([`Target: ${url}`]))
+    expect(await printed(admin('list'))).toEqual(failed("Not logged in. Use 'login' to log in."))
+
+    // A wrong password: the client says so and keeps no token.
+    expect(await printed(nodeRedAdmin(home, ['login'], ['admin', 'wrong password']))).toEqual({
+      code: 1,
+      stdout: ['Username: Password:'],
+      stderr: ['Error: Login failed', ''],
+    })
+    expect(await storedToken(home)).toBeNull()
+
+    expect(await printed(nodeRedAdmin(home, ['login'], ['admin', ADMIN_PASSWORD]))).toEqual(
+      ok(['Username: Password: Logged in']),
+    )
+    const token = await storedToken(home)
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const auth = { authorization: `Bearer ${token}` }
+    const settingsSeen = await fetch(`${url}/settings`, { headers: auth })
+    expect(await settingsSeen.json()).toMatchObject({ user: { username: 'admin', permissions: ['*'] } })
+    /** The server's state of one module: `set enabled loaded` for each node set. */
+    const state = async (module: string) => {
+      const res = await fetch(`${url}/nodes/${module}`, { headers: auth })
+      expect(res.status).toBe(200)
+      const body = (await res.json()) as { nodes: NodeSet[] }
+      return body.nodes.map((set) => `${set.id} ${set.enabled ? 'enabled' : 'disabled'} ${set.loaded}`)
+    }
+
+    expect(await printed(admin('list'))).toEqual(
+      ok([
+        'Nodes                          Types        State',
+        '@acme/node-red-tools/lower     lower-case   enabled',
+        '                               lower-all',
+        '@acme/node-red-tools/upper     upper-case   enabled',
+        'node-red-contrib-shout/shout   shout        enabled',
+      ]),
+    )
+
+    expect(await printed(admin('info', SHOUT.name))).toEqual(
+      ok([
+        `Module:    ${SHOUT.name}`,
+        `Version:   ${SHOUT.version}`,
+        '',
+        'Nodes                          Types   State',
+        'node-red-contrib-shout/shout   shout   enabled',
+      ]),
+    )
+
+    // A plain module: disable, then enable.
+    expect(await printed(admin('disable', SHOUT.name))).toEqual(
+      ok(['Nodes                          Types   State', 'node-red-contrib-shout/shout   shout   disabled']),
+    )
+    expect(await state(SHOUT.name)).toEqual([`${SHOUT.name}/shout disabled true`])
+    expect(await printed(admin('enable', SHOUT.name))).toEqual(
+      ok(['Nodes                          Types   State', 'node-red-contrib-shout/shout   shout   enabled']),
+    )
+    expect(await state(SHOUT.name)).toEqual([`${SHOUT.name}/shout enabled true`])
+
+    // A scoped module whose `lower-case` the deployed flows use: refused, nothing changes.
+    expect(await printed(admin('disable', TOOLS.name))).toEqual(failed('400: Type in use: lower-case'))
+    expect(await printed(admin('disable', `${TOOLS.name}/lower`))).toEqual(
+      failed('400: Type in use: lower-case'),
+    )
+    expect(await state(TOOLS.name)).toEqual([
+      `${TOOLS.name}/upper enabled true`,
+      `${TOOLS.name}/lower enabled true`,
+    ])
+
+    // One node set of it can go, and `info` shows that set with its module's version.
+    expect(await printed(admin('disable', `${TOOLS.name}/upper`))).toEqual(
+      ok([
+        'Nodes                        Types        State',
+        '@acme/node-red-tools/upper   upper-case   disabled',
+      ]),
+    )
+    expect(await printed(admin('info', `${TOOLS.name}/upper`))).toEqual(
+      ok([
+        `Name:      ${TOOLS.name}/upper`,
+        `Module:    ${TOOLS.name}`,
+        `Version:   ${TOOLS.version}`,
+        'Types:     upper-case',
+        'State:     disabled',
+      ]),
+    )
+    expect(await state(TOOLS.name)).toEqual([
+      `${TOOLS.name}/upper disabled true`,
+      `${TOOLS.name}/lower enabled true`,
+    ])
+    expect(await printed(admin('enable', TOOLS.name))).toEqual(
+      ok([
+        'Nodes                        Types        State',
+        '@acme/node-red-tools/lower   lower-case   enabled',
+        '                             lower-all',
+        '@acme/node-red-tools/upper   upper-case   enabled',
+      ]),
+    )
+
+    // Once no flow uses it, the whole scoped module can be disabled.
+    await writeFile(path.join(userDir, 'flows.json'), '[]')
+    expect(await printed(admin('disable', TOOLS.name))).toEqual(
+      ok([
+        'Nodes                        Types        State',
+        '@acme/node-red-tools/lower   lower-case   disabled',
+        '                             lower-all',
+        '@acme/node-red-tools/upper   upper-case   disabled',
+      ]),
+    )
+    expect(await state(TOOLS.name)).toEqual([
+      `${TOOLS.name}/upper disabled true`,
+      `${TOOLS.name}/lower disabled true`,
+    ])
+
+    // An unknown module is a 404 with an empty body (the spec's); the client prints its own words.
+    const notFound = 'Request failed with status code 404'
+    expect(await printed(admin('disable', 'no-such-module'))).toEqual(failed(`404: AxiosError: ${notFound}`))
+    expect(await printed(admin('info', '@acme/nothing'))).toEqual(failed(`404: AxiosError: ${notFound}`))
+
+    // --json prints the server's own objects.
+    const listed = await admin('list', '--json')
+    expect(listed.code).toBe(0)
+    const fromServer = await (await fetch(`${url}/nodes`, { headers: auth })).json()
+    expect(JSON.parse(listed.stdout)).toEqual(fromServer)
+  })
+
+  it('logs in only when adminAuth.clients lists node-red-admin', async () => {
+    const settings = await writeAuthSettings(userDir, undefined)
+    const { url } = await startCli(['--settings', settings, '--port', '0'])
+    await admin('target', url)
+    expect(await printed(nodeRedAdmin(home, ['login'], ['admin', ADMIN_PASSWORD]))).toEqual({
+      code: 1,
+      stdout: ['Username: Password:'],
+      stderr: ['Error: Login failed', ''],
+    })
+    expect(await storedToken(home)).toBeNull()
+  })
+
+  it('needs no login when adminAuth is not set', async () => {
+    await writeFile(
+      path.join(userDir, 'settings.json'),
+      JSON.stringify({ storage: 'memory', auditLog: 'off' }),
+    )
+    const { url } = await startCli(['--settings', path.join(userDir, 'settings.json'), '--port', '0'])
+    await admin('target', url)
+    expect(await printed(admin('login'))).toEqual(ok([]))
+    expect(await printed(admin('disable', SHOUT.name))).toEqual(
+      ok(['Nodes                          Types   State', 'node-red-contrib-shout/shout   shout   disabled']),
+    )
+  })
+})
