@@ -97,14 +97,18 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   )
   const anonymousPermissions =
     auth === null ? ['*'] : auth.default ? toPermissionList(auth.default.permissions) : null
+  const digest = ports.digest ?? webDigest
   const tokens = createTokens({
     store: ports.stores.tokens,
     clock,
     random: ports.random ?? systemRandom,
-    digest: ports.digest ?? webDigest,
+    digest,
     lifetime,
   })
-  const throttle = createThrottle(ports.stores.throttle, clock, { ...DEFAULT_THROTTLE, ...auth?.throttle })
+  const throttle = createThrottle(ports.stores.throttle, clock, digest, {
+    ...DEFAULT_THROTTLE,
+    ...auth?.throttle,
+  })
   const login = createLogin({
     users,
     clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),

@@ -121,3 +121,26 @@ describe('login throttling', () => {
     expect((await core.login(adminLogin(), ADDRESS)).ok).toBe(true)
   })
 })
+
+describe('throttle keys', () => {
+  it('keys a huge username by its digest: counted alike, stored short, kept apart from others', async () => {
+    const { core, stores } = createTestCore({ throttle: { maxFailuresPerUser: 2 } })
+    const seen: string[][] = []
+    const hit = stores.throttle.hit.bind(stores.throttle)
+    stores.throttle.hit = (keys, now, windowMs) => {
+      seen.push(keys)
+      return hit(keys, now, windowMs)
+    }
+    const huge = 'u'.repeat(60_000)
+    await core.login(adminLogin({ username: huge, password: 'guess' }), ADDRESS)
+    await core.login(adminLogin({ username: `${huge}x`, password: 'guess' }), ADDRESS)
+    await core.login(adminLogin({ username: huge, password: 'guess' }), ADDRESS)
+    expect(seen.flat().every((key) => key.length <= 160)).toBe(true)
+    expect(await core.login(adminLogin({ username: huge }), ADDRESS)).toMatchObject({
+      error: { code: 'throttled' },
+    })
+    expect(await core.login(adminLogin({ username: `${huge}x` }), ADDRESS)).toMatchObject({
+      error: { code: 'invalid_credentials' },
+    })
+  })
+})

@@ -16,7 +16,6 @@ import { listen } from './listen.js'
 import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
-import { withBoundedKeys } from './throttle-keys.js'
 
 /** The product version, from this package's manifest (one level above both src and dist). */
 export const VERSION: string = JSON.parse(
@@ -146,7 +145,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const modules = await discoverModules(settings.userDir, warn)
     const core = createCore(
       {
-        stores: { ...stores, throttle: withBoundedKeys(stores.throttle) },
+        stores,
         verifier: await createArgon2Verifier(),
         loader: createDiskLoader(modules),
         typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>

@@ -14,7 +14,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-const inUse = async () => [...(await createFlowsTypeUsage(file).typesInUse())].sort()
+const inUse = async () => [...((await createFlowsTypeUsage(file).typesInUse()) ?? ['unreadable'])].sort()
 
 describe('flows type usage', () => {
   it('counts the type of every node', async () => {
@@ -41,9 +41,9 @@ describe('flows type usage', () => {
 
   it('reads the file at each call, so a new deploy counts at once', async () => {
     const usage = createFlowsTypeUsage(file)
-    expect([...(await usage.typesInUse())]).toEqual([])
+    expect(await usage.typesInUse()).toEqual(new Set())
     await writeFile(file, JSON.stringify([{ id: '1', type: 'upper' }]))
-    expect([...(await usage.typesInUse())]).toEqual(['upper'])
+    expect(await usage.typesInUse()).toEqual(new Set(['upper']))
   })
 
   it('means no types in use when the file is missing or empty', async () => {

@@ -1,4 +1,4 @@
-import type { Clock, ThrottleStore } from '../ports.js'
+import type { Clock, Digest, ThrottleStore } from '../ports.js'
 
 /**
  * Failed logins are counted in fixed windows under two keys: the username *from this address*,
@@ -21,16 +21,26 @@ export const DEFAULT_THROTTLE: ThrottleOptions = {
   maxFailuresPerAddress: 20,
 }
 
-export function createThrottle(store: ThrottleStore, clock: Clock, options: ThrottleOptions) {
+/** Longest username kept as it is in a throttle key; longer ones are keyed by their SHA-256. */
+export const MAX_KEYED_USERNAME = 128
+
+export function createThrottle(store: ThrottleStore, clock: Clock, digest: Digest, options: ThrottleOptions) {
   const windowMs = options.windowSeconds * 1000
-  const keysOf = (username: string, address: string) => [`user ${address} ${username}`, `addr ${address}`]
+  // Keys stay short whatever the username, so a spray of huge usernames costs the store no more
+  // per counter than short ones. A digest key has another prefix, so it never meets a plain one.
+  const keysOf = async (username: string, address: string) => [
+    username.length <= MAX_KEYED_USERNAME
+      ? `user ${address} ${username}`
+      : `userhash ${address} ${await digest.sha256(username)}`,
+    `addr ${address}`,
+  ]
   const limits = [options.maxFailuresPerUser, options.maxFailuresPerAddress]
 
   return {
     /** Seconds to wait before this pair may try again, or 0 when it may try now. */
     async retryAfter(username: string, address: string): Promise<number> {
       const now = clock.now()
-      const counters = await store.peek(keysOf(username, address), now)
+      const counters = await store.peek(await keysOf(username, address), now)
       let until = 0
       counters.forEach((counter, i) => {
         if (counter !== null && counter.count >= (limits[i] as number))
@@ -40,12 +50,12 @@ export function createThrottle(store: ThrottleStore, clock: Clock, options: Thro
     },
 
     async recordFailure(username: string, address: string): Promise<void> {
-      await store.hit(keysOf(username, address), clock.now(), windowMs)
+      await store.hit(await keysOf(username, address), clock.now(), windowMs)
     },
 
     /** A success clears the pair only: the address counter keeps counting sprayed usernames. */
     async recordSuccess(username: string, address: string): Promise<void> {
-      await store.clear(keysOf(username, address)[0] as string)
+      await store.clear((await keysOf(username, address))[0] as string)
     },
 
     /** Deletes up to `limit` counters whose window has ended. */
