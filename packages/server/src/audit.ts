@@ -12,6 +12,14 @@ export interface AuditLog extends EventSink {
 // Keys an event must never carry into the log. Events hold none today; this keeps it so.
 const SECRET = /pass|token|secret|credential/i
 
+/** Longest user or client name written as it is: a flood of huge usernames must not flood the log. */
+export const MAX_AUDIT_NAME = 256
+
+const clip = (name: string | null) =>
+  name !== null && name.length > MAX_AUDIT_NAME
+    ? `${name.slice(0, MAX_AUDIT_NAME)}… (${name.length} characters)`
+    : name
+
 /**
  * One audit line: `{"time", "event", "user", "client", "address", ...details}`. The actor fields
  * are always present (null when unknown); a password or token never is.
@@ -21,8 +29,8 @@ export function formatAuditLine(event: DomainEvent): string {
   const line: Record<string, unknown> = {
     time: new Date(at).toISOString(),
     event: type,
-    user: username,
-    client: clientId,
+    user: clip(username),
+    client: clip(clientId),
     address,
   }
   for (const [key, value] of Object.entries(details)) if (!SECRET.test(key)) line[key] = value

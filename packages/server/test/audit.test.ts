@@ -126,6 +126,20 @@ describe('audit lines', () => {
     })
   })
 
+  it('clips huge user and client names, so a flood of them cannot flood the log', () => {
+    const line = JSON.parse(
+      formatAuditLine({
+        type: 'login.failed',
+        at: Date.UTC(2026, 0, 1),
+        username: 'u'.repeat(70_000),
+        clientId: 'c'.repeat(300),
+        address: '127.0.0.1',
+      }),
+    )
+    expect(line.user).toBe(`${'u'.repeat(256)}… (70000 characters)`)
+    expect(line.client).toBe(`${'c'.repeat(256)}… (300 characters)`)
+  })
+
   it('goes to stdout by default', () => {
     const written: string[] = []
     const log = createAuditLog('stdout', (text) => written.push(text))
