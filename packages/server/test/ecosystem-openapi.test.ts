@@ -1,0 +1,168 @@
+// Every response of an end-to-end walk over the built server, checked against the OpenAPI document
+// the server itself serves.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { OpenApiDocument } from '../../adapter-http/src/openapi.js'
+import { createResponseValidator, type ResponseCheck } from '../../adapter-http/test/openapi-validate.js'
+import { killAll, requireBuild, startCli } from './cli-process.js'
+import { ADMIN_PASSWORD, FLOWS, SHOUT, TOOLS, writeAuthSettings, writeEcosystemUserDir } from './ecosystem.js'
+
+let userDir: string
+
+beforeAll(() => requireBuild())
+beforeEach(async () => {
+  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-openapi-'))
+  await writeEcosystemUserDir(userDir)
+})
+afterEach(async () => {
+  await killAll()
+  await rm(userDir, { recursive: true, force: true })
+})
+afterAll(killAll)
+
+const form = (fields: Record<string, string>) => new URLSearchParams(fields)
+const JSON_TYPE = { 'content-type': 'application/json' }
+
+describe('the served OpenAPI document', () => {
+  it('describes every response of a walk through login, settings, nodes, errors, throttling and revoke', async () => {
+    const settings = await writeAuthSettings(userDir, ['node-red-admin'], { httpAdminRoot: '/admin' })
+    const { url } = await startCli(['--settings', settings, '--port', '0'])
+    expect(url).toMatch(/\/admin$/)
+
+    const served = await fetch(`${url}/openapi.json`)
+    expect(served.status).toBe(200)
+    const document = (await served.clone().json()) as OpenApiDocument
+    expect(document.servers).toEqual([{ url: '/admin', description: 'This service' }])
+    const validator = createResponseValidator(document)
+    const checks: Array<ResponseCheck & { request: string }> = []
+    checks.push({
+      ...(await validator.check('GET', `${url}/openapi.json`, served)),
+      request: 'GET /openapi.json',
+    })
+
+    /** Sends a request, records its check, and returns the response. */
+    const call = async (
+      method: string,
+      route: string,
+      init: { headers?: Record<string, string>; body?: BodyInit } = {},
+    ) => {
+      const res = await fetch(`${url}${route}`, { method, ...init })
+      checks.push({
+        ...(await validator.check(method, `${url}${route}`, res)),
+        request: `${method} ${route}`,
+      })
+      return res
+    }
+    const grant = {
+      client_id: 'service-admin',
+      grant_type: 'password',
+      scope: '*',
+      username: 'admin',
+      password: ADMIN_PASSWORD,
+    }
+    const tokenOf = async (res: Response) => {
+      expect(res.status).toBe(200)
+      return ((await res.json()) as { access_token: string }).access_token
+    }
+
+    await call('GET', '/auth/login')
+    await call('HEAD', '/auth/login')
+
+    // Tokens: form and JSON, the ecosystem's client id, then every refusal.
+    const admin = await tokenOf(await call('POST', '/auth/token', { body: form(grant) }))
+    const cli = await tokenOf(
+      await call('POST', '/auth/token', {
+        headers: JSON_TYPE,
+        body: JSON.stringify({ ...grant, client_id: 'node-red-admin' }),
+      }),
+    )
+    const reader = await tokenOf(
+      await call('POST', '/auth/token', { body: form({ ...grant, scope: 'read' }) }),
+    )
+    for (const fields of [{ grant_type: 'client_credentials' }, { scope: 'admin' }, { username: '' }]) {
+      expect((await call('POST', '/auth/token', { body: form({ ...grant, ...fields }) })).status).toBe(400)
+    }
+    expect((await call('POST', '/auth/token', { body: JSON.stringify(grant) })).status).toBe(400)
+    expect((await call('POST', '/auth/token', { body: form({ ...grant, password: 'wrong' }) })).status).toBe(
+      401,
+    )
+    expect((await call('POST', '/auth/token', { body: form({ ...grant, client_id: 'other' }) })).status).toBe(
+      401,
+    )
+    const big = 'x'.repeat(100_000)
+    expect((await call('POST', '/auth/token', { headers: JSON_TYPE, body: big })).status).toBe(413)
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) {
+      const res = await call('POST', '/auth/token', {
+        body: form({ ...grant, username: 'ghost', password: 'guess' }),
+      })
+      statuses.push(res.status)
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+
+    const as = (token: string, more: Record<string, string> = {}) => ({
+      authorization: `Bearer ${token}`,
+      ...more,
+    })
+
+    // Reads, with and without credentials.
+    for (const route of [
+      '/settings',
+      '/nodes',
+      `/nodes/${SHOUT.name}`,
+      '/nodes/@acme%2Fnode-red-tools/upper',
+    ]) {
+      expect((await call('GET', route, { headers: as(cli) })).status).toBe(200)
+      expect((await call('HEAD', route, { headers: as(reader) })).status).toBe(200)
+      expect((await call('GET', route)).status).toBe(401)
+      expect((await call('GET', route, { headers: as('not-a-token') })).status).toBe(401)
+    }
+    expect((await call('GET', `/nodes/${TOOLS.name}`, { headers: as(reader) })).status).toBe(200)
+    expect((await call('GET', '/nodes/no-such-module', { headers: as(admin) })).status).toBe(404)
+    expect((await call('GET', `/nodes/${TOOLS.name}/nope`, { headers: as(admin) })).status).toBe(404)
+
+    // Writes: every outcome, for a module and for a node set.
+    const put = (route: string, body: string, token = admin) =>
+      call('PUT', route, { headers: as(token, JSON_TYPE), body })
+    for (const [free, inUse] of [
+      [`/nodes/${SHOUT.name}`, `/nodes/${TOOLS.name}`],
+      [`/nodes/${TOOLS.name}/upper`, `/nodes/${TOOLS.name}/lower`],
+    ] as const) {
+      expect((await put(free, '{"enabled":false}')).status).toBe(200)
+      expect((await put(free, '{"enabled":true}')).status).toBe(200)
+      expect((await put(inUse, '{"enabled":false}')).status).toBe(400)
+      expect((await put(free, '{"enabled":"false"}')).status).toBe(400)
+      expect((await put(free, '{"enabled":')).status).toBe(400)
+      expect((await call('PUT', free, { headers: as(admin), body: 'enabled=false' })).status).toBe(400)
+      expect((await put(free, big)).status).toBe(413)
+      expect((await put(free, '{"enabled":false}', reader)).status).toBe(401)
+      expect((await call('PUT', free, { headers: JSON_TYPE, body: '{"enabled":false}' })).status).toBe(401)
+      expect((await put(`${free}-missing`, '{"enabled":false}')).status).toBe(404)
+      await writeFile(path.join(userDir, 'flows.json'), '[{"type":')
+      expect((await put(free, '{"enabled":false}')).status).toBe(503)
+      await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(FLOWS))
+    }
+
+    // Revoke, then the token is refused.
+    const revoke = (body: BodyInit, headers: Record<string, string> = {}) =>
+      call('POST', '/auth/revoke', { headers, body })
+    expect((await revoke(form({ token: cli }), as(admin))).status).toBe(200)
+    expect((await revoke(JSON.stringify({ token: 'unknown' }), as(admin, JSON_TYPE))).status).toBe(200)
+    expect((await revoke(form({ token: '' }), as(admin))).status).toBe(400)
+    expect((await revoke(big, as(admin, JSON_TYPE))).status).toBe(413)
+    expect((await revoke(form({ token: admin }))).status).toBe(401)
+    expect((await call('GET', '/settings', { headers: as(cli) })).status).toBe(401)
+
+    for (const check of checks) expect(check.problems, `${check.request} → ${check.status}`).toEqual([])
+    // Every documented status of every operation was seen, except the unexpected 500.
+    const seen = new Set(checks.map((check) => `${check.operation} ${check.status}`))
+    expect([...seen].sort()).toEqual(
+      validator
+        .documented()
+        .filter((pair) => !pair.endsWith(' 500'))
+        .sort(),
+    )
+  })
+})
