@@ -1,6 +1,7 @@
 // What the fuzzer expects of one request, from the documented rules alone
-// (packages/adapter-http/README.md): which route it reaches, whether it is a valid toggle or
-// revoke (the only requests allowed to change state), and the shape its response must have.
+// (packages/adapter-http/README.md): which route it reaches, and whether it is a valid toggle or
+// revoke, the only requests allowed to change state.
+import { DEFAULT_MAX_BODY_BYTES } from '@flowadmin/adapter-http'
 import { MODULES } from './target-server.js'
 
 /** The request as the server receives it. */
@@ -29,8 +30,6 @@ export interface Holder {
   all: boolean
 }
 
-/** Largest accepted body (the adapter's default). */
-export const MAX_BODY_BYTES = 65_536
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/
 const MODULE_PATH = /^((?:@[^/]+\/)?[^/]+)$/
 const SET_PATH = /^((?:@[^/]+\/)?[^/]+)\/([^/]+)$/
@@ -111,7 +110,8 @@ export function fieldsOf(request: SeenRequest, formats: ReadonlyArray<'json' | '
   const type = mediaType(request)
   const format =
     type === 'application/json' ? 'json' : type === 'application/x-www-form-urlencoded' ? 'form' : null
-  if (format === null || !formats.includes(format) || request.body.length > MAX_BODY_BYTES) return null
+  if (format === null || !formats.includes(format) || request.body.length > DEFAULT_MAX_BODY_BYTES)
+    return null
   let text: string
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(request.body)
