@@ -109,6 +109,12 @@ it(`keeps every acknowledged login, revoke and toggle across ${ROUNDS} SIGKILLs 
     const { url, run } = server
     const killAfter = counts.acks + 30 + Math.floor(killPoints() * 120)
     let stopped = false
+    // Only the kill may leave a request unanswered: `stopped` is set just before it.
+    const unanswered = (answer: Answer | null): answer is null => {
+      if (answer === null && !stopped)
+        throw new Error(`round ${round}: a request got no answer before the kill`)
+      return answer === null
+    }
     const ack = () => {
       counts.acks++
       if (!stopped && counts.acks >= killAfter) {
@@ -128,7 +134,7 @@ it(`keeps every acknowledged login, revoke and toggle across ${ROUNDS} SIGKILLs 
           password: ADMIN.password,
         })
         const answer = await c.send('POST', '/auth/token', headers, body)
-        if (answer === null) continue
+        if (unanswered(answer)) continue
         expect(answer.status).toBe(200)
         const token = (JSON.parse(answer.body) as { access_token: string }).access_token
         issued.push(token)
@@ -159,7 +165,7 @@ it(`keeps every acknowledged login, revoke and toggle across ${ROUNDS} SIGKILLs 
           { ...headers, ...bearer(self ? token : operator) },
           body,
         )
-        if (answer === null) continue
+        if (unanswered(answer)) continue
         expect(answer.status).toBe(200)
         revokeInFlight.delete(token)
         revoked.add(token)
@@ -183,7 +189,7 @@ it(`keeps every acknowledged login, revoke and toggle across ${ROUNDS} SIGKILLs 
           { 'content-type': 'application/json', ...bearer(operator) },
           json,
         )
-        if (answer === null) continue
+        if (unanswered(answer)) continue
         expect(answer.status === 200 || (answer.status === 400 && answer.body.includes('type_in_use'))).toBe(
           true,
         )
