@@ -108,7 +108,7 @@ const ENABLE_BODY = { required: true, content: json(ref('EnableRequest')) }
  */
 export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
   const { authEnabled } = options
-  /** The statuses every route can answer besides its own: 401 (only with auth) and 500. */
+  /** A guarded route can also answer 401 (only with auth) and 500 (a port failed). */
   const guarded = (own: OperationObject['responses']): OperationObject['responses'] => ({
     ...own,
     ...(authEnabled ? { 401: use('Unauthorized') } : {}),

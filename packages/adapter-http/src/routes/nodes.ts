@@ -39,11 +39,9 @@ export function parseNodesPath(rest: string): NodesTarget | null {
 
 const notFound = () => emptyResponse(404)
 
-/**
- * A node set as the API shows it: the core's view plus its module's `version`, which clients of
- * the ecosystem print for a node set (`node-red-admin info <module>/<set>`).
- */
-export type NodeSetBody = NodeSetView & { version: string }
+// A node set as the API shows it: the core's view plus its module's `version`, which clients of
+// the ecosystem print for a node set (`node-red-admin info <module>/<set>`).
+type NodeSetBody = NodeSetView & { version: string }
 
 const withVersion = (set: NodeSetView, version: string): NodeSetBody => ({ ...set, version })
 const moduleBody = (module: ModuleView) => ({
