@@ -43,6 +43,7 @@ describe('module inventory', () => {
             enabled: true,
             loaded: true,
             module: '@acme/text-tools',
+            version: '2.3.0',
           },
           {
             id: '@acme/text-tools/lower',
@@ -51,6 +52,7 @@ describe('module inventory', () => {
             enabled: true,
             loaded: true,
             module: '@acme/text-tools',
+            version: '2.3.0',
           },
         ],
       },
@@ -203,6 +205,7 @@ describe('loading on enable', () => {
             enabled: true,
             loaded: false,
             module: GREETING.name,
+            version: '1.0.0',
             err: 'greeting.js: SyntaxError',
           },
         ],

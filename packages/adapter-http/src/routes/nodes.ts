@@ -1,4 +1,4 @@
-import { actorOf, type ModuleView, type NodeSetView } from '@flowadmin/core'
+import { actorOf } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
@@ -39,16 +39,6 @@ export function parseNodesPath(rest: string): NodesTarget | null {
 
 const notFound = () => emptyResponse(404)
 
-// A node set as the API shows it: the core's view plus its module's `version`, which clients of
-// the ecosystem print for a node set (`node-red-admin info <module>/<set>`).
-type NodeSetBody = NodeSetView & { version: string }
-
-const withVersion = (set: NodeSetView, version: string): NodeSetBody => ({ ...set, version })
-const moduleBody = (module: ModuleView) => ({
-  ...module,
-  nodes: module.nodes.map((set) => withVersion(set, module.version)),
-})
-
 /** `GET /nodes`, `GET|PUT /nodes/:module`, `GET|PUT /nodes/:module/:set`. */
 export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   const modules = deps.core.modules
@@ -59,7 +49,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     path.startsWith(prefix) ? parseNodesPath(path.slice(prefix.length)) : null
 
   routes.get('/nodes', requirePermission(deps, 'nodes.read'), async (c) => {
-    const sets = (await modules.list()).flatMap((module) => moduleBody(module).nodes)
+    const sets = (await modules.list()).flatMap((module) => module.nodes)
     sets.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     return c.json(sets)
   })
@@ -69,8 +59,8 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     if (target === null) return notFound()
     const module = await modules.get(target.module)
     if (!module.ok) return toResponse(httpErrorOf(module.error))
-    if (target.set === null) return c.json(moduleBody(module.value))
-    const set = moduleBody(module.value).nodes.find((candidate) => candidate.name === target.set)
+    if (target.set === null) return c.json(module.value)
+    const set = module.value.nodes.find((candidate) => candidate.name === target.set)
     return set ? c.json(set) : notFound()
   })
 
@@ -87,13 +77,10 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     const actor = actorOf(c.get('principal'), c.get('address'))
     if (target.set === null) {
       const result = await modules.setModuleEnabled(target.module, enabled, actor)
-      return result.ok ? c.json(moduleBody(result.value)) : toResponse(httpErrorOf(result.error))
+      return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
     }
     const result = await modules.setNodeSetEnabled(target.module, target.set, enabled, actor)
-    if (!result.ok) return toResponse(httpErrorOf(result.error))
-    // The set's view lacks its module's version; a module is only ever replaced at start-up.
-    const module = await modules.get(target.module)
-    return module.ok ? c.json(withVersion(result.value, module.value.version)) : notFound()
+    return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
   })
 
   return routes

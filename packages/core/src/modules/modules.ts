@@ -19,6 +19,8 @@ export interface NodeSetView {
   enabled: boolean
   loaded: boolean
   module: string
+  /** The owning module's version (clients print it for a node set). */
+  version: string
   /** Why loading failed, when it did. */
   err?: string
 }
@@ -53,7 +55,7 @@ type LoadState = { loaded: true } | { loaded: false; err: string }
 export function createModules({ store, loader, typeUsage, events, clock }: ModuleDeps) {
   const loadState = new Map<string, LoadState>()
 
-  const viewOf = (set: NodeSetRecord): NodeSetView => {
+  const viewOf = (set: NodeSetRecord, version: string): NodeSetView => {
     const state = loadState.get(set.id)
     const view: NodeSetView = {
       id: set.id,
@@ -62,6 +64,7 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
       enabled: set.enabled,
       loaded: state?.loaded === true,
       module: set.module,
+      version,
     }
     if (state !== undefined && !state.loaded) view.err = state.err
     return view
@@ -69,7 +72,7 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
   const moduleView = (module: ModuleRecord): ModuleView => ({
     name: module.name,
     version: module.version,
-    nodes: module.sets.map(viewOf),
+    nodes: module.sets.map((set) => viewOf(set, module.version)),
   })
 
   /** Loads the enabled sets not loaded yet. A failed set is tried again on the next enable. */
@@ -143,7 +146,9 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
       const module = await store.find(name)
       if (module === null) return err({ code: 'module_not_found', module: name })
       const found = module.sets.find((candidate) => candidate.name === set)
-      return found ? ok(viewOf(found)) : err({ code: 'node_set_not_found', module: name, set })
+      return found
+        ? ok(viewOf(found, module.version))
+        : err({ code: 'node_set_not_found', module: name, set })
     },
 
     /** Enables or disables every node set of a module, all or none. Setting the current state writes nothing. */
@@ -166,7 +171,9 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
       const result = await setEnabled(name, set, enabled, actor)
       if (!result.ok) return result
       const updated = result.value.sets.find((candidate) => candidate.name === set)
-      return updated ? ok(viewOf(updated)) : err({ code: 'node_set_not_found', module: name, set })
+      return updated
+        ? ok(viewOf(updated, result.value.version))
+        : err({ code: 'node_set_not_found', module: name, set })
     },
   }
 }
