@@ -26,6 +26,7 @@ const HELP = `Usage: pnpm bench [options]
                       revoke login-N revoke-N storm)
   --cpu-prof DIR      write a V8 CPU profile of every flowadmin process into DIR
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
+  --server-env K=V    set an environment variable for the flowadmin processes only (repeatable)
   --quick             a short smoke run
 Only 127.0.0.1 is loaded. Needs a build (pnpm bench builds first).`
 
@@ -40,6 +41,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
     server: { type: 'string' },
+    'server-env': { type: 'string', multiple: true },
     quick: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -85,6 +87,13 @@ async function main() {
   const serverRoot = args.server ? pathToFileURL(`${resolve(args.server)}/`) : repositoryRoot
   checkBuilt(serverRoot)
   if (args.server) log(`flowadmin: the build in ${serverRoot.pathname}`)
+  const serverEnv = Object.fromEntries(
+    (args['server-env'] ?? []).map((pair) => {
+      const at = pair.indexOf('=')
+      if (at <= 0) usage(`--server-env takes NAME=VALUE, not "${pair}"`)
+      return [pair.slice(0, at), pair.slice(at + 1)]
+    }),
+  )
   const host = machine()
   log(
     `machine: ${host.cpus} × ${host.model}, ${host.memGb} GB, Node ${host.node}, load ${host.loadavg.join(' ')}`,
@@ -100,6 +109,7 @@ async function main() {
     createFlowadminTarget({
       root: work,
       serverRoot,
+      serverEnv,
       username: credentials.username,
       passwordHash: await argon2.hash(credentials.password, ARGON2_OPTIONS),
       cpuProfDir,
@@ -189,6 +199,7 @@ async function main() {
     machine: { ...host, loadavgAtEnd: machine().loadavg },
     options: { ...options, only: options.only && [...options.only] },
     server: serverRoot.pathname,
+    serverEnv,
     nodeRed: options.peer ? NODE_RED_VERSION : null,
     argon2: { options: { ...ARGON2_OPTIONS, type: 'argon2id' }, floor },
     scenarios: report.scenarios,

@@ -32,7 +32,14 @@ function newUserDir(root, name) {
  * flowadmin: the built CLI, SQLite in the user folder, argon2id at OWASP parameters.
  * `seed(count)` makes (once) a database holding `count` live tokens; `start({ seed })` copies it in.
  */
-export function createFlowadminTarget({ root, serverRoot, username, passwordHash, cpuProfDir }) {
+export function createFlowadminTarget({
+  root,
+  serverRoot,
+  serverEnv = {},
+  username,
+  passwordHash,
+  cpuProfDir,
+}) {
   const seeds = new Map()
   return {
     name: 'flowadmin',
@@ -54,7 +61,10 @@ export function createFlowadminTarget({ root, serverRoot, username, passwordHash
       const flags = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []
       const args = [...flags, flowadminBin(serverRoot), 'start', '--settings', settings, '--port', '0']
       const started = performance.now()
-      const child = track(spawn(process.execPath, args, { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'] }))
+      const env = { ...process.env, ...serverEnv }
+      const child = track(
+        spawn(process.execPath, args, { cwd: userDir, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+      )
       const output = collect(child)
       const url = await waitFor(child, output, () => output.stdout.match(/listening on (http:\/\/\S+)/)?.[1])
       const spawnMs = performance.now() - started
