@@ -10,7 +10,7 @@ const serverRequire = createRequire(new URL('packages/server/package.json', repo
 
 export const FLOWADMIN_CLIENT = 'service-admin'
 /** The CLI of the build rooted at `root` (a URL of a checkout's root folder). */
-export const flowadminBin = (root) => new URL('packages/server/bin/flowadmin.js', root).pathname
+export const flowadminBin = (root) => new URL('packages/server/bin/flowadmin.cjs', root).pathname
 
 /** The server's own argon2 module and its OWASP parameters (m=19456 KiB, t=2, p=1). */
 export const argon2 = serverRequire('argon2')

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { hashPassword } from '@flowadmin/server'
 
-const BIN = fileURLToPath(new URL('../packages/server/bin/flowadmin.js', import.meta.url))
+const BIN = fileURLToPath(new URL('../packages/server/bin/flowadmin.cjs', import.meta.url))
 
 const { values } = parseArgs({
   options: { attempts: { type: 'string', default: '200' }, warmup: { type: 'string', default: '20' } },

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const BIN = path.join(ROOT, 'packages/server/bin/flowadmin.js')
+const BIN = path.join(ROOT, 'packages/server/bin/flowadmin.cjs')
 const DEMO = path.join(ROOT, 'examples/demo')
 const ADMIN = { username: 'admin', password: 'flowadmin-demo' }
 const SETS = ['@flowadmin-examples/text-tools/upper', '@flowadmin-examples/text-tools/lower']

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto'
+import { readdirSync } from 'node:fs'
+import { availableParallelism, setPriority } from 'node:os'
 import type { PasswordVerifier } from '@flowadmin/core'
 import * as argon2 from 'argon2'
+import { createLimit } from './limit.js'
 
 /** OWASP's argon2id recommendation: 19 MiB of memory, two passes, one lane. */
 export const ARGON2_OPTIONS = {
@@ -10,26 +13,66 @@ export const ARGON2_OPTIONS = {
   parallelism: 1,
 } as const
 
+/** Niceness given to the threads that hash, so requests that need no hashing go first. */
+const HASHING_NICENESS = 10
+
 /** An argon2id hash of `password` in PHC string form (`$argon2id$v=19$m=19456,t=2,p=1$...`). */
 export function hashPassword(password: string): Promise<string> {
   return argon2.hash(password, ARGON2_OPTIONS)
 }
 
+export interface Argon2VerifierOptions {
+  /**
+   * Verifications run at once; more wait their turn. Default: the number of cores. Each takes
+   * 19 MiB while it runs, so this also bounds the memory that a storm of logins costs.
+   */
+  concurrency?: number
+}
+
 /**
  * The password verifier over argon2. Its dummy hash is made at start from random bytes, so no
- * password matches it and unknown users cost one real verification.
+ * password matches it and unknown users cost one real verification. Hashing runs on libuv's
+ * thread pool, off the event loop; on Linux those threads are also given a lower priority, so
+ * that a storm of logins slows other requests as little as possible.
  */
-export async function createArgon2Verifier(): Promise<PasswordVerifier> {
+export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<PasswordVerifier> {
   const dummyHash = await hashPassword(randomBytes(32).toString('base64url'))
+  lowerThreadPoolPriority()
+  const limit = createLimit(options.concurrency ?? availableParallelism())
   return {
     dummyHash,
-    async verify(hash, password) {
-      try {
-        return await argon2.verify(hash, password)
-      } catch {
-        // A malformed or unsupported hash matches no password.
-        return false
-      }
+    verify(hash, password) {
+      return limit(async () => {
+        try {
+          return await argon2.verify(hash, password)
+        } catch {
+          // A malformed or unsupported hash matches no password.
+          return false
+        }
+      })
     },
+  }
+}
+
+/**
+ * Lowers the priority of every thread of the process but the main one: libuv's thread pool, where
+ * argon2 works, and V8's helper threads. The event loop keeps its priority, so requests that need
+ * no hashing are answered first while logins use every core left. Linux only (threads are tasks
+ * with their own niceness there); elsewhere, or without /proc, it changes nothing.
+ */
+function lowerThreadPoolPriority(): void {
+  let tasks: string[]
+  try {
+    tasks = readdirSync('/proc/self/task')
+  } catch {
+    return
+  }
+  for (const tid of tasks) {
+    if (Number(tid) === process.pid) continue
+    try {
+      setPriority(Number(tid), HASHING_NICENESS)
+    } catch {
+      // Not permitted or already gone: that thread keeps its priority.
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
@@ -5,7 +6,7 @@ import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
-import { type Core, createCore, type Stores } from '@flowadmin/core'
+import { type Core, createCore, type Digest, type Stores } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { createArgon2Verifier } from './argon2.js'
@@ -21,6 +22,14 @@ import { loadSettings, parseSettings, type Settings, type SettingsInput } from '
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
 ).version
+
+/**
+ * SHA-256 on the event loop. Web Crypto's digest runs on libuv's thread pool, where it would
+ * queue behind password hashing: every authenticated request would wait out a login storm.
+ */
+const nodeDigest: Digest = {
+  sha256: async (text) => createHash('sha256').update(text).digest('hex'),
+}
 
 /** How often expired tokens and ended throttle windows are deleted. */
 const SWEEP_INTERVAL_MS = 60_000
@@ -147,6 +156,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       {
         stores,
         verifier: await createArgon2Verifier(),
+        digest: nodeDigest,
         loader: createDiskLoader(modules),
         typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
           log('error', `${message}; disabling modules is refused until it is fixed`),

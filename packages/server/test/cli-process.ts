@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
-export const BIN = fileURLToPath(new URL('../bin/flowadmin.js', import.meta.url))
+export const BIN = fileURLToPath(new URL('../bin/flowadmin.cjs', import.meta.url))
 
 const BUILT = [
   'server/dist/cli.js',
