@@ -106,6 +106,7 @@ export const UNEXPECTED_ERROR: HttpError = {
 export function emptyResponse(status: number, init?: Record<string, string>): Response {
   const headers = new Headers(init)
   headers.set('Content-Length', '0')
+  headers.set('X-Content-Type-Options', 'nosniff')
   return new Response(null, { status, headers })
 }
 
@@ -114,5 +115,6 @@ export function toResponse(error: HttpError): Response {
   if (error.body === null) return emptyResponse(error.status, error.headers)
   const headers = new Headers(error.headers)
   headers.set('Content-Type', 'application/json')
+  headers.set('X-Content-Type-Options', 'nosniff')
   return new Response(JSON.stringify(error.body), { status: error.status, headers })
 }
