@@ -2,28 +2,21 @@
 // event, with time, event, user, client and address, and never a password or a token.
 import { createHash } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild } from './cli-process.js'
+import { describe, expect, it } from 'vitest'
 import {
   ADMIN_PASSWORD,
-  createWorkspace,
   login,
   send,
   tokenOf,
+  useWorkspace,
   VIEWER_PASSWORD,
   type Workspace,
 } from './hostile-http.js'
 
 let workspace: Workspace
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  workspace = await createWorkspace()
+useWorkspace((created) => {
+  workspace = created
 })
-afterEach(async () => {
-  await killAll()
-  await workspace.remove()
-})
-afterAll(killAll)
 
 const ADMIN_AT = '127.0.0.50'
 const VIEWER_AT = '127.0.0.51'

@@ -1,27 +1,20 @@
 // No enumeration: every credential failure at the token endpoint looks the same on the wire, and
 // an unknown user costs one argon2 verification like a known one (counted, not timed).
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild } from './cli-process.js'
+import { describe, expect, it } from 'vitest'
 import {
   ADMIN_PASSWORD,
-  createWorkspace,
   type LoginFields,
   login,
   type RawResponse,
+  useWorkspace,
   VIEWER_PASSWORD,
   type Workspace,
 } from './hostile-http.js'
 
 let workspace: Workspace
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  workspace = await createWorkspace()
+useWorkspace((created) => {
+  workspace = created
 })
-afterEach(async () => {
-  await killAll()
-  await workspace.remove()
-})
-afterAll(killAll)
 
 /** Status, every header but Date (names and values as sent, in order) and the body. */
 const wire = (res: RawResponse) => ({

@@ -1,21 +1,14 @@
 // The client address behind a reverse proxy, end to end: X-Forwarded-For counts only from a
 // trusted proxy, and the address it yields is what the audit log and the throttle use.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild } from './cli-process.js'
-import { ADMIN_PASSWORD, createWorkspace, login, send, type Workspace } from './hostile-http.js'
+import { describe, expect, it } from 'vitest'
+import { ADMIN_PASSWORD, login, send, useWorkspace, type Workspace } from './hostile-http.js'
 
 const PROXY = '127.0.0.20'
 
 let workspace: Workspace
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  workspace = await createWorkspace()
+useWorkspace((created) => {
+  workspace = created
 })
-afterEach(async () => {
-  await killAll()
-  await workspace.remove()
-})
-afterAll(killAll)
 
 /** A failed login from `from` carrying these X-Forwarded-For headers; returns the audited address. */
 async function auditedAddress(url: string, from: string, forwardedFor?: string | string[]) {

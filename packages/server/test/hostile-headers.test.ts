@@ -2,30 +2,23 @@
 // origins httpAdminCors lists.
 import * as path from 'node:path'
 import { openDatabase } from '@flowadmin/adapter-sqlite'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild } from './cli-process.js'
+import { describe, expect, it } from 'vitest'
 import {
   ADMIN_PASSWORD,
-  createWorkspace,
   login,
   type RawResponse,
   send,
   tokenOf,
+  useWorkspace,
   type Workspace,
 } from './hostile-http.js'
 
 const EDITOR = 'https://editor.example'
 
 let workspace: Workspace
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  workspace = await createWorkspace()
+useWorkspace((created) => {
+  workspace = created
 })
-afterEach(async () => {
-  await killAll()
-  await workspace.remove()
-})
-afterAll(killAll)
 
 const corsHeaders = (res: RawResponse) =>
   Object.fromEntries(Object.entries(res.headers).filter(([name]) => name.startsWith('access-control-')))

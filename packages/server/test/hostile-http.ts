@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
-import { startCli } from './cli-process.js'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
+import { killAll, requireBuild, startCli } from './cli-process.js'
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 const PROBE = fileURLToPath(new URL('./hostile-verify-probe.cjs', import.meta.url))
@@ -49,6 +50,24 @@ const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
 
 /** A temporary userDir with the demo's node modules and flows (whose `greeting` type is in use). */
+/**
+ * Registers a suite's hooks over the built server: a fresh workspace for each test (handed to
+ * `use`), and every process started meanwhile killed and the workspace removed after it.
+ */
+export function useWorkspace(use: (workspace: Workspace) => void): void {
+  let current: Workspace | undefined
+  beforeAll(() => requireBuild())
+  beforeEach(async () => {
+    current = await createWorkspace()
+    use(current)
+  })
+  afterEach(async () => {
+    await killAll()
+    await current?.remove()
+  })
+  afterAll(killAll)
+}
+
 export async function createWorkspace(): Promise<Workspace> {
   const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-hostile-'))
   await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })

@@ -1,19 +1,12 @@
 // Login throttling over HTTP against the built server: per username and address, per address,
 // persisted across a restart. Clients bind source addresses of 127.0.0.0/8, all loopback.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild } from './cli-process.js'
-import { ADMIN_PASSWORD, type AuditLine, createWorkspace, login, type Workspace } from './hostile-http.js'
+import { describe, expect, it } from 'vitest'
+import { ADMIN_PASSWORD, type AuditLine, login, useWorkspace, type Workspace } from './hostile-http.js'
 
 let workspace: Workspace
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  workspace = await createWorkspace()
+useWorkspace((created) => {
+  workspace = created
 })
-afterEach(async () => {
-  await killAll()
-  await workspace.remove()
-})
-afterAll(killAll)
 
 const wrong = { username: 'admin', password: 'guess' }
 const right = { username: 'admin', password: ADMIN_PASSWORD }
