@@ -144,3 +144,32 @@ describe('throttle keys', () => {
     })
   })
 })
+
+describe('attempts sent all at once', () => {
+  it('cannot slip past the limit together: only the allowed failures reach the verifier', async () => {
+    const { core, hasher } = createTestCore()
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => core.login(adminLogin({ password: 'guess' }), ADDRESS)),
+    )
+    const codes = results.map((result) => (result.ok ? 'ok' : result.error.code))
+    expect(codes.filter((code) => code === 'invalid_credentials')).toHaveLength(5)
+    expect(codes.filter((code) => code === 'throttled')).toHaveLength(7)
+    expect(hasher.verified).toHaveLength(5)
+  })
+
+  it('throttles at once what waits beyond the queue of one address, and serves other addresses meanwhile', async () => {
+    const { core, hasher } = createTestCore({
+      throttle: { maxFailuresPerUser: 100, maxFailuresPerAddress: 100 },
+    })
+    const flood = Array.from({ length: 40 }, (_, i) =>
+      core.login(adminLogin({ username: `u${i}`, password: 'guess' }), ADDRESS),
+    )
+    const elsewhere = core.login(adminLogin(), OTHER_ADDRESS)
+    const results = await Promise.all(flood)
+    expect((await elsewhere).ok).toBe(true)
+    const throttled = results.filter((result) => !result.ok && result.error.code === 'throttled')
+    // One runs, 16 wait, the rest are turned away without a verification.
+    expect(throttled).toHaveLength(40 - 17)
+    expect(hasher.verified).toHaveLength(17 + 1)
+  })
+})

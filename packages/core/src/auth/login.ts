@@ -1,6 +1,7 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { Clock, EventSink, PasswordVerifier } from '../ports.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
+import { createKeyedQueue } from './keyed-queue.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
 
@@ -37,22 +38,27 @@ export interface LoginDeps {
   clock: Clock
 }
 
+/** Attempts from one address that may wait for the one in progress; more are throttled at once. */
+export const MAX_WAITING_PER_ADDRESS = 16
+
 const missing = (field: string): LoginError => ({
   code: 'invalid_request',
   message: `Missing required parameter: ${field}`,
 })
 
 export function createLogin({ users, clients, verifier, throttle, tokens, events, clock }: LoginDeps) {
+  // Attempts from one address run one after another: the throttle is checked, the password
+  // verified and a failure counted before the next attempt is checked, so attempts sent all at
+  // once cannot slip past the limit together.
+  const oneAtATime = createKeyedQueue(MAX_WAITING_PER_ADDRESS)
+
   /**
    * The OAuth2 password grant. Order matters: shape errors first (they reveal nothing), then the
    * throttle (a throttled attempt never reaches the verifier), then one verification whatever
    * the user, so unknown users, wrong passwords, unknown clients and too-wide scopes cost the
    * same and yield the same `invalid_credentials`.
    */
-  return async function login(
-    request: LoginRequest,
-    address: string,
-  ): Promise<Result<IssuedToken, LoginError>> {
+  async function login(request: LoginRequest, address: string): Promise<Result<IssuedToken, LoginError>> {
     const { clientId, grantType, scope, username, password } = request
     if (grantType === undefined || grantType === '') return err(missing('grant_type'))
     if (grantType !== 'password') {
@@ -68,16 +74,28 @@ export function createLogin({ users, clients, verifier, throttle, tokens, events
     if (!requested.ok) return requested
 
     const actor = { username, clientId: clientId ?? null, address }
-    const wait = await throttle.retryAfter(username, address)
-    if (wait > 0) {
-      events.emit({ type: 'login.throttled', at: clock.now(), retryAfter: wait, ...actor })
-      return err({ code: 'throttled', retryAfter: wait })
+    const throttled = (retryAfter: number): Result<IssuedToken, LoginError> => {
+      events.emit({ type: 'login.throttled', at: clock.now(), retryAfter, ...actor })
+      return err({ code: 'throttled', retryAfter })
     }
+    const outcome = await oneAtATime(address, async () => {
+      const wait = await throttle.retryAfter(username, address)
+      return wait > 0 ? throttled(wait) : attempt(actor, password, requested.value)
+    })
+    return outcome ?? throttled(1)
+  }
 
+  /** One verification whatever the user; a failure is counted before the next attempt is checked. */
+  async function attempt(
+    actor: { username: string; clientId: string | null; address: string },
+    password: string,
+    scope: string[],
+  ): Promise<Result<IssuedToken, LoginError>> {
+    const { username, clientId, address } = actor
     const user = users.get(username)
     const passwordOk = await verifier.verify(user?.passwordHash ?? verifier.dummyHash, password)
-    const granted = user && passwordOk ? grantScope(requested.value, user.permissions) : null
-    if (!user || granted === null || clientId === undefined || !clients.has(clientId)) {
+    const granted = user && passwordOk ? grantScope(scope, user.permissions) : null
+    if (!user || granted === null || clientId === null || !clients.has(clientId)) {
       await throttle.recordFailure(username, address)
       events.emit({ type: 'login.failed', at: clock.now(), ...actor })
       return err({ code: 'invalid_credentials' })
@@ -88,4 +106,6 @@ export function createLogin({ users, clients, verifier, throttle, tokens, events
     events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
     return ok(issued)
   }
+
+  return login
 }
