@@ -181,7 +181,7 @@ export function createDiskLoader(modules: readonly DiscoveredModule[]): NodeSetL
       const source = await readFile(set.js, 'utf8').catch(() => null)
       if (source === null) return { ok: false, message: `Cannot read ${js}` }
       const problem = set.esm ? await checkModuleSyntax(set.js) : checkScriptSyntax(source, js)
-      return problem === null ? { ok: true } : { ok: false, message: `${js}: ${problem}` }
+      return problem === null ? { ok: true } : { ok: false, message: `${js}: ${withoutPaths(problem)}` }
     },
   }
 }
@@ -212,6 +212,14 @@ function checkModuleSyntax(file: string): Promise<string | null> {
       resolve(line?.trim() ?? 'cannot be compiled')
     })
   })
+}
+
+/**
+ * A load error as clients may see it: every absolute path in it (a file the compiler names, say)
+ * shortened to its last part, so no response shows where the server keeps its files.
+ */
+export function withoutPaths(message: string): string {
+  return message.replace(/(?<=^|[\s'"`(])\/(?:[^\s'"`/]+\/)*[^\s'"`/)]+/g, (found) => path.basename(found))
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

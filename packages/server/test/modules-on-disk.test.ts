@@ -262,6 +262,22 @@ describe('discoverModules', () => {
     await expect(import('node:fs/promises').then((fs) => fs.access(marker))).rejects.toThrow()
   })
 
+  it('names no path when the compiler names one, e.g. a file an ES module package cannot load', async () => {
+    await install(
+      'esm-odd',
+      { name: 'esm-odd', version: '1.0.0', type: 'module', 'node-red': { nodes: { n: 'lib/n.ts' } } },
+      { 'lib/n.ts': 'export default function (RED) {}\n', 'lib/n.html': template('esm-odd') },
+    )
+    const outcomes = await loadAll(await discoverModules(userDir, warn))
+    expect(outcomes).toEqual({
+      'esm-odd/n': {
+        ok: false,
+        message: expect.stringMatching(/^n\.ts: TypeError \[ERR_UNKNOWN_FILE_EXTENSION\].* for n\.ts$/),
+      },
+    })
+    expect(JSON.stringify(outcomes['esm-odd/n'])).not.toContain('/')
+  })
+
   it('does not run CommonJS code either', async () => {
     const marker = path.join(userDir, 'ran')
     await install(
