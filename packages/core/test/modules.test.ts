@@ -1,4 +1,4 @@
-import type { ModuleStore } from '@flowadmin/core'
+import type { ModuleDescriptor, ModuleStore } from '@flowadmin/core'
 import { createCore } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
 import { ADDRESS, createTestCore, GREETING, TOOLS } from './fixture.js'
@@ -268,5 +268,34 @@ describe('when the deployed flows cannot be read', () => {
     })
     expect(writes).toEqual([])
     expect((await core.modules.setNodeSetEnabled(TOOLS.name, 'upper', true, actor)).ok).toBe(true)
+  })
+})
+
+describe('modules installed but unreadable at start', () => {
+  it('keeps their stored state instead of forgetting it, and does not load them', async () => {
+    const first = await synced()
+    await first.core.modules.setModuleEnabled(TOOLS.name, false, actor)
+    const loads: string[] = []
+    const restart = (discovered: ModuleDescriptor[], keep: string[]) => {
+      const core = createCore({
+        stores: first.stores,
+        verifier: first.hasher,
+        typeUsage: first.typeUsage,
+        loader: {
+          async load(set) {
+            loads.push(set.id)
+            return { ok: true }
+          },
+        },
+      })
+      return core.modules.sync(discovered, { keep }).then(() => core)
+    }
+    // TOOLS' package.json cannot be read during this start: its state must survive it.
+    const during = await restart([GREETING], [TOOLS.name])
+    expect(loads).toEqual(['flowadmin-example-greeting/greeting'])
+    expect((await during.modules.get(TOOLS.name)).ok).toBe(true)
+    const after = await restart([GREETING, TOOLS], [])
+    const tools = await after.modules.get(TOOLS.name)
+    expect(tools.ok && tools.value.nodes.map((set) => set.enabled)).toEqual([false, false])
   })
 })

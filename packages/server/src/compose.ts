@@ -151,7 +151,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const { stores, storage } = await openStores(settings)
     cleanup.push(() => stores.close())
 
-    const modules = await discoverModules(settings.userDir, warn)
+    const unreadable: string[] = []
+    const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
     const core = createCore(
       {
         stores,
@@ -165,7 +166,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       },
       { adminAuth: settings.adminAuth },
     )
-    await core.modules.sync(toDescriptors(modules))
+    await core.modules.sync(toDescriptors(modules), { keep: unreadable })
     await core.sweep()
 
     const proxies = parseTrustedProxies(settings.trustProxy)

@@ -44,14 +44,22 @@ export function toDescriptors(modules: readonly DiscoveredModule[]): ModuleDescr
 /**
  * Finds the node modules installed in `<userDir>/node_modules`, scoped ones too, sorted by name.
  * Never throws for a broken package: it is skipped with a warning, or its set is kept with no
- * types and fails to load.
+ * types and fails to load. A package whose package.json cannot be read is also told to
+ * `onUnreadable` by its folder name (its package name, by npm's layout): it may be a node module
+ * caught mid-install, whose stored state must not be forgotten.
  */
-export async function discoverModules(userDir: string, warn: Warn = () => {}): Promise<DiscoveredModule[]> {
+export async function discoverModules(
+  userDir: string,
+  warn: Warn = () => {},
+  onUnreadable: (name: string) => void = () => {},
+): Promise<DiscoveredModule[]> {
   const root = path.join(userDir, 'node_modules')
   const found = new Map<string, DiscoveredModule>()
   for (const dir of await packageDirs(root)) {
-    const module = await readPackage(dir, path.relative(root, dir).split(path.sep).join('/'), warn)
-    if (module === null) continue
+    const label = path.relative(root, dir).split(path.sep).join('/')
+    const module = await readPackage(dir, label, warn)
+    if (module === UNREADABLE) onUnreadable(label)
+    if (module === null || module === UNREADABLE) continue
     if (found.has(module.name)) {
       warn(`skipped ${path.relative(root, dir)}: another folder already provides ${module.name}`)
       continue
@@ -89,8 +97,15 @@ async function packageDirs(root: string): Promise<string[]> {
 
 type Manifest = { nodes?: unknown }
 
+/** What readPackage answers for a package.json that exists but cannot be read or parsed. */
+const UNREADABLE = Symbol('unreadable')
+
 /** `label` names the package folder in warnings, relative to node_modules. */
-async function readPackage(dir: string, label: string, warn: Warn): Promise<DiscoveredModule | null> {
+async function readPackage(
+  dir: string,
+  label: string,
+  warn: Warn,
+): Promise<DiscoveredModule | null | typeof UNREADABLE> {
   let pkg: Record<string, unknown>
   try {
     const parsed: unknown = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'))
@@ -99,10 +114,9 @@ async function readPackage(dir: string, label: string, warn: Warn): Promise<Disc
     pkg = parsed as Record<string, unknown>
   } catch (error) {
     // A folder without package.json is not a package at all; anything else is a broken one.
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      warn(`skipped ${label}: package.json is unreadable (${(error as Error).message})`)
-    }
-    return null
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    warn(`skipped ${label}: package.json is unreadable (${(error as Error).message})`)
+    return UNREADABLE
   }
 
   const key = MANIFEST_KEYS.find(

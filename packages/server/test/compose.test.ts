@@ -157,6 +157,27 @@ describe('startServer', () => {
     })
   })
 
+  it('keeps a disabled module disabled across a start where its package.json could not be read', async () => {
+    await installGreeting()
+    const manifest = path.join(userDir, 'node_modules', 'greeting-nodes', 'package.json')
+    const first = await start()
+    expect((await put(`${first.url}/nodes/greeting-nodes`, false)).status).toBe(200)
+    await first.close()
+
+    const good = await readFile(manifest, 'utf8')
+    await writeFile(manifest, '{"name": "greeting-nodes", "node-red": {')
+    const during = await start()
+    expect((await fetch(`${during.url}/nodes/greeting-nodes`)).status).toBe(200)
+    await during.close()
+
+    await writeFile(manifest, good)
+    const after = await start()
+    const module = await (await fetch(`${after.url}/nodes/greeting-nodes`)).json()
+    expect(
+      module.nodes.map((set: { enabled: boolean; loaded: boolean }) => [set.enabled, set.loaded]),
+    ).toEqual([[false, false]])
+  })
+
   it('refuses a disable while flows.json cannot be read: a 503 without detail, logged with detail', async () => {
     await installGreeting()
     await writeFile(path.join(userDir, 'flows.json'), '[{"type": "greeting"')

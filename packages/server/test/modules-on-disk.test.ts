@@ -197,6 +197,16 @@ describe('discoverModules', () => {
     )
   })
 
+  it('tells which installed packages have an unreadable package.json, by package name', async () => {
+    await install('@sc/bar', '{"name": "@sc/bar", "node-red": {')
+    await install('plain-bad', '')
+    await install('bad-nodes', { name: 'bad-nodes', version: '1.0.0', 'node-red': { nodes: ['a.js'] } })
+    await mkdir(path.join(userDir, 'node_modules', 'not-a-package'), { recursive: true })
+    const unreadable: string[] = []
+    expect(await discoverModules(userDir, warn, (name) => unreadable.push(name))).toEqual([])
+    expect(unreadable.sort()).toEqual(['@sc/bar', 'plain-bad'])
+  })
+
   it('reports a set whose files are missing or broken with a load error that names no path', async () => {
     await install(
       'half',

@@ -123,10 +123,15 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
   return {
     /**
      * Brings the inventory in line with what discovery found: records each module (new sets
-     * start enabled), forgets modules no longer installed, and loads every enabled set.
+     * start enabled), forgets modules no longer installed, and loads every enabled set. Modules
+     * named in `keep` are installed but unreadable now (caught mid-install, say): their stored
+     * state is kept, and they are not loaded.
      */
-    async sync(discovered: readonly ModuleDescriptor[]): Promise<void> {
-      const names = new Set(discovered.map((module) => module.name))
+    async sync(
+      discovered: readonly ModuleDescriptor[],
+      options: { keep?: readonly string[] } = {},
+    ): Promise<void> {
+      const names = new Set([...discovered.map((module) => module.name), ...(options.keep ?? [])])
       for (const known of await store.list()) {
         if (!names.has(known.name)) await store.remove(known.name)
       }
