@@ -1,3 +1,4 @@
+export { addressScope } from './auth/address-scope.js'
 export type { LoginError, LoginRequest, User } from './auth/login.js'
 export { hasPermission, toPermissionList } from './auth/permissions.js'
 export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'

@@ -1,4 +1,4 @@
-import { createCore } from '@flowadmin/core'
+import { addressScope, createCore } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
 import { ADDRESS, adminLogin, createTestCore, OTHER_ADDRESS } from './fixture.js'
 
@@ -171,5 +171,32 @@ describe('attempts sent all at once', () => {
     // One runs, 16 wait, the rest are turned away without a verification.
     expect(throttled).toHaveLength(40 - 17)
     expect(hasher.verified).toHaveLength(17 + 1)
+  })
+})
+
+describe('address scope', () => {
+  it.each([
+    ['2001:db8:0:1:aaaa::1', '2001:db8:0:1::/64'],
+    ['2001:0db8:0000:0001:ffff:ffff:ffff:ffff', '2001:db8:0:1::/64'],
+    ['[2001:db8::1]', '2001:db8:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['127.0.0.2', '127.0.0.2'],
+    ['::ffff:10.0.0.1', '::ffff:10.0.0.1'],
+    ['unknown', 'unknown'],
+    ['1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7:8:9'],
+    ['1::2::3', '1::2::3'],
+  ])('counts %s as %s', (address, scope) => {
+    expect(addressScope(address)).toBe(scope)
+  })
+
+  it('throttles an IPv6 /64 as one address, and another /64 not', async () => {
+    const { core, events } = createTestCore()
+    for (let i = 0; i < 5; i++) await core.login(adminLogin({ password: 'guess' }), `2001:db8:0:1::${i + 1}`)
+    expect(await core.login(adminLogin(), '2001:db8:0:1:ffff::9')).toMatchObject({
+      error: { code: 'throttled' },
+    })
+    expect((await core.login(adminLogin(), '2001:db8:0:2::1')).ok).toBe(true)
+    expect(events.ofType('login.throttled')[0]?.address).toBe('2001:db8:0:1:ffff::9')
   })
 })

@@ -1,6 +1,7 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { Clock, EventSink, PasswordVerifier } from '../ports.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
+import { addressScope } from './address-scope.js'
 import { createKeyedQueue } from './keyed-queue.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
@@ -78,7 +79,7 @@ export function createLogin({ users, clients, verifier, throttle, tokens, events
       events.emit({ type: 'login.throttled', at: clock.now(), retryAfter, ...actor })
       return err({ code: 'throttled', retryAfter })
     }
-    const outcome = await oneAtATime(address, async () => {
+    const outcome = await oneAtATime(addressScope(address), async () => {
       const wait = await throttle.retryAfter(username, address)
       return wait > 0 ? throttled(wait) : attempt(actor, password, requested.value)
     })

@@ -1,10 +1,11 @@
 import type { Clock, Digest, ThrottleStore } from '../ports.js'
+import { addressScope } from './address-scope.js'
 
 /**
  * Failed logins are counted in fixed windows under two keys: the username *from this address*,
  * and the address whatever the username. Guessing one user's password from one address throttles
  * that pair only, so the real user still logs in from elsewhere; spraying usernames from one
- * address throttles the address.
+ * address throttles the address. IPv6 addresses count by their /64 (see addressScope).
  */
 export interface ThrottleOptions {
   /** Seconds a window lasts; failures older than the window no longer count. Default 900. */
@@ -28,12 +29,15 @@ export function createThrottle(store: ThrottleStore, clock: Clock, digest: Diges
   const windowMs = options.windowSeconds * 1000
   // Keys stay short whatever the username, so a spray of huge usernames costs the store no more
   // per counter than short ones. A digest key has another prefix, so it never meets a plain one.
-  const keysOf = async (username: string, address: string) => [
-    username.length <= MAX_KEYED_USERNAME
-      ? `user ${address} ${username}`
-      : `userhash ${address} ${await digest.sha256(username)}`,
-    `addr ${address}`,
-  ]
+  const keysOf = async (username: string, address: string) => {
+    const scope = addressScope(address)
+    return [
+      username.length <= MAX_KEYED_USERNAME
+        ? `user ${scope} ${username}`
+        : `userhash ${scope} ${await digest.sha256(username)}`,
+      `addr ${scope}`,
+    ]
+  }
   const limits = [options.maxFailuresPerUser, options.maxFailuresPerAddress]
 
   return {
