@@ -1,5 +1,6 @@
-import type { ModuleDescriptor, ModuleStore } from '@flowadmin/core'
+import type { ModuleDescriptor, ModuleStore, Stores, TypeUsage } from '@flowadmin/core'
 import { createCore } from '@flowadmin/core'
+import { createFakeLoader, type PlainHasher } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { ADDRESS, createTestCore, GREETING, TOOLS } from './fixture.js'
 
@@ -14,6 +15,18 @@ function countWrites(store: ModuleStore) {
     return setEnabled(module, sets, enabled)
   }
   return writes
+}
+
+/** A new core over the stores of `first`, as a restarted process would be, with a loader that records. */
+function restartOn(first: { stores: Stores; hasher: PlainHasher; typeUsage: TypeUsage }) {
+  const loader = createFakeLoader()
+  const core = createCore({
+    stores: first.stores,
+    verifier: first.hasher,
+    typeUsage: first.typeUsage,
+    loader,
+  })
+  return { core, loader }
 }
 
 async function synced(options: Parameters<typeof createTestCore>[1] = {}) {
@@ -149,18 +162,8 @@ describe('enabling and disabling a module', () => {
   it('persists the state: a new process on the same store sees it, and does not load disabled sets', async () => {
     const first = await synced()
     await first.core.modules.setModuleEnabled(TOOLS.name, false, actor)
-    const loads: string[] = []
-    const restarted = createCore({
-      stores: first.stores,
-      verifier: first.hasher,
-      typeUsage: first.typeUsage,
-      loader: {
-        async load(set) {
-          loads.push(set.id)
-          return { ok: true }
-        },
-      },
-    })
+    const { core: restarted, loader } = restartOn(first)
+    const loads = loader.loads
     await restarted.modules.sync([GREETING, TOOLS])
     expect(loads).toEqual(['flowadmin-example-greeting/greeting'])
     const tools = await restarted.modules.get(TOOLS.name)
@@ -276,19 +279,11 @@ describe('modules installed but unreadable at start', () => {
     const first = await synced()
     await first.core.modules.setModuleEnabled(TOOLS.name, false, actor)
     const loads: string[] = []
-    const restart = (discovered: ModuleDescriptor[], keep: string[]) => {
-      const core = createCore({
-        stores: first.stores,
-        verifier: first.hasher,
-        typeUsage: first.typeUsage,
-        loader: {
-          async load(set) {
-            loads.push(set.id)
-            return { ok: true }
-          },
-        },
-      })
-      return core.modules.sync(discovered, { keep }).then(() => core)
+    const restart = async (discovered: ModuleDescriptor[], keep: string[]) => {
+      const { core, loader } = restartOn(first)
+      await core.modules.sync(discovered, { keep })
+      loads.push(...loader.loads)
+      return core
     }
     // TOOLS' package.json cannot be read during this start: its state must survive it.
     const during = await restart([GREETING], [TOOLS.name])
