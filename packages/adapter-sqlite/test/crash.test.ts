@@ -4,6 +4,7 @@ import {
   createFakeTypeUsage,
   createFixedClock,
   createPlainHasher,
+  createSeededNumbers,
 } from '@flowadmin/testkit'
 import { afterAll, expect, it } from 'vitest'
 import { createSqliteStores, openDatabase } from '../src/index.js'
@@ -24,15 +25,10 @@ type Line =
   | { op: 'toggling'; flags: boolean[] }
   | { op: 'toggled'; flags: boolean[] }
 
-/** mulberry32, as the worker uses: the same seed gives the same rounds. */
+/** Whole numbers below `below`, from the seeded sequence the worker uses too. */
 function seeded(seed: number) {
-  let state = seed >>> 0
-  return (below: number) => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = Math.imul(state ^ (state >>> 15), state | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * below)
-  }
+  const next = createSeededNumbers(seed)
+  return (below: number) => Math.floor(next() * below)
 }
 
 /** What the database must hold, from the acknowledgements seen so far. */

@@ -2,6 +2,7 @@
 // keep-alive connection, killed with SIGKILL at a seeded moment, then restarted on the same
 // userDir, a few rounds. What it acknowledged before the kill must all be there after it.
 import * as http from 'node:http'
+import { createSeededNumbers } from '@flowadmin/testkit'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { killAll, requireBuild } from './cli-process.js'
 import {
@@ -28,18 +29,6 @@ afterAll(async () => {
   await killAll()
   await dir?.remove()
 })
-
-/** mulberry32: a small seeded generator of numbers in [0, 1). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
 
 interface Answer {
   status: number
@@ -87,8 +76,8 @@ const form = (fields: Record<string, string>) => ({
 })
 
 it(`keeps every acknowledged login, revoke and toggle across ${ROUNDS} SIGKILLs under load`, async () => {
-  const killPoints = seeded(SEED)
-  const random = seeded(SEED + 1)
+  const killPoints = createSeededNumbers(SEED)
+  const random = createSeededNumbers(SEED + 1)
   dir = await createHostileUserDir({ auditLog: 'off' })
   let server = await dir.start()
   const operator = await loginFor(server.url, ADMIN)

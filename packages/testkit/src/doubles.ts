@@ -26,20 +26,31 @@ export function createFixedClock(start = Date.UTC(2026, 0, 1)) {
 }
 export type FixedClock = ReturnType<typeof createFixedClock>
 
-/** A deterministic random source (mulberry32): the same seed gives the same bytes. */
-export function createSeededRandom(seed = 1): RandomSource {
+/** mulberry32: a small seeded generator of 32-bit unsigned integers. */
+function mulberry32(seed: number): () => number {
   let state = seed >>> 0
-  const next = () => {
+  return () => {
     state = (state + 0x6d2b79f5) >>> 0
     let t = state
     t = Math.imul(t ^ (t >>> 15), t | 1)
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) & 0xff
+    return (t ^ (t >>> 14)) >>> 0
   }
+}
+
+/** Deterministic numbers in [0, 1): the same seed gives the same sequence, in any process. */
+export function createSeededNumbers(seed = 1): () => number {
+  const next = mulberry32(seed)
+  return () => next() / 4_294_967_296
+}
+
+/** A deterministic random source: the same seed gives the same bytes. */
+export function createSeededRandom(seed = 1): RandomSource {
+  const next = mulberry32(seed)
   return {
     bytes(length) {
       const bytes = new Uint8Array(length)
-      for (let i = 0; i < length; i++) bytes[i] = next()
+      for (let i = 0; i < length; i++) bytes[i] = next() & 0xff
       return bytes
     },
   }

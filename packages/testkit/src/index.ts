@@ -4,6 +4,7 @@ export {
   createFakeTypeUsage,
   createFixedClock,
   createPlainHasher,
+  createSeededNumbers,
   createSeededRandom,
   type FixedClock,
   type PlainHasher,
