@@ -1,13 +1,6 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { type AdminAuthOptions, createCore, type ModuleDescriptor, type Stores } from '@flowadmin/core'
-import {
-  createEventRecorder,
-  createFakeLoader,
-  createFakeTypeUsage,
-  createFixedClock,
-  createPlainHasher,
-  createSeededRandom,
-} from '@flowadmin/testkit'
+import type { ModuleDescriptor, Stores } from '@flowadmin/core'
+import { createCoreWithDoubles } from '@flowadmin/testkit'
 import { expect } from 'vitest'
 import { createHttpApp, type HttpAppOptions } from '../src/index.js'
 
@@ -48,28 +41,24 @@ export interface WorldOptions {
  * over it. Users (password `pw` each): admin `*`, reader `read`, editor `nodes.read nodes.write`.
  */
 export async function createWorld(options: WorldOptions = {}) {
-  const clock = createFixedClock()
-  const hasher = createPlainHasher()
-  const events = createEventRecorder()
-  const loader = createFakeLoader(options.loaderFailures)
-  const typeUsage = createFakeTypeUsage(options.typesInUse)
-  const stores = options.stores ?? createMemoryStores()
-  const adminAuth: AdminAuthOptions | null =
-    options.auth === false
-      ? null
-      : {
-          users: [
-            { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
-            { username: 'reader', password: hasher.hash('pw'), permissions: 'read' },
-            { username: 'editor', password: hasher.hash('pw'), permissions: ['nodes.read', 'nodes.write'] },
-          ],
-          default: options.defaultPermissions ? { permissions: options.defaultPermissions } : undefined,
-          sessionExpiryTime: options.sessionExpiryTime,
-        }
-  const core = createCore(
-    { stores, verifier: hasher, loader, typeUsage, events, clock, random: createSeededRandom(7) },
-    { adminAuth },
-  )
+  const doubles = createCoreWithDoubles({
+    stores: options.stores ?? createMemoryStores(),
+    adminAuth: (hasher) =>
+      options.auth === false
+        ? null
+        : {
+            users: [
+              { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
+              { username: 'reader', password: hasher.hash('pw'), permissions: 'read' },
+              { username: 'editor', password: hasher.hash('pw'), permissions: ['nodes.read', 'nodes.write'] },
+            ],
+            default: options.defaultPermissions ? { permissions: options.defaultPermissions } : undefined,
+            sessionExpiryTime: options.sessionExpiryTime,
+          },
+    loaderFailures: options.loaderFailures,
+    typesInUse: options.typesInUse,
+  })
+  const { core, clock, hasher, events, loader, typeUsage, stores } = doubles
   await core.modules.sync([PLAIN, SCOPED])
 
   let address = ADDRESS

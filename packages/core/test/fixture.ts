@@ -1,13 +1,6 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { type AdminAuthOptions, createCore, type ModuleDescriptor, type Stores } from '@flowadmin/core'
-import {
-  createEventRecorder,
-  createFakeLoader,
-  createFakeTypeUsage,
-  createFixedClock,
-  createPlainHasher,
-  createSeededRandom,
-} from '@flowadmin/testkit'
+import type { AdminAuthOptions, ModuleDescriptor, Stores } from '@flowadmin/core'
+import { createCoreWithDoubles } from '@flowadmin/testkit'
 
 export const ADDRESS = '127.0.0.2'
 export const OTHER_ADDRESS = '127.0.0.3'
@@ -31,27 +24,21 @@ export function createTestCore(
   auth: Partial<AdminAuthOptions> | null = {},
   options: { stores?: Stores; failures?: Record<string, string>; inUse?: string[] } = {},
 ) {
-  const clock = createFixedClock()
-  const hasher = createPlainHasher()
-  const loader = createFakeLoader(options.failures)
-  const typeUsage = createFakeTypeUsage(options.inUse)
-  const events = createEventRecorder()
-  const stores = options.stores ?? createMemoryStores()
-  const adminAuth: AdminAuthOptions | null =
-    auth === null
-      ? null
-      : {
-          users: [
-            { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
-            { username: 'reader', password: hasher.hash('rpw'), permissions: ['read'] },
-          ],
-          ...auth,
-        }
-  const core = createCore(
-    { stores, verifier: hasher, loader, typeUsage, events, clock, random: createSeededRandom(7) },
-    { adminAuth },
-  )
-  return { core, clock, hasher, loader, typeUsage, events, stores }
+  return createCoreWithDoubles({
+    stores: options.stores ?? createMemoryStores(),
+    adminAuth: (hasher) =>
+      auth === null
+        ? null
+        : {
+            users: [
+              { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
+              { username: 'reader', password: hasher.hash('rpw'), permissions: ['read'] },
+            ],
+            ...auth,
+          },
+    loaderFailures: options.failures,
+    typesInUse: options.inUse,
+  })
 }
 
 /** A well-formed password-grant request for admin. */

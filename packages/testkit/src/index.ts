@@ -1,3 +1,4 @@
+export { type CoreWithDoublesOptions, createCoreWithDoubles } from './core-with-doubles.js'
 export {
   createEventRecorder,
   createFakeLoader,

@@ -1,0 +1,37 @@
+import { type AdminAuthOptions, createCore, type Stores } from '@flowadmin/core'
+import {
+  createEventRecorder,
+  createFakeLoader,
+  createFakeTypeUsage,
+  createFixedClock,
+  createPlainHasher,
+  createSeededRandom,
+  type PlainHasher,
+} from './doubles.js'
+
+export interface CoreWithDoublesOptions {
+  stores: Stores
+  /** The credentials scheme, given the plain hasher for the users' passwords; null: auth off. */
+  adminAuth: (hasher: PlainHasher) => AdminAuthOptions | null
+  /** Load errors by node set id. */
+  loaderFailures?: Record<string, string>
+  typesInUse?: string[]
+}
+
+/**
+ * A core over `stores` and every test double: a fixed clock, seeded randomness, plain passwords,
+ * a recording loader, settable type usage and an event recorder, all returned for the test.
+ */
+export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
+  const clock = createFixedClock()
+  const hasher = createPlainHasher()
+  const loader = createFakeLoader(options.loaderFailures)
+  const typeUsage = createFakeTypeUsage(options.typesInUse)
+  const events = createEventRecorder()
+  const { stores } = options
+  const core = createCore(
+    { stores, verifier: hasher, loader, typeUsage, events, clock, random: createSeededRandom(7) },
+    { adminAuth: options.adminAuth(hasher) },
+  )
+  return { core, clock, hasher, loader, typeUsage, events, stores }
+}
