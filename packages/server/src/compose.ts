@@ -6,6 +6,7 @@ import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
+import { createConsole } from '@flowadmin/console'
 import { type Core, createCore, type Digest, type Stores } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
@@ -178,7 +179,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       cors: settings.httpAdminCors ?? undefined,
       onUnexpectedError: (error, c) => log('error', `${c.req.method} ${c.req.path}: ${describe(error)}`),
     })
-    const listener = await listen(app.fetch, settings.uiHost, settings.uiPort, settings.httpServer)
+    const page = settings.console ? createConsole({ basePath: settings.httpAdminRoot }, app.fetch) : null
+    if (settings.console && page === null) {
+      warn(
+        'the console is not built (run `pnpm build`), so only the API answers; "console": false silences this',
+      )
+    }
+    const listener = await listen((page ?? app).fetch, settings.uiHost, settings.uiPort, settings.httpServer)
 
     const sweeper = setInterval(() => {
       core.sweep().catch((error: unknown) => warn(`sweeping expired tokens failed: ${messageOf(error)}`))

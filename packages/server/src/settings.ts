@@ -27,6 +27,8 @@ export interface Settings {
   apiMaxLength: number
   /** Timeouts and header size of the HTTP server. */
   httpServer: HttpLimits
+  /** Serve the console, the page for people, at `<httpAdminRoot>/`. */
+  console: boolean
 }
 
 export interface AdminAuthSettings {
@@ -188,6 +190,7 @@ const schema = v.strictObject(
       ),
     ),
     httpServer: v.optional(httpServer),
+    console: v.optional(v.boolean('must be true or false')),
   },
   unknownKey,
 )
@@ -252,6 +255,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
       parsed.httpAdminCors === undefined ? null : { origins: [parsed.httpAdminCors.origin].flat() },
     apiMaxLength: parsed.apiMaxLength ?? DEFAULT_MAX_BODY_BYTES,
     httpServer: parsed.httpServer ?? { ...DEFAULT_HTTP_LIMITS },
+    console: parsed.console ?? true,
   }
 }
 

@@ -1,0 +1,130 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import * as path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type Context, Hono } from 'hono'
+import { secureHeaders } from 'hono/secure-headers'
+
+/** Where the page's assets are served, below the page's own path. */
+export const CONSOLE_ASSETS_PREFIX = 'console/'
+
+/** The folder `pnpm build` writes the page and its assets to. */
+const BUILT = fileURLToPath(new URL('../dist/public', import.meta.url))
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.html': 'text/html; charset=utf-8',
+}
+
+/** Compressed variants made at build time, best first. */
+const ENCODINGS = [
+  { name: 'br', suffix: '.br' },
+  { name: 'gzip', suffix: '.gz' },
+] as const
+
+interface StaticFile {
+  type: string
+  body: Uint8Array
+  encoded: Partial<Record<(typeof ENCODINGS)[number]['name'], Uint8Array>>
+}
+
+const CSP = {
+  defaultSrc: ["'none'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'"],
+  connectSrc: ["'self'"],
+  baseUri: ["'none'"],
+  formAction: ["'none'"],
+  frameAncestors: ["'none'"],
+  requireTrustedTypesFor: ["'script'"],
+  trustedTypes: ["'none'"],
+}
+
+/** The Content-Security-Policy header of the page, as sent. */
+export const CONTENT_SECURITY_POLICY = Object.entries(CSP)
+  .map(([name, values]) => `${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${values.join(' ')}`)
+  .join('; ')
+
+export interface ConsoleOptions {
+  /** The API's prefix (`httpAdminRoot`), e.g. '/admin', or ''. The page is served at `<basePath>/`. */
+  basePath: string
+  /** Where the built page is; default this package's `dist/public`. */
+  dir?: string
+}
+
+function readFiles(dir: string): Map<string, StaticFile> {
+  const files = new Map<string, StaticFile>()
+  for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    const type = TYPES[path.extname(name)]
+    if (type === undefined) continue
+    const file = path.join(dir, name)
+    const encoded: StaticFile['encoded'] = {}
+    for (const { name: encoding, suffix } of ENCODINGS) {
+      if (existsSync(file + suffix)) encoded[encoding] = readFileSync(file + suffix)
+    }
+    files.set(name.split(path.sep).join('/'), { type, body: readFileSync(file), encoded })
+  }
+  return files
+}
+
+/** The body that fits the request's Accept-Encoding, with the headers that say so. */
+function send(c: Context, file: StaticFile): Response {
+  c.header('Content-Type', file.type)
+  c.header('Vary', 'Accept-Encoding')
+  const accepted = (c.req.header('Accept-Encoding') ?? '').toLowerCase()
+  for (const { name } of ENCODINGS) {
+    const body = file.encoded[name]
+    if (body !== undefined && new RegExp(`(^|[ ,])${name}($|[ ,;])`).test(accepted)) {
+      c.header('Content-Encoding', name)
+      return c.body(body as Uint8Array<ArrayBuffer>)
+    }
+  }
+  return c.body(file.body as Uint8Array<ArrayBuffer>)
+}
+
+/**
+ * The console's routes: the page at `<basePath>/` (never cached without revalidation, under a
+ * strict Content-Security-Policy) and its content-hashed assets at `<basePath>/console/…`
+ * (cached for a year). Anything else is left to `fallback`, the admin API.
+ * Null when the page has not been built.
+ */
+export function createConsole(
+  options: ConsoleOptions,
+  fallback: (request: Request, env: unknown) => Response | Promise<Response>,
+): Hono | null {
+  const dir = options.dir ?? BUILT
+  if (!existsSync(path.join(dir, 'index.html'))) return null
+  const files = readFiles(dir)
+  const page = files.get('index.html') as StaticFile
+  const base = options.basePath.replace(/\/+$/, '')
+
+  const app = new Hono()
+  const headers = secureHeaders({
+    contentSecurityPolicy: CSP,
+    referrerPolicy: 'no-referrer',
+    xFrameOptions: 'DENY',
+    crossOriginOpenerPolicy: 'same-origin',
+    crossOriginResourcePolicy: 'same-origin',
+    // HTTPS is the reverse proxy's decision: HSTS sent over plain HTTP means nothing anyway.
+    strictTransportSecurity: false,
+    permissionsPolicy: { camera: [], microphone: [], geolocation: [], payment: [], usb: [] },
+  })
+  app.get(`${base}/`, headers, (c) => {
+    c.header('Cache-Control', 'no-cache')
+    return send(c, page)
+  })
+  if (base !== '') app.get(base, (c) => c.redirect(`${base}/`, 308))
+  app.get(`${base}/${CONSOLE_ASSETS_PREFIX}:file`, (c, next) => {
+    const name = `${CONSOLE_ASSETS_PREFIX}${c.req.param('file')}`
+    const file = name === 'index.html' ? undefined : files.get(name)
+    if (file === undefined) return next()
+    c.header('Cache-Control', 'public, max-age=31536000, immutable')
+    c.header('X-Content-Type-Options', 'nosniff')
+    c.header('Cross-Origin-Resource-Policy', 'same-origin')
+    return send(c, file)
+  })
+  app.notFound((c) => fallback(c.req.raw, c.env))
+  return app
+}

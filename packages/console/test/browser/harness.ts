@@ -1,0 +1,174 @@
+// The built server on a free port, and Debian's Chromium driven by playwright-core.
+import { existsSync } from 'node:fs'
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import AxeBuilder from '@axe-core/playwright'
+import * as argon2 from 'argon2'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { expect } from 'vitest'
+import { requireBuild, startCli } from '../../../server/test/cli-process.js'
+
+export const CHROMIUM = '/usr/bin/chromium'
+const DEMO = fileURLToPath(new URL('../../../../examples/demo', import.meta.url))
+const REPO = fileURLToPath(new URL('../../../../', import.meta.url))
+export const SHOTS = path.join(REPO, 'test-results', 'console')
+
+export const GREETING = 'flowadmin-example-greeting'
+export const TEXT_TOOLS = '@flowadmin-examples/text-tools'
+export const BROKEN = 'flowadmin-example-broken'
+
+export const USERS = { admin: 'admin-pw', viewer: 'viewer-pw' } as const
+
+const hash = (password: string) =>
+  argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
+
+export interface Server {
+  url: string
+  userDir: string
+  stop(): Promise<void>
+}
+
+/**
+ * Starts the built CLI over a fresh userDir holding the demo's modules and flows, and a module
+ * that fails to load. `auth` false: no adminAuth at all.
+ */
+export async function startServer(
+  options: { auth?: boolean; extra?: Record<string, unknown>; adminAuth?: Record<string, unknown> } = {},
+): Promise<Server> {
+  requireBuild()
+  if (!existsSync(fileURLToPath(new URL('../../dist/public/index.html', import.meta.url)))) {
+    throw new Error('The console is not built: run `pnpm build` first.')
+  }
+  const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-console-'))
+  await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })
+  await cp(path.join(DEMO, 'flows.json'), path.join(userDir, 'flows.json'))
+  const broken = path.join(userDir, 'node_modules', BROKEN)
+  await mkdir(broken)
+  await writeFile(
+    path.join(broken, 'package.json'),
+    JSON.stringify({ name: BROKEN, version: '0.3.0', 'node-red': { nodes: { faulty: 'faulty.js' } } }),
+  )
+  await writeFile(path.join(broken, 'faulty.js'), 'throw new Error("needs a serial port")\n')
+  await writeFile(
+    path.join(broken, 'faulty.html'),
+    '<script type="text/html" data-template-name="faulty-in"></script>\n',
+  )
+  const settings: Record<string, unknown> = { storage: 'sqlite', auditLog: 'off', ...options.extra }
+  if (options.auth !== false) {
+    settings.adminAuth = {
+      type: 'credentials',
+      users: [
+        { username: 'admin', password: await hash(USERS.admin), permissions: '*' },
+        { username: 'viewer', password: await hash(USERS.viewer), permissions: 'read' },
+      ],
+      ...options.adminAuth,
+    }
+  }
+  const file = path.join(userDir, 'settings.json')
+  await writeFile(file, JSON.stringify(settings))
+  const { run, url } = await startCli(['--settings', file, '--port', '0'])
+  return {
+    url,
+    userDir,
+    async stop() {
+      run.child.kill('SIGTERM')
+      await run.exited
+      await rm(userDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Debian's Chromium, headless, with the flags that keep it off the network. */
+export function launch(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`)
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+}
+
+export interface Tab {
+  context: BrowserContext
+  page: Page
+  /** Errors the page raised, and every CSP or Trusted Types refusal it logged. */
+  problems: string[]
+}
+
+export async function open(
+  browser: Browser,
+  url: string,
+  options: { width?: number; height?: number; colorScheme?: 'light' | 'dark' } = {},
+): Promise<Tab> {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
+    colorScheme: options.colorScheme ?? 'light',
+  })
+  const page = await context.newPage()
+  const problems: string[] = []
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+  page.on('console', (message) => {
+    const text = message.text()
+    if (/Content Security Policy|Trusted Type|Refused to/i.test(text)) problems.push(text)
+  })
+  await page.goto(url)
+  return { context, page, problems }
+}
+
+/** Logs in through the form with the keyboard: fields by their labels, Enter submits. */
+export async function logIn(page: Page, username: string, password: string): Promise<void> {
+  await page.getByLabel('Username').fill(username)
+  await page.getByLabel('Password').fill(password)
+  await page.getByLabel('Password').press('Enter')
+}
+
+/** Serious and critical findings of axe-core on the page as it is now. */
+export async function axeFindings(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).analyze()
+  return result.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(
+      (violation) =>
+        `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
+    )
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SHOTS, { recursive: true })
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true })
+}
+
+/** A token for `username` straight from the API, as a script would get one. */
+export async function apiToken(url: string, username: keyof typeof USERS): Promise<string> {
+  const response = await fetch(`${url}/auth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      client_id: 'service-admin',
+      grant_type: 'password',
+      scope: '*',
+      username,
+      password: USERS[username],
+    }),
+  })
+  expect(response.status).toBe(200)
+  return ((await response.json()) as { access_token: string }).access_token
+}
+
+/** The module as the API reports it now. */
+export async function moduleState(url: string, token: string, name: string) {
+  const response = await fetch(`${url}/nodes/${name}`, { headers: { authorization: `Bearer ${token}` } })
+  expect(response.status).toBe(200)
+  return (await response.json()) as { nodes: Array<{ id: string; enabled: boolean }> }
+}
+
+export const sessionToken = (page: Page) => page.evaluate(() => sessionStorage.getItem('flowadmin.token'))

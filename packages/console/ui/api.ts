@@ -1,0 +1,217 @@
+// The public admin API, as the console uses it: nothing here that a script could not do.
+
+/** The API's root: the page lives at `<root>/`, this script at `<root>/console/`. */
+const ROOT = new URL('../', import.meta.url)
+const TOKEN_KEY = 'flowadmin.token'
+
+export interface Prompt {
+  id: string
+  type: string
+  label: string
+}
+
+export interface NodeSet {
+  id: string
+  name: string
+  types: string[]
+  enabled: boolean
+  loaded: boolean
+  module: string
+  version: string
+  err?: string
+}
+
+export interface NodeModule {
+  name: string
+  version: string
+  nodes: NodeSet[]
+}
+
+export interface User {
+  username?: string
+  anonymous?: boolean
+  permissions: string[]
+}
+
+/** Raised for a 401 with a token: it expired, was revoked, or no longer carries the right. */
+export class SessionEnded extends Error {}
+
+/** An answer the console shows as it is: the server's message, and when to retry if it said. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | undefined,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(message)
+  }
+}
+
+export const token = {
+  get: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  set: (value: string) => sessionStorage.setItem(TOKEN_KEY, value),
+  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+}
+
+/** Seconds from a Retry-After header, or null. */
+export function retryAfter(response: Response): number | null {
+  const value = Number(response.headers.get('Retry-After'))
+  return Number.isFinite(value) && value > 0 ? Math.ceil(value) : null
+}
+
+async function bodyOf(response: Response): Promise<Record<string, unknown>> {
+  const text = await response.text()
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {}
+  } catch {
+    return {}
+  }
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  403: 'Not allowed',
+  404: 'Not found',
+  413: 'The request is too large',
+  500: 'The server failed; its log says why',
+}
+
+async function call(path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers)
+  const current = token.get()
+  if (current !== null) headers.set('Authorization', `Bearer ${current}`)
+  let response: Response
+  try {
+    response = await fetch(new URL(path, ROOT), { ...init, headers, cache: 'no-store' })
+  } catch {
+    throw new ApiError(
+      'The server cannot be reached. Check that it is running, then try again.',
+      0,
+      undefined,
+      {},
+    )
+  }
+  if (response.status === 401 && current !== null) {
+    if (/insufficient_scope/.test(response.headers.get('WWW-Authenticate') ?? '')) {
+      throw new ApiError('Your account is not allowed to do this.', 401, 'insufficient_scope', {})
+    }
+    token.clear()
+    throw new SessionEnded('Your session has ended (it expired or was revoked). Please log in again.')
+  }
+  return response
+}
+
+/** The JSON body of a successful answer; an ApiError with the server's message otherwise. */
+async function json<T>(path: string, init?: RequestInit): Promise<T> {
+  const response = await call(path, init)
+  const body = await bodyOf(response)
+  if (response.ok) return body as T
+  throw failure(response, body)
+}
+
+function failure(response: Response, body: Record<string, unknown>): ApiError {
+  const message =
+    (typeof body.message === 'string' && body.message) ||
+    (typeof body.error_description === 'string' && body.error_description) ||
+    STATUS_TEXT[response.status] ||
+    `The server answered ${response.status}`
+  const code =
+    typeof body.code === 'string' ? body.code : typeof body.error === 'string' ? body.error : undefined
+  const wait = retryAfter(response)
+  return new ApiError(
+    wait !== null && response.status === 503 ? `The server is busy; retry in ${wait} s.` : message,
+    response.status,
+    code,
+    body,
+  )
+}
+
+const jsonBody = (value: unknown): RequestInit => ({
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify(value),
+})
+
+/** `{}` when the server has no login; its prompts otherwise. */
+export async function loginScheme(): Promise<{ type?: string; prompts?: Prompt[] }> {
+  return json('auth/login')
+}
+
+export type LoginResult = { ok: true } | { ok: false; message: string }
+
+/** Trades credentials for a token (the user's own permissions) and keeps it for this tab. */
+export async function logIn(fields: Record<string, string>): Promise<LoginResult> {
+  const form = new URLSearchParams({
+    client_id: 'service-editor',
+    grant_type: 'password',
+    scope: '',
+    ...fields,
+  })
+  const response = await call('auth/token', { method: 'POST', body: form })
+  const body = await bodyOf(response)
+  if (response.ok && typeof body.access_token === 'string') {
+    token.set(body.access_token)
+    return { ok: true }
+  }
+  const wait = retryAfter(response)
+  if (response.status === 401) return { ok: false, message: 'Wrong username or password.' }
+  if (response.status === 429) {
+    return {
+      ok: false,
+      message: `Too many failed attempts. Try again in ${wait ?? 'a few'} seconds${wait !== null ? ` (at ${at(wait)})` : ''}.`,
+    }
+  }
+  if (response.status === 503)
+    return { ok: false, message: `The server is busy; retry in ${wait ?? 'a few'} s.` }
+  return { ok: false, message: failure(response, body).message }
+}
+
+/** The wall-clock time `seconds` from now, as the person reads it. */
+function at(seconds: number): string {
+  return new Date(Date.now() + seconds * 1000).toLocaleTimeString(undefined, {
+    hour: '2-digit',
+    minute: '2-digit',
+  })
+}
+
+/** Revokes this tab's token and forgets it, whatever the server says. */
+export async function logOut(): Promise<void> {
+  const current = token.get()
+  if (current === null) return
+  try {
+    await call('auth/revoke', { method: 'POST', body: new URLSearchParams({ token: current }) })
+  } catch {
+    // Forgotten below either way: a token the server no longer knows is already logged out.
+  } finally {
+    token.clear()
+  }
+}
+
+export const whoAmI = (): Promise<{ version: string; user: User }> => json('settings')
+
+export const listNodeSets = (): Promise<NodeSet[]> => json('nodes')
+
+const modulePath = (module: string) => `nodes/${module.split('/').map(encodeURIComponent).join('/')}`
+
+export const setModule = (module: string, enabled: boolean): Promise<NodeModule> =>
+  json(modulePath(module), { method: 'PUT', ...jsonBody({ enabled }) })
+
+export const setNodeSet = (module: string, set: string, enabled: boolean): Promise<NodeSet> =>
+  json(`${modulePath(module)}/${encodeURIComponent(set)}`, { method: 'PUT', ...jsonBody({ enabled }) })
+
+/** Groups node sets by module, modules by name. */
+export function modulesOf(sets: NodeSet[]): NodeModule[] {
+  const modules = new Map<string, NodeModule>()
+  for (const set of sets) {
+    const module = modules.get(set.module) ?? { name: set.module, version: set.version, nodes: [] }
+    module.nodes.push(set)
+    modules.set(set.module, module)
+  }
+  return [...modules.values()].sort((a, b) => a.name.localeCompare(b.name))
+}
+
+/** True when these permissions let the user switch modules. */
+export const canWriteNodes = (permissions: string[]): boolean =>
+  permissions.some(
+    (permission) => permission === '*' || permission === 'write' || permission === 'nodes.write',
+  )

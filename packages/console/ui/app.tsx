@@ -1,0 +1,96 @@
+import { useCallback, useEffect, useState } from 'hono/jsx/dom'
+import { ApiError, loginScheme, logOut, type Prompt, SessionEnded, token, type User, whoAmI } from './api.js'
+import { LoginForm } from './login.js'
+import { Modules } from './modules.js'
+
+/** The page's icon, whose hashed name the page links. */
+const ICON = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.href ?? ''
+
+type Screen =
+  | { name: 'loading' }
+  | { name: 'unreachable'; message: string }
+  | { name: 'login'; prompts: Prompt[]; notice: string | null }
+  | { name: 'ready'; user: User; version: string; auth: boolean }
+
+export function App() {
+  const [screen, setScreen] = useState<Screen>({ name: 'loading' })
+
+  /** Decides the screen from the server: its login scheme, then who this tab's token is. */
+  const start = useCallback(async (notice: string | null) => {
+    try {
+      const scheme = await loginScheme()
+      const prompts = scheme.prompts ?? []
+      const auth = scheme.type !== undefined
+      if (auth && token.get() === null) {
+        setScreen({ name: 'login', prompts, notice })
+        return
+      }
+      try {
+        const { user, version } = await whoAmI()
+        setScreen({ name: 'ready', user, version, auth })
+      } catch (error) {
+        if (error instanceof SessionEnded) setScreen({ name: 'login', prompts, notice: error.message })
+        else throw error
+      }
+    } catch (error) {
+      setScreen({ name: 'unreachable', message: error instanceof ApiError ? error.message : String(error) })
+    }
+  }, [])
+
+  useEffect(() => {
+    void start(null)
+  }, [])
+
+  /** Any call that finds the token gone leads here: back to the login form, saying why. */
+  const ended = useCallback((message: string) => void start(message), [])
+  const leave = useCallback(async () => {
+    await logOut()
+    await start('You are logged out.')
+  }, [])
+
+  return (
+    <div class="shell">
+      <header class="bar">
+        <h1 class="brand">
+          <img class="logo" src={ICON} alt="" />
+          flowadmin
+        </h1>
+        {screen.name === 'ready' && (
+          <div class="who">
+            <span class="user">
+              {screen.user.username ?? 'anonymous'}
+              {!screen.auth && <span class="tag">no login configured</span>}
+            </span>
+            {screen.auth && screen.user.username !== undefined && (
+              <button type="button" class="button" onClick={() => void leave()}>
+                Log out
+              </button>
+            )}
+          </div>
+        )}
+      </header>
+      <main id="main" class="content">
+        {screen.name === 'loading' && (
+          <p class="muted" role="status">
+            Loading…
+          </p>
+        )}
+        {screen.name === 'unreachable' && (
+          <div class="panel">
+            <p role="alert" class="error">
+              {screen.message}
+            </p>
+            <button type="button" class="button" onClick={() => void start(null)}>
+              Try again
+            </button>
+          </div>
+        )}
+        {screen.name === 'login' && (
+          <LoginForm prompts={screen.prompts} notice={screen.notice} onDone={() => void start(null)} />
+        )}
+        {screen.name === 'ready' && <Modules user={screen.user} onSessionEnded={ended} />}
+      </main>
+      {screen.name === 'ready' && <footer class="foot muted">flowadmin {screen.version}</footer>}
+    </div>
+  )
+}
