@@ -32,7 +32,7 @@ export interface Server {
 
 /**
  * Starts the built CLI over a fresh userDir holding the demo's modules and flows, and a module
- * that fails to load. `auth` false: no adminAuth at all.
+ * whose code does not compile, so it fails to load. `auth` false: no adminAuth at all.
  */
 export async function startServer(
   options: { auth?: boolean; extra?: Record<string, unknown>; adminAuth?: Record<string, unknown> } = {},
@@ -48,9 +48,9 @@ export async function startServer(
   await mkdir(broken)
   await writeFile(
     path.join(broken, 'package.json'),
-    JSON.stringify({ name: BROKEN, version: '0.3.0', 'node-red': { nodes: { faulty: 'faulty.js' } } }),
+    JSON.stringify({ name: BROKEN, version: '2.0.0', 'node-red': { nodes: { faulty: 'faulty.js' } } }),
   )
-  await writeFile(path.join(broken, 'faulty.js'), 'throw new Error("needs a serial port")\n')
+  await writeFile(path.join(broken, 'faulty.js'), 'module.exports = function (RED) {\n')
   await writeFile(
     path.join(broken, 'faulty.html'),
     '<script type="text/html" data-template-name="faulty-in"></script>\n',

@@ -1,0 +1,221 @@
+// Seeing and switching node modules, in Chromium against the built server.
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  apiToken,
+  axeFindings,
+  BROKEN,
+  GREETING,
+  launch,
+  logIn,
+  moduleState,
+  open,
+  type Server,
+  screenshot,
+  startServer,
+  TEXT_TOOLS,
+  USERS,
+} from './harness.js'
+
+let browser: Browser
+let server: Server
+let admin: string
+
+beforeAll(async () => {
+  ;[browser, server] = await Promise.all([launch(), startServer()])
+  admin = await apiToken(server.url, 'admin')
+})
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+})
+
+const moduleSwitch = (page: Page, name: string) => page.getByRole('switch', { name, exact: true })
+const card = (page: Page, name: string) =>
+  page.getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) })
+
+async function loggedIn(user: keyof typeof USERS, options: Parameters<typeof open>[2] = {}) {
+  const tab = await open(browser, `${server.url}/`, options)
+  await logIn(tab.page, user, USERS[user])
+  await tab.page.getByRole('heading', { name: 'Node modules' }).waitFor()
+  await moduleSwitch(tab.page, GREETING).waitFor()
+  return tab
+}
+
+describe('the modules', () => {
+  it('shows every module: name, version, node sets with their types, loaded or the load error', async () => {
+    const { page, problems, context } = await loggedIn('admin')
+    const headings = await page.getByRole('heading', { level: 3 }).allTextContents()
+    expect(headings).toEqual([TEXT_TOOLS, BROKEN, GREETING])
+
+    const tools = card(page, TEXT_TOOLS)
+    await expect(tools.getByText('v0.3.0').isVisible()).resolves.toBe(true)
+    const sets = await tools
+      .getByRole('list', { name: `Node sets of ${TEXT_TOOLS}` })
+      .getByRole('listitem')
+      .count()
+    expect(sets).toBeGreaterThan(0)
+    for (const type of ['upper', 'lower']) {
+      await expect(
+        tools.getByRole('list', { name: 'Types' }).getByText(type, { exact: true }).isVisible(),
+      ).resolves.toBe(true)
+    }
+    await expect(tools.getByText('loaded', { exact: true }).first().isVisible()).resolves.toBe(true)
+    await expect(
+      card(page, BROKEN)
+        .getByText(/^error: /)
+        .textContent(),
+    ).resolves.toMatch(/SyntaxError/)
+    await expect(card(page, BROKEN).getByText('faulty-in', { exact: true }).isVisible()).resolves.toBe(true)
+
+    // One switch per module, named exactly by it, and one per node set.
+    for (const name of [TEXT_TOOLS, BROKEN, GREETING]) {
+      await expect(moduleSwitch(page, name).getAttribute('aria-checked')).resolves.toBe('true')
+    }
+    await expect(page.getByRole('switch', { name: `${BROKEN}/faulty`, exact: true }).count()).resolves.toBe(1)
+    expect(await axeFindings(page)).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('switching a module off and on follows the server, which keeps the change', async () => {
+    const { page, problems, context } = await loggedIn('admin')
+    const toggle = moduleSwitch(page, TEXT_TOOLS)
+    await toggle.click()
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('false')
+    let state = await moduleState(server.url, admin, TEXT_TOOLS)
+    expect(state.nodes.every((set) => !set.enabled)).toBe(true)
+    for (const set of state.nodes) {
+      await expect(
+        page.getByRole('switch', { name: set.id, exact: true }).getAttribute('aria-checked'),
+      ).resolves.toBe('false')
+    }
+    await expect(
+      page
+        .getByRole('status')
+        .filter({ hasText: `${TEXT_TOOLS} switched off.` })
+        .count(),
+    ).resolves.toBe(1)
+
+    // After a reload the page shows what the server stored.
+    await page.reload()
+    await expect(moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).resolves.toBe('false')
+    await moduleSwitch(page, TEXT_TOOLS).click()
+    await expect.poll(() => moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).toBe('true')
+    state = await moduleState(server.url, admin, TEXT_TOOLS)
+    expect(state.nodes.every((set) => set.enabled)).toBe(true)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('one node set switches on its own', async () => {
+    const { page, context } = await loggedIn('admin')
+    const first = (await moduleState(server.url, admin, TEXT_TOOLS)).nodes[0] as { id: string }
+    const setSwitch = page.getByRole('switch', { name: first.id, exact: true })
+    await setSwitch.click()
+    await expect.poll(() => setSwitch.getAttribute('aria-checked')).toBe('false')
+    // The module is no longer wholly on.
+    await expect(moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).resolves.toBe('false')
+    let state = await moduleState(server.url, admin, TEXT_TOOLS)
+    expect(state.nodes.find((set) => set.id === first.id)?.enabled).toBe(false)
+    await setSwitch.click()
+    await expect.poll(() => setSwitch.getAttribute('aria-checked')).toBe('true')
+    state = await moduleState(server.url, admin, TEXT_TOOLS)
+    expect(state.nodes.every((set) => set.enabled)).toBe(true)
+    await context.close()
+  })
+
+  it('a module whose types the flows use stays on, and an alert names the types', async () => {
+    const { page, problems, context } = await loggedIn('admin')
+    await moduleSwitch(page, GREETING).click()
+    const alert = page.getByRole('alert')
+    await alert.waitFor()
+    await expect(alert.textContent()).resolves.toBe(
+      `${GREETING} stays on: the deployed flows use its types greeting. Remove those nodes from the flows first.`,
+    )
+    await expect(moduleSwitch(page, GREETING).getAttribute('aria-checked')).resolves.toBe('true')
+    const state = await moduleState(server.url, admin, GREETING)
+    expect(state.nodes.every((set) => set.enabled)).toBe(true)
+    expect(await axeFindings(page)).toEqual([])
+    await screenshot(page, 'type-in-use-1440-light')
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('a read-only user sees the switches disabled', async () => {
+    const { page, context } = await loggedIn('viewer')
+    const switches = page.getByRole('switch')
+    const count = await switches.count()
+    expect(count).toBeGreaterThan(3)
+    for (let index = 0; index < count; index++) {
+      await expect(switches.nth(index).isDisabled()).resolves.toBe(true)
+    }
+    await expect(page.getByText(/read-only access/).isVisible()).resolves.toBe(true)
+    expect(await axeFindings(page)).toEqual([])
+    await context.close()
+  })
+})
+
+describe('keyboard only', () => {
+  it('logs in, switches a module off and on, and logs out without a mouse', async () => {
+    const { page, context } = await open(browser, `${server.url}/`)
+    // The first field has focus when the page opens.
+    await page.getByLabel('Username').waitFor()
+    await page.keyboard.type('admin')
+    await page.keyboard.press('Tab')
+    await page.keyboard.type(USERS.admin)
+    await page.keyboard.press('Enter')
+    await moduleSwitch(page, TEXT_TOOLS).waitFor()
+
+    // Tab until the module's switch has focus, then Space.
+    const focusedName = () =>
+      page.evaluate(() => {
+        const element = document.activeElement
+        const by = element?.getAttribute('aria-labelledby')
+        return by
+          ? (document.getElementById(by)?.textContent ?? '')
+          : (element?.getAttribute('aria-label') ?? element?.textContent ?? '')
+      })
+    for (let presses = 0; presses < 30 && (await focusedName()) !== TEXT_TOOLS; presses++) {
+      await page.keyboard.press('Tab')
+    }
+    expect(await focusedName()).toBe(TEXT_TOOLS)
+    await page.keyboard.press('Space')
+    await expect.poll(() => moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).toBe('false')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).toBe('true')
+    expect((await moduleState(server.url, admin, TEXT_TOOLS)).nodes.every((set) => set.enabled)).toBe(true)
+
+    // Back up to Log out.
+    for (let presses = 0; presses < 30 && (await focusedName()) !== 'Log out'; presses++) {
+      await page.keyboard.press('Shift+Tab')
+    }
+    expect(await focusedName()).toBe('Log out')
+    await page.keyboard.press('Enter')
+    await page.getByRole('form', { name: 'Log in' }).waitFor()
+    await context.close()
+  })
+})
+
+describe('screens', () => {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    for (const width of [360, 1440]) {
+      it(`reads well at ${width} px, ${colorScheme}`, async () => {
+        const login = await open(browser, `${server.url}/`, { width, height: 800, colorScheme })
+        await login.page.getByLabel('Username').waitFor()
+        await screenshot(login.page, `login-${width}-${colorScheme}`)
+        expect(await axeFindings(login.page)).toEqual([])
+        await login.context.close()
+
+        const { page, context, problems } = await loggedIn('admin', { width, height: 900, colorScheme })
+        // Nothing is wider than the screen.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+        expect(overflow).toBeLessThanOrEqual(0)
+        await screenshot(page, `modules-${width}-${colorScheme}`)
+        expect(await axeFindings(page)).toEqual([])
+        expect(problems).toEqual([])
+        await context.close()
+      })
+    }
+  }
+})
