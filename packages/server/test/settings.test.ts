@@ -45,6 +45,7 @@ describe('parseSettings', () => {
         keepAliveTimeout: 5_000,
         maxHeaderSize: 16_384,
       },
+      console: true,
     })
   })
 
@@ -56,6 +57,7 @@ describe('parseSettings', () => {
         userDir: 'data',
         httpAdminRoot: '/admin/',
         storage: 'memory',
+        console: false,
         auditLog: { file: 'logs/audit.log' },
         adminAuth: {
           type: 'credentials',
@@ -75,6 +77,7 @@ describe('parseSettings', () => {
       userDir: '/srv/flows/data',
       httpAdminRoot: '/admin',
       storage: 'memory',
+      console: false,
       auditLog: { file: '/srv/flows/logs/audit.log' },
     })
     expect(settings.adminAuth?.users[1]?.permissions).toEqual(['read', 'flows.write'])
@@ -97,6 +100,7 @@ describe('parseSettings', () => {
     [{ uiPort: '1880' }, 'settings.json: uiPort: must be a number'],
     [{ uiHost: '' }, 'settings.json: uiHost: must not be empty'],
     [{ storage: 'postgres' }, 'settings.json: storage: must be "sqlite" or "memory"'],
+    [{ console: 'off' }, 'settings.json: console: must be true or false'],
     [{ httpAdminRoot: 'admin' }, 'settings.json: httpAdminRoot: must be "" or a path such as "/admin"'],
     [{ auditLog: 'syslog' }, 'settings.json: auditLog: '],
     [{ auditLog: { file: '' } }, 'settings.json: auditLog.file: must not be empty'],

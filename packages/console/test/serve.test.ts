@@ -1,0 +1,106 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { CONTENT_SECURITY_POLICY, createConsole } from '../src/index.js'
+
+let dir: string
+const SCRIPT = 'console.log("the console")\n'.repeat(20)
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'flowadmin-console-'))
+  await mkdir(path.join(dir, 'console'))
+  await writeFile(
+    path.join(dir, 'index.html'),
+    '<!doctype html><script type="module" src="console/main-abc.js"></script>',
+  )
+  const script = path.join(dir, 'console', 'main-abc.js')
+  await writeFile(script, SCRIPT)
+  await writeFile(`${script}.br`, brotliCompressSync(SCRIPT))
+  await writeFile(`${script}.gz`, gzipSync(SCRIPT))
+  await writeFile(path.join(dir, 'console', 'notes.txt'), 'not an asset')
+})
+afterEach(() => rm(dir, { recursive: true, force: true }))
+
+/** The API beside the console: says who answered. */
+const api = (request: Request) =>
+  new Response(`api ${request.method} ${new URL(request.url).pathname}`, { status: 404 })
+
+function app(basePath = '') {
+  const console = createConsole({ basePath, dir }, api)
+  if (console === null) throw new Error('not built')
+  return console
+}
+
+describe('createConsole', () => {
+  it('is null when the page has not been built', async () => {
+    expect(createConsole({ basePath: '', dir: path.join(dir, 'nothing') }, api)).toBeNull()
+  })
+
+  it('serves the page at / under the CSP, never cached without revalidation', async () => {
+    const response = await app().request('/')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(response.headers.get('cache-control')).toBe('no-cache')
+    expect(response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY)
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer')
+    expect(response.headers.get('strict-transport-security')).toBeNull()
+    expect(await response.text()).toContain('console/main-abc.js')
+  })
+
+  it('sends an asset brotli- or gzip-compressed as the client accepts, or as it is', async () => {
+    const br = await app().request('/console/main-abc.js', {
+      headers: { 'accept-encoding': 'gzip, deflate, br' },
+    })
+    expect(br.headers.get('content-encoding')).toBe('br')
+    expect(br.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(br.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+    expect(brotliDecompressSync(Buffer.from(await br.arrayBuffer())).toString()).toBe(SCRIPT)
+
+    const gzip = await app().request('/console/main-abc.js', { headers: { 'accept-encoding': 'gzip' } })
+    expect(gzip.headers.get('content-encoding')).toBe('gzip')
+    expect(gunzipSync(Buffer.from(await gzip.arrayBuffer())).toString()).toBe(SCRIPT)
+
+    const plain = await app().request('/console/main-abc.js', {
+      headers: { 'accept-encoding': 'brotli-ish' },
+    })
+    expect(plain.headers.get('content-encoding')).toBeNull()
+    expect(await plain.text()).toBe(SCRIPT)
+    expect(plain.headers.get('vary')).toBe('Accept-Encoding')
+  })
+
+  it('answers HEAD like GET without a body', async () => {
+    const response = await app().request('/console/main-abc.js', { method: 'HEAD' })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+    expect(await response.text()).toBe('')
+  })
+
+  it('leaves everything else to the API: unknown assets, other types, other methods and paths', async () => {
+    for (const [method, target] of [
+      ['GET', '/console/main-zzz.js'],
+      ['GET', '/console/notes.txt'],
+      ['GET', '/console/index.html'],
+      ['GET', '/console/'],
+      ['GET', '/nodes'],
+      ['POST', '/'],
+      ['PUT', '/console/main-abc.js'],
+    ] as const) {
+      const response = await app().request(target, { method })
+      expect(response.status).toBe(404)
+      expect(await response.text()).toBe(`api ${method} ${target}`)
+    }
+  })
+
+  it('below a basePath: the page at <basePath>/, <basePath> redirects there, / is the API', async () => {
+    const below = app('/admin')
+    expect((await below.request('/admin/')).status).toBe(200)
+    expect((await below.request('/admin/console/main-abc.js')).status).toBe(200)
+    const bare = await below.request('/admin')
+    expect(bare.status).toBe(308)
+    expect(bare.headers.get('location')).toBe('/admin/')
+    expect(await (await below.request('/')).text()).toBe('api GET /')
+    expect(await (await below.request('/console/main-abc.js')).text()).toBe('api GET /console/main-abc.js')
+  })
+})
