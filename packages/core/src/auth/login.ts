@@ -103,7 +103,7 @@ export function createLogin({ users, clients, verifier, throttle, tokens, events
     }
 
     await throttle.recordSuccess(username, address)
-    const issued = await tokens.issue(username, clientId, granted)
+    const issued = await tokens.issue(user, clientId, granted)
     events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
     return ok(issued)
   }
