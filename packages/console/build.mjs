@@ -19,6 +19,8 @@ const result = await build({
   target: ['chrome111', 'firefox115', 'safari16.4'],
   jsx: 'automatic',
   jsxImportSource: 'hono/jsx/dom',
+  // Workspace packages from their sources, as the tests see them.
+  conditions: ['@flowadmin/source'],
   legalComments: 'none',
   write: false,
   outdir: out,

@@ -1,4 +1,8 @@
 // The public admin API, as the console uses it: nothing here that a script could not do.
+import { hasPermission, type ModuleView, type NodeSetView } from '@flowadmin/core'
+
+export type NodeSet = NodeSetView
+export type NodeModule = ModuleView
 
 /** The API's root: the page lives at `<root>/`, this script at `<root>/console/`. */
 const ROOT = new URL('../', import.meta.url)
@@ -8,23 +12,6 @@ export interface Prompt {
   id: string
   type: string
   label: string
-}
-
-export interface NodeSet {
-  id: string
-  name: string
-  types: string[]
-  enabled: boolean
-  loaded: boolean
-  module: string
-  version: string
-  err?: string
-}
-
-export interface NodeModule {
-  name: string
-  version: string
-  nodes: NodeSet[]
 }
 
 export interface User {
@@ -211,7 +198,4 @@ export function modulesOf(sets: NodeSet[]): NodeModule[] {
 }
 
 /** True when these permissions let the user switch modules. */
-export const canWriteNodes = (permissions: string[]): boolean =>
-  permissions.some(
-    (permission) => permission === '*' || permission === 'write' || permission === 'nodes.write',
-  )
+export const canWriteNodes = (permissions: string[]): boolean => hasPermission(permissions, 'nodes.write')

@@ -74,9 +74,10 @@ export function Modules(props: { user: User; onSessionEnded: (message: string) =
         setStatus(`${describe} switched ${enabled ? 'on' : 'off'}.`)
       } catch (error) {
         if (error instanceof ApiError && error.code === 'type_in_use') {
-          const types = Array.isArray(error.body.types) ? error.body.types.join(', ') : error.message
+          const types = Array.isArray(error.body.types) ? error.body.types.map(String) : []
+          const named = types.length === 1 ? `type ${types[0]}` : `types ${types.join(', ')}`
           throw new ApiError(
-            `${describe} stays on: the deployed flows use its types ${types}. Remove those nodes from the flows first.`,
+            `${describe} stays on: the deployed flows use its ${named}. Remove those nodes from the flows first.`,
             error.status,
             error.code,
             error.body,

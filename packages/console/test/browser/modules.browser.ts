@@ -131,7 +131,7 @@ describe('the modules', () => {
     const alert = page.getByRole('alert')
     await alert.waitFor()
     await expect(alert.textContent()).resolves.toBe(
-      `${GREETING} stays on: the deployed flows use its types greeting. Remove those nodes from the flows first.`,
+      `${GREETING} stays on: the deployed flows use its type greeting. Remove those nodes from the flows first.`,
     )
     await expect(moduleSwitch(page, GREETING).getAttribute('aria-checked')).resolves.toBe('true')
     const state = await moduleState(server.url, admin, GREETING)
