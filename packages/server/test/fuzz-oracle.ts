@@ -19,6 +19,8 @@ export interface SeenRequest {
 
 export type Route =
   | { kind: 'login' | 'token' | 'revoke' | 'settings' | 'nodes' | 'none' }
+  /** The console's page (GET and HEAD of `/`): HTML, not the API. */
+  | { kind: 'console' }
   | { kind: 'node'; module: string; set: string | null }
   /** Below /nodes/ but not a module or node set name. */
   | { kind: 'node-unparsed' }
@@ -58,6 +60,8 @@ export function routeOf(method: string, target: string): Route {
   const segments = path.split('/')
   const read = method === 'GET' || method === 'HEAD'
   switch (segments.map(normalise).join('/')) {
+    case '/':
+      return { kind: read ? 'console' : 'none' }
     case '/auth/login':
       return { kind: read ? 'login' : 'none' }
     case '/auth/token':
