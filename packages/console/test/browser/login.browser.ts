@@ -31,6 +31,8 @@ afterAll(async () => {
 describe('logging in', () => {
   it('asks for the prompts GET /auth/login announces, in labelled fields; Enter submits', async () => {
     const { page, problems, context } = await open(browser, `${server.url}/`)
+    const urls: string[] = []
+    page.on('request', (request) => urls.push(request.url()))
     const form = page.getByRole('form', { name: 'Log in' })
     await expect(form.isVisible()).resolves.toBe(true)
     await expect(page.getByLabel('Username').getAttribute('type')).resolves.toBe('text')
@@ -45,6 +47,13 @@ describe('logging in', () => {
     const token = await sessionToken(page)
     expect(token).toMatch(/^[A-Za-z0-9_-]{40,}$/)
     expect(page.url()).toBe(`${server.url}/`)
+    await page.reload()
+    await page.getByRole('heading', { name: 'Node modules' }).waitFor()
+    expect(urls.length).toBeGreaterThan(3)
+    expect(urls.filter((url) => url.includes(token as string))).toEqual([])
+    // Nowhere else: no cookie, nothing in localStorage.
+    expect(await context.cookies()).toEqual([])
+    expect(await page.evaluate(() => localStorage.length)).toBe(0)
     expect(problems).toEqual([])
     await context.close()
   })
