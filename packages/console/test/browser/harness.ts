@@ -148,14 +148,15 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true })
 }
 
-/** A token for `username` straight from the API, as a script would get one. */
+/** A token for `username` with the user's own permissions, straight from the API, as a script would get one. */
 export async function apiToken(url: string, username: keyof typeof USERS): Promise<string> {
   const response = await fetch(`${url}/auth/token`, {
     method: 'POST',
     body: new URLSearchParams({
       client_id: 'service-admin',
       grant_type: 'password',
-      scope: '*',
+      // The user's own permissions, whatever they are.
+      scope: '',
       username,
       password: USERS[username],
     }),
