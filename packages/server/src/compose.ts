@@ -169,6 +169,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     )
     await core.modules.sync(toDescriptors(modules), { keep: unreadable })
     await core.sweep()
+    // Users removed from the settings since the last run lose every token now, not on next use.
+    await core.tokens.purgeRemovedUsers()
 
     const proxies = parseTrustedProxies(settings.trustProxy)
     const app = createHttpApp(core, {
