@@ -108,6 +108,10 @@ function stopOnSignals(server: RunningServer): void {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+  // Users, passwords and permissions from the settings file again; the outcome is logged.
+  process.on('SIGHUP', () => {
+    if (!stopping) void server.reload()
+  })
 }
 
 async function hashPw(args: string[]): Promise<void> {
