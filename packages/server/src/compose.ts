@@ -6,7 +6,7 @@ import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
-import { type Core, createCore, type Digest, type Stores } from '@flowadmin/core'
+import { type Core, createCore, type Digest, type EventSink, type Stores } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { createArgon2Verifier } from './argon2.js'
@@ -14,7 +14,7 @@ import { createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { listen } from './listen.js'
-import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
 
@@ -121,7 +121,7 @@ export function socketAddress(c: Context): string {
   }
 }
 
-async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
+export async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
   const base =
     options.settingsFile !== undefined
       ? await loadSettings(options.settingsFile, cwd)
@@ -134,7 +134,7 @@ async function resolveSettings(options: ServerOptions, cwd: string): Promise<Set
   }
 }
 
-async function openStores(
+export async function openStores(
   settings: Settings,
 ): Promise<{ stores: Stores & { close(): Promise<void> }; storage: string }> {
   if (settings.storage === 'memory') return { stores: createMemoryStores(), storage: 'memory' }
@@ -146,6 +146,29 @@ async function openStores(
     // The store's message names the file and says what to do.
     throw new StartupError(messageOf(error), undefined, { cause: error })
   }
+}
+
+/** The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk. */
+export async function createServerCore(
+  settings: Settings,
+  stores: Stores,
+  events: EventSink,
+  modules: readonly DiscoveredModule[],
+  log: (level: LogLevel, message: string) => void,
+): Promise<Core> {
+  return createCore(
+    {
+      stores,
+      verifier: await createArgon2Verifier(),
+      digest: nodeDigest,
+      loader: createDiskLoader(modules),
+      typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
+        log('error', `${message}; disabling modules is refused until it is fixed`),
+      ),
+      events,
+    },
+    { adminAuth: settings.adminAuth },
+  )
 }
 
 /**
@@ -181,19 +204,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
     const unreadable: string[] = []
     const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
-    const core = createCore(
-      {
-        stores,
-        verifier: await createArgon2Verifier(),
-        digest: nodeDigest,
-        loader: createDiskLoader(modules),
-        typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
-          log('error', `${message}; disabling modules is refused until it is fixed`),
-        ),
-        events: audit,
-      },
-      { adminAuth: settings.adminAuth },
-    )
+    const core = await createServerCore(settings, stores, audit, modules, log)
     await core.modules.sync(toDescriptors(modules), { keep: unreadable })
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
