@@ -20,7 +20,7 @@ export interface ErrorContext {
 }
 
 /** The RFC 6749 §5.2 error body of the token and revoke endpoints. */
-export const oauthError = (status: 400 | 413 | 429, error: string, description: string): HttpError => ({
+export const oauthError = (status: 400 | 413 | 429 | 503, error: string, description: string): HttpError => ({
   status,
   body: { error, error_description: description },
 })
@@ -57,6 +57,11 @@ const mapping: Mapping = {
       'temporarily_unavailable',
       `Too many failed login attempts. Try again in ${error.retryAfter} seconds.`,
     ),
+    headers: { 'Retry-After': String(error.retryAfter) },
+  }),
+  // RFC 6749's error for a server that cannot handle the request now; answered at once.
+  temporarily_unavailable: (error) => ({
+    ...oauthError(503, 'temporarily_unavailable', 'Too many logins are being checked. Try again shortly.'),
     headers: { 'Retry-After': String(error.retryAfter) },
   }),
   unauthenticated: (error) => challenge(error.reason === 'invalid' ? 'invalid_token' : undefined),

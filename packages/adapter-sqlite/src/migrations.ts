@@ -62,6 +62,18 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX tokens_by_user ON tokens (username, created_at, id);
   CREATE INDEX tokens_by_creation ON tokens (created_at, id);
   `,
+  `
+  -- Attempts admitted and not yet finished, and until when they count without news.
+  ALTER TABLE throttle ADD COLUMN in_flight INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE throttle ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+
+  -- Username+address pairs that logged in, keyed by a digest of the pair.
+  CREATE TABLE known_clients (
+    key TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL   -- ms since the epoch
+  ) WITHOUT ROWID;
+  CREATE INDEX known_clients_by_expiry ON known_clients (expires_at);
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -70,12 +70,43 @@ describe('openDatabase: settings and migrations', () => {
     expect(pragma(db, 'busy_timeout')).toBe(5000)
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all()
     expect(tables).toEqual([
+      { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },
       { name: 'throttle' },
       { name: 'tokens' },
     ])
     db.close()
+  })
+
+  it('brings a version 1 file up to date, keeping its failure counters', async () => {
+    const path = temp.file()
+    const raw = new Database(path)
+    raw.exec(MIGRATIONS[0] as string)
+    raw.pragma('user_version = 1')
+    raw
+      .prepare('INSERT INTO throttle (key, count, reset_at) VALUES (?, ?, ?)')
+      .run('user 10.0.0.1 admin', 5, T0 + 60_000)
+    raw.close()
+    const stores = createSqliteStores(path)
+    const attempt = { pairKey: 'user 10.0.0.1 admin', addressKey: 'addr 10.0.0.1', knownKey: 'known k' }
+    const policy = {
+      pairLimit: 5,
+      addressLimit: 20,
+      windowMs: 60_000,
+      allowance: 1,
+      leaseMs: 1_000,
+      knownMs: 1_000,
+    }
+    expect(await stores.throttle.begin(attempt, policy, T0)).toEqual({
+      outcome: 'throttled',
+      retryAt: T0 + 60_000,
+    })
+    expect(await stores.throttle.begin(attempt, policy, T0 + 60_000)).toEqual({
+      outcome: 'proceed',
+      known: false,
+    })
+    await stores.close()
   })
 
   it('reopens idempotently: same version, data kept, the file not rewritten', async () => {

@@ -12,6 +12,14 @@ afterAll(() => temp.remove())
 
 const T0 = Date.UTC(2026, 0, 1)
 const WINDOW = 15 * 60_000
+const POLICY = {
+  pairLimit: 5,
+  addressLimit: 20,
+  windowMs: WINDOW,
+  allowance: 4,
+  leaseMs: 30_000,
+  knownMs: WINDOW,
+}
 
 const count = (db: SqliteDatabase, table: string) =>
   (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
@@ -39,7 +47,17 @@ async function filled(expired: number, live: number) {
             expiresAt: over ? T0 - (i % 1000) : T0 + 1 + i,
           }),
         ),
-        stores.throttle.hit([`addr 10.0.${i >> 8}.${i & 255}`], over ? T0 - WINDOW - i : T0, WINDOW),
+        // One counter per attempt: pair and address share a key here.
+        stores.throttle.finish(
+          {
+            pairKey: `addr 10.0.${i >> 8}.${i & 255}`,
+            addressKey: `addr 10.0.${i >> 8}.${i & 255}`,
+            knownKey: '',
+          },
+          'failed',
+          POLICY,
+          over ? T0 - WINDOW - i : T0,
+        ),
       ])
     }),
   )
@@ -96,6 +114,9 @@ describe('sweeping expired tokens and ended throttle windows', () => {
     )
     expect(plan(THROTTLE_SQL.deleteExpired)).toContain(
       'SEARCH throttle USING COVERING INDEX throttle_by_reset (reset_at<?)',
+    )
+    expect(plan(THROTTLE_SQL.deleteExpiredKnown)).toContain(
+      'SEARCH known_clients USING COVERING INDEX known_clients_by_expiry (expires_at<?)',
     )
     const statements = { ...TOKEN_SQL, ...THROTTLE_SQL, ...MODULE_SQL }
     for (const [name, sql] of Object.entries(statements)) {
