@@ -114,6 +114,12 @@ function failure(response: Response, body: Record<string, unknown>): ApiError {
   )
 }
 
+/** Resolves when the answer is a success; an ApiError with the server's message otherwise. */
+async function succeed(path: string, init: RequestInit): Promise<void> {
+  const response = await call(path, init)
+  if (!response.ok) throw failure(response, await bodyOf(response))
+}
+
 const jsonBody = (value: unknown): RequestInit => ({
   headers: { 'Content-Type': 'application/json' },
   body: JSON.stringify(value),
@@ -185,6 +191,59 @@ export const setModule = (module: string, enabled: boolean): Promise<NodeModule>
 
 export const setNodeSet = (module: string, set: string, enabled: boolean): Promise<NodeSet> =>
   json(`${modulePath(module)}/${encodeURIComponent(set)}`, { method: 'PUT', ...jsonBody({ enabled }) })
+
+/** What this server offers beyond the basics: its own OpenAPI document lists its routes. */
+export interface Offers {
+  tokens: boolean
+}
+
+export async function offers(): Promise<Offers> {
+  try {
+    const { paths = {} } = await json<{ paths?: Record<string, Record<string, unknown>> }>('openapi.json')
+    return { tokens: paths['/auth/tokens']?.get !== undefined }
+  } catch {
+    return { tokens: false }
+  }
+}
+
+/** A session or API token as the inventory lists it: never the token itself. */
+export interface TokenEntry {
+  id: string
+  user: string
+  kind: 'session' | 'api'
+  name: string | null
+  client_id: string
+  scope: string[]
+  created_at: string
+  expires_at: string | null
+  last_used_at: string | null
+  last_address: string | null
+  current: boolean
+}
+
+export interface CreatedToken {
+  id: string
+  name: string
+  token: string
+  scope: string[]
+  expires_at: string | null
+}
+
+/** The caller's own sessions and API tokens. */
+export const listTokens = async (): Promise<TokenEntry[]> =>
+  (await json<{ tokens: TokenEntry[] }>('auth/tokens')).tokens
+
+/** Mints a named API token; its secret is in this answer only. */
+export const createToken = (name: string, scope: string, expiresIn: number): Promise<CreatedToken> =>
+  json('auth/tokens', { method: 'POST', ...jsonBody({ name, scope, expires_in: expiresIn }) })
+
+/** Ends one session or API token. */
+export const endToken = (id: string): Promise<void> =>
+  succeed(`auth/tokens/${encodeURIComponent(id)}`, { method: 'DELETE' })
+
+/** Ends every session and API token of `user`: "sign out everywhere". */
+export const endAllTokens = (user: string): Promise<void> =>
+  succeed(`auth/tokens?${new URLSearchParams({ user })}`, { method: 'DELETE' })
 
 /** Groups node sets by module, modules by name. */
 export function modulesOf(sets: NodeSet[]): NodeModule[] {

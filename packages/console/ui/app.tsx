@@ -1,7 +1,19 @@
 import { useCallback, useEffect, useState } from 'hono/jsx/dom'
-import { ApiError, loginScheme, logOut, type Prompt, SessionEnded, token, type User, whoAmI } from './api.js'
+import {
+  ApiError,
+  loginScheme,
+  logOut,
+  type Offers,
+  offers,
+  type Prompt,
+  SessionEnded,
+  token,
+  type User,
+  whoAmI,
+} from './api.js'
 import { LoginForm } from './login.js'
 import { Modules } from './modules.js'
+import { Sessions } from './sessions.js'
 
 /** The page's icon, whose hashed name the page links. */
 const ICON = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.href ?? ''
@@ -10,10 +22,11 @@ type Screen =
   | { name: 'loading' }
   | { name: 'unreachable'; message: string }
   | { name: 'login'; prompts: Prompt[]; notice: string | null }
-  | { name: 'ready'; user: User; version: string; auth: boolean }
+  | { name: 'ready'; user: User; version: string; auth: boolean; offers: Offers }
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: 'loading' })
+  const [view, setView] = useState<'modules' | 'sessions'>('modules')
 
   /** Decides the screen from the server: its login scheme, then who this tab's token is. */
   const start = useCallback(async (notice: string | null) => {
@@ -21,13 +34,14 @@ export function App() {
       const scheme = await loginScheme()
       const prompts = scheme.prompts ?? []
       const auth = scheme.type !== undefined
+      setView('modules')
       if (auth && token.get() === null) {
         setScreen({ name: 'login', prompts, notice })
         return
       }
       try {
-        const { user, version } = await whoAmI()
-        setScreen({ name: 'ready', user, version, auth })
+        const [{ user, version }, offered] = await Promise.all([whoAmI(), offers()])
+        setScreen({ name: 'ready', user, version, auth, offers: offered })
       } catch (error) {
         if (error instanceof SessionEnded) setScreen({ name: 'login', prompts, notice: error.message })
         else throw error
@@ -47,6 +61,10 @@ export function App() {
     await logOut()
     await start('You are logged out.')
   }, [])
+
+  // Sessions and tokens belong to a logged-in user, on a server that offers them.
+  const tokens =
+    screen.name === 'ready' && screen.auth && screen.offers.tokens && screen.user.username !== undefined
 
   return (
     <div class="shell">
@@ -88,7 +106,32 @@ export function App() {
         {screen.name === 'login' && (
           <LoginForm prompts={screen.prompts} notice={screen.notice} onDone={() => void start(null)} />
         )}
-        {screen.name === 'ready' && <Modules user={screen.user} onSessionEnded={ended} />}
+        {screen.name === 'ready' && tokens && (
+          <nav class="nav tabs" aria-label="Sections">
+            <button
+              type="button"
+              class="button"
+              aria-current={view === 'modules' ? 'page' : undefined}
+              onClick={() => setView('modules')}
+            >
+              Node modules
+            </button>
+            <button
+              type="button"
+              class="button"
+              aria-current={view === 'sessions' ? 'page' : undefined}
+              onClick={() => setView('sessions')}
+            >
+              Sessions and tokens
+            </button>
+          </nav>
+        )}
+        {screen.name === 'ready' && view === 'modules' && (
+          <Modules user={screen.user} onSessionEnded={ended} />
+        )}
+        {screen.name === 'ready' && view === 'sessions' && (
+          <Sessions user={screen.user} onSessionEnded={ended} />
+        )}
       </main>
       {screen.name === 'ready' && <footer class="foot muted">flowadmin {screen.version}</footer>}
     </div>

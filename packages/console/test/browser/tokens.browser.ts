@@ -1,0 +1,148 @@
+// Sessions and API tokens, in Chromium against the built server.
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  apiToken,
+  axeFindings,
+  launch,
+  logIn,
+  open,
+  type Server,
+  screenshot,
+  sessionToken,
+  startServer,
+  USERS,
+} from './harness.js'
+
+let browser: Browser
+let server: Server
+
+beforeAll(async () => {
+  ;[browser, server] = await Promise.all([launch(), startServer()])
+})
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+})
+
+const settingsWith = (url: string, token: string) =>
+  fetch(`${url}/settings`, { headers: { authorization: `Bearer ${token}` } })
+
+async function sessionsOf(user: keyof typeof USERS, options: Parameters<typeof open>[2] = {}) {
+  const tab = await open(browser, `${server.url}/`, options)
+  await logIn(tab.page, user, USERS[user])
+  await tab.page.getByRole('button', { name: 'Sessions and tokens' }).click()
+  await tab.page.getByRole('heading', { name: 'Sessions and API tokens' }).waitFor()
+  await tab.page.getByRole('list', { name: 'Your sessions and API tokens' }).waitFor()
+  return tab
+}
+
+const entries = (page: Page) =>
+  page.getByRole('list', { name: 'Your sessions and API tokens' }).getByRole('listitem')
+
+describe('sessions and API tokens', () => {
+  it('lists the own sessions, this tab marked, and ends another one', async () => {
+    const otherToken = await apiToken(server.url, 'viewer')
+    const { page, problems, context } = await sessionsOf('viewer')
+    const mine = (await sessionToken(page)) as string
+    // This tab's session and the API login above: the viewer has no other token yet.
+    await expect(entries(page).count()).resolves.toBe(2)
+    await expect(entries(page).filter({ hasText: 'this tab' }).count()).resolves.toBe(1)
+    expect(await axeFindings(page)).toEqual([])
+
+    const other = entries(page).filter({ hasNotText: 'this tab' })
+    await other.getByRole('button', { name: /^End Session / }).click()
+    await expect.poll(() => entries(page).count()).toBe(1)
+    await expect(
+      page
+        .getByRole('status')
+        .filter({ hasText: /^Session .+ ended\.$/ })
+        .count(),
+    ).resolves.toBe(1)
+    expect((await settingsWith(server.url, otherToken)).status).toBe(401)
+    expect((await settingsWith(server.url, mine)).status).toBe(200)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('creates an API token, shows it once with a copy button, and revokes it', async () => {
+    const { page, context, problems } = await sessionsOf('admin')
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
+      origin: new URL(server.url).origin,
+    })
+    await page.getByLabel('Name').fill('ci-deploy')
+    await page.getByLabel('Scope').selectOption({ label: 'Read only' })
+    await page.getByLabel('Expires after').selectOption({ label: '30 days' })
+    await page.getByRole('button', { name: 'Create' }).click()
+    const shown = page.getByLabel('Token', { exact: true })
+    await shown.waitFor()
+    const token = await shown.inputValue()
+    expect(token).toMatch(/^fa_[A-Za-z0-9_-]{20,}$/)
+    await page.getByRole('button', { name: 'Copy' }).click()
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(token)
+    await screenshot(page, 'token-created-1440-light')
+    expect(await axeFindings(page)).toEqual([])
+
+    // The token works, with the scope picked.
+    const settings = await settingsWith(server.url, token)
+    expect(settings.status).toBe(200)
+    expect(((await settings.json()) as { user: { permissions: string[] } }).user.permissions).toEqual([
+      'read',
+    ])
+
+    // Shown once: after Done it is gone from the page, and the list shows it by name only.
+    await page.getByRole('button', { name: 'Done' }).click()
+    await expect(page.getByLabel('Token', { exact: true }).count()).resolves.toBe(0)
+    expect(await page.content()).not.toContain(token)
+    const row = entries(page).filter({ hasText: 'ci-deploy' })
+    await expect(row.getByText('API token').isVisible()).resolves.toBe(true)
+    await row.getByRole('button', { name: 'Revoke ci-deploy' }).click()
+    await expect.poll(() => entries(page).filter({ hasText: 'ci-deploy' }).count()).toBe(0)
+    expect((await settingsWith(server.url, token)).status).toBe(401)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it("ending this tab's own session goes back to the login form", async () => {
+    const { page, context } = await sessionsOf('viewer')
+    const mine = (await sessionToken(page)) as string
+    await entries(page)
+      .filter({ hasText: 'this tab' })
+      .getByRole('button', { name: /^End Session / })
+      .click()
+    await page.getByRole('form', { name: 'Log in' }).waitFor()
+    await expect(page.getByRole('status').first().textContent()).resolves.toBe('You ended this session.')
+    expect(await sessionToken(page)).toBeNull()
+    expect((await settingsWith(server.url, mine)).status).toBe(401)
+    await context.close()
+  })
+
+  it('"Sign out everywhere" ends every session and token of the user and goes back to the login form', async () => {
+    const other = await apiToken(server.url, 'admin')
+    const { page, context } = await sessionsOf('admin')
+    const mine = (await sessionToken(page)) as string
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click()
+    await page.getByRole('form', { name: 'Log in' }).waitFor()
+    await expect(page.getByRole('status').first().textContent()).resolves.toBe(
+      'Signed out everywhere: every session and API token of yours has ended.',
+    )
+    expect((await settingsWith(server.url, mine)).status).toBe(401)
+    expect((await settingsWith(server.url, other)).status).toBe(401)
+    // Other users keep theirs.
+    expect((await settingsWith(server.url, await apiToken(server.url, 'viewer'))).status).toBe(200)
+    await context.close()
+  })
+
+  for (const colorScheme of ['light', 'dark'] as const) {
+    for (const width of [360, 1440]) {
+      it(`reads well at ${width} px, ${colorScheme}`, async () => {
+        const { page, context } = await sessionsOf('viewer', { width, height: 900, colorScheme })
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+        expect(overflow).toBeLessThanOrEqual(0)
+        await screenshot(page, `sessions-${width}-${colorScheme}`)
+        expect(await axeFindings(page)).toEqual([])
+        await context.close()
+      })
+    }
+  }
+})

@@ -1,0 +1,243 @@
+import { useCallback, useEffect, useState } from 'hono/jsx/dom'
+import {
+  type CreatedToken,
+  createToken,
+  endAllTokens,
+  endToken,
+  listTokens,
+  SessionEnded,
+  type TokenEntry,
+  token,
+  type User,
+} from './api.js'
+
+const DAY = 86_400
+const LIFETIMES = [
+  { label: '7 days', seconds: 7 * DAY },
+  { label: '30 days', seconds: 30 * DAY },
+  { label: '90 days', seconds: 90 * DAY },
+  { label: '1 year', seconds: 365 * DAY },
+]
+
+const when = (time: string | null, otherwise: string) =>
+  time === null
+    ? otherwise
+    : new Date(time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+
+/** What to call a token in its row and its button. */
+const titleOf = (entry: TokenEntry) =>
+  entry.kind === 'api' ? (entry.name ?? entry.id) : `Session ${entry.id}`
+
+/** The caller's own sessions and API tokens: list, end, end all, and mint a token shown once. */
+export function Sessions(props: { user: User; onSessionEnded: (message: string) => void }) {
+  const [entries, setEntries] = useState<TokenEntry[] | null>(null)
+  const [alert, setAlert] = useState<string | null>(null)
+  const [status, setStatus] = useState('')
+  const [created, setCreated] = useState<CreatedToken | null>(null)
+  const [busy, setBusy] = useState(false)
+
+  /** Runs a call; a lost session goes back to the login form, other failures become the alert. */
+  const guard = async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
+    setAlert(null)
+    try {
+      return await work()
+    } catch (error) {
+      if (error instanceof SessionEnded) props.onSessionEnded(error.message)
+      else setAlert(error instanceof Error ? error.message : String(error))
+      return undefined
+    }
+  }
+
+  const refresh = useCallback(async () => {
+    const listed = await guard(listTokens)
+    // This tab's session first, then the newest.
+    if (listed !== undefined)
+      setEntries(
+        [...listed].sort(
+          (a, b) => Number(b.current) - Number(a.current) || b.created_at.localeCompare(a.created_at),
+        ),
+      )
+  }, [])
+
+  useEffect(() => {
+    void refresh()
+  }, [])
+
+  const end = async (entry: TokenEntry) => {
+    const done = await guard(async () => {
+      await endToken(entry.id)
+      return true
+    })
+    if (done === undefined) return
+    if (entry.current) {
+      token.clear()
+      props.onSessionEnded('You ended this session.')
+      return
+    }
+    setStatus(`${titleOf(entry)} ended.`)
+    await refresh()
+  }
+
+  const endAll = async () => {
+    const username = props.user.username
+    if (username === undefined) return
+    const done = await guard(async () => {
+      await endAllTokens(username)
+      return true
+    })
+    if (done === undefined) return
+    token.clear()
+    props.onSessionEnded('Signed out everywhere: every session and API token of yours has ended.')
+  }
+
+  const create = async (event: Event) => {
+    event.preventDefault()
+    if (busy) return
+    const form = event.currentTarget as HTMLFormElement
+    const data = new FormData(form)
+    setBusy(true)
+    const minted = await guard(() =>
+      createToken(
+        String(data.get('name') ?? '').trim(),
+        String(data.get('scope') ?? ''),
+        Number(data.get('lifetime')),
+      ),
+    )
+    setBusy(false)
+    if (minted === undefined) return
+    form.reset()
+    setCreated(minted)
+    setStatus(`API token ${minted.name} created.`)
+    await refresh()
+  }
+
+  const copy = async () => {
+    if (created === null) return
+    try {
+      await navigator.clipboard.writeText(created.token)
+      setStatus('Token copied to the clipboard.')
+    } catch {
+      setStatus('Copying was refused: select the token and copy it by hand.')
+    }
+  }
+
+  return (
+    <section aria-labelledby="sessions-title" class="modules">
+      <div class="section-head">
+        <h2 id="sessions-title">Sessions and API tokens</h2>
+        <button type="button" class="button danger" onClick={() => void endAll()}>
+          Sign out everywhere
+        </button>
+      </div>
+      <div class="live">
+        {alert !== null && (
+          <p class="error" role="alert">
+            {alert}
+          </p>
+        )}
+        <p class="sr-only" role="status">
+          {status}
+        </p>
+      </div>
+
+      <form class="card install" onSubmit={create} aria-labelledby="create-title">
+        <h3 id="create-title">Create an API token</h3>
+        <p class="muted hint">
+          For scripts and CI: it acts as you, within the scope you pick, until it expires.
+        </p>
+        <div class="install-fields">
+          <div class="field grow">
+            <label for="token-name">Name</label>
+            <input
+              id="token-name"
+              name="name"
+              type="text"
+              placeholder="e.g. ci-deploy"
+              autocomplete="off"
+              required
+            />
+          </div>
+          <div class="field">
+            <label for="token-scope">Scope</label>
+            <select id="token-scope" name="scope">
+              <option value="">My permissions</option>
+              <option value="read">Read only</option>
+            </select>
+          </div>
+          <div class="field">
+            <label for="token-lifetime">Expires after</label>
+            <select id="token-lifetime" name="lifetime">
+              {LIFETIMES.map((lifetime) => (
+                <option value={String(lifetime.seconds)} selected={lifetime.seconds === 90 * DAY}>
+                  {lifetime.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <button type="submit" class="button primary" disabled={busy}>
+            Create
+          </button>
+        </div>
+      </form>
+
+      {created !== null && (
+        <section class="card created" aria-labelledby="created-title">
+          <h3 id="created-title">API token {created.name}</h3>
+          <p>Copy it now: it is shown only this once.</p>
+          <div class="install-fields">
+            <div class="field grow">
+              <label for="created-token">Token</label>
+              <input id="created-token" type="text" readonly value={created.token} class="mono" />
+            </div>
+            <button type="button" class="button primary" onClick={() => void copy()}>
+              Copy
+            </button>
+            <button type="button" class="button" onClick={() => setCreated(null)}>
+              Done
+            </button>
+          </div>
+        </section>
+      )}
+
+      {entries === null && <p class="muted">Loading sessions…</p>}
+      {entries !== null && (
+        <ul class="cards" aria-label="Your sessions and API tokens">
+          {entries.map((entry) => (
+            <li class="card token" key={entry.id}>
+              <div class="token-main">
+                <div class="title">
+                  <h3>{titleOf(entry)}</h3>
+                  <span class="tag">{entry.kind === 'api' ? 'API token' : 'session'}</span>
+                  {entry.current && <span class="badge ok">this tab</span>}
+                </div>
+                <dl class="facts">
+                  <dt>Scope</dt>
+                  <dd>{entry.scope.join(' ')}</dd>
+                  <dt>Client</dt>
+                  <dd>{entry.client_id}</dd>
+                  <dt>Created</dt>
+                  <dd>{when(entry.created_at, '')}</dd>
+                  <dt>Expires</dt>
+                  <dd>{when(entry.expires_at, 'never')}</dd>
+                  <dt>Last used</dt>
+                  <dd>
+                    {when(entry.last_used_at, 'not yet')}
+                    {entry.last_address !== null && ` from ${entry.last_address}`}
+                  </dd>
+                </dl>
+              </div>
+              <button
+                type="button"
+                class="button"
+                aria-label={`${entry.kind === 'api' ? 'Revoke' : 'End'} ${titleOf(entry)}`}
+                onClick={() => void end(entry)}
+              >
+                {entry.kind === 'api' ? 'Revoke' : 'End'}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  )
+}
