@@ -101,7 +101,10 @@ describe('logging in', () => {
       route.fulfill({
         status: 503,
         headers: { 'Retry-After': '7', 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
-        body: JSON.stringify({ error: 'temporarily_unavailable', error_description: 'Busy' }),
+        body: JSON.stringify({
+          error: 'temporarily_unavailable',
+          error_description: 'Too many logins are being checked. Try again shortly.',
+        }),
       }),
     )
     await logIn(page, 'admin', USERS.admin)
