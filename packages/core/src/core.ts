@@ -1,6 +1,7 @@
 import { createLogin, type User } from './auth/login.js'
 import { hasPermission, toPermissionList } from './auth/permissions.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
+import { createVerifierGate, DEFAULT_VERIFIER_GATE, type VerifierGateOptions } from './auth/verifier-gate.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createModules } from './modules/modules.js'
 import type {
@@ -31,6 +32,8 @@ export interface AdminAuthOptions {
   /** Client ids accepted besides `service-admin` and `service-editor`. */
   clients?: readonly string[] | undefined
   throttle?: Partial<ThrottleOptions> | undefined
+  /** The queue in front of password verification. */
+  loginQueue?: Partial<VerifierGateOptions> | undefined
 }
 
 export interface CoreOptions {
@@ -113,6 +116,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     users,
     clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),
     verifier: ports.verifier,
+    gate: createVerifierGate({ ...DEFAULT_VERIFIER_GATE, ...auth?.loginQueue }),
     throttle,
     tokens,
     events,
