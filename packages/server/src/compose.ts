@@ -2,14 +2,15 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
-import { type Core, createCore, type Digest, type Stores } from '@flowadmin/core'
+import { type Core, createCore, type Digest, type PasswordVerifier, type Stores } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
-import { createArgon2Verifier } from './argon2.js'
+import { createArgon2Verifier, measureVerifyRate } from './argon2.js'
 import { createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
@@ -69,6 +70,8 @@ export interface RunningServer {
   storage: string
   authEnabled: boolean
   settings: Settings
+  /** The bounds of the queue in front of password verification, as configured or derived. */
+  loginQueue: LoginQueue
   core: Core
   /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
   close(): Promise<void>
@@ -103,6 +106,45 @@ async function resolveSettings(options: ServerOptions, cwd: string): Promise<Set
     uiHost: options.host ?? base.uiHost,
     uiPort: options.port ?? base.uiPort,
     userDir: options.userDir !== undefined ? path.resolve(cwd, options.userDir) : base.userDir,
+  }
+}
+
+/** Password verifications at once: one per core. */
+const VERIFY_CONCURRENCY = availableParallelism()
+
+/** The longest a login should wait for its password check; the queue bounds derive from it. */
+export const LOGIN_WAIT_TARGET_SECONDS = 2
+
+export interface LoginQueue {
+  concurrency: number
+  maxWaiting: number
+  maxWaitingKnown: number
+  /** Seconds a login refused for a full queue is told to wait. */
+  retryAfter: number
+  /** Verifications per second measured at start, or null when both bounds were configured. */
+  measuredRate: number | null
+}
+
+/**
+ * The verifier queue's bounds: as configured, or as many attempts as the measured rate verifies in
+ * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long.
+ */
+async function loginQueueOf(settings: Settings, verifier: PasswordVerifier): Promise<LoginQueue> {
+  const configured = settings.adminAuth?.loginQueue ?? {}
+  const measure =
+    settings.adminAuth !== null &&
+    (configured.maxWaiting === undefined || configured.maxWaitingKnown === undefined)
+  const measuredRate = measure ? await measureVerifyRate(verifier, VERIFY_CONCURRENCY) : null
+  const derived =
+    measuredRate === null
+      ? VERIFY_CONCURRENCY
+      : Math.max(VERIFY_CONCURRENCY, Math.round(measuredRate * LOGIN_WAIT_TARGET_SECONDS))
+  return {
+    concurrency: VERIFY_CONCURRENCY,
+    maxWaiting: configured.maxWaiting ?? derived,
+    maxWaitingKnown: configured.maxWaitingKnown ?? derived,
+    retryAfter: LOGIN_WAIT_TARGET_SECONDS,
+    measuredRate,
   }
 }
 
@@ -151,12 +193,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const { stores, storage } = await openStores(settings)
     cleanup.push(() => stores.close())
 
+    const verifier = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
+    const loginQueue = await loginQueueOf(settings, verifier)
+
     const unreadable: string[] = []
     const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
     const core = createCore(
       {
         stores,
-        verifier: await createArgon2Verifier(),
+        verifier,
         digest: nodeDigest,
         loader: createDiskLoader(modules),
         typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
@@ -164,7 +209,17 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         ),
         events: audit,
       },
-      { adminAuth: settings.adminAuth },
+      {
+        adminAuth: settings.adminAuth && {
+          ...settings.adminAuth,
+          loginQueue: {
+            concurrency: loginQueue.concurrency,
+            maxWaiting: loginQueue.maxWaiting,
+            maxWaitingKnown: loginQueue.maxWaitingKnown,
+            retryAfter: loginQueue.retryAfter,
+          },
+        },
+      },
     )
     await core.modules.sync(toDescriptors(modules), { keep: unreadable })
     await core.sweep()
@@ -198,6 +253,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       storage,
       authEnabled: core.authEnabled,
       settings,
+      loginQueue,
       core,
       close() {
         closing ??= (async () => {

@@ -27,8 +27,9 @@ export const DEFAULT_VERIFIER_GATE: VerifierGateOptions = {
 export type Lane = 'known' | 'general'
 
 export function createVerifierGate(options: VerifierGateOptions) {
-  for (const [name, value] of Object.entries(options)) {
-    const least = name === 'concurrency' || name === 'retryAfter' ? 1 : 0
+  const leasts = { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0, retryAfter: 1 } as const
+  for (const [name, least] of Object.entries(leasts)) {
+    const value = options[name as keyof VerifierGateOptions]
     if (!Number.isSafeInteger(value) || value < least) {
       throw new RangeError(`loginQueue ${name} must be a whole number from ${least}`)
     }
