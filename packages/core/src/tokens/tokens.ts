@@ -98,6 +98,8 @@ export function createTokens({ store, clock, random, digest, events, users, life
       clientId: string
       scope: string[]
       expiresIn: number | null
+      /** Where a login came from: that is the session's first use. Null for an API token. */
+      address: string | null
     },
   ): Promise<CreatedToken> {
     const secret = base64url(random.bytes(TOKEN_BYTES))
@@ -114,8 +116,8 @@ export function createTokens({ store, clock, random, digest, events, users, life
       fingerprint: await fingerprintOf(user),
       createdAt: now,
       expiresAt: fields.expiresIn === null ? null : now + fields.expiresIn * 1000,
-      lastUsedAt: null,
-      lastAddress: null,
+      lastUsedAt: fields.address === null ? null : now,
+      lastAddress: fields.address,
     }
     await store.save(record)
     return { token, record }
@@ -141,14 +143,18 @@ export function createTokens({ store, clock, random, digest, events, users, life
   }
 
   return {
-    /** Issues a session for a user who just logged in; stores only its hash. */
-    async issue(user: User, clientId: string, scope: string[]): Promise<IssuedToken> {
+    /**
+     * Issues a session for a user who just logged in from `address`; stores only its hash. The
+     * login counts as its first use, so requests in the minute after it write nothing.
+     */
+    async issue(user: User, clientId: string, scope: string[], address: string): Promise<IssuedToken> {
       const { token } = await save(user, {
         kind: 'session',
         name: null,
         clientId,
         scope,
         expiresIn: lifetime,
+        address,
       })
       return { accessToken: token, expiresIn: lifetime, tokenType: 'Bearer', scope }
     },
@@ -158,7 +164,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
       user: User,
       fields: { name: string; clientId: string; scope: string[]; expiresIn: number | null },
     ): Promise<CreatedToken> {
-      return save(user, { kind: 'api', ...fields })
+      return save(user, { kind: 'api', ...fields, address: null })
     },
 
     /**
