@@ -67,6 +67,7 @@ const mapping: Mapping = {
   unauthenticated: (error) => challenge(error.reason === 'invalid' ? 'invalid_token' : undefined),
   // RFC 6750 §3.1: a request without credentials gets a bare challenge, not an error code.
   forbidden: (_error, context) => challenge(context.tokenSent ? 'insufficient_scope' : undefined),
+  token_not_found: () => notFound,
   module_not_found: () => notFound,
   node_set_not_found: () => notFound,
   type_in_use: (error) => ({

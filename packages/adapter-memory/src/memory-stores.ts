@@ -22,23 +22,60 @@ const copyModule = (module: ModuleRecord): ModuleRecord => ({
   sets: module.sets.map((set) => ({ ...set, types: [...set.types] })),
 })
 
+const byCreation = (a: TokenRecord, b: TokenRecord) =>
+  a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
 function createTokenStore(): TokenStore {
   const records = new Map<string, TokenRecord>()
+  /** hash by id: the second key of every record. */
+  const hashes = new Map<string, string>()
+  const remove = (hash: string) => {
+    const record = records.get(hash)
+    if (!record) return false
+    records.delete(hash)
+    hashes.delete(record.id)
+    return true
+  }
   return {
     async save(record) {
+      remove(record.hash)
+      const sameId = hashes.get(record.id)
+      if (sameId !== undefined) remove(sameId)
       records.set(record.hash, copyToken(record))
+      hashes.set(record.id, record.hash)
     },
     async findByHash(hash) {
       const record = records.get(hash)
       return record ? copyToken(record) : null
     },
-    async delete(hash) {
-      return records.delete(hash)
+    async findById(id) {
+      const record = records.get(hashes.get(id) ?? '')
+      return record ? copyToken(record) : null
+    },
+    async list(username) {
+      const found: TokenRecord[] = []
+      for (const record of records.values()) {
+        if (username === null || record.username === username) found.push(copyToken(record))
+      }
+      return found.sort(byCreation)
+    },
+    async usernames() {
+      return [...new Set([...records.values()].map((record) => record.username))].sort()
+    },
+    async touch(id, usedAt, address) {
+      const record = records.get(hashes.get(id) ?? '')
+      if (!record) return
+      record.lastUsedAt = usedAt
+      record.lastAddress = address
+    },
+    async delete(id) {
+      const hash = hashes.get(id)
+      return hash !== undefined && remove(hash)
     },
     async deleteByUser(username) {
       let removed = 0
       for (const [hash, record] of records) {
-        if (record.username === username && records.delete(hash)) removed++
+        if (record.username === username && remove(hash)) removed++
       }
       return removed
     },
@@ -46,7 +83,7 @@ function createTokenStore(): TokenStore {
       let removed = 0
       for (const [hash, record] of records) {
         if (removed >= limit) break
-        if (record.expiresAt <= now && records.delete(hash)) removed++
+        if (record.expiresAt !== null && record.expiresAt <= now && remove(hash)) removed++
       }
       return removed
     },

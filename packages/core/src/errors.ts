@@ -31,6 +31,8 @@ export type DomainError =
   | { code: 'unauthenticated'; reason: 'missing' | 'invalid' }
   /** Authenticated, but the granted permissions do not cover `permission`. */
   | { code: 'forbidden'; permission: string }
+  /** No token with that id that the caller may see. */
+  | { code: 'token_not_found'; id: string }
   /** No installed module of that name. */
   | { code: 'module_not_found'; module: string }
   /** The module exists but has no node set of that name. */
