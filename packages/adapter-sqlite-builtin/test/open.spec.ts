@@ -1,20 +1,14 @@
 // Run by Bun (`bun test`, see test:runtimes): what a user of either built-in driver meets on disk.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { openDatabase, SCHEMA_VERSION, SqliteStoreError, type SqliteStores } from '@flowadmin/adapter-sqlite'
+import { tokenRecord } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { bunSqlite, createBunSqliteStores } from '../src/bun.js'
 import { createNodeSqliteStores, nodeSqlite } from '../src/node-sqlite.js'
 import { tempFolder } from './temp.js'
 
 const temp = tempFolder()
-const token = {
-  hash: 'h1',
-  username: 'admin',
-  clientId: 'service-admin',
-  scope: ['*'],
-  createdAt: 1,
-  expiresAt: 2,
-}
+const token = tokenRecord('h1')
 
 const drivers = [
   { name: 'bun:sqlite', driver: bunSqlite, open: createBunSqliteStores },
