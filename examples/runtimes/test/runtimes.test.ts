@@ -1,12 +1,11 @@
-// The examples under Bun, Deno and workerd, end to end over HTTP: the same core and HTTP adapter,
+// The examples under Node, Bun, Deno and workerd, end to end over HTTP: the same core and HTTP adapter,
 // built once, with the users' hashes made by the built `flowadmin hash-pw`.
-import { spawnSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { requireBuild, runCli } from '../../../packages/server/test/cli-process.js'
-import { EXAMPLES, RUNTIMES, type Started, startExample } from './runtimes.js'
+import { buildWorker, RUNTIMES, type Started, startExample } from '../runtimes.mjs'
 
 const ADMIN = { username: 'admin', password: 'pässwörd ✓ admin' }
 const VIEWER = { username: 'viewer', password: 'viewer-secret' }
@@ -22,8 +21,7 @@ let adminAuth: string
 let folder: string
 beforeAll(async () => {
   requireBuild()
-  const built = spawnSync(process.execPath, ['workerd/build.mjs'], { cwd: EXAMPLES, encoding: 'utf8' })
-  if (built.status !== 0) throw new Error(`building the worker failed:\n${built.stderr}`)
+  await buildWorker()
   adminAuth = JSON.stringify({
     users: [
       { username: ADMIN.username, password: await hashPw(ADMIN.password), permissions: '*' },

@@ -1,22 +1,16 @@
-// Starts the examples under their runtimes, as a user would from a shell: the binaries the
-// `bun`, `deno` and `workerd` packages install, on a free port of 127.0.0.1.
-import { type ChildProcess, spawn } from 'node:child_process'
+// Starts the examples under their runtimes, as a user would from a shell: Node, and the binaries
+// the `bun`, `deno` and `workerd` packages install, on a free port of 127.0.0.1. Used by the
+// end-to-end tests and by bench.mjs; typed in runtimes.d.mts.
+import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
-export const EXAMPLES = fileURLToPath(new URL('../', import.meta.url))
-const bin = (path: string) => `${ROOT}node_modules/${path}`
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export const EXAMPLES = fileURLToPath(new URL('./', import.meta.url))
+const bin = (path) => `${ROOT}node_modules/${path}`
 
-export interface Runtime {
-  name: 'bun' | 'deno' | 'workerd'
-  /** Whether its store outlives a restart (a SQLite file), or not (memory per isolate). */
-  persists: boolean
-  command: string
-  args: (port: number) => string[]
-}
-
-export const RUNTIMES: Runtime[] = [
+export const RUNTIMES = [
+  { name: 'node', persists: true, command: process.execPath, args: () => ['node/server.js'] },
   { name: 'bun', persists: true, command: bin('bun/bin/bun.exe'), args: () => ['bun/server.js'] },
   {
     name: 'deno',
@@ -40,29 +34,36 @@ export const RUNTIMES: Runtime[] = [
   },
 ]
 
+/** Bundles the worker for config.capnp (workerd reads modules from its config, not node_modules). */
+export async function buildWorker() {
+  const built = await run(process.execPath, ['workerd/build.mjs'])
+  if (built.code !== 0) throw new Error(`building the worker failed:\n${built.output}`)
+}
+
+function run(command, args) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: EXAMPLES, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk) => (output += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (output += chunk))
+    child.once('close', (code) => resolve({ code, output }))
+  })
+}
+
 /** A port of 127.0.0.1 that nothing listens on right now. */
-export function freePort(): Promise<number> {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()))
+      const { port } = server.address()
+      server.close(() => resolve(port))
     })
   })
 }
 
-export interface Started {
-  url: string
-  child: ChildProcess
-  /** Everything the process printed so far. */
-  output(): string
-  /** SIGTERM, then SIGKILL after 5 s; resolves once it has ended. */
-  stop(): Promise<void>
-}
-
 /** Starts an example and resolves once it answers GET /auth/login (within 30 s). */
-export async function startExample(runtime: Runtime, env: Record<string, string>): Promise<Started> {
+export async function startExample(runtime, env) {
   const port = await freePort()
   const child = spawn(runtime.command, runtime.args(port), {
     cwd: EXAMPLES,
@@ -70,11 +71,11 @@ export async function startExample(runtime: Runtime, env: Record<string, string>
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  const ended = new Promise<void>((resolve) => child.once('close', () => resolve()))
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (output += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (output += chunk))
+  const ended = new Promise((resolve) => child.once('close', resolve))
   const url = `http://127.0.0.1:${port}`
-  const started: Started = {
+  const started = {
     url,
     child,
     output: () => output,
@@ -87,8 +88,7 @@ export async function startExample(runtime: Runtime, env: Record<string, string>
     },
   }
   const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) break
+  while (Date.now() < deadline && child.exitCode === null) {
     try {
       if ((await fetch(`${url}/auth/login`)).ok) return started
     } catch {
