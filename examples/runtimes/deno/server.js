@@ -5,20 +5,21 @@ import { createWasmVerifier } from '@flowadmin/verifier-wasm'
 import { loadArgon2Wasm } from '@flowadmin/verifier-wasm/load'
 import { createAdmin, readAdminAuth, SWEEP_INTERVAL_MS } from '../admin.js'
 
-let adminAuth
 let stores
+let app
+let core
 try {
-  adminAuth = readAdminAuth(Deno.env.get('FLOWADMIN_ADMIN_AUTH'))
+  const adminAuth = readAdminAuth(Deno.env.get('FLOWADMIN_ADMIN_AUTH'))
   stores = createNodeSqliteStores(Deno.env.get('FLOWADMIN_DB') ?? 'flowadmin.db')
+  ;({ app, core } = await createAdmin({
+    stores,
+    verifier: await createWasmVerifier(await loadArgon2Wasm()),
+    adminAuth,
+  }))
 } catch (error) {
-  console.error(error.message)
+  console.error(`flowadmin cannot start: ${error.message}`)
   Deno.exit(1)
 }
-const { app, core } = await createAdmin({
-  stores,
-  verifier: await createWasmVerifier(await loadArgon2Wasm()),
-  adminAuth,
-})
 
 const server = Deno.serve(
   {

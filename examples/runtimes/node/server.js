@@ -7,20 +7,21 @@ import { loadArgon2Wasm } from '@flowadmin/verifier-wasm/load'
 import { serve } from '@hono/node-server'
 import { createAdmin, readAdminAuth, SWEEP_INTERVAL_MS } from '../admin.js'
 
-let adminAuth
 let stores
+let app
+let core
 try {
-  adminAuth = readAdminAuth(process.env.FLOWADMIN_ADMIN_AUTH)
+  const adminAuth = readAdminAuth(process.env.FLOWADMIN_ADMIN_AUTH)
   stores = createSqliteStores(process.env.FLOWADMIN_DB ?? 'flowadmin.db')
+  ;({ app, core } = await createAdmin({
+    stores,
+    verifier: await createWasmVerifier(await loadArgon2Wasm()),
+    adminAuth,
+  }))
 } catch (error) {
-  console.error(error.message)
+  console.error(`flowadmin cannot start: ${error.message}`)
   process.exit(1)
 }
-const { app, core } = await createAdmin({
-  stores,
-  verifier: await createWasmVerifier(await loadArgon2Wasm()),
-  adminAuth,
-})
 
 const hostname = process.env.HOST ?? '127.0.0.1'
 const server = serve(

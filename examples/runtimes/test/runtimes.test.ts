@@ -175,3 +175,29 @@ describe.each(RUNTIMES)('$name', (runtime) => {
     },
   )
 })
+
+describe.each(RUNTIMES.filter((runtime) => runtime.name !== 'workerd'))(
+  '$name, badly configured',
+  (runtime) => {
+    it.each([
+      ['', /FLOWADMIN_ADMIN_AUTH is not set/],
+      ['{"users": [', /FLOWADMIN_ADMIN_AUTH is not JSON/],
+      [
+        '{"users":[{"username":"admin","password":"plain","permissions":"*"}]}',
+        /users\[0\]\.password must be an argon2 hash/,
+      ],
+      [
+        '{"users":[{"username":"a","password":"$argon2id$x","permissions":"*"}],"sessionExpiryTime":-1}',
+        /sessionExpiryTime/,
+      ],
+    ])('refuses to start with FLOWADMIN_ADMIN_AUTH=%j, saying why', async (text, message) => {
+      const refused = startExample(runtime, {
+        FLOWADMIN_ADMIN_AUTH: text,
+        FLOWADMIN_DB: join(folder, 'bad.db'),
+      })
+      await expect(refused).rejects.toThrow(message)
+      await expect(refused).rejects.toThrow(/flowadmin cannot start: /)
+      await expect(refused).rejects.not.toThrow(/\n\s+at /)
+    })
+  },
+)
