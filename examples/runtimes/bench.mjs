@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { buildWorker, RUNTIMES, startExample } from './runtimes.mjs'
+import { buildWorker, login, RUNTIMES, startExample } from './runtimes.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -55,16 +55,7 @@ try {
       FLOWADMIN_DB: join(folder, `${runtime.name}.db`),
     })
     try {
-      const response = await fetch(`${server.url}/auth/token`, {
-        method: 'POST',
-        body: new URLSearchParams({
-          client_id: 'service-admin',
-          grant_type: 'password',
-          scope: '*',
-          username: 'admin',
-          password,
-        }),
-      })
+      const response = await login(server.url, { username: 'admin', password })
       const { access_token: token } = await response.json()
       const scheme = await load(`${server.url}/auth/login`)
       const settings = await load(`${server.url}/settings`, { authorization: `Bearer ${token}` })

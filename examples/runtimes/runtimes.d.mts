@@ -22,3 +22,8 @@ export const RUNTIMES: Runtime[]
 export function buildWorker(): Promise<void>
 export function freePort(): Promise<number>
 export function startExample(runtime: Runtime, env: Record<string, string>): Promise<Started>
+export function login(
+  url: string,
+  user: { username: string; password: string },
+  scope?: string,
+): Promise<Response>

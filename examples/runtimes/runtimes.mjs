@@ -99,3 +99,17 @@ export async function startExample(runtime, env) {
   await started.stop()
   throw new Error(`${runtime.name} did not answer on ${url}:\n${output}`)
 }
+
+/** POST /auth/token with the password grant, as `service-admin`. */
+export function login(url, { username, password }, scope = '*') {
+  return fetch(`${url}/auth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      client_id: 'service-admin',
+      grant_type: 'password',
+      scope,
+      username,
+      password,
+    }),
+  })
+}

@@ -1,25 +1,14 @@
 // flowadmin on Deno: Deno.serve, the stores over node:sqlite in one file, argon2 in WebAssembly.
 //   FLOWADMIN_ADMIN_AUTH='{"users":[...]}' deno run --allow-net --allow-env --allow-read --allow-write --allow-sys=uid,gid deno/server.js
 import { createNodeSqliteStores } from '@flowadmin/adapter-sqlite-builtin/node-sqlite'
-import { createWasmVerifier } from '@flowadmin/verifier-wasm'
-import { loadArgon2Wasm } from '@flowadmin/verifier-wasm/load'
-import { createAdmin, readAdminAuth, SWEEP_INTERVAL_MS } from '../admin.js'
+import { startAdmin } from '../start.js'
 
-let stores
-let app
-let core
-try {
-  const adminAuth = readAdminAuth(Deno.env.get('FLOWADMIN_ADMIN_AUTH'))
-  stores = createNodeSqliteStores(Deno.env.get('FLOWADMIN_DB') ?? 'flowadmin.db')
-  ;({ app, core } = await createAdmin({
-    stores,
-    verifier: await createWasmVerifier(await loadArgon2Wasm()),
-    adminAuth,
-  }))
-} catch (error) {
-  console.error(`flowadmin cannot start: ${error.message}`)
-  Deno.exit(1)
-}
+const { app, stores, stopSweeping } = await startAdmin({
+  adminAuthText: Deno.env.get('FLOWADMIN_ADMIN_AUTH'),
+  file: Deno.env.get('FLOWADMIN_DB'),
+  openStores: createNodeSqliteStores,
+  exit: (code) => Deno.exit(code),
+})
 
 const server = Deno.serve(
   {
@@ -30,10 +19,9 @@ const server = Deno.serve(
   },
   (request, info) => app.fetch(request, { address: info.remoteAddr.hostname }),
 )
-const sweeper = setInterval(() => core.sweep().catch((error) => console.error(error)), SWEEP_INTERVAL_MS)
 
 const stop = async () => {
-  clearInterval(sweeper)
+  stopSweeping()
   await server.shutdown()
   await stores.close()
   Deno.exit(0)

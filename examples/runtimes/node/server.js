@@ -2,26 +2,15 @@
 // argon2 in WebAssembly. (flowadmin's own server, `flowadmin start`, uses the native argon2.)
 //   FLOWADMIN_ADMIN_AUTH='{"users":[...]}' node node/server.js
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
-import { createWasmVerifier } from '@flowadmin/verifier-wasm'
-import { loadArgon2Wasm } from '@flowadmin/verifier-wasm/load'
 import { serve } from '@hono/node-server'
-import { createAdmin, readAdminAuth, SWEEP_INTERVAL_MS } from '../admin.js'
+import { startAdmin } from '../start.js'
 
-let stores
-let app
-let core
-try {
-  const adminAuth = readAdminAuth(process.env.FLOWADMIN_ADMIN_AUTH)
-  stores = createSqliteStores(process.env.FLOWADMIN_DB ?? 'flowadmin.db')
-  ;({ app, core } = await createAdmin({
-    stores,
-    verifier: await createWasmVerifier(await loadArgon2Wasm()),
-    adminAuth,
-  }))
-} catch (error) {
-  console.error(`flowadmin cannot start: ${error.message}`)
-  process.exit(1)
-}
+const { app, stores, stopSweeping } = await startAdmin({
+  adminAuthText: process.env.FLOWADMIN_ADMIN_AUTH,
+  file: process.env.FLOWADMIN_DB,
+  openStores: createSqliteStores,
+  exit: (code) => process.exit(code),
+})
 
 const hostname = process.env.HOST ?? '127.0.0.1'
 const server = serve(
@@ -32,10 +21,9 @@ const server = serve(
   },
   (info) => console.log(`flowadmin on Node ${process.version}: http://${hostname}:${info.port}`),
 )
-const sweeper = setInterval(() => core.sweep().catch((error) => console.error(error)), SWEEP_INTERVAL_MS)
 
 const stop = () => {
-  clearInterval(sweeper)
+  stopSweeping()
   server.close(async () => {
     await stores.close()
     process.exit(0)

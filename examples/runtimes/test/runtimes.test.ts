@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { requireBuild, runCli } from '../../../packages/server/test/cli-process.js'
-import { buildWorker, RUNTIMES, type Started, startExample } from '../runtimes.mjs'
+import { buildWorker, login, RUNTIMES, type Started, startExample } from '../runtimes.mjs'
 
 const ADMIN = { username: 'admin', password: 'pässwörd ✓ admin' }
 const VIEWER = { username: 'viewer', password: 'viewer-secret' }
@@ -42,11 +42,6 @@ describe.each(RUNTIMES)('$name', (runtime) => {
     server = await startExample(runtime, { FLOWADMIN_ADMIN_AUTH: adminAuth, FLOWADMIN_DB: join(folder, db) })
     return server.url
   }
-  const login = (url: string, user: { username: string; password: string }, scope = '*') =>
-    fetch(`${url}/auth/token`, {
-      method: 'POST',
-      body: new URLSearchParams({ client_id: 'service-admin', grant_type: 'password', scope, ...user }),
-    })
   const tokenOf = async (response: Response) => {
     expect(response.status).toBe(200)
     return ((await response.json()) as { access_token: string }).access_token
