@@ -125,6 +125,36 @@ describe.each(RUNTIMES)('$name', (runtime) => {
     expect(after.headers.get('www-authenticate')).toContain('invalid_token')
   })
 
+  it('creates a named API token shown once, lists it, acts with it, and ends it', async () => {
+    const url = await start(`${runtime.name}-api.db`)
+    const session = await tokenOf(await login(url, ADMIN))
+    const created = await fetch(`${url}/auth/tokens`, {
+      method: 'POST',
+      headers: { ...bearer(session), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'deploy bot', scope: 'read' }),
+    })
+    expect(created.status).toBe(201)
+    const api = (await created.json()) as { id: string; token: string }
+    expect(api.token).toMatch(/^fa_[A-Za-z0-9_-]{43}$/)
+    expect(await enabledFlags(url, api.token, TEXT_TOOLS)).toEqual([true, true])
+    expect((await toggle(url, api.token, TEXT_TOOLS, false)).status).toBe(401)
+
+    const listed = await fetch(`${url}/auth/tokens`, { headers: bearer(session) })
+    const { tokens } = (await listed.json()) as {
+      tokens: Array<{ id: string; kind: string; name: string | null }>
+    }
+    expect(tokens.map(({ kind, name }) => [kind, name])).toEqual([
+      ['session', null],
+      ['api', 'deploy bot'],
+    ])
+    expect(JSON.stringify(tokens)).not.toContain(api.token)
+
+    expect(
+      (await fetch(`${url}/auth/tokens/${api.id}`, { method: 'DELETE', headers: bearer(session) })).status,
+    ).toBe(204)
+    expect((await fetch(`${url}/settings`, { headers: bearer(api.token) })).status).toBe(401)
+  })
+
   it('throttles repeated failures with 429 and Retry-After, without checking the password', async () => {
     const url = await start(`${runtime.name}-throttle.db`)
     for (let i = 0; i < 5; i++)
@@ -136,7 +166,7 @@ describe.each(RUNTIMES)('$name', (runtime) => {
 
   it(
     runtime.persists
-      ? 'keeps tokens, revocations and module state across a restart (a SQLite file)'
+      ? 'keeps tokens, revocations and module state across a restart (a SQLite file); a new password ends the tokens'
       : 'starts afresh after a restart (the memory store lives as long as the isolate)',
     async () => {
       let url = await start(`${runtime.name}-restart.db`)
@@ -160,6 +190,15 @@ describe.each(RUNTIMES)('$name', (runtime) => {
       if (runtime.persists) {
         expect(again.status).toBe(200)
         expect(await enabledFlags(url, kept, TEXT_TOOLS)).toEqual([false, false])
+        // A token is worth what its user is worth now: a new password ends it.
+        await server?.stop()
+        const changed = JSON.parse(adminAuth) as { users: Array<{ password: string }> }
+        changed.users[0] = { ...changed.users[0], password: await hashPw('a new password') }
+        server = await startExample(runtime, {
+          FLOWADMIN_ADMIN_AUTH: JSON.stringify(changed),
+          FLOWADMIN_DB: join(folder, `${runtime.name}-restart.db`),
+        })
+        expect((await fetch(`${server.url}/settings`, { headers: bearer(kept) })).status).toBe(401)
       } else {
         expect(again.status).toBe(401)
         expect(await enabledFlags(url, await tokenOf(await login(url, ADMIN)), TEXT_TOOLS)).toEqual([
