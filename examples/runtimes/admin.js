@@ -76,7 +76,9 @@ export async function createAdmin({ stores, verifier, adminAuth }) {
       typeUsage: { typesInUse: async () => TYPES_IN_USE },
       events: { emit: (event) => console.log(JSON.stringify(event)) },
     },
-    { adminAuth },
+    // WebAssembly verifies on this one thread: more than one verification "at once" would only
+    // take turns, so the core's login queue runs one and lets the others wait in its lanes.
+    { adminAuth: { ...adminAuth, loginQueue: { concurrency: 1, ...adminAuth.loginQueue } } },
   )
   await core.modules.sync(NODE_MODULES)
   const app = createHttpApp(core, {

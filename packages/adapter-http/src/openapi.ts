@@ -265,7 +265,7 @@ export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument 
 
 /** `POST /auth/token` and `POST /auth/revoke`, which exist only when authentication is on. */
 function authPaths(): Record<string, PathItemObject> {
-  const { noStore, badRequest, tooLarge, throttled } = oauthResponses
+  const { noStore, badRequest, tooLarge, throttled, unavailable } = oauthResponses
   const form = (schema: string) => ({
     'application/x-www-form-urlencoded': { schema: ref(schema) },
     'application/json': { schema: ref(schema) },
@@ -290,6 +290,7 @@ function authPaths(): Record<string, PathItemObject> {
           413: tooLarge,
           429: throttled,
           500: use('Unexpected'),
+          503: unavailable,
         },
       },
     },
