@@ -1,4 +1,5 @@
 // The public admin API, as the console uses it: nothing here that a script could not do.
+import type { tokenJson } from '@flowadmin/adapter-http'
 import { hasPermission, type ModuleView, type NodeSetView } from '@flowadmin/core'
 
 export type NodeSet = NodeSetView
@@ -207,19 +208,7 @@ export async function offers(): Promise<Offers> {
 }
 
 /** A session or API token as the inventory lists it: never the token itself. */
-export interface TokenEntry {
-  id: string
-  user: string
-  kind: 'session' | 'api'
-  name: string | null
-  client_id: string
-  scope: string[]
-  created_at: string
-  expires_at: string | null
-  last_used_at: string | null
-  last_address: string | null
-  current: boolean
-}
+export type TokenEntry = ReturnType<typeof tokenJson>
 
 export interface CreatedToken {
   id: string

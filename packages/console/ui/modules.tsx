@@ -11,6 +11,7 @@ import {
   setNodeSet,
   type User,
 } from './api.js'
+import { Feedback, useFeedback } from './feedback.js'
 import { Switch } from './switch.js'
 
 type Load =
@@ -24,20 +25,8 @@ const idOf = (name: string) => `module-${name.replace(/[^a-zA-Z0-9_-]/g, '_')}`
 export function Modules(props: { user: User; onSessionEnded: (message: string) => void }) {
   const [load, setLoad] = useState<Load>({ state: 'loading' })
   const [pending, setPending] = useState<string[]>([])
-  const [alert, setAlert] = useState<string | null>(null)
-  const [status, setStatus] = useState('')
+  const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
   const writable = canWriteNodes(props.user.permissions)
-
-  /** Runs a call; a lost session goes back to the login form, other failures become the alert. */
-  const guard = useCallback(async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      return await work()
-    } catch (error) {
-      if (error instanceof SessionEnded) props.onSessionEnded(error.message)
-      else setAlert(error instanceof Error ? error.message : String(error))
-      return undefined
-    }
-  }, [])
 
   const refresh = useCallback(async () => {
     setLoad({ state: 'loading' })
@@ -66,7 +55,6 @@ export function Modules(props: { user: User; onSessionEnded: (message: string) =
   /** Switches, then shows what the server answered: the switch follows the answer, not the click. */
   const toggle = async (key: string, describe: string, apply: () => Promise<void>, enabled: boolean) => {
     setPending((current) => [...current, key])
-    setAlert(null)
     setStatus('')
     await guard(async () => {
       try {
@@ -127,16 +115,7 @@ export function Modules(props: { user: User; onSessionEnded: (message: string) =
           You have read-only access: the switches show each module's state but cannot change it.
         </p>
       )}
-      <div class="live">
-        {alert !== null && (
-          <p class="error" role="alert">
-            {alert}
-          </p>
-        )}
-        <p class="sr-only" role="status">
-          {status}
-        </p>
-      </div>
+      <Feedback alert={alert} status={status} />
       {load.state === 'loading' && <p class="muted">Loading modules…</p>}
       {load.state === 'failed' && (
         <p class="error" role="alert">

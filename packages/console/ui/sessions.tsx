@@ -5,11 +5,11 @@ import {
   endAllTokens,
   endToken,
   listTokens,
-  SessionEnded,
   type TokenEntry,
   token,
   type User,
 } from './api.js'
+import { Feedback, useFeedback } from './feedback.js'
 
 const DAY = 86_400
 const LIFETIMES = [
@@ -31,22 +31,9 @@ const titleOf = (entry: TokenEntry) =>
 /** The caller's own sessions and API tokens: list, end, end all, and mint a token shown once. */
 export function Sessions(props: { user: User; onSessionEnded: (message: string) => void }) {
   const [entries, setEntries] = useState<TokenEntry[] | null>(null)
-  const [alert, setAlert] = useState<string | null>(null)
-  const [status, setStatus] = useState('')
+  const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
   const [created, setCreated] = useState<CreatedToken | null>(null)
   const [busy, setBusy] = useState(false)
-
-  /** Runs a call; a lost session goes back to the login form, other failures become the alert. */
-  const guard = async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
-    setAlert(null)
-    try {
-      return await work()
-    } catch (error) {
-      if (error instanceof SessionEnded) props.onSessionEnded(error.message)
-      else setAlert(error instanceof Error ? error.message : String(error))
-      return undefined
-    }
-  }
 
   const refresh = useCallback(async () => {
     const listed = await guard(listTokens)
@@ -54,7 +41,8 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
     if (listed !== undefined)
       setEntries(
         [...listed].sort(
-          (a, b) => Number(b.current) - Number(a.current) || b.created_at.localeCompare(a.created_at),
+          (a, b) =>
+            Number(b.current) - Number(a.current) || (b.created_at ?? '').localeCompare(a.created_at ?? ''),
         ),
       )
   }, [])
@@ -129,16 +117,7 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
           Sign out everywhere
         </button>
       </div>
-      <div class="live">
-        {alert !== null && (
-          <p class="error" role="alert">
-            {alert}
-          </p>
-        )}
-        <p class="sr-only" role="status">
-          {status}
-        </p>
-      </div>
+      <Feedback alert={alert} status={status} />
 
       <form class="card install" onSubmit={create} aria-labelledby="create-title">
         <h3 id="create-title">Create an API token</h3>

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import AxeBuilder from '@axe-core/playwright'
 import * as argon2 from 'argon2'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
-import { expect } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import { requireBuild, startCli } from '../../../server/test/cli-process.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
@@ -78,6 +78,25 @@ export async function startServer(
       await rm(userDir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * One browser and one server for a test file: started before its tests, stopped after them.
+ * Read `browser` and `server` inside tests and hooks (they are set once the hook has run).
+ */
+export function useBrowserAndServer(options?: Parameters<typeof startServer>[0]): {
+  readonly browser: Browser
+  readonly server: Server
+} {
+  const env = {} as { browser: Browser; server: Server }
+  beforeAll(async () => {
+    ;[env.browser, env.server] = await Promise.all([launch(), startServer(options)])
+  })
+  afterAll(async () => {
+    await env.browser?.close()
+    await env.server?.stop()
+  })
+  return env
 }
 
 /** Debian's Chromium, headless, with the flags that keep it off the network. */

@@ -1,10 +1,8 @@
 // Logging in, out, and losing a session, in Chromium against the built server.
-import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   apiToken,
   axeFindings,
-  launch,
   logIn,
   open,
   type Server,
@@ -12,25 +10,14 @@ import {
   sessionToken,
   startServer,
   USERS,
+  useBrowserAndServer,
 } from './harness.js'
 
-let browser: Browser
-let server: Server
-
-beforeAll(async () => {
-  ;[browser, server] = await Promise.all([
-    launch(),
-    startServer({ adminAuth: { throttle: { maxFailuresPerUser: 3 } } }),
-  ])
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
+const env = useBrowserAndServer({ adminAuth: { throttle: { maxFailuresPerUser: 3 } } })
 
 describe('logging in', () => {
   it('asks for the prompts GET /auth/login announces, in labelled fields; Enter submits', async () => {
-    const { page, problems, context } = await open(browser, `${server.url}/`)
+    const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
     const urls: string[] = []
     page.on('request', (request) => urls.push(request.url()))
     const form = page.getByRole('form', { name: 'Log in' })
@@ -46,7 +33,7 @@ describe('logging in', () => {
     // The token lives in sessionStorage, never in the address.
     const token = await sessionToken(page)
     expect(token).toMatch(/^[A-Za-z0-9_-]{40,}$/)
-    expect(page.url()).toBe(`${server.url}/`)
+    expect(page.url()).toBe(`${env.server.url}/`)
     await page.reload()
     await page.getByRole('heading', { name: 'Node modules' }).waitFor()
     expect(urls.length).toBeGreaterThan(3)
@@ -59,7 +46,7 @@ describe('logging in', () => {
   })
 
   it('a wrong password shows an alert and keeps the form and the username', async () => {
-    const { page, problems, context } = await open(browser, `${server.url}/`)
+    const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
     await logIn(page, 'viewer', 'not-the-password')
     const alert = page.getByRole('alert')
     await alert.waitFor()
@@ -77,7 +64,7 @@ describe('logging in', () => {
   })
 
   it('a throttled login says when to retry', async () => {
-    const { page, context } = await open(browser, `${server.url}/`)
+    const { page, context } = await open(env.browser, `${env.server.url}/`)
     for (let attempt = 1; attempt <= 3; attempt++) {
       await logIn(page, 'mallory', `guess-${attempt}`)
       await page.getByRole('alert').filter({ hasText: 'Wrong username or password.' }).waitFor()
@@ -94,7 +81,7 @@ describe('logging in', () => {
   })
 
   it('a busy server (503) says when to retry', async () => {
-    const { page, context } = await open(browser, `${server.url}/`)
+    const { page, context } = await open(env.browser, `${env.server.url}/`)
     // The server answers 503 only when its password verifier is saturated, which a test cannot
     // cause reliably: this one answer is made in the browser, as the server would make it.
     await page.route('**/auth/token', (route) =>
@@ -117,7 +104,7 @@ describe('logging in', () => {
 
 describe('logging out and lost sessions', () => {
   it('Log out revokes the token and goes back to the login form', async () => {
-    const { page, problems, context } = await open(browser, `${server.url}/`)
+    const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
     await logIn(page, 'admin', USERS.admin)
     await page.getByRole('heading', { name: 'Node modules' }).waitFor()
     const token = await sessionToken(page)
@@ -127,19 +114,19 @@ describe('logging out and lost sessions', () => {
       page.getByRole('status').filter({ hasText: 'You are logged out.' }).isVisible(),
     ).resolves.toBe(true)
     expect(await sessionToken(page)).toBeNull()
-    const after = await fetch(`${server.url}/settings`, { headers: { authorization: `Bearer ${token}` } })
+    const after = await fetch(`${env.server.url}/settings`, { headers: { authorization: `Bearer ${token}` } })
     expect(after.status).toBe(401)
     expect(problems).toEqual([])
     await context.close()
   })
 
   it('a token revoked elsewhere leads back to the login form with a message', async () => {
-    const { page, context } = await open(browser, `${server.url}/`)
+    const { page, context } = await open(env.browser, `${env.server.url}/`)
     await logIn(page, 'admin', USERS.admin)
     await page.getByRole('heading', { name: 'Node modules' }).waitFor()
     const token = (await sessionToken(page)) as string
-    const other = await apiToken(server.url, 'admin')
-    const revoked = await fetch(`${server.url}/auth/revoke`, {
+    const other = await apiToken(env.server.url, 'admin')
+    const revoked = await fetch(`${env.server.url}/auth/revoke`, {
       method: 'POST',
       headers: { authorization: `Bearer ${other}` },
       body: new URLSearchParams({ token }),
@@ -165,7 +152,7 @@ describe('an expired token', () => {
   afterAll(() => short?.stop())
 
   it('leads back to the login form with a message, not a broken page', async () => {
-    const { page, problems, context } = await open(browser, `${short.url}/`)
+    const { page, problems, context } = await open(env.browser, `${short.url}/`)
     await logIn(page, 'admin', USERS.admin)
     await page.getByRole('heading', { name: 'Node modules' }).waitFor()
     // The token lives one second; let it expire, then come back to the page.
@@ -188,7 +175,7 @@ describe('without adminAuth', () => {
   afterAll(() => open_?.stop())
 
   it('there is no login at all: the modules show at once, and no Log out', async () => {
-    const { page, problems, context } = await open(browser, `${open_.url}/`)
+    const { page, problems, context } = await open(env.browser, `${open_.url}/`)
     await page.getByRole('heading', { name: 'Node modules' }).waitFor()
     await expect(page.getByRole('form', { name: 'Log in' }).count()).resolves.toBe(0)
     await expect(page.getByRole('button', { name: 'Log out' }).count()).resolves.toBe(0)

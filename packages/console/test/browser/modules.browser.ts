@@ -1,33 +1,24 @@
 // Seeing and switching node modules, in Chromium against the built server.
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   apiToken,
   axeFindings,
   BROKEN,
   GREETING,
-  launch,
   logIn,
   moduleState,
   open,
-  type Server,
   screenshot,
-  startServer,
   TEXT_TOOLS,
   USERS,
+  useBrowserAndServer,
 } from './harness.js'
 
-let browser: Browser
-let server: Server
+const env = useBrowserAndServer()
 let admin: string
-
 beforeAll(async () => {
-  ;[browser, server] = await Promise.all([launch(), startServer()])
-  admin = await apiToken(server.url, 'admin')
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
+  admin = await apiToken(env.server.url, 'admin')
 })
 
 const moduleSwitch = (page: Page, name: string) => page.getByRole('switch', { name, exact: true })
@@ -35,7 +26,7 @@ const card = (page: Page, name: string) =>
   page.getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) })
 
 async function loggedIn(user: keyof typeof USERS, options: Parameters<typeof open>[2] = {}) {
-  const tab = await open(browser, `${server.url}/`, options)
+  const tab = await open(env.browser, `${env.server.url}/`, options)
   await logIn(tab.page, user, USERS[user])
   await tab.page.getByRole('heading', { name: 'Node modules' }).waitFor()
   await moduleSwitch(tab.page, GREETING).waitFor()
@@ -83,7 +74,7 @@ describe('the modules', () => {
     const toggle = moduleSwitch(page, TEXT_TOOLS)
     await toggle.click()
     await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('false')
-    let state = await moduleState(server.url, admin, TEXT_TOOLS)
+    let state = await moduleState(env.server.url, admin, TEXT_TOOLS)
     expect(state.nodes.every((set) => !set.enabled)).toBe(true)
     for (const set of state.nodes) {
       await expect(
@@ -102,7 +93,7 @@ describe('the modules', () => {
     await expect(moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).resolves.toBe('false')
     await moduleSwitch(page, TEXT_TOOLS).click()
     await expect.poll(() => moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).toBe('true')
-    state = await moduleState(server.url, admin, TEXT_TOOLS)
+    state = await moduleState(env.server.url, admin, TEXT_TOOLS)
     expect(state.nodes.every((set) => set.enabled)).toBe(true)
     expect(problems).toEqual([])
     await context.close()
@@ -110,17 +101,17 @@ describe('the modules', () => {
 
   it('one node set switches on its own', async () => {
     const { page, context } = await loggedIn('admin')
-    const first = (await moduleState(server.url, admin, TEXT_TOOLS)).nodes[0] as { id: string }
+    const first = (await moduleState(env.server.url, admin, TEXT_TOOLS)).nodes[0] as { id: string }
     const setSwitch = page.getByRole('switch', { name: first.id, exact: true })
     await setSwitch.click()
     await expect.poll(() => setSwitch.getAttribute('aria-checked')).toBe('false')
     // The module is no longer wholly on.
     await expect(moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).resolves.toBe('false')
-    let state = await moduleState(server.url, admin, TEXT_TOOLS)
+    let state = await moduleState(env.server.url, admin, TEXT_TOOLS)
     expect(state.nodes.find((set) => set.id === first.id)?.enabled).toBe(false)
     await setSwitch.click()
     await expect.poll(() => setSwitch.getAttribute('aria-checked')).toBe('true')
-    state = await moduleState(server.url, admin, TEXT_TOOLS)
+    state = await moduleState(env.server.url, admin, TEXT_TOOLS)
     expect(state.nodes.every((set) => set.enabled)).toBe(true)
     await context.close()
   })
@@ -134,7 +125,7 @@ describe('the modules', () => {
       `${GREETING} stays on: the deployed flows use its type greeting. Remove those nodes from the flows first.`,
     )
     await expect(moduleSwitch(page, GREETING).getAttribute('aria-checked')).resolves.toBe('true')
-    const state = await moduleState(server.url, admin, GREETING)
+    const state = await moduleState(env.server.url, admin, GREETING)
     expect(state.nodes.every((set) => set.enabled)).toBe(true)
     expect(await axeFindings(page)).toEqual([])
     await screenshot(page, 'type-in-use-1440-light')
@@ -158,7 +149,7 @@ describe('the modules', () => {
 
 describe('keyboard only', () => {
   it('logs in, switches a module off and on, and logs out without a mouse', async () => {
-    const { page, context } = await open(browser, `${server.url}/`)
+    const { page, context } = await open(env.browser, `${env.server.url}/`)
     // The first field has focus when the page opens.
     await page.getByLabel('Username').waitFor()
     await page.keyboard.type('admin')
@@ -184,7 +175,9 @@ describe('keyboard only', () => {
     await expect.poll(() => moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).toBe('false')
     await page.keyboard.press('Enter')
     await expect.poll(() => moduleSwitch(page, TEXT_TOOLS).getAttribute('aria-checked')).toBe('true')
-    expect((await moduleState(server.url, admin, TEXT_TOOLS)).nodes.every((set) => set.enabled)).toBe(true)
+    expect((await moduleState(env.server.url, admin, TEXT_TOOLS)).nodes.every((set) => set.enabled)).toBe(
+      true,
+    )
 
     // Back up to Log out.
     for (let presses = 0; presses < 30 && (await focusedName()) !== 'Log out'; presses++) {
@@ -201,7 +194,7 @@ describe('screens', () => {
   for (const colorScheme of ['light', 'dark'] as const) {
     for (const width of [360, 1440]) {
       it(`reads well at ${width} px, ${colorScheme}`, async () => {
-        const login = await open(browser, `${server.url}/`, { width, height: 800, colorScheme })
+        const login = await open(env.browser, `${env.server.url}/`, { width, height: 800, colorScheme })
         await login.page.getByLabel('Username').waitFor()
         await screenshot(login.page, `login-${width}-${colorScheme}`)
         expect(await axeFindings(login.page)).toEqual([])

@@ -1,19 +1,9 @@
 // What the server sends for the page and its assets: security headers, caching, size.
 import { readFile } from 'node:fs/promises'
-import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launch, open, type Server, startServer } from './harness.js'
+import { open, type Server, startServer, useBrowserAndServer } from './harness.js'
 
-let browser: Browser
-let server: Server
-
-beforeAll(async () => {
-  ;[browser, server] = await Promise.all([launch(), startServer()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
+const env = useBrowserAndServer()
 
 /** The CSP as a map of directive to its sources. */
 function directives(policy: string): Map<string, string[]> {
@@ -28,7 +18,7 @@ function directives(policy: string): Map<string, string[]> {
 
 describe('the page', () => {
   it('is sent with a strict Content-Security-Policy and the other security headers', async () => {
-    const response = await fetch(`${server.url}/`)
+    const response = await fetch(`${env.server.url}/`)
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(response.headers.get('cache-control')).toBe('no-cache')
@@ -50,7 +40,7 @@ describe('the page', () => {
   })
 
   it('has no inline script, no inline handler, no inline style, and names only its own assets', async () => {
-    const html = await (await fetch(`${server.url}/`)).text()
+    const html = await (await fetch(`${env.server.url}/`)).text()
     const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)]
     expect(scripts).toHaveLength(1)
     for (const [, attributes, body] of scripts) {
@@ -63,7 +53,7 @@ describe('the page', () => {
   })
 
   it('its assets have hashed names, are cached for a year, and the first paint is under 100 KB compressed', async () => {
-    const html = await (await fetch(`${server.url}/`)).text()
+    const html = await (await fetch(`${env.server.url}/`)).text()
     const assets = [...html.matchAll(/(?:src|href)="(console\/[^"]+)"/g)].map((match) => match[1] as string)
     expect(assets.map((asset) => asset.replace(/-[A-Za-z0-9_-]{10}\./, '-HASH.'))).toEqual([
       'console/icon-HASH.svg',
@@ -71,10 +61,12 @@ describe('the page', () => {
       'console/main-HASH.js',
     ])
     let compressed = Number(
-      (await fetch(`${server.url}/`, { headers: { 'accept-encoding': 'br' } })).headers.get('content-length'),
+      (await fetch(`${env.server.url}/`, { headers: { 'accept-encoding': 'br' } })).headers.get(
+        'content-length',
+      ),
     )
     for (const asset of assets) {
-      const response = await fetch(`${server.url}/${asset}`, { headers: { 'accept-encoding': 'br' } })
+      const response = await fetch(`${env.server.url}/${asset}`, { headers: { 'accept-encoding': 'br' } })
       expect(response.status).toBe(200)
       expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
       expect(response.headers.get('x-content-type-options')).toBe('nosniff')
@@ -89,18 +81,18 @@ describe('the page', () => {
     expect(sizes.totalBrotli).toBe(compressed)
 
     // An asset that is not there is the API's 404; the page is never served under another name.
-    const missing = await fetch(`${server.url}/console/main-0000000000.js`)
+    const missing = await fetch(`${env.server.url}/console/main-0000000000.js`)
     expect(missing.status).toBe(404)
     expect(await missing.text()).toBe('')
-    expect((await fetch(`${server.url}/console/index.html`)).status).toBe(404)
+    expect((await fetch(`${env.server.url}/console/index.html`)).status).toBe(404)
   })
 
   it('loads in Chromium without a CSP or Trusted Types refusal, and keeps the API working beside it', async () => {
-    const { page, problems, context } = await open(browser, `${server.url}/`)
+    const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
     await page.getByLabel('Username').waitFor()
     expect(problems).toEqual([])
     await context.close()
-    const scheme = await fetch(`${server.url}/auth/login`)
+    const scheme = await fetch(`${env.server.url}/auth/login`)
     expect(scheme.status).toBe(200)
     expect(((await scheme.json()) as { type: string }).type).toBe('credentials')
   })
@@ -122,7 +114,7 @@ describe('below httpAdminRoot', () => {
     const root = await fetch(new URL('/', base))
     expect(root.status).toBe(404)
 
-    const { page, problems, context } = await open(browser, base)
+    const { page, problems, context } = await open(env.browser, base)
     expect(page.url()).toBe(`${base}/`)
     await page.getByLabel('Username').waitFor()
     expect(problems).toEqual([])
@@ -142,7 +134,7 @@ describe('"console": false', () => {
     expect(response.status).toBe(404)
     expect(await response.text()).toBe('')
     expect(response.headers.get('content-security-policy')).toBeNull()
-    const html = await fetch(`${server.url}/`)
+    const html = await fetch(`${env.server.url}/`)
     const asset = /src="(console\/[^"]+)"/.exec(await html.text())?.[1]
     expect((await fetch(`${off.url}/${asset}`)).status).toBe(404)
     expect((await fetch(`${off.url}/auth/login`)).status).toBe(200)

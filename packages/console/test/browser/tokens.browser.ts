@@ -1,35 +1,24 @@
 // Sessions and API tokens, in Chromium against the built server.
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 import {
   apiToken,
   axeFindings,
-  launch,
   logIn,
   open,
-  type Server,
   screenshot,
   sessionToken,
-  startServer,
   USERS,
+  useBrowserAndServer,
 } from './harness.js'
 
-let browser: Browser
-let server: Server
-
-beforeAll(async () => {
-  ;[browser, server] = await Promise.all([launch(), startServer()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
+const env = useBrowserAndServer()
 
 const settingsWith = (url: string, token: string) =>
   fetch(`${url}/settings`, { headers: { authorization: `Bearer ${token}` } })
 
 async function sessionsOf(user: keyof typeof USERS, options: Parameters<typeof open>[2] = {}) {
-  const tab = await open(browser, `${server.url}/`, options)
+  const tab = await open(env.browser, `${env.server.url}/`, options)
   await logIn(tab.page, user, USERS[user])
   await tab.page.getByRole('button', { name: 'Sessions and tokens' }).click()
   await tab.page.getByRole('heading', { name: 'Sessions and API tokens' }).waitFor()
@@ -42,7 +31,7 @@ const entries = (page: Page) =>
 
 describe('sessions and API tokens', () => {
   it('lists the own sessions, this tab marked, and ends another one', async () => {
-    const otherToken = await apiToken(server.url, 'viewer')
+    const otherToken = await apiToken(env.server.url, 'viewer')
     const { page, problems, context } = await sessionsOf('viewer')
     const mine = (await sessionToken(page)) as string
     // This tab's session and the API login above: the viewer has no other token yet.
@@ -59,8 +48,8 @@ describe('sessions and API tokens', () => {
         .filter({ hasText: /^Session .+ ended\.$/ })
         .count(),
     ).resolves.toBe(1)
-    expect((await settingsWith(server.url, otherToken)).status).toBe(401)
-    expect((await settingsWith(server.url, mine)).status).toBe(200)
+    expect((await settingsWith(env.server.url, otherToken)).status).toBe(401)
+    expect((await settingsWith(env.server.url, mine)).status).toBe(200)
     expect(problems).toEqual([])
     await context.close()
   })
@@ -68,7 +57,7 @@ describe('sessions and API tokens', () => {
   it('creates an API token, shows it once with a copy button, and revokes it', async () => {
     const { page, context, problems } = await sessionsOf('admin')
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
-      origin: new URL(server.url).origin,
+      origin: new URL(env.server.url).origin,
     })
     await page.getByLabel('Name').fill('ci-deploy')
     await page.getByLabel('Scope').selectOption({ label: 'Read only' })
@@ -84,7 +73,7 @@ describe('sessions and API tokens', () => {
     expect(await axeFindings(page)).toEqual([])
 
     // The token works, with the scope picked.
-    const settings = await settingsWith(server.url, token)
+    const settings = await settingsWith(env.server.url, token)
     expect(settings.status).toBe(200)
     expect(((await settings.json()) as { user: { permissions: string[] } }).user.permissions).toEqual([
       'read',
@@ -98,7 +87,7 @@ describe('sessions and API tokens', () => {
     await expect(row.getByText('API token').isVisible()).resolves.toBe(true)
     await row.getByRole('button', { name: 'Revoke ci-deploy' }).click()
     await expect.poll(() => entries(page).filter({ hasText: 'ci-deploy' }).count()).toBe(0)
-    expect((await settingsWith(server.url, token)).status).toBe(401)
+    expect((await settingsWith(env.server.url, token)).status).toBe(401)
     expect(problems).toEqual([])
     await context.close()
   })
@@ -113,12 +102,12 @@ describe('sessions and API tokens', () => {
     await page.getByRole('form', { name: 'Log in' }).waitFor()
     await expect(page.getByRole('status').first().textContent()).resolves.toBe('You ended this session.')
     expect(await sessionToken(page)).toBeNull()
-    expect((await settingsWith(server.url, mine)).status).toBe(401)
+    expect((await settingsWith(env.server.url, mine)).status).toBe(401)
     await context.close()
   })
 
   it('"Sign out everywhere" ends every session and token of the user and goes back to the login form', async () => {
-    const other = await apiToken(server.url, 'admin')
+    const other = await apiToken(env.server.url, 'admin')
     const { page, context } = await sessionsOf('admin')
     const mine = (await sessionToken(page)) as string
     await page.getByRole('button', { name: 'Sign out everywhere' }).click()
@@ -126,10 +115,10 @@ describe('sessions and API tokens', () => {
     await expect(page.getByRole('status').first().textContent()).resolves.toBe(
       'Signed out everywhere: every session and API token of yours has ended.',
     )
-    expect((await settingsWith(server.url, mine)).status).toBe(401)
-    expect((await settingsWith(server.url, other)).status).toBe(401)
+    expect((await settingsWith(env.server.url, mine)).status).toBe(401)
+    expect((await settingsWith(env.server.url, other)).status).toBe(401)
     // Other users keep theirs.
-    expect((await settingsWith(server.url, await apiToken(server.url, 'viewer'))).status).toBe(200)
+    expect((await settingsWith(env.server.url, await apiToken(env.server.url, 'viewer'))).status).toBe(200)
     await context.close()
   })
 
