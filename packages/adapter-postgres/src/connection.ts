@@ -48,7 +48,7 @@ export function poolConfig(options: PostgresOptions): pg.PoolConfig {
 export function describeTarget(options: PostgresOptions): string {
   try {
     const client = new pg.Client(clientConfig(options)) as pg.Client & { host: string; port: number }
-    return `${client.host}:${client.port}/${client.database ?? ''}`
+    return `${client.host}:${client.port}${client.database ? `/${client.database}` : ''}`
   } catch {
     return 'the configured PostgreSQL server (its URL could not be read)'
   }
