@@ -10,9 +10,12 @@ import { afterAll, beforeAll } from 'vitest'
 export const TEST_PG_VARIABLE = 'FLOWADMIN_TEST_PG'
 export const DEFAULT_TEST_PG = 'postgres://postgres@127.0.0.1:5432/postgres'
 
-/** Empties every table of the store, so a test starts from nothing. */
-export const EMPTY_TABLES =
-  'TRUNCATE flowadmin_tokens, flowadmin_node_sets, flowadmin_modules, flowadmin_throttle'
+/** Empties every table of the store (when it has any yet), so a test starts from nothing. */
+export const EMPTY_TABLES = `DO $$ BEGIN
+  IF to_regclass('flowadmin_tokens') IS NOT NULL THEN
+    TRUNCATE flowadmin_tokens, flowadmin_node_sets, flowadmin_modules, flowadmin_throttle;
+  END IF;
+END $$`
 
 /** A server the tests may create databases on: its maintenance-database URL and how to stop it. */
 export interface TestServer {
