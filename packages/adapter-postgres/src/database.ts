@@ -29,6 +29,10 @@ export function createDatabase(pool: pg.Pool): Database {
       } catch (error) {
         throw toOperationError(error)
       }
+      // While checked out, a connection that breaks between statements emits 'error' on the
+      // client; unheard, that would end the process. The statement in progress fails anyway.
+      const ignore = () => {}
+      client.on('error', ignore)
       let failure: unknown = null
       try {
         await client.query('BEGIN')
@@ -41,6 +45,7 @@ export function createDatabase(pool: pg.Pool): Database {
         throw toOperationError(error)
       } finally {
         // A client that failed is dropped, not reused: its connection may be broken or busy.
+        client.off('error', ignore)
         client.release(failure === null ? undefined : true)
       }
     },

@@ -10,14 +10,21 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE flowadmin_tokens (
     hash text PRIMARY KEY,          -- SHA-256 of the token, lowercase hex; the token is never stored
+    id text NOT NULL UNIQUE,        -- public name of the record, unrelated to the token
+    kind text NOT NULL CHECK (kind IN ('session', 'api')),
+    name text,                      -- null for a session
     username text NOT NULL,
     client_id text NOT NULL,
     scope text[] NOT NULL,
+    fingerprint text NOT NULL,
     created_at bigint NOT NULL,     -- ms since the epoch
-    expires_at bigint NOT NULL
+    expires_at bigint,              -- null: never expires
+    last_used_at bigint,
+    last_address text
   );
   CREATE INDEX flowadmin_tokens_by_expiry ON flowadmin_tokens (expires_at);
-  CREATE INDEX flowadmin_tokens_by_user ON flowadmin_tokens (username);
+  CREATE INDEX flowadmin_tokens_by_user ON flowadmin_tokens (username, created_at, id);
+  CREATE INDEX flowadmin_tokens_by_creation ON flowadmin_tokens (created_at, id);
 
   CREATE TABLE flowadmin_modules (
     name text PRIMARY KEY,
@@ -34,10 +41,19 @@ export const MIGRATIONS: readonly string[] = [
 
   CREATE TABLE flowadmin_throttle (
     key text PRIMARY KEY,
-    count integer NOT NULL,
-    reset_at bigint NOT NULL        -- ms since the epoch; the window ends here
+    count integer NOT NULL,         -- failures in the live window
+    reset_at bigint NOT NULL,       -- ms since the epoch; the window ends here
+    in_flight integer NOT NULL,     -- attempts admitted and not finished yet
+    lease_until bigint NOT NULL     -- until when those count without news
   );
   CREATE INDEX flowadmin_throttle_by_reset ON flowadmin_throttle (reset_at);
+
+  -- Username+address pairs that logged in, keyed by a digest of the pair.
+  CREATE TABLE flowadmin_known_clients (
+    key text PRIMARY KEY,
+    expires_at bigint NOT NULL
+  );
+  CREATE INDEX flowadmin_known_clients_by_expiry ON flowadmin_known_clients (expires_at);
   `,
 ]
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { tokenRecord } from '@flowadmin/testkit'
 import { expect, it } from 'vitest'
 import { createPostgresStores, PostgresStoreError, SCHEMA_VERSION } from '../src/index.js'
 import { ADDRESS, adminLogin, openInstance } from './core.js'
@@ -26,14 +27,7 @@ it('refuses a database written by a newer version, and leaves it as it was', asy
   const fresh = await createTestDatabase(database.server())
   try {
     const stores = await createPostgresStores({ url: fresh.url })
-    await stores.tokens.save({
-      hash: 'h',
-      username: 'admin',
-      clientId: 'service-admin',
-      scope: ['*'],
-      createdAt: 1,
-      expiresAt: 2,
-    })
+    await stores.tokens.save(tokenRecord('h'))
     await stores.close()
     await fresh.query('UPDATE flowadmin_schema SET version = $1', [SCHEMA_VERSION + 1])
     const error = await createPostgresStores({ url: fresh.url }).catch((caught: unknown) => caught)

@@ -1,19 +1,12 @@
 import { isStoreUnavailable } from '@flowadmin/core'
+import { tokenRecord } from '@flowadmin/testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createPostgresStores, PostgresStoreError, type PostgresStores } from '../src/index.js'
 import { freePort, useTestDatabase } from './pg-server.js'
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js'
 
 const database = useTestDatabase()
-const T0 = Date.UTC(2026, 0, 1)
-const record = (hash: string) => ({
-  hash,
-  username: 'admin',
-  clientId: 'service-admin',
-  scope: ['*'],
-  createdAt: T0,
-  expiresAt: T0 + 60_000,
-})
+const record = (hash: string) => tokenRecord(hash)
 
 /** What an operation did: its value, or that the store said it is unavailable. Anything else throws. */
 async function outcome<T>(operation: Promise<T>): Promise<{ value: T } | 'unavailable'> {
@@ -78,12 +71,26 @@ describe('PostgreSQL going away', () => {
   })
 
   it('throws StoreUnavailable, never hangs, when every connection is reset mid-way', async () => {
-    const inFlight = Array.from({ length: 6 }, (_, i) => outcome(stores.throttle.hit([`k${i}`], T0, 60_000)))
+    const policy = {
+      pairLimit: 5,
+      addressLimit: 20,
+      windowMs: 60_000,
+      allowance: 2,
+      leaseMs: 30_000,
+      knownMs: 60_000,
+    }
+    const attempt = (i: number) => ({ pairKey: `pair ${i}`, addressKey: `addr ${i}`, knownKey: `known ${i}` })
+    const now = Date.UTC(2026, 0, 1)
+    const inFlight = Array.from({ length: 6 }, (_, i) =>
+      outcome(stores.throttle.begin(attempt(i), policy, now)),
+    )
     proxy.cut()
     for (const result of await Promise.all(inFlight)) {
-      expect([{ value: [{ count: 1, resetAt: T0 + 60_000 }] }, 'unavailable']).toContainEqual(result)
+      expect([{ value: { outcome: 'proceed', known: false } }, 'unavailable']).toContainEqual(result)
     }
-    expect(await outcome(stores.throttle.peek(['k0'], T0))).not.toBe('unavailable')
+    expect(await outcome(stores.throttle.begin(attempt(9), policy, now))).toEqual({
+      value: { outcome: 'proceed', known: false },
+    })
   })
 })
 

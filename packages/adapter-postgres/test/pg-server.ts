@@ -13,7 +13,8 @@ export const DEFAULT_TEST_PG = 'postgres://postgres@127.0.0.1:5432/postgres'
 /** Empties every table of the store (when it has any yet), so a test starts from nothing. */
 export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_tokens') IS NOT NULL THEN
-    TRUNCATE flowadmin_tokens, flowadmin_node_sets, flowadmin_modules, flowadmin_throttle;
+    TRUNCATE flowadmin_tokens, flowadmin_node_sets, flowadmin_modules, flowadmin_throttle,
+      flowadmin_known_clients;
   END IF;
 END $$`
 
