@@ -60,6 +60,27 @@ describe('two instances on one database', () => {
     })
   })
 
+  it('shares the session inventory and API tokens: created on A, listed and used on B, ended on B for A', async () => {
+    const session = await issue(a)
+    const principal = await a.core.authenticate(session)
+    if (!principal.ok) throw new Error('the session is not valid')
+    const created = await a.core.tokens.create(principal.value, { name: 'deploy bot' }, ADDRESS)
+    if (!created.ok) throw new Error(`creating an API token failed: ${created.error.code}`)
+
+    const onB = await b.core.authenticate(created.value.token)
+    expect(onB).toMatchObject({ ok: true, value: { username: 'admin' } })
+    if (!onB.ok) return
+    const listed = await b.core.tokens.list(onB.value, 'admin', ADDRESS)
+    expect(listed.ok && listed.value.map((view) => [view.kind, view.name]).sort()).toEqual([
+      ['api', 'deploy bot'],
+      ['session', null],
+    ])
+    // Every token of the user ended on B: the session issued on A is refused there at once.
+    expect(await b.core.tokens.revokeUser(onB.value, 'admin', ADDRESS)).toEqual({ ok: true, value: 2 })
+    expect((await a.core.authenticate(session)).ok).toBe(false)
+    expect((await a.core.authenticate(created.value.token)).ok).toBe(false)
+  })
+
   it('serves on B the module state A wrote', async () => {
     await a.core.modules.sync([toolsModule])
     await b.core.modules.sync([toolsModule])
