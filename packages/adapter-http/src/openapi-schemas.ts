@@ -132,6 +132,11 @@ export const unauthorized: ResponseObject = {
   headers: challenge,
 }
 
+const retryAfter = {
+  description: 'Seconds after which the request may succeed (only with `storage_unavailable`).',
+  schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+}
+
 /** Responses shared by several operations. */
 export const responses: Record<string, ResponseObject> = {
   Unauthorized: unauthorized,
@@ -147,8 +152,25 @@ export const responses: Record<string, ResponseObject> = {
     content: json(adminError(['payload_too_large'])),
   },
   FlowsUnavailable: {
-    description: 'The deployed flows cannot be read, so no module can be disabled until they can.',
-    content: json(adminError(['flows_unavailable'])),
+    description:
+      'The deployed flows cannot be read, so no module can be disabled until they can (`flows_unavailable`); ' +
+      'or the store cannot be reached now (`storage_unavailable`, with `Retry-After`).',
+    headers: { 'Retry-After': retryAfter },
+    content: json(adminError(['flows_unavailable', 'storage_unavailable'])),
+  },
+  TokenUnavailable: {
+    description:
+      'Too many logins are being checked now (`temporarily_unavailable`, RFC 6749 body), or the store ' +
+      'cannot be reached now (`storage_unavailable`). Nothing was recorded; try again after `Retry-After` seconds.',
+    headers: { 'Retry-After': retryAfter },
+    content: json({ oneOf: [oauthError(['temporarily_unavailable']), adminError(['storage_unavailable'])] }),
+  },
+  StorageUnavailable: {
+    description:
+      'The store cannot be reached now (a PostgreSQL store that is down, restarting or not answering); ' +
+      'nothing was changed. Try again after `Retry-After` seconds.',
+    headers: { 'Retry-After': { ...retryAfter, required: true } },
+    content: json(adminError(['storage_unavailable'])),
   },
   Unexpected: {
     description: 'An unexpected failure, logged by the server; the body never holds any detail.',

@@ -108,8 +108,12 @@ const ENABLE_BODY = { required: true, content: json(ref('EnableRequest')) }
  */
 export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
   const { authEnabled } = options
-  /** A guarded route can also answer 401 (only with auth) and 500 (a port failed). */
+  /**
+   * A guarded route can also answer 401 (only with auth), 500 (a port failed) and 503 (the store
+   * cannot be reached), unless it documents its own 503.
+   */
   const guarded = (own: OperationObject['responses']): OperationObject['responses'] => ({
+    503: use('StorageUnavailable'),
     ...own,
     ...(authEnabled ? { 401: use('Unauthorized') } : {}),
     500: use('Unexpected'),
@@ -281,6 +285,7 @@ function authPaths(): Record<string, PathItemObject> {
           413: tooLarge,
           429: throttled,
           500: use('Unexpected'),
+          503: use('TokenUnavailable'),
         },
       },
     },
@@ -302,6 +307,7 @@ function authPaths(): Record<string, PathItemObject> {
           401: { ...unauthorized, headers: { ...unauthorized.headers, ...noStore } },
           413: tooLarge,
           500: use('Unexpected'),
+          503: use('StorageUnavailable'),
         },
       },
     },
