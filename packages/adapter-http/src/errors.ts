@@ -105,7 +105,8 @@ export function adminBodyError(problem: BodyProblem): HttpError {
 /** A store that cannot answer now: the request may succeed after `retryAfter` seconds. */
 export const storageUnavailable = (retryAfter: number): HttpError => ({
   status: 503,
-  headers: { 'Retry-After': String(retryAfter) },
+  // Never cached, like every answer of the token endpoint where it may also come.
+  headers: { 'Retry-After': String(retryAfter), 'Cache-Control': 'no-store', Pragma: 'no-cache' },
   body: { code: 'storage_unavailable', message: 'The store cannot be reached now; try again shortly' },
 })
 

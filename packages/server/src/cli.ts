@@ -3,12 +3,14 @@ import { hashPassword } from './argon2.js'
 import { migrateStore, type RunningServer, startServer, VERSION } from './compose.js'
 import { EXIT_RUNTIME, EXIT_USAGE, messageOf, StartupError } from './errors.js'
 import { readPassword } from './password-input.js'
+import { tokensCommand } from './tokens-cli.js'
 
 const HELP = `Usage: flowadmin <command> [options]
 
 Commands:
   start      Start the admin API server
   hash-pw    Read a password and print its argon2id hash, for adminAuth.users[].password
+  tokens     List, revoke or create sessions and API tokens (flowadmin tokens --help)
   migrate    Apply the store's schema migrations and exit (start applies them too)
 
 Options of start:
@@ -112,6 +114,10 @@ function stopOnSignals(server: RunningServer): void {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+  // Users, passwords and permissions from the settings file again; the outcome is logged.
+  process.on('SIGHUP', () => {
+    if (!stopping) void server.reload()
+  })
 }
 
 async function migrate(args: string[]): Promise<void> {
@@ -150,9 +156,11 @@ export async function main(argv: string[]): Promise<void> {
     else if (command === '-v' || command === '--version') process.stdout.write(`${VERSION}\n`)
     else if (command === 'start') await start(rest)
     else if (command === 'hash-pw') await hashPw(rest)
+    else if (command === 'tokens') await tokensCommand(rest)
     else if (command === 'migrate') await migrate(rest)
-    else if (command === undefined) throw new UsageError('a command is needed: start, migrate or hash-pw')
-    else throw new UsageError(`unknown command "${command}"`)
+    else if (command === undefined) {
+      throw new UsageError('a command is needed: start, hash-pw, tokens or migrate')
+    } else throw new UsageError(`unknown command "${command}"`)
   } catch (error) {
     // parseArgs reports unknown or malformed options with these codes.
     const code = (error as { code?: string }).code
