@@ -84,6 +84,35 @@ describe('two instances on one PostgreSQL database', () => {
     expect((await login(c.url)).status).toBe(429)
   })
 
+  it('share the session inventory and API tokens: created on A, listed and used on B, all ended on B for A', async () => {
+    const postgres = { url: database.current().url, pool: 4 }
+    const a = await startInstance(await prepareInstance(postgres))
+    const b = await startInstance(await prepareInstance(postgres))
+    const session = await tokenFrom(a.url)
+    const created = await fetch(`${a.url}/auth/tokens`, {
+      method: 'POST',
+      headers: { ...bearer(session), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'deploy bot' }),
+    })
+    expect(created.status).toBe(201)
+    const api = ((await created.json()) as { token: string }).token
+
+    const listed = await fetch(`${b.url}/auth/tokens`, { headers: bearer(api) })
+    expect(listed.status).toBe(200)
+    const { tokens } = (await listed.json()) as { tokens: Array<{ kind: string; name: string | null }> }
+    expect(tokens.map((token) => `${token.kind} ${token.name}`).sort()).toEqual([
+      'api deploy bot',
+      'session null',
+    ])
+
+    // Sign out everywhere, on B: both tokens are refused on A at once.
+    const ended = await fetch(`${b.url}/auth/tokens?user=admin`, { method: 'DELETE', headers: bearer(api) })
+    expect(ended.status).toBe(200)
+    expect(await ended.json()).toEqual({ revoked: 2 })
+    expect((await fetch(`${a.url}/settings`, { headers: bearer(session) })).status).toBe(401)
+    expect((await fetch(`${a.url}/settings`, { headers: bearer(api) })).status).toBe(401)
+  })
+
   it('one instance killed with SIGKILL leaves the other serving with everything acknowledged intact', async () => {
     const postgres = { url: database.current().url, pool: 4 }
     const a = await startInstance(await prepareInstance(postgres))
