@@ -77,7 +77,8 @@ export async function createSeedingCore(stores, { username, passwordHash, root }
 
 /**
  * Creates a database at `dbPath` holding `count` live tokens of `username`, issued through the
- * core (the same hashing and records as a real login). Returns the tokens, in issue order.
+ * core (the same hashing and records as a real login). `passwordHash` is the user's hash in the
+ * settings the server runs with: tokens are bound to it. Returns the tokens, in issue order.
  */
 export async function seedFlowadminTokens(dbPath, { count, username, passwordHash, root }) {
   const { openDatabase, createSqliteStores } = await import(
