@@ -347,7 +347,7 @@ function authPaths(): Record<string, PathItemObject> {
       delete: {
         operationId: 'revokeUserTokens',
         summary: 'End every token of a user (sign out everywhere)',
-        description: 'One’s own (`?user=<own name>`), or anyone’s with `*`.',
+        description: 'One’s own (`?user=<own name>`), anyone’s with `*`, or everyone’s (`?user=*`) with `*`.',
         tags: ['auth'],
         parameters: [{ ...USER_QUERY, required: true, description: 'Whose tokens end.' }],
         responses: {
