@@ -49,6 +49,11 @@ function createTokenStore(): TokenStore {
       }
       return removed
     },
+    async countLive(now) {
+      let live = 0
+      for (const record of records.values()) if (record.expiresAt > now) live++
+      return live
+    },
   }
 }
 

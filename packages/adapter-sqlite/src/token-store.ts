@@ -10,6 +10,7 @@ export const TOKEN_SQL = {
   deleteByUser: 'DELETE FROM tokens WHERE username = ?',
   deleteExpired: `DELETE FROM tokens
                   WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT ?)`,
+  countLive: 'SELECT COUNT(*) AS live FROM tokens WHERE expires_at > ?',
 } as const
 
 interface TokenRow {
@@ -37,6 +38,7 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
   const remove = db.prepare(TOKEN_SQL.delete)
   const deleteByUser = db.prepare(TOKEN_SQL.deleteByUser)
   const deleteExpired = db.prepare(TOKEN_SQL.deleteExpired)
+  const countLive = db.prepare(TOKEN_SQL.countLive)
 
   return {
     async save(record) {
@@ -61,6 +63,9 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
     },
     async deleteExpired(now, limit) {
       return deleteExpired.run(now, limit).changes
+    },
+    async countLive(now) {
+      return Number((countLive.get(now) as { live: number | bigint }).live)
     },
   }
 }

@@ -23,6 +23,8 @@ export interface TokenStore {
   deleteByUser(username: string): Promise<number>
   /** Deletes up to `limit` records that expired at or before `now`; returns how many. */
   deleteExpired(now: number, limit: number): Promise<number>
+  /** How many records are live at `now` (expiring after it), for monitoring. */
+  countLive(now: number): Promise<number>
 }
 
 /** What discovery found of an installed module: the store keeps it with an `enabled` flag per set. */

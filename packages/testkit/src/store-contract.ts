@@ -113,6 +113,18 @@ export function describeStoreContract(name: string, open: OpenStores): void {
         expect(await stores.tokens.findByHash('live')).not.toBeNull()
       })
 
+      it('counts the records that are live at now, and only those', async () => {
+        expect(await stores.tokens.countLive(T0)).toBe(0)
+        await stores.tokens.save(token('past', { expiresAt: T0 - 1 }))
+        await stores.tokens.save(token('edge', { expiresAt: T0 }))
+        await stores.tokens.save(token('live1', { expiresAt: T0 + 1 }))
+        await stores.tokens.save(token('live2', { expiresAt: T0 + MINUTE }))
+        expect(await stores.tokens.countLive(T0)).toBe(2)
+        await stores.tokens.delete('live1')
+        expect(await stores.tokens.countLive(T0)).toBe(1)
+        expect(await stores.tokens.countLive(T0 - 1)).toBe(2)
+      })
+
       it('lets exactly one of racing deletes of the same record succeed', async () => {
         await stores.tokens.save(token('h1'))
         const outcomes = await Promise.all(Array.from({ length: 10 }, () => stores.tokens.delete('h1')))
