@@ -27,6 +27,14 @@ export interface Argon2VerifierOptions {
    * 19 MiB while it runs, so this also bounds the memory that a storm of logins costs.
    */
   concurrency?: number
+  /** Told how long each verification waited for its turn, in seconds. */
+  onWait?: (seconds: number) => void
+}
+
+/** The argon2 verifier, with the length of its queue for monitoring. */
+export interface Argon2Verifier extends PasswordVerifier {
+  /** Verifications waiting for their turn now (not those running). */
+  readonly waiting: number
 }
 
 /**
@@ -35,14 +43,20 @@ export interface Argon2VerifierOptions {
  * thread pool, off the event loop; on Linux those threads are also given a lower priority, so
  * that a storm of logins slows other requests as little as possible.
  */
-export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<PasswordVerifier> {
+export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<Argon2Verifier> {
   const dummyHash = await hashPassword(randomBytes(32).toString('base64url'))
   lowerThreadPoolPriority()
   const limit = createLimit(options.concurrency ?? availableParallelism())
+  const onWait = options.onWait
   return {
     dummyHash,
+    get waiting() {
+      return limit.waiting
+    },
     verify(hash, password) {
+      const queued = performance.now()
       return limit(async () => {
+        onWait?.((performance.now() - queued) / 1000)
         try {
           return await argon2.verify(hash, password)
         } catch {

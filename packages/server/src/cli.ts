@@ -82,7 +82,9 @@ async function start(args: string[]): Promise<void> {
   process.stdout.write(
     `flowadmin listening on ${server.url} (storage: ${server.storage}, auth: ${server.authEnabled ? 'on' : 'off'})\n`,
   )
+  if (server.metricsUrl !== null) process.stdout.write(`flowadmin metrics on ${server.metricsUrl}\n`)
   stopOnSignals(server)
+  reloadOnHangUp(server)
 }
 
 function stopOnSignals(server: RunningServer): void {
@@ -94,8 +96,13 @@ function stopOnSignals(server: RunningServer): void {
       process.exit(EXIT_RUNTIME)
     }
     stopping = true
+    const seconds = server.settings.shutdownTimeout / 1000
+    process.stderr.write(
+      `flowadmin: ${signal}: no new connections; finishing requests in flight (up to ${seconds} s), then stopping\n`,
+    )
     server.close().then(
       () => {
+        process.stderr.write('flowadmin: stopped\n')
         process.exitCode = 0
         // Anything left (a client that never hangs up) must not keep the process alive.
         setTimeout(() => process.exit(0), 1_000).unref()
@@ -108,6 +115,16 @@ function stopOnSignals(server: RunningServer): void {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+}
+
+/** SIGHUP: discover the node modules again and reopen the audit log (after a log rotation). */
+function reloadOnHangUp(server: RunningServer): void {
+  process.on('SIGHUP', () => {
+    server.reload().then(
+      () => process.stderr.write('flowadmin: SIGHUP: node modules discovered again, audit log reopened\n'),
+      (error: unknown) => process.stderr.write(`flowadmin: SIGHUP: reload failed: ${messageOf(error)}\n`),
+    )
+  })
 }
 
 async function hashPw(args: string[]): Promise<void> {

@@ -13,7 +13,8 @@ import { createArgon2Verifier } from './argon2.js'
 import { createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
-import { listen } from './listen.js'
+import { type Listener, listen } from './listen.js'
+import { createMetrics, fanOut, metricsFetch } from './metrics.js'
 import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
@@ -56,7 +57,7 @@ export interface ServerOptions {
   log?: ((level: 'warning' | 'error', message: string) => void) | undefined
   /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
   stdout?: ((text: string) => void) | undefined
-  /** Milliseconds `close()` lets requests in flight finish. Default 5000. */
+  /** Milliseconds `close()` lets requests in flight finish. Default: the `shutdownTimeout` setting. */
   shutdownGraceMs?: number | undefined
 }
 
@@ -70,9 +71,16 @@ export interface RunningServer {
   authEnabled: boolean
   settings: Settings
   core: Core
+  /** Where the metrics listener answers (`metrics: {host, port}`), e.g. `http://127.0.0.1:9464/metrics`. */
+  metricsUrl: string | null
+  /** Discovers the node modules on disk again and reopens the audit log file (SIGHUP). */
+  reload(): Promise<void>
   /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
   close(): Promise<void>
 }
+
+/** A token hash no token has: readiness looks it up to prove the storage answers. */
+const READINESS_PROBE = 'readiness-probe'
 
 /** True for addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost. */
 export function isLoopback(host: string): boolean {
@@ -142,32 +150,62 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw new SettingsError(`userDir ${settings.userDir} is not an existing folder`)
   }
 
+  const metricsListener = typeof settings.metrics === 'object' ? settings.metrics : null
+  if (metricsListener !== null && !isLoopback(metricsListener.host)) {
+    throw new SettingsError(
+      `metrics.host: ${metricsListener.host} is not a loopback address: the metrics listener needs no token, so it only listens on 127.0.0.1, ::1 or localhost`,
+    )
+  }
+
   const audit = createAuditLog(settings.auditLog, options.stdout)
   const cleanup: Array<() => Promise<void> | void> = [() => audit.close()]
   const undo = async () => {
     for (const step of cleanup.reverse()) await step()
   }
   try {
-    const { stores, storage } = await openStores(settings)
-    cleanup.push(() => stores.close())
+    const opened = await openStores(settings)
+    const storage = opened.storage
+    cleanup.push(() => opened.stores.close())
+    const metrics = settings.metrics === 'off' ? null : createMetrics()
+    const stores = metrics === null ? opened.stores : metrics.instrument(opened.stores)
+    const verifier = await createArgon2Verifier({ onWait: metrics?.onVerifierWait })
 
     const unreadable: string[] = []
     const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
+    let diskLoader = createDiskLoader(modules)
     const core = createCore(
       {
         stores,
-        verifier: await createArgon2Verifier(),
+        verifier,
         digest: nodeDigest,
-        loader: createDiskLoader(modules),
+        // Through a variable, so that a reload's discovery is what later enables load.
+        loader: { load: (set) => diskLoader.load(set) },
         typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
           log('error', `${message}; disabling modules is refused until it is fixed`),
         ),
-        events: audit,
+        events: metrics === null ? audit : fanOut(audit, metrics.events),
       },
       { adminAuth: settings.adminAuth },
     )
     await core.modules.sync(toDescriptors(modules), { keep: unreadable })
     await core.sweep()
+    metrics?.track({
+      liveTokens: () => stores.tokens.countLive(Date.now()),
+      verifierQueue: () => verifier.waiting,
+    })
+
+    let closing: Promise<void> | null = null
+    let discovering = false
+    const readiness = async (): Promise<string | null> => {
+      if (closing !== null) return 'shutting_down'
+      if (discovering) return 'modules_not_discovered'
+      try {
+        await stores.tokens.findByHash(READINESS_PROBE)
+      } catch {
+        return 'storage_unavailable'
+      }
+      return null
+    }
 
     const proxies = parseTrustedProxies(settings.trustProxy)
     const app = createHttpApp(core, {
@@ -177,8 +215,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBodyBytes: settings.apiMaxLength,
       cors: settings.httpAdminCors ?? undefined,
       onUnexpectedError: (error, c) => log('error', `${c.req.method} ${c.req.path}: ${describe(error)}`),
+      readiness,
+      metrics: settings.metrics === 'api' ? metrics?.exposition : undefined,
+      onResponse: metrics?.onResponse,
     })
     const listener = await listen(app.fetch, settings.uiHost, settings.uiPort, settings.httpServer)
+    cleanup.push(() => listener.close(0))
+    let metricsServer: Listener | null = null
+    if (metricsListener !== null && metrics !== null) {
+      metricsServer = await listen(
+        metricsFetch(metrics),
+        metricsListener.host,
+        metricsListener.port,
+        settings.httpServer,
+      )
+      cleanup.push(() => metricsServer?.close(0))
+    }
 
     const sweeper = setInterval(() => {
       core.sweep().catch((error: unknown) => warn(`sweeping expired tokens failed: ${messageOf(error)}`))
@@ -188,21 +240,32 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
     }
-    const host =
-      listener.address.family === 'IPv6' ? `[${listener.address.address}]` : listener.address.address
-    let closing: Promise<void> | null = null
     return {
-      url: `http://${host}:${listener.address.port}${settings.httpAdminRoot}`,
+      url: `${origin(listener)}${settings.httpAdminRoot}`,
       host: listener.address.address,
       port: listener.address.port,
       storage,
       authEnabled: core.authEnabled,
       settings,
       core,
+      metricsUrl: metricsServer === null ? null : `${origin(metricsServer)}/metrics`,
+      async reload() {
+        discovering = true
+        try {
+          const found: string[] = []
+          const again = await discoverModules(settings.userDir, warn, (name) => found.push(name))
+          diskLoader = createDiskLoader(again)
+          await core.modules.sync(toDescriptors(again), { keep: found })
+          audit.reopen()
+        } finally {
+          discovering = false
+        }
+      },
       close() {
         closing ??= (async () => {
           clearInterval(sweeper)
-          await listener.close(options.shutdownGraceMs)
+          const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
+          await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()
         })()
         return closing
@@ -212,6 +275,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await undo()
     throw error
   }
+}
+
+/** `http://host:port` of a listener, an IPv6 address in brackets. */
+function origin(listener: Listener): string {
+  const { address, family, port } = listener.address
+  return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`
 }
 
 /** A logged error: its stack when it has one (server logs may carry detail, responses never). */
