@@ -17,6 +17,7 @@ import { type Listener, listen } from './listen.js'
 import { createMetrics, fanOut, metricsFetch } from './metrics.js'
 import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
+import { createReadiness } from './readiness.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
 
 /** The product version, from this package's manifest (one level above both src and dist). */
@@ -78,9 +79,6 @@ export interface RunningServer {
   /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
   close(): Promise<void>
 }
-
-/** A token hash no token has: readiness looks it up to prove the storage answers. */
-const READINESS_PROBE = 'readiness-probe'
 
 /** True for addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost. */
 export function isLoopback(host: string): boolean {
@@ -196,16 +194,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
     let closing: Promise<void> | null = null
     let discovering = false
-    const readiness = async (): Promise<string | null> => {
-      if (closing !== null) return 'shutting_down'
-      if (discovering) return 'modules_not_discovered'
-      try {
-        await stores.tokens.findByHash(READINESS_PROBE)
-      } catch {
-        return 'storage_unavailable'
-      }
-      return null
-    }
+    const readiness = createReadiness(stores.tokens, () =>
+      closing !== null ? 'closing' : discovering ? 'discovering' : 'running',
+    )
 
     const proxies = parseTrustedProxies(settings.trustProxy)
     const app = createHttpApp(core, {
