@@ -96,11 +96,13 @@ function stopOnSignals(server: RunningServer): void {
       process.exit(EXIT_RUNTIME)
     }
     stopping = true
+    // close() stops accepting before it returns, so the line below is true when it is read.
+    const closed = server.close()
     const seconds = server.settings.shutdownTimeout / 1000
     process.stderr.write(
       `flowadmin: ${signal}: no new connections; finishing requests in flight (up to ${seconds} s), then stopping\n`,
     )
-    server.close().then(
+    closed.then(
       () => {
         process.stderr.write('flowadmin: stopped\n')
         process.exitCode = 0
