@@ -22,7 +22,7 @@ const HELP = `Usage: pnpm bench [options]
   --rounds N          rounds per scenario, A B A B ... (default 2; --quick 1)
   --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
-  --only ID,ID        run only these scenarios (ids: login-page settings toggle-1 toggle-10 login
+  --only ID,ID        run only these scenarios (ids: login-page healthz settings toggle-1 toggle-10 login
                       revoke login-N revoke-N storm)
   --cpu-prof DIR      write a V8 CPU profile of every flowadmin process into DIR
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
@@ -127,6 +127,9 @@ async function main() {
     )
   }
 
+  /** The targets a scenario runs against: all, or those it names. */
+  const targetsOf = (scenario) =>
+    scenario.targets ? targets.filter((target) => scenario.targets.includes(target.name)) : targets
   const scenarios = createScenarios(options).filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
   const results = {}
@@ -146,7 +149,7 @@ async function main() {
         scenarioFloors.push(floor)
         log(`${scenario.id} round ${round}: argon2id floor ${floor.perSecond.toFixed(1)}/s`)
       }
-      for (const target of targets) {
+      for (const target of targetsOf(scenario)) {
         const result = await measure(scenario, target, { credentials, durationMs, warmupMs })
         rounds[target.name].push(result)
         log(
@@ -156,7 +159,7 @@ async function main() {
       }
     }
     const combined = {}
-    for (const target of targets) combined[target.name] = combine(rounds[target.name])
+    for (const target of targetsOf(scenario)) combined[target.name] = combine(rounds[target.name])
     results[scenario.id] = combined
     const floor = scenarioFloors.length
       ? {
