@@ -9,6 +9,7 @@ import { healthRoutes, type MetricsExposition, type Readiness } from './routes/h
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
+import { tokensRoutes } from './routes/tokens.js'
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
@@ -85,6 +86,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
 
   const api = new Hono()
     .route('/', authRoutes(deps))
+    .route('/', tokensRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
     .route('/', openApiRoutes(deps))

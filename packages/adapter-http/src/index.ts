@@ -13,3 +13,4 @@ export {
   type OpenApiOptions,
 } from './openapi.js'
 export { type MetricsExposition, READINESS_TIMEOUT_MS, type Readiness } from './routes/health.js'
+export { tokenJson } from './routes/tokens.js'

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
@@ -6,16 +6,16 @@ import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
-import { type Core, createCore, type Digest, type Stores } from '@flowadmin/core'
+import { type Core, createCore, type Digest, type EventSink, type Stores } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
-import { createArgon2Verifier } from './argon2.js'
-import { createAuditLog } from './audit.js'
+import { type Argon2Verifier, createArgon2Verifier } from './argon2.js'
+import { type AuditLog, createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { type Listener, listen } from './listen.js'
 import { createMetrics, fanOut, metricsFetch } from './metrics.js'
-import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
 import { createReadiness } from './readiness.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
@@ -31,6 +31,7 @@ export const VERSION: string = JSON.parse(
  */
 const nodeDigest: Digest = {
   sha256: async (text) => createHash('sha256').update(text).digest('hex'),
+  hmacSha256: async (key, text) => createHmac('sha256', key).update(text).digest('hex'),
 }
 
 /** How often expired tokens and ended throttle windows are deleted. */
@@ -52,15 +53,35 @@ export interface ServerOptions {
   /** Where relative paths of flags resolve. Default: the current directory. */
   cwd?: string | undefined
   /**
-   * Receives warnings (skipped packages, an open API) and errors (the detail of each 500).
-   * Default: one line each on stderr, `flowadmin: warning: ...` / `flowadmin: error: ...`.
+   * Receives warnings (skipped packages, an open API), errors (the detail of each 500, a refused
+   * reload) and notes (a reload applied). Default: one line each on stderr,
+   * `flowadmin: warning: ...` / `flowadmin: error: ...` / `flowadmin: info: ...`.
    */
-  log?: ((level: 'warning' | 'error', message: string) => void) | undefined
+  log?: ((level: LogLevel, message: string) => void) | undefined
   /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
   stdout?: ((text: string) => void) | undefined
   /** Milliseconds `close()` lets requests in flight finish. Default: the `shutdownTimeout` setting. */
   shutdownGraceMs?: number | undefined
 }
+
+export type LogLevel = 'warning' | 'error' | 'info'
+
+/** What a reload of the settings file did. */
+export type ReloadOutcome =
+  | {
+      ok: true
+      /** How many users are configured now. */
+      users: number
+      /** Settings that changed in the file but take effect only after a restart. */
+      needRestart: string[]
+    }
+  | { ok: false; message: string }
+
+/**
+ * Settings a running server takes from its file again: the users, their passwords and their
+ * permissions. Every other setting needs a restart.
+ */
+export const RELOADED_SETTINGS: readonly string[] = ['adminAuth.users']
 
 export interface RunningServer {
   /** Where the API answers, e.g. `http://127.0.0.1:1880` (with `httpAdminRoot` when set). */
@@ -70,12 +91,17 @@ export interface RunningServer {
   /** The database file, or `memory`. */
   storage: string
   authEnabled: boolean
+  /** The settings in effect: those of the start, with the users of the last reload. */
   settings: Settings
   core: Core
+  /**
+   * Reads the settings file again and applies its users, passwords and permissions from the next
+   * request. An invalid file, or one that turns adminAuth on or off, is refused and the running
+   * settings stay; either way the outcome is logged. Reloads run one at a time.
+   */
+  reload(): Promise<ReloadOutcome>
   /** Where the metrics listener answers (`metrics: {host, port}`), e.g. `http://127.0.0.1:9464/metrics`. */
   metricsUrl: string | null
-  /** Discovers the node modules on disk again and reopens the audit log file (SIGHUP). */
-  reload(): Promise<void>
   /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
   close(): Promise<void>
 }
@@ -99,7 +125,7 @@ export function socketAddress(c: Context): string {
   }
 }
 
-async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
+export async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
   const base =
     options.settingsFile !== undefined
       ? await loadSettings(options.settingsFile, cwd)
@@ -112,7 +138,7 @@ async function resolveSettings(options: ServerOptions, cwd: string): Promise<Set
   }
 }
 
-async function openStores(
+export async function openStores(
   settings: Settings,
 ): Promise<{ stores: Stores & { close(): Promise<void> }; storage: string }> {
   if (settings.storage === 'memory') return { stores: createMemoryStores(), storage: 'memory' }
@@ -124,6 +150,30 @@ async function openStores(
     // The store's message names the file and says what to do.
     throw new StartupError(messageOf(error), undefined, { cause: error })
   }
+}
+
+/** The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk. */
+export async function createServerCore(
+  settings: Settings,
+  stores: Stores,
+  events: EventSink,
+  modules: readonly DiscoveredModule[],
+  log: (level: LogLevel, message: string) => void,
+  verifier?: Argon2Verifier,
+): Promise<Core> {
+  return createCore(
+    {
+      stores,
+      verifier: verifier ?? (await createArgon2Verifier()),
+      digest: nodeDigest,
+      loader: createDiskLoader(modules),
+      typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
+        log('error', `${message}; disabling modules is refused until it is fixed`),
+      ),
+      events,
+    },
+    { adminAuth: settings.adminAuth },
+  )
 }
 
 /**
@@ -167,36 +217,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const metrics = settings.metrics === 'off' ? null : createMetrics()
     const stores = metrics === null ? opened.stores : metrics.instrument(opened.stores)
     const verifier = await createArgon2Verifier({ onWait: metrics?.onVerifierWait })
+    const events = metrics === null ? audit : fanOut(audit, metrics.events)
 
     const unreadable: string[] = []
     const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
-    let diskLoader = createDiskLoader(modules)
-    const core = createCore(
-      {
-        stores,
-        verifier,
-        digest: nodeDigest,
-        // Through a variable, so that a reload's discovery is what later enables load.
-        loader: { load: (set) => diskLoader.load(set) },
-        typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
-          log('error', `${message}; disabling modules is refused until it is fixed`),
-        ),
-        events: metrics === null ? audit : fanOut(audit, metrics.events),
-      },
-      { adminAuth: settings.adminAuth },
-    )
+    const core = await createServerCore(settings, stores, events, modules, log, verifier)
     await core.modules.sync(toDescriptors(modules), { keep: unreadable })
     await core.sweep()
+    // Users removed from the settings since the last run lose every token now, not on next use.
+    await core.tokens.purgeRemovedUsers()
     metrics?.track({
       liveTokens: () => stores.tokens.countLive(Date.now()),
       verifierQueue: () => verifier.waiting,
     })
-
     let closing: Promise<void> | null = null
-    let discovering = false
-    const readiness = createReadiness(stores.tokens, () =>
-      closing !== null ? 'closing' : discovering ? 'discovering' : 'running',
-    )
+    const readiness = createReadiness(stores.tokens, () => (closing !== null ? 'closing' : 'running'))
 
     const proxies = parseTrustedProxies(settings.trustProxy)
     const app = createHttpApp(core, {
@@ -231,7 +266,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
     }
-    return {
+    let reloading: Promise<unknown> = Promise.resolve()
+    const running: RunningServer = {
       url: `${origin(listener)}${settings.httpAdminRoot}`,
       host: listener.address.address,
       port: listener.address.port,
@@ -240,17 +276,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       settings,
       core,
       metricsUrl: metricsServer === null ? null : `${origin(metricsServer)}/metrics`,
-      async reload() {
-        discovering = true
-        try {
-          const found: string[] = []
-          const again = await discoverModules(settings.userDir, warn, (name) => found.push(name))
-          diskLoader = createDiskLoader(again)
-          await core.modules.sync(toDescriptors(again), { keep: found })
-          audit.reopen()
-        } finally {
-          discovering = false
-        }
+      reload() {
+        const outcome = reloading.then(() => {
+          reopenAuditLog(audit, log)
+          return reloadSettings(running, options, cwd, log)
+        })
+        reloading = outcome
+        return outcome
       },
       close() {
         closing ??= (async () => {
@@ -262,9 +294,73 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         return closing
       },
     }
+    return running
   } catch (error) {
     await undo()
     throw error
+  }
+}
+
+/** The dotted names of the settings whose values differ, `adminAuth` looked into one level. */
+function changedSettings(before: Settings, after: Settings): string[] {
+  const changed: string[] = []
+  const differ = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b)
+  for (const key of Object.keys(after) as Array<keyof Settings>) {
+    if (key !== 'adminAuth') {
+      if (differ(before[key], after[key])) changed.push(key)
+      continue
+    }
+    const was: Record<string, unknown> = { ...before.adminAuth }
+    const now: Record<string, unknown> = { ...after.adminAuth }
+    for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
+      if (differ(was[field], now[field])) changed.push(`adminAuth.${field}`)
+    }
+  }
+  return changed
+}
+
+async function reloadSettings(
+  server: RunningServer,
+  options: ServerOptions,
+  cwd: string,
+  log: (level: LogLevel, message: string) => void,
+): Promise<ReloadOutcome> {
+  const refuse = (message: string): ReloadOutcome => {
+    log('error', `settings not reloaded, the running settings stay: ${message}`)
+    return { ok: false, message }
+  }
+  if (options.settingsFile === undefined) return refuse('the server was started without a settings file')
+  let next: Settings
+  try {
+    next = await resolveSettings(options, cwd)
+  } catch (error) {
+    return refuse(messageOf(error).split('\n').join('; '))
+  }
+  if ((next.adminAuth === null) !== (server.settings.adminAuth === null)) {
+    return refuse('adminAuth: turning authentication on or off needs a restart')
+  }
+  const changed = changedSettings(server.settings, next)
+  const needRestart = changed.filter((name) => !RELOADED_SETTINGS.includes(name))
+  if (next.adminAuth !== null && server.settings.adminAuth !== null) {
+    await server.core.setUsers(next.adminAuth.users)
+    server.settings = {
+      ...server.settings,
+      adminAuth: { ...server.settings.adminAuth, users: next.adminAuth.users },
+    }
+  }
+  const users = next.adminAuth?.users.length ?? 0
+  log('info', `settings reloaded: ${users} users`)
+  if (needRestart.length > 0)
+    log('warning', `these settings change only after a restart: ${needRestart.join(', ')}`)
+  return { ok: true, users, needRestart }
+}
+
+/** Reopens the audit log file by its name (after a rotation); a failure keeps the old file and is logged. */
+function reopenAuditLog(audit: AuditLog, log: (level: LogLevel, message: string) => void): void {
+  try {
+    audit.reopen()
+  } catch (error) {
+    log('error', `${messageOf(error)}; audit lines still go to the file open before`)
   }
 }
 

@@ -1,5 +1,5 @@
 import type { MetricsExposition, ResponseSample } from '@flowadmin/adapter-http'
-import type { DomainEvent, EventSink, Stores } from '@flowadmin/core'
+import type { DomainEvent, EventSink, Stores, TokenKind } from '@flowadmin/core'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
@@ -22,8 +22,8 @@ export interface Metrics {
 }
 
 export interface MetricsSources {
-  /** Live access tokens now, from the store. */
-  liveTokens: () => Promise<number>
+  /** Live access tokens now, by kind, from the store. */
+  liveTokens: () => Promise<Record<TokenKind, number>>
   /** Verifications waiting for their turn now. */
   verifierQueue: () => number
 }
@@ -39,7 +39,7 @@ const STORAGE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
  * fixed sets (route templates, event types, port method names), never from a request.
  */
 export function createMetrics(): Metrics {
-  let sources: MetricsSources = { liveTokens: async () => 0, verifierQueue: () => 0 }
+  let sources: MetricsSources = { liveTokens: async () => ({ session: 0, api: 0 }), verifierQueue: () => 0 }
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 
@@ -91,11 +91,12 @@ export function createMetrics(): Metrics {
   })
   new Gauge({
     name: 'flowadmin_tokens_live',
-    help: 'Access tokens (sessions and API tokens) that have not expired, read from the store at each scrape.',
+    help: 'Access tokens that have not expired, by kind (session or api), counted in the store at each scrape.',
+    labelNames: ['kind'] as const,
     registers: [registry],
     async collect() {
       try {
-        this.set(await sources.liveTokens())
+        for (const [kind, live] of Object.entries(await sources.liveTokens())) this.set({ kind }, live)
       } catch {
         // The failure is counted as a storage error; the other metrics still answer.
       }

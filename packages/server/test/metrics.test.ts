@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { tokenRecord } from '@flowadmin/testkit'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   createMetrics,
@@ -126,7 +127,8 @@ describe('GET /metrics beside the API', () => {
     expect(sample(text, 'flowadmin_logins_total{outcome="failed"}')).toBe(1)
     expect(sample(text, 'flowadmin_logins_total{outcome="throttled"}')).toBe(0)
     expect(sample(text, 'flowadmin_logins_total{outcome="shed"}')).toBe(0)
-    expect(sample(text, 'flowadmin_tokens_live')).toBe(3)
+    expect(sample(text, 'flowadmin_tokens_live{kind="session"}')).toBe(3)
+    expect(sample(text, 'flowadmin_tokens_live{kind="api"}')).toBe(0)
     expect(sample(text, 'flowadmin_module_changes_total{change="disabled"}')).toBe(1)
     expect(sample(text, 'flowadmin_module_changes_total{change="enabled"}')).toBe(0)
     expect(sample(text, 'flowadmin_permission_denied_total')).toBe(1)
@@ -208,34 +210,17 @@ describe('readiness', () => {
     expect(await res.text()).toBe('{"status":"ready"}')
   })
 
-  it('names the reason: stopping, discovering, or a store that fails', async () => {
+  it('names the reason: stopping, or a store that fails', async () => {
     const stores = createMemoryStores()
-    let state: 'running' | 'discovering' | 'closing' = 'running'
+    let state: 'running' | 'closing' = 'running'
     const readiness = createReadiness(stores.tokens, () => state)
     expect(await readiness()).toBeNull()
     stores.tokens.findByHash = async () => {
       throw new Error('SQLITE_IOERR')
     }
     expect(await readiness()).toBe('storage_unavailable')
-    state = 'discovering'
-    expect(await readiness()).toBe('modules_not_discovered')
     state = 'closing'
     expect(await readiness()).toBe('shutting_down')
-  })
-})
-
-describe('reload', () => {
-  it('discovers modules installed since the start, which can then be enabled and loaded', async () => {
-    const server = await start()
-    const admin = await token(server.url, 'admin')
-    const get = () =>
-      fetch(`${server.url}/nodes/late-nodes`, { headers: { Authorization: `Bearer ${admin}` } })
-    expect((await get()).status).toBe(404)
-    await install('late-nodes')
-    await server.reload()
-    const res = await get()
-    expect(res.status).toBe(200)
-    expect(await res.json()).toMatchObject({ name: 'late-nodes', nodes: [{ enabled: true, loaded: true }] })
   })
 })
 
@@ -244,15 +229,8 @@ describe('createMetrics', () => {
     const metrics = createMetrics()
     const raw = createMemoryStores()
     const stores = metrics.instrument(raw)
-    await stores.tokens.save({
-      hash: 'h',
-      username: 'u',
-      clientId: 'c',
-      scope: ['*'],
-      createdAt: 0,
-      expiresAt: 10,
-    })
-    expect(await stores.tokens.countLive(5)).toBe(1)
+    await stores.tokens.save(tokenRecord('h', { createdAt: 0, expiresAt: 10 }))
+    expect(await stores.tokens.countLive(5)).toEqual({ session: 1, api: 0 })
     raw.modules.list = async () => {
       throw new Error('disk I/O error')
     }
@@ -265,14 +243,21 @@ describe('createMetrics', () => {
     expect(sample(body, `${timed}{store="tokens",operation="save"}`)).toBe(1)
     expect(sample(body, `${timed}{store="modules",operation="list"}`)).toBe(2)
     expect(sample(body, 'flowadmin_storage_errors_total{store="modules",operation="list"}')).toBe(2)
-    expect(sample(body, 'flowadmin_tokens_live')).toBe(1)
+    expect(sample(body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)
     expect(sample(body, 'flowadmin_verifier_queue_depth')).toBe(7)
     await stores.close()
   })
 
-  it('counts a login outcome the core may add later under its own name', async () => {
+  it('counts a login shed by the core (too many attempts in flight) as shed', async () => {
     const metrics = createMetrics()
-    metrics.events.emit({ type: 'login.shed', at: 0, username: 'u', clientId: 'c', address: 'a' } as never)
+    metrics.events.emit({
+      type: 'login.shed',
+      at: 0,
+      retryAfter: 1,
+      username: 'u',
+      clientId: 'c',
+      address: 'a',
+    })
     expect(sample((await metrics.exposition()).body, 'flowadmin_logins_total{outcome="shed"}')).toBe(1)
   })
 })
