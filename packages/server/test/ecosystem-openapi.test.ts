@@ -145,6 +145,12 @@ describe('the served OpenAPI document', () => {
       await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(FLOWS))
     }
 
+    // Health, readiness and metrics.
+    expect((await call('GET', '/healthz')).status).toBe(200)
+    expect((await call('GET', '/readyz')).status).toBe(200)
+    expect((await call('GET', '/metrics')).status).toBe(401)
+    expect((await call('GET', '/metrics', { headers: as(admin) })).status).toBe(200)
+
     // Revoke, then the token is refused.
     const revoke = (body: BodyInit, headers: Record<string, string> = {}) =>
       call('POST', '/auth/revoke', { headers, body })
@@ -156,12 +162,13 @@ describe('the served OpenAPI document', () => {
     expect((await call('GET', '/settings', { headers: as(cli) })).status).toBe(401)
 
     for (const check of checks) expect(check.problems, `${check.request} → ${check.status}`).toEqual([])
-    // Every documented status of every operation was seen, except the unexpected 500.
+    // Every documented status of every operation was seen, except the unexpected 500 and a
+    // readiness 503 (a failing store; the HTTP adapter's tests produce it).
     const seen = new Set(checks.map((check) => `${check.operation} ${check.status}`))
     expect([...seen].sort()).toEqual(
       validator
         .documented()
-        .filter((pair) => !pair.endsWith(' 500'))
+        .filter((pair) => !pair.endsWith(' 500') && pair !== 'getReadiness 503')
         .sort(),
     )
   })
