@@ -247,6 +247,21 @@ export const oauthResponses = {
     },
     content: json(oauthError(['temporarily_unavailable'])),
   } satisfies ResponseObject,
+  unavailable: {
+    description:
+      'Too many logins are waiting for their password to be checked, or too many attempts for this ' +
+      'username and address are in flight. Answered at once; the password was not checked and ' +
+      'nothing was counted against the client.',
+    headers: {
+      ...noStore,
+      'Retry-After': {
+        required: true,
+        description: 'Seconds to wait.',
+        schema: { type: 'string', pattern: '^[0-9]+$' },
+      },
+    },
+    content: json(oauthError(['temporarily_unavailable'])),
+  } satisfies ResponseObject,
 }
 
 export { json, ref }

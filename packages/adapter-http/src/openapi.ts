@@ -323,7 +323,7 @@ function healthPaths(): Record<string, PathItemObject> {
 
 /** `POST /auth/token` and `POST /auth/revoke`, which exist only when authentication is on. */
 function authPaths(): Record<string, PathItemObject> {
-  const { noStore, badRequest, tooLarge, throttled } = oauthResponses
+  const { noStore, badRequest, tooLarge, throttled, unavailable } = oauthResponses
   const form = (schema: string) => ({
     'application/x-www-form-urlencoded': { schema: ref(schema) },
     'application/json': { schema: ref(schema) },
@@ -348,6 +348,7 @@ function authPaths(): Record<string, PathItemObject> {
           413: tooLarge,
           429: throttled,
           500: use('Unexpected'),
+          503: unavailable,
         },
       },
     },

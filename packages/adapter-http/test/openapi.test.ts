@@ -170,6 +170,23 @@ describe('every response the app gives conforms to the document', () => {
       world.request('/auth/token', { method: 'POST', headers: form, body: big }),
     )
     for (let i = 0; i < 6; i++) await token({ ...grant, username: 'ghost', password: 'x' })
+    // Verifications held: attempts of one pair pile up in flight until one is answered 503.
+    const verify = world.hasher.verify.bind(world.hasher)
+    let open!: () => void
+    const held = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    world.hasher.verify = async (hash, password) => {
+      await held
+      return verify(hash, password)
+    }
+    world.setAddress('198.51.100.9')
+    const piled = Array.from({ length: 9 }, () => world.tokenRequest({ ...grant, password: 'x' }))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await token({ ...grant, password: 'x' })
+    open()
+    await Promise.all(piled)
+    world.hasher.verify = verify
 
     for (const path of ['/settings', '/nodes', `/nodes/${PLAIN.name}`, '/nodes/@acme%2Fflow-kit/beta']) {
       await check('GET', path, world.get(path, reader))

@@ -1,6 +1,7 @@
 import { createLogin, type User } from './auth/login.js'
 import { hasPermission, toPermissionList } from './auth/permissions.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
+import { createVerifierGate, DEFAULT_VERIFIER_GATE, type VerifierGateOptions } from './auth/verifier-gate.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createModules } from './modules/modules.js'
 import type {
@@ -41,6 +42,8 @@ export interface AdminAuthOptions {
   throttle?: Partial<ThrottleOptions> | undefined
   /** Lifetimes of named API tokens: 90 days by default, at most a year, never "never". */
   apiTokens?: Partial<ApiTokenOptions> | undefined
+  /** The queue in front of password verification. */
+  loginQueue?: Partial<VerifierGateOptions> | undefined
 }
 
 /** A configured user as settings give it. */
@@ -138,10 +141,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     ...DEFAULT_THROTTLE,
     ...auth?.throttle,
   })
+  const gate = createVerifierGate({ ...DEFAULT_VERIFIER_GATE, ...auth?.loginQueue })
   const login = createLogin({
     users,
     clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),
     verifier: ports.verifier,
+    gate,
     throttle,
     tokens,
     events,
@@ -181,6 +186,11 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     authEnabled: auth !== null,
     /** Seconds a newly issued token lives. */
     tokenLifetime: lifetime,
+
+    /** Password verifications running, and logins waiting for one in each lane, now (for metrics). */
+    verifierLoad(): { running: number; known: number; general: number } {
+      return gate.load()
+    },
 
     /** The login scheme clients discover: `{}` when the API is open. */
     loginScheme(): LoginScheme {

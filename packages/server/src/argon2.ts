@@ -27,14 +27,6 @@ export interface Argon2VerifierOptions {
    * 19 MiB while it runs, so this also bounds the memory that a storm of logins costs.
    */
   concurrency?: number
-  /** Told how long each verification waited for its turn, in seconds. */
-  onWait?: (seconds: number) => void
-}
-
-/** The argon2 verifier, with the length of its queue for monitoring. */
-export interface Argon2Verifier extends PasswordVerifier {
-  /** Verifications waiting for their turn now (not those running). */
-  readonly waiting: number
 }
 
 /**
@@ -43,20 +35,14 @@ export interface Argon2Verifier extends PasswordVerifier {
  * thread pool, off the event loop; on Linux those threads are also given a lower priority, so
  * that a storm of logins slows other requests as little as possible.
  */
-export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<Argon2Verifier> {
+export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<PasswordVerifier> {
   const dummyHash = await hashPassword(randomBytes(32).toString('base64url'))
   lowerThreadPoolPriority()
   const limit = createLimit(options.concurrency ?? availableParallelism())
-  const onWait = options.onWait
   return {
     dummyHash,
-    get waiting() {
-      return limit.waiting
-    },
     verify(hash, password) {
-      const queued = performance.now()
       return limit(async () => {
-        onWait?.((performance.now() - queued) / 1000)
         try {
           return await argon2.verify(hash, password)
         } catch {
@@ -66,6 +52,21 @@ export async function createArgon2Verifier(options: Argon2VerifierOptions = {}):
       })
     },
   }
+}
+
+/** Verifications made to measure the rate: this many per core, all at once. */
+const RATE_SAMPLES_PER_SLOT = 2
+
+/**
+ * Verifications per second this machine manages with `concurrency` at once, measured now on the
+ * verifier's dummy hash (a few tens of milliseconds at start).
+ */
+export async function measureVerifyRate(verifier: PasswordVerifier, concurrency: number): Promise<number> {
+  const samples = Math.max(2, concurrency * RATE_SAMPLES_PER_SLOT)
+  const started = performance.now()
+  await Promise.all(Array.from({ length: samples }, () => verifier.verify(verifier.dummyHash, 'measure')))
+  const seconds = Math.max(0.001, (performance.now() - started) / 1000)
+  return samples / seconds
 }
 
 /**

@@ -2,14 +2,22 @@ import { createHash, createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
-import { type Core, createCore, type Digest, type EventSink, type Stores } from '@flowadmin/core'
+import {
+  type Core,
+  createCore,
+  type Digest,
+  type EventSink,
+  type PasswordVerifier,
+  type Stores,
+} from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
-import { type Argon2Verifier, createArgon2Verifier } from './argon2.js'
+import { createArgon2Verifier, measureVerifyRate } from './argon2.js'
 import { type AuditLog, createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
@@ -93,6 +101,8 @@ export interface RunningServer {
   authEnabled: boolean
   /** The settings in effect: those of the start, with the users of the last reload. */
   settings: Settings
+  /** The bounds of the queue in front of password verification, as configured or derived. */
+  loginQueue: LoginQueue
   core: Core
   /**
    * Reads the settings file again and applies its users, passwords and permissions from the next
@@ -138,6 +148,45 @@ export async function resolveSettings(options: ServerOptions, cwd: string): Prom
   }
 }
 
+/** Password verifications at once: one per core. */
+const VERIFY_CONCURRENCY = availableParallelism()
+
+/** The longest a login should wait for its password check; the queue bounds derive from it. */
+export const LOGIN_WAIT_TARGET_SECONDS = 2
+
+export interface LoginQueue {
+  concurrency: number
+  maxWaiting: number
+  maxWaitingKnown: number
+  /** Seconds a login refused for a full queue is told to wait. */
+  retryAfter: number
+  /** Verifications per second measured at start, or null when both bounds were configured. */
+  measuredRate: number | null
+}
+
+/**
+ * The verifier queue's bounds: as configured, or as many attempts as the measured rate verifies in
+ * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long.
+ */
+async function loginQueueOf(settings: Settings, verifier: PasswordVerifier): Promise<LoginQueue> {
+  const configured = settings.adminAuth?.loginQueue ?? {}
+  const measure =
+    settings.adminAuth !== null &&
+    (configured.maxWaiting === undefined || configured.maxWaitingKnown === undefined)
+  const measuredRate = measure ? await measureVerifyRate(verifier, VERIFY_CONCURRENCY) : null
+  const derived =
+    measuredRate === null
+      ? VERIFY_CONCURRENCY
+      : Math.max(VERIFY_CONCURRENCY, Math.round(measuredRate * LOGIN_WAIT_TARGET_SECONDS))
+  return {
+    concurrency: VERIFY_CONCURRENCY,
+    maxWaiting: configured.maxWaiting ?? derived,
+    maxWaitingKnown: configured.maxWaitingKnown ?? derived,
+    retryAfter: LOGIN_WAIT_TARGET_SECONDS,
+    measuredRate,
+  }
+}
+
 export async function openStores(
   settings: Settings,
 ): Promise<{ stores: Stores & { close(): Promise<void> }; storage: string }> {
@@ -159,12 +208,13 @@ export async function createServerCore(
   events: EventSink,
   modules: readonly DiscoveredModule[],
   log: (level: LogLevel, message: string) => void,
-  verifier?: Argon2Verifier,
+  login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue } = {},
 ): Promise<Core> {
+  const { loginQueue } = login
   return createCore(
     {
       stores,
-      verifier: verifier ?? (await createArgon2Verifier()),
+      verifier: login.verifier ?? (await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })),
       digest: nodeDigest,
       loader: createDiskLoader(modules),
       typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
@@ -172,7 +222,19 @@ export async function createServerCore(
       ),
       events,
     },
-    { adminAuth: settings.adminAuth },
+    {
+      adminAuth: settings.adminAuth && {
+        ...settings.adminAuth,
+        ...(loginQueue && {
+          loginQueue: {
+            concurrency: loginQueue.concurrency,
+            maxWaiting: loginQueue.maxWaiting,
+            maxWaitingKnown: loginQueue.maxWaitingKnown,
+            retryAfter: loginQueue.retryAfter,
+          },
+        }),
+      },
+    },
   )
 }
 
@@ -216,19 +278,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     cleanup.push(() => opened.stores.close())
     const metrics = settings.metrics === 'off' ? null : createMetrics()
     const stores = metrics === null ? opened.stores : metrics.instrument(opened.stores)
-    const verifier = await createArgon2Verifier({ onWait: metrics?.onVerifierWait })
     const events = metrics === null ? audit : fanOut(audit, metrics.events)
+
+    const argon2 = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
+    const loginQueue = await loginQueueOf(settings, argon2)
+    const verifier = metrics === null ? argon2 : metrics.timeVerifier(argon2)
 
     const unreadable: string[] = []
     const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
-    const core = await createServerCore(settings, stores, events, modules, log, verifier)
+    const core = await createServerCore(settings, stores, events, modules, log, { verifier, loginQueue })
     await core.modules.sync(toDescriptors(modules), { keep: unreadable })
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
     metrics?.track({
       liveTokens: () => stores.tokens.countLive(Date.now()),
-      verifierQueue: () => verifier.waiting,
+      verifierLoad: () => core.verifierLoad(),
     })
     let closing: Promise<void> | null = null
     const readiness = createReadiness(stores.tokens, () => (closing !== null ? 'closing' : 'running'))
@@ -245,7 +310,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       metrics: settings.metrics === 'api' ? metrics?.exposition : undefined,
       onResponse: metrics?.onResponse,
     })
-    const listener = await listen(app.fetch, settings.uiHost, settings.uiPort, settings.httpServer)
+    const serve: typeof app.fetch =
+      metrics === null ? app.fetch : (request, env) => metrics.arrival(() => app.fetch(request, env))
+    const listener = await listen(serve, settings.uiHost, settings.uiPort, settings.httpServer)
     cleanup.push(() => listener.close(0))
     let metricsServer: Listener | null = null
     if (metricsListener !== null && metrics !== null) {
@@ -274,6 +341,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       storage,
       authEnabled: core.authEnabled,
       settings,
+      loginQueue,
       core,
       metricsUrl: metricsServer === null ? null : `${origin(metricsServer)}/metrics`,
       reload() {

@@ -1,5 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { MetricsExposition, ResponseSample } from '@flowadmin/adapter-http'
-import type { DomainEvent, EventSink, Stores, TokenKind } from '@flowadmin/core'
+import type { DomainEvent, EventSink, PasswordVerifier, Stores, TokenKind } from '@flowadmin/core'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
@@ -11,8 +12,13 @@ export interface Metrics {
   events: EventSink
   /** Observes a response of the HTTP app. */
   onResponse(sample: ResponseSample): void
-  /** Observes a verification's wait for its turn. */
-  onVerifierWait(seconds: number): void
+  /**
+   * The same verifier, reporting for each verification the time from its login request's arrival
+   * (see `arrival`) to the verification's start: the wait in the verifier queue, mostly.
+   */
+  timeVerifier<V extends PasswordVerifier>(verifier: V): V
+  /** Runs a request's handling with its arrival time known to `timeVerifier`. */
+  arrival<T>(handle: () => T): T
   /** The same stores, each call timed and each throw counted. */
   instrument<S extends Stores>(stores: S): S
   /** Where the gauges read at each scrape come from, once the service is wired. */
@@ -24,8 +30,8 @@ export interface Metrics {
 export interface MetricsSources {
   /** Live access tokens now, by kind, from the store. */
   liveTokens: () => Promise<Record<TokenKind, number>>
-  /** Verifications waiting for their turn now. */
-  verifierQueue: () => number
+  /** Verifications running and logins waiting for one, by lane, now. */
+  verifierLoad: () => { running: number; known: number; general: number }
 }
 
 /** Seconds: from a cheap route (tens of microseconds) to a login under load. */
@@ -39,7 +45,11 @@ const STORAGE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
  * fixed sets (route templates, event types, port method names), never from a request.
  */
 export function createMetrics(): Metrics {
-  let sources: MetricsSources = { liveTokens: async () => ({ session: 0, api: 0 }), verifierQueue: () => 0 }
+  let sources: MetricsSources = {
+    liveTokens: async () => ({ session: 0, api: 0 }),
+    verifierLoad: () => ({ running: 0, known: 0, general: 0 }),
+  }
+  const arrivals = new AsyncLocalStorage<number>()
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 
@@ -71,15 +81,26 @@ export function createMetrics(): Metrics {
   })
   new Gauge({
     name: 'flowadmin_verifier_queue_depth',
-    help: 'Password verifications waiting for a free verifier.',
+    help: 'Logins waiting for a password verification, by lane (known clients, general).',
+    labelNames: ['lane'] as const,
     registers: [registry],
     collect() {
-      this.set(sources.verifierQueue())
+      const { known, general } = sources.verifierLoad()
+      this.set({ lane: 'known' }, known)
+      this.set({ lane: 'general' }, general)
+    },
+  })
+  new Gauge({
+    name: 'flowadmin_verifier_running',
+    help: 'Password verifications running now.',
+    registers: [registry],
+    collect() {
+      this.set(sources.verifierLoad().running)
     },
   })
   const verifierWait = new Histogram({
     name: 'flowadmin_verifier_wait_seconds',
-    help: 'Time a password verification waited for a free verifier.',
+    help: 'Time from a login request arriving to its password verification starting.',
     buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
@@ -148,8 +169,20 @@ export function createMetrics(): Metrics {
     onResponse({ method, route, status, seconds }) {
       requests.observe({ method, route, status: String(status) }, seconds)
     },
-    onVerifierWait(seconds) {
-      verifierWait.observe(seconds)
+    timeVerifier(verifier) {
+      return new Proxy(verifier, {
+        get(target, property, receiver) {
+          if (property !== 'verify') return Reflect.get(target, property, receiver)
+          return (hash: string, password: string) => {
+            const arrived = arrivals.getStore()
+            if (arrived !== undefined) verifierWait.observe((performance.now() - arrived) / 1000)
+            return target.verify(hash, password)
+          }
+        },
+      })
+    },
+    arrival(handle) {
+      return arrivals.run(performance.now(), handle)
     },
     instrument(stores) {
       return {

@@ -51,6 +51,8 @@ export interface AdminAuthSettings {
         windowSeconds?: number | undefined
         maxFailuresPerUser?: number | undefined
         maxFailuresPerAddress?: number | undefined
+        inFlightAllowance?: number | undefined
+        knownClientDays?: number | undefined
       }
     | undefined
   /** Lifetimes of named API tokens, in seconds. */
@@ -61,6 +63,8 @@ export interface AdminAuthSettings {
         allowNoExpiry?: boolean | undefined
       }
     | undefined
+  /** Bounds of the queue in front of password verification; by default derived from its measured rate. */
+  loginQueue?: { maxWaiting?: number | undefined; maxWaitingKnown?: number | undefined } | undefined
 }
 
 export const DEFAULT_HOST = '127.0.0.1'
@@ -128,6 +132,17 @@ const adminAuth = v.strictObject(
           windowSeconds: v.optional(whole(1, 31_536_000)),
           maxFailuresPerUser: v.optional(whole(1, 1_000_000)),
           maxFailuresPerAddress: v.optional(whole(1, 1_000_000)),
+          inFlightAllowance: v.optional(whole(1, 1_000)),
+          knownClientDays: v.optional(whole(0, 3_650)),
+        },
+        unknownKey,
+      ),
+    ),
+    loginQueue: v.optional(
+      v.strictObject(
+        {
+          maxWaiting: v.optional(whole(0, 100_000)),
+          maxWaitingKnown: v.optional(whole(0, 100_000)),
         },
         unknownKey,
       ),

@@ -25,22 +25,18 @@ describe('createLimit', () => {
     const b = gate(started, 'b')
     const c = gate(started, 'c')
     const d = gate(started, 'd')
-    expect(limit.waiting).toBe(0)
     const results = [a, b, c, d].map((g) => limit(g.task))
     await Promise.resolve()
     expect(started).toEqual(['a', 'b'])
-    expect(limit.waiting).toBe(2)
     b.release()
     await results[1]
     await new Promise((resolve) => setImmediate(resolve))
     expect(started).toEqual(['a', 'b', 'c'])
-    expect(limit.waiting).toBe(1)
     a.release()
     c.release()
     d.release()
     expect(await Promise.all(results)).toEqual(['a', 'b', 'c', 'd'])
     expect(started).toEqual(['a', 'b', 'c', 'd'])
-    expect(limit.waiting).toBe(0)
   })
 
   it('frees its place when a task fails', async () => {

@@ -132,7 +132,9 @@ describe('GET /metrics beside the API', () => {
     expect(sample(text, 'flowadmin_module_changes_total{change="disabled"}')).toBe(1)
     expect(sample(text, 'flowadmin_module_changes_total{change="enabled"}')).toBe(0)
     expect(sample(text, 'flowadmin_permission_denied_total')).toBe(1)
-    expect(sample(text, 'flowadmin_verifier_queue_depth')).toBe(0)
+    expect(sample(text, 'flowadmin_verifier_queue_depth{lane="known"}')).toBe(0)
+    expect(sample(text, 'flowadmin_verifier_queue_depth{lane="general"}')).toBe(0)
+    expect(sample(text, 'flowadmin_verifier_running')).toBe(0)
     expect(sample(text, 'flowadmin_verifier_wait_seconds_count')).toBe(4)
     const requests = 'flowadmin_http_request_duration_seconds_count'
     expect(sample(text, `${requests}{method="POST",route="/auth/token",status="200"}`)).toBe(3)
@@ -236,7 +238,10 @@ describe('createMetrics', () => {
     }
     await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
     await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
-    metrics.track({ liveTokens: () => stores.tokens.countLive(5), verifierQueue: () => 7 })
+    metrics.track({
+      liveTokens: () => stores.tokens.countLive(5),
+      verifierLoad: () => ({ running: 4, known: 2, general: 7 }),
+    })
 
     const { body } = await metrics.exposition()
     const timed = 'flowadmin_storage_operation_duration_seconds_count'
@@ -244,7 +249,9 @@ describe('createMetrics', () => {
     expect(sample(body, `${timed}{store="modules",operation="list"}`)).toBe(2)
     expect(sample(body, 'flowadmin_storage_errors_total{store="modules",operation="list"}')).toBe(2)
     expect(sample(body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)
-    expect(sample(body, 'flowadmin_verifier_queue_depth')).toBe(7)
+    expect(sample(body, 'flowadmin_verifier_queue_depth{lane="general"}')).toBe(7)
+    expect(sample(body, 'flowadmin_verifier_queue_depth{lane="known"}')).toBe(2)
+    expect(sample(body, 'flowadmin_verifier_running')).toBe(4)
     await stores.close()
   })
 
@@ -259,5 +266,22 @@ describe('createMetrics', () => {
       address: 'a',
     })
     expect(sample((await metrics.exposition()).body, 'flowadmin_logins_total{outcome="shed"}')).toBe(1)
+  })
+
+  it('times each verification from its request’s arrival, and only within a request', async () => {
+    const metrics = createMetrics()
+    let verified = 0
+    const verifier = metrics.timeVerifier({
+      dummyHash: 'x',
+      verify: async (_hash: string, _password: string) => {
+        verified++
+        return true
+      },
+    })
+    expect(verifier.dummyHash).toBe('x')
+    await metrics.arrival(() => verifier.verify('h', 'p'))
+    await verifier.verify('h', 'p')
+    expect(verified).toBe(2)
+    expect(sample((await metrics.exposition()).body, 'flowadmin_verifier_wait_seconds_count')).toBe(1)
   })
 })
