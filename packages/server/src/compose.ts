@@ -168,12 +168,12 @@ export interface LoginQueue {
  * The verifier queue's bounds: as configured, or as many attempts as the measured rate verifies in
  * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long.
  */
-async function loginQueueOf(settings: Settings, verifier: PasswordVerifier): Promise<LoginQueue> {
+async function loginQueueOf(settings: Settings): Promise<LoginQueue> {
   const configured = settings.adminAuth?.loginQueue ?? {}
   const measure =
     settings.adminAuth !== null &&
     (configured.maxWaiting === undefined || configured.maxWaitingKnown === undefined)
-  const measuredRate = measure ? await measureVerifyRate(verifier, VERIFY_CONCURRENCY) : null
+  const measuredRate = measure ? await measureVerifyRate(VERIFY_CONCURRENCY) : null
   const derived =
     measuredRate === null
       ? VERIFY_CONCURRENCY
@@ -281,7 +281,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const events = metrics === null ? audit : fanOut(audit, metrics.events)
 
     const argon2 = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
-    const loginQueue = await loginQueueOf(settings, argon2)
+    const loginQueue = await loginQueueOf(settings)
     const verifier = metrics === null ? argon2 : metrics.timeVerifier(argon2)
 
     const unreadable: string[] = []
