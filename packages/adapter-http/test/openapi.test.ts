@@ -1,4 +1,5 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { holdVerifications } from '@flowadmin/testkit'
 import type { Hono } from 'hono'
 import * as v from 'valibot'
 import { describe, expect, test } from 'vitest'
@@ -119,7 +120,11 @@ describe('the document lists every route, and only those', () => {
 /** Every documented status of every operation, each produced by a real request and checked. */
 describe('every response the app gives conforms to the document', () => {
   test('each operation and status, with auth on', async () => {
-    const world = await createWorld({ typesInUse: ['alpha-in'], app: { maxBodyBytes: 2000 } })
+    const world = await createWorld({
+      typesInUse: ['alpha-in'],
+      app: { maxBodyBytes: 2000 },
+      loginQueue: { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0 },
+    })
     const validator = createResponseValidator(await served(world.app))
     const checks: ResponseCheck[] = []
     const check = async (method: string, path: string, res: Response | Promise<Response>) => {
@@ -156,23 +161,13 @@ describe('every response the app gives conforms to the document', () => {
       world.request('/auth/token', { method: 'POST', headers: form, body: big }),
     )
     for (let i = 0; i < 6; i++) await token({ ...grant, username: 'ghost', password: 'x' })
-    // Verifications held: attempts of one pair pile up in flight until one is answered 503.
-    const verify = world.hasher.verify.bind(world.hasher)
-    let open!: () => void
-    const held = new Promise<void>((resolve) => {
-      open = resolve
-    })
-    world.hasher.verify = async (hash, password) => {
-      await held
-      return verify(hash, password)
-    }
-    world.setAddress('198.51.100.9')
-    const piled = Array.from({ length: 9 }, () => world.tokenRequest({ ...grant, password: 'x' }))
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // One verification held in the one slot, and no room to wait: the next login is shed.
+    const hold = holdVerifications(world.hasher)
+    const held = world.tokenRequest({ ...grant, password: 'x' })
+    await hold.started
     await token({ ...grant, password: 'x' })
-    open()
-    await Promise.all(piled)
-    world.hasher.verify = verify
+    hold.restore()
+    await held
 
     for (const path of ['/settings', '/nodes', `/nodes/${PLAIN.name}`, '/nodes/@acme%2Fflow-kit/beta']) {
       await check('GET', path, world.get(path, reader))

@@ -75,6 +75,35 @@ export function createPlainHasher() {
 }
 export type PlainHasher = ReturnType<typeof createPlainHasher>
 
+/**
+ * Holds every verification of `hasher` until `release()`: `started` resolves once the first one
+ * has begun, and `restore()` puts the hasher's own verify back.
+ */
+export function holdVerifications(hasher: PlainHasher) {
+  const verify = hasher.verify
+  let release!: () => void
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let begun!: () => void
+  const started = new Promise<void>((resolve) => {
+    begun = resolve
+  })
+  hasher.verify = async (hash, password) => {
+    begun()
+    await released
+    return verify.call(hasher, hash, password)
+  }
+  return {
+    started,
+    release,
+    restore() {
+      release()
+      hasher.verify = verify
+    },
+  }
+}
+
 /** A loader that succeeds unless told that a set fails; it records what it loaded. */
 export function createFakeLoader(failures: Record<string, string> = {}) {
   const loads: string[] = []

@@ -8,6 +8,7 @@ export {
   createSeededNumbers,
   createSeededRandom,
   type FixedClock,
+  holdVerifications,
   type PlainHasher,
 } from './doubles.js'
 export { describeStoreContract, type OpenStores, tokenRecord } from './store-contract.js'
