@@ -27,7 +27,13 @@ const JSON_TYPE = { 'content-type': 'application/json' }
 
 describe('the served OpenAPI document', () => {
   it('describes every response of a walk through login, settings, nodes, errors, throttling and revoke', async () => {
-    const settings = await writeAuthSettings(userDir, ['node-red-admin'], { httpAdminRoot: '/admin' })
+    // No login may wait for a password check: one more than the cores at once is shed (503).
+    const settings = await writeAuthSettings(
+      userDir,
+      ['node-red-admin'],
+      { httpAdminRoot: '/admin' },
+      { loginQueue: { maxWaiting: 0, maxWaitingKnown: 0 } },
+    )
     const { url } = await startCli(['--settings', settings, '--port', '0'])
     expect(url).toMatch(/\/admin$/)
 
@@ -144,6 +150,16 @@ describe('the served OpenAPI document', () => {
       expect((await put(free, '{"enabled":false}')).status).toBe(503)
       await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(FLOWS))
     }
+
+    // Logins beyond the verifier queue: answered at once, 503 with Retry-After.
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        call('POST', '/auth/token', { body: form({ ...grant, username: `burst-${i}`, password: 'guess' }) }),
+      ),
+    )
+    const burstStatuses = burst.map((res) => res.status)
+    expect(burstStatuses).toContain(503)
+    expect(burstStatuses.every((status) => status === 401 || status === 503)).toBe(true)
 
     // Revoke, then the token is refused.
     const revoke = (body: BodyInit, headers: Record<string, string> = {}) =>

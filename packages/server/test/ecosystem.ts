@@ -58,12 +58,14 @@ export async function writeAuthSettings(
   userDir: string,
   clients: string[] | undefined,
   extra: Record<string, unknown> = {},
+  auth: Record<string, unknown> = {},
 ): Promise<string> {
   const file = path.join(userDir, 'settings.json')
   const adminAuth = {
     type: 'credentials',
     users: [{ username: 'admin', password: await hashPassword(ADMIN_PASSWORD), permissions: '*' }],
     ...(clients === undefined ? {} : { clients }),
+    ...auth,
   }
   await writeFile(file, JSON.stringify({ storage: 'memory', auditLog: 'off', ...extra, adminAuth }, null, 2))
   return file
