@@ -2,16 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { readdirSync } from 'node:fs'
 import { availableParallelism, setPriority } from 'node:os'
 import type { PasswordVerifier } from '@flowadmin/core'
+import { ARGON2ID_COST } from '@flowadmin/verifier-wasm'
 import * as argon2 from 'argon2'
 import { createLimit } from './limit.js'
 
-/** OWASP's argon2id recommendation: 19 MiB of memory, two passes, one lane. */
-export const ARGON2_OPTIONS = {
-  type: argon2.argon2id,
-  memoryCost: 19_456,
-  timeCost: 2,
-  parallelism: 1,
-} as const
+/** OWASP's argon2id recommendation: 19 MiB of memory, two passes, one lane (shared with the
+ *  WebAssembly verifier, so its dummy hash costs what users' hashes cost). */
+export const ARGON2_OPTIONS = { type: argon2.argon2id, ...ARGON2ID_COST } as const
 
 /** Niceness given to the threads that hash, so requests that need no hashing go first. */
 const HASHING_NICENESS = 10
