@@ -10,10 +10,11 @@ import { trackFolder } from './cleanup.mjs'
 import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
 import { waitForIdle } from './load.mjs'
 import { bcryptHash, installNodeRed, NODE_RED_VERSION } from './node-red.mjs'
+import { createPostgresStorage, createTwoInstanceScenarios, DEFAULT_PG } from './postgres.mjs'
 import { machine, memory } from './proc.mjs'
 import { combine, evaluateTargets, growthTable, scenarioTable, targetsTable } from './report.mjs'
 import { createScenarios, login, strip } from './scenarios.mjs'
-import { createFlowadminTarget, createNodeRedTarget } from './targets.mjs'
+import { BENCH_MODULES, createFlowadminTarget, createNodeRedTarget } from './targets.mjs'
 
 const HELP = `Usage: pnpm bench [options]
   --peer node-red     also run every scenario against Node-RED ${NODE_RED_VERSION}, alternately, with ratios
@@ -23,10 +24,14 @@ const HELP = `Usage: pnpm bench [options]
   --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
   --only ID,ID        run only these scenarios (ids: login-page settings toggle-1 toggle-10 login
-                      revoke login-N revoke-N storm)
+                      revoke login-N revoke-N storm; with --storage postgres also login-2i toggle-2i)
   --cpu-prof DIR      write a V8 CPU profile of every flowadmin process into DIR
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
   --server-env K=V    set an environment variable for the flowadmin processes only (repeatable)
+  --storage S         flowadmin's store: sqlite (default) or postgres; with postgres every start gets a
+                      database of its own, and the scenarios login-2i and toggle-2i run two instances on one
+  --pg URL            the PostgreSQL server for --storage postgres (default: FLOWADMIN_TEST_PG, else
+                      ${DEFAULT_PG}); databases are created on it and dropped
   --quick             a short smoke run
 Only 127.0.0.1 is loaded. Needs a build (pnpm bench builds first).`
 
@@ -42,6 +47,8 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'string' },
     server: { type: 'string' },
     'server-env': { type: 'string', multiple: true },
+    storage: { type: 'string', default: 'sqlite' },
+    pg: { type: 'string' },
     quick: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -51,6 +58,7 @@ if (args.help) {
   process.exit(0)
 }
 if (args.peer !== undefined && args.peer !== 'node-red') usage(`unknown peer "${args.peer}" (only node-red)`)
+if (args.storage !== 'sqlite' && args.storage !== 'postgres') usage(`--storage must be sqlite or postgres`)
 
 const number = (value, fallback, name) => {
   if (value === undefined) return fallback
@@ -83,6 +91,9 @@ function usage(message) {
 const log = (message) => process.stderr.write(`${message}\n`)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The PostgreSQL databases of a `--storage postgres` run. */
+let postgres = null
+
 async function main() {
   const serverRoot = args.server ? pathToFileURL(`${resolve(args.server)}/`) : repositoryRoot
   checkBuilt(serverRoot)
@@ -105,8 +116,16 @@ async function main() {
   const work = trackFolder(mkdtempSync(join(tmpdir(), 'flowadmin-bench-')))
   const cpuProfDir = args['cpu-prof'] ? resolve(args['cpu-prof']) : null
   if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true })
+  postgres =
+    args.storage === 'postgres'
+      ? await createPostgresStorage({
+          serverUrl: args.pg ?? (process.env.FLOWADMIN_TEST_PG || DEFAULT_PG),
+          root: serverRoot,
+        })
+      : null
   const targets = [
     createFlowadminTarget({
+      postgres,
       root: work,
       serverRoot,
       serverEnv,
@@ -127,7 +146,11 @@ async function main() {
     )
   }
 
-  const scenarios = createScenarios(options).filter((s) => !options.only || options.only.has(s.id))
+  const all = [
+    ...createScenarios(options),
+    ...(postgres ? createTwoInstanceScenarios({ modules: BENCH_MODULES }) : []),
+  ]
+  const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
   const results = {}
   const report = { scenarios: [] }
@@ -147,6 +170,7 @@ async function main() {
         log(`${scenario.id} round ${round}: argon2id floor ${floor.perSecond.toFixed(1)}/s`)
       }
       for (const target of targets) {
+        if (scenario.peers && !target.startPeer) continue
         const result = await measure(scenario, target, { credentials, durationMs, warmupMs })
         rounds[target.name].push(result)
         log(
@@ -156,7 +180,9 @@ async function main() {
       }
     }
     const combined = {}
-    for (const target of targets) combined[target.name] = combine(rounds[target.name])
+    for (const target of targets) {
+      combined[target.name] = rounds[target.name].length > 0 ? combine(rounds[target.name]) : null
+    }
     results[scenario.id] = combined
     const floor = scenarioFloors.length
       ? {
@@ -200,6 +226,7 @@ async function main() {
     options: { ...options, only: options.only && [...options.only] },
     server: serverRoot.pathname,
     serverEnv,
+    storage: args.storage,
     nodeRed: options.peer ? NODE_RED_VERSION : null,
     argon2: { options: { ...ARGON2_OPTIONS, type: 'argon2id' }, floor },
     scenarios: report.scenarios,
@@ -252,7 +279,10 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs }) 
   }
 }
 
-main().catch((error) => {
-  console.error(`bench failed: ${error.stack ?? error}`)
-  process.exitCode = 1
-})
+main()
+  // Every PostgreSQL database of the run is dropped, whatever happened.
+  .finally(() => postgres?.close())
+  .catch((error) => {
+    console.error(`bench failed: ${error.stack ?? error}`)
+    process.exitCode = 1
+  })
