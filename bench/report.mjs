@@ -125,6 +125,13 @@ export function evaluateTargets(results, { floor, sessionSizes }) {
     })
   const rpsRatio = (id) => (fa(id) && nr(id) ? fa(id).rps / nr(id).rps : null)
   add('GET /auth/login ≥ 3× Node-RED', rpsRatio('login-page'), 3, (v) => v >= 3, '×')
+  add(
+    'GET /healthz server CPU per request ≤ 1.2× GET /auth/login',
+    fa('healthz') && fa('login-page') ? fa('healthz').cpuPerRequest / fa('login-page').cpuPerRequest : null,
+    1.2,
+    (v) => v <= 1.2,
+    '×',
+  )
   add('authenticated GET /settings ≥ 4× Node-RED', rpsRatio('settings'), 4, (v) => v >= 4, '×')
   add('durable toggle, 1 connection ≥ 15× Node-RED', rpsRatio('toggle-1'), 15, (v) => v >= 15, '×')
   add('durable toggle, 10 connections ≥ 15× Node-RED', rpsRatio('toggle-10'), 15, (v) => v >= 15, '×')

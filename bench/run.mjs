@@ -23,7 +23,7 @@ const HELP = `Usage: pnpm bench [options]
   --rounds N          rounds per scenario, A B A B ... (default 2; --quick 1)
   --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
-  --only ID,ID        run only these scenarios (ids: login-page settings toggle-1 toggle-10 login
+  --only ID,ID        run only these scenarios (ids: login-page healthz settings toggle-1 toggle-10 login
                       revoke login-N revoke-N storm; with --storage postgres also login-2i toggle-2i)
   --cpu-prof DIR      write a V8 CPU profile of every flowadmin process into DIR
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
@@ -146,6 +146,9 @@ async function main() {
     )
   }
 
+  /** The targets a scenario runs against: all, or those it names. */
+  const targetsOf = (scenario) =>
+    scenario.targets ? targets.filter((target) => scenario.targets.includes(target.name)) : targets
   const all = [
     ...createScenarios(options),
     ...(postgres ? createTwoInstanceScenarios({ modules: BENCH_MODULES }) : []),
@@ -169,7 +172,7 @@ async function main() {
         scenarioFloors.push(floor)
         log(`${scenario.id} round ${round}: argon2id floor ${floor.perSecond.toFixed(1)}/s`)
       }
-      for (const target of targets) {
+      for (const target of targetsOf(scenario)) {
         if (scenario.peers && !target.startPeer) continue
         const result = await measure(scenario, target, { credentials, durationMs, warmupMs })
         rounds[target.name].push(result)
@@ -180,7 +183,7 @@ async function main() {
       }
     }
     const combined = {}
-    for (const target of targets) {
+    for (const target of targetsOf(scenario)) {
       combined[target.name] = rounds[target.name].length > 0 ? combine(rounds[target.name]) : null
     }
     results[scenario.id] = combined

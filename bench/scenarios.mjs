@@ -142,6 +142,12 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
   const list = [
     { id: 'login-page', title: 'GET /auth/login', load: getLoad('/auth/login', { authenticated: false }) },
     {
+      id: 'healthz',
+      title: 'GET /healthz (flowadmin only: Node-RED has no health route)',
+      load: getLoad('/healthz', { authenticated: false }),
+      targets: ['flowadmin'],
+    },
+    {
       id: 'settings',
       title: 'GET /settings (authenticated)',
       load: getLoad('/settings', { authenticated: true }),

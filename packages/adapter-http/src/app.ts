@@ -1,9 +1,11 @@
 import { type Core, isStoreUnavailable } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
+import { matchedRoutes } from 'hono/route'
 import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, storageUnavailable, toResponse, UNEXPECTED_ERROR } from './errors.js'
 import { authRoutes } from './routes/auth.js'
+import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
@@ -29,6 +31,25 @@ export interface HttpAppOptions {
   onStorageUnavailable?: (error: unknown, c: Context) => void
   /** Browser origins allowed to call the API. Default: none, and no CORS header is ever sent. */
   cors?: CorsOptions
+  /**
+   * Readiness behind `GET /readyz`: resolves null when the service can do its work, else a short
+   * reason code (`storage_unavailable`). Default: always ready.
+   */
+  readiness?: Readiness
+  /** Serves `GET /metrics` (needs `metrics.read`) with what this returns. Default: no such route. */
+  metrics?: () => Promise<MetricsExposition>
+  /** Called after every response with its route template (never the raw path), status and duration. */
+  onResponse?: (sample: ResponseSample) => void
+}
+
+/** One answered request, as `onResponse` receives it. */
+export interface ResponseSample {
+  method: string
+  /** The route's template below the base path, e.g. `/nodes/*`; `unmatched` when no route matched. */
+  route: string
+  status: number
+  /** From the request reaching the app to its response being ready. */
+  seconds: number
 }
 
 /** Default largest request body: 64 KiB. */
@@ -56,6 +77,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     basePath: normaliseBasePath(options.basePath ?? ''),
     clientAddress: options.clientAddress ?? (() => 'unknown'),
     maxBodyBytes,
+    metrics: options.metrics !== undefined,
   }
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error(error))
   const unexpected = (error: unknown, c: Context): Response => {
@@ -75,8 +97,10 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
     .route('/', openApiRoutes(deps))
+    .route('/', healthRoutes(deps, options.readiness, options.metrics))
 
   const app = new Hono()
+  if (options.onResponse !== undefined) app.use(observe(options.onResponse, deps.basePath))
   app.use(async (c, next) => {
     // Set before the handler runs, so responses made through `c` carry it from the start: adding
     // a header to a finished response would copy it, which halves the rate of the cheap routes.
@@ -94,4 +118,35 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
   app.notFound(() => emptyResponse(404))
   app.onError(unexpected)
   return app
+}
+
+/** The route template that answered, below `basePath`: the last matched route that is not middleware. */
+function routeTemplate(c: Context, basePath: string): string {
+  const routes = matchedRoutes(c)
+  for (let index = routes.length - 1; index >= 0; index--) {
+    const route = routes[index] as { method: string; path: string }
+    if (route.method !== 'ALL') return route.path.slice(basePath.length) || '/'
+  }
+  return 'unmatched'
+}
+
+/** Measures each request and reports it once its response is ready, whatever happened inside. */
+function observe(report: (sample: ResponseSample) => void, basePath: string) {
+  return async (c: Context, next: () => Promise<void>) => {
+    const started = performance.now()
+    try {
+      await next()
+    } finally {
+      try {
+        report({
+          method: c.req.method,
+          route: routeTemplate(c, basePath),
+          status: c.res.status,
+          seconds: (performance.now() - started) / 1000,
+        })
+      } catch {
+        // Metrics must never change an answer.
+      }
+    }
+  }
 }

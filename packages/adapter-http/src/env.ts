@@ -17,4 +17,6 @@ export interface RouteDeps {
   basePath: string
   clientAddress: (c: Context) => string
   maxBodyBytes: number
+  /** Whether `GET /metrics` is served (the OpenAPI document lists it then). */
+  metrics: boolean
 }

@@ -1,4 +1,9 @@
-export { createHttpApp, DEFAULT_MAX_BODY_BYTES, type HttpAppOptions } from './app.js'
+export {
+  createHttpApp,
+  DEFAULT_MAX_BODY_BYTES,
+  type HttpAppOptions,
+  type ResponseSample,
+} from './app.js'
 export { type CorsOptions, originProblem } from './cors.js'
 export { REALM } from './errors.js'
 export {
@@ -7,4 +12,5 @@ export {
   type OpenApiDocument,
   type OpenApiOptions,
 } from './openapi.js'
+export { type MetricsExposition, READINESS_TIMEOUT_MS, type Readiness } from './routes/health.js'
 export { tokenJson } from './routes/tokens.js'

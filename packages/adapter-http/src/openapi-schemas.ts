@@ -151,6 +151,16 @@ export const schemas: Record<string, JsonSchema> = {
     required: ['enabled'],
     properties: { enabled: { type: 'boolean' } },
   },
+  Health: closed({ status: { const: 'ok' } }),
+  Ready: closed({ status: { const: 'ready' } }),
+  NotReady: closed({
+    status: { const: 'not_ready' },
+    reason: {
+      type: 'string',
+      pattern: '^[a-z_]+$',
+      description: '`storage_unavailable`, `shutting_down`, `check_timeout` or `check_failed`.',
+    },
+  }),
   OpenApiDocument: {
     type: 'object',
     required: ['openapi', 'info', 'paths'],

@@ -79,6 +79,8 @@ export interface OpenApiOptions {
   basePath: string
   /** Without authentication the token and revoke routes do not exist and nothing answers 401. */
   authEnabled: boolean
+  /** Whether the app serves `GET /metrics`. Default false. */
+  metrics?: boolean | undefined
 }
 
 const use = (name: string): ReferenceObject => ({ $ref: `#/components/responses/${name}` })
@@ -231,6 +233,24 @@ export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument 
       },
     },
   }
+  Object.assign(paths, healthPaths())
+  if (options.metrics === true) {
+    paths['/metrics'] = {
+      get: {
+        operationId: 'getMetrics',
+        summary: 'Metrics in the Prometheus text format',
+        description: needs('metrics.read'),
+        tags: ['operations'],
+        responses: guarded({
+          200: {
+            description: 'Every metric, in the Prometheus text exposition format 0.0.4.',
+            headers: { 'Cache-Control': NO_STORE },
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+        }),
+      },
+    }
+  }
   if (authEnabled) Object.assign(paths, authPaths())
 
   return {
@@ -251,6 +271,7 @@ export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument 
       { name: 'settings', description: 'Who the caller is' },
       { name: 'nodes', description: 'Node modules and node sets' },
       { name: 'meta', description: 'This document' },
+      { name: 'operations', description: 'Health, readiness and metrics, for load balancers and monitoring' },
     ],
     paths,
     components: {
@@ -261,6 +282,43 @@ export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument 
           type: 'http',
           scheme: 'bearer',
           description: 'An access token from `POST /auth/token`: `Authorization: Bearer <token>`.',
+        },
+      },
+    },
+  }
+}
+
+const NO_STORE: HeaderObject = { required: true, schema: { const: 'no-store' } }
+
+/** `GET /healthz` and `GET /readyz`: open, cheap, and without any detail about the service. */
+function healthPaths(): Record<string, PathItemObject> {
+  const headers = { 'Cache-Control': NO_STORE }
+  return {
+    '/healthz': {
+      get: {
+        operationId: 'getHealth',
+        summary: 'Whether the process answers',
+        description: 'Consults nothing: for liveness probes. Needs no token.',
+        tags: ['operations'],
+        security: [],
+        responses: { 200: { description: 'The process answers.', headers, content: json(ref('Health')) } },
+      },
+    },
+    '/readyz': {
+      get: {
+        operationId: 'getReadiness',
+        summary: 'Whether the service can do its work',
+        description:
+          'Ready when the storage answers and no stop was asked for (the schema is migrated and the node modules discovered before the server listens). Needs no token.',
+        tags: ['operations'],
+        security: [],
+        responses: {
+          200: { description: 'Ready.', headers, content: json(ref('Ready')) },
+          503: {
+            description: 'Not ready, with a short reason code.',
+            headers,
+            content: json(ref('NotReady')),
+          },
         },
       },
     },

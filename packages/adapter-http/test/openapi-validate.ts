@@ -190,9 +190,9 @@ export function createResponseValidator(document: OpenApiDocument) {
         problems.push(`Content-Type ${contentType} is not one of ${Object.keys(spec.content).join(', ')}`)
         return { operation: name, status, problems }
       }
-      let value: unknown
+      let value: unknown = body
       try {
-        value = JSON.parse(body)
+        if (mediaType.endsWith('json')) value = JSON.parse(body)
       } catch {
         problems.push(`body is not JSON: ${body.slice(0, 80)}`)
         return { operation: name, status, problems }

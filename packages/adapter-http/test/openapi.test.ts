@@ -66,7 +66,13 @@ describe('the document lists every route, and only those', () => {
       .flatMap((item) => Object.values(item))
       .filter((operation) => operation.security?.length === 0)
       .map((operation) => operation.operationId)
-    expect(open.sort()).toEqual(['getLoginScheme', 'getOpenApiDocument', 'issueToken'])
+    expect(open.sort()).toEqual([
+      'getHealth',
+      'getLoginScheme',
+      'getOpenApiDocument',
+      'getReadiness',
+      'issueToken',
+    ])
   })
 
   test('with auth off: no token or revoke route, no security, no 401', async () => {
@@ -121,9 +127,10 @@ describe('the document lists every route, and only those', () => {
 /** Every documented status of every operation, each produced by a real request and checked. */
 describe('every response the app gives conforms to the document', () => {
   test('each operation and status, with auth on', async () => {
+    let notReady: string | null = null
     const world = await createWorld({
       typesInUse: ['alpha-in'],
-      app: { maxBodyBytes: 2000 },
+      app: { maxBodyBytes: 2000, readiness: async () => notReady },
       loginQueue: { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0 },
     })
     const validator = createResponseValidator(await served(world.app))
@@ -140,6 +147,10 @@ describe('every response the app gives conforms to the document', () => {
     await check('GET', '/auth/login', world.request('/auth/login'))
     await check('HEAD', '/auth/login', world.request('/auth/login', { method: 'HEAD' }))
     await check('GET', '/openapi.json', world.request('/openapi.json'))
+    await check('GET', '/healthz', world.request('/healthz'))
+    await check('GET', '/readyz', world.request('/readyz'))
+    notReady = 'storage_unavailable'
+    await check('GET', '/readyz', world.request('/readyz'))
 
     const token = (fields: Record<string, unknown>, as: 'form' | 'json' = 'form') =>
       check('POST', '/auth/token', world.tokenRequest(fields, as))

@@ -87,6 +87,13 @@ function createTokenStore(): TokenStore {
       }
       return removed
     },
+    async countLive(now) {
+      const live = { session: 0, api: 0 }
+      for (const record of records.values()) {
+        if (record.expiresAt === null || record.expiresAt > now) live[record.kind]++
+      }
+      return live
+    },
   }
 }
 

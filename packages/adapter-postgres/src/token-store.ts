@@ -31,6 +31,8 @@ export const TOKEN_SQL = {
   deleteExpired: `DELETE FROM flowadmin_tokens WHERE hash IN (
                     SELECT hash FROM flowadmin_tokens WHERE expires_at <= $1 LIMIT $2
                     FOR UPDATE SKIP LOCKED)`,
+  countLive: `SELECT kind, COUNT(*) AS live FROM flowadmin_tokens
+              WHERE expires_at IS NULL OR expires_at > $1 GROUP BY kind`,
 } as const
 
 interface TokenRow {
@@ -116,6 +118,12 @@ export function createTokenStore(db: Database): TokenStore {
     },
     async deleteExpired(now, limit) {
       return (await db.query(TOKEN_SQL.deleteExpired, [now, limit])).rowCount ?? 0
+    },
+    async countLive(now) {
+      const live = { session: 0, api: 0 }
+      const { rows } = await db.query<{ kind: TokenRecord['kind']; live: string }>(TOKEN_SQL.countLive, [now])
+      for (const row of rows) live[row.kind] = Number(row.live)
+      return live
     },
   }
 }

@@ -7,7 +7,10 @@ import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
 
 export interface SqliteStores extends Stores {
-  /** Closes the database when these stores opened it (given a path); otherwise does nothing. */
+  /**
+   * Closes the database, after a checkpoint, when these stores opened it (given a path); otherwise
+   * does nothing.
+   */
   close(): Promise<void>
 }
 
@@ -34,7 +37,16 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
     return {
       ...stores,
       async close() {
-        if (owned && open) db.close()
+        if (owned && open) {
+          // Moves every committed write from the log into the database file first, so the file
+          // alone holds the state (closing then removes the empty log).
+          try {
+            db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+          } catch {
+            // Another connection is busy with the file: the log stays, and is read back on open.
+          }
+          db.close()
+        }
         open = false
       },
     }

@@ -1,4 +1,4 @@
-import type { TokenRecord, TokenStore } from '@flowadmin/core'
+import type { TokenKind, TokenRecord, TokenStore } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
 
 const COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
@@ -19,6 +19,8 @@ export const TOKEN_SQL = {
   deleteByUser: 'DELETE FROM tokens WHERE username = ?',
   deleteExpired: `DELETE FROM tokens
                   WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT ?)`,
+  countLive: `SELECT kind, COUNT(*) AS live FROM tokens
+              WHERE expires_at IS NULL OR expires_at > ? GROUP BY kind`,
 } as const
 
 interface TokenRow {
@@ -65,6 +67,7 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
   const remove = db.prepare(TOKEN_SQL.delete)
   const deleteByUser = db.prepare(TOKEN_SQL.deleteByUser)
   const deleteExpired = db.prepare(TOKEN_SQL.deleteExpired)
+  const countLive = db.prepare(TOKEN_SQL.countLive)
 
   return {
     async save(record) {
@@ -96,6 +99,13 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
     },
     async deleteExpired(now, limit) {
       return deleteExpired.run(now, limit).changes
+    },
+    async countLive(now) {
+      const live = { session: 0, api: 0 }
+      for (const row of countLive.all(now) as Array<{ kind: TokenKind; live: number | bigint }>) {
+        live[row.kind] = Number(row.live)
+      }
+      return live
     },
   }
 }

@@ -141,11 +141,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     ...DEFAULT_THROTTLE,
     ...auth?.throttle,
   })
+  const gate = createVerifierGate({ ...DEFAULT_VERIFIER_GATE, ...auth?.loginQueue })
   const login = createLogin({
     users,
     clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),
     verifier: ports.verifier,
-    gate: createVerifierGate({ ...DEFAULT_VERIFIER_GATE, ...auth?.loginQueue }),
+    gate,
     throttle,
     tokens,
     events,
@@ -185,6 +186,11 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     authEnabled: auth !== null,
     /** Seconds a newly issued token lives. */
     tokenLifetime: lifetime,
+
+    /** Password verifications running, and logins waiting for one in each lane, now (for metrics). */
+    verifierLoad(): { running: number; known: number; general: number } {
+      return gate.load()
+    },
 
     /** The login scheme clients discover: `{}` when the API is open. */
     loginScheme(): LoginScheme {

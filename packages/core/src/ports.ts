@@ -58,6 +58,11 @@ export interface TokenStore {
   deleteByUser(username: string): Promise<number>
   /** Deletes up to `limit` records that expired at or before `now`; returns how many. Never-expiring ones stay. */
   deleteExpired(now: number, limit: number): Promise<number>
+  /**
+   * How many records of each kind are live at `now` (expiring after it, or never), for
+   * monitoring. A kind without any is 0.
+   */
+  countLive(now: number): Promise<Record<TokenKind, number>>
 }
 
 /** What discovery found of an installed module: the store keeps it with an `enabled` flag per set. */

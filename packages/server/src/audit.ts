@@ -7,6 +7,11 @@ export type AuditTarget = 'stdout' | 'off' | { file: string }
 export interface AuditLog extends EventSink {
   /** Releases the file, if any. */
   close(): void
+  /**
+   * Closes the file and opens it again by its name, so that a log rotated away is left to its
+   * rotator and new lines go to a new file. Keeps the old file when the new one cannot be opened.
+   */
+  reopen(): void
 }
 
 // Keys an event must never carry into the log. Events hold none today; this keeps it so.
@@ -61,7 +66,7 @@ export function formatAuditLine(event: DomainEvent): string {
  * the process ends.
  */
 export function createAuditLog(target: AuditTarget, stdout: (text: string) => void = writeStdout): AuditLog {
-  if (target === 'off') return { emit() {}, close() {} }
+  if (target === 'off') return { emit() {}, close() {}, reopen() {} }
   if (target === 'stdout') {
     return {
       emit(event) {
@@ -72,14 +77,17 @@ export function createAuditLog(target: AuditTarget, stdout: (text: string) => vo
         }
       },
       close() {},
+      reopen() {},
     }
   }
-  let fd: number | null
-  try {
-    fd = openSync(target.file, 'a', 0o600)
-  } catch (error) {
-    throw new StartupError(`cannot open the audit log ${target.file}: ${(error as Error).message}`)
+  const open = () => {
+    try {
+      return openSync(target.file, 'a', 0o600)
+    } catch (error) {
+      throw new StartupError(`cannot open the audit log ${target.file}: ${(error as Error).message}`)
+    }
   }
+  let fd: number | null = open()
   return {
     emit(event) {
       if (fd === null) return
@@ -92,6 +100,12 @@ export function createAuditLog(target: AuditTarget, stdout: (text: string) => vo
     close() {
       if (fd !== null) closeSync(fd)
       fd = null
+    },
+    reopen() {
+      if (fd === null) return
+      const next = open()
+      closeSync(fd)
+      fd = next
     },
   }
 }

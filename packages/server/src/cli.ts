@@ -88,6 +88,7 @@ async function start(args: string[]): Promise<void> {
   process.stdout.write(
     `flowadmin listening on ${server.url} (storage: ${server.storage}, auth: ${server.authEnabled ? 'on' : 'off'})\n`,
   )
+  if (server.metricsUrl !== null) process.stdout.write(`flowadmin metrics on ${server.metricsUrl}\n`)
   stopOnSignals(server)
 }
 
@@ -100,8 +101,15 @@ function stopOnSignals(server: RunningServer): void {
       process.exit(EXIT_RUNTIME)
     }
     stopping = true
-    server.close().then(
+    // close() stops accepting before it returns, so the line below is true when it is read.
+    const closed = server.close()
+    const seconds = server.settings.shutdownTimeout / 1000
+    process.stderr.write(
+      `flowadmin: ${signal}: no new connections; finishing requests in flight (up to ${seconds} s), then stopping\n`,
+    )
+    closed.then(
       () => {
+        process.stderr.write('flowadmin: stopped\n')
         process.exitCode = 0
         // Anything left (a client that never hangs up) must not keep the process alive.
         setTimeout(() => process.exit(0), 1_000).unref()

@@ -19,12 +19,14 @@ import {
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { createArgon2Verifier, measureVerifyRate } from './argon2.js'
-import { createAuditLog } from './audit.js'
+import { type AuditLog, createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
-import { listen } from './listen.js'
+import { type Listener, listen } from './listen.js'
+import { createMetrics, fanOut, metricsFetch } from './metrics.js'
 import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
+import { createReadiness } from './readiness.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
 
 /** The product version, from this package's manifest (one level above both src and dist). */
@@ -67,7 +69,7 @@ export interface ServerOptions {
   log?: ((level: LogLevel, message: string) => void) | undefined
   /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
   stdout?: ((text: string) => void) | undefined
-  /** Milliseconds `close()` lets requests in flight finish. Default 5000. */
+  /** Milliseconds `close()` lets requests in flight finish. Default: the `shutdownTimeout` setting. */
   shutdownGraceMs?: number | undefined
 }
 
@@ -109,6 +111,8 @@ export interface RunningServer {
    * settings stay; either way the outcome is logged. Reloads run one at a time.
    */
   reload(): Promise<ReloadOutcome>
+  /** Where the metrics listener answers (`metrics: {host, port}`), e.g. `http://127.0.0.1:9464/metrics`. */
+  metricsUrl: string | null
   /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
   close(): Promise<void>
 }
@@ -302,25 +306,43 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw new SettingsError(`userDir ${settings.userDir} is not an existing folder`)
   }
 
+  const metricsListener = typeof settings.metrics === 'object' ? settings.metrics : null
+  if (metricsListener !== null && !isLoopback(metricsListener.host)) {
+    throw new SettingsError(
+      `metrics.host: ${metricsListener.host} is not a loopback address: the metrics listener needs no token, so it only listens on 127.0.0.1, ::1 or localhost`,
+    )
+  }
+
   const audit = createAuditLog(settings.auditLog, options.stdout)
   const cleanup: Array<() => Promise<void> | void> = [() => audit.close()]
   const undo = async () => {
     for (const step of cleanup.reverse()) await step()
   }
   try {
-    const { stores, storage, postgres } = await openStores(settings)
-    cleanup.push(() => stores.close())
+    const opened = await openStores(settings)
+    const { storage, postgres } = opened
+    cleanup.push(() => opened.stores.close())
+    const metrics = settings.metrics === 'off' ? null : createMetrics()
+    const stores = metrics === null ? opened.stores : metrics.instrument(opened.stores)
+    const events = metrics === null ? audit : fanOut(audit, metrics.events)
 
-    const verifier = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
+    const argon2 = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
     const loginQueue = await loginQueueOf(settings)
+    const verifier = metrics === null ? argon2 : metrics.timeVerifier(argon2)
 
     const unreadable: string[] = []
     const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
-    const core = await createServerCore(settings, stores, audit, modules, log, { verifier, loginQueue })
+    const core = await createServerCore(settings, stores, events, modules, log, { verifier, loginQueue })
     await core.modules.sync(toDescriptors(modules), { keep: unreadable })
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
+    metrics?.track({
+      liveTokens: () => stores.tokens.countLive(Date.now()),
+      verifierLoad: () => core.verifierLoad(),
+    })
+    let closing: Promise<void> | null = null
+    const readiness = createReadiness(stores.tokens, () => (closing !== null ? 'closing' : 'running'))
     // Node sets another instance enables are loaded here too; a (re)connection checks them all.
     // A failed first connection is reported and retried by the watch itself.
     await postgres
@@ -336,9 +358,25 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBodyBytes: settings.apiMaxLength,
       cors: settings.httpAdminCors ?? undefined,
       onUnexpectedError: (error, c) => log('error', `${c.req.method} ${c.req.path}: ${describe(error)}`),
+      readiness,
+      metrics: settings.metrics === 'api' ? metrics?.exposition : undefined,
+      onResponse: metrics?.onResponse,
       onStorageUnavailable: (error) => outage(error),
     })
-    const listener = await listen(app.fetch, settings.uiHost, settings.uiPort, settings.httpServer)
+    const serve: typeof app.fetch =
+      metrics === null ? app.fetch : (request, env) => metrics.arrival(() => app.fetch(request, env))
+    const listener = await listen(serve, settings.uiHost, settings.uiPort, settings.httpServer)
+    cleanup.push(() => listener.close(0))
+    let metricsServer: Listener | null = null
+    if (metricsListener !== null && metrics !== null) {
+      metricsServer = await listen(
+        metricsFetch(metrics),
+        metricsListener.host,
+        metricsListener.port,
+        settings.httpServer,
+      )
+      cleanup.push(() => metricsServer?.close(0))
+    }
 
     const sweeper = setInterval(() => {
       core.sweep().catch((error: unknown) => warn(`sweeping expired tokens failed: ${messageOf(error)}`))
@@ -348,12 +386,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
     }
-    const host =
-      listener.address.family === 'IPv6' ? `[${listener.address.address}]` : listener.address.address
-    let closing: Promise<void> | null = null
     let reloading: Promise<unknown> = Promise.resolve()
     const running: RunningServer = {
-      url: `http://${host}:${listener.address.port}${settings.httpAdminRoot}`,
+      url: `${origin(listener)}${settings.httpAdminRoot}`,
       host: listener.address.address,
       port: listener.address.port,
       storage,
@@ -361,15 +396,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       settings,
       loginQueue,
       core,
+      metricsUrl: metricsServer === null ? null : `${origin(metricsServer)}/metrics`,
       reload() {
-        const outcome = reloading.then(() => reloadSettings(running, options, cwd, log))
+        const outcome = reloading.then(() => {
+          reopenAuditLog(audit, log)
+          return reloadSettings(running, options, cwd, log)
+        })
         reloading = outcome
         return outcome
       },
       close() {
         closing ??= (async () => {
           clearInterval(sweeper)
-          await listener.close(options.shutdownGraceMs)
+          const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
+          await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()
         })()
         return closing
@@ -434,6 +474,21 @@ async function reloadSettings(
   if (needRestart.length > 0)
     log('warning', `these settings change only after a restart: ${needRestart.join(', ')}`)
   return { ok: true, users, needRestart }
+}
+
+/** Reopens the audit log file by its name (after a rotation); a failure keeps the old file and is logged. */
+function reopenAuditLog(audit: AuditLog, log: (level: LogLevel, message: string) => void): void {
+  try {
+    audit.reopen()
+  } catch (error) {
+    log('error', `${messageOf(error)}; audit lines still go to the file open before`)
+  }
+}
+
+/** `http://host:port` of a listener, an IPv6 address in brackets. */
+function origin(listener: Listener): string {
+  const { address, family, port } = listener.address
+  return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`
 }
 
 /** How often at most an outage of the store is logged while requests keep meeting it. */

@@ -15,6 +15,14 @@ export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.
 export { createFlowsTypeUsage } from './flows.js'
 export { type Listener, listen } from './listen.js'
 export {
+  createMetrics,
+  fanOut,
+  LOGIN_OUTCOMES,
+  type Metrics,
+  type MetricsSources,
+  metricsFetch,
+} from './metrics.js'
+export {
   createDiskLoader,
   type DiscoveredModule,
   type DiscoveredSet,
@@ -24,6 +32,7 @@ export {
   typesOf,
   type Warn,
 } from './modules-on-disk.js'
+export { createReadiness, type ServiceState } from './readiness.js'
 export {
   type AdminAuthSettings,
   DEFAULT_HOST,

@@ -30,6 +30,13 @@ export interface Settings {
   apiMaxLength: number
   /** Timeouts and header size of the HTTP server. */
   httpServer: HttpLimits
+  /**
+   * Where `GET /metrics` is served: 'api' beside the API (needs `metrics.read`), 'off', or on a
+   * listener of its own (open to whoever reaches it, so loopback only).
+   */
+  metrics: 'api' | 'off' | { host: string; port: number }
+  /** Milliseconds requests in flight may take to finish once a stop is asked for. */
+  shutdownTimeout: number
 }
 
 export interface PostgresSettings {
@@ -43,6 +50,9 @@ export interface PostgresSettings {
 
 export const DEFAULT_POSTGRES_POOL = 10
 export const DEFAULT_POSTGRES_TIMEOUT_MS = 5000
+
+export const DEFAULT_SHUTDOWN_TIMEOUT = 10_000
+export const DEFAULT_METRICS_HOST = '127.0.0.1'
 
 export interface AdminAuthSettings {
   type: 'credentials'
@@ -234,6 +244,17 @@ const httpServer = v.pipe(
   ),
 )
 
+// An object is checked field by field, so its messages name the field; anything else is one message.
+const metricsListener = v.strictObject(
+  { host: v.optional(text('a loopback address')), port: whole(0, 65_535) },
+  unknownKey,
+)
+const metrics = v.lazy((input) =>
+  typeof input === 'object' && input !== null && !Array.isArray(input)
+    ? metricsListener
+    : v.boolean('must be true, false or {"host": "127.0.0.1", "port": <port>}'),
+)
+
 const schema = v.strictObject(
   {
     uiHost: v.optional(text('a host name or address')),
@@ -267,6 +288,8 @@ const schema = v.strictObject(
       ),
     ),
     httpServer: v.optional(httpServer),
+    metrics: v.optional(metrics),
+    shutdownTimeout: v.optional(whole(0, 3_600_000)),
   },
   unknownKey,
 )
@@ -339,6 +362,13 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
       parsed.httpAdminCors === undefined ? null : { origins: [parsed.httpAdminCors.origin].flat() },
     apiMaxLength: parsed.apiMaxLength ?? DEFAULT_MAX_BODY_BYTES,
     httpServer: parsed.httpServer ?? { ...DEFAULT_HTTP_LIMITS },
+    metrics:
+      typeof parsed.metrics === 'object'
+        ? { host: parsed.metrics.host ?? DEFAULT_METRICS_HOST, port: parsed.metrics.port }
+        : parsed.metrics === false
+          ? 'off'
+          : 'api',
+    shutdownTimeout: parsed.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
   }
 }
 

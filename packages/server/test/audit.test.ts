@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import type { DomainEvent } from '@flowadmin/core'
@@ -180,6 +180,34 @@ describe('audit lines', () => {
       'token.revoked',
       'token.revoked',
     ])
+  })
+
+  it('reopens the file by its name, so lines after a rotation go to a new file', async () => {
+    const file = path.join(dir, 'audit.log')
+    const log = createAuditLog({ file })
+    log.emit(events[0] as DomainEvent)
+    await rename(file, `${file}.1`)
+    log.emit(events[1] as DomainEvent)
+    log.reopen()
+    log.emit(events[2] as DomainEvent)
+    log.close()
+    const rotated = (await readFile(`${file}.1`, 'utf8')).trimEnd().split('\n')
+    expect(rotated.map((line) => JSON.parse(line).event)).toEqual(['login.succeeded', 'login.failed'])
+    expect(JSON.parse(await readFile(file, 'utf8')).event).toBe('login.throttled')
+  })
+
+  it('keeps writing to the open file when reopening fails', async () => {
+    const sub = path.join(dir, 'logs')
+    await mkdir(sub)
+    const file = path.join(sub, 'audit.log')
+    const log = createAuditLog({ file })
+    await rename(sub, path.join(dir, 'moved'))
+    expect(() => log.reopen()).toThrow(`cannot open the audit log ${file}`)
+    log.emit(events[0] as DomainEvent)
+    log.close()
+    expect(JSON.parse(await readFile(path.join(dir, 'moved', 'audit.log'), 'utf8')).event).toBe(
+      'login.succeeded',
+    )
   })
 
   it('fails at start, naming the file, when it cannot be opened', () => {

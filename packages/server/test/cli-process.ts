@@ -39,9 +39,12 @@ export interface CliRun {
 
 const children = new Set<ChildProcess>()
 
-/** Starts `flowadmin <args>`; `input`, when given, is piped to stdin and closed. */
-export function runCli(args: string[], options: { cwd?: string; input?: string } = {}): CliRun {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/**
+ * Starts `flowadmin <args>`; `input`, when given, is piped to stdin and closed. `bin` runs another
+ * `flowadmin` launcher than the workspace's (an installed one, say).
+ */
+export function runCli(args: string[], options: { cwd?: string; input?: string; bin?: string } = {}): CliRun {
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
     cwd: options.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },
@@ -107,7 +110,7 @@ export async function killAll(): Promise<void> {
 }
 
 /** Starts the server and waits for its listening line; returns the run and its base URL. */
-export async function startCli(args: string[], options: { cwd?: string } = {}) {
+export async function startCli(args: string[], options: { cwd?: string; bin?: string } = {}) {
   const run = runCli(['start', ...args], options)
   const line = await run.line(/^flowadmin listening on /)
   const url = /listening on (http:\/\/\S+)/.exec(line)?.[1]

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -232,6 +232,43 @@ describe('startServer', () => {
       client: 'service-admin',
       address: '127.0.0.1',
     })
+  })
+
+  it('reopens the audit log file on reload, so lines after a rotation go to a new file', async () => {
+    const hash = await hashPassword('s3cret-pw')
+    const file = path.join(userDir, 'audit.log')
+    const settingsFile = path.join(userDir, 'settings.json')
+    await writeFile(
+      settingsFile,
+      JSON.stringify({
+        storage: 'memory',
+        auditLog: { file: 'audit.log' },
+        adminAuth: { type: 'credentials', users: [{ username: 'admin', password: hash, permissions: '*' }] },
+      }),
+    )
+    const server = await start({ settingsFile })
+    const login = (password: string) =>
+      fetch(`${server.url}/auth/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          client_id: 'service-admin',
+          grant_type: 'password',
+          scope: '*',
+          username: 'admin',
+          password,
+        }),
+      })
+    expect((await login('s3cret-pw')).status).toBe(200)
+    await rename(file, `${file}.1`)
+    expect((await server.reload()).ok).toBe(true)
+    expect((await login('wrong')).status).toBe(401)
+    const events = async (name: string) =>
+      (await readFile(name, 'utf8'))
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line).event)
+    expect(await events(`${file}.1`)).toEqual(['login.succeeded'])
+    expect(await events(file)).toEqual(['login.failed'])
   })
 })
 

@@ -217,7 +217,10 @@ describe('flowadmin start, with adminAuth', () => {
 
     second.run.child.kill('SIGINT')
     expect(await second.run.exited).toBe(0)
-    expect(second.run.stderr).toBe('')
+    expect(second.run.stderr).toBe(
+      'flowadmin: SIGINT: no new connections; finishing requests in flight (up to 10 s), then stopping\n' +
+        'flowadmin: stopped\n',
+    )
   })
 
   it('logs audit events as JSON lines on stdout, without passwords or tokens', async () => {

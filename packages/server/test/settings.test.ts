@@ -46,7 +46,18 @@ describe('parseSettings', () => {
         keepAliveTimeout: 5_000,
         maxHeaderSize: 16_384,
       },
+      metrics: 'api',
+      shutdownTimeout: 10_000,
     })
+  })
+
+  it('serves metrics beside the API, not at all, or on a listener of its own', () => {
+    const metricsOf = (metrics: unknown) => parseSettings({ metrics }, 'settings.json', '/srv').metrics
+    expect(metricsOf(true)).toBe('api')
+    expect(metricsOf(false)).toBe('off')
+    expect(metricsOf({ port: 9464 })).toEqual({ host: '127.0.0.1', port: 9464 })
+    expect(metricsOf({ host: '::1', port: 0 })).toEqual({ host: '::1', port: 0 })
+    expect(parseSettings({ shutdownTimeout: 0 }, 'settings.json', '/srv').shutdownTimeout).toBe(0)
   })
 
   it('keeps what is given and resolves paths against the settings folder', () => {
@@ -174,6 +185,15 @@ describe('parseSettings', () => {
       { adminAuth: { type: 'credentials', users: [admin], loginQueue: { size: 5 } } },
       'settings.json: adminAuth.loginQueue.size: unknown setting',
     ],
+    [
+      { metrics: 'yes' },
+      'settings.json: metrics: must be true, false or {"host": "127.0.0.1", "port": <port>}',
+    ],
+    [{ metrics: { host: '127.0.0.1' } }, 'settings.json: metrics.port: is required'],
+    [{ metrics: { port: 99999 } }, 'settings.json: metrics.port: must be at most 65535'],
+    [{ metrics: { port: 9464, path: '/m' } }, 'settings.json: metrics.path: unknown setting'],
+    [{ shutdownTimeout: -1 }, 'settings.json: shutdownTimeout: must be at least 0'],
+    [{ shutdownTimeout: '10s' }, 'settings.json: shutdownTimeout: must be a number'],
     [
       { adminAuth: { type: 'credentials', users: [admin], clients: ['ok', 3] } },
       'settings.json: adminAuth.clients[1]: must be a string',

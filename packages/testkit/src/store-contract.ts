@@ -208,6 +208,20 @@ export function describeStoreContract(name: string, open: OpenStores): void {
         expect(await stores.tokens.findByHash('live')).not.toBeNull()
       })
 
+      it('counts the records of each kind that are live at now, never-expiring ones included', async () => {
+        expect(await stores.tokens.countLive(T0)).toEqual({ session: 0, api: 0 })
+        await stores.tokens.save(tokenRecord('past', { expiresAt: T0 - 1 }))
+        await stores.tokens.save(tokenRecord('edge', { expiresAt: T0 }))
+        await stores.tokens.save(tokenRecord('live1', { expiresAt: T0 + 1 }))
+        await stores.tokens.save(tokenRecord('live2', { expiresAt: T0 + MINUTE }))
+        await stores.tokens.save(tokenRecord('api1', { kind: 'api', name: 'ci', expiresAt: null }))
+        await stores.tokens.save(tokenRecord('api2', { kind: 'api', name: 'old', expiresAt: T0 - MINUTE }))
+        expect(await stores.tokens.countLive(T0)).toEqual({ session: 2, api: 1 })
+        await stores.tokens.delete('id-live1')
+        expect(await stores.tokens.countLive(T0)).toEqual({ session: 1, api: 1 })
+        expect(await stores.tokens.countLive(T0 - MINUTE)).toEqual({ session: 3, api: 1 })
+      })
+
       it('lets exactly one of racing deletes of the same record succeed', async () => {
         await stores.tokens.save(tokenRecord('h1'))
         const outcomes = await Promise.all(Array.from({ length: 10 }, () => stores.tokens.delete('id-h1')))

@@ -8,6 +8,7 @@ export function openApiRoutes(deps: RouteDeps): Hono<AppEnv> {
     version: deps.version,
     basePath: deps.basePath,
     authEnabled: deps.core.authEnabled,
+    metrics: deps.metrics,
   })
   return new Hono<AppEnv>().get('/openapi.json', (c) => c.json(document))
 }

@@ -1,0 +1,287 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { tokenRecord } from '@flowadmin/testkit'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import {
+  createMetrics,
+  createReadiness,
+  hashPassword,
+  type RunningServer,
+  SettingsError,
+  type SettingsInput,
+  startServer,
+} from '../src/index.js'
+
+let userDir: string
+const running: RunningServer[] = []
+let hash: string
+
+beforeAll(async () => {
+  hash = await hashPassword('pw')
+})
+beforeEach(async () => {
+  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-metrics-'))
+})
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.close()
+  await rm(userDir, { recursive: true, force: true })
+})
+
+/** A node module with one node set of one type, as a package in `<userDir>/node_modules`. */
+async function install(name: string): Promise<void> {
+  const dir = path.join(userDir, 'node_modules', name)
+  await mkdir(dir, { recursive: true })
+  await writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name, version: '1.0.0', 'node-red': { nodes: { main: 'main.js' } } }),
+  )
+  await writeFile(path.join(dir, 'main.js'), 'module.exports = function (RED) {}\n')
+  await writeFile(
+    path.join(dir, 'main.html'),
+    `<script type="text/html" data-template-name="${name}"></script>`,
+  )
+}
+
+async function start(settings: SettingsInput = {}): Promise<RunningServer> {
+  const server = await startServer({
+    port: 0,
+    userDir,
+    stdout: () => {},
+    log: () => {},
+    settings: {
+      adminAuth: {
+        type: 'credentials',
+        users: [
+          { username: 'admin', password: hash, permissions: '*' },
+          { username: 'viewer', password: hash, permissions: 'read' },
+          { username: 'editor', password: hash, permissions: ['nodes.read', 'nodes.write'] },
+        ],
+      },
+      ...settings,
+    },
+  })
+  running.push(server)
+  return server
+}
+
+async function login(url: string, username: string, password = 'pw'): Promise<Response> {
+  return fetch(`${url}/auth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      client_id: 'service-admin',
+      grant_type: 'password',
+      scope: '',
+      username,
+      password,
+    }),
+  })
+}
+
+async function token(url: string, username: string): Promise<string> {
+  const res = await login(url, username)
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { access_token: string }).access_token
+}
+
+/** The value of one sample line, e.g. `flowadmin_logins_total{outcome="failed"}`; null when absent. */
+function sample(exposition: string, series: string): number | null {
+  const line = exposition.split('\n').find((candidate) => candidate.startsWith(`${series} `))
+  return line === undefined ? null : Number(line.slice(series.length + 1))
+}
+
+describe('GET /metrics beside the API', () => {
+  it('counts what users did, by outcome and route template, for a token with metrics.read', async () => {
+    await install('greeting-nodes')
+    const server = await start()
+    const { url } = server
+    const admin = await token(url, 'admin')
+    const viewer = await token(url, 'viewer')
+    expect((await login(url, 'admin', 'wrong')).status).toBe(401)
+    const disabled = await fetch(`${url}/nodes/greeting-nodes`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' },
+      body: '{"enabled":false}',
+    })
+    expect(disabled.status).toBe(200)
+    expect(
+      (await fetch(`${url}/nodes/secret-looking-name`, { headers: { Authorization: `Bearer ${admin}` } }))
+        .status,
+    ).toBe(404)
+    expect((await fetch(`${url}/no/such/route-4711`)).status).toBe(404)
+
+    expect((await fetch(`${url}/metrics`)).status).toBe(401)
+    const editor = await fetch(`${url}/metrics`, {
+      headers: { Authorization: `Bearer ${await token(url, 'editor')}` },
+    })
+    expect(editor.status).toBe(401)
+    expect(editor.headers.get('WWW-Authenticate')).toContain('insufficient_scope')
+
+    const res = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${viewer}` } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('Content-Type')).toBe('text/plain; version=0.0.4; charset=utf-8')
+    const text = await res.text()
+
+    expect(sample(text, 'flowadmin_logins_total{outcome="succeeded"}')).toBe(3)
+    expect(sample(text, 'flowadmin_logins_total{outcome="failed"}')).toBe(1)
+    expect(sample(text, 'flowadmin_logins_total{outcome="throttled"}')).toBe(0)
+    expect(sample(text, 'flowadmin_logins_total{outcome="shed"}')).toBe(0)
+    expect(sample(text, 'flowadmin_tokens_live{kind="session"}')).toBe(3)
+    expect(sample(text, 'flowadmin_tokens_live{kind="api"}')).toBe(0)
+    expect(sample(text, 'flowadmin_module_changes_total{change="disabled"}')).toBe(1)
+    expect(sample(text, 'flowadmin_module_changes_total{change="enabled"}')).toBe(0)
+    expect(sample(text, 'flowadmin_permission_denied_total')).toBe(1)
+    expect(sample(text, 'flowadmin_verifier_queue_depth{lane="known"}')).toBe(0)
+    expect(sample(text, 'flowadmin_verifier_queue_depth{lane="general"}')).toBe(0)
+    expect(sample(text, 'flowadmin_verifier_running')).toBe(0)
+    expect(sample(text, 'flowadmin_verifier_wait_seconds_count')).toBe(4)
+    const requests = 'flowadmin_http_request_duration_seconds_count'
+    expect(sample(text, `${requests}{method="POST",route="/auth/token",status="200"}`)).toBe(3)
+    expect(sample(text, `${requests}{method="POST",route="/auth/token",status="401"}`)).toBe(1)
+    expect(sample(text, `${requests}{method="PUT",route="/nodes/*",status="200"}`)).toBe(1)
+    expect(sample(text, `${requests}{method="GET",route="/nodes/*",status="404"}`)).toBe(1)
+    expect(sample(text, `${requests}{method="GET",route="unmatched",status="404"}`)).toBe(1)
+    expect(text).not.toContain('secret-looking-name')
+    expect(text).not.toContain('route-4711')
+    expect(
+      sample(text, 'flowadmin_storage_operation_duration_seconds_count{store="tokens",operation="save"}'),
+    ).toBe(3)
+    expect(
+      sample(
+        text,
+        'flowadmin_storage_operation_duration_seconds_count{store="modules",operation="setEnabled"}',
+      ),
+    ).toBe(1)
+    expect(text).not.toContain('flowadmin_storage_errors_total{')
+    for (const name of [
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_eventloop_lag_p99_seconds',
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+    ]) {
+      expect(sample(text, name), name).toBeGreaterThanOrEqual(0)
+    }
+  })
+
+  it('is not served when metrics is false', async () => {
+    const { url } = await start({ metrics: false })
+    expect(
+      (await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${await token(url, 'admin')}` } }))
+        .status,
+    ).toBe(404)
+    expect((await fetch(`${url}/healthz`)).status).toBe(200)
+  })
+})
+
+describe('a metrics listener of its own', () => {
+  it('serves /metrics without a token on loopback, and the API no longer does', async () => {
+    const server = await start({ metrics: { port: 0 } })
+    expect(server.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
+    const metricsUrl = server.metricsUrl as string
+    expect((await token(server.url, 'admin')).length).toBeGreaterThan(40)
+    const res = await fetch(metricsUrl)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('Cache-Control')).toBe('no-store')
+    expect(sample(await res.text(), 'flowadmin_logins_total{outcome="succeeded"}')).toBe(1)
+    expect((await fetch(metricsUrl, { method: 'HEAD' })).status).toBe(200)
+    expect((await fetch(metricsUrl, { method: 'POST' })).status).toBe(405)
+    expect((await fetch(metricsUrl.replace(/metrics$/, 'other'))).status).toBe(404)
+    const admin = await token(server.url, 'admin')
+    expect(
+      (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${admin}` } })).status,
+    ).toBe(404)
+
+    await server.close()
+    await expect(fetch(metricsUrl)).rejects.toThrow()
+  })
+
+  it('refuses an address other machines can reach', async () => {
+    const error = await start({ metrics: { host: '0.0.0.0', port: 0 } }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(SettingsError)
+    expect((error as Error).message).toMatch(/^metrics\.host: 0\.0\.0\.0 is not a loopback address/)
+  })
+})
+
+describe('readiness', () => {
+  it('GET /readyz is 200 once the service runs, with no detail', async () => {
+    const { url } = await start()
+    const res = await fetch(`${url}/readyz`)
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('{"status":"ready"}')
+  })
+
+  it('names the reason: stopping, or a store that fails', async () => {
+    const stores = createMemoryStores()
+    let state: 'running' | 'closing' = 'running'
+    const readiness = createReadiness(stores.tokens, () => state)
+    expect(await readiness()).toBeNull()
+    stores.tokens.findByHash = async () => {
+      throw new Error('SQLITE_IOERR')
+    }
+    expect(await readiness()).toBe('storage_unavailable')
+    state = 'closing'
+    expect(await readiness()).toBe('shutting_down')
+  })
+})
+
+describe('createMetrics', () => {
+  it('times every store call and counts the ones that throw, by store and operation', async () => {
+    const metrics = createMetrics()
+    const raw = createMemoryStores()
+    const stores = metrics.instrument(raw)
+    await stores.tokens.save(tokenRecord('h', { createdAt: 0, expiresAt: 10 }))
+    expect(await stores.tokens.countLive(5)).toEqual({ session: 1, api: 0 })
+    raw.modules.list = async () => {
+      throw new Error('disk I/O error')
+    }
+    await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
+    await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
+    metrics.track({
+      liveTokens: () => stores.tokens.countLive(5),
+      verifierLoad: () => ({ running: 4, known: 2, general: 7 }),
+    })
+
+    const { body } = await metrics.exposition()
+    const timed = 'flowadmin_storage_operation_duration_seconds_count'
+    expect(sample(body, `${timed}{store="tokens",operation="save"}`)).toBe(1)
+    expect(sample(body, `${timed}{store="modules",operation="list"}`)).toBe(2)
+    expect(sample(body, 'flowadmin_storage_errors_total{store="modules",operation="list"}')).toBe(2)
+    expect(sample(body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)
+    expect(sample(body, 'flowadmin_verifier_queue_depth{lane="general"}')).toBe(7)
+    expect(sample(body, 'flowadmin_verifier_queue_depth{lane="known"}')).toBe(2)
+    expect(sample(body, 'flowadmin_verifier_running')).toBe(4)
+    await stores.close()
+  })
+
+  it('counts a login shed by the core (too many attempts in flight) as shed', async () => {
+    const metrics = createMetrics()
+    metrics.events.emit({
+      type: 'login.shed',
+      at: 0,
+      retryAfter: 1,
+      username: 'u',
+      clientId: 'c',
+      address: 'a',
+    })
+    expect(sample((await metrics.exposition()).body, 'flowadmin_logins_total{outcome="shed"}')).toBe(1)
+  })
+
+  it('times each verification from its request’s arrival, and only within a request', async () => {
+    const metrics = createMetrics()
+    let verified = 0
+    const verifier = metrics.timeVerifier({
+      dummyHash: 'x',
+      verify: async (_hash: string, _password: string) => {
+        verified++
+        return true
+      },
+    })
+    expect(verifier.dummyHash).toBe('x')
+    await metrics.arrival(() => verifier.verify('h', 'p'))
+    await verifier.verify('h', 'p')
+    expect(verified).toBe(2)
+    expect(sample((await metrics.exposition()).body, 'flowadmin_verifier_wait_seconds_count')).toBe(1)
+  })
+})

@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Packs the server into one installable tarball, `flowadmin-<version>.tgz`: the server and the
+// workspace packages it uses (core, adapters) bundled into its dist by esbuild, and every
+// third-party package (argon2, better-sqlite3, hono, ...) left to npm as a dependency, so
+// `npm install -g ./flowadmin-<version>.tgz` installs and builds those as usual.
+//
+//   node scripts/package.mjs [--out DIR]     (prints the tarball's path)
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { build } from 'esbuild'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const PACKAGES = path.join(ROOT, 'packages')
+/** The package name users install, and the name of its command. */
+const NAME = 'flowadmin'
+const WORKSPACE = '@flowadmin/'
+
+const { values } = parseArgs({ options: { out: { type: 'string', default: ROOT } } })
+const out = path.resolve(values.out)
+
+const manifestOf = (folder) => JSON.parse(readFileSync(path.join(PACKAGES, folder, 'package.json'), 'utf8'))
+
+/**
+ * The third-party dependencies of the server and of every workspace package it uses, each with
+ * the range its package asks for.
+ */
+function thirdPartyDependencies(folder, found = {}, seen = new Set()) {
+  seen.add(folder)
+  for (const [name, range] of Object.entries(manifestOf(folder).dependencies ?? {})) {
+    if (!name.startsWith(WORKSPACE)) found[name] ??= range
+    else if (!seen.has(name.slice(WORKSPACE.length)))
+      thirdPartyDependencies(name.slice(WORKSPACE.length), found, seen)
+  }
+  return found
+}
+
+const server = manifestOf('server')
+const dependencies = thirdPartyDependencies('server')
+const work = mkdtempSync(path.join(tmpdir(), 'flowadmin-package-'))
+try {
+  const stage = path.join(work, NAME)
+  await build({
+    entryPoints: { cli: 'packages/server/src/cli.ts', index: 'packages/server/src/index.ts' },
+    absWorkingDir: ROOT,
+    outdir: path.join(stage, 'dist'),
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // The workspace packages' own source, through the condition their manifests declare.
+    conditions: ['@flowadmin/source'],
+    external: Object.keys(dependencies).flatMap((name) => [name, `${name}/*`]),
+    // Beside the entry points: the server finds its package.json one folder up from its code.
+    chunkNames: '[name]-[hash]',
+    legalComments: 'none',
+    logLevel: 'warning',
+  })
+  cpSync(path.join(PACKAGES, 'server', 'bin'), path.join(stage, 'bin'), { recursive: true })
+  copyFileSync(path.join(ROOT, 'README.md'), path.join(stage, 'README.md'))
+  const manifest = {
+    name: NAME,
+    version: server.version,
+    description:
+      'The administration API of a flow-based runtime: login schemes, bearer tokens, node module enablement.',
+    type: 'module',
+    license: server.license,
+    engines: JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).engines,
+    bin: server.bin,
+    exports: { '.': './dist/index.js' },
+    files: ['bin', 'dist'],
+    dependencies: Object.fromEntries(Object.entries(dependencies).sort(([a], [b]) => a.localeCompare(b))),
+  }
+  writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+  mkdirSync(out, { recursive: true })
+  const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', out, stage], {
+    cwd: work,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const [{ filename }] = JSON.parse(packed)
+  process.stdout.write(`${path.join(out, filename)}\n`)
+} finally {
+  rmSync(work, { recursive: true, force: true })
+}
