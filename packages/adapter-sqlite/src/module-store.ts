@@ -1,6 +1,6 @@
 import type { ModuleRecord, ModuleStore, NodeSetRecord } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
-import { createTransaction } from './transaction.js'
+import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the module store. */
 export const MODULE_SQL = {
@@ -64,6 +64,7 @@ const byName = (a: ModuleRecord, b: ModuleRecord) => (a.name < b.name ? -1 : a.n
  */
 export function createModuleStore(db: SqliteDatabase): ModuleStore {
   const transaction = createTransaction(db)
+  const reader = createReader(db)
   const find = db.prepare(MODULE_SQL.find)
   const list = db.prepare(MODULE_SQL.list)
   const upsertModule = db.prepare(MODULE_SQL.upsertModule)
@@ -101,10 +102,10 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
       })
     },
     async find(name) {
-      return findModule(name)
+      return reader(() => findModule(name))
     },
     async list() {
-      return rowsToModules(list.all() as ModuleRow[]).sort(byName)
+      return reader(() => rowsToModules(list.all() as ModuleRow[]).sort(byName))
     },
     async setEnabled(name, sets, enabled) {
       return transaction(() => {
@@ -114,7 +115,7 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
       })
     },
     async remove(name) {
-      return remove.run(name).changes > 0
+      return transaction(() => remove.run(name).changes > 0)
     },
   }
 }

@@ -5,6 +5,7 @@ import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
+import { committed } from './transaction.js'
 
 export interface SqliteStores extends Stores {
   /** Closes the database when these stores opened it (given a path); otherwise does nothing. */
@@ -34,6 +35,8 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
     return {
       ...stores,
       async close() {
+        // Changes waiting for their commit are committed (and answered) first.
+        await committed(db)
         if (owned && open) db.close()
         open = false
       },

@@ -1,6 +1,6 @@
 import type { ThrottleCounter, ThrottleStore } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
-import { createTransaction } from './transaction.js'
+import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the throttle store. */
 export const THROTTLE_SQL = {
@@ -30,6 +30,7 @@ const rowToCounter = (row: CounterRow): ThrottleCounter => ({
 /** Failure counters by key, one fixed window each. */
 export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
   const transaction = createTransaction(db)
+  const reader = createReader(db)
   const hit = db.prepare(THROTTLE_SQL.hit)
   const peek = db.prepare(THROTTLE_SQL.peek)
   const clear = db.prepare(THROTTLE_SQL.clear)
@@ -43,16 +44,18 @@ export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
       )
     },
     async peek(keys, now) {
-      return keys.map((key) => {
-        const row = peek.get(key, now) as CounterRow | undefined
-        return row ? rowToCounter(row) : null
-      })
+      return reader(() =>
+        keys.map((key) => {
+          const row = peek.get(key, now) as CounterRow | undefined
+          return row ? rowToCounter(row) : null
+        }),
+      )
     },
     async clear(key) {
-      clear.run(key)
+      await transaction(() => clear.run(key))
     },
     async deleteExpired(now, limit) {
-      return deleteExpired.run(now, limit).changes
+      return transaction(() => deleteExpired.run(now, limit).changes)
     },
   }
 }

@@ -1,5 +1,6 @@
 import type { TokenRecord, TokenStore } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the token store; each lookup goes through an index (see the plan test). */
 export const TOKEN_SQL = {
@@ -30,8 +31,13 @@ const rowToRecord = (row: TokenRow): TokenRecord => ({
   expiresAt: Number(row.expires_at),
 })
 
-/** Tokens by hash. Each write is one statement, so one transaction, committed before it resolves. */
+/**
+ * Tokens by hash. Every write goes through the group commit and resolves once durable. A lookup
+ * answers at once, even while changes wait for their commit: a pending revoke only hides a token
+ * early, and a pending issue is of a token nobody has been given yet.
+ */
 export function createTokenStore(db: SqliteDatabase): TokenStore {
+  const transaction = createTransaction(db)
   const save = db.prepare(TOKEN_SQL.save)
   const findByHash = db.prepare(TOKEN_SQL.findByHash)
   const remove = db.prepare(TOKEN_SQL.delete)
@@ -40,13 +46,15 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
 
   return {
     async save(record) {
-      save.run(
-        record.hash,
-        record.username,
-        record.clientId,
-        JSON.stringify(record.scope),
-        record.createdAt,
-        record.expiresAt,
+      await transaction(() =>
+        save.run(
+          record.hash,
+          record.username,
+          record.clientId,
+          JSON.stringify(record.scope),
+          record.createdAt,
+          record.expiresAt,
+        ),
       )
     },
     async findByHash(hash) {
@@ -54,13 +62,13 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
       return row ? rowToRecord(row) : null
     },
     async delete(hash) {
-      return remove.run(hash).changes > 0
+      return transaction(() => remove.run(hash).changes > 0)
     },
     async deleteByUser(username) {
-      return deleteByUser.run(username).changes
+      return transaction(() => deleteByUser.run(username).changes)
     },
     async deleteExpired(now, limit) {
-      return deleteExpired.run(now, limit).changes
+      return transaction(() => deleteExpired.run(now, limit).changes)
     },
   }
 }

@@ -1,33 +1,184 @@
 import type { SqliteDatabase } from './database.js'
 
-/**
- * A runner of synchronous work in one write transaction. `BEGIN IMMEDIATE` takes the write lock
- * first (waiting out the busy timeout), so a read-then-write never fails halfway on another
- * process's commit. Inside a caller's open transaction it uses a savepoint instead.
- */
-export function createTransaction(db: SqliteDatabase): <T>(work: () => T) => T {
-  const begin = db.prepare('BEGIN IMMEDIATE')
-  const commit = db.prepare('COMMIT')
-  const rollback = db.prepare('ROLLBACK')
-  const savepoint = db.prepare('SAVEPOINT flowadmin_store')
-  const release = db.prepare('RELEASE flowadmin_store')
-  const rollbackTo = db.prepare('ROLLBACK TO flowadmin_store')
+/** Runs synchronous work as one change; resolves once the change is durable (see createTransaction). */
+export type Transaction = <T>(work: () => T) => Promise<T>
 
-  return <T>(work: () => T): T => {
-    const nested = db.inTransaction
-    ;(nested ? savepoint : begin).run()
+interface Waiter {
+  resolve(value: unknown): void
+  reject(error: unknown): void
+  value: unknown
+}
+
+/**
+ * The group commit of one connection: the open transaction, the changes made in it so far (each
+ * waiting for its commit), and the promise of that commit (for readers and close).
+ */
+interface Group {
+  /** True while this committer's own transaction is open. */
+  open: boolean
+  /** True while a change's work runs (a store call made from inside it nests). */
+  working: boolean
+  waiters: Waiter[]
+  /** Settles when the open transaction has been committed or rolled back. */
+  settled: Promise<void> | null
+  done: (() => void) | null
+  statements: Record<
+    'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo',
+    { run(): unknown }
+  >
+}
+
+const groups = new WeakMap<SqliteDatabase, Group>()
+
+function groupOf(db: SqliteDatabase): Group {
+  let group = groups.get(db)
+  if (!group) {
+    group = {
+      open: false,
+      working: false,
+      waiters: [],
+      settled: null,
+      done: null,
+      statements: {
+        begin: db.prepare('BEGIN IMMEDIATE'),
+        commit: db.prepare('COMMIT'),
+        rollback: db.prepare('ROLLBACK'),
+        savepoint: db.prepare('SAVEPOINT flowadmin_change'),
+        release: db.prepare('RELEASE flowadmin_change'),
+        rollbackTo: db.prepare('ROLLBACK TO flowadmin_change'),
+      },
+    }
+    groups.set(db, group)
+  }
+  return group
+}
+
+/** Runs `work` in a savepoint: kept when it returns, undone (alone) when it throws. */
+function inSavepoint<T>(group: Group, work: () => T): T {
+  const { savepoint, release, rollbackTo } = group.statements
+  savepoint.run()
+  const outer = group.working
+  group.working = true
+  try {
+    const result = work()
+    release.run()
+    return result
+  } catch (error) {
+    rollbackTo.run()
+    release.run()
+    throw error
+  } finally {
+    group.working = outer
+  }
+}
+
+/** `value`, once the open group is committed; the commit's error if it fails. */
+function untilCommitted<T>(group: Group, value: T): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    group.waiters.push({ resolve: resolve as (value: unknown) => void, reject, value })
+  })
+}
+
+/** Commits the open group: every change in it is acknowledged, or every one fails, together. */
+function commit(db: SqliteDatabase, group: Group): void {
+  const waiters = group.waiters
+  const done = group.done
+  group.waiters = []
+  group.open = false
+  group.settled = null
+  group.done = null
+  let failure: { error: unknown } | null = null
+  try {
+    group.statements.commit.run()
+  } catch (error) {
+    failure = { error }
     try {
-      const result = work()
-      ;(nested ? release : commit).run()
-      return result
-    } catch (error) {
-      if (nested) {
-        rollbackTo.run()
-        release.run()
-      } else if (db.inTransaction) {
-        rollback.run()
+      if (db.inTransaction) group.statements.rollback.run()
+    } catch {
+      // The connection is unusable (closed, I/O error); the changes are reported failed below.
+    }
+  }
+  for (const waiter of waiters) {
+    if (failure) waiter.reject(failure.error)
+    else waiter.resolve(waiter.value)
+  }
+  done?.()
+}
+
+/**
+ * The write path of every store over `db` (group commit). `BEGIN IMMEDIATE` takes the write lock
+ * first (waiting out the busy timeout), so a read-then-write never fails halfway on another
+ * process's commit. Each change runs synchronously in its own savepoint, so one that throws is
+ * undone alone and rejects alone. Changes made while a commit is pending (in the same turn of the
+ * event loop: concurrent requests, any store) join that transaction, and it is committed once,
+ * right after the current I/O callbacks (`setImmediate`): each change's promise resolves only then,
+ * once its commit is durable (under `synchronous=FULL`), and rejects if the commit fails.
+ *
+ * Every write a store makes must go through here: a bare statement run while a group is open
+ * would land in that group yet be answered before its commit. Inside a transaction the caller
+ * opened itself (or inside another change's work) the change is a savepoint of it and resolves at
+ * once: the caller owns that commit.
+ */
+export function createTransaction(db: SqliteDatabase): Transaction {
+  const group = groupOf(db)
+  return <T>(work: () => T): Promise<T> => {
+    try {
+      if (group.working || (db.inTransaction && !group.open)) {
+        return Promise.resolve(inSavepoint(group, work))
       }
-      throw error
+      if (!group.open) {
+        group.statements.begin.run()
+        group.open = true
+        group.settled = new Promise<void>((resolve) => {
+          group.done = resolve
+        })
+        setImmediate(() => commit(db, group))
+      }
+      return untilCommitted(group, inSavepoint(group, work))
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+}
+
+/**
+ * Runs `work` in a transaction of its own, committed before it returns (for opening: migrations).
+ * Inside an open transaction it is a savepoint of it.
+ */
+export function transactNow<T>(db: SqliteDatabase, work: () => T): T {
+  const group = groupOf(db)
+  if (db.inTransaction) return inSavepoint(group, work)
+  const { begin, commit, rollback } = group.statements
+  begin.run()
+  try {
+    const result = work()
+    commit.run()
+    return result
+  } catch (error) {
+    if (db.inTransaction) rollback.run()
+    throw error
+  }
+}
+
+/** Resolves when no change on `db` is waiting for its commit (at once when none is): for close. */
+export function committed(db: SqliteDatabase): Promise<void> {
+  return groups.get(db)?.settled ?? Promise.resolve()
+}
+
+/**
+ * The read path of the stores over `db`. The read runs at once and sees every change made so far,
+ * but while some are waiting for their commit its answer waits too, and fails if that commit
+ * fails: no answer shows a change before it is durable. Inside a change's work, or a transaction
+ * its caller opened, the answer comes at once (that transaction's owner decides).
+ */
+export function createReader(db: SqliteDatabase): <T>(read: () => T) => Promise<T> {
+  const group = groupOf(db)
+  return <T>(read: () => T): Promise<T> => {
+    try {
+      const value = read()
+      return !group.open || group.working ? Promise.resolve(value) : untilCommitted(group, value)
+    } catch (error) {
+      return Promise.reject(error)
     }
   }
 }
