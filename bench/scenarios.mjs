@@ -1,6 +1,7 @@
 // What is measured. Each scenario loads one started server for a window (after a warm-up window
 // of the same load) and returns the load's summary; run.mjs starts and stops the servers.
 import { runLoad, runPaced } from './load.mjs'
+import { measureSqliteCommits } from './sqlite-commits.mjs'
 import { BENCH_MODULES } from './targets.mjs'
 
 const FORM = 'application/x-www-form-urlencoded'
@@ -17,6 +18,29 @@ export async function login({ instance, target, credentials }) {
   const body = await response.text()
   if (response.status !== 200) throw new Error(`${target.name}: login answered ${response.status} ${body}`)
   return JSON.parse(body).access_token
+}
+
+/** The routes a baseline answers, as flowadmin answers them: status, headers (not per-response ones), body. */
+export async function recordRoutes(instance, token) {
+  const perResponse = new Set(['date', 'content-length', 'connection', 'keep-alive', 'transfer-encoding'])
+  const routes = {}
+  for (const [path, headers] of [
+    ['/auth/login', {}],
+    ['/settings', bearer(token)],
+  ]) {
+    const response = await fetch(`${instance.url}${path}`, {
+      headers,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    })
+    const body = await response.text()
+    if (response.status !== 200) throw new Error(`recording ${path}: flowadmin answered ${response.status}`)
+    routes[path] = {
+      status: response.status,
+      headers: Object.fromEntries([...response.headers].filter(([name]) => !perResponse.has(name))),
+      body,
+    }
+  }
+  return routes
 }
 
 function tokenForm(target, { username, password }) {
@@ -79,13 +103,14 @@ function toggleLoad(connections) {
   }
 }
 
-function loginLoad(connections) {
+function loginLoad(connections, amount) {
   return ({ instance, target, credentials, durationMs }) =>
     runLoad({
       url: `${instance.url}/auth/token`,
       pid: instance.pid,
       durationMs,
       connections,
+      amount,
       method: 'POST',
       headers: { 'content-type': FORM },
       body: tokenForm(target, credentials),
@@ -140,11 +165,40 @@ export function strip({ latencies, ...rest }) {
  */
 export function createScenarios({ sessionSizes, pools, stormRate }) {
   const list = [
-    { id: 'login-page', title: 'GET /auth/login', load: getLoad('/auth/login', { authenticated: false }) },
+    {
+      id: 'start',
+      title: 'Start to listening (spawn of the CLI to its "listening" line), 5 starts',
+      startOnly: true,
+      starts: 5,
+    },
+    {
+      id: 'sqlite-commits',
+      title: 'Raw better-sqlite3 commits in this process (WAL, synchronous=FULL): the disk floor',
+      local: true,
+      async measure({ root, folder, durationMs }) {
+        const single = await measureSqliteCommits({ root, folder, durationMs: durationMs / 2, perCommit: 1 })
+        const grouped = await measureSqliteCommits({
+          root,
+          folder,
+          durationMs: durationMs / 2,
+          perCommit: 10,
+        })
+        return { single, grouped }
+      },
+      describe: ({ single, grouped }) =>
+        `${single.commitsPerSecond.toFixed(0)} single-change commits/s, ${grouped.changesPerSecond.toFixed(0)} changes/s at 10 a commit`,
+    },
+    {
+      id: 'login-page',
+      title: 'GET /auth/login',
+      load: getLoad('/auth/login', { authenticated: false }),
+      baselines: true,
+    },
     {
       id: 'settings',
       title: 'GET /settings (authenticated)',
       load: getLoad('/settings', { authenticated: true }),
+      baselines: true,
     },
     {
       id: 'toggle-1',
@@ -157,6 +211,13 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
       load: toggleLoad(10),
     },
     { id: 'login', title: 'POST /auth/token (logins), 4 connections', load: loginLoad(4), floor: true },
+    {
+      id: 'logins-100',
+      title: '100 logins, 4 connections, then resident memory once idle',
+      load: (context) => loginLoad(4, 100)({ ...context, durationMs: 120_000 }),
+      // The warm-up would be 100 logins more: this scenario is about the first hundred.
+      noWarmup: true,
+    },
     {
       id: 'revoke',
       title: 'POST /auth/revoke (revokes), 10 connections',

@@ -1,5 +1,15 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node
 // Launcher for the built CLI: the bin exists before the first build, so package managers can link it.
+//
+// The process-wide memory tuning lives here, in the program's entry point, never in the packages
+// embedders import. The first line sets it for glibc's allocator, which reads it only at start:
+// - MALLOC_MMAP_THRESHOLD_: every block of 128 KiB or more gets its own mapping, returned to the
+//   system when freed. Without it the allocator raises this threshold past the 19 MiB an argon2
+//   hash works in, the first time one is freed, and keeps every later one in its arenas: each
+//   hashing thread then holds 19 MiB for the life of the process.
+// - MALLOC_ARENA_MAX: two allocator arenas instead of eight per core, so the threads that come and
+//   go (thread pool, V8's helpers) do not each keep memory the others cannot reuse.
+// Started as `node bin/flowadmin.cjs`, the first line is not read and the defaults apply.
 'use strict'
 const { availableParallelism } = require('node:os')
 
