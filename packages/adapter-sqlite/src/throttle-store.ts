@@ -35,27 +35,34 @@ export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
   const peek = db.prepare(THROTTLE_SQL.peek)
   const clear = db.prepare(THROTTLE_SQL.clear)
   const deleteExpired = db.prepare(THROTTLE_SQL.deleteExpired)
+  // What a change to a counter touches, and what a peek depends on (see transaction.ts).
+  const key = (name: string) => `throttle:${name}`
 
   return {
     async hit(keys, now, windowMs) {
       if (keys.length === 0) return []
-      return transaction(() =>
-        keys.map((key) => rowToCounter(hit.get({ key, now, window: windowMs }) as CounterRow)),
+      return transaction(
+        () => keys.map((name) => rowToCounter(hit.get({ key: name, now, window: windowMs }) as CounterRow)),
+        keys.map(key),
       )
     },
     async peek(keys, now) {
-      return reader(() =>
-        keys.map((key) => {
-          const row = peek.get(key, now) as CounterRow | undefined
-          return row ? rowToCounter(row) : null
-        }),
+      const watched = new Set(keys.map(key))
+      return reader(
+        () =>
+          keys.map((name) => {
+            const row = peek.get(name, now) as CounterRow | undefined
+            return row ? rowToCounter(row) : null
+          }),
+        (touched) => watched.has(touched),
       )
     },
-    async clear(key) {
-      await transaction(() => clear.run(key))
+    async clear(name) {
+      await transaction(() => clear.run(name), [key(name)])
     },
     async deleteExpired(now, limit) {
-      return transaction(() => deleteExpired.run(now, limit).changes)
+      // Only windows that ended go, and a peek never shows those: no reader waits for this.
+      return transaction(() => deleteExpired.run(now, limit).changes, [])
     },
   }
 }

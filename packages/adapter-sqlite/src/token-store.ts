@@ -22,6 +22,9 @@ interface TokenRow {
   expires_at: number | bigint
 }
 
+/** Token changes touch nothing a waiting reader depends on: lookups answer at once (below). */
+const NO_READER: readonly string[] = []
+
 const rowToRecord = (row: TokenRow): TokenRecord => ({
   hash: row.hash,
   username: row.username,
@@ -46,15 +49,17 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
 
   return {
     async save(record) {
-      await transaction(() =>
-        save.run(
-          record.hash,
-          record.username,
-          record.clientId,
-          JSON.stringify(record.scope),
-          record.createdAt,
-          record.expiresAt,
-        ),
+      await transaction(
+        () =>
+          save.run(
+            record.hash,
+            record.username,
+            record.clientId,
+            JSON.stringify(record.scope),
+            record.createdAt,
+            record.expiresAt,
+          ),
+        NO_READER,
       )
     },
     async findByHash(hash) {
@@ -62,13 +67,13 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
       return row ? rowToRecord(row) : null
     },
     async delete(hash) {
-      return transaction(() => remove.run(hash).changes > 0)
+      return transaction(() => remove.run(hash).changes > 0, NO_READER)
     },
     async deleteByUser(username) {
-      return transaction(() => deleteByUser.run(username).changes)
+      return transaction(() => deleteByUser.run(username).changes, NO_READER)
     },
     async deleteExpired(now, limit) {
-      return transaction(() => deleteExpired.run(now, limit).changes)
+      return transaction(() => deleteExpired.run(now, limit).changes, NO_READER)
     },
   }
 }

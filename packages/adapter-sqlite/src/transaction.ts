@@ -1,7 +1,14 @@
 import type { SqliteDatabase } from './database.js'
 
-/** Runs synchronous work as one change; resolves once the change is durable (see createTransaction). */
-export type Transaction = <T>(work: () => T) => Promise<T>
+/**
+ * Runs synchronous work as one change; resolves once the change is durable (see createTransaction).
+ * `touches` names what the change may alter, as the keys readers ask about (see createReader);
+ * left out, the change may alter anything.
+ */
+export type Transaction = <T>(work: () => T, touches?: readonly string[]) => Promise<T>
+
+/** Reads at once; answers once no pending change touches a key `affectedBy` accepts (see createReader). */
+export type Reader = <T>(read: () => T, affectedBy?: (key: string) => boolean) => Promise<T>
 
 interface Waiter {
   resolve(value: unknown): void
@@ -19,6 +26,8 @@ interface Group {
   /** True while a change's work runs (a store call made from inside it nests). */
   working: boolean
   waiters: Waiter[]
+  /** The keys the open group's changes touch; `all` when one of them did not say. */
+  touched: Set<string> | 'all'
   /** Settles when the open transaction has been committed or rolled back. */
   settled: Promise<void> | null
   done: (() => void) | null
@@ -37,6 +46,7 @@ function groupOf(db: SqliteDatabase): Group {
       open: false,
       working: false,
       waiters: [],
+      touched: new Set(),
       settled: null,
       done: null,
       statements: {
@@ -84,6 +94,7 @@ function commit(db: SqliteDatabase, group: Group): void {
   const waiters = group.waiters
   const done = group.done
   group.waiters = []
+  group.touched = new Set()
   group.open = false
   group.settled = null
   group.done = null
@@ -121,7 +132,7 @@ function commit(db: SqliteDatabase, group: Group): void {
  */
 export function createTransaction(db: SqliteDatabase): Transaction {
   const group = groupOf(db)
-  return <T>(work: () => T): Promise<T> => {
+  return <T>(work: () => T, touches?: readonly string[]): Promise<T> => {
     try {
       if (group.working || (db.inTransaction && !group.open)) {
         return Promise.resolve(inSavepoint(group, work))
@@ -134,7 +145,10 @@ export function createTransaction(db: SqliteDatabase): Transaction {
         })
         setImmediate(() => commit(db, group))
       }
-      return untilCommitted(group, inSavepoint(group, work))
+      const value = inSavepoint(group, work)
+      if (touches === undefined) group.touched = 'all'
+      else if (group.touched !== 'all') for (const key of touches) group.touched.add(key)
+      return untilCommitted(group, value)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -166,17 +180,25 @@ export function committed(db: SqliteDatabase): Promise<void> {
 }
 
 /**
- * The read path of the stores over `db`. The read runs at once and sees every change made so far,
- * but while some are waiting for their commit its answer waits too, and fails if that commit
- * fails: no answer shows a change before it is durable. Inside a change's work, or a transaction
- * its caller opened, the answer comes at once (that transaction's owner decides).
+ * The read path of the stores over `db`. The read runs at once and sees every change made so far;
+ * while a change it may see waits for its commit, its answer waits too, and fails if that commit
+ * fails: no answer shows a change before it is durable. `affectedBy` says which of the keys
+ * changes name (see Transaction) the read depends on; left out, every pending change counts.
+ * Inside a change's work, or a transaction its caller opened, the answer comes at once (that
+ * transaction's owner decides).
  */
-export function createReader(db: SqliteDatabase): <T>(read: () => T) => Promise<T> {
+export function createReader(db: SqliteDatabase): Reader {
   const group = groupOf(db)
-  return <T>(read: () => T): Promise<T> => {
+  const dependsOnPending = (affectedBy?: (key: string) => boolean) => {
+    if (!group.open || group.working) return false
+    if (group.touched === 'all' || affectedBy === undefined) return true
+    for (const key of group.touched) if (affectedBy(key)) return true
+    return false
+  }
+  return <T>(read: () => T, affectedBy?: (key: string) => boolean): Promise<T> => {
     try {
       const value = read()
-      return !group.open || group.working ? Promise.resolve(value) : untilCommitted(group, value)
+      return dependsOnPending(affectedBy) ? untilCommitted(group, value) : Promise.resolve(value)
     } catch (error) {
       return Promise.reject(error)
     }

@@ -165,6 +165,34 @@ describe('group commit', () => {
     await stores.close()
   })
 
+  it('a read no pending change touches answers at once, so concurrent read-then-write requests share a commit', async () => {
+    const path = temp.file()
+    const { db, counter } = countedDatabase(path)
+    const stores = createSqliteStores(db)
+    const names = Array.from({ length: 10 }, (_, i) => `mod-${i}`)
+    for (const name of names) await stores.modules.upsert(module(name))
+    const before = counter.commits
+    // As a request to toggle one module does: read it, then change it.
+    const toggles = names.map(async (name) => {
+      const found = await stores.modules.find(name)
+      return stores.modules.setEnabled(name, ['main'], !found?.sets[0]?.enabled)
+    })
+    const updated = await Promise.all(toggles)
+    expect(counter.commits - before).toBe(1)
+    expect(updated.map((m) => m?.sets[0]?.enabled)).toEqual(names.map(() => false))
+
+    // A read of a module a pending change touches waits for that commit; another one does not.
+    const order: string[] = []
+    const toggle = stores.modules.setEnabled('mod-0', ['main'], true).then(() => order.push('toggle mod-0'))
+    const other = stores.modules.find('mod-1').then(() => order.push('find mod-1'))
+    const same = stores.modules.find('mod-0').then(() => order.push('find mod-0'))
+    const throttle = stores.throttle.peek(['addr 10.0.0.9'], T0).then(() => order.push('peek'))
+    await Promise.all([toggle, other, same, throttle])
+    expect(order).toEqual(['find mod-1', 'peek', 'toggle mod-0', 'find mod-0'])
+    await stores.close()
+    db.close()
+  })
+
   it('close commits the changes still waiting, and answers them', async () => {
     const path = temp.file()
     const stores = createSqliteStores(path)
