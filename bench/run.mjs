@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { trackFolder } from './cleanup.mjs'
+import { writeDocs } from './docs.mjs'
 import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
 import { waitForIdle } from './load.mjs'
 import { bcryptHash, installNodeRed, NODE_RED_VERSION } from './node-red.mjs'
@@ -39,6 +40,7 @@ const HELP = `Usage: pnpm bench [options]
                       (the figures come from the unprofiled rounds)
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
   --server-env K=V    set an environment variable for the flowadmin processes only (repeatable)
+  --docs              write docs/benchmarks.md from this run (bench/docs.mjs)
   --quick             a short smoke run
 Only 127.0.0.1 is loaded. Needs a build (pnpm bench builds first).`
 
@@ -55,6 +57,7 @@ const { values: args } = parseArgs({
     server: { type: 'string' },
     'server-env': { type: 'string', multiple: true },
     quick: { type: 'boolean', default: false },
+    docs: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 })
@@ -261,6 +264,7 @@ async function main() {
   }
   writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`)
   log(`\nfigures written to ${file.pathname} (${((finishedAt - startedAt) / 1000).toFixed(0)} s)`)
+  if (args.docs) log(`${writeDocs(file.pathname)} written from this run`)
 }
 
 /**
@@ -287,7 +291,8 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs, pr
   if (scenario.startOnly) return measureStarts(scenario, target, { profile })
   const sessions = scenario.seed ? scenario.seed(target.name) : 0
   const seed = sessions > 0 ? await target.seed(sessions) : null
-  const instance = await target.start({ seed, profile })
+  const preload = scenario.loopDelay && !target.baseline ? LOOP_DELAY : null
+  const instance = await target.start({ seed, profile, preload })
   try {
     const rssStartMb = memory(instance.pid).rssMb
     const loginPage = await fetch(`${instance.url}/auth/login`, { signal: AbortSignal.timeout(15_000) })
@@ -303,6 +308,7 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs, pr
       ? { tokens: seed.tokens.slice(0, sessions - (scenario.sessions ?? 0)), next: 0 }
       : null
     const context = { instance, target, token, credentials, pool }
+    if (preload) context.loopDelay = loopDelayProbe(instance)
     if (!scenario.noWarmup) await scenario.load({ ...context, durationMs: warmupMs })
     // Requests the warm-up left queued must not eat into the measured window.
     const drainMs = await waitForIdle(instance.pid)
@@ -328,6 +334,26 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs, pr
     throw error
   } finally {
     await instance.stop()
+  }
+}
+
+/** The event loop delay recorder preloaded into a server (see loop-delay.cjs). */
+const LOOP_DELAY = new URL('loop-delay.cjs', import.meta.url).pathname
+
+/** Starts the server's loop delay recording over; `read()` ends it and returns its figures. */
+function loopDelayProbe(instance) {
+  const lines = () => instance.output.stderr.split('\n').filter((l) => l.startsWith('bench-loop-delay '))
+  return {
+    reset() {
+      process.kill(instance.pid, 'SIGUSR2')
+    },
+    async read() {
+      const before = lines().length
+      process.kill(instance.pid, 'SIGUSR2')
+      for (let waited = 0; lines().length === before && waited < 5000; waited += 10) await sleep(10)
+      const line = lines()[before]
+      return line ? JSON.parse(line.slice('bench-loop-delay '.length)) : null
+    },
   }
 }
 

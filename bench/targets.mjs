@@ -55,7 +55,7 @@ export function createFlowadminTarget({
       return seeds.get(count)
     },
     /** `profile`: write a V8 CPU profile of this process into the --cpu-prof folder. */
-    async start({ seed, profile = false } = {}) {
+    async start({ seed, profile = false, preload = null } = {}) {
       const userDir = newUserDir(root, 'flowadmin')
       const settings = writeFlowadminSettings(userDir, { username, passwordHash })
       if (seed) copyDatabase(seed.file, userDir)
@@ -72,6 +72,7 @@ export function createFlowadminTarget({
           ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, bin, ...args]]
           : [bin, args]
       if (command !== bin) Object.assign(env, launcherVariables(bin), serverEnv)
+      if (preload) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim()
       const child = track(spawn(command, argv, { cwd: userDir, env, stdio: ['ignore', 'pipe', 'pipe'] }))
       const output = collect(child)
       const url = await waitFor(child, output, () => output.stdout.match(/listening on (http:\/\/\S+)/)?.[1])
@@ -110,12 +111,13 @@ export function createNodeRedTarget({ root, username, passwordHash, redJs }) {
       }
       return seeds.get(count)
     },
-    async start({ seed } = {}) {
+    async start({ seed, preload = null } = {}) {
       const userDir = newUserDir(root, 'node-red')
       const port = await freePort()
       const settings = writeNodeRedSettings(userDir, { port, username, passwordHash })
       if (seed) cpSync(seed.file, nodeRedSessionsFile(userDir))
       const env = { ...process.env, NODE_RED_DISABLE_TELEMETRY: 'true' }
+      if (preload) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim()
       const started = performance.now()
       const child = track(
         spawn(process.execPath, [redJs, '-u', userDir, '-s', settings], {

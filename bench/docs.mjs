@@ -1,0 +1,212 @@
+// `node bench/docs.mjs [RESULTS.json]`: writes docs/benchmarks.md from one run's figures (the
+// newest file in bench-results/ when none is named): the machine, the versions, every scenario's
+// table, the targets, and each scenario's top CPU frames when the run profiled (--cpu-prof).
+// `pnpm bench:docs` runs the bench beside Node-RED, with the profiles, and then this.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+
+const root = new URL('../', import.meta.url)
+const COLUMN = {
+  flowadmin: 'flowadmin',
+  'node-red': 'Node-RED',
+  hono: 'bare Hono',
+  'node-http': 'raw node:http',
+}
+
+const fmt = (value, digits) =>
+  value === undefined || value === null || Number.isNaN(value)
+    ? '–'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+/** A Markdown table; `align` is 'l' or 'r' per column. */
+function table(header, rows, align = header.map((_, i) => (i === 0 ? 'l' : 'r'))) {
+  const line = (cells) => `| ${cells.join(' | ')} |`
+  return [line(header), line(align.map((a) => (a === 'r' ? '--:' : ':--'))), ...rows.map(line)].join('\n')
+}
+
+/** The rows a scenario shows, as in the printed tables. */
+function scenarioRows(scenario) {
+  if (scenario.id === 'start') {
+    return [
+      ['start → listening, median ms', (r) => r.medianSpawnMs, 0],
+      ['start → listening, slowest ms', (r) => r.spawnMs, 0],
+      ['RSS at listen MB', (r) => r.rssStartMb, 1],
+    ]
+  }
+  if (scenario.id === 'storm') {
+    return [
+      ['GET /settings p50 ms', (r) => r.p50, 2],
+      ['GET /settings p99 ms', (r) => r.p99, 2],
+      ['GET /settings max ms', (r) => r.max, 2],
+      ['event loop delay p99 ms', (r) => r.loopDelay?.p99, 2],
+      ['event loop delay max ms', (r) => r.loopDelay?.max, 2],
+      ['logins/s meanwhile', (r) => r.logins?.rps, 1],
+      ['RSS peak MB', (r) => r.rssPeakMb, 1],
+    ]
+  }
+  return [
+    ['req/s', (r) => r.rps, 0],
+    ['p50 / p99 ms', (r) => (r.p50 === undefined ? null : `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`)],
+    ['server CPU ms/req', (r) => r.cpuPerRequest, 3],
+    ['RSS idle after a login MB', (r) => r.rssIdleMb, 1],
+    ['RSS peak MB', (r) => r.rssPeakMb, 1],
+    ['RSS after the load MB', (r) => r.rssEndMb, 1],
+  ]
+}
+
+function scenarioSection(scenario) {
+  const lines = [`### ${scenario.title}`, '', `\`${scenario.id}\``, '']
+  if (scenario.combined.local) {
+    const local = scenario.combined.local
+    lines.push(
+      table(
+        ['', 'raw better-sqlite3'],
+        [
+          ['single-change commits/s', fmt(local.singleCommitsPerSecond, 0)],
+          ['per round', local.range.map((v) => fmt(v, 0)).join(', ')],
+          ['changes/s, 10 a commit', fmt(local.groupedChangesPerSecond, 0)],
+        ],
+      ),
+    )
+    return lines.join('\n')
+  }
+  const names = Object.keys(scenario.combined).filter((name) => scenario.combined[name])
+  const others = names.filter((name) => name !== 'flowadmin')
+  const header = ['', ...names.map((n) => COLUMN[n] ?? n), ...others.map((n) => `÷ ${COLUMN[n] ?? n}`)]
+  const rows = scenarioRows(scenario).map(([label, get, digits]) => {
+    const values = names.map((name) => get(scenario.combined[name]))
+    const cells = values.map((v) => (typeof v === 'string' ? v : fmt(v, digits)))
+    const fa = values[0]
+    const ratios = values
+      .slice(1)
+      .map((v) =>
+        typeof fa === 'number' && typeof v === 'number' && v > 0 && label === 'req/s'
+          ? `${fmt(fa / v, 2)}×`
+          : '',
+      )
+    return [label, ...cells, ...ratios]
+  })
+  lines.push(table(header, rows))
+  if (scenario.argon2Floor)
+    lines.push(
+      '',
+      `argon2id floor in this run, two at once: ${fmt(scenario.argon2Floor.perSecond, 1)} verifications/s.`,
+    )
+  if (scenario.profile) {
+    const frames = scenario.profile.byFunction.filter((f) => !f.name.startsWith('(idle)')).slice(0, 10)
+    lines.push(
+      '',
+      `Top CPU frames of flowadmin (self time; a profiled round after the measured ones, ${fmt(scenario.profile.totalMs, 0)} ms sampled from spawn to stop):`,
+      '',
+      table(
+        ['share', 'ms', 'function  file:line'],
+        frames.map((f) => [
+          `${fmt(100 * f.share, 1)} %`,
+          fmt(f.ms, 1),
+          `\`${f.name.replace(/\|/g, '\\|')}\``,
+        ]),
+        ['r', 'r', 'l'],
+      ),
+    )
+  }
+  return lines.join('\n')
+}
+
+export function renderDocs(run) {
+  const m = run.machine
+  const v = run.versions ?? {}
+  const versionRows = Object.entries(v)
+    .filter(([, value]) => value)
+    .map(([name, value]) => [name, String(value)])
+  return `# Benchmarks
+
+This file is written by \`node bench/docs.mjs\` from one run of \`pnpm bench\` (\`pnpm bench:docs\`
+runs the bench beside Node-RED with CPU profiles, then writes it). Do not edit it by hand: run it
+again.
+
+\`\`\`sh
+pnpm bench                   # flowadmin and the baselines
+pnpm bench --peer node-red   # and Node-RED beside it, scenario by scenario (A B A B ...), with ratios
+pnpm bench:docs              # the run this file comes from, then this file
+pnpm bench --help            # durations, rounds, session counts, --only, --cpu-prof DIR, --quick
+\`\`\`
+
+Every server is started fresh for each scenario and round, from its command line, on 127.0.0.1,
+loaded with autocannon after a warm-up. flowadmin runs as \`flowadmin start\` (the bin, through its
+first line) with SQLite in a temporary folder (WAL, \`synchronous=FULL\`) and a user whose password
+is an argon2id hash at OWASP parameters (m=19456 KiB, t=2, p=1). Node-RED gets the same user
+(bcrypt, cost 8, its default), node modules and flows. The baselines answer flowadmin's own
+\`GET /auth/login\` and \`GET /settings\` bodies and headers, recorded from it in the same run: a
+bare Hono app on @hono/node-server and a raw \`node:http\` server, both checking the bearer token
+with a SHA-256 and a lookup in SQLite. The raw SQLite loop commits single-row changes on the
+store's own connection settings, in the bench's process: the disk's floor for a durable write.
+
+- **req/s**, and **p50 / p99** from the exact time of every response;
+- **server CPU ms/req**: user + system time of the server process (\`/proc/<pid>/stat\`) over the
+  measured window, per response;
+- **RSS** from \`/proc/<pid>/status\`: idle after one login, the peak (VmHWM), and once idle after
+  the load;
+- **start → listening**: from \`spawn()\` to the line the server prints when it listens.
+
+The load generator shares the machine with the servers: compare ratios within one run, not
+absolute figures across runs or machines.
+
+## The run
+
+- Command: \`${run.command}\`, ${run.options.durationS} s per scenario, target and round after a
+  ${run.options.warmupS} s warm-up, ${run.options.rounds} round(s); started ${run.startedAt}.
+- Machine: ${m.cpus} × ${m.model}, ${m.memGb} GB; load average ${m.loadavg.join(' ')} at the start,
+  ${(m.loadavgAtEnd ?? []).join(' ')} at the end.
+
+${table(['component', 'version'], versionRows, ['l', 'l'])}
+
+## Targets
+
+${table(
+  ['target', 'value', ''],
+  run.targets.map((t) => [
+    t.name,
+    t.value === null || Number.isNaN(t.value) ? '–' : `${fmt(t.value, 2)}${t.unit}`,
+    t.limit === null ? '' : t.status,
+  ]),
+  ['l', 'r', 'l'],
+)}
+
+## Scenarios
+
+${run.scenarios.map(scenarioSection).join('\n\n')}
+
+## The full tables, as printed
+
+\`\`\`
+${run.tables.trim()}
+\`\`\`
+`
+}
+
+/** Writes docs/benchmarks.md from the run in `file`; returns the path written. */
+export function writeDocs(file) {
+  const run = JSON.parse(readFileSync(file, 'utf8'))
+  const target = new URL('docs/benchmarks.md', root)
+  writeFileSync(target, renderDocs(run))
+  return target.pathname
+}
+
+function main() {
+  let [file] = process.argv.slice(2)
+  if (!file) {
+    const folder = new URL('bench-results/', root)
+    const newest = readdirSync(folder)
+      .filter((name) => name.endsWith('.json'))
+      .sort()
+      .at(-1)
+    if (!newest) {
+      console.error('no run in bench-results/: run `pnpm bench` first, or name a results file')
+      process.exit(2)
+    }
+    file = new URL(newest, folder).pathname
+  }
+  console.log(`${writeDocs(file)} written from ${file}`)
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main()
