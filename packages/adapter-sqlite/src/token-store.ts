@@ -1,13 +1,22 @@
 import type { TokenRecord, TokenStore } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
-import { createTransaction } from './transaction.js'
+import { createReader, createTransaction } from './transaction.js'
+
+const COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
+  last_used_at, last_address`
 
 /** The statements of the token store; each lookup goes through an index (see the plan test). */
 export const TOKEN_SQL = {
-  save: `INSERT OR REPLACE INTO tokens (hash, username, client_id, scope, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-  findByHash: `SELECT hash, username, client_id, scope, created_at, expires_at FROM tokens WHERE hash = ?`,
-  delete: 'DELETE FROM tokens WHERE hash = ?',
+  save: `INSERT OR REPLACE INTO tokens (${COLUMNS})
+         VALUES (@hash, @id, @kind, @name, @username, @clientId, @scope, @fingerprint, @createdAt,
+                 @expiresAt, @lastUsedAt, @lastAddress)`,
+  findByHash: `SELECT ${COLUMNS} FROM tokens WHERE hash = ?`,
+  findById: `SELECT ${COLUMNS} FROM tokens WHERE id = ?`,
+  listAll: `SELECT ${COLUMNS} FROM tokens ORDER BY created_at, id`,
+  listByUser: `SELECT ${COLUMNS} FROM tokens WHERE username = ? ORDER BY created_at, id`,
+  usernames: 'SELECT DISTINCT username FROM tokens ORDER BY username',
+  touch: 'UPDATE tokens SET last_used_at = ?, last_address = ? WHERE id = ?',
+  delete: 'DELETE FROM tokens WHERE id = ?',
   deleteByUser: 'DELETE FROM tokens WHERE username = ?',
   deleteExpired: `DELETE FROM tokens
                   WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT ?)`,
@@ -15,34 +24,59 @@ export const TOKEN_SQL = {
 
 interface TokenRow {
   hash: string
+  id: string
+  kind: TokenRecord['kind']
+  name: string | null
   username: string
   client_id: string
   scope: string
+  fingerprint: string
   created_at: number | bigint
-  expires_at: number | bigint
+  expires_at: number | bigint | null
+  last_used_at: number | bigint | null
+  last_address: string | null
 }
 
-/** Token changes touch nothing a waiting reader depends on: lookups answer at once (below). */
-const NO_READER: readonly string[] = []
+/** What token changes touch, and what token reads depend on (see transaction.ts). */
+const ANY_TOKEN = 'tokens'
+const tokenKey = (id: string) => `token:${id}`
+
+const orNull = (value: number | bigint | null) => (value === null ? null : Number(value))
 
 const rowToRecord = (row: TokenRow): TokenRecord => ({
   hash: row.hash,
+  id: row.id,
+  kind: row.kind,
+  name: row.name,
   username: row.username,
   clientId: row.client_id,
   scope: JSON.parse(row.scope) as string[],
+  fingerprint: row.fingerprint,
   createdAt: Number(row.created_at),
-  expiresAt: Number(row.expires_at),
+  expiresAt: orNull(row.expires_at),
+  lastUsedAt: orNull(row.last_used_at),
+  lastAddress: row.last_address,
 })
 
 /**
- * Tokens by hash. Every write goes through the group commit and resolves once durable. A lookup
- * answers at once, even while changes wait for their commit: a pending revoke only hides a token
- * early, and a pending issue is of a token nobody has been given yet.
+ * Tokens by hash and by id. Every write goes through the group commit and resolves once durable.
+ * A lookup by hash (each authenticated request's) answers at once, even while changes wait for
+ * their commit: a pending revoke only hides a token early, and a pending issue is of a token
+ * nobody has been given yet. Lookups by id and listings answer once the changes they could see
+ * are committed.
  */
 export function createTokenStore(db: SqliteDatabase): TokenStore {
   const transaction = createTransaction(db)
+  const reader = createReader(db)
+  // A change to one token touches it and the listings; deleting by user or expiry touches them all.
+  const anyToken = (touched: string) => touched === ANY_TOKEN
   const save = db.prepare(TOKEN_SQL.save)
   const findByHash = db.prepare(TOKEN_SQL.findByHash)
+  const findById = db.prepare(TOKEN_SQL.findById)
+  const listAll = db.prepare(TOKEN_SQL.listAll)
+  const listByUser = db.prepare(TOKEN_SQL.listByUser)
+  const usernames = db.prepare(TOKEN_SQL.usernames)
+  const touch = db.prepare(TOKEN_SQL.touch)
   const remove = db.prepare(TOKEN_SQL.delete)
   const deleteByUser = db.prepare(TOKEN_SQL.deleteByUser)
   const deleteExpired = db.prepare(TOKEN_SQL.deleteExpired)
@@ -50,30 +84,46 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
   return {
     async save(record) {
       await transaction(
-        () =>
-          save.run(
-            record.hash,
-            record.username,
-            record.clientId,
-            JSON.stringify(record.scope),
-            record.createdAt,
-            record.expiresAt,
-          ),
-        NO_READER,
+        () => save.run({ ...record, scope: JSON.stringify(record.scope) }),
+        [tokenKey(record.id), ANY_TOKEN],
       )
     },
     async findByHash(hash) {
       const row = findByHash.get(hash) as TokenRow | undefined
       return row ? rowToRecord(row) : null
     },
-    async delete(hash) {
-      return transaction(() => remove.run(hash).changes > 0, NO_READER)
+    async findById(id) {
+      return reader(
+        () => {
+          const row = findById.get(id) as TokenRow | undefined
+          return row ? rowToRecord(row) : null
+        },
+        (touched) => touched === tokenKey(id) || touched === ANY_TOKEN,
+      )
+    },
+    async list(username) {
+      return reader(() => {
+        const rows = (username === null ? listAll.all() : listByUser.all(username)) as TokenRow[]
+        return rows.map(rowToRecord)
+      }, anyToken)
+    },
+    async usernames() {
+      return reader(
+        () => (usernames.all() as Array<{ username: string }>).map((row) => row.username),
+        anyToken,
+      )
+    },
+    async touch(id, usedAt, address) {
+      await transaction(() => touch.run(usedAt, address, id), [tokenKey(id), ANY_TOKEN])
+    },
+    async delete(id) {
+      return transaction(() => remove.run(id).changes > 0, [tokenKey(id), ANY_TOKEN])
     },
     async deleteByUser(username) {
-      return transaction(() => deleteByUser.run(username).changes, NO_READER)
+      return transaction(() => deleteByUser.run(username).changes, [ANY_TOKEN])
     },
     async deleteExpired(now, limit) {
-      return transaction(() => deleteExpired.run(now, limit).changes, NO_READER)
+      return transaction(() => deleteExpired.run(now, limit).changes, [ANY_TOKEN])
     },
   }
 }

@@ -1,4 +1,5 @@
-import type { ModuleDescriptor, TokenRecord } from '@flowadmin/core'
+import type { ModuleDescriptor } from '@flowadmin/core'
+import { tokenRecord } from '@flowadmin/testkit'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createSqliteStores, openDatabase, type SqliteDatabase } from '../src/index.js'
@@ -9,13 +10,19 @@ afterAll(() => temp.remove())
 
 const T0 = Date.UTC(2026, 0, 1)
 
-const token = (hash: string): TokenRecord => ({
-  hash,
-  username: 'alice',
-  clientId: 'service-admin',
-  scope: ['*'],
-  createdAt: T0,
-  expiresAt: T0 + 3_600_000,
+const token = (hash: string) => tokenRecord(hash, { id: `id-${hash.slice(0, 8)}`, expiresAt: T0 + 3_600_000 })
+const POLICY = {
+  pairLimit: 5,
+  addressLimit: 20,
+  windowMs: 60_000,
+  allowance: 1,
+  leaseMs: 1_000,
+  knownMs: 1_000,
+}
+const attempt = (address: string) => ({
+  pairKey: `user ${address} alice`,
+  addressKey: `addr ${address}`,
+  knownKey: `known ${address}`,
 })
 
 const module = (name: string): ModuleDescriptor => ({
@@ -89,7 +96,7 @@ describe('group commit', () => {
     const changes = [
       ...names.map((name) => stores.modules.setEnabled(name, ['main'], false).then(() => settled.push(name))),
       stores.tokens.save(token('a'.repeat(64))).then(() => settled.push('token')),
-      stores.throttle.hit(['addr 10.0.0.1'], T0, 60_000).then(() => settled.push('throttle')),
+      stores.throttle.begin(attempt('10.0.0.1'), POLICY, T0).then(() => settled.push('throttle')),
     ]
     // Nothing is answered, or visible elsewhere, before the commit.
     await Promise.resolve()
@@ -186,11 +193,27 @@ describe('group commit', () => {
     const toggle = stores.modules.setEnabled('mod-0', ['main'], true).then(() => order.push('toggle mod-0'))
     const other = stores.modules.find('mod-1').then(() => order.push('find mod-1'))
     const same = stores.modules.find('mod-0').then(() => order.push('find mod-0'))
-    const throttle = stores.throttle.peek(['addr 10.0.0.9'], T0).then(() => order.push('peek'))
-    await Promise.all([toggle, other, same, throttle])
-    expect(order).toEqual(['find mod-1', 'peek', 'toggle mod-0', 'find mod-0'])
+    const tokens = stores.tokens.findById('id-none').then(() => order.push('find token'))
+    await Promise.all([toggle, other, same, tokens])
+    expect(order).toEqual(['find mod-1', 'find token', 'toggle mod-0', 'find mod-0'])
     await stores.close()
     db.close()
+  })
+
+  it('a token issued and not yet committed: listed only after its commit; a lookup by hash answers at once', async () => {
+    const stores = createSqliteStores(temp.file())
+    const order: string[] = []
+    const hash = 'g'.repeat(64)
+    const saved = stores.tokens.save(token(hash)).then(() => order.push('save'))
+    const listed = stores.tokens.list(null).then((records) => {
+      order.push('list')
+      return records.map((r) => r.hash)
+    })
+    const found = stores.tokens.findByHash(hash).then(() => order.push('findByHash'))
+    const [, hashes] = await Promise.all([saved, listed, found])
+    expect(order).toEqual(['findByHash', 'save', 'list'])
+    expect(hashes).toEqual([hash])
+    await stores.close()
   })
 
   it('close commits the changes still waiting, and answers them', async () => {
