@@ -49,10 +49,10 @@ export function writeFlowadminSettings(userDir, { username, passwordHash }) {
 export const flowadminDb = (userDir) => join(userDir, 'flowadmin.db')
 
 /**
- * Creates a database at `dbPath` holding `count` live tokens of `username`, issued through the
- * core (the same hashing and records as a real login). Returns the tokens, in issue order.
+ * Creates a database at `dbPath` holding `count` live tokens of `username` (whose password hash
+ * the server has as `passwordHash`), issued through the core (the same records as a real login). Returns the tokens, in issue order.
  */
-export async function seedFlowadminTokens(dbPath, { count, username, root }) {
+export async function seedFlowadminTokens(dbPath, { count, username, passwordHash, root }) {
   const { createCore } = await import(new URL('packages/core/dist/index.js', root).href)
   const { openDatabase, createSqliteStores } = await import(
     new URL('packages/adapter-sqlite/dist/index.js', root).href
@@ -65,11 +65,12 @@ export async function seedFlowadminTokens(dbPath, { count, username, root }) {
     const core = createCore(
       {
         stores,
-        verifier: { dummyHash: '\u0000', verify: async (hash, password) => hash === password },
+        // The server's own user (tokens carry its credential's fingerprint); any password passes.
+        verifier: { dummyHash: '\u0000', verify: async () => true },
         loader: { load: async () => ({ ok: true }) },
         typeUsage: { typesInUse: async () => new Set() },
       },
-      { adminAuth: { users: [{ username, password: 'seed', permissions: '*' }] } },
+      { adminAuth: { users: [{ username, password: passwordHash, permissions: '*' }] } },
     )
     const tokens = []
     const batch = 5000
