@@ -5,7 +5,7 @@
 // durable settings), its expiry checked. `hono` is a bare Hono app on @hono/node-server (the same
 // packages flowadmin serves with), `node-http` a raw node:http server. It prints
 // `listening on URL token TOKEN`, the token being a live one in DB.
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { createRequire } from 'node:module'
@@ -19,7 +19,7 @@ const { openDatabase } = await import(new URL('packages/adapter-sqlite/dist/inde
 const routes = JSON.parse(readFileSync(routesFile, 'utf8'))
 const db = openDatabase(dbPath)
 const token = randomBytes(32).toString('base64url')
-const sha256 = (text) => createHash('sha256').update(text).digest('hex')
+const sha256 = (text) => hash('sha256', text, 'hex')
 db.prepare(
   `INSERT INTO tokens (hash, username, client_id, scope, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
 ).run(sha256(token), 'admin', 'service-admin', '["*"]', Date.now(), Date.now() + 3_600_000)
