@@ -1,9 +1,10 @@
-// `node bench/docs.mjs [RESULTS.json]`: writes docs/benchmarks.md from one run's figures (the
-// newest file in bench-results/ when none is named): the machine, the versions, every scenario's
+// `node bench/docs.mjs [RESULTS.json] [--out FILE]`: writes docs/benchmarks.md (or FILE) from one
+// run's figures (the newest file in bench-results/ when none is named): the machine, the versions, every scenario's
 // table, the targets, and each scenario's top CPU frames when the run profiled (--cpu-prof).
 // `pnpm bench:docs` runs the bench beside Node-RED, with the profiles, and then this.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
 
 const root = new URL('../', import.meta.url)
 const COLUMN = {
@@ -184,16 +185,16 @@ ${run.tables.trim()}
 `
 }
 
-/** Writes docs/benchmarks.md from the run in `file`; returns the path written. */
-export function writeDocs(file) {
+/** Writes docs/benchmarks.md (or `out`) from the run in `file`; returns the path written. */
+export function writeDocs(file, out = new URL('docs/benchmarks.md', root).pathname) {
   const run = JSON.parse(readFileSync(file, 'utf8'))
-  const target = new URL('docs/benchmarks.md', root)
-  writeFileSync(target, renderDocs(run))
-  return target.pathname
+  writeFileSync(out, renderDocs(run))
+  return out
 }
 
 function main() {
-  let [file] = process.argv.slice(2)
+  const { values, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true })
+  let [file] = positionals
   if (!file) {
     const folder = new URL('bench-results/', root)
     const newest = readdirSync(folder)
@@ -206,7 +207,7 @@ function main() {
     }
     file = new URL(newest, folder).pathname
   }
-  console.log(`${writeDocs(file)} written from ${file}`)
+  console.log(`${writeDocs(file, values.out)} written from ${file}`)
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main()
