@@ -7,3 +7,4 @@ export {
   type OpenApiDocument,
   type OpenApiOptions,
 } from './openapi.js'
+export { tokenJson } from './routes/tokens.js'

@@ -3,12 +3,14 @@ import { hashPassword } from './argon2.js'
 import { type RunningServer, startServer, VERSION } from './compose.js'
 import { EXIT_RUNTIME, EXIT_USAGE, messageOf, StartupError } from './errors.js'
 import { readPassword } from './password-input.js'
+import { tokensCommand } from './tokens-cli.js'
 
 const HELP = `Usage: flowadmin <command> [options]
 
 Commands:
   start      Start the admin API server
   hash-pw    Read a password and print its argon2id hash, for adminAuth.users[].password
+  tokens     List, revoke or create sessions and API tokens (flowadmin tokens --help)
 
 Options of start:
   -s, --settings FILE     settings file (.json, or .js/.mjs exporting the settings object)
@@ -108,6 +110,10 @@ function stopOnSignals(server: RunningServer): void {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+  // Users, passwords and permissions from the settings file again; the outcome is logged.
+  process.on('SIGHUP', () => {
+    if (!stopping) void server.reload()
+  })
 }
 
 async function hashPw(args: string[]): Promise<void> {
@@ -128,7 +134,8 @@ export async function main(argv: string[]): Promise<void> {
     else if (command === '-v' || command === '--version') process.stdout.write(`${VERSION}\n`)
     else if (command === 'start') await start(rest)
     else if (command === 'hash-pw') await hashPw(rest)
-    else if (command === undefined) throw new UsageError('a command is needed: start or hash-pw')
+    else if (command === 'tokens') await tokensCommand(rest)
+    else if (command === undefined) throw new UsageError('a command is needed: start, hash-pw or tokens')
     else throw new UsageError(`unknown command "${command}"`)
   } catch (error) {
     // parseArgs reports unknown or malformed options with these codes.

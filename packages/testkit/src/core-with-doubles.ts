@@ -16,6 +16,8 @@ export interface CoreWithDoublesOptions {
   /** Load errors by node set id. */
   loaderFailures?: Record<string, string>
   typesInUse?: string[]
+  /** Seed of the random source; a core started again over the same stores needs another. Default 7. */
+  seed?: number
 }
 
 /**
@@ -30,7 +32,15 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const events = createEventRecorder()
   const { stores } = options
   const core = createCore(
-    { stores, verifier: hasher, loader, typeUsage, events, clock, random: createSeededRandom(7) },
+    {
+      stores,
+      verifier: hasher,
+      loader,
+      typeUsage,
+      events,
+      clock,
+      random: createSeededRandom(options.seed ?? 7),
+    },
     { adminAuth: options.adminAuth(hasher) },
   )
   return { core, clock, hasher, loader, typeUsage, events, stores }
