@@ -13,16 +13,30 @@ import { createRequire } from 'node:module'
 const [kind, routesFile, dbPath] = process.argv.slice(2)
 const root = new URL('../', import.meta.url)
 const serverRequire = createRequire(new URL('packages/server/package.json', root))
-const { openDatabase } = await import(new URL('packages/adapter-sqlite/dist/index.js', root).href)
+const { openDatabase, createSqliteStores } = await import(
+  new URL('packages/adapter-sqlite/dist/index.js', root).href
+)
 
 /** { path: { status, headers, body } } as flowadmin answered, for /auth/login and /settings. */
 const routes = JSON.parse(readFileSync(routesFile, 'utf8'))
 const db = openDatabase(dbPath)
 const token = randomBytes(32).toString('base64url')
 const sha256 = (text) => hash('sha256', text, 'hex')
-db.prepare(
-  `INSERT INTO tokens (hash, username, client_id, scope, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
-).run(sha256(token), 'admin', 'service-admin', '["*"]', Date.now(), Date.now() + 3_600_000)
+// The live token is written by the store itself (its schema is the store's); lookups are raw.
+await createSqliteStores(db).tokens.save({
+  hash: sha256(token),
+  id: randomBytes(12).toString('base64url'),
+  kind: 'session',
+  name: null,
+  username: 'admin',
+  clientId: 'service-admin',
+  scope: ['*'],
+  fingerprint: 'baseline',
+  createdAt: Date.now(),
+  expiresAt: Date.now() + 3_600_000,
+  lastUsedAt: null,
+  lastAddress: null,
+})
 const findToken = db.prepare('SELECT username, scope, expires_at FROM tokens WHERE hash = ?')
 const UNAUTHORIZED = JSON.stringify({ code: 'unauthorized', message: 'Not authorised' })
 
@@ -30,7 +44,7 @@ const UNAUTHORIZED = JSON.stringify({ code: 'unauthorized', message: 'Not author
 function authorised(header) {
   if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false
   const row = findToken.get(sha256(header.slice(7)))
-  return row !== undefined && Number(row.expires_at) > Date.now()
+  return row !== undefined && (row.expires_at === null || Number(row.expires_at) > Date.now())
 }
 
 const loginPage = routes['/auth/login']
