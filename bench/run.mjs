@@ -291,7 +291,8 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs, pr
   if (scenario.startOnly) return measureStarts(scenario, target, { profile })
   const sessions = scenario.seed ? scenario.seed(target.name) : 0
   const seed = sessions > 0 ? await target.seed(sessions) : null
-  const preload = scenario.loopDelay && !target.baseline ? LOOP_DELAY : null
+  // flowadmin's own loop only: Node-RED does not keep the recorder's signal handler.
+  const preload = scenario.loopDelay && target.name === 'flowadmin' ? LOOP_DELAY : null
   const instance = await target.start({ seed, profile, preload })
   try {
     const rssStartMb = memory(instance.pid).rssMb

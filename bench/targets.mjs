@@ -111,13 +111,12 @@ export function createNodeRedTarget({ root, username, passwordHash, redJs }) {
       }
       return seeds.get(count)
     },
-    async start({ seed, preload = null } = {}) {
+    async start({ seed } = {}) {
       const userDir = newUserDir(root, 'node-red')
       const port = await freePort()
       const settings = writeNodeRedSettings(userDir, { port, username, passwordHash })
       if (seed) cpSync(seed.file, nodeRedSessionsFile(userDir))
       const env = { ...process.env, NODE_RED_DISABLE_TELEMETRY: 'true' }
-      if (preload) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim()
       const started = performance.now()
       const child = track(
         spawn(process.execPath, [redJs, '-u', userDir, '-s', settings], {
