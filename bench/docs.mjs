@@ -19,10 +19,16 @@ const fmt = (value, digits) =>
     ? '–'
     : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
-/** A Markdown table; `align` is 'l' or 'r' per column. */
+/** A Markdown table, its columns padded as the formatter pads them; `align` is 'l' or 'r' per column. */
 function table(header, rows, align = header.map((_, i) => (i === 0 ? 'l' : 'r'))) {
-  const line = (cells) => `| ${cells.join(' | ')} |`
-  return [line(header), line(align.map((a) => (a === 'r' ? '--:' : ':--'))), ...rows.map(line)].join('\n')
+  const all = [header, ...rows].map((cells) => cells.map((cell) => String(cell ?? '')))
+  const widths = header.map((_, i) => Math.max(3, ...all.map((cells) => cells[i].length)))
+  const pad = (cell, i) => (align[i] === 'r' ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))
+  const line = (cells) => `| ${cells.map(pad).join(' | ')} |`
+  const rule = widths.map((width, i) =>
+    align[i] === 'r' ? `${'-'.repeat(width - 1)}:` : `:${'-'.repeat(width - 1)}`,
+  )
+  return [line(all[0]), `| ${rule.join(' | ')} |`, ...all.slice(1).map(line)].join('\n')
 }
 
 /** The rows a scenario shows, as in the printed tables. */
@@ -119,8 +125,15 @@ export function renderDocs(run) {
   const versionRows = Object.entries(v)
     .filter(([, value]) => value)
     .map(([name, value]) => [name, String(value)])
+  const cautions = []
+  if (run.options.durationS < 3 || run.options.rounds < 2)
+    cautions.push(`a short run (${run.options.durationS} s × ${run.options.rounds} round(s) a scenario)`)
+  if (m.loadavg[0] >= 1) cautions.push(`a busy machine (load average ${m.loadavg[0]} at the start)`)
+  const caution = cautions.length
+    ? `\n> **Caution:** these figures come from ${cautions.join(' on ')}: they show that every scenario runs and where the time goes, not how fast flowadmin is. Run \`pnpm bench:docs\` on a quiet machine for figures to compare.\n`
+    : ''
   return `# Benchmarks
-
+${caution}
 This file is written by \`node bench/docs.mjs\` from one run of \`pnpm bench\` (\`pnpm bench:docs\`
 runs the bench beside Node-RED with CPU profiles, then writes it). Do not edit it by hand: run it
 again.
