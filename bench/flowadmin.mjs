@@ -49,8 +49,9 @@ export function writeFlowadminSettings(userDir, { username, passwordHash }) {
 export const flowadminDb = (userDir) => join(userDir, 'flowadmin.db')
 
 /**
- * Creates a database at `dbPath` holding `count` live tokens of `username` (whose password hash
- * the server has as `passwordHash`), issued through the core (the same records as a real login). Returns the tokens, in issue order.
+ * Creates a database at `dbPath` holding `count` live tokens of `username`, issued through the
+ * core (the same hashing and records as a real login). `passwordHash` is the user's hash in the
+ * settings the server runs with: tokens are bound to it. Returns the tokens, in issue order.
  */
 export async function seedFlowadminTokens(dbPath, { count, username, passwordHash, root }) {
   const { createCore } = await import(new URL('packages/core/dist/index.js', root).href)
@@ -65,11 +66,11 @@ export async function seedFlowadminTokens(dbPath, { count, username, passwordHas
     const core = createCore(
       {
         stores,
-        // The server's own user (tokens carry its credential's fingerprint); any password passes.
-        verifier: { dummyHash: '\u0000', verify: async () => true },
+        verifier: { dummyHash: '\u0000', verify: async (hash, password) => hash === password },
         loader: { load: async () => ({ ok: true }) },
         typeUsage: { typesInUse: async () => new Set() },
       },
+      // The verifier compares the "password" with the hash itself: no argon2 work per seeded login.
       { adminAuth: { users: [{ username, password: passwordHash, permissions: '*' }] } },
     )
     const tokens = []
@@ -78,7 +79,7 @@ export async function seedFlowadminTokens(dbPath, { count, username, passwordHas
       db.exec('BEGIN')
       for (let i = done; i < Math.min(count, done + batch); i++) {
         const issued = await core.login(
-          { clientId: FLOWADMIN_CLIENT, grantType: 'password', scope: '*', username, password: 'seed' },
+          { clientId: FLOWADMIN_CLIENT, grantType: 'password', scope: '*', username, password: passwordHash },
           '127.0.0.1',
         )
         if (!issued.ok) throw new Error(`seeding a token failed: ${issued.error.code}`)

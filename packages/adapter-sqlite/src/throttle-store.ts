@@ -45,8 +45,12 @@ interface CounterRow {
 }
 
 /**
- * Login attempts decided in the database. Each call is one IMMEDIATE transaction, so processes
- * sharing the file decide one after another on the counters as the last one left them.
+ * Login attempts decided in the database. Each call is one change of the group commit (an
+ * IMMEDIATE transaction), so processes sharing the file decide one after another on the counters
+ * as the last one left them. Its changes are 'relaxed': a group holding only throttle changes
+ * commits with `synchronous=NORMAL`, which survives the process crashing but not the machine
+ * losing power (the last failures counted before a power cut may be forgotten), a fair price for
+ * counters that a flood writes twice per attempt. A group holding any other change syncs it all.
  */
 export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
   const transaction = createTransaction(db)
@@ -60,7 +64,8 @@ export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
   const deleteExpiredKnown = db.prepare(THROTTLE_SQL.deleteExpiredKnown)
 
   // What an attempt's changes touch (see transaction.ts): its two counters.
-  const touches = (attempt: LoginAttempt) => [`throttle:${attempt.pairKey}`, `throttle:${attempt.addressKey}`]
+  const relaxed = (attempt: LoginAttempt) =>
+    [[`throttle:${attempt.pairKey}`, `throttle:${attempt.addressKey}`], 'relaxed'] as const
 
   const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) => [
     { key: attempt.pairKey, limit: policy.pairLimit },
@@ -69,48 +74,59 @@ export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
 
   return {
     async begin(attempt, policy, now) {
-      return transaction((): AttemptDecision => {
-        const counters = countersOf(attempt, policy).map((counter) => ({
-          ...counter,
-          row: read.get({ key: counter.key, now }) as CounterRow | undefined,
-        }))
-        const closed = counters.filter(({ row, limit }) => row && Number(row.failures) >= limit)
-        if (closed.length > 0) {
-          return {
-            outcome: 'throttled',
-            retryAt: Math.max(...closed.map(({ row }) => Number(row?.reset_at))),
+      return transaction(
+        (): AttemptDecision => {
+          const counters = countersOf(attempt, policy).map((counter) => ({
+            ...counter,
+            row: read.get({ key: counter.key, now }) as CounterRow | undefined,
+          }))
+          const closed = counters.filter(({ row, limit }) => row && Number(row.failures) >= limit)
+          if (closed.length > 0) {
+            return {
+              outcome: 'throttled',
+              retryAt: Math.max(...closed.map(({ row }) => Number(row?.reset_at))),
+            }
           }
-        }
-        const full = counters.some(
-          ({ row, limit }) => row && Number(row.failures) + Number(row.in_flight) >= limit + policy.allowance,
-        )
-        if (full) return { outcome: 'busy' }
-        for (const { key } of counters) {
-          admit.run({ key, now, window: policy.windowMs, lease: policy.leaseMs })
-        }
-        return { outcome: 'proceed', known: known.get(attempt.knownKey, now) !== undefined }
-      }, touches(attempt))
+          const full = counters.some(
+            ({ row, limit }) =>
+              row && Number(row.failures) + Number(row.in_flight) >= limit + policy.allowance,
+          )
+          if (full) return { outcome: 'busy' }
+          for (const { key } of counters) {
+            admit.run({ key, now, window: policy.windowMs, lease: policy.leaseMs })
+          }
+          return { outcome: 'proceed', known: known.get(attempt.knownKey, now) !== undefined }
+        },
+        ...relaxed(attempt),
+      )
     },
 
     async finish(attempt, outcome, policy, now) {
-      await transaction(() => {
-        const failed = outcome === 'failed' ? 1 : 0
-        for (const { key } of countersOf(attempt, policy)) {
-          settle.run({ key, now, window: policy.windowMs, failed })
-        }
-        if (outcome === 'succeeded') {
-          clear.run(attempt.pairKey)
-          remember.run(attempt.knownKey, now + policy.knownMs)
-        }
-      }, touches(attempt))
+      await transaction(
+        () => {
+          const failed = outcome === 'failed' ? 1 : 0
+          for (const { key } of countersOf(attempt, policy)) {
+            settle.run({ key, now, window: policy.windowMs, failed })
+          }
+          if (outcome === 'succeeded') {
+            clear.run(attempt.pairKey)
+            remember.run(attempt.knownKey, now + policy.knownMs)
+          }
+        },
+        ...relaxed(attempt),
+      )
     },
 
     async deleteExpired(now, limit) {
       // Only ended windows and expired clients go, which no decision counts: no reader waits for this.
-      return transaction(() => {
-        const counters = deleteExpired.run(now, limit).changes
-        return counters + deleteExpiredKnown.run(now, limit - counters).changes
-      }, [])
+      return transaction(
+        () => {
+          const counters = deleteExpired.run(now, limit).changes
+          return counters + deleteExpiredKnown.run(now, limit - counters).changes
+        },
+        [],
+        'relaxed',
+      )
     },
   }
 }

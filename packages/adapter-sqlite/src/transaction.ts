@@ -1,11 +1,22 @@
-import type { SqliteDatabase } from './database.js'
+import type { SqliteDatabase, SqliteStatement } from './database.js'
 
 /**
  * Runs synchronous work as one change; resolves once the change is durable (see createTransaction).
  * `touches` names what the change may alter, as the keys readers ask about (see createReader);
- * left out, the change may alter anything.
+ * left out, the change may alter anything. `durability` 'relaxed' marks a change that may be lost
+ * to a power cut (never to a crash of the process): see createTransaction.
  */
-export type Transaction = <T>(work: () => T, touches?: readonly string[]) => Promise<T>
+export type Transaction = <T>(
+  work: () => T,
+  touches?: readonly string[],
+  durability?: Durability,
+) => Promise<T>
+
+/** 'full': synced to disk at its commit (synchronous=FULL). 'relaxed': see Transaction. */
+export type Durability = 'full' | 'relaxed'
+
+/** `PRAGMA synchronous` values: NORMAL syncs the WAL at checkpoints, FULL at every commit. */
+const SYNC_NORMAL = 1
 
 /** Reads at once; answers once no pending change touches a key `affectedBy` accepts (see createReader). */
 export type Reader = <T>(read: () => T, affectedBy?: (key: string) => boolean) => Promise<T>
@@ -28,13 +39,20 @@ interface Group {
   waiters: Waiter[]
   /** The keys the open group's changes touch; `all` when one of them did not say. */
   touched: Set<string> | 'all'
+  /**
+   * While a relaxed group is open (see createTransaction): the connection's own
+   * `PRAGMA synchronous`, set back once it is committed; null otherwise.
+   */
+  relaxedFrom: number | null
   /** Settles when the open transaction has been committed or rolled back. */
   settled: Promise<void> | null
   done: (() => void) | null
   statements: Record<
-    'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo',
-    { run(): unknown }
+    'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo' | 'synchronous',
+    SqliteStatement
   >
+  /** `PRAGMA synchronous = N` statements, prepared when first needed. */
+  syncLevels: Map<number, SqliteStatement>
 }
 
 const groups = new WeakMap<SqliteDatabase, Group>()
@@ -47,6 +65,7 @@ function groupOf(db: SqliteDatabase): Group {
       working: false,
       waiters: [],
       touched: new Set(),
+      relaxedFrom: null,
       settled: null,
       done: null,
       statements: {
@@ -56,7 +75,9 @@ function groupOf(db: SqliteDatabase): Group {
         savepoint: db.prepare('SAVEPOINT flowadmin_change'),
         release: db.prepare('RELEASE flowadmin_change'),
         rollbackTo: db.prepare('ROLLBACK TO flowadmin_change'),
+        synchronous: db.prepare('PRAGMA synchronous'),
       },
+      syncLevels: new Map(),
     }
     groups.set(db, group)
   }
@@ -89,12 +110,23 @@ function untilCommitted<T>(group: Group, value: T): Promise<T> {
   })
 }
 
+function syncStatement(db: SqliteDatabase, group: Group, level: number): SqliteStatement {
+  let statement = group.syncLevels.get(level)
+  if (statement === undefined) {
+    statement = db.prepare(`PRAGMA synchronous = ${level}`)
+    group.syncLevels.set(level, statement)
+  }
+  return statement
+}
+
 /** Commits the open group: every change in it is acknowledged, or every one fails, together. */
 function commit(db: SqliteDatabase, group: Group): void {
   const waiters = group.waiters
   const done = group.done
   group.waiters = []
   group.touched = new Set()
+  const relaxedFrom = group.relaxedFrom
+  group.relaxedFrom = null
   group.open = false
   group.settled = null
   group.done = null
@@ -107,6 +139,14 @@ function commit(db: SqliteDatabase, group: Group): void {
       if (db.inTransaction) group.statements.rollback.run()
     } catch {
       // The connection is unusable (closed, I/O error); the changes are reported failed below.
+    }
+  }
+  if (relaxedFrom !== null) {
+    group.relaxedFrom = relaxedFrom
+    try {
+      restore(db, group)
+    } catch {
+      // Closed meanwhile: nothing left to restore.
     }
   }
   for (const waiter of waiters) {
@@ -132,12 +172,22 @@ function commit(db: SqliteDatabase, group: Group): void {
  */
 export function createTransaction(db: SqliteDatabase): Transaction {
   const group = groupOf(db)
-  return <T>(work: () => T, touches?: readonly string[]): Promise<T> => {
+  const transaction = <T>(
+    work: () => T,
+    touches?: readonly string[],
+    durability: Durability = 'full',
+  ): Promise<T> => {
     try {
       if (group.working || (db.inTransaction && !group.open)) {
         return Promise.resolve(inSavepoint(group, work))
       }
+      // A change that must be synced never joins a relaxed group: it waits for that commit.
+      if (group.open && group.relaxedFrom !== null && durability === 'full') {
+        const after = group.settled ?? Promise.resolve()
+        return after.then(() => transaction(work, touches, durability))
+      }
       if (!group.open) {
+        if (durability === 'relaxed') relax(db, group)
         group.statements.begin.run()
         group.open = true
         group.settled = new Promise<void>((resolve) => {
@@ -150,9 +200,30 @@ export function createTransaction(db: SqliteDatabase): Transaction {
       else if (group.touched !== 'all') for (const key of touches) group.touched.add(key)
       return untilCommitted(group, value)
     } catch (error) {
+      if (group.relaxedFrom !== null && !group.open) restore(db, group)
       return Promise.reject(error)
     }
   }
+  return transaction
+}
+
+/**
+ * Before a relaxed group's BEGIN: `synchronous=NORMAL` (in WAL mode its commit is not synced: it
+ * survives the process crashing, not the machine losing power). SQLite allows the change only
+ * outside a transaction, so the level is a group's, chosen by the change that opens it.
+ */
+function relax(db: SqliteDatabase, group: Group): void {
+  const own = Number((group.statements.synchronous.get() as { synchronous: number | bigint }).synchronous)
+  if (own <= SYNC_NORMAL) return
+  syncStatement(db, group, SYNC_NORMAL).run()
+  group.relaxedFrom = own
+}
+
+/** The connection's own sync level back, after a relaxed group (or its failed BEGIN). */
+function restore(db: SqliteDatabase, group: Group): void {
+  const level = group.relaxedFrom
+  group.relaxedFrom = null
+  if (level !== null) syncStatement(db, group, level).run()
 }
 
 /**

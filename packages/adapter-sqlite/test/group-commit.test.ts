@@ -37,7 +37,7 @@ const module = (name: string): ModuleDescriptor => ({
  */
 function countedDatabase(path: string) {
   const db = openDatabase(path)
-  const counter = { commits: 0, failNext: false }
+  const counter = { commits: 0, failNext: false, levels: [] as number[] }
   const wrapped: SqliteDatabase = {
     prepare(sql) {
       const statement = db.prepare(sql)
@@ -49,6 +49,10 @@ function countedDatabase(path: string) {
             throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' })
           }
           counter.commits++
+          // The sync level each commit was made with: 2 FULL, 1 NORMAL.
+          counter.levels.push(
+            Number((db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous),
+          )
           return statement.run()
         },
         get: () => statement.get(),
@@ -214,6 +218,29 @@ describe('group commit', () => {
     expect(order).toEqual(['findByHash', 'save', 'list'])
     expect(hashes).toEqual([hash])
     await stores.close()
+  })
+
+  it('throttle changes commit without a sync; a change that must be synced waits for its own group', async () => {
+    const path = temp.file()
+    const { db, counter } = countedDatabase(path)
+    const stores = createSqliteStores(db)
+    await stores.modules.upsert(module('m'))
+    counter.levels.length = 0
+    await Promise.all([
+      stores.throttle.begin(attempt('10.0.0.1'), POLICY, T0),
+      stores.throttle.begin(attempt('10.0.0.2'), POLICY, T0),
+    ])
+    const [, toggled] = await Promise.all([
+      stores.throttle.begin(attempt('10.0.0.3'), POLICY, T0),
+      stores.modules.setEnabled('m', ['main'], false),
+    ])
+    expect(toggled?.sets[0]?.enabled).toBe(false)
+    await stores.tokens.save(token('h'.repeat(64)))
+    expect(counter.levels).toEqual([1, 1, 2, 2])
+    // The connection's own setting is back after the relaxed commit.
+    expect(db.prepare('PRAGMA synchronous').get()).toEqual({ synchronous: 2 })
+    await stores.close()
+    db.close()
   })
 
   it('close commits the changes still waiting, and answers them', async () => {
