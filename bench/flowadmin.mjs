@@ -30,10 +30,11 @@ export function checkBuilt(root) {
 }
 
 /** Writes settings.json for the user folder; returns its path. */
-export function writeFlowadminSettings(userDir, { username, passwordHash }) {
+export function writeFlowadminSettings(userDir, { username, passwordHash, postgresUrl }) {
   const settings = {
     userDir: '.',
     uiHost: '127.0.0.1',
+    ...(postgresUrl ? { storage: 'postgres', postgres: { url: postgresUrl } } : {}),
     adminAuth: {
       type: 'credentials',
       users: [{ username, password: passwordHash, permissions: '*' }],
@@ -49,12 +50,37 @@ export function writeFlowadminSettings(userDir, { username, passwordHash }) {
 export const flowadminDb = (userDir) => join(userDir, 'flowadmin.db')
 
 /**
+ * A core over `stores` that issues tokens to `username` as the server will see them: the user's
+ * password hash is the server's (`passwordHash`), so the tokens carry its fingerprint, and
+ * `issue()` logs in without running argon2 (the seeding verifier compares the hash itself).
+ */
+export async function createSeedingCore(stores, { username, passwordHash, root }) {
+  const { createCore } = await import(new URL('packages/core/dist/index.js', root).href)
+  const core = createCore(
+    {
+      stores,
+      verifier: { dummyHash: '\u0000', verify: async (hash, password) => hash === password },
+      loader: { load: async () => ({ ok: true }) },
+      typeUsage: { typesInUse: async () => new Set() },
+    },
+    { adminAuth: { users: [{ username, password: passwordHash, permissions: '*' }] } },
+  )
+  return async function issue() {
+    const issued = await core.login(
+      { clientId: FLOWADMIN_CLIENT, grantType: 'password', scope: '*', username, password: passwordHash },
+      '127.0.0.1',
+    )
+    if (!issued.ok) throw new Error(`seeding a token failed: ${issued.error.code}`)
+    return issued.value.accessToken
+  }
+}
+
+/**
  * Creates a database at `dbPath` holding `count` live tokens of `username`, issued through the
  * core (the same hashing and records as a real login). `passwordHash` is the user's hash in the
  * settings the server runs with: tokens are bound to it. Returns the tokens, in issue order.
  */
 export async function seedFlowadminTokens(dbPath, { count, username, passwordHash, root }) {
-  const { createCore } = await import(new URL('packages/core/dist/index.js', root).href)
   const { openDatabase, createSqliteStores } = await import(
     new URL('packages/adapter-sqlite/dist/index.js', root).href
   )
@@ -63,27 +89,13 @@ export async function seedFlowadminTokens(dbPath, { count, username, passwordHas
     // Seeding is not what is measured: one transaction per batch instead of one sync per token.
     db.exec('PRAGMA synchronous = OFF')
     const stores = createSqliteStores(db)
-    const core = createCore(
-      {
-        stores,
-        verifier: { dummyHash: '\u0000', verify: async (hash, password) => hash === password },
-        loader: { load: async () => ({ ok: true }) },
-        typeUsage: { typesInUse: async () => new Set() },
-      },
-      // The verifier compares the "password" with the hash itself: no argon2 work per seeded login.
-      { adminAuth: { users: [{ username, password: passwordHash, permissions: '*' }] } },
-    )
+    const issue = await createSeedingCore(stores, { username, passwordHash, root })
     const tokens = []
     const batch = 5000
     for (let done = 0; done < count; done += batch) {
       db.exec('BEGIN')
       for (let i = done; i < Math.min(count, done + batch); i++) {
-        const issued = await core.login(
-          { clientId: FLOWADMIN_CLIENT, grantType: 'password', scope: '*', username, password: passwordHash },
-          '127.0.0.1',
-        )
-        if (!issued.ok) throw new Error(`seeding a token failed: ${issued.error.code}`)
-        tokens.push(issued.value.accessToken)
+        tokens.push(await issue())
       }
       db.exec('COMMIT')
     }

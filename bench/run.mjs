@@ -11,6 +11,7 @@ import { writeDocs } from './docs.mjs'
 import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
 import { waitForIdle } from './load.mjs'
 import { bcryptHash, installNodeRed, NODE_RED_VERSION } from './node-red.mjs'
+import { createPostgresStorage, createTwoInstanceScenarios, DEFAULT_PG } from './postgres.mjs'
 import { machine, memory } from './proc.mjs'
 import { selfTime } from './profile.mjs'
 import {
@@ -23,7 +24,12 @@ import {
   targetsTable,
 } from './report.mjs'
 import { createScenarios, login, recordRoutes, strip } from './scenarios.mjs'
-import { createBaselineTarget, createFlowadminTarget, createNodeRedTarget } from './targets.mjs'
+import {
+  BENCH_MODULES,
+  createBaselineTarget,
+  createFlowadminTarget,
+  createNodeRedTarget,
+} from './targets.mjs'
 import { versions } from './versions.mjs'
 
 const HELP = `Usage: pnpm bench [options]
@@ -34,12 +40,17 @@ const HELP = `Usage: pnpm bench [options]
   --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
   --only ID,ID        run only these scenarios (ids: start sqlite-commits login-page settings
-                      toggle-1 toggle-10 login logins-100 revoke login-N revoke-N storm)
+                      toggle-1 toggle-10 login logins-100 revoke login-N revoke-N storm; with
+                      --storage postgres also login-2i toggle-2i)
   --cpu-prof DIR      after each scenario's measured rounds, one more flowadmin round with the V8
                       CPU profiler on, its profile written into DIR and its top frames reported
                       (the figures come from the unprofiled rounds)
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
   --server-env K=V    set an environment variable for the flowadmin processes only (repeatable)
+  --storage S         flowadmin's store: sqlite (default) or postgres; with postgres every start gets a
+                      database of its own, and the scenarios login-2i and toggle-2i run two instances on one
+  --pg URL            the PostgreSQL server for --storage postgres (default: FLOWADMIN_TEST_PG, else
+                      ${DEFAULT_PG}); databases are created on it and dropped
   --docs              write docs/benchmarks.md from this run (bench/docs.mjs)
   --quick             a short smoke run
 Only 127.0.0.1 is loaded. Needs a build (pnpm bench builds first).`
@@ -56,6 +67,8 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'string' },
     server: { type: 'string' },
     'server-env': { type: 'string', multiple: true },
+    storage: { type: 'string', default: 'sqlite' },
+    pg: { type: 'string' },
     quick: { type: 'boolean', default: false },
     docs: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -66,6 +79,7 @@ if (args.help) {
   process.exit(0)
 }
 if (args.peer !== undefined && args.peer !== 'node-red') usage(`unknown peer "${args.peer}" (only node-red)`)
+if (args.storage !== 'sqlite' && args.storage !== 'postgres') usage(`--storage must be sqlite or postgres`)
 
 const number = (value, fallback, name) => {
   if (value === undefined) return fallback
@@ -98,6 +112,9 @@ function usage(message) {
 const log = (message) => process.stderr.write(`${message}\n`)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The PostgreSQL databases of a `--storage postgres` run. */
+let postgres = null
+
 async function main() {
   const serverRoot = args.server ? pathToFileURL(`${resolve(args.server)}/`) : repositoryRoot
   checkBuilt(serverRoot)
@@ -120,8 +137,16 @@ async function main() {
   const work = trackFolder(mkdtempSync(join(tmpdir(), 'flowadmin-bench-')))
   const cpuProfDir = args['cpu-prof'] ? resolve(args['cpu-prof']) : null
   if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true })
+  postgres =
+    args.storage === 'postgres'
+      ? await createPostgresStorage({
+          serverUrl: args.pg ?? (process.env.FLOWADMIN_TEST_PG || DEFAULT_PG),
+          root: serverRoot,
+        })
+      : null
   const targets = [
     createFlowadminTarget({
+      postgres,
       root: work,
       serverRoot,
       serverEnv,
@@ -142,7 +167,11 @@ async function main() {
     )
   }
 
-  const scenarios = createScenarios(options).filter((s) => !options.only || options.only.has(s.id))
+  const all = [
+    ...createScenarios(options),
+    ...(postgres ? createTwoInstanceScenarios({ modules: BENCH_MODULES }) : []),
+  ]
+  const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
   if (scenarios.some((s) => s.baselines)) {
     // The baselines answer flowadmin's own bodies and headers, recorded from it in this run.
@@ -194,6 +223,7 @@ async function main() {
         log(`${scenario.id} round ${round}: argon2id floor ${floor.perSecond.toFixed(1)}/s`)
       }
       for (const target of scenarioTargets) {
+        if (scenario.peers && !target.startPeer) continue
         const result = await measure(scenario, target, { credentials, durationMs, warmupMs })
         rounds[target.name].push(result)
         log(
@@ -207,7 +237,9 @@ async function main() {
       }
     }
     const combined = {}
-    for (const target of scenarioTargets) combined[target.name] = combine(rounds[target.name])
+    for (const target of scenarioTargets) {
+      combined[target.name] = rounds[target.name].length > 0 ? combine(rounds[target.name]) : null
+    }
     results[scenario.id] = combined
     const profile = cpuProfDir
       ? await profileRound(scenario, targets[0], { credentials, durationMs, warmupMs, cpuProfDir })
@@ -256,6 +288,7 @@ async function main() {
     options: { ...options, only: options.only && [...options.only] },
     server: serverRoot.pathname,
     serverEnv,
+    storage: args.storage,
     nodeRed: options.peer ? NODE_RED_VERSION : null,
     argon2: { options: { ...ARGON2_OPTIONS, type: 'argon2id' }, floor },
     scenarios: report.scenarios,
@@ -375,7 +408,10 @@ async function measureStarts(scenario, target, { profile }) {
   return { starts: spawns, rssAtListen: rss }
 }
 
-main().catch((error) => {
-  console.error(`bench failed: ${error.stack ?? error}`)
-  process.exitCode = 1
-})
+main()
+  // Every PostgreSQL database of the run is dropped, whatever happened.
+  .finally(() => postgres?.close())
+  .catch((error) => {
+    console.error(`bench failed: ${error.stack ?? error}`)
+    process.exitCode = 1
+  })

@@ -14,6 +14,7 @@ import {
   writeFlowadminSettings,
 } from './flowadmin.mjs'
 import { NODE_RED_CLIENT, nodeRedSessions, nodeRedSessionsFile, writeNodeRedSettings } from './node-red.mjs'
+import { seedPostgresTokens } from './postgres.mjs'
 
 const modulesDir = new URL('fixtures/modules/', import.meta.url).pathname
 /** The bench node modules, one per connection of the 10-connection toggle. */
@@ -29,8 +30,10 @@ function newUserDir(root, name) {
 }
 
 /**
- * flowadmin: the built CLI, SQLite in the user folder, argon2id at OWASP parameters.
- * `seed(count)` makes (once) a database holding `count` live tokens; `start({ seed })` copies it in.
+ * flowadmin: the built CLI, SQLite in the user folder (or, given `postgres`, a PostgreSQL database
+ * of its own per start), argon2id at OWASP parameters. `seed(count)` makes (once) a database
+ * holding `count` live tokens; `start({ seed })` starts on a copy of it; `startPeer(instance)`
+ * starts a second instance on the same database as `instance`, stopped with it.
  */
 export function createFlowadminTarget({
   root,
@@ -39,8 +42,76 @@ export function createFlowadminTarget({
   username,
   passwordHash,
   cpuProfDir,
+  postgres = null,
 }) {
   const seeds = new Map()
+  /** Starts the CLI on a new user folder; `prepare(userDir)` runs before it starts. */
+  /**
+   * `profile`: write a V8 CPU profile of this process into the --cpu-prof folder; `preload`: a
+   * module node loads first (NODE_OPTIONS=--require).
+   */
+  const launch = async ({ postgresUrl, prepare, profile = false, preload = null } = {}) => {
+    const userDir = newUserDir(root, 'flowadmin')
+    const settings = writeFlowadminSettings(userDir, { username, passwordHash, postgresUrl })
+    prepare?.(userDir)
+    const args = ['start', '--settings', settings, '--port', '0']
+    const started = performance.now()
+    const bin = flowadminBin(serverRoot)
+    const env = { ...process.env, ...serverEnv }
+    // The program as users run it: the bin, through its first line (which sets the process-wide
+    // tuning), with the node first on PATH, this one. The profiler's flags are node's own
+    // (NODE_OPTIONS refuses them), so a profiled start runs node with the variables of that line.
+    env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ''}`
+    const [command, argv] =
+      profile && cpuProfDir
+        ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, bin, ...args]]
+        : [bin, args]
+    if (command !== bin) Object.assign(env, launcherVariables(bin), serverEnv)
+    if (preload) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim()
+    const child = track(spawn(command, argv, { cwd: userDir, env, stdio: ['ignore', 'pipe', 'pipe'] }))
+    const output = collect(child)
+    const url = await waitFor(child, output, () => output.stdout.match(/listening on (http:\/\/\S+)/)?.[1])
+    const spawnMs = performance.now() - started
+    return instance({ child, userDir, url, spawnMs, output })
+  }
+  if (postgres) {
+    return {
+      name: 'flowadmin',
+      clientId: FLOWADMIN_CLIENT,
+      async seed(count) {
+        if (!seeds.has(count)) {
+          const seeded = await seedPostgresTokens(postgres, {
+            count,
+            username,
+            passwordHash,
+            root: serverRoot,
+          })
+          seeds.set(count, { template: seeded.name, tokens: seeded.tokens })
+        }
+        return seeds.get(count)
+      },
+      async start({ seed, profile, preload } = {}) {
+        const database = await postgres.create(seed?.template)
+        const first = await launch({ postgresUrl: database.url, profile, preload })
+        const peers = []
+        return {
+          ...first,
+          database,
+          async startPeer() {
+            const peer = await launch({ postgresUrl: database.url })
+            peers.push(peer)
+            return peer
+          },
+          async stop() {
+            for (const peer of peers.splice(0)) await peer.stop()
+            await first.stop()
+            await postgres.drop(database.name)
+          },
+        }
+      },
+      startPeer: (first) => first.startPeer(),
+    }
+  }
   return {
     name: 'flowadmin',
     clientId: FLOWADMIN_CLIENT,
@@ -54,31 +125,8 @@ export function createFlowadminTarget({
       }
       return seeds.get(count)
     },
-    /** `profile`: write a V8 CPU profile of this process into the --cpu-prof folder. */
-    async start({ seed, profile = false, preload = null } = {}) {
-      const userDir = newUserDir(root, 'flowadmin')
-      const settings = writeFlowadminSettings(userDir, { username, passwordHash })
-      if (seed) copyDatabase(seed.file, userDir)
-      const args = ['start', '--settings', settings, '--port', '0']
-      const started = performance.now()
-      const bin = flowadminBin(serverRoot)
-      const env = { ...process.env, ...serverEnv }
-      // The program as users run it: the bin, through its first line (which sets the process-wide
-      // tuning), with the node first on PATH, this one. The profiler's flags are node's own
-      // (NODE_OPTIONS refuses them), so a profiled start runs node with the variables of that line.
-      env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ''}`
-      const [command, argv] =
-        profile && cpuProfDir
-          ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, bin, ...args]]
-          : [bin, args]
-      if (command !== bin) Object.assign(env, launcherVariables(bin), serverEnv)
-      if (preload) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim()
-      const child = track(spawn(command, argv, { cwd: userDir, env, stdio: ['ignore', 'pipe', 'pipe'] }))
-      const output = collect(child)
-      const url = await waitFor(child, output, () => output.stdout.match(/listening on (http:\/\/\S+)/)?.[1])
-      const spawnMs = performance.now() - started
-      return instance({ child, userDir, url, spawnMs, output })
-    },
+    start: ({ seed, profile, preload } = {}) =>
+      launch({ prepare: (userDir) => seed && copyDatabase(seed.file, userDir), profile, preload }),
   }
 }
 

@@ -1,8 +1,8 @@
-import type { Core } from '@flowadmin/core'
+import { type Core, isStoreUnavailable } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
-import { emptyResponse, toResponse, UNEXPECTED_ERROR } from './errors.js'
+import { emptyResponse, storageUnavailable, toResponse, UNEXPECTED_ERROR } from './errors.js'
 import { authRoutes } from './routes/auth.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes } from './routes/openapi.js'
@@ -22,6 +22,11 @@ export interface HttpAppOptions {
   maxBodyBytes?: number
   /** Called with every unexpected error (the 500 path). Default: console.error. */
   onUnexpectedError?: (error: unknown, c: Context) => void
+  /**
+   * Called when a store could not answer (its database is unreachable or timed out); the client
+   * gets 503 `storage_unavailable` with `Retry-After`. Default: nothing is reported.
+   */
+  onStorageUnavailable?: (error: unknown, c: Context) => void
   /** Browser origins allowed to call the API. Default: none, and no CORS header is ever sent. */
   cors?: CorsOptions
 }
@@ -54,12 +59,14 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
   }
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error(error))
   const unexpected = (error: unknown, c: Context): Response => {
+    const unavailable = isStoreUnavailable(error)
     try {
-      report(error, c)
+      if (unavailable) options.onStorageUnavailable?.(error, c)
+      else report(error, c)
     } catch {
-      // A failing logger must not turn a 500 into something else.
+      // A failing logger must not turn a 500 or 503 into something else.
     }
-    return toResponse(UNEXPECTED_ERROR)
+    return toResponse(unavailable ? storageUnavailable(error.retryAfter) : UNEXPECTED_ERROR)
   }
 
   const api = new Hono()

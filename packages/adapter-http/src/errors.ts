@@ -102,6 +102,14 @@ export function adminBodyError(problem: BodyProblem): HttpError {
     : adminError(400, 'invalid_request', problem.message)
 }
 
+/** A store that cannot answer now: the request may succeed after `retryAfter` seconds. */
+export const storageUnavailable = (retryAfter: number): HttpError => ({
+  status: 503,
+  // Never cached, like every answer of the token endpoint where it may also come.
+  headers: { 'Retry-After': String(retryAfter), 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+  body: { code: 'storage_unavailable', message: 'The store cannot be reached now; try again shortly' },
+})
+
 /** Body of every unexpected failure: no stack, path or detail. */
 export const UNEXPECTED_ERROR: HttpError = {
   status: 500,

@@ -181,6 +181,11 @@ export const unauthorized: ResponseObject = {
   headers: challenge,
 }
 
+const retryAfter = {
+  description: 'Seconds after which the request may succeed (only with `storage_unavailable`).',
+  schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+}
+
 /** Responses shared by several operations. */
 export const responses: Record<string, ResponseObject> = {
   Unauthorized: unauthorized,
@@ -196,8 +201,18 @@ export const responses: Record<string, ResponseObject> = {
     content: json(adminError(['payload_too_large'])),
   },
   FlowsUnavailable: {
-    description: 'The deployed flows cannot be read, so no module can be disabled until they can.',
-    content: json(adminError(['flows_unavailable'])),
+    description:
+      'The deployed flows cannot be read, so no module can be disabled until they can (`flows_unavailable`); ' +
+      'or the store cannot be reached now (`storage_unavailable`, with `Retry-After`).',
+    headers: { 'Retry-After': retryAfter },
+    content: json(adminError(['flows_unavailable', 'storage_unavailable'])),
+  },
+  StorageUnavailable: {
+    description:
+      'The store cannot be reached now (a PostgreSQL store that is down, restarting or not answering); ' +
+      'nothing was changed. Try again after `Retry-After` seconds.',
+    headers: { 'Retry-After': { ...retryAfter, required: true } },
+    content: json(adminError(['storage_unavailable'])),
   },
   Unexpected: {
     description: 'An unexpected failure, logged by the server; the body never holds any detail.',
@@ -240,8 +255,9 @@ export const oauthResponses = {
   unavailable: {
     description:
       'Too many logins are waiting for their password to be checked, or too many attempts for this ' +
-      'username and address are in flight. Answered at once; the password was not checked and ' +
-      'nothing was counted against the client.',
+      'username and address are in flight (`temporarily_unavailable`). Answered at once; the password ' +
+      'was not checked and nothing was counted against the client. Or the store cannot be reached now ' +
+      '(`storage_unavailable`, a `{code, message}` body).',
     headers: {
       ...noStore,
       'Retry-After': {
@@ -250,7 +266,7 @@ export const oauthResponses = {
         schema: { type: 'string', pattern: '^[0-9]+$' },
       },
     },
-    content: json(oauthError(['temporarily_unavailable'])),
+    content: json({ oneOf: [oauthError(['temporarily_unavailable']), adminError(['storage_unavailable'])] }),
   } satisfies ResponseObject,
 }
 

@@ -117,8 +117,12 @@ const ENABLE_BODY = { required: true, content: json(ref('EnableRequest')) }
  */
 export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
   const { authEnabled } = options
-  /** A guarded route can also answer 401 (only with auth) and 500 (a port failed). */
+  /**
+   * A guarded route can also answer 401 (only with auth), 500 (a port failed) and 503 (the store
+   * cannot be reached), unless it documents its own 503.
+   */
   const guarded = (own: OperationObject['responses']): OperationObject['responses'] => ({
+    503: use('StorageUnavailable'),
     ...own,
     ...(authEnabled ? { 401: use('Unauthorized') } : {}),
     500: use('Unexpected'),
@@ -311,6 +315,7 @@ function authPaths(): Record<string, PathItemObject> {
           },
           401: unauthorized,
           500: use('Unexpected'),
+          503: use('StorageUnavailable'),
         },
       },
       post: {
@@ -336,12 +341,13 @@ function authPaths(): Record<string, PathItemObject> {
           401: unauthorized,
           413: tooLarge,
           500: use('Unexpected'),
+          503: use('StorageUnavailable'),
         },
       },
       delete: {
         operationId: 'revokeUserTokens',
         summary: 'End every token of a user (sign out everywhere)',
-        description: 'One’s own (`?user=<own name>`), or anyone’s with `*`.',
+        description: 'One’s own (`?user=<own name>`), anyone’s with `*`, or everyone’s (`?user=*`) with `*`.',
         tags: ['auth'],
         parameters: [{ ...USER_QUERY, required: true, description: 'Whose tokens end.' }],
         responses: {
@@ -349,6 +355,7 @@ function authPaths(): Record<string, PathItemObject> {
           400: badRequest(['invalid_request'], '`user` missing or empty.'),
           401: unauthorized,
           500: use('Unexpected'),
+          503: use('StorageUnavailable'),
         },
       },
     },
@@ -372,6 +379,7 @@ function authPaths(): Record<string, PathItemObject> {
           401: unauthorized,
           404: { description: 'No such token that the caller may end. Empty body.' },
           500: use('Unexpected'),
+          503: use('StorageUnavailable'),
         },
       },
     },
@@ -393,6 +401,7 @@ function authPaths(): Record<string, PathItemObject> {
           401: { ...unauthorized, headers: { ...unauthorized.headers, ...noStore } },
           413: tooLarge,
           500: use('Unexpected'),
+          503: use('StorageUnavailable'),
         },
       },
     },

@@ -1,4 +1,5 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { storeUnavailable } from '@flowadmin/core'
 import type { Hono } from 'hono'
 import * as v from 'valibot'
 import { describe, expect, test } from 'vitest'
@@ -253,7 +254,10 @@ describe('every response the app gives conforms to the document', () => {
     await tokens('DELETE', `/auth/tokens/${own.find((view) => !view.current)?.id}`)
 
     for (const result of checks) expect(result.problems, `${result.operation} ${result.status}`).toEqual([])
-    const broken = await brokenChecks(validator)
+    const broken = [
+      ...(await brokenChecks(validator, new Error('disk I/O error'), 500)),
+      ...(await brokenChecks(validator, storeUnavailable('the database is restarting', 2), 503)),
+    ]
     for (const result of broken) expect(result.problems, `${result.operation} ${result.status}`).toEqual([])
 
     const covered = new Set([...checks, ...broken].map((result) => `${result.operation} ${result.status}`))
@@ -365,12 +369,19 @@ describe('the validator finds what does not conform', () => {
   })
 })
 
-/** The 500 of every operation that consults a port, from stores that throw. */
-async function brokenChecks(validator: ReturnType<typeof createResponseValidator>) {
+/**
+ * The 500 (a store failed) or 503 (a store cannot be reached now) of every operation that consults
+ * a port, from stores that throw `error`.
+ */
+async function brokenChecks(
+  validator: ReturnType<typeof createResponseValidator>,
+  error: Error,
+  status: 500 | 503,
+) {
   const stores = createMemoryStores()
   const broken = await createWorld({ stores })
   const fail = async () => {
-    throw new Error('disk I/O error')
+    throw error
   }
   stores.modules.list = fail
   stores.modules.find = fail
@@ -416,7 +427,8 @@ async function brokenChecks(validator: ReturnType<typeof createResponseValidator
   const results: ResponseCheck[] = []
   for (const [method, path, init] of requests) {
     const res = await app.request(path, init)
-    expect(res.status, `${method} ${path}`).toBe(500)
+    expect(res.status, `${method} ${path}`).toBe(status)
+    if (status === 503) expect(res.headers.get('retry-after'), `${method} ${path}`).toBe('2')
     results.push(await validator.check(method, path, res))
   }
   return results

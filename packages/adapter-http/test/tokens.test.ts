@@ -151,6 +151,20 @@ describe('DELETE /auth/tokens/{id} and ?user=', () => {
       }),
     ])
   })
+
+  test('?user=* ends everyone’s tokens, with `*` only', async () => {
+    const world = await createWorld()
+    const admin = await world.login()
+    const reader = await world.login('reader', 'read')
+    const editor = await world.login('editor', '')
+    await expectChallenge(await send(world, 'DELETE', '/auth/tokens?user=*', reader), 'insufficient_scope')
+    const res = await send(world, 'DELETE', '/auth/tokens?user=*', admin)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ revoked: 3 })
+    for (const token of [admin, reader, editor]) {
+      await expectChallenge(await world.get('/settings', token), 'invalid_token')
+    }
+  })
 })
 
 describe('POST /auth/tokens', () => {

@@ -23,6 +23,7 @@ export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { err, ok } from './errors.js'
 export type { ModuleError, ModuleView, NodeSetView } from './modules/modules.js'
 export type * from './ports.js'
+export { isStoreUnavailable, type StoreUnavailable, storeUnavailable } from './store-unavailable.js'
 export { systemClock, systemRandom, webDigest } from './system.js'
 export { base64url } from './tokens/encoding.js'
 export {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { hashPassword } from './argon2.js'
-import { type RunningServer, startServer, VERSION } from './compose.js'
+import { migrateStore, type RunningServer, startServer, VERSION } from './compose.js'
 import { EXIT_RUNTIME, EXIT_USAGE, messageOf, StartupError } from './errors.js'
 import { readPassword } from './password-input.js'
 import { tokensCommand } from './tokens-cli.js'
@@ -11,6 +11,7 @@ Commands:
   start      Start the admin API server
   hash-pw    Read a password and print its argon2id hash, for adminAuth.users[].password
   tokens     List, revoke or create sessions and API tokens (flowadmin tokens --help)
+  migrate    Apply the store's schema migrations and exit (start applies them too)
 
 Options of start:
   -s, --settings FILE     settings file (.json, or .js/.mjs exporting the settings object)
@@ -22,6 +23,9 @@ Options of start:
 
   -h, --help              show this help
   -v, --version           show the version
+
+Options of migrate: -s/--settings and -u/--user-dir, as for start. With "storage": "postgres",
+instances starting at once, or a migrate beside them, take turns under an advisory lock.
 
 hash-pw reads the first line of standard input when it is piped, or prompts without echo.
 
@@ -116,6 +120,24 @@ function stopOnSignals(server: RunningServer): void {
   })
 }
 
+async function migrate(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      settings: { type: 'string', short: 's' },
+      'user-dir': { type: 'string', short: 'u' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  })
+  if (values.help) {
+    process.stdout.write(HELP)
+    return
+  }
+  const line = await migrateStore({ settingsFile: values.settings, userDir: values['user-dir'] })
+  process.stdout.write(`flowadmin: ${line}\n`)
+}
+
 async function hashPw(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true })
   if (values.help) {
@@ -135,8 +157,10 @@ export async function main(argv: string[]): Promise<void> {
     else if (command === 'start') await start(rest)
     else if (command === 'hash-pw') await hashPw(rest)
     else if (command === 'tokens') await tokensCommand(rest)
-    else if (command === undefined) throw new UsageError('a command is needed: start, hash-pw or tokens')
-    else throw new UsageError(`unknown command "${command}"`)
+    else if (command === 'migrate') await migrate(rest)
+    else if (command === undefined) {
+      throw new UsageError('a command is needed: start, hash-pw, tokens or migrate')
+    } else throw new UsageError(`unknown command "${command}"`)
   } catch (error) {
     // parseArgs reports unknown or malformed options with these codes.
     const code = (error as { code?: string }).code

@@ -6,7 +6,8 @@ import { availableParallelism } from 'node:os'
 import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createSqliteStores } from '@flowadmin/adapter-sqlite'
+import { createPostgresStores, type PostgresStores } from '@flowadmin/adapter-postgres'
+import { createSqliteStores, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from '@flowadmin/adapter-sqlite'
 import {
   type Core,
   createCore,
@@ -95,7 +96,7 @@ export interface RunningServer {
   url: string
   host: string
   port: number
-  /** The database file, or `memory`. */
+  /** The database file, `memory`, or `postgres host:port/database`. */
   storage: string
   authEnabled: boolean
   /** The settings in effect: those of the start, with the users of the last reload. */
@@ -145,6 +146,20 @@ export async function resolveSettings(options: ServerOptions, cwd: string): Prom
   }
 }
 
+/** The PostgreSQL stores of these settings: `postgres.url`, else DATABASE_URL, else the PG* variables. */
+export async function openPostgresStores(settings: Settings): Promise<PostgresStores> {
+  try {
+    return await createPostgresStores({
+      url: settings.postgres.url ?? (process.env.DATABASE_URL || undefined),
+      pool: settings.postgres.pool,
+      timeoutMs: settings.postgres.timeoutMs,
+    })
+  } catch (error) {
+    // One line naming host, port and database; never the URL, which may hold a password.
+    throw new StartupError(messageOf(error), undefined, { cause: error })
+  }
+}
+
 /** Password verifications at once: one per core. */
 const VERIFY_CONCURRENCY = availableParallelism()
 
@@ -184,10 +199,16 @@ async function loginQueueOf(settings: Settings): Promise<LoginQueue> {
   }
 }
 
-export async function openStores(
-  settings: Settings,
-): Promise<{ stores: Stores & { close(): Promise<void> }; storage: string }> {
+export async function openStores(settings: Settings): Promise<{
+  stores: Stores & { close(): Promise<void> }
+  storage: string
+  postgres?: PostgresStores
+}> {
   if (settings.storage === 'memory') return { stores: createMemoryStores(), storage: 'memory' }
+  if (settings.storage === 'postgres') {
+    const stores = await openPostgresStores(settings)
+    return { stores, storage: `postgres ${stores.target}`, postgres: stores }
+  }
   const file = path.join(settings.userDir, 'flowadmin.db')
   try {
     // Given the path, the stores own the connection and close it with themselves.
@@ -236,6 +257,31 @@ export async function createServerCore(
 }
 
 /**
+ * Applies the store's schema migrations and stops: what `flowadmin migrate` runs before the
+ * instances start (they would apply them at start too). Returns a line fit to print.
+ */
+export async function migrateStore(
+  options: Pick<ServerOptions, 'settingsFile' | 'settings' | 'userDir' | 'cwd'>,
+): Promise<string> {
+  const cwd = options.cwd ?? process.cwd()
+  const settings = await resolveSettings(options, cwd)
+  if (settings.storage === 'memory') {
+    throw new SettingsError('storage is "memory": there is no schema to migrate')
+  }
+  if (settings.storage === 'postgres') {
+    const stores = await openPostgresStores(settings)
+    await stores.close()
+    const { from, to } = stores.schema
+    return from === to
+      ? `the database at ${stores.target} is at schema version ${to}; nothing to do`
+      : `migrated the database at ${stores.target} from schema version ${from} to ${to}`
+  }
+  const { stores, storage } = await openStores(settings)
+  await stores.close()
+  return `the database ${storage} is at schema version ${SQLITE_SCHEMA_VERSION}`
+}
+
+/**
  * Starts the service: settings, stores, core, HTTP app, listener. Start-up failures are
  * StartupErrors (SettingsError for the settings) whose message is fit to print as it is.
  */
@@ -263,7 +309,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     for (const step of cleanup.reverse()) await step()
   }
   try {
-    const { stores, storage } = await openStores(settings)
+    const { stores, storage, postgres } = await openStores(settings)
     cleanup.push(() => stores.close())
 
     const verifier = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
@@ -276,6 +322,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
+    // Node sets another instance enables are loaded here too; a (re)connection checks them all.
+    // A failed first connection is reported and retried by the watch itself.
+    await postgres
+      ?.watchModules((module) => core.modules.loadEnabled(module), { onError: warn })
+      .ready.catch(() => {})
+    const outage = createOutageLog(warn)
 
     const proxies = parseTrustedProxies(settings.trustProxy)
     const app = createHttpApp(core, {
@@ -285,6 +337,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBodyBytes: settings.apiMaxLength,
       cors: settings.httpAdminCors ?? undefined,
       onUnexpectedError: (error, c) => log('error', `${c.req.method} ${c.req.path}: ${describe(error)}`),
+      onStorageUnavailable: (error) => outage(error),
     })
     const listener = await listen(app.fetch, settings.uiHost, settings.uiPort, settings.httpServer)
 
@@ -382,6 +435,26 @@ async function reloadSettings(
   if (needRestart.length > 0)
     log('warning', `these settings change only after a restart: ${needRestart.join(', ')}`)
   return { ok: true, users, needRestart }
+}
+
+/** How often at most an outage of the store is logged while requests keep meeting it. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000
+
+/** Logs an unreachable store once per interval, however many requests meet it. */
+function createOutageLog(warn: (message: string) => void): (error: unknown) => void {
+  let last = Number.NEGATIVE_INFINITY
+  let missed = 0
+  return (error) => {
+    const now = Date.now()
+    if (now - last < OUTAGE_LOG_INTERVAL_MS) {
+      missed++
+      return
+    }
+    const more = missed > 0 ? ` (${missed} more requests answered 503 since the last report)` : ''
+    warn(`the store cannot be reached, requests answer 503: ${messageOf(error)}${more}`)
+    last = now
+    missed = 0
+  }
 }
 
 /** A logged error: its stack when it has one (server logs may carry detail, responses never). */

@@ -16,7 +16,9 @@ export interface Settings {
   userDir: string
   /** '' or a prefix such as '/admin' (no trailing slash). */
   httpAdminRoot: string
-  storage: 'sqlite' | 'memory'
+  storage: 'sqlite' | 'memory' | 'postgres'
+  /** The PostgreSQL store's connection, used when `storage` is 'postgres'. */
+  postgres: PostgresSettings
   adminAuth: AdminAuthSettings | null
   /** 'stdout', 'off', or an absolute file path the events are appended to. */
   auditLog: 'stdout' | 'off' | { file: string }
@@ -29,6 +31,18 @@ export interface Settings {
   /** Timeouts and header size of the HTTP server. */
   httpServer: HttpLimits
 }
+
+export interface PostgresSettings {
+  /** `postgres://…`; null: `DATABASE_URL`, else the standard `PG*` variables. */
+  url: string | null
+  /** Most connections for requests. */
+  pool: number
+  /** Milliseconds a connection attempt or statement may take before requests get 503. */
+  timeoutMs: number
+}
+
+export const DEFAULT_POSTGRES_POOL = 10
+export const DEFAULT_POSTGRES_TIMEOUT_MS = 5000
 
 export interface AdminAuthSettings {
   type: 'credentials'
@@ -185,6 +199,24 @@ const sizeText = v.pipe(
 
 const milliseconds = whole(1, 3_600_000)
 
+// The URL may hold a password: no message here repeats the value.
+const postgres = v.strictObject(
+  {
+    url: v.optional(
+      v.pipe(
+        v.string('must be a string'),
+        v.check(
+          (url) => /^postgres(ql)?:\/\/./.test(url) && URL.canParse(url),
+          'must be a URL such as "postgres://user:password@host:5432/database"',
+        ),
+      ),
+    ),
+    pool: v.optional(whole(1, 1000)),
+    timeoutMs: v.optional(whole(100, 600_000)),
+  },
+  unknownKey,
+)
+
 const httpServer = v.pipe(
   v.strictObject(
     {
@@ -210,7 +242,10 @@ const schema = v.strictObject(
     httpAdminRoot: v.optional(
       v.pipe(v.string('must be a string'), v.regex(ADMIN_ROOT, 'must be "" or a path such as "/admin"')),
     ),
-    storage: v.optional(v.picklist(['sqlite', 'memory'], 'must be "sqlite" or "memory"')),
+    storage: v.optional(
+      v.picklist(['sqlite', 'memory', 'postgres'], 'must be "sqlite", "memory" or "postgres"'),
+    ),
+    postgres: v.optional(postgres),
     adminAuth: v.optional(adminAuth),
     auditLog: v.optional(
       v.union(
@@ -280,12 +315,20 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
     throw new SettingsError(lines.join('\n'))
   }
   const parsed = result.output
+  if (parsed.postgres !== undefined && parsed.storage !== 'postgres') {
+    throw new SettingsError(`${source}: postgres: is set, but storage is not "postgres"`)
+  }
   return {
     uiHost: parsed.uiHost ?? DEFAULT_HOST,
     uiPort: parsed.uiPort ?? DEFAULT_PORT,
     userDir: path.resolve(baseDir, parsed.userDir ?? '.'),
     httpAdminRoot: (parsed.httpAdminRoot ?? '').replace(/\/$/, ''),
     storage: parsed.storage ?? 'sqlite',
+    postgres: {
+      url: parsed.postgres?.url ?? null,
+      pool: parsed.postgres?.pool ?? DEFAULT_POSTGRES_POOL,
+      timeoutMs: parsed.postgres?.timeoutMs ?? DEFAULT_POSTGRES_TIMEOUT_MS,
+    },
     adminAuth: parsed.adminAuth ?? null,
     auditLog:
       typeof parsed.auditLog === 'object'

@@ -180,16 +180,9 @@ async function revoke(values: Values, positionals: string[]): Promise<void> {
       process.stdout.write(`revoked token ${id} of ${ended.value.user}\n`)
       return
     }
-    const listed = await core.tokens.list(operator, values.user ?? '*', null)
-    if (!listed.ok) throw refusal(listed.error)
-    const users =
-      values.user !== undefined ? [values.user] : [...new Set(listed.value.map((view) => view.user))]
-    let total = 0
-    for (const user of users) {
-      const ended = await core.tokens.revokeUser(operator, user, null)
-      if (!ended.ok) throw refusal(ended.error)
-      total += ended.value
-    }
+    const ended = await core.tokens.revokeUser(operator, values.user ?? '*', null)
+    if (!ended.ok) throw refusal(ended.error)
+    const total = ended.value
     process.stdout.write(`revoked ${total} token${total === 1 ? '' : 's'}\n`)
   })
 }

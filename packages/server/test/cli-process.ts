@@ -9,6 +9,7 @@ const BUILT = [
   'server/dist/cli.js',
   'adapter-http/dist/index.js',
   'adapter-sqlite/dist/index.js',
+  'adapter-postgres/dist/index.js',
   'core/dist/index.js',
 ]
 

@@ -186,12 +186,24 @@ describe('the served OpenAPI document', () => {
     expect((await call('GET', '/settings', { headers: as(spare) })).status).toBe(401)
 
     for (const check of checks) expect(check.problems, `${check.request} → ${check.status}`).toEqual([])
-    // Every documented status of every operation was seen, except the unexpected 500.
+    // Every documented status of every operation was seen, except the unexpected 500 and the 503
+    // of a store that cannot be reached, which a walk on SQLite cannot provoke (the PostgreSQL
+    // fault tests do).
+    const outageOnly = new Set(
+      Object.values(document.paths).flatMap((item) =>
+        Object.values(item as Record<string, { operationId?: string; responses?: Record<string, unknown> }>)
+          .filter((operation) => {
+            const answer = operation.responses?.['503'] as { $ref?: string } | undefined
+            return answer?.$ref === '#/components/responses/StorageUnavailable'
+          })
+          .map((operation) => `${operation.operationId} 503`),
+      ),
+    )
     const seen = new Set(checks.map((check) => `${check.operation} ${check.status}`))
     expect([...seen].sort()).toEqual(
       validator
         .documented()
-        .filter((pair) => !pair.endsWith(' 500'))
+        .filter((pair) => !pair.endsWith(' 500') && !outageOnly.has(pair))
         .sort(),
     )
   })

@@ -344,6 +344,26 @@ export function describeTokenLifecycle(name: string, open: OpenStores): void {
       })
     })
 
+    it('ends every token of everyone with *, one event per user', async () => {
+      const { core, events } = start()
+      const alice = await principal(core, await login(core, 'alice'))
+      await login(core, 'bob')
+      await login(core, 'bob')
+      const dave = await principal(core, await login(core, 'dave', 'read'))
+      expect(await core.tokens.revokeUser(dave, '*', ADDRESS)).toMatchObject({
+        ok: false,
+        error: { code: 'forbidden' },
+      })
+      expect(await stores.tokens.list(null)).toHaveLength(4)
+      expect(await core.tokens.revokeUser(alice, '*', ADDRESS)).toEqual({ ok: true, value: 4 })
+      expect(await stores.tokens.list(null)).toEqual([])
+      expect(events.ofType('tokens.revoked_all').map((event) => [event.owner, event.count])).toEqual([
+        ['alice', 1],
+        ['bob', 2],
+        ['dave', 1],
+      ])
+    })
+
     describe('named API tokens', () => {
       it("creates an fa_ token within the caller's rights, 90 days by default, usable as a bearer", async () => {
         const { core, clock, events } = start()

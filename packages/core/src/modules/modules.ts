@@ -75,12 +75,28 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
     nodes: module.sets.map((set) => viewOf(set, module.version)),
   })
 
+  // Loads in progress by set id, so a set enabled here and announced by another instance at the
+  // same moment is loaded once.
+  const loading = new Map<string, Promise<void>>()
+  const loadSet = (set: NodeSetRecord): Promise<void> => {
+    let pending = loading.get(set.id)
+    if (pending === undefined) {
+      pending = loader
+        .load({ id: set.id, module: set.module, name: set.name })
+        .then((outcome) => {
+          loadState.set(set.id, outcome.ok ? { loaded: true } : { loaded: false, err: outcome.message })
+        })
+        .finally(() => loading.delete(set.id))
+      loading.set(set.id, pending)
+    }
+    return pending
+  }
+
   /** Loads the enabled sets not loaded yet. A failed set is tried again on the next enable. */
   async function loadEnabled(module: ModuleRecord): Promise<void> {
     for (const set of module.sets) {
       if (!set.enabled || loadState.get(set.id)?.loaded) continue
-      const outcome = await loader.load({ id: set.id, module: set.module, name: set.name })
-      loadState.set(set.id, outcome.ok ? { loaded: true } : { loaded: false, err: outcome.message })
+      await loadSet(set)
     }
   }
 
@@ -136,6 +152,16 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
         if (!names.has(known.name)) await store.remove(known.name)
       }
       for (const descriptor of discovered) await loadEnabled(await store.upsert(descriptor))
+    },
+
+    /**
+     * Loads the enabled sets this process has not loaded yet, of one module or (given null) of
+     * every module: how an instance catches up with changes another instance sharing the store
+     * made. Unknown modules are ignored.
+     */
+    async loadEnabled(name: string | null): Promise<void> {
+      const modules = name === null ? await store.list() : [await store.find(name)]
+      for (const module of modules) if (module !== null) await loadEnabled(module)
     },
 
     async list(): Promise<ModuleView[]> {

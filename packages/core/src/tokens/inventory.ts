@@ -160,19 +160,27 @@ export function createTokenInventory({ tokens, users, events, clock, options }: 
       return ok(view(record, caller))
     },
 
-    /** Ends every token of a user ("sign out everywhere"): the caller's own, or anyone's with `*`. */
+    /**
+     * Ends every token of a user ("sign out everywhere"): the caller's own, or anyone's with `*`;
+     * `*` ends everyone's (one event per user that had any). Returns how many ended.
+     */
     async revokeUser(caller: InventoryCaller, user: string): Promise<Result<number, InventoryError>> {
-      if (!mayAct(caller, user)) return err({ code: 'forbidden', permission: '*' })
-      const count = await tokens.revokeUser(user)
-      events.emit({
-        type: 'tokens.revoked_all',
-        at: clock.now(),
-        owner: user,
-        count,
-        reason: 'request',
-        ...caller.actor,
-      })
-      return ok(count)
+      if (user === '*' ? !hasPermission(caller.permissions, '*') : !mayAct(caller, user)) {
+        return err({ code: 'forbidden', permission: '*' })
+      }
+      const ended =
+        user === '*' ? await tokens.revokeUsers() : [{ username: user, count: await tokens.revokeUser(user) }]
+      for (const { username, count } of ended) {
+        events.emit({
+          type: 'tokens.revoked_all',
+          at: clock.now(),
+          owner: username,
+          count,
+          reason: 'request',
+          ...caller.actor,
+        })
+      }
+      return ok(ended.reduce((total, { count }) => total + count, 0))
     },
 
     /**

@@ -49,6 +49,12 @@ export interface TokenDeps {
   lifetime: number
 }
 
+/** How many tokens of one user ended. */
+export interface UserCount {
+  username: string
+  count: number
+}
+
 export type RevokeOutcome = { revoked: true; record: TokenRecord } | { revoked: false }
 
 /** Who asks to see or end tokens. */
@@ -121,6 +127,17 @@ export function createTokens({ store, clock, random, digest, events, users, life
     }
     await store.save(record)
     return { token, record }
+  }
+
+  /** Deletes every token of the users `which` selects; one entry per user that had any. */
+  async function revokeUsers(which: (username: string) => boolean): Promise<UserCount[]> {
+    const ended: UserCount[] = []
+    for (const username of await store.usernames()) {
+      if (!which(username)) continue
+      const count = await store.deleteByUser(username)
+      if (count > 0) ended.push({ username, count })
+    }
+    return ended
   }
 
   /** Deletes a record whose user is gone or whose credential changed, and records why. */
@@ -227,16 +244,11 @@ export function createTokens({ store, clock, random, digest, events, users, life
       )
     },
 
+    /** Deletes every token of every user; one entry per user that had any, with the count. */
+    revokeUsers: () => revokeUsers(() => true),
+
     /** Deletes every token of users no longer configured; one entry per such user with the count. */
-    async purgeRemovedUsers(): Promise<Array<{ username: string; count: number }>> {
-      const purged: Array<{ username: string; count: number }> = []
-      for (const username of await store.usernames()) {
-        if (users.has(username)) continue
-        const count = await store.deleteByUser(username)
-        if (count > 0) purged.push({ username, count })
-      }
-      return purged
-    },
+    purgeRemovedUsers: () => revokeUsers((username) => !users.has(username)),
 
     /** Deletes up to `limit` expired records; returns how many. */
     sweep(limit: number): Promise<number> {

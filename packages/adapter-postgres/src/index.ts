@@ -1,0 +1,13 @@
+export {
+  clientConfig,
+  DEFAULT_POOL_SIZE,
+  DEFAULT_TIMEOUT_MS,
+  describeTarget,
+  type PostgresOptions,
+  redactUrl,
+} from './connection.js'
+export { isOutage, PostgresStoreError, type PostgresStoreErrorCode, RETRY_AFTER_SECONDS } from './errors.js'
+export { MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION } from './migrations.js'
+export { MODULE_CHANNEL } from './module-store.js'
+export type { ModuleWatch, ModuleWatchOptions } from './module-watch.js'
+export { createPostgresStores, type PostgresStores } from './postgres-stores.js'

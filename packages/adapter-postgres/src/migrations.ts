@@ -1,0 +1,103 @@
+import type pg from 'pg'
+import { PostgresStoreError } from './errors.js'
+
+/**
+ * The schema, one step per version: step `i` takes a database from version `i` to `i + 1`.
+ * Append only; never edit a step that has shipped. Every table is prefixed `flowadmin_`, so the
+ * database may hold other applications' tables too.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE flowadmin_tokens (
+    hash text PRIMARY KEY,          -- SHA-256 of the token, lowercase hex; the token is never stored
+    id text NOT NULL UNIQUE,        -- public name of the record, unrelated to the token
+    kind text NOT NULL CHECK (kind IN ('session', 'api')),
+    name text,                      -- null for a session
+    username text NOT NULL,
+    client_id text NOT NULL,
+    scope text[] NOT NULL,
+    fingerprint text NOT NULL,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    expires_at bigint,              -- null: never expires
+    last_used_at bigint,
+    last_address text
+  );
+  CREATE INDEX flowadmin_tokens_by_expiry ON flowadmin_tokens (expires_at);
+  CREATE INDEX flowadmin_tokens_by_user ON flowadmin_tokens (username, created_at, id);
+  CREATE INDEX flowadmin_tokens_by_creation ON flowadmin_tokens (created_at, id);
+
+  CREATE TABLE flowadmin_modules (
+    name text PRIMARY KEY,
+    version text NOT NULL
+  );
+  CREATE TABLE flowadmin_node_sets (
+    module text NOT NULL REFERENCES flowadmin_modules (name) ON DELETE CASCADE,
+    name text NOT NULL,
+    position integer NOT NULL,      -- discovery order within the module
+    types text[] NOT NULL,
+    enabled boolean NOT NULL,
+    PRIMARY KEY (module, name)
+  );
+
+  CREATE TABLE flowadmin_throttle (
+    key text PRIMARY KEY,
+    count integer NOT NULL,         -- failures in the live window
+    reset_at bigint NOT NULL,       -- ms since the epoch; the window ends here
+    in_flight integer NOT NULL,     -- attempts admitted and not finished yet
+    lease_until bigint NOT NULL     -- until when those count without news
+  );
+  CREATE INDEX flowadmin_throttle_by_reset ON flowadmin_throttle (reset_at);
+
+  -- Username+address pairs that logged in, keyed by a digest of the pair.
+  CREATE TABLE flowadmin_known_clients (
+    key text PRIMARY KEY,
+    expires_at bigint NOT NULL
+  );
+  CREATE INDEX flowadmin_known_clients_by_expiry ON flowadmin_known_clients (expires_at);
+  `,
+]
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION: number = MIGRATIONS.length
+
+/** The advisory lock key migrations hold: 'flowad' in ASCII, the same in every instance. */
+export const MIGRATION_LOCK = 0x666c_6f77_6164
+
+const VERSION_TABLE = `CREATE TABLE IF NOT EXISTS flowadmin_schema (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  version integer NOT NULL
+)`
+
+/**
+ * Brings the schema to SCHEMA_VERSION in one transaction, holding an advisory lock, so instances
+ * starting at once apply each step exactly once. Refuses a newer schema without altering it.
+ * Returns the versions before and after.
+ */
+export async function migrate(client: pg.ClientBase, target: string): Promise<{ from: number; to: number }> {
+  await client.query('BEGIN')
+  try {
+    // Held until the transaction ends; a second instance waits here, then finds the work done.
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+    await client.query(VERSION_TABLE)
+    const row = await client.query<{ version: number }>('SELECT version FROM flowadmin_schema')
+    const from = row.rows[0]?.version ?? 0
+    if (from > SCHEMA_VERSION) {
+      throw new PostgresStoreError(
+        'newer_schema',
+        target,
+        `the database at ${target} was written by a newer version (schema ${from}; this version knows up to ${SCHEMA_VERSION}). It was left untouched: upgrade flowadmin.`,
+      )
+    }
+    for (const step of MIGRATIONS.slice(from)) await client.query(step)
+    await client.query(
+      `INSERT INTO flowadmin_schema (version) VALUES ($1)
+       ON CONFLICT (only_row) DO UPDATE SET version = excluded.version`,
+      [SCHEMA_VERSION],
+    )
+    await client.query('COMMIT')
+    return { from, to: SCHEMA_VERSION }
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  }
+}

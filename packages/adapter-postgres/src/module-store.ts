@@ -1,0 +1,113 @@
+import type { ModuleRecord, ModuleStore, NodeSetRecord } from '@flowadmin/core'
+import type { Database, Queryable } from './database.js'
+
+/** The channel on which a module's name is announced when its node sets change. */
+export const MODULE_CHANNEL = 'flowadmin_modules'
+
+/** The statements of the module store. */
+export const MODULE_SQL = {
+  // One statement reads a module and its sets, so a reader sees one committed snapshot.
+  find: `SELECT m.name AS module, m.version, s.name, s.types, s.enabled
+         FROM flowadmin_modules m LEFT JOIN flowadmin_node_sets s ON s.module = m.name
+         WHERE m.name = $1 ORDER BY s.position`,
+  list: `SELECT m.name AS module, m.version, s.name, s.types, s.enabled
+         FROM flowadmin_modules m LEFT JOIN flowadmin_node_sets s ON s.module = m.name
+         ORDER BY m.name, s.position`,
+  // Writing the module row first locks it, so writers of one module take turns.
+  upsertModule: `INSERT INTO flowadmin_modules (name, version) VALUES ($1, $2)
+                 ON CONFLICT (name) DO UPDATE SET version = excluded.version`,
+  knownSets: 'SELECT name, enabled FROM flowadmin_node_sets WHERE module = $1',
+  dropSets: 'DELETE FROM flowadmin_node_sets WHERE module = $1',
+  insertSets: `INSERT INTO flowadmin_node_sets (module, name, position, types, enabled)
+               SELECT $1, set ->> 'name', position - 1,
+                      ARRAY(SELECT jsonb_array_elements_text(set -> 'types')), (set ->> 'enabled')::boolean
+               FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS sets (set, position)`,
+  lock: 'SELECT 1 FROM flowadmin_modules WHERE name = $1 FOR UPDATE',
+  setEnabled: 'UPDATE flowadmin_node_sets SET enabled = $2 WHERE module = $1 AND name = ANY($3)',
+  remove: 'DELETE FROM flowadmin_modules WHERE name = $1',
+  // Delivered to every listening instance when the transaction commits, never before.
+  announce: `SELECT pg_notify('${MODULE_CHANNEL}', $1)`,
+} as const
+
+interface ModuleRow {
+  module: string
+  version: string
+  /** Null for a module without sets (the LEFT JOIN found none). */
+  name: string | null
+  types: string[] | null
+  enabled: boolean | null
+}
+
+/** Groups joined rows into modules, keeping the rows' order. */
+function rowsToModules(rows: ModuleRow[]): ModuleRecord[] {
+  const modules = new Map<string, ModuleRecord>()
+  for (const row of rows) {
+    let module = modules.get(row.module)
+    if (!module) {
+      module = { name: row.module, version: row.version, sets: [] }
+      modules.set(row.module, module)
+    }
+    if (row.name === null) continue
+    const set: NodeSetRecord = {
+      id: `${row.module}/${row.name}`,
+      name: row.name,
+      module: row.module,
+      types: row.types ?? [],
+      enabled: row.enabled === true,
+    }
+    module.sets.push(set)
+  }
+  return [...modules.values()]
+}
+
+// PostgreSQL orders text by its collation, JavaScript by UTF-16 units; the final order is
+// JavaScript's, as every store's is.
+const byName = (a: ModuleRecord, b: ModuleRecord) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+const findIn = async (client: Queryable, name: string): Promise<ModuleRecord | null> =>
+  rowsToModules((await client.query<ModuleRow>(MODULE_SQL.find, [name])).rows)[0] ?? null
+
+/**
+ * Modules and their node sets. A module's sets change in one transaction (upsert, setEnabled),
+ * which also announces the module on MODULE_CHANNEL; removing a module removes its sets by the
+ * foreign key's cascade.
+ */
+export function createModuleStore(db: Database): ModuleStore {
+  return {
+    async upsert(descriptor) {
+      return db.transaction(async (client) => {
+        await client.query(MODULE_SQL.upsertModule, [descriptor.name, descriptor.version])
+        const known = new Map(
+          (
+            await client.query<{ name: string; enabled: boolean }>(MODULE_SQL.knownSets, [descriptor.name])
+          ).rows.map((row) => [row.name, row.enabled]),
+        )
+        await client.query(MODULE_SQL.dropSets, [descriptor.name])
+        const sets = descriptor.sets.map((set) => ({
+          name: set.name,
+          types: set.types,
+          enabled: known.get(set.name) ?? true,
+        }))
+        await client.query(MODULE_SQL.insertSets, [descriptor.name, JSON.stringify(sets)])
+        return (await findIn(client, descriptor.name)) as ModuleRecord
+      })
+    },
+    async find(name) {
+      return findIn(db, name)
+    },
+    async list() {
+      return rowsToModules((await db.query<ModuleRow>(MODULE_SQL.list)).rows).sort(byName)
+    },
+    async setEnabled(name, sets, enabled) {
+      return db.transaction(async (client) => {
+        if ((await client.query(MODULE_SQL.lock, [name])).rowCount === 0) return null
+        await client.query(MODULE_SQL.setEnabled, [name, enabled, sets])
+        await client.query(MODULE_SQL.announce, [name])
+        return findIn(client, name)
+      })
+    },
+    async remove(name) {
+      return ((await db.query(MODULE_SQL.remove, [name])).rowCount ?? 0) > 0
+    },
+  }
+}

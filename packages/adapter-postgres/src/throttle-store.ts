@@ -1,0 +1,135 @@
+import type { AttemptDecision, LoginAttempt, ThrottlePolicy, ThrottleStore } from '@flowadmin/core'
+import type { Database, Queryable } from './database.js'
+
+/** The first half of the advisory locks of throttle keys ('flow' in ASCII); the second is the key's hash. */
+export const THROTTLE_LOCK_CLASS = 0x666c_6f77
+
+/** The statements of the throttle store. `count` holds the failures of the live window. */
+export const THROTTLE_SQL = {
+  // Both counters of an attempt, in one statement; the keys arrive sorted, so instances locking
+  // the same two keys take them in the same order and never deadlock. Distinct keys may share a
+  // hash: they then take turns, which is slower, never wrong.
+  lock: `SELECT pg_advisory_xact_lock(${THROTTLE_LOCK_CLASS}, hashtext($1)),
+                pg_advisory_xact_lock(${THROTTLE_LOCK_CLASS}, hashtext($2))`,
+  // The counters as they stand at $2: an ended window counts nothing, an ended lease no attempt in flight.
+  read: `SELECT key,
+           CASE WHEN reset_at > $2 THEN count ELSE 0 END AS failures,
+           CASE WHEN reset_at > $2 AND lease_until > $2 THEN in_flight ELSE 0 END AS in_flight,
+           reset_at
+         FROM flowadmin_throttle WHERE key = ANY($1)`,
+  // One more attempt in flight; a window that ended (or a new key) starts over at $2.
+  admit: `INSERT INTO flowadmin_throttle AS t (key, count, reset_at, in_flight, lease_until)
+          VALUES ($1, 0, $2::bigint + $3::bigint, 1, $2::bigint + $4::bigint)
+          ON CONFLICT (key) DO UPDATE SET
+            count = CASE WHEN t.reset_at > $2 THEN t.count ELSE 0 END,
+            in_flight = CASE WHEN t.reset_at > $2 AND t.lease_until > $2 THEN t.in_flight + 1 ELSE 1 END,
+            reset_at = CASE WHEN t.reset_at > $2 THEN t.reset_at ELSE $2::bigint + $3::bigint END,
+            lease_until = $2::bigint + $4::bigint`,
+  // One attempt leaves; $4 (0 or 1) is added to the failures.
+  settle: `INSERT INTO flowadmin_throttle AS t (key, count, reset_at, in_flight, lease_until)
+           VALUES ($1, $4, $2::bigint + $3::bigint, 0, 0)
+           ON CONFLICT (key) DO UPDATE SET
+             count = CASE WHEN t.reset_at > $2 THEN t.count + $4 ELSE $4 END,
+             in_flight = CASE WHEN t.reset_at > $2 AND t.lease_until > $2 AND t.in_flight > 0
+                         THEN t.in_flight - 1 ELSE 0 END,
+             reset_at = CASE WHEN t.reset_at > $2 THEN t.reset_at ELSE $2::bigint + $3::bigint END`,
+  clear: 'DELETE FROM flowadmin_throttle WHERE key = $1',
+  known: 'SELECT 1 FROM flowadmin_known_clients WHERE key = $1 AND expires_at > $2',
+  remember: `INSERT INTO flowadmin_known_clients AS k (key, expires_at) VALUES ($1, $2)
+             ON CONFLICT (key) DO UPDATE SET expires_at = greatest(k.expires_at, excluded.expires_at)`,
+  deleteExpired: `DELETE FROM flowadmin_throttle WHERE key IN (
+                    SELECT key FROM flowadmin_throttle WHERE reset_at <= $1 LIMIT $2
+                    FOR UPDATE SKIP LOCKED)`,
+  deleteExpiredKnown: `DELETE FROM flowadmin_known_clients WHERE key IN (
+                         SELECT key FROM flowadmin_known_clients WHERE expires_at <= $1 LIMIT $2
+                         FOR UPDATE SKIP LOCKED)`,
+} as const
+
+interface CounterRow {
+  key: string
+  failures: number
+  in_flight: number
+  /** bigint arrives as text. */
+  reset_at: string
+}
+
+/**
+ * A key as stored. Keys are any text, but PostgreSQL text holds neither NUL nor a lone surrogate:
+ * those, any surrogate and the backslash are written as `\uXXXX`, which keeps distinct keys distinct.
+ */
+export const storedKey = (key: string): string =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the units to escape.
+  key.replace(/[\\\u0000\uD800-\uDFFF]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
+const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) => [
+  { key: storedKey(attempt.pairKey), limit: policy.pairLimit },
+  { key: storedKey(attempt.addressKey), limit: policy.addressLimit },
+]
+
+/** Takes the locks of an attempt's two counters until the transaction ends. */
+async function lockCounters(client: Queryable, attempt: LoginAttempt): Promise<void> {
+  const [first, second] = [storedKey(attempt.pairKey), storedKey(attempt.addressKey)].sort()
+  await client.query(THROTTLE_SQL.lock, [first, second])
+}
+
+/**
+ * Login attempts decided in the database. Each call is one transaction holding the advisory locks
+ * of its two counters, so instances sharing the database decide one after another on the counters
+ * as the last one left them.
+ */
+export function createThrottleStore(db: Database): ThrottleStore {
+  return {
+    async begin(attempt, policy, now) {
+      return db.transaction(async (client): Promise<AttemptDecision> => {
+        await lockCounters(client, attempt)
+        const counters = countersOf(attempt, policy)
+        const { rows } = await client.query<CounterRow>(THROTTLE_SQL.read, [
+          counters.map(({ key }) => key),
+          now,
+        ])
+        const read = counters.map((counter) => ({
+          ...counter,
+          row: rows.find((row) => row.key === counter.key),
+        }))
+        const closed = read.filter(({ row, limit }) => row && row.failures >= limit)
+        if (closed.length > 0) {
+          return {
+            outcome: 'throttled',
+            retryAt: Math.max(...closed.map(({ row }) => Number(row?.reset_at))),
+          }
+        }
+        const full = read.some(
+          ({ row, limit }) => row && row.failures + row.in_flight >= limit + policy.allowance,
+        )
+        if (full) return { outcome: 'busy' }
+        for (const { key } of counters) {
+          await client.query(THROTTLE_SQL.admit, [key, now, policy.windowMs, policy.leaseMs])
+        }
+        const known = await client.query(THROTTLE_SQL.known, [storedKey(attempt.knownKey), now])
+        return { outcome: 'proceed', known: (known.rowCount ?? 0) > 0 }
+      })
+    },
+
+    async finish(attempt, outcome, policy, now) {
+      await db.transaction(async (client) => {
+        await lockCounters(client, attempt)
+        const failed = outcome === 'failed' ? 1 : 0
+        for (const { key } of countersOf(attempt, policy)) {
+          await client.query(THROTTLE_SQL.settle, [key, now, policy.windowMs, failed])
+        }
+        if (outcome === 'succeeded') {
+          await client.query(THROTTLE_SQL.clear, [storedKey(attempt.pairKey)])
+          await client.query(THROTTLE_SQL.remember, [storedKey(attempt.knownKey), now + policy.knownMs])
+        }
+      })
+    },
+
+    async deleteExpired(now, limit) {
+      const counters = (await db.query(THROTTLE_SQL.deleteExpired, [now, limit])).rowCount ?? 0
+      if (counters >= limit) return counters
+      return (
+        counters + ((await db.query(THROTTLE_SQL.deleteExpiredKnown, [now, limit - counters])).rowCount ?? 0)
+      )
+    },
+  }
+}

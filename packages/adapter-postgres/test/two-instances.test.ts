@@ -1,0 +1,151 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { ADDRESS, actor, adminLogin, type Instance, openInstance, toolsModule } from './core.js'
+import { EMPTY_TABLES, useTestDatabase } from './pg-server.js'
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js'
+
+const database = useTestDatabase()
+
+describe('two instances on one database', () => {
+  let a: Instance
+  let b: Instance
+  const open: Instance[] = []
+  const openOne = async (url = database.current().url) => {
+    const instance = await openInstance({ url, pool: 4, timeoutMs: 2000 })
+    open.push(instance)
+    return instance
+  }
+  beforeEach(async () => {
+    a = await openOne()
+    await database.current().query(EMPTY_TABLES)
+    b = await openOne()
+  })
+  afterEach(async () => {
+    for (const instance of open.splice(0)) await instance.stores.close()
+  })
+
+  const issue = async (instance: Instance) => {
+    const issued = await instance.core.login(adminLogin(), ADDRESS)
+    if (!issued.ok) throw new Error(`login failed: ${issued.error.code}`)
+    return issued.value.accessToken
+  }
+
+  it('a token issued on A authenticates on B; revoked on B, it is refused on A at once', async () => {
+    const token = await issue(a)
+    const onB = await b.core.authenticate(token)
+    expect(onB).toMatchObject({ ok: true, value: { username: 'admin' } })
+    if (!onB.ok) return
+    await b.core.revoke(onB.value, token, ADDRESS)
+    expect(await a.core.authenticate(token)).toEqual({
+      ok: false,
+      error: { code: 'unauthenticated', reason: 'invalid' },
+    })
+  })
+
+  it('counts failed logins across both: the limit is reached whichever instance they hit', async () => {
+    for (let i = 0; i < 5; i++) {
+      const instance = i % 2 === 0 ? a : b
+      expect(await instance.core.login(adminLogin('wrong'), ADDRESS)).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_credentials' },
+      })
+    }
+    // Five failures in all (three on A, two on B): the sixth attempt is throttled on either.
+    expect(await a.core.login(adminLogin(), ADDRESS)).toMatchObject({
+      ok: false,
+      error: { code: 'throttled' },
+    })
+    expect(await b.core.login(adminLogin(), ADDRESS)).toMatchObject({
+      ok: false,
+      error: { code: 'throttled' },
+    })
+  })
+
+  it('shares the session inventory and API tokens: created on A, listed and used on B, ended on B for A', async () => {
+    const session = await issue(a)
+    const principal = await a.core.authenticate(session)
+    if (!principal.ok) throw new Error('the session is not valid')
+    const created = await a.core.tokens.create(principal.value, { name: 'deploy bot' }, ADDRESS)
+    if (!created.ok) throw new Error(`creating an API token failed: ${created.error.code}`)
+
+    const onB = await b.core.authenticate(created.value.token)
+    expect(onB).toMatchObject({ ok: true, value: { username: 'admin' } })
+    if (!onB.ok) return
+    const listed = await b.core.tokens.list(onB.value, 'admin', ADDRESS)
+    expect(listed.ok && listed.value.map((view) => [view.kind, view.name]).sort()).toEqual([
+      ['api', 'deploy bot'],
+      ['session', null],
+    ])
+    // Every token of the user ended on B: the session issued on A is refused there at once.
+    expect(await b.core.tokens.revokeUser(onB.value, 'admin', ADDRESS)).toEqual({ ok: true, value: 2 })
+    expect((await a.core.authenticate(session)).ok).toBe(false)
+    expect((await a.core.authenticate(created.value.token)).ok).toBe(false)
+  })
+
+  it('serves on B the module state A wrote', async () => {
+    await a.core.modules.sync([toolsModule])
+    await b.core.modules.sync([toolsModule])
+    expect(await a.core.modules.setNodeSetEnabled(toolsModule.name, 'beta', false, actor)).toMatchObject({
+      ok: true,
+    })
+    const seen = await b.core.modules.get(toolsModule.name)
+    expect(seen.ok && seen.value.nodes.map((set) => [set.name, set.enabled])).toEqual([
+      ['alpha', true],
+      ['beta', false],
+    ])
+  })
+
+  it('B loads the node sets A enables within a second, by the announcement alone', async () => {
+    await a.core.modules.sync([toolsModule])
+    await a.core.modules.setModuleEnabled(toolsModule.name, false, actor)
+    const c = await openOne()
+    await c.core.modules.sync([toolsModule])
+    expect(c.loader.loads).toEqual([])
+    const watch = c.stores.watchModules((module) => c.core.modules.loadEnabled(module))
+    await watch.ready
+
+    const started = Date.now()
+    await a.core.modules.setModuleEnabled(toolsModule.name, true, actor)
+    await vi.waitFor(
+      () => expect(c.loader.loads.sort()).toEqual(['@acme/flow-tools/alpha', '@acme/flow-tools/beta']),
+      { timeout: 1000, interval: 10 },
+    )
+    const view = await c.core.modules.get(toolsModule.name)
+    expect(view.ok && view.value.nodes.map((set) => set.loaded)).toEqual([true, true])
+    console.info(`node sets loaded on the other instance ${Date.now() - started} ms after the enable`)
+  })
+
+  describe('with the listening connection behind a relay', () => {
+    let proxy: TcpProxy
+    beforeEach(async () => {
+      const { hostname, port } = new URL(database.current().url)
+      proxy = await startTcpProxy(hostname, Number(port || 5432))
+    })
+    afterEach(() => proxy.close())
+
+    it('catches up with a change announced while its connection was down, once it reconnects', async () => {
+      await a.core.modules.sync([toolsModule])
+      await a.core.modules.setModuleEnabled(toolsModule.name, false, actor)
+      const url = new URL(database.current().url)
+      url.host = `127.0.0.1:${proxy.port}`
+      const c = await openOne(url.toString())
+      await c.core.modules.sync([toolsModule])
+      const lost: string[] = []
+      const watch = c.stores.watchModules((module) => c.core.modules.loadEnabled(module), {
+        retryMs: 50,
+        onError: (message) => lost.push(message),
+      })
+      await watch.ready
+
+      // The announcement reaches the relay and dies there with every connection through it.
+      proxy.pause()
+      await a.core.modules.setModuleEnabled(toolsModule.name, true, actor)
+      proxy.cut()
+      proxy.resume()
+
+      await vi.waitFor(() => expect(c.loader.loads).toHaveLength(2), { timeout: 5000, interval: 20 })
+      expect(lost.length).toBeGreaterThan(0)
+      const view = await c.core.modules.get(toolsModule.name)
+      expect(view.ok && view.value.nodes.every((set) => set.loaded)).toBe(true)
+    })
+  })
+})

@@ -1,0 +1,146 @@
+// A built instance while PostgreSQL goes away: bounded 503s, no crash, recovery by itself.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { EMPTY_TABLES, freePort, useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
+import { startTcpProxy, type TcpProxy } from '../../adapter-postgres/test/tcp-proxy.js'
+import { killAll, requireBuild, runCli } from './cli-process.js'
+import {
+  bearer,
+  flags,
+  moduleOn,
+  prepareInstance,
+  removeInstances,
+  setEnabled,
+  startInstance,
+  TEXT_TOOLS,
+  tokenFrom,
+} from './postgres-instances.js'
+
+const database = useTestDatabase()
+
+beforeAll(() => requireBuild())
+afterEach(async () => {
+  await killAll()
+  await database.current().query(EMPTY_TABLES)
+})
+afterAll(removeInstances)
+
+/** Asks until the answer is 200; returns how long that took. Every answer before must be a 503. */
+async function untilOk(request: () => Promise<Response>, limitMs: number): Promise<number> {
+  const started = Date.now()
+  for (;;) {
+    const response = await request()
+    if (response.status === 200) return Date.now() - started
+    expect(response.status).toBe(503)
+    await response.arrayBuffer()
+    if (Date.now() - started > limitMs) throw new Error(`still 503 after ${limitMs} ms`)
+  }
+}
+
+describe('PostgreSQL going away under a running instance', () => {
+  let proxy: TcpProxy
+  afterEach(() => proxy?.close())
+
+  const behindProxy = async () => {
+    const url = new URL(database.current().url)
+    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
+    url.host = `127.0.0.1:${proxy.port}`
+    return url.toString()
+  }
+
+  it('answers 503 storage_unavailable with Retry-After within the timeout while the server stops answering, then recovers by itself', async () => {
+    const instance = await startInstance(await prepareInstance({ url: await behindProxy(), timeoutMs: 1000 }))
+    const token = await tokenFrom(instance.url)
+    expect((await setEnabled(instance.url, TEXT_TOOLS, false, token)).status).toBe(200)
+
+    proxy.pause()
+    const started = Date.now()
+    const response = await fetch(`${instance.url}/settings`, { headers: bearer(token) })
+    const firstOutage = Date.now() - started
+    expect(response.status).toBe(503)
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(await response.json()).toEqual({ code: 'storage_unavailable', message: expect.any(String) })
+    expect(firstOutage).toBeLessThan(5000)
+    // A write while it cannot commit is not acknowledged.
+    expect((await setEnabled(instance.url, TEXT_TOOLS, true, token)).status).toBe(503)
+
+    proxy.resume()
+    const recovery = await untilOk(
+      () => fetch(`${instance.url}/settings`, { headers: bearer(token) }),
+      10_000,
+    )
+    console.info(
+      `server not answering: first 503 after ${firstOutage} ms; 200 again ${recovery} ms after it answered`,
+    )
+    const module = await moduleOn(instance.url, TEXT_TOOLS, token)
+    expect(module.nodes.every((set) => set.enabled === module.nodes[0]?.enabled)).toBe(true)
+    expect(instance.run.child.exitCode).toBeNull()
+    expect(instance.run.stderr).toContain('the store cannot be reached, requests answer 503')
+    expect(instance.run.stderr).not.toContain(' at ') // no stack trace
+  })
+
+  it('rides out its connections being terminated: 200 or 503, never 500, and nothing acknowledged lost', async () => {
+    const instance = await startInstance(
+      await prepareInstance({ url: database.current().url, timeoutMs: 1000 }),
+    )
+    const token = await tokenFrom(instance.url)
+    expect((await setEnabled(instance.url, TEXT_TOOLS, false, token)).status).toBe(200)
+
+    const terminated = Date.now()
+    await database
+      .current()
+      .admin(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [database.current().name],
+      )
+    const recovery = await untilOk(
+      () => fetch(`${instance.url}/settings`, { headers: bearer(token) }),
+      10_000,
+    )
+    console.info(
+      `backends terminated: 200 again after ${Date.now() - terminated} ms (${recovery} ms of asking)`,
+    )
+    expect(flags(await moduleOn(instance.url, TEXT_TOOLS, token))).toEqual([
+      `${TEXT_TOOLS}/upper enabled=false loaded=true`,
+      `${TEXT_TOOLS}/lower enabled=false loaded=true`,
+    ])
+    expect((await setEnabled(instance.url, TEXT_TOOLS, true, token)).status).toBe(200)
+    expect(instance.run.child.exitCode).toBeNull()
+  })
+})
+
+describe('starting without a reachable PostgreSQL', () => {
+  it('exits non-zero with one line naming host and port, and no password', async () => {
+    const port = await freePort()
+    const settings = await prepareInstance({ url: `postgres://admin:hunter2@127.0.0.1:${port}/flows` })
+    const run = runCli(['start', '--settings', settings, '--port', '0'])
+    expect(await run.exited).toBe(1)
+    expect(run.stderr).toBe(
+      `flowadmin: cannot reach PostgreSQL at 127.0.0.1:${port}/flows: connect ECONNREFUSED 127.0.0.1:${port}\n`,
+    )
+    expect(run.stdout).toBe('')
+  })
+})
+
+describe('flowadmin migrate', () => {
+  it('applies the schema once, then says there is nothing to do; it never prints the password', async () => {
+    const fresh = new URL(database.current().url)
+    const name = `${database.current().name}_migrate`
+    await database.current().admin(`CREATE DATABASE ${name}`)
+    try {
+      fresh.pathname = `/${name}`
+      fresh.password = 'not-needed-by-trust'
+      const settings = await prepareInstance({ url: fresh.toString() })
+      const first = runCli(['migrate', '--settings', settings])
+      expect(await first.exited).toBe(0)
+      expect(first.stdout).toMatch(
+        /^flowadmin: migrated the database at 127\.0\.0\.1:\d+\/\w+ from schema version 0 to 1\n$/,
+      )
+      const again = runCli(['migrate', '--settings', settings])
+      expect(await again.exited).toBe(0)
+      expect(again.stdout).toMatch(/is at schema version 1; nothing to do\n$/)
+      expect(first.stdout + first.stderr + again.stdout + again.stderr).not.toContain('not-needed-by-trust')
+    } finally {
+      await database.current().admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    }
+  })
+})
