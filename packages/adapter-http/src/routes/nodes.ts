@@ -67,7 +67,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   routes.put('/nodes/*', requirePermission(deps, 'nodes.write'), async (c) => {
     const target = targetOf(c.req.path)
     if (target === null) return notFound()
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
+    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
     if (!body.ok) return toResponse(adminBodyError(body.error))
     const fields = v.safeParse(EnableRequestSchema, body.value)
     if (!fields.success)
