@@ -93,7 +93,8 @@ export function socketAddress(c: Context): string {
   }
 }
 
-async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
+/** The settings of a start with these options: the file or object, then the overriding flags. */
+export async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
   const base =
     options.settingsFile !== undefined
       ? await loadSettings(options.settingsFile, cwd)
@@ -151,8 +152,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const { stores, storage } = await openStores(settings)
     cleanup.push(() => stores.close())
 
-    const unreadable: string[] = []
-    const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
+    const modules = await discoverModules(settings.userDir, warn)
     const core = createCore(
       {
         stores,
@@ -166,7 +166,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       },
       { adminAuth: settings.adminAuth },
     )
-    await core.modules.sync(toDescriptors(modules), { keep: unreadable })
+    await core.modules.sync(toDescriptors(modules))
     await core.sweep()
 
     const proxies = parseTrustedProxies(settings.trustProxy)

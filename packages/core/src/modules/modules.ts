@@ -10,6 +10,7 @@ import type {
   NodeSetRecord,
   TypeUsage,
 } from '../ports.js'
+import { createSerialQueue } from './serial.js'
 
 /** A node set as clients see it: the stored state plus whether this process loaded it. */
 export interface NodeSetView {
@@ -47,16 +48,28 @@ export interface ModuleDeps {
 
 type LoadState = { loaded: true } | { loaded: false; err: string }
 
+/** The `err` of the sets of a module the store knows but discovery did not find. */
+export const NOT_INSTALLED = 'not installed'
+
 /**
  * The enablement state machine. `enabled` is persisted by the store; `loaded` is this process's
  * runtime state: a set is loaded once its files loaded, at sync if enabled or when enabled later.
- * Disabling never unloads (the code stays until restart).
+ * Disabling never unloads (the code stays until restart). Changes to one module are applied one
+ * after another, in the order they arrive, whatever the store does with concurrent writes.
+ * Discovery never makes the store forget a module: one that is not installed now keeps its
+ * stored state, is shown with `loaded: false` and `err: "not installed"`, and only `forget`
+ * (or removal) drops it.
  */
 export function createModules({ store, loader, typeUsage, events, clock }: ModuleDeps) {
   const loadState = new Map<string, LoadState>()
+  /** The modules discovery found installed in this process. */
+  const installed = new Set<string>()
+  const serial = createSerialQueue()
 
   const viewOf = (set: NodeSetRecord, version: string): NodeSetView => {
-    const state = loadState.get(set.id)
+    const state: LoadState | undefined = installed.has(set.module)
+      ? loadState.get(set.id)
+      : { loaded: false, err: NOT_INSTALLED }
     const view: NodeSetView = {
       id: set.id,
       name: set.name,
@@ -77,6 +90,7 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
 
   /** Loads the enabled sets not loaded yet. A failed set is tried again on the next enable. */
   async function loadEnabled(module: ModuleRecord): Promise<void> {
+    if (!installed.has(module.name)) return
     for (const set of module.sets) {
       if (!set.enabled || loadState.get(set.id)?.loaded) continue
       const outcome = await loader.load({ id: set.id, module: set.module, name: set.name })
@@ -122,20 +136,27 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
 
   return {
     /**
-     * Brings the inventory in line with what discovery found: records each module (new sets
-     * start enabled), forgets modules no longer installed, and loads every enabled set. Modules
-     * named in `keep` are installed but unreadable now (caught mid-install, say): their stored
-     * state is kept, and they are not loaded.
+     * Records what discovery found installed (new modules and sets start enabled, known ones keep
+     * their flags) and loads every enabled set. Modules the store knows but discovery did not
+     * find keep their stored state: they are shown as not installed until they are back.
      */
-    async sync(
-      discovered: readonly ModuleDescriptor[],
-      options: { keep?: readonly string[] } = {},
-    ): Promise<void> {
-      const names = new Set([...discovered.map((module) => module.name), ...(options.keep ?? [])])
-      for (const known of await store.list()) {
-        if (!names.has(known.name)) await store.remove(known.name)
+    async sync(discovered: readonly ModuleDescriptor[]): Promise<void> {
+      installed.clear()
+      for (const descriptor of discovered) installed.add(descriptor.name)
+      for (const descriptor of discovered) {
+        await serial.run(descriptor.name, async () => loadEnabled(await store.upsert(descriptor)))
       }
-      for (const descriptor of discovered) await loadEnabled(await store.upsert(descriptor))
+    },
+
+    /**
+     * Forgets a module's stored state (the operator's escape hatch for a module gone for good);
+     * true when the store had it. Its sets start enabled if it is discovered again.
+     */
+    forget(name: string): Promise<boolean> {
+      return serial.run(name, async () => {
+        for (const key of [...loadState.keys()]) if (key.startsWith(`${name}/`)) loadState.delete(key)
+        return store.remove(name)
+      })
     },
 
     async list(): Promise<ModuleView[]> {
@@ -162,7 +183,7 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
       enabled: boolean,
       actor: Actor,
     ): Promise<Result<ModuleView, ModuleError>> {
-      const result = await setEnabled(name, null, enabled, actor)
+      const result = await serial.run(name, () => setEnabled(name, null, enabled, actor))
       return result.ok ? ok(moduleView(result.value)) : result
     },
 
@@ -173,7 +194,7 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
       enabled: boolean,
       actor: Actor,
     ): Promise<Result<NodeSetView, ModuleError>> {
-      const result = await setEnabled(name, set, enabled, actor)
+      const result = await serial.run(name, () => setEnabled(name, set, enabled, actor))
       if (!result.ok) return result
       const updated = result.value.sets.find((candidate) => candidate.name === set)
       return updated
