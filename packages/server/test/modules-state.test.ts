@@ -1,6 +1,6 @@
 // Stored module state outlives discovery: the built server started with node_modules renamed away
 // (or a module's folder gone), then with it back, and `flowadmin modules forget` for operators.
-import { rename, rm, writeFile } from 'node:fs/promises'
+import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { killAll, requireBuild, runCli, startCli } from './cli-process.js'
@@ -106,5 +106,49 @@ describe('stored module state across starts without the modules on disk', () => 
     const refused = runCli(['modules', 'forget', SHOUT.name, '--settings', memory])
     expect(await refused.exited).toBe(2)
     expect(refused.stderr).toMatch(/storage is "memory"/)
+  })
+})
+
+describe('concurrent toggles of one module over a real socket', () => {
+  it('50 alternating PUTs at once: each answer is what it asked for, events alternate, the last applied state persists', async () => {
+    const audit = path.join(userDir, 'audit.log')
+    const settings = path.join(userDir, 'settings.json')
+    await writeFile(settings, JSON.stringify({ auditLog: { file: audit } }))
+    const args = ['--settings', settings, '--port', '0']
+    const first = await startCli(args)
+    expect((await put(first.url, SHOUT.name, false)).status).toBe(200)
+
+    const wanted = Array.from({ length: 50 }, (_, i) => i % 2 === 0)
+    const answers = await Promise.all(
+      wanted.map(async (enabled) => {
+        const response = await put(first.url, SHOUT.name, enabled)
+        return { status: response.status, body: (await response.json()) as { nodes: NodeSet[] } }
+      }),
+    )
+    expect(answers.map((answer) => answer.status)).toEqual(wanted.map(() => 200))
+    expect(answers.map((answer) => answer.body.nodes.map((set) => set.enabled))).toEqual(
+      wanted.map((enabled) => [enabled]),
+    )
+    const now = await sets(first.url)
+    first.run.child.kill('SIGTERM')
+    expect(await first.run.exited).toBe(0)
+
+    // One event per real change: never the same change twice in a row.
+    const events = (await readFile(audit, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string; module?: string })
+      .filter((event) => event.module === SHOUT.name)
+      .map((event) => event.event)
+    expect(events[0]).toBe('module.disabled')
+    events.forEach((event, i) => {
+      if (i > 0) expect(event).not.toBe(events[i - 1])
+    })
+    const last = events.at(-1) === 'module.enabled'
+    const shout = now.find((set) => set.id === `${SHOUT.name}/shout`)
+    expect(shout).toMatchObject({ enabled: last, loaded: true })
+
+    const second = await startCli(args)
+    expect((await sets(second.url)).find((set) => set.id === `${SHOUT.name}/shout`)?.enabled).toBe(last)
   })
 })
