@@ -22,7 +22,7 @@ const DOCUMENT_KEYWORDS = [
   'paths',
   'components',
 ]
-const METHODS = ['get', 'put', 'post'] as const
+const METHODS = ['get', 'put', 'post', 'delete'] as const
 
 export interface ResponseCheck {
   /** `operationId` of the matched operation, or `METHOD path` when none matched. */

@@ -8,6 +8,7 @@ import type {
   Clock,
   Digest,
   EventSink,
+  ModuleInstaller,
   NodeSetLoader,
   PasswordVerifier,
   RandomSource,
@@ -43,6 +44,8 @@ export interface CorePorts {
   loader: NodeSetLoader
   typeUsage: TypeUsage
   events?: EventSink | undefined
+  /** Installs and removes node modules; without it every install is refused as not allowed. */
+  installer?: ModuleInstaller | undefined
   /** Defaults to the system clock. */
   clock?: Clock | undefined
   /** Defaults to the platform CSPRNG. */
@@ -124,6 +127,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     typeUsage: ports.typeUsage,
     events,
     clock,
+    installer: ports.installer,
   })
 
   async function authenticate(token: string | null): Promise<Result<Principal, AccessError>> {

@@ -351,3 +351,90 @@ describe('concurrent changes to one module', () => {
     expect(stored.ok && stored.value.nodes.map((set) => set.enabled)).toEqual([false, false])
   })
 })
+
+describe('installing and removing modules', () => {
+  const EXTRA = {
+    name: 'node-red-contrib-extra',
+    version: '1.0.0',
+    sets: [{ name: 'extra', types: ['extra'] }],
+  }
+
+  it('installs: the module is recorded enabled, loaded, listed, with one event', async () => {
+    const test = await synced()
+    test.installer.publish(EXTRA)
+    const result = await test.core.modules.install({ module: EXTRA.name, version: '^1' }, actor)
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        name: EXTRA.name,
+        version: '1.0.0',
+        nodes: [
+          {
+            id: `${EXTRA.name}/extra`,
+            name: 'extra',
+            types: ['extra'],
+            enabled: true,
+            loaded: true,
+            module: EXTRA.name,
+            version: '1.0.0',
+          },
+        ],
+      },
+    })
+    expect(test.installer.calls).toEqual([`install ${EXTRA.name}@^1`])
+    expect((await test.core.modules.list()).map((module) => module.name)).toContain(EXTRA.name)
+    expect(test.events.ofType('module.installed')).toEqual([
+      expect.objectContaining({ module: EXTRA.name, version: '1.0.0', ...actor }),
+    ])
+  })
+
+  it('an installer failure is the answer, and nothing is recorded', async () => {
+    const test = await synced()
+    test.installer.publish(EXTRA)
+    test.installer.failNext({ code: 'module_not_allowed', message: 'Not allowed by the settings' })
+    expect(await test.core.modules.install({ module: EXTRA.name }, actor)).toEqual({
+      ok: false,
+      error: { code: 'module_not_allowed', message: 'Not allowed by the settings' },
+    })
+    expect((await test.core.modules.get(EXTRA.name)).ok).toBe(false)
+    expect(test.events.ofType('module.installed')).toEqual([])
+  })
+
+  it('a module installed again keeps its stored state', async () => {
+    const test = await synced()
+    await test.core.modules.setModuleEnabled(TOOLS.name, false, actor)
+    test.installer.publish({ ...TOOLS, version: '2.4.0' })
+    const result = await test.core.modules.install({ module: TOOLS.name }, actor)
+    expect(result.ok && [result.value.version, result.value.nodes.map((set) => set.enabled)]).toEqual([
+      '2.4.0',
+      [false, false],
+    ])
+  })
+
+  it('removes: uninstalled, forgotten, one event; refused while a type is in use; 404 when unknown', async () => {
+    const test = await synced({ inUse: ['lower-case'] })
+    expect(await test.core.modules.remove(TOOLS.name, actor)).toEqual({
+      ok: false,
+      error: { code: 'type_in_use', types: ['lower-case'] },
+    })
+    expect(await test.core.modules.remove('nope', actor)).toEqual({
+      ok: false,
+      error: { code: 'module_not_found', module: 'nope' },
+    })
+    expect(test.installer.calls).toEqual([])
+    expect(await test.core.modules.remove(GREETING.name, actor)).toEqual({ ok: true, value: undefined })
+    expect(test.installer.calls).toEqual([`remove ${GREETING.name}`])
+    expect((await test.core.modules.get(GREETING.name)).ok).toBe(false)
+    expect(test.events.ofType('module.removed')).toEqual([
+      expect.objectContaining({ module: GREETING.name, version: '1.0.0', ...actor }),
+    ])
+  })
+
+  it('a module known but not installed is only forgotten: npm is not asked', async () => {
+    const first = await synced()
+    const { core } = restartOn(first)
+    await core.modules.sync([GREETING])
+    expect((await core.modules.remove(TOOLS.name, actor)).ok).toBe(true)
+    expect((await core.modules.get(TOOLS.name)).ok).toBe(false)
+  })
+})

@@ -1,6 +1,7 @@
 import { type AdminAuthOptions, createCore, type Stores } from '@flowadmin/core'
 import {
   createEventRecorder,
+  createFakeInstaller,
   createFakeLoader,
   createFakeTypeUsage,
   createFixedClock,
@@ -20,7 +21,8 @@ export interface CoreWithDoublesOptions {
 
 /**
  * A core over `stores` and every test double: a fixed clock, seeded randomness, plain passwords,
- * a recording loader, settable type usage and an event recorder, all returned for the test.
+ * a recording loader, settable type usage, an event recorder and an installer over a pretend
+ * registry, all returned for the test.
  */
 export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const clock = createFixedClock()
@@ -28,10 +30,11 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const loader = createFakeLoader(options.loaderFailures)
   const typeUsage = createFakeTypeUsage(options.typesInUse)
   const events = createEventRecorder()
+  const installer = createFakeInstaller()
   const { stores } = options
   const core = createCore(
-    { stores, verifier: hasher, loader, typeUsage, events, clock, random: createSeededRandom(7) },
+    { stores, verifier: hasher, loader, typeUsage, events, clock, installer, random: createSeededRandom(7) },
     { adminAuth: options.adminAuth(hasher) },
   )
-  return { core, clock, hasher, loader, typeUsage, events, stores }
+  return { core, clock, hasher, loader, typeUsage, events, stores, installer }
 }

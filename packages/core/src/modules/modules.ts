@@ -3,7 +3,9 @@ import type {
   Actor,
   Clock,
   EventSink,
+  InstallRequest,
   ModuleDescriptor,
+  ModuleInstaller,
   ModuleRecord,
   ModuleStore,
   NodeSetLoader,
@@ -38,12 +40,29 @@ export type ModuleError = Extract<
   { code: 'module_not_found' | 'node_set_not_found' | 'type_in_use' | 'flows_unavailable' }
 >
 
+export type PaletteError = Extract<
+  DomainError,
+  {
+    code:
+      | 'module_not_found'
+      | 'type_in_use'
+      | 'flows_unavailable'
+      | 'invalid_module_spec'
+      | 'module_not_allowed'
+      | 'install_failed'
+      | 'install_timeout'
+      | 'busy'
+  }
+>
+
 export interface ModuleDeps {
   store: ModuleStore
   loader: NodeSetLoader
   typeUsage: TypeUsage
   events: EventSink
   clock: Clock
+  /** Installs and removes modules; without it, every install is refused as not allowed. */
+  installer?: ModuleInstaller | undefined
 }
 
 type LoadState = { loaded: true } | { loaded: false; err: string }
@@ -60,7 +79,7 @@ export const NOT_INSTALLED = 'not installed'
  * stored state, is shown with `loaded: false` and `err: "not installed"`, and only `forget`
  * (or removal) drops it.
  */
-export function createModules({ store, loader, typeUsage, events, clock }: ModuleDeps) {
+export function createModules({ store, loader, typeUsage, events, clock, installer }: ModuleDeps) {
   const loadState = new Map<string, LoadState>()
   /** The modules discovery found installed in this process. */
   const installed = new Set<string>()
@@ -98,6 +117,19 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
     }
   }
 
+  /** The types of `types` the deployed flows use, or an error when the flows cannot be read. */
+  async function blockedTypes(
+    types: readonly string[],
+  ): Promise<Result<string[], Extract<DomainError, { code: 'flows_unavailable' }>>> {
+    const inUse = await typeUsage.typesInUse()
+    if (inUse === null) return err({ code: 'flows_unavailable' })
+    return ok([...new Set(types.filter((type) => inUse.has(type)))])
+  }
+
+  const forgetLoads = (name: string) => {
+    for (const key of [...loadState.keys()]) if (key.startsWith(`${name}/`)) loadState.delete(key)
+  }
+
   /** Changes `enabled` of the named sets (every set when `only` is null), all or none. */
   async function setEnabled(
     name: string,
@@ -114,10 +146,9 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
     if (changing.length === 0) return ok(module)
 
     if (!enabled) {
-      const inUse = await typeUsage.typesInUse()
-      if (inUse === null) return err({ code: 'flows_unavailable' })
-      const blocked = [...new Set(changing.flatMap((set) => set.types.filter((type) => inUse.has(type))))]
-      if (blocked.length > 0) return err({ code: 'type_in_use', types: blocked })
+      const blocked = await blockedTypes(changing.flatMap((set) => set.types))
+      if (!blocked.ok) return blocked
+      if (blocked.value.length > 0) return err({ code: 'type_in_use', types: blocked.value })
     }
 
     const names = changing.map((set) => set.name)
@@ -154,8 +185,68 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
      */
     forget(name: string): Promise<boolean> {
       return serial.run(name, async () => {
-        for (const key of [...loadState.keys()]) if (key.startsWith(`${name}/`)) loadState.delete(key)
+        forgetLoads(name)
         return store.remove(name)
+      })
+    },
+
+    /**
+     * Installs a module and loads its enabled sets. A module new to the store starts enabled; one
+     * it knows (installed again, or back after it was not installed) keeps its stored flags.
+     */
+    install(request: InstallRequest, actor: Actor): Promise<Result<ModuleView, PaletteError>> {
+      return serial.run(request.module, async () => {
+        if (installer === undefined) {
+          return err({ code: 'module_not_allowed', message: 'This service does not install modules' })
+        }
+        const outcome = await installer.install(request)
+        if (!outcome.ok) return err(outcome.error)
+        const { module } = outcome
+        installed.add(module.name)
+        // New files: whatever was loaded before counts no more.
+        forgetLoads(module.name)
+        const stored = await store.upsert(module)
+        await loadEnabled(stored)
+        events.emit({
+          type: 'module.installed',
+          at: clock.now(),
+          module: module.name,
+          version: module.version,
+          ...actor,
+        })
+        return ok(moduleView(stored))
+      })
+    },
+
+    /**
+     * Uninstalls a module and forgets its stored state: the only way, besides `forget`, that a
+     * module leaves the store. Refused while the deployed flows use any of its types.
+     */
+    remove(name: string, actor: Actor): Promise<Result<void, PaletteError>> {
+      return serial.run(name, async () => {
+        const module = await store.find(name)
+        if (module === null) return err({ code: 'module_not_found', module: name })
+        const blocked = await blockedTypes(module.sets.flatMap((set) => set.types))
+        if (!blocked.ok) return blocked
+        if (blocked.value.length > 0) return err({ code: 'type_in_use', types: blocked.value })
+        if (installed.has(name)) {
+          if (installer === undefined) {
+            return err({ code: 'module_not_allowed', message: 'This service does not remove modules' })
+          }
+          const outcome = await installer.remove(name)
+          if (!outcome.ok) return err(outcome.error)
+        }
+        installed.delete(name)
+        forgetLoads(name)
+        await store.remove(name)
+        events.emit({
+          type: 'module.removed',
+          at: clock.now(),
+          module: name,
+          version: module.version,
+          ...actor,
+        })
+        return ok(undefined)
       })
     },
 
