@@ -15,6 +15,8 @@ import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { listen } from './listen.js'
 import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { createNpmInstaller, sweepStaging } from './npm-installer.js'
+import { createPalettePolicy } from './palette-policy.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
 
@@ -152,13 +154,27 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const { stores, storage } = await openStores(settings)
     cleanup.push(() => stores.close())
 
+    await sweepStaging(settings.userDir)
     const modules = await discoverModules(settings.userDir, warn)
+    const loader = createDiskLoader(modules)
+    const { palette } = settings
+    const installer = createNpmInstaller({
+      userDir: settings.userDir,
+      policy: createPalettePolicy(palette),
+      registry: palette.registry,
+      allowScripts: palette.allowScripts,
+      timeoutMs: palette.timeout * 1000,
+      waitMs: palette.wait * 1000,
+      log,
+      onChange: (installed) => loader.update(installed),
+    })
     const core = createCore(
       {
         stores,
         verifier: await createArgon2Verifier(),
         digest: nodeDigest,
-        loader: createDiskLoader(modules),
+        loader,
+        installer,
         typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
           log('error', `${message}; disabling modules is refused until it is fixed`),
         ),

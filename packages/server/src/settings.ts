@@ -5,6 +5,7 @@ import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
 import * as v from 'valibot'
 import { SettingsError } from './errors.js'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './listen.js'
+import { ruleProblem, urlProblem } from './palette-policy.js'
 import { trustProxyProblem } from './proxy.js'
 
 /** Settings after validation, with every default applied and every path absolute. */
@@ -27,6 +28,34 @@ export interface Settings {
   apiMaxLength: number
   /** Timeouts and header size of the HTTP server. */
   httpServer: HttpLimits
+  /** Installing and removing node modules (`externalModules.palette`). */
+  palette: PaletteSettings
+}
+
+/** `externalModules.palette`, with its defaults applied. */
+export interface PaletteSettings {
+  allowInstall: boolean
+  allowUpload: boolean
+  allowList: string[]
+  denyList: string[]
+  allowScripts: boolean
+  /** null: npm's own configuration (userDir/.npmrc, ~/.npmrc, the public registry). */
+  registry: string | null
+  /** Seconds npm may run for one install or removal. */
+  timeout: number
+  /** Seconds a request waits for the install or removal before it, then 409 busy. */
+  wait: number
+}
+
+export const DEFAULT_PALETTE: PaletteSettings = {
+  allowInstall: true,
+  allowUpload: false,
+  allowList: ['*'],
+  denyList: [],
+  allowScripts: false,
+  registry: null,
+  timeout: 300,
+  wait: 30,
 }
 
 export interface AdminAuthSettings {
@@ -158,6 +187,37 @@ const httpServer = v.pipe(
   ),
 )
 
+const paletteRules = v.array(
+  v.pipe(v.string('must be a string'), issueOf(ruleProblem)),
+  'must be a list of module names or patterns such as "node-red-contrib-*" or "some-module@<2"',
+)
+
+const externalModules = v.strictObject(
+  {
+    palette: v.optional(
+      v.strictObject(
+        {
+          allowInstall: v.optional(v.boolean('must be true or false')),
+          allowUpload: v.optional(v.boolean('must be true or false')),
+          allowList: v.optional(paletteRules),
+          denyList: v.optional(paletteRules),
+          allowScripts: v.optional(v.boolean('must be true or false')),
+          registry: v.optional(
+            v.pipe(
+              v.string('must be a string'),
+              issueOf((url) => (urlProblem(url) === null ? null : 'must be an http or https URL')),
+            ),
+          ),
+          timeout: v.optional(whole(1, 3_600)),
+          wait: v.optional(whole(0, 600)),
+        },
+        unknownKey,
+      ),
+    ),
+  },
+  unknownKey,
+)
+
 const schema = v.strictObject(
   {
     uiHost: v.optional(text('a host name or address')),
@@ -188,6 +248,7 @@ const schema = v.strictObject(
       ),
     ),
     httpServer: v.optional(httpServer),
+    externalModules: v.optional(externalModules),
   },
   unknownKey,
 )
@@ -252,6 +313,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
       parsed.httpAdminCors === undefined ? null : { origins: [parsed.httpAdminCors.origin].flat() },
     apiMaxLength: parsed.apiMaxLength ?? DEFAULT_MAX_BODY_BYTES,
     httpServer: parsed.httpServer ?? { ...DEFAULT_HTTP_LIMITS },
+    palette: { ...DEFAULT_PALETTE, ...parsed.externalModules?.palette },
   }
 }
 
