@@ -20,7 +20,7 @@ export interface ErrorContext {
 }
 
 /** The RFC 6749 §5.2 error body of the token and revoke endpoints. */
-export const oauthError = (status: 400 | 413 | 429, error: string, description: string): HttpError => ({
+export const oauthError = (status: 400 | 413 | 429 | 503, error: string, description: string): HttpError => ({
   status,
   body: { error, error_description: description },
 })
@@ -59,9 +59,15 @@ const mapping: Mapping = {
     ),
     headers: { 'Retry-After': String(error.retryAfter) },
   }),
+  // RFC 6749's error for a server that cannot handle the request now; answered at once.
+  temporarily_unavailable: (error) => ({
+    ...oauthError(503, 'temporarily_unavailable', 'Too many logins are being checked. Try again shortly.'),
+    headers: { 'Retry-After': String(error.retryAfter) },
+  }),
   unauthenticated: (error) => challenge(error.reason === 'invalid' ? 'invalid_token' : undefined),
   // RFC 6750 §3.1: a request without credentials gets a bare challenge, not an error code.
   forbidden: (_error, context) => challenge(context.tokenSent ? 'insufficient_scope' : undefined),
+  token_not_found: () => notFound,
   module_not_found: () => notFound,
   node_set_not_found: () => notFound,
   type_in_use: (error) => ({

@@ -1,8 +1,9 @@
 import type {
+  LoginAttempt,
   ModuleRecord,
   ModuleStore,
   Stores,
-  ThrottleCounter,
+  ThrottlePolicy,
   ThrottleStore,
   TokenRecord,
   TokenStore,
@@ -21,23 +22,60 @@ const copyModule = (module: ModuleRecord): ModuleRecord => ({
   sets: module.sets.map((set) => ({ ...set, types: [...set.types] })),
 })
 
+const byCreation = (a: TokenRecord, b: TokenRecord) =>
+  a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
 function createTokenStore(): TokenStore {
   const records = new Map<string, TokenRecord>()
+  /** hash by id: the second key of every record. */
+  const hashes = new Map<string, string>()
+  const remove = (hash: string) => {
+    const record = records.get(hash)
+    if (!record) return false
+    records.delete(hash)
+    hashes.delete(record.id)
+    return true
+  }
   return {
     async save(record) {
+      remove(record.hash)
+      const sameId = hashes.get(record.id)
+      if (sameId !== undefined) remove(sameId)
       records.set(record.hash, copyToken(record))
+      hashes.set(record.id, record.hash)
     },
     async findByHash(hash) {
       const record = records.get(hash)
       return record ? copyToken(record) : null
     },
-    async delete(hash) {
-      return records.delete(hash)
+    async findById(id) {
+      const record = records.get(hashes.get(id) ?? '')
+      return record ? copyToken(record) : null
+    },
+    async list(username) {
+      const found: TokenRecord[] = []
+      for (const record of records.values()) {
+        if (username === null || record.username === username) found.push(copyToken(record))
+      }
+      return found.sort(byCreation)
+    },
+    async usernames() {
+      return [...new Set([...records.values()].map((record) => record.username))].sort()
+    },
+    async touch(id, usedAt, address) {
+      const record = records.get(hashes.get(id) ?? '')
+      if (!record) return
+      record.lastUsedAt = usedAt
+      record.lastAddress = address
+    },
+    async delete(id) {
+      const hash = hashes.get(id)
+      return hash !== undefined && remove(hash)
     },
     async deleteByUser(username) {
       let removed = 0
       for (const [hash, record] of records) {
-        if (record.username === username && records.delete(hash)) removed++
+        if (record.username === username && remove(hash)) removed++
       }
       return removed
     },
@@ -45,7 +83,7 @@ function createTokenStore(): TokenStore {
       let removed = 0
       for (const [hash, record] of records) {
         if (removed >= limit) break
-        if (record.expiresAt <= now && records.delete(hash)) removed++
+        if (record.expiresAt !== null && record.expiresAt <= now && remove(hash)) removed++
       }
       return removed
     },
@@ -94,57 +132,107 @@ function createModuleStore(): ModuleStore {
   }
 }
 
-function createThrottleStore(maxEntries: number): ThrottleStore {
-  // Map order is the order windows started (a restarted window moves to the end), so the oldest
-  // windows, which are also the first to end, come first.
-  const counters = new Map<string, ThrottleCounter>()
-  const live = (key: string, now: number) => {
-    const counter = counters.get(key)
-    return counter && counter.resetAt > now ? counter : null
-  }
-  /** Makes room for one more key: ended windows go first, then the oldest live ones. */
-  const makeRoom = (now: number) => {
-    for (const [key, counter] of counters) {
-      if (counters.size < maxEntries) return
-      if (counter.resetAt > now) break
-      counters.delete(key)
-    }
-    for (const key of counters.keys()) {
-      if (counters.size < maxEntries) return
-      counters.delete(key)
-    }
-  }
+interface Counter {
+  failures: number
+  inFlight: number
+  resetAt: number
+  leaseUntil: number
+}
+
+/**
+ * A Map that holds at most `maxEntries` keys. Map order is insertion order and a restarted entry
+ * is moved to the end, so the entries that end first come first: making room drops ended ones
+ * first, then the oldest live ones.
+ */
+function createCappedMap<V>(maxEntries: number, endOf: (value: V) => number) {
+  const entries = new Map<string, V>()
   return {
-    async hit(keys, now, windowMs) {
-      return keys.map((key) => {
-        const current = live(key, now)
-        if (current) {
-          current.count++
-          return { ...current }
-        }
-        counters.delete(key)
-        makeRoom(now)
-        const started = { count: 1, resetAt: now + windowMs }
-        counters.set(key, started)
-        return { ...started }
-      })
+    entries,
+    /** Sets a key anew, at the end of the order. */
+    restart(key: string, value: V, now: number) {
+      entries.delete(key)
+      for (const [old, entry] of entries) {
+        if (entries.size < maxEntries || endOf(entry) > now) break
+        entries.delete(old)
+      }
+      for (const old of entries.keys()) {
+        if (entries.size < maxEntries) break
+        entries.delete(old)
+      }
+      entries.set(key, value)
     },
-    async peek(keys, now) {
-      return keys.map((key) => {
-        const counter = live(key, now)
-        return counter ? { ...counter } : null
-      })
-    },
-    async clear(key) {
-      counters.delete(key)
-    },
-    async deleteExpired(now, limit) {
+    deleteExpired(now: number, limit: number) {
       let removed = 0
-      for (const [key, counter] of counters) {
+      for (const [key, entry] of entries) {
         if (removed >= limit) break
-        if (counter.resetAt <= now && counters.delete(key)) removed++
+        if (endOf(entry) <= now && entries.delete(key)) removed++
       }
       return removed
+    },
+  }
+}
+
+function createThrottleStore(maxEntries: number): ThrottleStore {
+  const counters = createCappedMap<Counter>(maxEntries, (counter) => counter.resetAt)
+  const known = createCappedMap<number>(maxEntries, (expiresAt) => expiresAt)
+  /** The live counter of a key, as it stands at `now`, or null. */
+  const live = (key: string, now: number) => {
+    const counter = counters.entries.get(key)
+    if (!counter || counter.resetAt <= now) return null
+    if (counter.leaseUntil <= now) counter.inFlight = 0
+    return counter
+  }
+  /** The live counter of a key, or a new window started at `now`. */
+  const counterOf = (key: string, now: number, windowMs: number) => {
+    const current = live(key, now)
+    if (current) return current
+    const started = { failures: 0, inFlight: 0, resetAt: now + windowMs, leaseUntil: 0 }
+    counters.restart(key, started, now)
+    return started
+  }
+  const keysOf = (attempt: LoginAttempt, policy: ThrottlePolicy) =>
+    [
+      [attempt.pairKey, policy.pairLimit],
+      [attempt.addressKey, policy.addressLimit],
+    ] as const
+
+  // Each call runs in one synchronous pass, so no other call sees it half done.
+  return {
+    async begin(attempt, policy, now) {
+      const seen = keysOf(attempt, policy).map(([key, limit]) => ({ counter: live(key, now), limit }))
+      const closed = seen.filter(({ counter, limit }) => counter && counter.failures >= limit)
+      if (closed.length > 0) {
+        return {
+          outcome: 'throttled',
+          retryAt: Math.max(...closed.map(({ counter }) => counter?.resetAt ?? 0)),
+        }
+      }
+      const full = seen.some(
+        ({ counter, limit }) => counter && counter.failures + counter.inFlight >= limit + policy.allowance,
+      )
+      if (full) return { outcome: 'busy' }
+      for (const [key] of keysOf(attempt, policy)) {
+        const counter = counterOf(key, now, policy.windowMs)
+        counter.inFlight++
+        counter.leaseUntil = now + policy.leaseMs
+      }
+      return { outcome: 'proceed', known: (known.entries.get(attempt.knownKey) ?? 0) > now }
+    },
+    async finish(attempt, outcome, policy, now) {
+      for (const [key] of keysOf(attempt, policy)) {
+        const counter = counterOf(key, now, policy.windowMs)
+        counter.inFlight = Math.max(0, counter.inFlight - 1)
+        if (outcome === 'failed') counter.failures++
+      }
+      if (outcome === 'succeeded') {
+        counters.entries.delete(attempt.pairKey)
+        const until = Math.max(known.entries.get(attempt.knownKey) ?? 0, now + policy.knownMs)
+        known.restart(attempt.knownKey, until, now)
+      }
+    },
+    async deleteExpired(now, limit) {
+      const removed = counters.deleteExpired(now, limit)
+      return removed + known.deleteExpired(now, limit - removed)
     },
   }
 }
@@ -152,8 +240,9 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
 /** Options of {@link createMemoryStores}. */
 export interface MemoryStoresOptions {
   /**
-   * Most throttle counters kept at once, so memory stays bounded under a spray of usernames or
-   * addresses. When full, counters whose window ended are dropped first, then the oldest.
+   * Most throttle counters kept at once (and, apart, most known pairs), so memory stays bounded
+   * under a spray of usernames or addresses. When full, counters whose window ended are dropped
+   * first, then the oldest.
    * Default 100 000.
    */
   maxThrottleEntries?: number

@@ -39,6 +39,41 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX throttle_by_reset ON throttle (reset_at);
   `,
+  // Tokens gain a public id, a kind and name, the fingerprint of the credential they were issued
+  // against, and their last use. Tokens from before carry no fingerprint, so they cannot be
+  // checked against their user's password: they end here, and their users log in again.
+  `
+  DROP TABLE tokens;
+  CREATE TABLE tokens (
+    hash TEXT PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL CHECK (kind IN ('session', 'api')),
+    name TEXT,                    -- null for a session
+    username TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    scope TEXT NOT NULL,          -- JSON array of permissions
+    fingerprint TEXT NOT NULL,
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    expires_at INTEGER,           -- null: never expires
+    last_used_at INTEGER,
+    last_address TEXT
+  ) WITHOUT ROWID;
+  CREATE INDEX tokens_by_expiry ON tokens (expires_at);
+  CREATE INDEX tokens_by_user ON tokens (username, created_at, id);
+  CREATE INDEX tokens_by_creation ON tokens (created_at, id);
+  `,
+  `
+  -- Attempts admitted and not yet finished, and until when they count without news.
+  ALTER TABLE throttle ADD COLUMN in_flight INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE throttle ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+
+  -- Username+address pairs that logged in, keyed by a digest of the pair.
+  CREATE TABLE known_clients (
+    key TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL   -- ms since the epoch
+  ) WITHOUT ROWID;
+  CREATE INDEX known_clients_by_expiry ON known_clients (expires_at);
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

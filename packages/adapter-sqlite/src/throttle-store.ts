@@ -1,58 +1,112 @@
-import type { ThrottleCounter, ThrottleStore } from '@flowadmin/core'
+import type { AttemptDecision, LoginAttempt, ThrottlePolicy, ThrottleStore } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
 import { createTransaction } from './transaction.js'
 
-/** The statements of the throttle store. */
+/** The statements of the throttle store. `count` holds the failures of the live window. */
 export const THROTTLE_SQL = {
-  // One statement per key counts and reads back atomically; a window that ended starts over.
-  // In DO UPDATE, `count` and `reset_at` are the stored row's values before the update.
-  hit: `INSERT INTO throttle (key, count, reset_at) VALUES (@key, 1, @now + @window)
-        ON CONFLICT (key) DO UPDATE SET
-          count = CASE WHEN reset_at > @now THEN count + 1 ELSE 1 END,
-          reset_at = CASE WHEN reset_at > @now THEN reset_at ELSE @now + @window END
-        RETURNING count, reset_at`,
-  peek: 'SELECT count, reset_at FROM throttle WHERE key = ? AND reset_at > ?',
+  // A counter as it stands at @now: an ended window counts nothing, an ended lease no attempt in flight.
+  read: `SELECT
+           CASE WHEN reset_at > @now THEN count ELSE 0 END AS failures,
+           CASE WHEN reset_at > @now AND lease_until > @now THEN in_flight ELSE 0 END AS in_flight,
+           reset_at > @now AS live,
+           reset_at
+         FROM throttle WHERE key = @key`,
+  // One more attempt in flight; a window that ended (or a new key) starts over at @now.
+  admit: `INSERT INTO throttle (key, count, reset_at, in_flight, lease_until)
+          VALUES (@key, 0, @now + @window, 1, @now + @lease)
+          ON CONFLICT (key) DO UPDATE SET
+            count = CASE WHEN reset_at > @now THEN count ELSE 0 END,
+            in_flight = CASE WHEN reset_at > @now AND lease_until > @now THEN in_flight + 1 ELSE 1 END,
+            reset_at = CASE WHEN reset_at > @now THEN reset_at ELSE @now + @window END,
+            lease_until = @now + @lease`,
+  // One attempt leaves; @failed (0 or 1) is added to the failures.
+  settle: `INSERT INTO throttle (key, count, reset_at, in_flight, lease_until)
+           VALUES (@key, @failed, @now + @window, 0, 0)
+           ON CONFLICT (key) DO UPDATE SET
+             count = CASE WHEN reset_at > @now THEN count + @failed ELSE @failed END,
+             in_flight = CASE WHEN reset_at > @now AND lease_until > @now AND in_flight > 0
+                         THEN in_flight - 1 ELSE 0 END,
+             reset_at = CASE WHEN reset_at > @now THEN reset_at ELSE @now + @window END`,
   clear: 'DELETE FROM throttle WHERE key = ?',
+  known: 'SELECT 1 FROM known_clients WHERE key = ? AND expires_at > ?',
+  remember: `INSERT INTO known_clients (key, expires_at) VALUES (?, ?)
+             ON CONFLICT (key) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`,
   deleteExpired: `DELETE FROM throttle
                   WHERE key IN (SELECT key FROM throttle WHERE reset_at <= ? LIMIT ?)`,
+  deleteExpiredKnown: `DELETE FROM known_clients
+                       WHERE key IN (SELECT key FROM known_clients WHERE expires_at <= ? LIMIT ?)`,
 } as const
 
 interface CounterRow {
-  count: number | bigint
+  failures: number | bigint
+  in_flight: number | bigint
+  live: number | bigint
   reset_at: number | bigint
 }
 
-const rowToCounter = (row: CounterRow): ThrottleCounter => ({
-  count: Number(row.count),
-  resetAt: Number(row.reset_at),
-})
-
-/** Failure counters by key, one fixed window each. */
+/**
+ * Login attempts decided in the database. Each call is one IMMEDIATE transaction, so processes
+ * sharing the file decide one after another on the counters as the last one left them.
+ */
 export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
   const transaction = createTransaction(db)
-  const hit = db.prepare(THROTTLE_SQL.hit)
-  const peek = db.prepare(THROTTLE_SQL.peek)
+  const read = db.prepare(THROTTLE_SQL.read)
+  const admit = db.prepare(THROTTLE_SQL.admit)
+  const settle = db.prepare(THROTTLE_SQL.settle)
   const clear = db.prepare(THROTTLE_SQL.clear)
+  const known = db.prepare(THROTTLE_SQL.known)
+  const remember = db.prepare(THROTTLE_SQL.remember)
   const deleteExpired = db.prepare(THROTTLE_SQL.deleteExpired)
+  const deleteExpiredKnown = db.prepare(THROTTLE_SQL.deleteExpiredKnown)
+
+  const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) => [
+    { key: attempt.pairKey, limit: policy.pairLimit },
+    { key: attempt.addressKey, limit: policy.addressLimit },
+  ]
 
   return {
-    async hit(keys, now, windowMs) {
-      if (keys.length === 0) return []
-      return transaction(() =>
-        keys.map((key) => rowToCounter(hit.get({ key, now, window: windowMs }) as CounterRow)),
-      )
-    },
-    async peek(keys, now) {
-      return keys.map((key) => {
-        const row = peek.get(key, now) as CounterRow | undefined
-        return row ? rowToCounter(row) : null
+    async begin(attempt, policy, now) {
+      return transaction((): AttemptDecision => {
+        const counters = countersOf(attempt, policy).map((counter) => ({
+          ...counter,
+          row: read.get({ key: counter.key, now }) as CounterRow | undefined,
+        }))
+        const closed = counters.filter(({ row, limit }) => row && Number(row.failures) >= limit)
+        if (closed.length > 0) {
+          return {
+            outcome: 'throttled',
+            retryAt: Math.max(...closed.map(({ row }) => Number(row?.reset_at))),
+          }
+        }
+        const full = counters.some(
+          ({ row, limit }) => row && Number(row.failures) + Number(row.in_flight) >= limit + policy.allowance,
+        )
+        if (full) return { outcome: 'busy' }
+        for (const { key } of counters) {
+          admit.run({ key, now, window: policy.windowMs, lease: policy.leaseMs })
+        }
+        return { outcome: 'proceed', known: known.get(attempt.knownKey, now) !== undefined }
       })
     },
-    async clear(key) {
-      clear.run(key)
+
+    async finish(attempt, outcome, policy, now) {
+      transaction(() => {
+        const failed = outcome === 'failed' ? 1 : 0
+        for (const { key } of countersOf(attempt, policy)) {
+          settle.run({ key, now, window: policy.windowMs, failed })
+        }
+        if (outcome === 'succeeded') {
+          clear.run(attempt.pairKey)
+          remember.run(attempt.knownKey, now + policy.knownMs)
+        }
+      })
     },
+
     async deleteExpired(now, limit) {
-      return deleteExpired.run(now, limit).changes
+      return transaction(() => {
+        const counters = deleteExpired.run(now, limit).changes
+        return counters + deleteExpiredKnown.run(now, limit - counters).changes
+      })
     },
   }
 }

@@ -9,10 +9,12 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
+import { tokenRecord } from '@flowadmin/testkit'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   createSqliteStores,
+  MIGRATIONS,
   migrate,
   openDatabase,
   SCHEMA_VERSION,
@@ -29,14 +31,7 @@ const pragma = (db: SqliteDatabase, name: string) =>
   Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0]
 
 const T0 = Date.UTC(2026, 0, 1)
-const record = (hash: string) => ({
-  hash,
-  username: 'admin',
-  clientId: 'service-admin',
-  scope: ['*'],
-  createdAt: T0,
-  expiresAt: T0 + 60_000,
-})
+const record = (hash: string) => tokenRecord(hash, { expiresAt: T0 + 60_000 })
 
 /** A database holding `count` tokens, closed, so its file is complete without a WAL. */
 async function databaseWith(path: string, count: number): Promise<string> {
@@ -75,12 +70,43 @@ describe('openDatabase: settings and migrations', () => {
     expect(pragma(db, 'busy_timeout')).toBe(5000)
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all()
     expect(tables).toEqual([
+      { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },
       { name: 'throttle' },
       { name: 'tokens' },
     ])
     db.close()
+  })
+
+  it('brings a version 1 file up to date, keeping its failure counters', async () => {
+    const path = temp.file()
+    const raw = new Database(path)
+    raw.exec(MIGRATIONS[0] as string)
+    raw.pragma('user_version = 1')
+    raw
+      .prepare('INSERT INTO throttle (key, count, reset_at) VALUES (?, ?, ?)')
+      .run('user 10.0.0.1 admin', 5, T0 + 60_000)
+    raw.close()
+    const stores = createSqliteStores(path)
+    const attempt = { pairKey: 'user 10.0.0.1 admin', addressKey: 'addr 10.0.0.1', knownKey: 'known k' }
+    const policy = {
+      pairLimit: 5,
+      addressLimit: 20,
+      windowMs: 60_000,
+      allowance: 1,
+      leaseMs: 1_000,
+      knownMs: 1_000,
+    }
+    expect(await stores.throttle.begin(attempt, policy, T0)).toEqual({
+      outcome: 'throttled',
+      retryAt: T0 + 60_000,
+    })
+    expect(await stores.throttle.begin(attempt, policy, T0 + 60_000)).toEqual({
+      outcome: 'proceed',
+      known: false,
+    })
+    await stores.close()
   })
 
   it('reopens idempotently: same version, data kept, the file not rewritten', async () => {
@@ -114,6 +140,24 @@ describe('openDatabase: settings and migrations', () => {
     expect(() => createSqliteStores(raw)).toThrow(expect.objectContaining({ code: 'newer_schema' }))
     expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION + 5)
     raw.close()
+  })
+
+  it('upgrades a schema 1 file: its tokens, which carry no credential fingerprint, end; modules stay', async () => {
+    const path = temp.file()
+    const raw = new Database(path)
+    raw.exec(MIGRATIONS[0] as string)
+    raw.pragma('user_version = 1')
+    raw
+      .prepare('INSERT INTO tokens VALUES (?, ?, ?, ?, ?, ?)')
+      .run('a'.repeat(64), 'admin', 'service-admin', '["*"]', T0, T0 + 60_000)
+    raw.prepare("INSERT INTO modules VALUES ('greeting', '1.0.0')").run()
+    raw.close()
+    const stores = createSqliteStores(path)
+    expect(await stores.tokens.findByHash('a'.repeat(64))).toBeNull()
+    expect(await stores.modules.find('greeting')).toMatchObject({ version: '1.0.0' })
+    await stores.tokens.save(record('h1'))
+    expect(await stores.tokens.findById('id-h1')).toEqual(record('h1'))
+    await stores.close()
   })
 
   it('takes a database opened by the caller, migrates it, and leaves it open on close', async () => {

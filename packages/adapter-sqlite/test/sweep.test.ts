@@ -1,3 +1,4 @@
+import { tokenRecord } from '@flowadmin/testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createSqliteStores, openDatabase, type SqliteDatabase } from '../src/index.js'
 import { MODULE_SQL } from '../src/module-store.js'
@@ -11,6 +12,14 @@ afterAll(() => temp.remove())
 
 const T0 = Date.UTC(2026, 0, 1)
 const WINDOW = 15 * 60_000
+const POLICY = {
+  pairLimit: 5,
+  addressLimit: 20,
+  windowMs: WINDOW,
+  allowance: 4,
+  leaseMs: 30_000,
+  knownMs: WINDOW,
+}
 
 const count = (db: SqliteDatabase, table: string) =>
   (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
@@ -31,15 +40,24 @@ async function filled(expired: number, live: number) {
     Array.from({ length: expired + live }, (_, i) => {
       const over = i < expired
       return Promise.all([
-        stores.tokens.save({
-          hash: `${i}`.padStart(64, '0'),
-          username: `user${i % 7}`,
-          clientId: 'service-admin',
-          scope: ['*'],
-          createdAt: T0 - 10 * WINDOW,
-          expiresAt: over ? T0 - (i % 1000) : T0 + 1 + i,
-        }),
-        stores.throttle.hit([`addr 10.0.${i >> 8}.${i & 255}`], over ? T0 - WINDOW - i : T0, WINDOW),
+        stores.tokens.save(
+          tokenRecord(`${i}`.padStart(64, '0'), {
+            username: `user${i % 7}`,
+            createdAt: T0 - 10 * WINDOW,
+            expiresAt: over ? T0 - (i % 1000) : T0 + 1 + i,
+          }),
+        ),
+        // One counter per attempt: pair and address share a key here.
+        stores.throttle.finish(
+          {
+            pairKey: `addr 10.0.${i >> 8}.${i & 255}`,
+            addressKey: `addr 10.0.${i >> 8}.${i & 255}`,
+            knownKey: '',
+          },
+          'failed',
+          POLICY,
+          over ? T0 - WINDOW - i : T0,
+        ),
       ])
     }),
   )
@@ -89,15 +107,22 @@ describe('sweeping expired tokens and ended throttle windows', () => {
       )
     }
     expect(plan(TOKEN_SQL.findByHash)).toEqual(['SEARCH tokens USING PRIMARY KEY (hash=?)'])
+    expect(plan(TOKEN_SQL.listAll)).toEqual(['SCAN tokens USING INDEX tokens_by_creation'])
+    expect(plan(TOKEN_SQL.usernames)).toEqual(['SCAN tokens USING COVERING INDEX tokens_by_user'])
     expect(plan(TOKEN_SQL.deleteExpired)).toContain(
       'SEARCH tokens USING COVERING INDEX tokens_by_expiry (expires_at<?)',
     )
     expect(plan(THROTTLE_SQL.deleteExpired)).toContain(
       'SEARCH throttle USING COVERING INDEX throttle_by_reset (reset_at<?)',
     )
+    expect(plan(THROTTLE_SQL.deleteExpiredKnown)).toContain(
+      'SEARCH known_clients USING COVERING INDEX known_clients_by_expiry (expires_at<?)',
+    )
     const statements = { ...TOKEN_SQL, ...THROTTLE_SQL, ...MODULE_SQL }
     for (const [name, sql] of Object.entries(statements)) {
       if (sql === MODULE_SQL.list) continue // lists every module: reading them all is its job
+      if (sql === TOKEN_SQL.listAll) continue // likewise every token, in the order of an index
+      if (sql === TOKEN_SQL.usernames) continue // every user once: reads the user index, not the table
       const scans = plan(sql).filter((step) => step.startsWith('SCAN') && !step.startsWith('SCAN json_each'))
       expect({ name, scans }).toEqual({ name, scans: [] })
     }

@@ -1,3 +1,4 @@
+import type { AttemptOutcome, ThrottlePolicy } from '@flowadmin/core'
 import { createFixedClock } from '@flowadmin/testkit'
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openDatabase, SCHEMA_VERSION } from '../src/index.js'
@@ -65,20 +66,58 @@ describe('two processes on one database file', () => {
     expect(await there.ask({ cmd: 'flags' })).toEqual({ flags: [false, true, false] })
   })
 
-  it('loses no throttle hit when both count the same key at the same time', async () => {
-    const hit = { key: 'addr 127.0.0.1', now: Date.UTC(2026, 0, 1), windowMs: 900_000 }
-    const theirs = there.ask({ cmd: 'hits', times: 150, ...hit })
-    const mine: number[] = []
-    for (let i = 0; i < 150; i++) {
-      const [counter] = await here.stores.throttle.hit([hit.key], hit.now, hit.windowMs)
-      mine.push(counter?.count ?? 0)
+  describe('deciding login attempts on the same keys at the same time', () => {
+    const attempt = { pairKey: 'user 127.0.0.1 admin', addressKey: 'addr 127.0.0.1', knownKey: 'known x' }
+    const now = Date.UTC(2026, 0, 1)
+    const policy = (pairLimit: number, allowance = 0) => ({
+      pairLimit,
+      addressLimit: 10_000,
+      windowMs: 900_000,
+      allowance,
+      leaseMs: 30_000,
+      knownMs: 900_000,
+    })
+    const decideHere = async (times: number, rules: ThrottlePolicy, outcome?: AttemptOutcome) => {
+      const decisions: string[] = []
+      for (let i = 0; i < times; i++) {
+        const decision = await here.stores.throttle.begin(attempt, rules, now)
+        if (decision.outcome === 'proceed' && outcome)
+          await here.stores.throttle.finish(attempt, outcome, rules, now)
+        decisions.push(decision.outcome)
+      }
+      return decisions
     }
-    const { counts } = (await theirs) as { counts: number[] }
-    const all = [...mine, ...counts].sort((a, b) => a - b)
-    expect(all).toEqual(Array.from({ length: 300 }, (_, i) => i + 1))
-    expect(await here.stores.throttle.peek([hit.key], hit.now)).toEqual([
-      { count: 300, resetAt: hit.now + hit.windowMs },
-    ])
+
+    it('loses no failure when both record them', async () => {
+      const rules = policy(10_000)
+      const theirs = there.ask({
+        cmd: 'attempts',
+        attempt,
+        policy: rules,
+        now,
+        times: 150,
+        outcome: 'failed',
+      })
+      expect(await decideHere(150, rules, 'failed')).toEqual(Array(150).fill('proceed'))
+      expect(await theirs).toEqual({ decisions: Array(150).fill('proceed') })
+      // 300 failures: a limit of 300 is reached, one of 301 not yet.
+      expect(await here.stores.throttle.begin(attempt, policy(300), now)).toMatchObject({
+        outcome: 'throttled',
+      })
+      expect(await here.stores.throttle.begin(attempt, policy(301), now)).toMatchObject({
+        outcome: 'proceed',
+      })
+    })
+
+    it('lets exactly limit + allowance attempts proceed between them', async () => {
+      const rules = policy(20, 5)
+      const theirs = there.ask({ cmd: 'attempts', attempt, policy: rules, now, times: 100 })
+      const mine = await decideHere(100, rules)
+      const { decisions } = (await theirs) as { decisions: string[] }
+      const all = [...mine, ...decisions]
+      expect(all.filter((outcome) => outcome === 'proceed')).toHaveLength(25)
+      expect(all.filter((outcome) => outcome === 'busy')).toHaveLength(175)
+    })
   })
 })
 

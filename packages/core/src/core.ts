@@ -16,6 +16,14 @@ import type {
   TypeUsage,
 } from './ports.js'
 import { systemClock, systemRandom, webDigest } from './system.js'
+import type { CreateTokenRequest } from './tokens/inventory.js'
+import {
+  type ApiTokenOptions,
+  checkApiTokenOptions,
+  createTokenInventory,
+  DEFAULT_API_TOKENS,
+  type InventoryCaller,
+} from './tokens/inventory.js'
 import { createTokens } from './tokens/tokens.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
@@ -32,7 +40,12 @@ export interface AdminAuthOptions {
   /** Client ids accepted besides `service-admin` and `service-editor`. */
   clients?: readonly string[] | undefined
   throttle?: Partial<ThrottleOptions> | undefined
+  /** Lifetimes of named API tokens: 90 days by default, at most a year, never "never". */
+  apiTokens?: Partial<ApiTokenOptions> | undefined
 }
+
+/** A configured user as settings give it. */
+export type UserOptions = AdminAuthOptions['users'][number]
 
 export interface CoreOptions {
   adminAuth?: AdminAuthOptions | null | undefined
@@ -63,7 +76,15 @@ export type LoginScheme =
 
 /** Whoever makes a request, once authenticated. */
 export type Principal =
-  | { kind: 'user'; username: string; clientId: string; permissions: string[] }
+  | {
+      kind: 'user'
+      username: string
+      clientId: string
+      /** The token's scope ∩ the user's permissions now. */
+      permissions: string[]
+      /** The public id of the token in use. */
+      tokenId: string
+    }
   | { kind: 'anonymous'; permissions: string[] }
 
 export type AccessError = Extract<DomainError, { code: 'unauthenticated' | 'forbidden' }>
@@ -88,16 +109,21 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     throw new RangeError('sessionExpiryTime must be a positive whole number of seconds')
   }
 
-  const users = new Map<string, User>(
-    (auth?.users ?? []).map((user) => [
-      user.username,
-      {
+  // One map for the life of the core, refilled in place by setUsers, so every part sees a reload.
+  const users = new Map<string, User>()
+  const fillUsers = (list: readonly UserOptions[]) => {
+    users.clear()
+    for (const user of list) {
+      users.set(user.username, {
         username: user.username,
         passwordHash: user.password,
         permissions: toPermissionList(user.permissions),
-      },
-    ]),
-  )
+      })
+    }
+  }
+  fillUsers(auth?.users ?? [])
+  const apiTokenOptions = { ...DEFAULT_API_TOKENS, ...auth?.apiTokens }
+  checkApiTokenOptions(apiTokenOptions)
   const anonymousPermissions =
     auth === null ? ['*'] : auth.default ? toPermissionList(auth.default.permissions) : null
   const digest = ports.digest ?? webDigest
@@ -106,8 +132,11 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     clock,
     random: ports.random ?? systemRandom,
     digest,
+    events,
+    users,
     lifetime,
   })
+  const inventory = createTokenInventory({ tokens, users, events, clock, options: apiTokenOptions })
   const throttle = createThrottle(ports.stores.throttle, clock, digest, {
     ...DEFAULT_THROTTLE,
     ...auth?.throttle,
@@ -130,20 +159,24 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     installer: ports.installer,
   })
 
-  async function authenticate(token: string | null): Promise<Result<Principal, AccessError>> {
+  async function authenticate(
+    token: string | null,
+    address: string | null = null,
+  ): Promise<Result<Principal, AccessError>> {
     if (auth === null) return ok({ kind: 'anonymous', permissions: ['*'] })
     if (token === null) {
       return anonymousPermissions === null
         ? err({ code: 'unauthenticated', reason: 'missing' })
         : ok({ kind: 'anonymous', permissions: anonymousPermissions })
     }
-    const record = await tokens.authenticate(token)
-    if (record === null) return err({ code: 'unauthenticated', reason: 'invalid' })
+    const live = await tokens.authenticate(token, address)
+    if (live === null) return err({ code: 'unauthenticated', reason: 'invalid' })
     return ok({
       kind: 'user',
-      username: record.username,
-      clientId: record.clientId,
-      permissions: record.scope,
+      username: live.record.username,
+      clientId: live.record.clientId,
+      permissions: live.permissions,
+      tokenId: live.record.id,
     })
   }
 
@@ -161,7 +194,10 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     /** Exchanges credentials for a token (OAuth2 password grant). `address` is the client's. */
     login,
 
-    /** The principal behind a bearer token (`null` when none was sent). */
+    /**
+     * The principal behind a bearer token (`null` when none was sent). Given the client's
+     * address, the token's last use is recorded (at most once a minute).
+     */
     authenticate,
 
     /** Authenticates and checks one permission; a refusal is recorded as `permission.denied`. */
@@ -170,7 +206,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       permission: string,
       address: string,
     ): Promise<Result<Principal, AccessError>> {
-      const principal = await authenticate(token)
+      const principal = await authenticate(token, address)
       if (!principal.ok || hasPermission(principal.value.permissions, permission)) return principal
       events.emit({
         type: 'permission.denied',
@@ -192,10 +228,38 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         events.emit({
           type: 'token.revoked',
           at: clock.now(),
-          owner: outcome.owner,
+          owner: outcome.record.username,
+          id: outcome.record.id,
           ...actorOf(principal, address),
         })
       }
+    },
+
+    /**
+     * The session inventory and named API tokens. The command line acts with {@link operator}:
+     * every right, no user.
+     */
+    tokens: {
+      list: (principal: Principal, user: string | null, address: string | null) =>
+        inventory.list(callerOf(principal, address), user),
+      revoke: (principal: Principal, id: string, address: string | null) =>
+        inventory.revoke(callerOf(principal, address), id),
+      revokeUser: (principal: Principal, user: string, address: string | null) =>
+        inventory.revokeUser(callerOf(principal, address), user),
+      create: (principal: Principal, request: CreateTokenRequest, address: string | null) =>
+        inventory.create(callerOf(principal, address), request),
+      /** Deletes the tokens of users no longer configured (one event per user); the server runs it at start. */
+      purgeRemovedUsers: inventory.purgeRemovedUsers,
+    },
+
+    /**
+     * Replaces the configured users (names, passwords, permissions) from the next request on, and
+     * deletes the tokens of users no longer there. Only when `adminAuth` was configured at start.
+     */
+    async setUsers(list: readonly UserOptions[]): Promise<Array<{ username: string; count: number }>> {
+      if (auth === null) throw new Error('setUsers needs adminAuth configured at start')
+      fillUsers(list)
+      return inventory.purgeRemovedUsers()
     },
 
     modules,
@@ -216,6 +280,18 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       }
       return { tokens: await drain(tokens.sweep), throttle: await drain(throttle.sweep) }
     },
+  }
+}
+
+/** Whoever acts from the command line, on the store directly: every right, no user. */
+export const operator: Principal = { kind: 'anonymous', permissions: ['*'] }
+
+function callerOf(principal: Principal, address: string | null): InventoryCaller {
+  return {
+    username: principal.kind === 'user' ? principal.username : null,
+    tokenId: principal.kind === 'user' ? principal.tokenId : null,
+    permissions: principal.permissions,
+    actor: actorOf(principal, address),
   }
 }
 

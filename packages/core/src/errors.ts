@@ -22,10 +22,17 @@ export type DomainError =
   | { code: 'invalid_credentials' }
   /** Too many failed logins; `retryAfter` is in whole seconds (at least 1). */
   | { code: 'throttled'; retryAfter: number }
+  /**
+   * A login that could not be verified now (too many attempts in flight or waiting for
+   * verification); nothing was recorded against it. `retryAfter` is in whole seconds (at least 1).
+   */
+  | { code: 'temporarily_unavailable'; retryAfter: number }
   /** No usable credentials: `missing` when none were sent, `invalid` for an unknown, expired or revoked token. */
   | { code: 'unauthenticated'; reason: 'missing' | 'invalid' }
   /** Authenticated, but the granted permissions do not cover `permission`. */
   | { code: 'forbidden'; permission: string }
+  /** No token with that id that the caller may see. */
+  | { code: 'token_not_found'; id: string }
   /** No installed module of that name. */
   | { code: 'module_not_found'; module: string }
   /** The module exists but has no node set of that name. */

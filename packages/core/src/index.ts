@@ -1,6 +1,6 @@
 export { addressScope } from './auth/address-scope.js'
 export type { LoginError, LoginRequest, User } from './auth/login.js'
-export { hasPermission, toPermissionList } from './auth/permissions.js'
+export { hasPermission, intersectPermissions, toPermissionList } from './auth/permissions.js'
 export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
 export { DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
 export {
@@ -14,7 +14,9 @@ export {
   DEFAULT_CLIENTS,
   DEFAULT_SESSION_EXPIRY,
   type LoginScheme,
+  operator,
   type Principal,
+  type UserOptions,
 } from './core.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { err, ok } from './errors.js'
@@ -23,5 +25,14 @@ export { NOT_INSTALLED } from './modules/modules.js'
 export type * from './ports.js'
 export { systemClock, systemRandom, webDigest } from './system.js'
 export { base64url } from './tokens/encoding.js'
+export {
+  type ApiTokenOptions,
+  type CreatedApiToken,
+  type CreateTokenRequest,
+  DEFAULT_API_TOKENS,
+  type InventoryError,
+  MAX_TOKEN_NAME,
+  type TokenView,
+} from './tokens/inventory.js'
 export type { IssuedToken } from './tokens/tokens.js'
-export { TOKEN_BYTES } from './tokens/tokens.js'
+export { API_TOKEN_PREFIX, LAST_USE_RESOLUTION_MS, TOKEN_BYTES } from './tokens/tokens.js'

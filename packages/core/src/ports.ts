@@ -1,27 +1,62 @@
 // Every port the core needs. Adapters implement these; the core never reaches past them.
 // Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
 
-/** A stored access token. The token itself is never stored, only `hash` (SHA-256, lowercase hex). */
+/** Who a token was issued to: someone who logged in, or a named token for automation. */
+export type TokenKind = 'session' | 'api'
+
+/**
+ * A stored access token. The token itself is never stored, only `hash` (SHA-256, lowercase hex),
+ * nor the password hash of its user, only `fingerprint`.
+ */
 export interface TokenRecord {
   hash: string
+  /** The public name of the record: safe to show, list and revoke by; unrelated to the token. */
+  id: string
+  kind: TokenKind
+  /** The name an API token was given; null for a session. */
+  name: string | null
   username: string
   clientId: string
-  /** The granted permissions; they govern what the token may do, not the user's. */
+  /** The granted permissions; what the token may do is this ∩ what its user may do now. */
   scope: string[]
+  /**
+   * A keyed hash of the credential the token was issued against (derived from the user's stored
+   * password hash, never that hash itself): a token whose user's credential changed is invalid.
+   */
+  fingerprint: string
   createdAt: number
-  expiresAt: number
+  /** null: never expires. */
+  expiresAt: number | null
+  /** When the token was last used, to the minute at best; null when never. */
+  lastUsedAt: number | null
+  /** The client address of that use; null when never. */
+  lastAddress: string | null
 }
 
 export interface TokenStore {
-  /** Saves a new record. Saving a hash that exists replaces that record. */
+  /** Saves a new record. Saving a hash or an id that exists replaces that record. */
   save(record: TokenRecord): Promise<void>
   /** The record for this hash, or null. Does not check expiry: the core does. */
   findByHash(hash: string): Promise<TokenRecord | null>
-  /** Deletes it; true when a record was there (exactly one of racing deletes sees true). */
-  delete(hash: string): Promise<boolean>
+  /** The record with this public id, or null. Does not check expiry. */
+  findById(id: string): Promise<TokenRecord | null>
+  /**
+   * The records of one user, or of everyone when `username` is null, oldest first (by createdAt,
+   * then id). Expired ones included: the core filters.
+   */
+  list(username: string | null): Promise<TokenRecord[]>
+  /** Every username that holds at least one record, sorted, each once. */
+  usernames(): Promise<string[]>
+  /**
+   * Records a use: sets lastUsedAt and lastAddress of the record with this id, nothing else.
+   * One cheap write; nothing happens when the id is unknown.
+   */
+  touch(id: string, usedAt: number, address: string): Promise<void>
+  /** Deletes the record with this id; true when it was there (exactly one of racing deletes sees true). */
+  delete(id: string): Promise<boolean>
   /** Deletes all records of a user; returns how many. */
   deleteByUser(username: string): Promise<number>
-  /** Deletes up to `limit` records that expired at or before `now`; returns how many. */
+  /** Deletes up to `limit` records that expired at or before `now`; returns how many. Never-expiring ones stay. */
   deleteExpired(now: number, limit: number): Promise<number>
 }
 
@@ -68,24 +103,72 @@ export interface ModuleStore {
   remove(name: string): Promise<boolean>
 }
 
-/** A fixed-window failure counter. */
-export interface ThrottleCounter {
-  count: number
-  /** When the window ends and the counter starts again from zero. */
-  resetAt: number
+/**
+ * The keys of one login attempt. Keys are opaque to the store; the core derives them so that none
+ * tells which usernames exist (the known-client key is a digest of the pair).
+ */
+export interface LoginAttempt {
+  /** Counts failures of one username from one address; a success clears it. */
+  pairKey: string
+  /** Counts failures from one address, whatever the username; a success leaves it. */
+  addressKey: string
+  /** Remembers the last success of the pair, for the known-client lane. */
+  knownKey: string
 }
+
+/** The rules a throttle store applies, passed with every call so that the store holds no settings. */
+export interface ThrottlePolicy {
+  /** Recorded failures of a pair that close it until its window ends. */
+  pairLimit: number
+  /** Recorded failures of an address that close it until its window ends. */
+  addressLimit: number
+  /** How long a window lasts from its first attempt. */
+  windowMs: number
+  /**
+   * Attempts that may be in flight on a counter beyond its remaining failures: a counter admits
+   * an attempt only while `failures + inFlight < limit + allowance`, so all processes together
+   * verify at most `limit + allowance` wrong guesses per counter and window.
+   */
+  allowance: number
+  /**
+   * How long in-flight attempts count without news: when no attempt on a counter began for this
+   * long, its in-flight count starts again from zero (an attempt whose process died never finishes).
+   */
+  leaseMs: number
+  /** How long a success keeps the pair known. */
+  knownMs: number
+}
+
+export type AttemptDecision =
+  /** Counted as in flight; `known` when the pair succeeded within `knownMs`. */
+  | { outcome: 'proceed'; known: boolean }
+  /** Recorded failures of the pair or the address reached the limit; when the last of those windows ends. */
+  | { outcome: 'throttled'; retryAt: number }
+  /** Below the limit, but attempts in flight fill the allowance: nothing recorded, try again shortly. */
+  | { outcome: 'busy' }
+
+/** How an admitted attempt ended. */
+export type AttemptOutcome = 'failed' | 'succeeded' | 'abandoned'
 
 export interface ThrottleStore {
   /**
-   * Adds one failure to each key and returns each key's counter, in order. A key whose window has
-   * ended (resetAt <= now) or that is new starts a window of `windowMs` with count 1. Atomic per key.
+   * Decides an attempt, atomically across every process that shares the store: `throttled` when
+   * either counter's failures (in a live window) reached its limit, else `busy` when either
+   * counter's failures plus in-flight attempts reached limit + allowance, else both counters count
+   * one more attempt in flight and it may `proceed`. A counter whose window ended (or that is new)
+   * starts a window of `windowMs` at `now`, with no failures and nothing in flight.
    */
-  hit(keys: string[], now: number, windowMs: number): Promise<ThrottleCounter[]>
-  /** Each key's live counter (null when absent or its window ended at or before `now`), in order. */
-  peek(keys: string[], now: number): Promise<Array<ThrottleCounter | null>>
-  /** Forgets a key. */
-  clear(key: string): Promise<void>
-  /** Deletes up to `limit` counters whose window ended at or before `now`; returns how many. */
+  begin(attempt: LoginAttempt, policy: ThrottlePolicy, now: number): Promise<AttemptDecision>
+  /**
+   * Ends an attempt that `begin` let proceed, atomically: it leaves both counters' in flight
+   * (never below zero). `failed` also records a failure on both; `succeeded` deletes the pair
+   * counter and remembers the pair as known until `now + knownMs`; `abandoned` records nothing.
+   */
+  finish(attempt: LoginAttempt, outcome: AttemptOutcome, policy: ThrottlePolicy, now: number): Promise<void>
+  /**
+   * Deletes up to `limit` entries, counters whose window ended and known pairs whose time ended
+   * at or before `now` alike; returns how many.
+   */
   deleteExpired(now: number, limit: number): Promise<number>
 }
 
@@ -174,6 +257,8 @@ export interface RandomSource {
 export interface Digest {
   /** SHA-256 of the UTF-8 text, as lowercase hex. */
   sha256(text: string): Promise<string>
+  /** HMAC-SHA-256 of the UTF-8 text under the UTF-8 key, as lowercase hex. */
+  hmacSha256(key: string, text: string): Promise<string>
 }
 
 /** Who did something, for events. Never a password or a token. */
@@ -187,8 +272,28 @@ export type DomainEvent =
   | ({ type: 'login.succeeded'; at: number } & Actor)
   | ({ type: 'login.failed'; at: number } & Actor)
   | ({ type: 'login.throttled'; at: number; retryAfter: number } & Actor)
+  /** An attempt answered "temporarily unavailable" without verifying its password. */
+  | ({ type: 'login.shed'; at: number; retryAfter: number } & Actor)
   | ({ type: 'permission.denied'; at: number; permission: string } & Actor)
-  | ({ type: 'token.revoked'; at: number; owner: string } & Actor)
+  | ({ type: 'token.revoked'; at: number; owner: string; id: string } & Actor)
+  /** An API token was created; `owner` holds it, the actor created it. */
+  | ({ type: 'token.created'; at: number; owner: string; id: string; name: string } & Actor)
+  /** A token refused and deleted because its user is gone or its user's password changed. */
+  | ({
+      type: 'token.invalidated'
+      at: number
+      owner: string
+      id: string
+      reason: 'user_removed' | 'credential_changed'
+    } & Actor)
+  /** Every token of a user ended at once: by request, or because the user is no longer configured. */
+  | ({
+      type: 'tokens.revoked_all'
+      at: number
+      owner: string
+      count: number
+      reason: 'request' | 'user_removed'
+    } & Actor)
   | ({ type: 'module.enabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.disabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.installed'; at: number; module: string; version: string } & Actor)

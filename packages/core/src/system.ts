@@ -6,7 +6,17 @@ import type { Clock, Digest, RandomSource } from './ports.js'
 interface WebGlobals {
   crypto: {
     getRandomValues(array: Uint8Array): Uint8Array
-    subtle: { digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer> }
+    subtle: {
+      digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer>
+      importKey(
+        format: 'raw',
+        key: Uint8Array,
+        algorithm: { name: 'HMAC'; hash: 'SHA-256' },
+        extractable: false,
+        usages: ['sign'],
+      ): Promise<unknown>
+      sign(algorithm: 'HMAC', key: unknown, data: Uint8Array): Promise<ArrayBuffer>
+    }
   }
   TextEncoder: new () => { encode(text: string): Uint8Array }
 }
@@ -29,6 +39,17 @@ export const webDigest: Digest = {
   async sha256(text) {
     const digest = await web.crypto.subtle.digest('SHA-256', encoder.encode(text))
     return toHex(new Uint8Array(digest))
+  },
+  async hmacSha256(key, text) {
+    const subtle = web.crypto.subtle
+    const secret = await subtle.importKey(
+      'raw',
+      encoder.encode(key),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    )
+    return toHex(new Uint8Array(await subtle.sign('HMAC', secret, encoder.encode(text))))
   },
 }
 

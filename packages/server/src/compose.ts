@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
@@ -31,6 +31,7 @@ export const VERSION: string = JSON.parse(
  */
 const nodeDigest: Digest = {
   sha256: async (text) => createHash('sha256').update(text).digest('hex'),
+  hmacSha256: async (key, text) => createHmac('sha256', key).update(text).digest('hex'),
 }
 
 /** How often expired tokens and ended throttle windows are deleted. */

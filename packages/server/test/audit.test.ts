@@ -12,7 +12,7 @@ const events: DomainEvent[] = [
   { type: 'login.failed', at, username: 'ghost', clientId: null, address: '10.0.0.9' },
   { type: 'login.throttled', at, retryAfter: 42, ...actor },
   { type: 'permission.denied', at, permission: 'nodes.write', ...actor },
-  { type: 'token.revoked', at, owner: 'viewer', ...actor },
+  { type: 'token.revoked', at, owner: 'viewer', id: 'Kx9pub', ...actor },
   { type: 'module.disabled', at, module: '@acme/text', sets: ['@acme/text/upper'], ...actor },
   {
     type: 'module.enabled',
@@ -75,6 +75,7 @@ describe('audit lines', () => {
         client: 'service-admin',
         address: '127.0.0.1',
         owner: 'viewer',
+        id: 'Kx9pub',
       },
       {
         time: '2026-01-02T03:04:05.678Z',

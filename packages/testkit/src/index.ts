@@ -11,4 +11,4 @@ export {
   type FixedClock,
   type PlainHasher,
 } from './doubles.js'
-export { describeStoreContract, type OpenStores } from './store-contract.js'
+export { describeStoreContract, type OpenStores, tokenRecord } from './store-contract.js'

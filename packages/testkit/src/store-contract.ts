@@ -1,4 +1,11 @@
-import type { ModuleDescriptor, Stores, TokenRecord } from '@flowadmin/core'
+import type {
+  AttemptOutcome,
+  LoginAttempt,
+  ModuleDescriptor,
+  Stores,
+  ThrottlePolicy,
+  TokenRecord,
+} from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
 /** A store under test: the three ports plus a way to release it. */
@@ -7,13 +14,20 @@ export type OpenStores = () => Promise<Stores & { close(): Promise<void> }>
 const T0 = Date.UTC(2026, 0, 1)
 const MINUTE = 60_000
 
-const token = (hash: string, overrides: Partial<TokenRecord> = {}): TokenRecord => ({
+/** A session record for store tests; its id is `id-<hash>` unless overridden. */
+export const tokenRecord = (hash: string, overrides: Partial<TokenRecord> = {}): TokenRecord => ({
   hash,
+  id: `id-${hash}`,
+  kind: 'session',
+  name: null,
   username: 'admin',
   clientId: 'service-admin',
   scope: ['*'],
+  fingerprint: 'f'.repeat(64),
   createdAt: T0,
   expiresAt: T0 + 10 * MINUTE,
+  lastUsedAt: null,
+  lastAddress: null,
   ...overrides,
 })
 
@@ -48,7 +62,7 @@ export function describeStoreContract(name: string, open: OpenStores): void {
 
     describe('tokens', () => {
       it('finds a saved record by its hash, with every field intact', async () => {
-        const record = token('h1', {
+        const record = tokenRecord('h1', {
           username: 'Zoë ✓',
           clientId: 'node-red-admin',
           scope: ['read', 'nodes.write'],
@@ -57,55 +71,136 @@ export function describeStoreContract(name: string, open: OpenStores): void {
         expect(await stores.tokens.findByHash('h1')).toEqual(record)
       })
 
-      it('answers null for an unknown hash', async () => {
+      it('keeps an API token with every field intact, a never-expiring one included', async () => {
+        const record = tokenRecord('h1', {
+          id: 'Kx9-pub_1',
+          kind: 'api',
+          name: 'CI deploy ✓',
+          scope: ['read'],
+          fingerprint: '0a'.repeat(32),
+          expiresAt: null,
+          lastUsedAt: T0 + MINUTE,
+          lastAddress: '2001:db8::1',
+        })
+        await stores.tokens.save(record)
+        expect(await stores.tokens.findByHash('h1')).toEqual(record)
+        expect(await stores.tokens.findById('Kx9-pub_1')).toEqual(record)
+      })
+
+      it('answers null for an unknown hash or id', async () => {
         expect(await stores.tokens.findByHash('nope')).toBeNull()
+        expect(await stores.tokens.findById('nope')).toBeNull()
+        await stores.tokens.save(tokenRecord('h1'))
+        expect(await stores.tokens.findById('h1')).toBeNull()
+        expect(await stores.tokens.findByHash('id-h1')).toBeNull()
+      })
+
+      it('replaces a record saved again under the same id', async () => {
+        await stores.tokens.save(tokenRecord('h1', { id: 'same' }))
+        await stores.tokens.save(tokenRecord('h2', { id: 'same', scope: ['read'] }))
+        expect(await stores.tokens.findByHash('h1')).toBeNull()
+        expect(await stores.tokens.findById('same')).toMatchObject({ hash: 'h2', scope: ['read'] })
+        expect(await stores.tokens.list(null)).toHaveLength(1)
+      })
+
+      it("lists one user's records or everyone's, oldest first, expired ones included", async () => {
+        await stores.tokens.save(tokenRecord('b1', { username: 'bob', createdAt: T0 + 2 }))
+        await stores.tokens.save(
+          tokenRecord('a2', { username: 'alice', createdAt: T0 + 3, kind: 'api', name: 'n' }),
+        )
+        await stores.tokens.save(
+          tokenRecord('a1', { username: 'alice', createdAt: T0 + 1, expiresAt: T0 - 1 }),
+        )
+        await stores.tokens.save(tokenRecord('a0', { id: 'z-last', username: 'alice', createdAt: T0 + 1 }))
+        await stores.tokens.save(tokenRecord('c1', { username: 'carol', createdAt: T0, expiresAt: null }))
+        const ids = (records: TokenRecord[]) => records.map((record) => record.id)
+        expect(ids(await stores.tokens.list('alice'))).toEqual(['id-a1', 'z-last', 'id-a2'])
+        expect(ids(await stores.tokens.list(null))).toEqual(['id-c1', 'id-a1', 'z-last', 'id-b1', 'id-a2'])
+        expect(await stores.tokens.list('nobody')).toEqual([])
+        expect((await stores.tokens.list('alice'))[2]).toEqual(
+          tokenRecord('a2', { username: 'alice', createdAt: T0 + 3, kind: 'api', name: 'n' }),
+        )
+      })
+
+      it('names every user holding a record, sorted, each once', async () => {
+        expect(await stores.tokens.usernames()).toEqual([])
+        await stores.tokens.save(tokenRecord('c1', { username: 'carol' }))
+        await stores.tokens.save(tokenRecord('a1', { username: 'alice' }))
+        await stores.tokens.save(tokenRecord('a2', { username: 'alice' }))
+        await stores.tokens.save(tokenRecord('z1', { username: 'Zoë' }))
+        expect(await stores.tokens.usernames()).toEqual(['Zoë', 'alice', 'carol'])
+        await stores.tokens.deleteByUser('alice')
+        expect(await stores.tokens.usernames()).toEqual(['Zoë', 'carol'])
+      })
+
+      it('records a use on one record, changing nothing else; an unknown id is a no-op', async () => {
+        await stores.tokens.save(tokenRecord('h1'))
+        await stores.tokens.save(tokenRecord('h2'))
+        await stores.tokens.touch('id-h1', T0 + MINUTE, '192.0.2.7')
+        await stores.tokens.touch('unknown', T0 + MINUTE, '192.0.2.7')
+        expect(await stores.tokens.findByHash('h1')).toEqual(
+          tokenRecord('h1', { lastUsedAt: T0 + MINUTE, lastAddress: '192.0.2.7' }),
+        )
+        await stores.tokens.touch('id-h1', T0 + 2 * MINUTE, '::1')
+        expect(await stores.tokens.findById('id-h1')).toMatchObject({
+          lastUsedAt: T0 + 2 * MINUTE,
+          lastAddress: '::1',
+        })
+        expect(await stores.tokens.findByHash('h2')).toEqual(tokenRecord('h2'))
+        expect(await stores.tokens.list(null)).toHaveLength(2)
       })
 
       it('replaces a record saved again under the same hash', async () => {
-        await stores.tokens.save(token('h1', { scope: ['read'] }))
-        await stores.tokens.save(token('h1', { scope: ['*'], username: 'other' }))
+        await stores.tokens.save(tokenRecord('h1', { scope: ['read'] }))
+        await stores.tokens.save(tokenRecord('h1', { scope: ['*'], username: 'other' }))
         expect(await stores.tokens.findByHash('h1')).toMatchObject({ scope: ['*'], username: 'other' })
       })
 
       it('hands out copies: changing a returned record changes nothing stored', async () => {
-        await stores.tokens.save(token('h1'))
+        await stores.tokens.save(tokenRecord('h1'))
         const found = await stores.tokens.findByHash('h1')
         found?.scope.push('write')
         expect((await stores.tokens.findByHash('h1'))?.scope).toEqual(['*'])
       })
 
-      it('deletes a record once: true the first time, false after', async () => {
-        await stores.tokens.save(token('h1'))
-        await stores.tokens.save(token('h2'))
-        expect(await stores.tokens.delete('h1')).toBe(true)
-        expect(await stores.tokens.delete('h1')).toBe(false)
+      it('deletes a record by its id once: true the first time, false after', async () => {
+        await stores.tokens.save(tokenRecord('h1'))
+        await stores.tokens.save(tokenRecord('h2'))
+        expect(await stores.tokens.delete('h1')).toBe(false) // by id, never by hash
+        expect(await stores.tokens.delete('id-h1')).toBe(true)
+        expect(await stores.tokens.delete('id-h1')).toBe(false)
         expect(await stores.tokens.findByHash('h1')).toBeNull()
+        expect(await stores.tokens.findById('id-h1')).toBeNull()
         expect(await stores.tokens.findByHash('h2')).not.toBeNull()
       })
 
       it('deletes every record of one user and no other', async () => {
-        await stores.tokens.save(token('a1', { username: 'alice' }))
-        await stores.tokens.save(token('a2', { username: 'alice' }))
-        await stores.tokens.save(token('b1', { username: 'bob' }))
+        await stores.tokens.save(tokenRecord('a1', { username: 'alice' }))
+        await stores.tokens.save(tokenRecord('a2', { username: 'alice' }))
+        await stores.tokens.save(tokenRecord('b1', { username: 'bob' }))
         expect(await stores.tokens.deleteByUser('alice')).toBe(2)
         expect(await stores.tokens.deleteByUser('alice')).toBe(0)
         expect(await stores.tokens.findByHash('a1')).toBeNull()
+        expect(await stores.tokens.findById('id-a2')).toBeNull()
         expect(await stores.tokens.findByHash('b1')).not.toBeNull()
+        expect(await stores.tokens.list(null)).toHaveLength(1)
       })
 
-      it('deletes records expired at or before now, and only those', async () => {
-        await stores.tokens.save(token('past', { expiresAt: T0 - 1 }))
-        await stores.tokens.save(token('edge', { expiresAt: T0 }))
-        await stores.tokens.save(token('live', { expiresAt: T0 + 1 }))
+      it('deletes records expired at or before now, and only those: never-expiring ones stay', async () => {
+        await stores.tokens.save(tokenRecord('past', { expiresAt: T0 - 1 }))
+        await stores.tokens.save(tokenRecord('edge', { expiresAt: T0 }))
+        await stores.tokens.save(tokenRecord('live', { expiresAt: T0 + 1 }))
+        await stores.tokens.save(tokenRecord('never', { expiresAt: null }))
         expect(await stores.tokens.deleteExpired(T0, 100)).toBe(2)
+        expect(await stores.tokens.findByHash('never')).not.toBeNull()
         expect(await stores.tokens.findByHash('past')).toBeNull()
         expect(await stores.tokens.findByHash('edge')).toBeNull()
         expect(await stores.tokens.findByHash('live')).not.toBeNull()
       })
 
       it('deletes expired records in batches no larger than the limit', async () => {
-        for (let i = 0; i < 7; i++) await stores.tokens.save(token(`old${i}`, { expiresAt: T0 - i }))
-        await stores.tokens.save(token('live', { expiresAt: T0 + MINUTE }))
+        for (let i = 0; i < 7; i++) await stores.tokens.save(tokenRecord(`old${i}`, { expiresAt: T0 - i }))
+        await stores.tokens.save(tokenRecord('live', { expiresAt: T0 + MINUTE }))
         expect(await stores.tokens.deleteExpired(T0, 3)).toBe(3)
         expect(await stores.tokens.deleteExpired(T0, 3)).toBe(3)
         expect(await stores.tokens.deleteExpired(T0, 3)).toBe(1)
@@ -114,14 +209,14 @@ export function describeStoreContract(name: string, open: OpenStores): void {
       })
 
       it('lets exactly one of racing deletes of the same record succeed', async () => {
-        await stores.tokens.save(token('h1'))
-        const outcomes = await Promise.all(Array.from({ length: 10 }, () => stores.tokens.delete('h1')))
+        await stores.tokens.save(tokenRecord('h1'))
+        const outcomes = await Promise.all(Array.from({ length: 10 }, () => stores.tokens.delete('id-h1')))
         expect(outcomes.filter(Boolean)).toHaveLength(1)
         expect(await stores.tokens.findByHash('h1')).toBeNull()
       })
 
       it('keeps every record of racing saves', async () => {
-        await Promise.all(Array.from({ length: 20 }, (_, i) => stores.tokens.save(token(`h${i}`))))
+        await Promise.all(Array.from({ length: 20 }, (_, i) => stores.tokens.save(tokenRecord(`h${i}`))))
         const found = await Promise.all(
           Array.from({ length: 20 }, (_, i) => stores.tokens.findByHash(`h${i}`)),
         )
@@ -265,81 +360,164 @@ export function describeStoreContract(name: string, open: OpenStores): void {
 
     describe('throttle', () => {
       const WINDOW = 15 * MINUTE
+      const LEASE = 30_000
+      const KNOWN = 30 * 24 * 60 * MINUTE
+      const policy: ThrottlePolicy = {
+        pairLimit: 3,
+        addressLimit: 5,
+        windowMs: WINDOW,
+        allowance: 2,
+        leaseMs: LEASE,
+        knownMs: KNOWN,
+      }
+      const attempt = (pair = 'admin', address = '127.0.0.1'): LoginAttempt => ({
+        pairKey: `user ${address} ${pair}`,
+        addressKey: `addr ${address}`,
+        knownKey: `known ${address} ${pair}`,
+      })
+      const begin = (at: LoginAttempt, now = T0) => stores.throttle.begin(at, policy, now)
+      const finish = (at: LoginAttempt, outcome: AttemptOutcome, now = T0) =>
+        stores.throttle.finish(at, outcome, policy, now)
+      /** One attempt that begins, is verified and ends as given; the decision when it could not begin. */
+      const tryOnce = async (at: LoginAttempt, outcome: AttemptOutcome, now = T0) => {
+        const decision = await begin(at, now)
+        if (decision.outcome === 'proceed') await finish(at, outcome, now)
+        return decision
+      }
+      const proceed = (known = false) => ({ outcome: 'proceed', known })
 
-      it('starts a window on the first hit and counts within it', async () => {
-        expect(await stores.throttle.hit(['k'], T0, WINDOW)).toEqual([{ count: 1, resetAt: T0 + WINDOW }])
-        expect(await stores.throttle.hit(['k'], T0 + MINUTE, WINDOW)).toEqual([
-          { count: 2, resetAt: T0 + WINDOW },
-        ])
-        expect(await stores.throttle.peek(['k'], T0 + 2 * MINUTE)).toEqual([
-          { count: 2, resetAt: T0 + WINDOW },
-        ])
+      it('lets a new pair proceed, not known', async () => {
+        expect(await begin(attempt())).toEqual(proceed())
       })
 
-      it('counts several keys at once, each on its own', async () => {
-        await stores.throttle.hit(['a'], T0, WINDOW)
-        expect(await stores.throttle.hit(['a', 'b'], T0 + 1, WINDOW)).toEqual([
-          { count: 2, resetAt: T0 + WINDOW },
-          { count: 1, resetAt: T0 + 1 + WINDOW },
-        ])
-        expect(await stores.throttle.peek(['b', 'missing', 'a'], T0 + 2)).toEqual([
-          { count: 1, resetAt: T0 + 1 + WINDOW },
-          null,
-          { count: 2, resetAt: T0 + WINDOW },
-        ])
+      it('throttles a pair once its failures reach the limit, until its window ends (at retryAt exactly)', async () => {
+        for (let i = 0; i < 3; i++) expect(await tryOnce(attempt(), 'failed', T0 + i)).toEqual(proceed())
+        expect(await begin(attempt(), T0 + MINUTE)).toEqual({ outcome: 'throttled', retryAt: T0 + WINDOW })
+        // The pair only: the same user from elsewhere and another user from here still proceed.
+        expect(await begin(attempt('admin', '10.0.0.9'), T0 + MINUTE)).toEqual(proceed())
+        expect(await begin(attempt('editor'), T0 + MINUTE)).toEqual(proceed())
+        expect(await begin(attempt(), T0 + WINDOW - 1)).toEqual({
+          outcome: 'throttled',
+          retryAt: T0 + WINDOW,
+        })
+        expect(await begin(attempt(), T0 + WINDOW)).toEqual(proceed())
       })
 
-      it('starts again from one once the window has ended (at resetAt exactly)', async () => {
-        await stores.throttle.hit(['k'], T0, WINDOW)
-        await stores.throttle.hit(['k'], T0, WINDOW)
-        expect(await stores.throttle.peek(['k'], T0 + WINDOW - 1)).toEqual([
-          { count: 2, resetAt: T0 + WINDOW },
-        ])
-        expect(await stores.throttle.peek(['k'], T0 + WINDOW)).toEqual([null])
-        expect(await stores.throttle.hit(['k'], T0 + WINDOW, WINDOW)).toEqual([
-          { count: 1, resetAt: T0 + 2 * WINDOW },
-        ])
+      it('throttles an address once its failures reach the limit, whatever the usernames', async () => {
+        for (let i = 0; i < 5; i++) expect(await tryOnce(attempt(`user${i}`), 'failed')).toEqual(proceed())
+        expect(await begin(attempt('someone-new'), T0 + 1)).toEqual({
+          outcome: 'throttled',
+          retryAt: T0 + WINDOW,
+        })
+        expect(await begin(attempt('someone-new', '10.0.0.9'), T0 + 1)).toEqual(proceed())
       })
 
-      it('forgets a cleared key and only that key', async () => {
-        await stores.throttle.hit(['a', 'b'], T0, WINDOW)
-        await stores.throttle.clear('a')
-        await stores.throttle.clear('never-seen')
-        expect(await stores.throttle.peek(['a', 'b'], T0)).toEqual([null, { count: 1, resetAt: T0 + WINDOW }])
+      it('tells when the last closed window ends', async () => {
+        await tryOnce(attempt('a'), 'failed', T0)
+        await tryOnce(attempt('b'), 'failed', T0)
+        for (let i = 0; i < 3; i++) await tryOnce(attempt(), 'failed', T0 + MINUTE)
+        // The address window began at T0, the pair's a minute later: both are closed now.
+        expect(await begin(attempt(), T0 + 2 * MINUTE)).toEqual({
+          outcome: 'throttled',
+          retryAt: T0 + MINUTE + WINDOW,
+        })
       })
 
-      it('deletes ended windows in batches no larger than the limit', async () => {
-        for (let i = 0; i < 5; i++) await stores.throttle.hit([`old${i}`], T0 - WINDOW - i, WINDOW)
-        await stores.throttle.hit(['live'], T0, WINDOW)
-        expect(await stores.throttle.deleteExpired(T0, 2)).toBe(2)
-        expect(await stores.throttle.deleteExpired(T0, 10)).toBe(3)
-        expect(await stores.throttle.deleteExpired(T0, 10)).toBe(0)
-        expect(await stores.throttle.peek(['live'], T0)).toEqual([{ count: 1, resetAt: T0 + WINDOW }])
+      it('a success clears the pair, leaves the address counting and makes the pair known', async () => {
+        await tryOnce(attempt(), 'failed')
+        await tryOnce(attempt(), 'failed')
+        expect(await tryOnce(attempt(), 'succeeded', T0 + 1)).toEqual(proceed())
+        expect(await begin(attempt(), T0 + 2)).toEqual(proceed(true))
+        await finish(attempt(), 'failed', T0 + 2)
+        // The pair starts over: three more failures before it closes...
+        await tryOnce(attempt(), 'failed', T0 + 3)
+        expect(await tryOnce(attempt(), 'failed', T0 + 4)).toEqual(proceed(true))
+        // ... by then the address holds five failures (two before the success, three after) and closes.
+        expect(await begin(attempt('other'), T0 + 5)).toEqual({ outcome: 'throttled', retryAt: T0 + WINDOW })
       })
 
-      it('loses no hit when hits race', async () => {
-        const results = await Promise.all(
-          Array.from({ length: 40 }, () => stores.throttle.hit(['k'], T0, WINDOW)),
-        )
-        expect(results.map(([counter]) => counter?.count).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(
-          Array.from({ length: 40 }, (_, i) => i + 1),
-        )
-        expect(await stores.throttle.peek(['k'], T0)).toEqual([{ count: 40, resetAt: T0 + WINDOW }])
+      it('knows a pair for knownMs after its last success, and only that pair', async () => {
+        await tryOnce(attempt(), 'succeeded', T0)
+        expect(await tryOnce(attempt(), 'abandoned', T0 + KNOWN - 1)).toEqual(proceed(true))
+        expect(await tryOnce(attempt('admin', '10.0.0.9'), 'abandoned', T0 + 1)).toEqual(proceed())
+        expect(await tryOnce(attempt('Admin'), 'abandoned', T0 + 1)).toEqual(proceed())
+        expect(await tryOnce(attempt(), 'abandoned', T0 + KNOWN)).toEqual(proceed())
+        // A later success extends it; an earlier one arriving late does not shorten it.
+        await tryOnce(attempt(), 'succeeded', T0 + KNOWN)
+        await tryOnce(attempt(), 'succeeded', T0 + 1)
+        expect(await tryOnce(attempt(), 'abandoned', 2 * KNOWN - 1 + T0)).toEqual(proceed(true))
+      })
+
+      it('answers busy, never throttled, while attempts in flight fill limit + allowance; abandoned ones record nothing', async () => {
+        for (let i = 0; i < 5; i++) expect(await begin(attempt())).toEqual(proceed())
+        expect(await begin(attempt())).toEqual({ outcome: 'busy' })
+        await finish(attempt(), 'abandoned')
+        expect(await begin(attempt())).toEqual(proceed())
+        for (let i = 0; i < 5; i++) await finish(attempt(), 'abandoned')
+        // Nothing was recorded: three failures still close the pair, not fewer.
+        await tryOnce(attempt(), 'failed')
+        await tryOnce(attempt(), 'failed')
+        expect(await tryOnce(attempt(), 'failed')).toEqual(proceed())
+        expect(await begin(attempt())).toMatchObject({ outcome: 'throttled' })
+      })
+
+      it('counts the failures of attempts already in flight: at most limit + allowance are verified', async () => {
+        for (let i = 0; i < 5; i++) await begin(attempt())
+        for (let i = 0; i < 5; i++) await finish(attempt(), 'failed')
+        expect(await begin(attempt())).toMatchObject({ outcome: 'throttled' })
+      })
+
+      it('forgets attempts in flight once none began for leaseMs', async () => {
+        for (let i = 0; i < 5; i++) await begin(attempt(), T0)
+        expect(await begin(attempt(), T0 + LEASE - 1)).toEqual({ outcome: 'busy' })
+        expect(await begin(attempt(), T0 + LEASE)).toEqual(proceed())
+        // A late finish of a forgotten attempt never takes the count below zero.
+        for (let i = 0; i < 6; i++) await finish(attempt(), 'abandoned', T0 + LEASE)
+        for (let i = 0; i < 5; i++) expect(await begin(attempt(), T0 + LEASE)).toEqual(proceed())
+        expect(await begin(attempt(), T0 + LEASE)).toEqual({ outcome: 'busy' })
+      })
+
+      it('decides racing attempts one at a time', async () => {
+        const decisions = await Promise.all(Array.from({ length: 40 }, () => begin(attempt())))
+        expect(decisions.filter((d) => d.outcome === 'proceed')).toHaveLength(5)
+        expect(decisions.filter((d) => d.outcome === 'busy')).toHaveLength(35)
+        await Promise.all(Array.from({ length: 5 }, () => finish(attempt(), 'failed')))
+        expect(await begin(attempt())).toMatchObject({ outcome: 'throttled' })
+        // The address counted all five failures too, and reached its limit.
+        expect(await begin(attempt('other'))).toMatchObject({ outcome: 'throttled' })
+      })
+
+      it('deletes ended windows and forgotten pairs in batches no larger than the limit', async () => {
+        for (let i = 0; i < 3; i++)
+          await tryOnce(attempt(`old${i}`, `10.0.0.${i}`), 'failed', T0 - WINDOW - i)
+        await tryOnce(attempt('gone', '10.0.1.1'), 'succeeded', T0 - KNOWN)
+        await tryOnce(attempt(), 'failed', T0)
+        // Ended: three pairs, four addresses (with the success's), one known pair.
+        expect(await stores.throttle.deleteExpired(T0, 3)).toBe(3)
+        expect(await stores.throttle.deleteExpired(T0, 3)).toBe(3)
+        expect(await stores.throttle.deleteExpired(T0, 3)).toBe(2)
+        expect(await stores.throttle.deleteExpired(T0, 3)).toBe(0)
+        for (let i = 0; i < 2; i++) await tryOnce(attempt(), 'failed', T0)
+        expect(await begin(attempt(), T0)).toMatchObject({ outcome: 'throttled' })
       })
 
       it('keeps keys of any text apart, however alike', async () => {
-        const keys = [
-          'user 127.0.0.1 admin',
-          'user 127.0.0.1 admin ',
-          'user ::1 Admin',
-          'addr 127.0.0.1',
-          'ü 🙂',
-        ]
-        for (const [i, key] of keys.entries()) {
-          for (let n = 0; n <= i; n++) await stores.throttle.hit([key], T0, WINDOW)
-        }
-        expect((await stores.throttle.peek(keys, T0)).map((counter) => counter?.count)).toEqual([
-          1, 2, 3, 4, 5,
+        const alike = ['user ::1 admin', 'user ::1 admin ', 'user ::1 Admin', 'ü 🙂', 'user ::1 admin\u0000']
+        const of = (i: number): LoginAttempt => ({
+          pairKey: alike[i] as string,
+          addressKey: `addr ${i}`,
+          knownKey: `known ${alike[i]}`,
+        })
+        // Only the key at index 3 reaches the limit; only the key at index 1 logs in.
+        for (let n = 0; n < 3; n++) await tryOnce(of(3), 'failed')
+        await tryOnce(of(1), 'succeeded')
+        const decisions = await Promise.all(alike.map(async (_, i) => tryOnce(of(i), 'abandoned', T0 + 1)))
+        expect(decisions).toEqual([
+          proceed(),
+          proceed(true),
+          proceed(),
+          { outcome: 'throttled', retryAt: T0 + WINDOW },
+          proceed(),
         ])
       })
     })

@@ -1,8 +1,6 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
-import type { Clock, EventSink, PasswordVerifier } from '../ports.js'
+import type { AttemptOutcome, Clock, EventSink, PasswordVerifier } from '../ports.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
-import { addressScope } from './address-scope.js'
-import { createKeyedQueue } from './keyed-queue.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
 
@@ -25,7 +23,13 @@ export interface LoginRequest {
 export type LoginError = Extract<
   DomainError,
   {
-    code: 'invalid_request' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_credentials' | 'throttled'
+    code:
+      | 'invalid_request'
+      | 'unsupported_grant_type'
+      | 'invalid_scope'
+      | 'invalid_credentials'
+      | 'throttled'
+      | 'temporarily_unavailable'
   }
 >
 
@@ -39,8 +43,8 @@ export interface LoginDeps {
   clock: Clock
 }
 
-/** Attempts from one address that may wait for the one in progress; more are throttled at once. */
-export const MAX_WAITING_PER_ADDRESS = 16
+/** Seconds an attempt shed because too many attempts of its key are in flight is told to wait. */
+export const BUSY_RETRY_AFTER = 1
 
 const missing = (field: string): LoginError => ({
   code: 'invalid_request',
@@ -48,16 +52,11 @@ const missing = (field: string): LoginError => ({
 })
 
 export function createLogin({ users, clients, verifier, throttle, tokens, events, clock }: LoginDeps) {
-  // Attempts from one address run one after another: the throttle is checked, the password
-  // verified and a failure counted before the next attempt is checked, so attempts sent all at
-  // once cannot slip past the limit together.
-  const oneAtATime = createKeyedQueue(MAX_WAITING_PER_ADDRESS)
-
   /**
    * The OAuth2 password grant. Order matters: shape errors first (they reveal nothing), then the
-   * throttle (a throttled attempt never reaches the verifier), then one verification whatever
-   * the user, so unknown users, wrong passwords, unknown clients and too-wide scopes cost the
-   * same and yield the same `invalid_credentials`.
+   * throttle, decided in the store (a throttled attempt never reaches the verifier), then one
+   * verification whatever the user, so unknown users, wrong passwords, unknown clients and
+   * too-wide scopes cost the same and yield the same `invalid_credentials`.
    */
   async function login(request: LoginRequest, address: string): Promise<Result<IssuedToken, LoginError>> {
     const { clientId, grantType, scope, username, password } = request
@@ -75,35 +74,40 @@ export function createLogin({ users, clients, verifier, throttle, tokens, events
     if (!requested.ok) return requested
 
     const actor = { username, clientId: clientId ?? null, address }
-    const throttled = (retryAfter: number): Result<IssuedToken, LoginError> => {
-      events.emit({ type: 'login.throttled', at: clock.now(), retryAfter, ...actor })
-      return err({ code: 'throttled', retryAfter })
+    const decision = await throttle.begin(username, address)
+    if (decision.outcome === 'throttled') {
+      events.emit({ type: 'login.throttled', at: clock.now(), retryAfter: decision.retryAfter, ...actor })
+      return err({ code: 'throttled', retryAfter: decision.retryAfter })
     }
-    const outcome = await oneAtATime(addressScope(address), async () => {
-      const wait = await throttle.retryAfter(username, address)
-      return wait > 0 ? throttled(wait) : attempt(actor, password, requested.value)
-    })
-    return outcome ?? throttled(1)
+    if (decision.outcome === 'busy') {
+      events.emit({ type: 'login.shed', at: clock.now(), retryAfter: BUSY_RETRY_AFTER, ...actor })
+      return err({ code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER })
+    }
+    let outcome: AttemptOutcome = 'abandoned'
+    try {
+      const result = await attempt(actor, password, requested.value)
+      outcome = result.ok ? 'succeeded' : 'failed'
+      return result
+    } finally {
+      await throttle.finish(decision.attempt, outcome)
+    }
   }
 
-  /** One verification whatever the user; a failure is counted before the next attempt is checked. */
+  /** One verification whatever the user. */
   async function attempt(
     actor: { username: string; clientId: string | null; address: string },
     password: string,
     scope: string[],
   ): Promise<Result<IssuedToken, LoginError>> {
-    const { username, clientId, address } = actor
+    const { username, clientId } = actor
     const user = users.get(username)
     const passwordOk = await verifier.verify(user?.passwordHash ?? verifier.dummyHash, password)
     const granted = user && passwordOk ? grantScope(scope, user.permissions) : null
     if (!user || granted === null || clientId === null || !clients.has(clientId)) {
-      await throttle.recordFailure(username, address)
       events.emit({ type: 'login.failed', at: clock.now(), ...actor })
       return err({ code: 'invalid_credentials' })
     }
-
-    await throttle.recordSuccess(username, address)
-    const issued = await tokens.issue(username, clientId, granted)
+    const issued = await tokens.issue(user, clientId, granted)
     events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
     return ok(issued)
   }

@@ -22,3 +22,18 @@ export function hasPermission(granted: readonly string[], needed: string): boole
   if (needed === '') return true
   return granted.some((word) => grants(word, needed))
 }
+
+/**
+ * What both lists grant: each pair of words meets in the narrower one when one covers the other
+ * (`*` ∩ `read` = `read`, `read` ∩ `nodes.read` = `nodes.read`), and not at all otherwise.
+ */
+export function intersectPermissions(a: readonly string[], b: readonly string[]): string[] {
+  const both = new Set<string>()
+  for (const x of a) {
+    for (const y of b) {
+      if (grants(x, y)) both.add(y)
+      else if (grants(y, x)) both.add(x)
+    }
+  }
+  return [...both]
+}

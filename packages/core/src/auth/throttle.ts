@@ -1,4 +1,4 @@
-import type { Clock, Digest, ThrottleStore } from '../ports.js'
+import type { AttemptOutcome, Clock, Digest, LoginAttempt, ThrottlePolicy, ThrottleStore } from '../ports.js'
 import { addressScope } from './address-scope.js'
 
 /**
@@ -6,6 +6,10 @@ import { addressScope } from './address-scope.js'
  * and the address whatever the username. Guessing one user's password from one address throttles
  * that pair only, so the real user still logs in from elsewhere; spraying usernames from one
  * address throttles the address. IPv6 addresses count by their /64 (see addressScope).
+ *
+ * The store decides each attempt before its password is checked and counts it as in flight until
+ * it ends, so processes sharing a store together verify at most `limit + inFlightAllowance`
+ * wrong guesses per key and window, whatever their number and however the attempts arrive.
  */
 export interface ThrottleOptions {
   /** Seconds a window lasts; failures older than the window no longer count. Default 900. */
@@ -14,55 +18,91 @@ export interface ThrottleOptions {
   maxFailuresPerUser: number
   /** Failures from one address, any usernames, before the address must wait. Default 20. */
   maxFailuresPerAddress: number
+  /**
+   * Attempts that may be in flight on a key beyond its remaining failures; more are answered
+   * "temporarily unavailable" (never "throttled") until some finish. Default 4.
+   */
+  inFlightAllowance: number
+  /** Days a successful login keeps its username+address pair in the known-client lane. Default 30. */
+  knownClientDays: number
 }
 
 export const DEFAULT_THROTTLE: ThrottleOptions = {
   windowSeconds: 900,
   maxFailuresPerUser: 5,
   maxFailuresPerAddress: 20,
+  inFlightAllowance: 4,
+  knownClientDays: 30,
 }
 
 /** Longest username kept as it is in a throttle key; longer ones are keyed by their SHA-256. */
 export const MAX_KEYED_USERNAME = 128
 
+/**
+ * How long in-flight attempts of a key count when no attempt on it begins: long past any
+ * verification, so only attempts whose process died are forgotten.
+ */
+export const IN_FLIGHT_LEASE_MS = 30_000
+
+const DAY_MS = 86_400_000
+
+export type ThrottleDecision =
+  | { outcome: 'proceed'; known: boolean; attempt: LoginAttempt }
+  | { outcome: 'throttled'; retryAfter: number }
+  | { outcome: 'busy' }
+
 export function createThrottle(store: ThrottleStore, clock: Clock, digest: Digest, options: ThrottleOptions) {
-  const windowMs = options.windowSeconds * 1000
+  for (const [name, value] of Object.entries(options)) {
+    const least = name === 'knownClientDays' ? 0 : 1
+    if (!Number.isSafeInteger(value) || value < least) {
+      throw new RangeError(`throttle ${name} must be a whole number from ${least}`)
+    }
+  }
+  const policy: ThrottlePolicy = {
+    pairLimit: options.maxFailuresPerUser,
+    addressLimit: options.maxFailuresPerAddress,
+    windowMs: options.windowSeconds * 1000,
+    allowance: options.inFlightAllowance,
+    leaseMs: IN_FLIGHT_LEASE_MS,
+    knownMs: options.knownClientDays * DAY_MS,
+  }
   // Keys stay short whatever the username, so a spray of huge usernames costs the store no more
   // per counter than short ones. A digest key has another prefix, so it never meets a plain one.
-  const keysOf = async (username: string, address: string) => {
+  // The known-client key is always a digest: the store never lists which usernames logged in.
+  const attemptOf = async (username: string, address: string): Promise<LoginAttempt> => {
     const scope = addressScope(address)
-    return [
-      username.length <= MAX_KEYED_USERNAME
-        ? `user ${scope} ${username}`
-        : `userhash ${scope} ${await digest.sha256(username)}`,
-      `addr ${scope}`,
-    ]
+    return {
+      pairKey:
+        username.length <= MAX_KEYED_USERNAME
+          ? `user ${scope} ${username}`
+          : `userhash ${scope} ${await digest.sha256(username)}`,
+      addressKey: `addr ${scope}`,
+      knownKey: `known ${await digest.sha256(`${scope}\n${username}`)}`,
+    }
   }
-  const limits = [options.maxFailuresPerUser, options.maxFailuresPerAddress]
 
   return {
-    /** Seconds to wait before this pair may try again, or 0 when it may try now. */
-    async retryAfter(username: string, address: string): Promise<number> {
+    /** Asks the store whether this attempt may be verified now; if so it counts as in flight. */
+    async begin(username: string, address: string): Promise<ThrottleDecision> {
+      const attempt = await attemptOf(username, address)
       const now = clock.now()
-      const counters = await store.peek(await keysOf(username, address), now)
-      let until = 0
-      counters.forEach((counter, i) => {
-        if (counter !== null && counter.count >= (limits[i] as number))
-          until = Math.max(until, counter.resetAt)
-      })
-      return until === 0 ? 0 : Math.max(1, Math.ceil((until - now) / 1000))
+      const decision = await store.begin(attempt, policy, now)
+      switch (decision.outcome) {
+        case 'proceed':
+          return { outcome: 'proceed', known: decision.known, attempt }
+        case 'throttled':
+          return { outcome: 'throttled', retryAfter: Math.max(1, Math.ceil((decision.retryAt - now) / 1000)) }
+        case 'busy':
+          return decision
+      }
     },
 
-    async recordFailure(username: string, address: string): Promise<void> {
-      await store.hit(await keysOf(username, address), clock.now(), windowMs)
+    /** Ends an attempt that `begin` let proceed. */
+    finish(attempt: LoginAttempt, outcome: AttemptOutcome): Promise<void> {
+      return store.finish(attempt, outcome, policy, clock.now())
     },
 
-    /** A success clears the pair only: the address counter keeps counting sprayed usernames. */
-    async recordSuccess(username: string, address: string): Promise<void> {
-      await store.clear((await keysOf(username, address))[0] as string)
-    },
-
-    /** Deletes up to `limit` counters whose window has ended. */
+    /** Deletes up to `limit` ended windows and forgotten known pairs. */
     sweep(limit: number): Promise<number> {
       return store.deleteExpired(clock.now(), limit)
     },

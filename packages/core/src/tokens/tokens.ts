@@ -1,11 +1,20 @@
-import { hasPermission } from '../auth/permissions.js'
-import type { Clock, Digest, RandomSource, TokenRecord, TokenStore } from '../ports.js'
+import type { User } from '../auth/login.js'
+import { hasPermission, intersectPermissions } from '../auth/permissions.js'
+import type { Clock, Digest, EventSink, RandomSource, TokenKind, TokenRecord, TokenStore } from '../ports.js'
 import { base64url } from './encoding.js'
 
 /** 32 bytes = 256 bits of entropy; 43 base64url characters. */
 export const TOKEN_BYTES = 32
+/** 12 bytes: 16 base64url characters, unique enough to name a record, and no secret. */
+const ID_BYTES = 12
+/** Every API token starts with this, so secret scanners can find a leaked one. */
+export const API_TOKEN_PREFIX = 'fa_'
 /** Longer bearer values are not tokens of ours: refused without hashing. */
 const MAX_TOKEN_LENGTH = 512
+/** A token's last use is written at most this often (ms), so reads stay free of writes. */
+export const LAST_USE_RESOLUTION_MS = 60_000
+/** What the credential fingerprint is a keyed hash of: fixed, so only the key (the password hash) varies. */
+const FINGERPRINT_LABEL = 'flowadmin token credential v1'
 
 export interface IssuedToken {
   accessToken: string
@@ -15,64 +24,211 @@ export interface IssuedToken {
   scope: string[]
 }
 
+/** A token just created: the record as stored and the token itself, shown this once. */
+export interface CreatedToken {
+  token: string
+  record: TokenRecord
+}
+
+/** The live record behind a bearer and what it may do now. */
+export interface Authenticated {
+  record: TokenRecord
+  /** The token's scope ∩ its user's permissions now. */
+  permissions: string[]
+}
+
 export interface TokenDeps {
   store: TokenStore
   clock: Clock
   random: RandomSource
   digest: Digest
-  /** Seconds a token lives. */
+  events: EventSink
+  /** The configured users now, by name; read on every use, so a reload takes effect at once. */
+  users: ReadonlyMap<string, User>
+  /** Seconds a session lives. */
   lifetime: number
 }
 
-export type RevokeOutcome = { revoked: true; owner: string } | { revoked: false }
+export type RevokeOutcome = { revoked: true; record: TokenRecord } | { revoked: false }
 
-export function createTokens({ store, clock, random, digest, lifetime }: TokenDeps) {
+/** Who asks to see or end tokens. */
+export interface TokenCaller {
+  username: string | null
+  permissions: readonly string[]
+}
+
+const mayManage = (record: TokenRecord, caller: TokenCaller) =>
+  record.username === caller.username || hasPermission(caller.permissions, '*')
+
+export function createTokens({ store, clock, random, digest, events, users, lifetime }: TokenDeps) {
   const hashOf = (token: string) => digest.sha256(token)
 
+  // Fingerprints by password hash: one keyed hash per credential, not one per request.
+  const fingerprints = new Map<string, Promise<string>>()
+  function fingerprintOf(user: User): Promise<string> {
+    let fingerprint = fingerprints.get(user.passwordHash)
+    if (fingerprint === undefined) {
+      fingerprint = digest.hmacSha256(user.passwordHash, FINGERPRINT_LABEL)
+      fingerprints.set(user.passwordHash, fingerprint)
+    }
+    return fingerprint
+  }
+
+  // When this process last wrote a token's use, so racing requests write it once, not each.
+  const touched = new Map<string, number>()
+  async function noteUse(record: TokenRecord, address: string, now: number): Promise<void> {
+    const last = Math.max(record.lastUsedAt ?? -Infinity, touched.get(record.id) ?? -Infinity)
+    if (now - last < LAST_USE_RESOLUTION_MS) return
+    if (touched.size >= 10_000) {
+      for (const [id, at] of touched) if (now - at >= LAST_USE_RESOLUTION_MS) touched.delete(id)
+    }
+    touched.set(record.id, now)
+    await store.touch(record.id, now, address)
+  }
+
+  async function save(
+    user: User,
+    fields: {
+      kind: TokenKind
+      name: string | null
+      clientId: string
+      scope: string[]
+      expiresIn: number | null
+    },
+  ): Promise<CreatedToken> {
+    const secret = base64url(random.bytes(TOKEN_BYTES))
+    const token = fields.kind === 'api' ? `${API_TOKEN_PREFIX}${secret}` : secret
+    const now = clock.now()
+    const record: TokenRecord = {
+      hash: await hashOf(token),
+      id: base64url(random.bytes(ID_BYTES)),
+      kind: fields.kind,
+      name: fields.name,
+      username: user.username,
+      clientId: fields.clientId,
+      scope: fields.scope,
+      fingerprint: await fingerprintOf(user),
+      createdAt: now,
+      expiresAt: fields.expiresIn === null ? null : now + fields.expiresIn * 1000,
+      lastUsedAt: null,
+      lastAddress: null,
+    }
+    await store.save(record)
+    return { token, record }
+  }
+
+  /** Deletes a record whose user is gone or whose credential changed, and records why. */
+  async function invalidate(
+    record: TokenRecord,
+    reason: 'user_removed' | 'credential_changed',
+    address: string | null,
+  ) {
+    if (!(await store.delete(record.id))) return
+    events.emit({
+      type: 'token.invalidated',
+      at: clock.now(),
+      id: record.id,
+      owner: record.username,
+      reason,
+      username: record.username,
+      clientId: record.clientId,
+      address,
+    })
+  }
+
+  /** The record is live and its user's credential unchanged: what it may do now, else null. */
+  async function check(record: TokenRecord, address: string | null): Promise<Authenticated | null> {
+    if (record.expiresAt !== null && record.expiresAt <= clock.now()) {
+      await store.delete(record.id)
+      return null
+    }
+    const user = users.get(record.username)
+    if (user === undefined) {
+      await invalidate(record, 'user_removed', address)
+      return null
+    }
+    if ((await fingerprintOf(user)) !== record.fingerprint) {
+      await invalidate(record, 'credential_changed', address)
+      return null
+    }
+    return { record, permissions: intersectPermissions(record.scope, user.permissions) }
+  }
+
   return {
-    /** Issues a new token and stores only its hash. */
-    async issue(username: string, clientId: string, scope: string[]): Promise<IssuedToken> {
-      const accessToken = base64url(random.bytes(TOKEN_BYTES))
-      const now = clock.now()
-      await store.save({
-        hash: await hashOf(accessToken),
-        username,
+    /** Issues a session for a user who just logged in; stores only its hash. */
+    async issue(user: User, clientId: string, scope: string[]): Promise<IssuedToken> {
+      const { token } = await save(user, {
+        kind: 'session',
+        name: null,
         clientId,
         scope,
-        createdAt: now,
-        expiresAt: now + lifetime * 1000,
+        expiresIn: lifetime,
       })
-      return { accessToken, expiresIn: lifetime, tokenType: 'Bearer', scope }
+      return { accessToken: token, expiresIn: lifetime, tokenType: 'Bearer', scope }
     },
 
-    /** The live record for a bearer token, or null when unknown, expired or revoked. Removes it when expired. */
-    async authenticate(token: string): Promise<TokenRecord | null> {
+    /** Creates a named API token (`fa_…`) for a user; `expiresIn` in seconds, null for never. */
+    create(
+      user: User,
+      fields: { name: string; clientId: string; scope: string[]; expiresIn: number | null },
+    ): Promise<CreatedToken> {
+      return save(user, { kind: 'api', ...fields })
+    },
+
+    /**
+     * The live record for a bearer token and its rights now, or null when unknown, expired,
+     * revoked, or its user is gone or changed password (then the record is deleted). A use is
+     * written at most once a minute per token.
+     */
+    async authenticate(token: string, address: string | null): Promise<Authenticated | null> {
       if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
-      const hash = await hashOf(token)
-      const record = await store.findByHash(hash)
+      const record = await store.findByHash(await hashOf(token))
       if (record === null) return null
-      if (record.expiresAt <= clock.now()) {
-        await store.delete(hash)
-        return null
-      }
-      return record
+      const live = await check(record, address)
+      if (live !== null && address !== null) await noteUse(record, address, clock.now())
+      return live
     },
 
     /**
      * Revokes `token` when the caller owns it (same user) or holds `*`. Anything else, an unknown
      * token included, is a silent no-op, so the answer reveals nothing about other tokens.
      */
-    async revoke(
-      token: string,
-      caller: { username: string | null; permissions: readonly string[] },
-    ): Promise<RevokeOutcome> {
+    async revoke(token: string, caller: TokenCaller): Promise<RevokeOutcome> {
       if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { revoked: false }
-      const hash = await hashOf(token)
-      const record = await store.findByHash(hash)
-      if (record === null) return { revoked: false }
-      const mayRevoke = record.username === caller.username || hasPermission(caller.permissions, '*')
-      if (!mayRevoke) return { revoked: false }
-      return (await store.delete(hash)) ? { revoked: true, owner: record.username } : { revoked: false }
+      const record = await store.findByHash(await hashOf(token))
+      if (record === null || !mayManage(record, caller)) return { revoked: false }
+      return (await store.delete(record.id)) ? { revoked: true, record } : { revoked: false }
+    },
+
+    /** Revokes the token with this id when the caller may; another's is as unknown (no-op). */
+    async revokeById(id: string, caller: TokenCaller): Promise<RevokeOutcome> {
+      const record = await store.findById(id)
+      if (record === null || !mayManage(record, caller)) return { revoked: false }
+      return (await store.delete(record.id)) ? { revoked: true, record } : { revoked: false }
+    },
+
+    /** Deletes every token of a user; returns how many. */
+    revokeUser(username: string): Promise<number> {
+      return store.deleteByUser(username)
+    },
+
+    /** The unexpired tokens of one user, or of everyone (null), oldest first. */
+    async list(username: string | null): Promise<TokenRecord[]> {
+      const now = clock.now()
+      return (await store.list(username)).filter(
+        (record) => record.expiresAt === null || record.expiresAt > now,
+      )
+    },
+
+    /** Deletes every token of users no longer configured; one entry per such user with the count. */
+    async purgeRemovedUsers(): Promise<Array<{ username: string; count: number }>> {
+      const purged: Array<{ username: string; count: number }> = []
+      for (const username of await store.usernames()) {
+        if (users.has(username)) continue
+        const count = await store.deleteByUser(username)
+        if (count > 0) purged.push({ username, count })
+      }
+      return purged
     },
 
     /** Deletes up to `limit` expired records; returns how many. */

@@ -1,0 +1,245 @@
+import type { User } from '../auth/login.js'
+import { hasPermission } from '../auth/permissions.js'
+import { grantScope, parseScope } from '../auth/scope.js'
+import { type DomainError, err, ok, type Result } from '../errors.js'
+import type { Actor, Clock, EventSink, TokenKind, TokenRecord } from '../ports.js'
+import type { Tokens } from './tokens.js'
+
+/** Seconds in a day. */
+const DAY = 86_400
+
+/** Lifetimes of named API tokens, in seconds. */
+export interface ApiTokenOptions {
+  /** When a request names none; default 90 days. */
+  expiryTime: number
+  /** The longest a request may ask for; default 365 days. */
+  maxExpiryTime: number
+  /** Whether a request may ask for a token that never expires (`expiresIn: null`); default false. */
+  allowNoExpiry: boolean
+}
+
+export const DEFAULT_API_TOKENS: ApiTokenOptions = {
+  expiryTime: 90 * DAY,
+  maxExpiryTime: 365 * DAY,
+  allowNoExpiry: false,
+}
+
+/** Longest name of an API token, in characters. */
+export const MAX_TOKEN_NAME = 100
+
+/** A token as an inventory shows it: never the token or its hash. */
+export interface TokenView {
+  id: string
+  user: string
+  kind: TokenKind
+  name: string | null
+  clientId: string
+  scope: string[]
+  createdAt: number
+  expiresAt: number | null
+  lastUsedAt: number | null
+  lastAddress: string | null
+  /** True for the token the caller is using. */
+  current: boolean
+}
+
+/** Whoever asks, as the inventory needs them: the caller's token id when they use one. */
+export interface InventoryCaller {
+  username: string | null
+  tokenId: string | null
+  /** The caller's rights now. */
+  permissions: readonly string[]
+  actor: Actor
+}
+
+export interface CreateTokenRequest {
+  name: string
+  /** Space-separated scope words; absent or empty: the owner's rights. */
+  scope?: string | undefined
+  /** Seconds; absent: the default; null: never expires (when allowed). */
+  expiresIn?: number | null | undefined
+  /** Whose token it is; absent: the caller's. Another user's needs `*`. */
+  user?: string | undefined
+  /** Recorded as the token's client; default `api`. */
+  clientId?: string | undefined
+}
+
+export interface CreatedApiToken {
+  token: string
+  view: TokenView
+}
+
+export type InventoryError = Extract<
+  DomainError,
+  { code: 'invalid_request' | 'invalid_scope' | 'forbidden' | 'token_not_found' }
+>
+
+export interface InventoryDeps {
+  tokens: Tokens
+  users: ReadonlyMap<string, User>
+  events: EventSink
+  clock: Clock
+  options: ApiTokenOptions
+}
+
+const invalid = (message: string): InventoryError => ({ code: 'invalid_request', message })
+
+/** Checks API token lifetimes from settings; throws a RangeError naming the field. */
+export function checkApiTokenOptions(options: ApiTokenOptions): void {
+  for (const field of ['expiryTime', 'maxExpiryTime'] as const) {
+    const value = options[field]
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new RangeError(`apiTokens.${field} must be a positive whole number of seconds`)
+    }
+  }
+  if (options.expiryTime > options.maxExpiryTime) {
+    throw new RangeError('apiTokens.expiryTime must not exceed apiTokens.maxExpiryTime')
+  }
+}
+
+/** The session inventory and named API tokens: who may see, end and create which tokens. */
+export function createTokenInventory({ tokens, users, events, clock, options }: InventoryDeps) {
+  const mayAct = (caller: InventoryCaller, owner: string) =>
+    caller.username === owner || hasPermission(caller.permissions, '*')
+
+  const view = (record: TokenRecord, caller: InventoryCaller | null): TokenView => ({
+    id: record.id,
+    user: record.username,
+    kind: record.kind,
+    name: record.name,
+    clientId: record.clientId,
+    scope: [...record.scope],
+    createdAt: record.createdAt,
+    expiresAt: record.expiresAt,
+    lastUsedAt: record.lastUsedAt,
+    lastAddress: record.lastAddress,
+    current: caller !== null && record.id === caller.tokenId,
+  })
+
+  function lifetimeOf(expiresIn: number | null | undefined): Result<number | null, InventoryError> {
+    if (expiresIn === undefined) return ok(options.expiryTime)
+    if (expiresIn === null) {
+      return options.allowNoExpiry ? ok(null) : err(invalid('Tokens that never expire are not allowed here'))
+    }
+    if (!Number.isSafeInteger(expiresIn) || expiresIn <= 0) {
+      return err(invalid('expires_in must be a positive whole number of seconds'))
+    }
+    if (expiresIn > options.maxExpiryTime) {
+      return err(invalid(`expires_in must be at most ${options.maxExpiryTime} seconds`))
+    }
+    return ok(expiresIn)
+  }
+
+  return {
+    /**
+     * The caller's own unexpired tokens (`user` null), one user's, or everyone's (`*`). Another
+     * user's or everyone's needs `*`.
+     */
+    async list(caller: InventoryCaller, user: string | null): Promise<Result<TokenView[], InventoryError>> {
+      const owner = user ?? caller.username
+      if (owner === null) return ok([])
+      if (owner === '*' ? !hasPermission(caller.permissions, '*') : !mayAct(caller, owner)) {
+        return err({ code: 'forbidden', permission: '*' })
+      }
+      const records = await tokens.list(owner === '*' ? null : owner)
+      return ok(records.map((record) => view(record, caller)))
+    },
+
+    /** Ends one token: the caller's own, or any with `*`; any other is as unknown. */
+    async revoke(caller: InventoryCaller, id: string): Promise<Result<TokenView, InventoryError>> {
+      const outcome = await tokens.revokeById(id, caller)
+      if (!outcome.revoked) return err({ code: 'token_not_found', id })
+      const { record } = outcome
+      events.emit({
+        type: 'token.revoked',
+        at: clock.now(),
+        owner: record.username,
+        id: record.id,
+        ...caller.actor,
+      })
+      return ok(view(record, caller))
+    },
+
+    /** Ends every token of a user ("sign out everywhere"): the caller's own, or anyone's with `*`. */
+    async revokeUser(caller: InventoryCaller, user: string): Promise<Result<number, InventoryError>> {
+      if (!mayAct(caller, user)) return err({ code: 'forbidden', permission: '*' })
+      const count = await tokens.revokeUser(user)
+      events.emit({
+        type: 'tokens.revoked_all',
+        at: clock.now(),
+        owner: user,
+        count,
+        reason: 'request',
+        ...caller.actor,
+      })
+      return ok(count)
+    },
+
+    /**
+     * Creates a named API token within the owner's rights: the caller's rights now when it is
+     * their own, the owner's permissions when a caller with `*` creates one for another user.
+     */
+    async create(
+      caller: InventoryCaller,
+      request: CreateTokenRequest,
+    ): Promise<Result<CreatedApiToken, InventoryError>> {
+      const name = request.name.trim()
+      if (name === '') return err(invalid('Missing required field: name'))
+      if (name.length > MAX_TOKEN_NAME)
+        return err(invalid(`name must be at most ${MAX_TOKEN_NAME} characters`))
+      const ownerName = request.user ?? caller.username
+      if (ownerName === null) return err(invalid('Missing required field: user'))
+      if (!mayAct(caller, ownerName)) return err({ code: 'forbidden', permission: '*' })
+      const owner = users.get(ownerName)
+      if (owner === undefined) return err(invalid(`No such user: ${ownerName.slice(0, 64)}`))
+      const lifetime = lifetimeOf(request.expiresIn)
+      if (!lifetime.ok) return lifetime
+      const requested = parseScope(request.scope ?? '')
+      if (!requested.ok) return requested
+      const rights = ownerName === caller.username ? caller.permissions : owner.permissions
+      const scope = grantScope(requested.value, rights)
+      if (scope === null || scope.length === 0) {
+        return err({ code: 'invalid_scope', message: 'The scope exceeds the rights of the token owner' })
+      }
+      const created = await tokens.create(owner, {
+        name,
+        clientId: request.clientId ?? 'api',
+        scope,
+        expiresIn: lifetime.value,
+      })
+      const { record } = created
+      events.emit({
+        type: 'token.created',
+        at: clock.now(),
+        owner: record.username,
+        id: record.id,
+        name,
+        ...caller.actor,
+      })
+      return ok({ token: created.token, view: view(record, caller) })
+    },
+
+    /**
+     * Deletes every token of users no longer configured, with one event per such user naming the
+     * count. Run at start-up and after the users change.
+     */
+    async purgeRemovedUsers(): Promise<Array<{ username: string; count: number }>> {
+      const purged = await tokens.purgeRemovedUsers()
+      for (const { username, count } of purged) {
+        events.emit({
+          type: 'tokens.revoked_all',
+          at: clock.now(),
+          owner: username,
+          count,
+          reason: 'user_removed',
+          username: null,
+          clientId: null,
+          address: null,
+        })
+      }
+      return purged
+    },
+  }
+}
+
+export type TokenInventory = ReturnType<typeof createTokenInventory>
