@@ -81,7 +81,7 @@ export const NOT_INSTALLED = 'not installed'
  */
 export function createModules({ store, loader, typeUsage, events, clock, installer }: ModuleDeps) {
   const loadState = new Map<string, LoadState>()
-  /** The modules discovery found installed in this process. */
+  /** The modules discovery (or an install) found on disk since start. */
   const installed = new Set<string>()
   const serial = createSerialQueue()
 
