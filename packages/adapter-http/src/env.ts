@@ -17,4 +17,5 @@ export interface RouteDeps {
   basePath: string
   clientAddress: (c: Context) => string
   maxBodyBytes: number
+  maxUploadBytes: number
 }

@@ -1,4 +1,9 @@
-export { createHttpApp, DEFAULT_MAX_BODY_BYTES, type HttpAppOptions } from './app.js'
+export {
+  createHttpApp,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_UPLOAD_BYTES,
+  type HttpAppOptions,
+} from './app.js'
 export { type CorsOptions, originProblem } from './cors.js'
 export { REALM } from './errors.js'
 export {

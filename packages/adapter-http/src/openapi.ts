@@ -177,12 +177,25 @@ export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument 
         operationId: 'installNodeModule',
         summary: 'Install a node module with npm',
         description:
-          `${needs('nodes.write')} From the registry (\`version\`: a semver range, the newest without it) or ` +
-          'from a tarball `url`. The settings’ policy is decided before anything is fetched. Its node ' +
+          `${needs('nodes.write')} From the registry (\`version\`: a semver range, the newest without it), ` +
+          'from a tarball `url`, or a tarball uploaded as the `tarball` field of a multipart form ' +
+          '(only with `externalModules.palette.allowUpload`). The settings’ policy is decided before anything is fetched. Its node ' +
           'sets are loaded; a module new to the service starts enabled, one it knows keeps its stored ' +
           'state. A failed install changes nothing. One install or removal runs at a time.',
         tags: ['nodes'],
-        requestBody: { required: true, content: json(ref('InstallRequest')) },
+        requestBody: {
+          required: true,
+          content: {
+            ...json(ref('InstallRequest')),
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: ['tarball'],
+                properties: { tarball: { type: 'string', contentMediaType: 'application/gzip' } },
+              },
+            },
+          },
+        },
         responses: guarded({
           200: { description: 'The installed Node Module object.', content: json(ref('NodeModule')) },
           400: use('BadInstallRequest'),

@@ -204,12 +204,13 @@ export interface NodeSetLoader {
 }
 
 /**
- * What to install: a package from the registry (`version` a semver range; absent, the newest), or
- * the tarball at `url`, which must hold the package named `module`.
+ * What to install: a package from the registry (`version` a semver range; absent, the newest), the
+ * tarball at `url`, which must hold the package named `module`, or an uploaded tarball's bytes.
  */
 export type InstallRequest =
-  | { module: string; version?: string | undefined; url?: undefined }
-  | { module: string; url: string; version?: undefined }
+  | { module: string; version?: string | undefined; url?: undefined; tarball?: undefined }
+  | { module: string; url: string; version?: undefined; tarball?: undefined }
+  | { tarball: Uint8Array; module?: undefined; version?: undefined; url?: undefined }
 
 /** Why an install or removal did not happen. In every case nothing was changed. */
 export type InstallFailure =

@@ -4,6 +4,7 @@ import * as path from 'node:path'
 import type { InstallFailure, InstallRequest, ModuleDescriptor, ModuleInstaller } from '@flowadmin/core'
 import { type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import type { PalettePolicy } from './palette-policy.js'
+import { readTarballManifest } from './tarball.js'
 
 // Installs and removes node modules with npm, all or nothing. npm works on a copy of the userDir's
 // package.json, lockfile, .npmrc and node_modules in a staging folder inside userDir; only when it
@@ -32,6 +33,8 @@ export interface NpmInstallerOptions {
 /** The folders inside userDir that npm works in; swept at start in case a crash left one. */
 const STAGING_PREFIX = '.flowadmin-staging-'
 const FILES = ['package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.npmrc'] as const
+/** An uploaded tarball, inside the staging folder; not kept (the module is installed unsaved). */
+const UPLOAD = 'upload.tgz'
 const FRESH_PACKAGE = {
   name: 'flowadmin-user-modules',
   description: 'The node modules of this flowadmin userDir',
@@ -175,10 +178,12 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
     args: string[],
     except: string | null,
     check: (staged: DiscoveredModule[]) => Outcome<T>,
+    prepare: (dir: string) => Promise<void> = async () => {},
   ): Promise<Outcome<T>> {
     const before = await discoverModules(userDir)
     const dir = await stage()
     try {
+      await prepare(dir)
       const problem = await runNpm(dir, args)
       if (problem !== null) return failed(problem)
       await keepOthers(dir, before, except)
@@ -196,28 +201,49 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
     async install(request: InstallRequest) {
       const refusal = policy.check(request)
       if (refusal !== null) return failed(refusal)
-      return queue.run(async () => {
-        const spec = request.url ?? `${request.module}@${request.version ?? 'latest'}`
-        return change<{ module: ModuleDescriptor }>(
-          ['install', ...common(), '--save', '--', spec],
+      let name = request.module
+      let spec = request.url ?? `${request.module}@${request.version ?? 'latest'}`
+      if (request.tarball !== undefined) {
+        // An upload is judged by the package.json it holds, before npm sees it.
+        const manifest = readTarballManifest(request.tarball)
+        if (!manifest.ok) return failed({ code: 'invalid_module_spec', message: manifest.message })
+        const denied = policy.checkInstalled(manifest.name, manifest.version)
+        if (denied !== null) return failed(denied)
+        name = manifest.name
+        spec = `./${UPLOAD}`
+      }
+      const wanted = name as string
+      const install = [
+        'install',
+        ...common(),
+        request.tarball === undefined ? '--save' : '--no-save',
+        '--',
+        spec,
+      ]
+      return queue.run(async () =>
+        change<{ module: ModuleDescriptor }>(
+          install,
           null,
           (staged) => {
-            const module = staged.find((candidate) => candidate.name === request.module)
+            const module = staged.find((candidate) => candidate.name === wanted)
             if (module === undefined) {
               return failed({
                 code: 'install_failed',
                 message:
                   request.url === undefined
-                    ? `${request.module} is not a node module`
-                    : `the tarball is not the node module ${request.module}`,
+                    ? `${wanted} is not a node module`
+                    : `the tarball is not the node module ${wanted}`,
               })
             }
             const refusal = policy.checkInstalled(module.name, module.version)
             if (refusal !== null) return failed(refusal)
             return { ok: true, module: toDescriptors([module])[0] as ModuleDescriptor }
           },
-        )
-      }) as Promise<Outcome<{ module: ModuleDescriptor }>>
+          async (dir) => {
+            if (request.tarball !== undefined) await writeFile(path.join(dir, UPLOAD), request.tarball)
+          },
+        ),
+      ) as Promise<Outcome<{ module: ModuleDescriptor }>>
     },
 
     async remove(name: string) {

@@ -8,6 +8,7 @@ import validatePackageName from 'validate-npm-package-name'
 
 export interface PalettePolicySettings {
   allowInstall: boolean
+  allowUpload: boolean
   allowList: string[]
   denyList: string[]
 }
@@ -104,6 +105,9 @@ export function createPalettePolicy(settings: PalettePolicySettings) {
     /** The refusal of a request, or null when it may go ahead. */
     check(request: InstallRequest): Refusal | null {
       if (!settings.allowInstall) return refused('Installing modules is not allowed')
+      if (request.module === undefined) {
+        return settings.allowUpload ? null : refused('Uploading modules is not allowed')
+      }
       const name = nameProblem(request.module)
       if (name !== null) return invalid(name)
       if (request.url !== undefined) {
@@ -118,8 +122,10 @@ export function createPalettePolicy(settings: PalettePolicySettings) {
       }
       return decide(request.module, null, request.module)
     },
-    /** The refusal of the exact version npm resolved, or null. */
+    /** The refusal of the exact version npm resolved (or an upload holds), or null. */
     checkInstalled(name: string, version: string): Refusal | null {
+      const problem = nameProblem(name)
+      if (problem !== null) return invalid(problem)
       return decide(name, semver.valid(version) === null ? null : version, `${name}@${version}`)
     },
     /** Whether removing is allowed at all (it is when installing is). */

@@ -1,6 +1,7 @@
 // Installing and removing node modules over the API with the real npm, against a registry the test
 // serves itself: what the client sees, what userDir holds afterwards, and what the log says.
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
@@ -448,4 +449,71 @@ describe('hostile and refused installs: the documented error, and userDir exactl
     // The queue is free again.
     expect((await post(server, { module: TOOLS.name })).status).toBe(200)
   }, 30_000)
+})
+
+describe('uploading a module tarball (multipart)', () => {
+  const upload = (server: RunningServer, bytes: Uint8Array<ArrayBuffer>, field = 'tarball') => {
+    const form = new FormData()
+    form.append(field, new Blob([bytes]), 'module.tgz')
+    return fetch(`${server.url}/nodes`, { method: 'POST', body: form })
+  }
+  const tarball = async (name: string, version: string) =>
+    new Uint8Array(
+      await (await fetch(`${registry.url}-/${name.replace('/', '-')}-${version}.tgz`)).arrayBuffer(),
+    )
+
+  it('is refused unless allowUpload is set, and userDir stays as it was', async () => {
+    const server = await start()
+    const before = await snapshot()
+    const res = await upload(server, await tarball(SHOUT.name, '1.2.0'))
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      code: 'module_not_allowed',
+      message: 'Uploading modules is not allowed',
+    })
+    expect(await snapshot()).toEqual(before)
+  })
+
+  it('installs an uploaded node module; a later install keeps it; bad uploads change nothing', async () => {
+    const server = await start({ allowUpload: true, denyList: ['@acme/*'] })
+    const res = await upload(server, await tarball(SHOUT.name, '2.0.0'))
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual(shoutView('2.0.0'))
+    expect((await post(server, { module: SCRIPTED.name })).status).toBe(200)
+    expect(existsSync(path.join(userDir, 'node_modules', SHOUT.name, 'shout.js'))).toBe(true)
+
+    const before = await snapshot()
+    const cases: Array<[Uint8Array<ArrayBuffer>, string, number, Record<string, string>]> = [
+      [
+        new TextEncoder().encode('not a tarball'),
+        'tarball',
+        400,
+        { code: 'invalid_request', message: 'The upload is not a gzipped tarball' },
+      ],
+      [
+        await tarball(TOOLS.name, '0.3.1'),
+        'tarball',
+        400,
+        { code: 'module_not_allowed', message: `${TOOLS.name}@0.3.1 is in the denyList` },
+      ],
+      [
+        await tarball(PLAIN.name, '1.0.0'),
+        'tarball',
+        400,
+        { code: 'install_failed', message: `${PLAIN.name} is not a node module` },
+      ],
+      [
+        await tarball(SHOUT.name, '1.2.0'),
+        'file',
+        400,
+        { code: 'invalid_request', message: 'Missing required file: tarball' },
+      ],
+    ]
+    for (const [bytes, field, status, body] of cases) {
+      const refused = await upload(server, bytes, field)
+      expect(refused.status, body.message).toBe(status)
+      expect(await refused.json()).toEqual(body)
+      expect(await snapshot(), body.message).toEqual(before)
+    }
+  })
 })

@@ -145,14 +145,20 @@ export function createFakeInstaller() {
       failure = next
     },
     async install(request: InstallRequest) {
-      calls.push(`install ${request.url ?? `${request.module}@${request.version ?? 'latest'}`}`)
+      const spec =
+        request.tarball !== undefined
+          ? `upload of ${request.tarball.byteLength} bytes`
+          : (request.url ?? `${request.module}@${request.version ?? 'latest'}`)
+      calls.push(`install ${spec}`)
       const failed = takeFailure()
       if (failed !== null) return { ok: false as const, error: failed }
-      const module = registry.get(request.module)
+      // An upload's bytes are the name of a published module, standing in for its tarball.
+      const name = request.module ?? String.fromCharCode(...request.tarball)
+      const module = registry.get(name)
       if (module === undefined) {
         return {
           ok: false as const,
-          error: { code: 'install_failed' as const, message: `${request.module} is not in the registry` },
+          error: { code: 'install_failed' as const, message: `${name} is not in the registry` },
         }
       }
       return { ok: true as const, module }

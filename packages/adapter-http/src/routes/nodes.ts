@@ -2,7 +2,7 @@ import { actorOf } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
-import { readBody } from '../body.js'
+import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, httpErrorOf, toResponse } from '../errors.js'
 import { EnableRequestSchema, InstallRequestSchema, messageOf } from '../schemas.js'
@@ -86,6 +86,13 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   })
 
   routes.post('/nodes', requirePermission(deps, 'nodes.write'), async (c) => {
+    const actor = actorOf(c.get('principal'), c.get('address'))
+    if (isMultipart(c.req.raw)) {
+      const upload = await readUpload(c.req.raw, deps.maxUploadBytes, 'tarball')
+      if (!upload.ok) return toResponse(adminBodyError(upload.error))
+      const result = await modules.install({ tarball: upload.value }, actor)
+      return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+    }
     const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
     if (!body.ok) return toResponse(adminBodyError(body.error))
     const fields = v.safeParse(InstallRequestSchema, body.value)
@@ -93,7 +100,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
     const { module, version, url } = fields.output
     const request = url === undefined ? { module, version } : { module, url }
-    const result = await modules.install(request, actorOf(c.get('principal'), c.get('address')))
+    const result = await modules.install(request, actor)
     return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
   })
 

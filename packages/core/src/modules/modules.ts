@@ -195,26 +195,30 @@ export function createModules({ store, loader, typeUsage, events, clock, install
      * it knows (installed again, or back after it was not installed) keeps its stored flags.
      */
     install(request: InstallRequest, actor: Actor): Promise<Result<ModuleView, PaletteError>> {
-      return serial.run(request.module, async () => {
+      // An upload's module is known only once it is unpacked: its record waits for that module.
+      return serial.run(request.module ?? '', async () => {
         if (installer === undefined) {
           return err({ code: 'module_not_allowed', message: 'This service does not install modules' })
         }
         const outcome = await installer.install(request)
         if (!outcome.ok) return err(outcome.error)
         const { module } = outcome
-        installed.add(module.name)
-        // New files: whatever was loaded before counts no more.
-        forgetLoads(module.name)
-        const stored = await store.upsert(module)
-        await loadEnabled(stored)
-        events.emit({
-          type: 'module.installed',
-          at: clock.now(),
-          module: module.name,
-          version: module.version,
-          ...actor,
-        })
-        return ok(moduleView(stored))
+        const record = async () => {
+          installed.add(module.name)
+          // New files: whatever was loaded before counts no more.
+          forgetLoads(module.name)
+          const stored = await store.upsert(module)
+          await loadEnabled(stored)
+          events.emit({
+            type: 'module.installed',
+            at: clock.now(),
+            module: module.name,
+            version: module.version,
+            ...actor,
+          })
+          return ok(moduleView(stored))
+        }
+        return request.module === undefined ? serial.run(module.name, record) : record()
       })
     },
 
