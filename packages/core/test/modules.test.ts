@@ -388,6 +388,17 @@ describe('installing and removing modules', () => {
     ])
   })
 
+  it('installs an upload: the module is the one the installer found in it', async () => {
+    const test = await synced()
+    test.installer.publish(EXTRA)
+    const bytes = new TextEncoder().encode(EXTRA.name)
+    const result = await test.core.modules.install({ tarball: bytes }, actor)
+    expect(
+      result.ok && [result.value.name, result.value.nodes.map((set) => [set.enabled, set.loaded])],
+    ).toEqual([EXTRA.name, [[true, true]]])
+    expect(test.installer.calls).toEqual([`install upload of ${bytes.byteLength} bytes`])
+  })
+
   it('an installer failure is the answer, and nothing is recorded', async () => {
     const test = await synced()
     test.installer.publish(EXTRA)
