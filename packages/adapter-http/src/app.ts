@@ -7,6 +7,7 @@ import { authRoutes } from './routes/auth.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
+import { tokensRoutes } from './routes/tokens.js'
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
@@ -72,6 +73,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
 
   const api = new Hono()
     .route('/', authRoutes(deps))
+    .route('/', tokensRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
     .route('/', openApiRoutes(deps))

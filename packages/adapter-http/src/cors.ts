@@ -11,7 +11,7 @@ export interface CorsOptions {
 }
 
 /** What a preflight allows: every method and request header the API uses, nothing more. */
-export const CORS_ALLOW_METHODS = 'GET, HEAD, POST, PUT'
+export const CORS_ALLOW_METHODS = 'GET, HEAD, POST, PUT, DELETE'
 export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
 /** Response headers a page may read besides the CORS-safelisted ones. */
 export const CORS_EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate'

@@ -12,3 +12,4 @@ export {
   type OpenApiDocument,
   type OpenApiOptions,
 } from './openapi.js'
+export { tokenJson } from './routes/tokens.js'

@@ -1,6 +1,7 @@
 // JSON Schemas (the 2020-12 dialect of OpenAPI 3.1) of every request and response body, and the
 // shared responses. Response objects forbid unknown fields, so a body that grows a field fails the
 // document's tests until the document says so.
+import { MAX_TOKEN_NAME } from '@flowadmin/core'
 import type { JsonSchema, MediaTypeObject, ResponseObject } from './openapi.js'
 
 const string: JsonSchema = { type: 'string' }
@@ -25,6 +26,10 @@ const adminError = (codes: string[], extra: Record<string, JsonSchema> = {}): Js
 /** An RFC 6749 §5.2 error body whose `error` is one of these. */
 const oauthError = (errors: string[]): JsonSchema =>
   closed({ error: { enum: errors }, error_description: string })
+
+const ISO_TIME = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$'
+const time: JsonSchema = { type: 'string', pattern: ISO_TIME, description: 'ISO 8601, UTC.' }
+const nullableTime: JsonSchema = { type: ['string', 'null'], pattern: ISO_TIME }
 
 const permissions: JsonSchema = {
   type: 'array',
@@ -77,6 +82,50 @@ export const schemas: Record<string, JsonSchema> = {
     required: ['token'],
     properties: { token: { type: 'string', minLength: 1 } },
   },
+  TokenInfo: closed({
+    id: {
+      type: 'string',
+      description: 'Public id: names the token for `DELETE /auth/tokens/{id}`; not a secret.',
+    },
+    user: string,
+    kind: { enum: ['session', 'api'], description: '`session`: from a login; `api`: a named API token.' },
+    name: { type: ['string', 'null'], description: 'The name of an API token; null for a session.' },
+    client_id: string,
+    scope: {
+      ...permissions,
+      description: 'What it was granted; it acts with this ∩ its user’s permissions now.',
+    },
+    created_at: time,
+    expires_at: { ...nullableTime, description: 'null: never expires.' },
+    last_used_at: { ...nullableTime, description: 'Recorded at most once a minute; null: never used.' },
+    last_address: { type: ['string', 'null'] },
+    current: { type: 'boolean', description: 'True for the token of this request.' },
+  }),
+  TokenList: closed({ tokens: { type: 'array', items: ref('TokenInfo') } }),
+  CreateTokenRequest: {
+    type: 'object',
+    required: ['name'],
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: MAX_TOKEN_NAME },
+      scope: {
+        type: 'string',
+        description: 'Space-separated words, each `*` or `read`. Default: the caller’s rights.',
+      },
+      expires_in: {
+        type: ['integer', 'null'],
+        minimum: 1,
+        description: 'Seconds. Default 90 days; null: never expires (only when the settings allow).',
+      },
+    },
+  },
+  CreatedToken: closed({
+    id: string,
+    name: string,
+    token: { type: 'string', pattern: '^fa_', description: 'The bearer token, shown this once.' },
+    scope: permissions,
+    expires_at: nullableTime,
+  }),
+  RevokedCount: closed({ revoked: { type: 'integer', minimum: 0 } }),
   Settings: closed({
     version: string,
     user: {
@@ -225,6 +274,21 @@ export const oauthResponses = {
     description:
       'Too many failed logins for this username from this address, or from this address; the ' +
       'password was not checked.',
+    headers: {
+      ...noStore,
+      'Retry-After': {
+        required: true,
+        description: 'Seconds to wait.',
+        schema: { type: 'string', pattern: '^[0-9]+$' },
+      },
+    },
+    content: json(oauthError(['temporarily_unavailable'])),
+  } satisfies ResponseObject,
+  unavailable: {
+    description:
+      'Too many logins are waiting for their password to be checked, or too many attempts for this ' +
+      'username and address are in flight. Answered at once; the password was not checked and ' +
+      'nothing was counted against the client.',
     headers: {
       ...noStore,
       'Retry-After': {

@@ -101,6 +101,14 @@ const SET_PARAMETER: ParameterObject = {
   schema: { type: 'string', pattern: '^[^/]+$' },
 }
 
+const USER_QUERY: ParameterObject = {
+  name: 'user',
+  in: 'query',
+  required: false,
+  description: 'A username, or `*` for every user. Absent: the caller.',
+  schema: { type: 'string', minLength: 1 },
+}
+
 const ENABLE_BODY = { required: true, content: json(ref('EnableRequest')) }
 
 /**
@@ -305,7 +313,7 @@ export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument 
 
 /** `POST /auth/token` and `POST /auth/revoke`, which exist only when authentication is on. */
 function authPaths(): Record<string, PathItemObject> {
-  const { noStore, badRequest, tooLarge, throttled } = oauthResponses
+  const { noStore, badRequest, tooLarge, throttled, unavailable } = oauthResponses
   const form = (schema: string) => ({
     'application/x-www-form-urlencoded': { schema: ref(schema) },
     'application/json': { schema: ref(schema) },
@@ -329,6 +337,88 @@ function authPaths(): Record<string, PathItemObject> {
           401: { description: 'The credentials were refused. Empty body.', headers: noStore },
           413: tooLarge,
           429: throttled,
+          500: use('Unexpected'),
+          503: unavailable,
+        },
+      },
+    },
+    '/auth/tokens': {
+      get: {
+        operationId: 'listTokens',
+        summary: 'Sessions and API tokens: the caller’s own, one user’s, or everyone’s',
+        description:
+          'Any authenticated caller sees their own unexpired tokens; `?user=<name>` (another user) or ' +
+          '`?user=*` (everyone) needs `*`. Never shows a token or its hash.',
+        tags: ['auth'],
+        parameters: [USER_QUERY],
+        responses: {
+          200: {
+            description: 'The tokens, oldest first.',
+            headers: noStore,
+            content: json(ref('TokenList')),
+          },
+          401: unauthorized,
+          500: use('Unexpected'),
+        },
+      },
+      post: {
+        operationId: 'createApiToken',
+        summary: 'Create a named API token for the caller',
+        description:
+          'Needs a user’s token. The scope must lie within the caller’s rights now (default: those ' +
+          'rights); the lifetime defaults to `adminAuth.apiTokens.expiryTime` (90 days) and may not exceed ' +
+          '`maxExpiryTime`; `expires_in: null` (never) only when `allowNoExpiry` is set. The token, ' +
+          '`fa_…`, is in this answer only.',
+        tags: ['auth'],
+        requestBody: { required: true, content: json(ref('CreateTokenRequest')) },
+        responses: {
+          201: {
+            description: 'The new token, shown this once.',
+            headers: noStore,
+            content: json(ref('CreatedToken')),
+          },
+          400: badRequest(
+            ['invalid_request', 'invalid_scope'],
+            'Not a JSON object, `name` missing, empty or longer than 100 characters, `expires_in` not allowed, or a scope beyond the caller’s rights.',
+          ),
+          401: unauthorized,
+          413: tooLarge,
+          500: use('Unexpected'),
+        },
+      },
+      delete: {
+        operationId: 'revokeUserTokens',
+        summary: 'End every token of a user (sign out everywhere)',
+        description: 'One’s own (`?user=<own name>`), or anyone’s with `*`.',
+        tags: ['auth'],
+        parameters: [{ ...USER_QUERY, required: true, description: 'Whose tokens end.' }],
+        responses: {
+          200: { description: 'How many tokens ended.', content: json(ref('RevokedCount')) },
+          400: badRequest(['invalid_request'], '`user` missing or empty.'),
+          401: unauthorized,
+          500: use('Unexpected'),
+        },
+      },
+    },
+    '/auth/tokens/{id}': {
+      delete: {
+        operationId: 'revokeTokenById',
+        summary: 'End one session or API token by its id',
+        description: 'One’s own, or any with `*`. Another user’s token without `*` is as unknown: 404.',
+        tags: ['auth'],
+        parameters: [
+          {
+            name: 'id',
+            in: 'path',
+            required: true,
+            description: 'The `id` from `GET /auth/tokens`.',
+            schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+          },
+        ],
+        responses: {
+          204: { description: 'Ended. Empty body.' },
+          401: unauthorized,
+          404: { description: 'No such token that the caller may end. Empty body.' },
           500: use('Unexpected'),
         },
       },

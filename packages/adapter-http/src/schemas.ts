@@ -1,3 +1,4 @@
+import { MAX_TOKEN_NAME } from '@flowadmin/core'
 import * as v from 'valibot'
 
 // Request bodies, validated once at the edge. Bodies arrive as objects (see body.ts); these
@@ -40,6 +41,33 @@ export const RevokeRequestSchema = v.object(
     token: v.pipe(
       v.string('Invalid parameter: token must be a string'),
       v.nonEmpty('Missing required parameter: token'),
+    ),
+  },
+  NOT_AN_OBJECT,
+)
+
+/** `POST /auth/tokens`: a named API token. */
+export const CreateTokenRequestSchema = v.object(
+  {
+    name: v.pipe(
+      v.string((issue) => `Invalid field: name must be a string, not ${kindOf(issue.input)}`),
+      v.nonEmpty('Invalid field: name must not be empty'),
+      v.maxLength(MAX_TOKEN_NAME, `Invalid field: name must be at most ${MAX_TOKEN_NAME} characters`),
+    ),
+    scope: v.optional(
+      v.string((issue) => `Invalid field: scope must be a string, not ${kindOf(issue.input)}`),
+    ),
+    expires_in: v.optional(
+      v.nullable(
+        v.pipe(
+          v.number(
+            (issue) =>
+              `Invalid field: expires_in must be a number of seconds or null, not ${kindOf(issue.input)}`,
+          ),
+          v.integer('Invalid field: expires_in must be a whole number of seconds'),
+          v.minValue(1, 'Invalid field: expires_in must be at least 1'),
+        ),
+      ),
     ),
   },
   NOT_AN_OBJECT,

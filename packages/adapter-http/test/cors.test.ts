@@ -96,7 +96,7 @@ describe('with cors: { origins }', () => {
       expect(await res.text()).toBe('')
       expect(corsHeaders(res)).toEqual({
         'access-control-allow-origin': ALLOWED,
-        'access-control-allow-methods': 'GET, HEAD, POST, PUT',
+        'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
         'access-control-allow-headers': 'Authorization, Content-Type',
         'access-control-max-age': '600',
       })

@@ -109,3 +109,35 @@ describe('POST /auth/token: throttling', () => {
     expect(second.hasher.verified).toEqual([])
   })
 })
+
+describe('POST /auth/token: beyond the verifier queue', () => {
+  test('503 temporarily_unavailable with Retry-After, at once, the password not checked', async () => {
+    const world = await createWorld({ loginQueue: { concurrency: 1, maxWaiting: 0, retryAfter: 2 } })
+    const verify = world.hasher.verify.bind(world.hasher)
+    let open!: () => void
+    const held = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    world.hasher.verify = async (hash, password) => {
+      await held
+      return verify(hash, password)
+    }
+    const first = world.tokenRequest(grant())
+    world.setAddress('198.51.100.1')
+    const res = await world.tokenRequest(grant())
+    expect(res.status).toBe(503)
+    expect(res.headers.get('Retry-After')).toBe('2')
+    expectNoStore(res)
+    expect(await res.json()).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'Too many logins are being checked. Try again shortly.',
+    })
+    expect(world.events.ofType('login.shed')).toEqual([
+      expect.objectContaining({ username: 'admin', address: '198.51.100.1', retryAfter: 2 }),
+    ])
+    open()
+    expect((await first).status).toBe(200)
+    expect(world.hasher.verified).toHaveLength(1)
+    expect((await world.tokenRequest(grant())).status).toBe(200)
+  })
+})

@@ -1,5 +1,5 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import type { ModuleDescriptor, Stores } from '@flowadmin/core'
+import type { AdminAuthOptions, ModuleDescriptor, Stores } from '@flowadmin/core'
 import { createCoreWithDoubles } from '@flowadmin/testkit'
 import { expect } from 'vitest'
 import { createHttpApp, type HttpAppOptions } from '../src/index.js'
@@ -34,6 +34,7 @@ export interface WorldOptions {
   loaderFailures?: Record<string, string>
   stores?: Stores
   app?: Partial<HttpAppOptions>
+  loginQueue?: AdminAuthOptions['loginQueue']
 }
 
 /**
@@ -54,6 +55,7 @@ export async function createWorld(options: WorldOptions = {}) {
             ],
             default: options.defaultPermissions ? { permissions: options.defaultPermissions } : undefined,
             sessionExpiryTime: options.sessionExpiryTime,
+            loginQueue: options.loginQueue,
           },
     loaderFailures: options.loaderFailures,
     typesInUse: options.typesInUse,

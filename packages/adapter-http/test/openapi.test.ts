@@ -3,7 +3,12 @@ import type { Hono } from 'hono'
 import * as v from 'valibot'
 import { describe, expect, test } from 'vitest'
 import { createHttpApp, createOpenApiDocument, type OpenApiDocument } from '../src/index.js'
-import { EnableRequestSchema, InstallRequestSchema, RevokeRequestSchema } from '../src/schemas.js'
+import {
+  CreateTokenRequestSchema,
+  EnableRequestSchema,
+  InstallRequestSchema,
+  RevokeRequestSchema,
+} from '../src/schemas.js'
 import { createWorld, EXTRA, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
 import { createResponseValidator, type ResponseCheck } from './openapi-validate.js'
 
@@ -111,6 +116,21 @@ describe('the document lists every route, and only those', () => {
       [],
       null,
     ])
+    agree(CreateTokenRequestSchema, 'CreateTokenRequest', [
+      { name: 'ci' },
+      { name: 'ci', scope: 'read', expires_in: 60, other: true },
+      { name: 'ci', expires_in: null },
+      { name: '' },
+      { name: 'x'.repeat(101) },
+      { name: 'x'.repeat(100) },
+      { name: 1 },
+      { name: 'ci', scope: 1 },
+      { name: 'ci', expires_in: 0 },
+      { name: 'ci', expires_in: 1.5 },
+      { name: 'ci', expires_in: '60' },
+      {},
+      null,
+    ])
   })
 })
 
@@ -154,6 +174,23 @@ describe('every response the app gives conforms to the document', () => {
       world.request('/auth/token', { method: 'POST', headers: form, body: big }),
     )
     for (let i = 0; i < 6; i++) await token({ ...grant, username: 'ghost', password: 'x' })
+    // Verifications held: attempts of one pair pile up in flight until one is answered 503.
+    const verify = world.hasher.verify.bind(world.hasher)
+    let open!: () => void
+    const held = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    world.hasher.verify = async (hash, password) => {
+      await held
+      return verify(hash, password)
+    }
+    world.setAddress('198.51.100.9')
+    const piled = Array.from({ length: 9 }, () => world.tokenRequest({ ...grant, password: 'x' }))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await token({ ...grant, password: 'x' })
+    open()
+    await Promise.all(piled)
+    world.hasher.verify = verify
 
     for (const path of ['/settings', '/nodes', `/nodes/${PLAIN.name}`, '/nodes/@acme%2Fflow-kit/beta']) {
       await check('GET', path, world.get(path, reader))
@@ -230,6 +267,40 @@ describe('every response the app gives conforms to the document', () => {
     await revoke('token=', { ...form, ...bearer })
     await revoke(big, { ...json, ...bearer })
     await revoke('token=x', form)
+
+    const tokens = (method: string, path: string, body?: string, who: string | null = admin) =>
+      check(
+        method,
+        path,
+        world.request(path, {
+          method,
+          headers: { ...json, ...(who === null ? {} : { Authorization: `Bearer ${who}` }) },
+          ...(body === undefined ? {} : { body }),
+        }),
+      )
+    await tokens('POST', '/auth/tokens', '{"name":"ci","scope":"read","expires_in":3600}')
+    await tokens('POST', '/auth/tokens', '{"name":"ci","scope":"*"}', reader)
+    await tokens('POST', '/auth/tokens', '{"scope":"read"}')
+    await tokens('POST', '/auth/tokens', big)
+    await tokens('POST', '/auth/tokens', '{"name":"ci"}', null)
+    await tokens('GET', '/auth/tokens')
+    await tokens('GET', '/auth/tokens?user=*')
+    await tokens('GET', '/auth/tokens?user=*', undefined, reader)
+    await tokens('GET', '/auth/tokens', undefined, null)
+    const [first] = (await (await world.get('/auth/tokens?user=*', admin)).json()).tokens as Array<{
+      id: string
+    }>
+    await tokens('DELETE', `/auth/tokens/${first?.id}`, undefined, reader)
+    await tokens('DELETE', '/auth/tokens/no-such-id')
+    await tokens('DELETE', `/auth/tokens/${first?.id}`, undefined, null)
+    await tokens('DELETE', '/auth/tokens?user=reader')
+    await tokens('DELETE', '/auth/tokens')
+    await tokens('DELETE', '/auth/tokens?user=reader', undefined, null)
+    const own = (await (await world.get('/auth/tokens', admin)).json()).tokens as Array<{
+      id: string
+      current: boolean
+    }>
+    await tokens('DELETE', `/auth/tokens/${own.find((view) => !view.current)?.id}`)
 
     for (const result of checks) expect(result.problems, `${result.operation} ${result.status}`).toEqual([])
     const broken = await brokenChecks(validator)
@@ -380,6 +451,14 @@ async function brokenChecks(validator: ReturnType<typeof createResponseValidator
       { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{"token":"t"}' },
     ],
     ['GET', '/settings', { headers: auth }],
+    ['GET', '/auth/tokens', { headers: auth }],
+    [
+      'POST',
+      '/auth/tokens',
+      { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{"name":"x"}' },
+    ],
+    ['DELETE', '/auth/tokens?user=admin', { method: 'DELETE', headers: auth }],
+    ['DELETE', '/auth/tokens/some-id', { method: 'DELETE', headers: auth }],
     ['GET', '/nodes', { headers: auth }],
     ['GET', `/nodes/${PLAIN.name}`, { headers: auth }],
     ['GET', `/nodes/${PLAIN.name}/random`, { headers: auth }],

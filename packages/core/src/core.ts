@@ -1,6 +1,7 @@
 import { createLogin, type User } from './auth/login.js'
 import { hasPermission, toPermissionList } from './auth/permissions.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
+import { createVerifierGate, DEFAULT_VERIFIER_GATE, type VerifierGateOptions } from './auth/verifier-gate.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createModules } from './modules/modules.js'
 import type {
@@ -42,6 +43,8 @@ export interface AdminAuthOptions {
   throttle?: Partial<ThrottleOptions> | undefined
   /** Lifetimes of named API tokens: 90 days by default, at most a year, never "never". */
   apiTokens?: Partial<ApiTokenOptions> | undefined
+  /** The queue in front of password verification. */
+  loginQueue?: Partial<VerifierGateOptions> | undefined
 }
 
 /** A configured user as settings give it. */
@@ -145,6 +148,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     users,
     clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),
     verifier: ports.verifier,
+    gate: createVerifierGate({ ...DEFAULT_VERIFIER_GATE, ...auth?.loginQueue }),
     throttle,
     tokens,
     events,

@@ -2,7 +2,8 @@ export { addressScope } from './auth/address-scope.js'
 export type { LoginError, LoginRequest, User } from './auth/login.js'
 export { hasPermission, intersectPermissions, toPermissionList } from './auth/permissions.js'
 export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
-export { DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
+export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
+export { DEFAULT_VERIFIER_GATE, type VerifierGateOptions } from './auth/verifier-gate.js'
 export {
   type AccessError,
   type AdminAuthOptions,

@@ -21,8 +21,26 @@ const clip = (name: string | null) =>
     : name
 
 /**
+ * Characters JSON leaves as they are but a terminal, a log viewer or a line-based tool may act on:
+ * DEL and the C1 controls, format characters (bidirectional overrides, zero-width ones) and the
+ * Unicode line and paragraph separators. JSON escapes the C0 controls itself.
+ */
+const UNSAFE = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu
+
+/** `\uXXXX` for each UTF-16 unit, so characters beyond the BMP become their surrogate pair. */
+const escapeUnsafe = (json: string) =>
+  json.replace(UNSAFE, (char) =>
+    Array.from(
+      { length: char.length },
+      (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`,
+    ).join(''),
+  )
+
+/**
  * One audit line: `{"time", "event", "user", "client", "address", ...details}`. The actor fields
- * are always present (null when unknown); a password or token never is.
+ * are always present (null when unknown); a password or token never is. Names as sent are capped
+ * at MAX_AUDIT_NAME characters, and every control or format character is written as a JSON
+ * escape, so a line is one line of printable text that parses back to what was sent.
  */
 export function formatAuditLine(event: DomainEvent): string {
   const { type, at, username, clientId, address, ...details } = event
@@ -34,7 +52,7 @@ export function formatAuditLine(event: DomainEvent): string {
     address,
   }
   for (const [key, value] of Object.entries(details)) if (!SECRET.test(key)) line[key] = value
-  return `${JSON.stringify(line)}\n`
+  return `${escapeUnsafe(JSON.stringify(line))}\n`
 }
 
 /**

@@ -4,12 +4,14 @@ import { type RunningServer, startServer, VERSION } from './compose.js'
 import { EXIT_RUNTIME, EXIT_USAGE, messageOf, StartupError } from './errors.js'
 import { forgetModule } from './modules-cli.js'
 import { readPassword } from './password-input.js'
+import { tokensCommand } from './tokens-cli.js'
 
 const HELP = `Usage: flowadmin <command> [options]
 
 Commands:
   start      Start the admin API server
   hash-pw    Read a password and print its argon2id hash, for adminAuth.users[].password
+  tokens     List, revoke or create sessions and API tokens (flowadmin tokens --help)
   modules forget NAME
              Drop the stored state (enabled flags) of a module that is gone for good
              (accepts --settings and --user-dir, as start does)
@@ -112,6 +114,10 @@ function stopOnSignals(server: RunningServer): void {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+  // Users, passwords and permissions from the settings file again; the outcome is logged.
+  process.on('SIGHUP', () => {
+    if (!stopping) void server.reload()
+  })
 }
 
 async function hashPw(args: string[]): Promise<void> {
@@ -156,8 +162,10 @@ export async function main(argv: string[]): Promise<void> {
     else if (command === '-v' || command === '--version') process.stdout.write(`${VERSION}\n`)
     else if (command === 'start') await start(rest)
     else if (command === 'hash-pw') await hashPw(rest)
+    else if (command === 'tokens') await tokensCommand(rest)
     else if (command === 'modules') await modules(rest)
-    else if (command === undefined) throw new UsageError('a command is needed: start, hash-pw or modules')
+    else if (command === undefined)
+      throw new UsageError('a command is needed: start, hash-pw, tokens or modules')
     else throw new UsageError(`unknown command "${command}"`)
   } catch (error) {
     // parseArgs reports unknown or malformed options with these codes.

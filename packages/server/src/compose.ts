@@ -2,19 +2,29 @@ import { createHash, createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
-import { type Core, createCore, type Digest, type Stores } from '@flowadmin/core'
+import {
+  type Core,
+  createCore,
+  type Digest,
+  type EventSink,
+  type ModuleInstaller,
+  type NodeSetLoader,
+  type PasswordVerifier,
+  type Stores,
+} from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
-import { createArgon2Verifier } from './argon2.js'
+import { createArgon2Verifier, measureVerifyRate } from './argon2.js'
 import { createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { listen } from './listen.js'
-import { createDiskLoader, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { createNpmInstaller, sweepStaging } from './npm-installer.js'
 import { createPalettePolicy } from './palette-policy.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
@@ -53,15 +63,35 @@ export interface ServerOptions {
   /** Where relative paths of flags resolve. Default: the current directory. */
   cwd?: string | undefined
   /**
-   * Receives warnings (skipped packages, an open API) and errors (the detail of each 500).
-   * Default: one line each on stderr, `flowadmin: warning: ...` / `flowadmin: error: ...`.
+   * Receives warnings (skipped packages, an open API), errors (the detail of each 500, a refused
+   * reload) and notes (a reload applied). Default: one line each on stderr,
+   * `flowadmin: warning: ...` / `flowadmin: error: ...` / `flowadmin: info: ...`.
    */
-  log?: ((level: 'warning' | 'error', message: string) => void) | undefined
+  log?: ((level: LogLevel, message: string) => void) | undefined
   /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
   stdout?: ((text: string) => void) | undefined
   /** Milliseconds `close()` lets requests in flight finish. Default 5000. */
   shutdownGraceMs?: number | undefined
 }
+
+export type LogLevel = 'warning' | 'error' | 'info'
+
+/** What a reload of the settings file did. */
+export type ReloadOutcome =
+  | {
+      ok: true
+      /** How many users are configured now. */
+      users: number
+      /** Settings that changed in the file but take effect only after a restart. */
+      needRestart: string[]
+    }
+  | { ok: false; message: string }
+
+/**
+ * Settings a running server takes from its file again: the users, their passwords and their
+ * permissions. Every other setting needs a restart.
+ */
+export const RELOADED_SETTINGS: readonly string[] = ['adminAuth.users']
 
 export interface RunningServer {
   /** Where the API answers, e.g. `http://127.0.0.1:1880` (with `httpAdminRoot` when set). */
@@ -71,8 +101,17 @@ export interface RunningServer {
   /** The database file, or `memory`. */
   storage: string
   authEnabled: boolean
+  /** The settings in effect: those of the start, with the users of the last reload. */
   settings: Settings
+  /** The bounds of the queue in front of password verification, as configured or derived. */
+  loginQueue: LoginQueue
   core: Core
+  /**
+   * Reads the settings file again and applies its users, passwords and permissions from the next
+   * request. An invalid file, or one that turns adminAuth on or off, is refused and the running
+   * settings stay; either way the outcome is logged. Reloads run one at a time.
+   */
+  reload(): Promise<ReloadOutcome>
   /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
   close(): Promise<void>
 }
@@ -110,7 +149,46 @@ export async function resolveSettings(options: ServerOptions, cwd: string): Prom
   }
 }
 
-async function openStores(
+/** Password verifications at once: one per core. */
+const VERIFY_CONCURRENCY = availableParallelism()
+
+/** The longest a login should wait for its password check; the queue bounds derive from it. */
+export const LOGIN_WAIT_TARGET_SECONDS = 2
+
+export interface LoginQueue {
+  concurrency: number
+  maxWaiting: number
+  maxWaitingKnown: number
+  /** Seconds a login refused for a full queue is told to wait. */
+  retryAfter: number
+  /** Verifications per second measured at start, or null when both bounds were configured. */
+  measuredRate: number | null
+}
+
+/**
+ * The verifier queue's bounds: as configured, or as many attempts as the measured rate verifies in
+ * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long.
+ */
+async function loginQueueOf(settings: Settings, verifier: PasswordVerifier): Promise<LoginQueue> {
+  const configured = settings.adminAuth?.loginQueue ?? {}
+  const measure =
+    settings.adminAuth !== null &&
+    (configured.maxWaiting === undefined || configured.maxWaitingKnown === undefined)
+  const measuredRate = measure ? await measureVerifyRate(verifier, VERIFY_CONCURRENCY) : null
+  const derived =
+    measuredRate === null
+      ? VERIFY_CONCURRENCY
+      : Math.max(VERIFY_CONCURRENCY, Math.round(measuredRate * LOGIN_WAIT_TARGET_SECONDS))
+  return {
+    concurrency: VERIFY_CONCURRENCY,
+    maxWaiting: configured.maxWaiting ?? derived,
+    maxWaitingKnown: configured.maxWaitingKnown ?? derived,
+    retryAfter: LOGIN_WAIT_TARGET_SECONDS,
+    measuredRate,
+  }
+}
+
+export async function openStores(
   settings: Settings,
 ): Promise<{ stores: Stores & { close(): Promise<void> }; storage: string }> {
   if (settings.storage === 'memory') return { stores: createMemoryStores(), storage: 'memory' }
@@ -122,6 +200,46 @@ async function openStores(
     // The store's message names the file and says what to do.
     throw new StartupError(messageOf(error), undefined, { cause: error })
   }
+}
+
+/** The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk. */
+export async function createServerCore(
+  settings: Settings,
+  stores: Stores,
+  events: EventSink,
+  modules: readonly DiscoveredModule[],
+  log: (level: LogLevel, message: string) => void,
+  login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue } = {},
+  /** The loader (default: one over `modules`) and the installer (default: none, installs refused). */
+  palette: { loader?: NodeSetLoader; installer?: ModuleInstaller } = {},
+): Promise<Core> {
+  const { loginQueue } = login
+  return createCore(
+    {
+      stores,
+      verifier: login.verifier ?? (await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })),
+      digest: nodeDigest,
+      loader: palette.loader ?? createDiskLoader(modules),
+      installer: palette.installer,
+      typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
+        log('error', `${message}; disabling modules is refused until it is fixed`),
+      ),
+      events,
+    },
+    {
+      adminAuth: settings.adminAuth && {
+        ...settings.adminAuth,
+        ...(loginQueue && {
+          loginQueue: {
+            concurrency: loginQueue.concurrency,
+            maxWaiting: loginQueue.maxWaiting,
+            maxWaitingKnown: loginQueue.maxWaitingKnown,
+            retryAfter: loginQueue.retryAfter,
+          },
+        }),
+      },
+    },
+  )
 }
 
 /**
@@ -155,6 +273,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const { stores, storage } = await openStores(settings)
     cleanup.push(() => stores.close())
 
+    const verifier = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
+    const loginQueue = await loginQueueOf(settings, verifier)
+
     await sweepStaging(settings.userDir)
     const modules = await discoverModules(settings.userDir, warn)
     const loader = createDiskLoader(modules)
@@ -169,22 +290,19 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       log,
       onChange: (installed) => loader.update(installed),
     })
-    const core = createCore(
-      {
-        stores,
-        verifier: await createArgon2Verifier(),
-        digest: nodeDigest,
-        loader,
-        installer,
-        typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
-          log('error', `${message}; disabling modules is refused until it is fixed`),
-        ),
-        events: audit,
-      },
-      { adminAuth: settings.adminAuth },
+    const core = await createServerCore(
+      settings,
+      stores,
+      audit,
+      modules,
+      log,
+      { verifier, loginQueue },
+      { loader, installer },
     )
     await core.modules.sync(toDescriptors(modules))
     await core.sweep()
+    // Users removed from the settings since the last run lose every token now, not on next use.
+    await core.tokens.purgeRemovedUsers()
 
     const proxies = parseTrustedProxies(settings.trustProxy)
     const app = createHttpApp(core, {
@@ -208,14 +326,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const host =
       listener.address.family === 'IPv6' ? `[${listener.address.address}]` : listener.address.address
     let closing: Promise<void> | null = null
-    return {
+    let reloading: Promise<unknown> = Promise.resolve()
+    const running: RunningServer = {
       url: `http://${host}:${listener.address.port}${settings.httpAdminRoot}`,
       host: listener.address.address,
       port: listener.address.port,
       storage,
       authEnabled: core.authEnabled,
       settings,
+      loginQueue,
       core,
+      reload() {
+        const outcome = reloading.then(() => reloadSettings(running, options, cwd, log))
+        reloading = outcome
+        return outcome
+      },
       close() {
         closing ??= (async () => {
           clearInterval(sweeper)
@@ -225,10 +350,65 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         return closing
       },
     }
+    return running
   } catch (error) {
     await undo()
     throw error
   }
+}
+
+/** The dotted names of the settings whose values differ, `adminAuth` looked into one level. */
+function changedSettings(before: Settings, after: Settings): string[] {
+  const changed: string[] = []
+  const differ = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b)
+  for (const key of Object.keys(after) as Array<keyof Settings>) {
+    if (key !== 'adminAuth') {
+      if (differ(before[key], after[key])) changed.push(key)
+      continue
+    }
+    const was: Record<string, unknown> = { ...before.adminAuth }
+    const now: Record<string, unknown> = { ...after.adminAuth }
+    for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
+      if (differ(was[field], now[field])) changed.push(`adminAuth.${field}`)
+    }
+  }
+  return changed
+}
+
+async function reloadSettings(
+  server: RunningServer,
+  options: ServerOptions,
+  cwd: string,
+  log: (level: LogLevel, message: string) => void,
+): Promise<ReloadOutcome> {
+  const refuse = (message: string): ReloadOutcome => {
+    log('error', `settings not reloaded, the running settings stay: ${message}`)
+    return { ok: false, message }
+  }
+  if (options.settingsFile === undefined) return refuse('the server was started without a settings file')
+  let next: Settings
+  try {
+    next = await resolveSettings(options, cwd)
+  } catch (error) {
+    return refuse(messageOf(error).split('\n').join('; '))
+  }
+  if ((next.adminAuth === null) !== (server.settings.adminAuth === null)) {
+    return refuse('adminAuth: turning authentication on or off needs a restart')
+  }
+  const changed = changedSettings(server.settings, next)
+  const needRestart = changed.filter((name) => !RELOADED_SETTINGS.includes(name))
+  if (next.adminAuth !== null && server.settings.adminAuth !== null) {
+    await server.core.setUsers(next.adminAuth.users)
+    server.settings = {
+      ...server.settings,
+      adminAuth: { ...server.settings.adminAuth, users: next.adminAuth.users },
+    }
+  }
+  const users = next.adminAuth?.users.length ?? 0
+  log('info', `settings reloaded: ${users} users`)
+  if (needRestart.length > 0)
+    log('warning', `these settings change only after a restart: ${needRestart.join(', ')}`)
+  return { ok: true, users, needRestart }
 }
 
 /** A logged error: its stack when it has one (server logs may carry detail, responses never). */

@@ -2,6 +2,9 @@ export { ARGON2_OPTIONS, createArgon2Verifier, hashPassword } from './argon2.js'
 export { type AuditLog, type AuditTarget, createAuditLog, formatAuditLine } from './audit.js'
 export {
   isLoopback,
+  type LogLevel,
+  RELOADED_SETTINGS,
+  type ReloadOutcome,
   type RunningServer,
   type ServerOptions,
   socketAddress,

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
+import { DEFAULT_API_TOKENS } from '@flowadmin/core'
 import * as v from 'valibot'
 import { SettingsError } from './errors.js'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './listen.js'
@@ -69,8 +70,20 @@ export interface AdminAuthSettings {
         windowSeconds?: number | undefined
         maxFailuresPerUser?: number | undefined
         maxFailuresPerAddress?: number | undefined
+        inFlightAllowance?: number | undefined
+        knownClientDays?: number | undefined
       }
     | undefined
+  /** Lifetimes of named API tokens, in seconds. */
+  apiTokens?:
+    | {
+        expiryTime?: number | undefined
+        maxExpiryTime?: number | undefined
+        allowNoExpiry?: boolean | undefined
+      }
+    | undefined
+  /** Bounds of the queue in front of password verification; by default derived from its measured rate. */
+  loginQueue?: { maxWaiting?: number | undefined; maxWaitingKnown?: number | undefined } | undefined
 }
 
 export const DEFAULT_HOST = '127.0.0.1'
@@ -79,6 +92,8 @@ const MAX_API_MAX_LENGTH = 100 * 1024 * 1024
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 }
 const SIZE = /^(\d+) *(b|kb|mb)?$/i
 
+/** A hundred years: the longest an API token may be allowed to live. */
+const MAX_API_TOKEN_SECONDS = 100 * 365 * 86_400
 const PERMISSION = /^(\*|read|write|[a-z][a-zA-Z0-9_-]*\.(read|write))$/
 const ADMIN_ROOT = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)*\/?$/
 
@@ -136,8 +151,37 @@ const adminAuth = v.strictObject(
           windowSeconds: v.optional(whole(1, 31_536_000)),
           maxFailuresPerUser: v.optional(whole(1, 1_000_000)),
           maxFailuresPerAddress: v.optional(whole(1, 1_000_000)),
+          inFlightAllowance: v.optional(whole(1, 1_000)),
+          knownClientDays: v.optional(whole(0, 3_650)),
         },
         unknownKey,
+      ),
+    ),
+    loginQueue: v.optional(
+      v.strictObject(
+        {
+          maxWaiting: v.optional(whole(0, 100_000)),
+          maxWaitingKnown: v.optional(whole(0, 100_000)),
+        },
+        unknownKey,
+      ),
+    ),
+    apiTokens: v.optional(
+      v.pipe(
+        v.strictObject(
+          {
+            expiryTime: v.optional(whole(1, MAX_API_TOKEN_SECONDS)),
+            maxExpiryTime: v.optional(whole(1, MAX_API_TOKEN_SECONDS)),
+            allowNoExpiry: v.optional(v.boolean('must be true or false')),
+          },
+          unknownKey,
+        ),
+        v.check(
+          ({ expiryTime, maxExpiryTime }) =>
+            (expiryTime ?? DEFAULT_API_TOKENS.expiryTime) <=
+            (maxExpiryTime ?? DEFAULT_API_TOKENS.maxExpiryTime),
+          'expiryTime must not be longer than maxExpiryTime',
+        ),
       ),
     ),
   },
@@ -347,10 +391,13 @@ export async function loadSettings(file?: string, cwd = process.cwd()): Promise<
   return parseSettings(raw, file, path.dirname(absolute))
 }
 
+let imports = 0
+
 async function importSettings(absolute: string, file: string): Promise<unknown> {
   let module: { default?: unknown }
   try {
-    module = await import(pathToFileURL(absolute).href)
+    // A query of its own each time, so reading the file again (on SIGHUP) sees its new content.
+    module = await import(`${pathToFileURL(absolute).href}?read=${++imports}`)
   } catch (error) {
     throw new SettingsError(`${file}: cannot load: ${(error as Error)?.message ?? error}`)
   }

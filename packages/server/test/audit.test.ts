@@ -127,6 +127,15 @@ describe('audit lines', () => {
     })
   })
 
+  it('escapes every control and format character: one printable line that parses back to the name sent', () => {
+    const name = 'ad\nmin\r\u0000\u001b[31m\u007f\u0085\u009b\u200b\u202e\u2028\u2029\ufeff\u{e0041}"x\\'
+    const line = formatAuditLine({ type: 'login.failed', at, username: name, clientId: name, address: '::1' })
+    expect(line.endsWith('\n')).toBe(true)
+    expect(line.slice(0, -1)).toMatch(/^[\x20-\x7e]+$/)
+    expect(line).toContain('\\u202e')
+    expect(JSON.parse(line)).toMatchObject({ user: name, client: name, address: '::1' })
+  })
+
   it('clips huge user and client names, so a flood of them cannot flood the log', () => {
     const line = JSON.parse(
       formatAuditLine({

@@ -234,3 +234,30 @@ describe('startServer', () => {
     })
   })
 })
+
+describe('the login queue', () => {
+  const auth = async (extra: Record<string, unknown> = {}) => ({
+    type: 'credentials' as const,
+    users: [{ username: 'admin', password: await hashPassword('pw'), permissions: '*' }],
+    ...extra,
+  })
+
+  it('derives its bounds from the verify rate measured at start: about two seconds of verifications', async () => {
+    const server = await start({ settings: { storage: 'memory', adminAuth: await auth() } })
+    const { measuredRate, maxWaiting, maxWaitingKnown, concurrency, retryAfter } = server.loginQueue
+    expect(measuredRate).toBeGreaterThan(0)
+    expect(maxWaiting).toBe(Math.max(concurrency, Math.round((measuredRate as number) * 2)))
+    expect(maxWaitingKnown).toBe(maxWaiting)
+    expect(retryAfter).toBe(2)
+  })
+
+  it('takes configured bounds as they are, measuring nothing', async () => {
+    const server = await start({
+      settings: {
+        storage: 'memory',
+        adminAuth: await auth({ loginQueue: { maxWaiting: 7, maxWaitingKnown: 3 } }),
+      },
+    })
+    expect(server.loginQueue).toMatchObject({ maxWaiting: 7, maxWaitingKnown: 3, measuredRate: null })
+  })
+})

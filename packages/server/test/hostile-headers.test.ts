@@ -117,7 +117,7 @@ describe('response headers', () => {
     expect(listed.preflight?.status).toBe(204)
     expect(corsHeaders(listed.preflight as RawResponse)).toEqual({
       'access-control-allow-origin': EDITOR,
-      'access-control-allow-methods': 'GET, HEAD, POST, PUT',
+      'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
       'access-control-allow-headers': 'Authorization, Content-Type',
       'access-control-max-age': '600',
     })

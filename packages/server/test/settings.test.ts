@@ -116,7 +116,14 @@ describe('parseSettings', () => {
           default: { permissions: 'read' },
           sessionExpiryTime: 3600,
           clients: ['node-red-admin'],
-          throttle: { windowSeconds: 60, maxFailuresPerUser: 3, maxFailuresPerAddress: 10 },
+          throttle: {
+            windowSeconds: 60,
+            maxFailuresPerUser: 3,
+            maxFailuresPerAddress: 10,
+            inFlightAllowance: 2,
+            knownClientDays: 7,
+          },
+          loginQueue: { maxWaiting: 50, maxWaitingKnown: 10 },
         },
       },
       'settings.json',
@@ -135,7 +142,10 @@ describe('parseSettings', () => {
       windowSeconds: 60,
       maxFailuresPerUser: 3,
       maxFailuresPerAddress: 10,
+      inFlightAllowance: 2,
+      knownClientDays: 7,
     })
+    expect(settings.adminAuth?.loginQueue).toEqual({ maxWaiting: 50, maxWaitingKnown: 10 })
   })
 
   it('keeps an absolute userDir as it is', () => {
@@ -203,6 +213,18 @@ describe('parseSettings', () => {
     [
       { adminAuth: { type: 'credentials', users: [admin], throttle: { maxFailuresPerUser: -1 } } },
       'settings.json: adminAuth.throttle.maxFailuresPerUser: must be at least 1',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], throttle: { inFlightAllowance: 0 } } },
+      'settings.json: adminAuth.throttle.inFlightAllowance: must be at least 1',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], loginQueue: { maxWaiting: 1.5 } } },
+      'settings.json: adminAuth.loginQueue.maxWaiting: must be a whole number',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], loginQueue: { size: 5 } } },
+      'settings.json: adminAuth.loginQueue.size: unknown setting',
     ],
     [
       { adminAuth: { type: 'credentials', users: [admin], clients: ['ok', 3] } },

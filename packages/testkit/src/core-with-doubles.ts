@@ -17,6 +17,8 @@ export interface CoreWithDoublesOptions {
   /** Load errors by node set id. */
   loaderFailures?: Record<string, string>
   typesInUse?: string[]
+  /** Seed of the random source; a core started again over the same stores needs another. Default 7. */
+  seed?: number
 }
 
 /**
@@ -33,7 +35,16 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const installer = createFakeInstaller()
   const { stores } = options
   const core = createCore(
-    { stores, verifier: hasher, loader, typeUsage, events, clock, installer, random: createSeededRandom(7) },
+    {
+      stores,
+      verifier: hasher,
+      loader,
+      typeUsage,
+      events,
+      clock,
+      installer,
+      random: createSeededRandom(options.seed ?? 7),
+    },
     { adminAuth: options.adminAuth(hasher) },
   )
   return { core, clock, hasher, loader, typeUsage, events, stores, installer }

@@ -12,3 +12,4 @@ export {
   type PlainHasher,
 } from './doubles.js'
 export { describeStoreContract, type OpenStores, tokenRecord } from './store-contract.js'
+export { describeTokenLifecycle } from './token-lifecycle.js'

@@ -8,7 +8,7 @@ import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } fr
 import { messageOf, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
-const noStore = createMiddleware(async (c, next) => {
+export const noStore = createMiddleware(async (c, next) => {
   await next()
   c.header('Cache-Control', 'no-store')
   c.header('Pragma', 'no-cache')

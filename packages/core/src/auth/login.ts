@@ -3,6 +3,7 @@ import type { AttemptOutcome, Clock, EventSink, PasswordVerifier } from '../port
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
+import type { Lane, VerifierGate } from './verifier-gate.js'
 
 /** A configured user. `passwordHash` is whatever the verifier understands (argon2id in the server). */
 export interface User {
@@ -37,6 +38,7 @@ export interface LoginDeps {
   users: ReadonlyMap<string, User>
   clients: ReadonlySet<string>
   verifier: PasswordVerifier
+  gate: VerifierGate
   throttle: Throttle
   tokens: Tokens
   events: EventSink
@@ -51,12 +53,13 @@ const missing = (field: string): LoginError => ({
   message: `Missing required parameter: ${field}`,
 })
 
-export function createLogin({ users, clients, verifier, throttle, tokens, events, clock }: LoginDeps) {
+export function createLogin({ users, clients, verifier, gate, throttle, tokens, events, clock }: LoginDeps) {
   /**
    * The OAuth2 password grant. Order matters: shape errors first (they reveal nothing), then the
-   * throttle, decided in the store (a throttled attempt never reaches the verifier), then one
-   * verification whatever the user, so unknown users, wrong passwords, unknown clients and
-   * too-wide scopes cost the same and yield the same `invalid_credentials`.
+   * throttle, decided in the store (a throttled attempt never reaches the verifier), then the
+   * verifier queue (a full lane answers at once), then one verification whatever the user, so
+   * unknown users, wrong passwords, unknown clients and too-wide scopes cost the same and yield
+   * the same `invalid_credentials`.
    */
   async function login(request: LoginRequest, address: string): Promise<Result<IssuedToken, LoginError>> {
     const { clientId, grantType, scope, username, password } = request
@@ -85,23 +88,31 @@ export function createLogin({ users, clients, verifier, throttle, tokens, events
     }
     let outcome: AttemptOutcome = 'abandoned'
     try {
-      const result = await attempt(actor, password, requested.value)
-      outcome = result.ok ? 'succeeded' : 'failed'
+      const result = await attempt(actor, password, requested.value, decision.known ? 'known' : 'general')
+      outcome = result.ok ? 'succeeded' : result.error.code === 'invalid_credentials' ? 'failed' : 'abandoned'
       return result
     } finally {
       await throttle.finish(decision.attempt, outcome)
     }
   }
 
-  /** One verification whatever the user. */
+  /** One verification whatever the user, unless its lane of the verifier queue is full. */
   async function attempt(
     actor: { username: string; clientId: string | null; address: string },
     password: string,
     scope: string[],
+    lane: Lane,
   ): Promise<Result<IssuedToken, LoginError>> {
     const { username, clientId } = actor
     const user = users.get(username)
-    const passwordOk = await verifier.verify(user?.passwordHash ?? verifier.dummyHash, password)
+    const verification = gate.run(lane, () =>
+      verifier.verify(user?.passwordHash ?? verifier.dummyHash, password),
+    )
+    if (verification === null) {
+      events.emit({ type: 'login.shed', at: clock.now(), retryAfter: gate.retryAfter, ...actor })
+      return err({ code: 'temporarily_unavailable', retryAfter: gate.retryAfter })
+    }
+    const passwordOk = await verification
     const granted = user && passwordOk ? grantScope(scope, user.permissions) : null
     if (!user || granted === null || clientId === null || !clients.has(clientId)) {
       events.emit({ type: 'login.failed', at: clock.now(), ...actor })

@@ -52,7 +52,8 @@ export type ThrottleDecision =
   | { outcome: 'busy' }
 
 export function createThrottle(store: ThrottleStore, clock: Clock, digest: Digest, options: ThrottleOptions) {
-  for (const [name, value] of Object.entries(options)) {
+  for (const name of Object.keys(DEFAULT_THROTTLE) as Array<keyof ThrottleOptions>) {
+    const value = options[name]
     const least = name === 'knownClientDays' ? 0 : 1
     if (!Number.isSafeInteger(value) || value < least) {
       throw new RangeError(`throttle ${name} must be a whole number from ${least}`)

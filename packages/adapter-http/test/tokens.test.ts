@@ -1,0 +1,219 @@
+import { describe, expect, test } from 'vitest'
+import { ADDRESS, createWorld, expectChallenge, type World } from './helpers.js'
+
+const DAY = 86_400_000
+
+interface TokenJson {
+  id: string
+  user: string
+  kind: 'session' | 'api'
+  name: string | null
+  client_id: string
+  scope: string[]
+  created_at: string
+  expires_at: string | null
+  last_used_at: string | null
+  last_address: string | null
+  current: boolean
+}
+
+const send = (world: World, method: string, path: string, token: string | null, body?: unknown) =>
+  world.request(path, {
+    method,
+    headers: {
+      'Content-Type': 'application/json',
+      ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
+    },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  })
+
+async function list(world: World, token: string, query = ''): Promise<TokenJson[]> {
+  const res = await world.get(`/auth/tokens${query}`, token)
+  expect(res.status).toBe(200)
+  expect(res.headers.get('Cache-Control')).toBe('no-store')
+  return ((await res.json()) as { tokens: TokenJson[] }).tokens
+}
+
+describe('GET /auth/tokens', () => {
+  test("lists the caller's own sessions with every field, the one in use marked, never a token", async () => {
+    const world = await createWorld()
+    const first = await world.login()
+    world.clock.advance(1000)
+    const second = await world.login('admin', 'read', 'service-editor')
+    await world.login('reader', 'read')
+    const mine = await list(world, second)
+    expect(mine).toEqual([
+      {
+        id: expect.stringMatching(/^[A-Za-z0-9_-]{16}$/),
+        user: 'admin',
+        kind: 'session',
+        name: null,
+        client_id: 'service-admin',
+        scope: ['*'],
+        created_at: new Date(world.clock.now() - 1000).toISOString(),
+        expires_at: new Date(world.clock.now() - 1000 + 7 * DAY).toISOString(),
+        last_used_at: null,
+        last_address: null,
+        current: false,
+      },
+      expect.objectContaining({
+        client_id: 'service-editor',
+        scope: ['read'],
+        current: true,
+        last_used_at: new Date(world.clock.now()).toISOString(),
+        last_address: ADDRESS,
+      }),
+    ])
+    const text = JSON.stringify(mine)
+    expect(text).not.toContain(first)
+    expect(text).not.toContain(second)
+  })
+
+  test('one user’s or everyone’s needs `*`; without it 401 insufficient_scope', async () => {
+    const world = await createWorld()
+    const admin = await world.login()
+    const reader = await world.login('reader', 'read')
+    expect((await list(world, admin, '?user=*')).map((view) => view.user)).toEqual(['admin', 'reader'])
+    expect((await list(world, admin, '?user=reader')).map((view) => view.current)).toEqual([false])
+    expect((await list(world, reader, '?user=reader')).map((view) => view.current)).toEqual([true])
+    await expectChallenge(await world.get('/auth/tokens?user=admin', reader), 'insufficient_scope')
+    await expectChallenge(await world.get('/auth/tokens?user=*', reader), 'insufficient_scope')
+    await expectChallenge(await world.get('/auth/tokens'), undefined)
+  })
+
+  test('does not exist when authentication is off', async () => {
+    const world = await createWorld({ auth: false })
+    expect((await world.get('/auth/tokens')).status).toBe(404)
+    expect((await send(world, 'POST', '/auth/tokens', null, { name: 'x' })).status).toBe(404)
+  })
+})
+
+describe('DELETE /auth/tokens/{id} and ?user=', () => {
+  test("ends one's own token: 204, then that token is refused and the other works", async () => {
+    const world = await createWorld()
+    const caller = await world.login('reader', 'read')
+    const other = await world.login('reader', 'read')
+    const target = (await list(world, caller)).find((view) => !view.current)
+    const res = await send(world, 'DELETE', `/auth/tokens/${target?.id}`, caller)
+    expect(res.status).toBe(204)
+    expect(await res.text()).toBe('')
+    await expectChallenge(await world.get('/settings', other), 'invalid_token')
+    expect((await world.get('/settings', caller)).status).toBe(200)
+    expect(world.events.ofType('token.revoked')).toEqual([
+      expect.objectContaining({ owner: 'reader', id: target?.id, username: 'reader', address: ADDRESS }),
+    ])
+  })
+
+  test("another user's token: 404 without `*` and nothing happens; with `*` it ends", async () => {
+    const world = await createWorld()
+    const admin = await world.login()
+    const reader = await world.login('reader', 'read')
+    const [adminView] = await list(world, admin)
+    const [readerView] = await list(world, reader)
+    expect((await send(world, 'DELETE', `/auth/tokens/${adminView?.id}`, reader)).status).toBe(404)
+    expect((await world.get('/settings', admin)).status).toBe(200)
+    expect((await send(world, 'DELETE', `/auth/tokens/${readerView?.id}`, admin)).status).toBe(204)
+    await expectChallenge(await world.get('/settings', reader), 'invalid_token')
+    expect((await send(world, 'DELETE', `/auth/tokens/${readerView?.id}`, admin)).status).toBe(404)
+    for (const id of ['no-such-id', 'x'.repeat(65), '%2F..', 'a/b']) {
+      expect((await send(world, 'DELETE', `/auth/tokens/${id}`, admin)).status).toBe(404)
+    }
+  })
+
+  test('ends every token of a user: own or with `*`; a user is required', async () => {
+    const world = await createWorld()
+    const admin = await world.login()
+    const reader1 = await world.login('reader', 'read')
+    const reader2 = await world.login('reader', 'read')
+    await expectChallenge(
+      await send(world, 'DELETE', '/auth/tokens?user=admin', reader1),
+      'insufficient_scope',
+    )
+    const missing = await send(world, 'DELETE', '/auth/tokens', admin)
+    expect(missing.status).toBe(400)
+    expect(await missing.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'Missing required parameter: user',
+    })
+    const res = await send(world, 'DELETE', '/auth/tokens?user=reader', admin)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ revoked: 2 })
+    for (const token of [reader1, reader2])
+      await expectChallenge(await world.get('/settings', token), 'invalid_token')
+    expect((await world.get('/settings', admin)).status).toBe(200)
+    expect(world.events.ofType('tokens.revoked_all')).toEqual([
+      expect.objectContaining({
+        owner: 'reader',
+        count: 2,
+        reason: 'request',
+        username: 'admin',
+        address: ADDRESS,
+      }),
+    ])
+  })
+})
+
+describe('POST /auth/tokens', () => {
+  test('201 with an fa_ token shown once, 90 days by default; it works as a bearer and is listed', async () => {
+    const world = await createWorld()
+    const editor = await world.login('editor', '')
+    const res = await send(world, 'POST', '/auth/tokens', editor, { name: 'nightly deploy' })
+    expect(res.status).toBe(201)
+    expect(res.headers.get('Cache-Control')).toBe('no-store')
+    const body = (await res.json()) as { id: string; token: string }
+    expect(body).toEqual({
+      id: expect.any(String),
+      name: 'nightly deploy',
+      token: expect.stringMatching(/^fa_[A-Za-z0-9_-]{43}$/),
+      scope: ['nodes.read', 'nodes.write'],
+      expires_at: new Date(world.clock.now() + 90 * DAY).toISOString(),
+    })
+    expect((await world.get('/nodes', body.token)).status).toBe(200)
+    await expectChallenge(await world.get('/settings', body.token), 'insufficient_scope')
+    const listed = await list(world, editor)
+    expect(listed.find((view) => view.id === body.id)).toMatchObject({ kind: 'api', name: 'nightly deploy' })
+    expect(JSON.stringify(listed)).not.toContain(body.token)
+    expect(world.events.ofType('token.created')).toEqual([
+      expect.objectContaining({ owner: 'editor', id: body.id, name: 'nightly deploy', address: ADDRESS }),
+    ])
+  })
+
+  test.each([
+    [{ name: 'x', scope: '*' }, 'invalid_scope'],
+    [{ name: 'x', scope: 'write' }, 'invalid_scope'],
+    [{ name: 'x', expires_in: 400 * 86_400 }, 'invalid_request'],
+    [{ name: 'x', expires_in: null }, 'invalid_request'],
+    [{ name: 'x', expires_in: -1 }, 'invalid_request'],
+    [{ name: '' }, 'invalid_request'],
+    [{ name: '   ' }, 'invalid_request'],
+    [{}, 'invalid_request'],
+    ['name=x', 'invalid_request'],
+  ])('%j is refused: 400 %s, nothing created', async (body, error) => {
+    const world = await createWorld()
+    const reader = await world.login('reader', 'read')
+    const res = await send(world, 'POST', '/auth/tokens', reader, body)
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({ error, error_description: expect.any(String) })
+    expect(await list(world, reader)).toHaveLength(1)
+  })
+
+  test('needs a user: anonymous callers with default permissions get 401', async () => {
+    const world = await createWorld({ defaultPermissions: '*' })
+    await expectChallenge(await send(world, 'POST', '/auth/tokens', null, { name: 'x' }), undefined)
+  })
+
+  test("a downgraded user's token acts with the intersection from the next request", async () => {
+    const world = await createWorld()
+    const editor = await world.login('editor', '')
+    await world.core.setUsers([
+      { username: 'editor', password: world.hasher.hash('pw'), permissions: ['nodes.read'] },
+    ])
+    expect((await world.get('/nodes', editor)).status).toBe(200)
+    await expectChallenge(
+      await world.put('/nodes/node-red-node-random', { enabled: false }, editor),
+      'insufficient_scope',
+    )
+    const settings = await world.get('/auth/tokens', editor)
+    expect(settings.status).toBe(200)
+  })
+})

@@ -1,0 +1,9 @@
+import { describeTokenLifecycle } from '@flowadmin/testkit'
+import { afterAll } from 'vitest'
+import { createSqliteStores } from '../src/index.js'
+import { createTempFolder } from './temp.js'
+
+const temp = createTempFolder()
+afterAll(() => temp.remove())
+
+describeTokenLifecycle('sqlite', async () => createSqliteStores(temp.file()))

@@ -1,0 +1,113 @@
+// A scripted session of failed and successful logins over the built server, whose audit file is
+// kept under test-results/fail2ban/ with the address of each failed login, in order. CI then runs
+// Debian's fail2ban-regex with contrib/fail2ban/filter.d/flowadmin.conf over that file
+// (scripts/check-fail2ban.sh): it must find exactly those addresses, and nothing in the rest.
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import * as path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import {
+  ADMIN_PASSWORD,
+  type LoginFields,
+  send,
+  useWorkspace,
+  VIEWER_PASSWORD,
+  type Workspace,
+} from './hostile-http.js'
+
+let workspace: Workspace
+useWorkspace((created) => {
+  workspace = created
+})
+
+const RESULTS = fileURLToPath(new URL('../../../test-results/fail2ban/', import.meta.url))
+const PROXY = '127.0.0.70'
+const FAILED = new Set(['login.failed', 'login.throttled'])
+
+/** A password grant from `from`, through the trusted proxy when `forwardedFor` is given. */
+function attempt(url: string, fields: LoginFields, from: string, forwardedFor?: string) {
+  const body = new URLSearchParams({ client_id: 'service-admin', grant_type: 'password', scope: '*' })
+  for (const [name, value] of Object.entries(fields)) if (value !== undefined) body.set(name, value)
+  return send(url, {
+    method: 'POST',
+    path: '/auth/token',
+    from: forwardedFor === undefined ? from : PROXY,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }),
+    },
+    body: body.toString(),
+  })
+}
+
+describe('audit lines for fail2ban', () => {
+  it('carry the client address on every login event, and hostile usernames as one escaped line', async () => {
+    await workspace.writeSettings({ trustProxy: [PROXY] })
+    const { run, url } = await workspace.start()
+    const expected: Array<{ status: number; address: string }> = []
+    const fail = async (fields: LoginFields, from: string, forwardedFor?: string, status = 401) => {
+      expect((await attempt(url, fields, from, forwardedFor)).status).toBe(status)
+      expected.push({ status, address: forwardedFor ?? from })
+    }
+    const succeed = async (fields: LoginFields, from: string, forwardedFor?: string) => {
+      expect((await attempt(url, fields, from, forwardedFor)).status).toBe(200)
+    }
+
+    await succeed({ username: 'admin', password: ADMIN_PASSWORD }, '127.0.0.61')
+    for (let i = 0; i < 3; i++) await fail({ username: 'admin', password: `guess-${i}` }, '127.0.0.62')
+    await fail({ username: 'ghost', password: 'x' }, '127.0.0.62')
+    // Usernames made to look like another address, another line, a terminal command.
+    await fail({ username: 'x","address":"192.0.2.99', password: 'x' }, '127.0.0.63')
+    await fail(
+      {
+        username:
+          'a\n{"time":"2026-01-01T00:00:00.000Z","event":"login.failed","user":"a","client":null,"address":"192.0.2.98"}',
+        password: 'x',
+      },
+      '127.0.0.64',
+    )
+    await fail({ username: `\u001b[2J\u202e\u2028${'u'.repeat(5_000)}`, password: 'x' }, '127.0.0.65')
+    await fail({ username: 'admin', password: ADMIN_PASSWORD, client_id: 'not-a-client' }, '127.0.0.66')
+    await fail({ username: 'admin', password: 'x', client_id: undefined }, '127.0.0.66')
+    // Behind the trusted proxy: the forwarded client, IPv4 and IPv6.
+    await fail({ username: 'admin', password: 'x' }, PROXY, '203.0.113.5')
+    await fail({ username: 'viewer', password: 'x' }, PROXY, '2001:db8::7')
+    await succeed({ username: 'admin', password: ADMIN_PASSWORD }, PROXY, '198.51.100.20')
+    // Throttled attempts are failures too, the right password's included.
+    for (let i = 0; i < 5; i++) await fail({ username: 'viewer', password: `guess-${i}` }, '127.0.0.67')
+    await fail({ username: 'viewer', password: VIEWER_PASSWORD, scope: 'read' }, '127.0.0.67', undefined, 429)
+    await succeed({ username: 'viewer', password: VIEWER_PASSWORD, scope: 'read' }, '127.0.0.68')
+
+    run.child.kill('SIGTERM')
+    expect(await run.exited).toBe(0)
+
+    const text = await readFile(workspace.auditFile, 'utf8')
+    const lines = text.split('\n')
+    expect(lines.pop()).toBe('')
+    // One line each, with no control, format or separator character left: they are escaped.
+    for (const line of lines) {
+      expect(line).toMatch(/^\{"time":"[^"]+","event":"[a-z.]+",[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+\}$/u)
+    }
+    const events = lines.map((line) => JSON.parse(line) as { event: string; user: string; address: string })
+    const failed = events.filter((event) => FAILED.has(event.event))
+    expect(failed.map((event) => event.address)).toEqual(expected.map((attempt) => attempt.address))
+    expect(failed.map((event) => event.event)).toEqual(
+      expected.map((attempt) => (attempt.status === 429 ? 'login.throttled' : 'login.failed')),
+    )
+    expect(events.filter((event) => event.event === 'login.succeeded').map((event) => event.address)).toEqual(
+      ['127.0.0.61', '198.51.100.20', '127.0.0.68'],
+    )
+    expect(events.every((event) => typeof event.address === 'string' && event.address !== '')).toBe(true)
+    // Usernames are kept as sent, capped.
+    expect(failed[4]?.user).toBe('x","address":"192.0.2.99')
+    expect(failed[5]?.user).toContain('\n{"time"')
+    expect(failed[6]?.user).toBe(`\u001b[2J\u202e\u2028${'u'.repeat(250)}… (5006 characters)`)
+
+    await mkdir(RESULTS, { recursive: true })
+    await writeFile(path.join(RESULTS, 'audit.log'), text)
+    await writeFile(
+      path.join(RESULTS, 'failed-addresses.txt'),
+      `${failed.map((event) => event.address).join('\n')}\n`,
+    )
+  })
+})
