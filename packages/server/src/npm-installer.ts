@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import type { InstallFailure, InstallRequest, ModuleDescriptor, ModuleInstaller } from '@flowadmin/core'
+import { createBoundedMutex } from './bounded-mutex.js'
 import { type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import type { PalettePolicy } from './palette-policy.js'
 import { readTarballManifest } from './tarball.js'
@@ -256,40 +257,6 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
             : { ok: true },
         ),
       ) as Promise<Outcome<Record<never, never>>>
-    },
-  }
-}
-
-/**
- * One task at a time; a task that cannot start within `waitMs` is answered `busy` without running.
- */
-function createBoundedMutex(waitMs: number) {
-  let tail: Promise<void> = Promise.resolve()
-  return {
-    async run<T>(task: () => Promise<T>): Promise<T | { ok: false; error: InstallFailure }> {
-      const previous = tail
-      let release = () => {}
-      tail = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let timer: NodeJS.Timeout | undefined
-      const turn = await Promise.race([
-        previous.then(() => true),
-        new Promise<false>((resolve) => {
-          timer = setTimeout(() => resolve(false), waitMs)
-        }),
-      ])
-      clearTimeout(timer)
-      if (!turn) {
-        // Give up the place in line once the task before it is done.
-        previous.then(release)
-        return failed({ code: 'busy' })
-      }
-      try {
-        return await task()
-      } finally {
-        release()
-      }
     },
   }
 }
