@@ -363,7 +363,8 @@ function changedSettings(before: Settings, after: Settings): string[] {
   const differ = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b)
   for (const key of Object.keys(after) as Array<keyof Settings>) {
     if (key !== 'adminAuth') {
-      if (differ(before[key], after[key])) changed.push(key)
+      // Named as in the settings file.
+      if (differ(before[key], after[key])) changed.push(key === 'palette' ? 'externalModules.palette' : key)
       continue
     }
     const was: Record<string, unknown> = { ...before.adminAuth }

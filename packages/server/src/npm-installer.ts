@@ -25,8 +25,8 @@ export interface NpmInstallerOptions {
   waitMs: number
   /** The npm command. Default: `npm` on the PATH. */
   npm?: string
-  /** Receives npm's output (a failed run's, line by line) and what was done. */
-  log: (level: 'warning' | 'error', message: string) => void
+  /** Receives npm's output, line by line (`info` after a success, `warning` after a failure). */
+  log: (level: 'info' | 'warning' | 'error', message: string) => void
   /** Called with every node module in userDir after a change, so the loader can find their files. */
   onChange: (modules: DiscoveredModule[]) => void
 }
@@ -138,9 +138,9 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
         timedOut = true
         killGroup(child.pid)
       }, options.timeoutMs)
-      const report = (summary: string) => {
-        log('warning', summary)
-        for (const line of output.join('').split('\n')) if (line.trim() !== '') log('warning', `npm: ${line}`)
+      const report = (summary: string, level: 'info' | 'warning' = 'warning') => {
+        log(level, summary)
+        for (const line of output.join('').split('\n')) if (line.trim() !== '') log(level, `npm: ${line}`)
       }
       child.once('error', (error) => {
         clearTimeout(timer)
@@ -153,7 +153,10 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
           report(`npm ${args[0]} ran past ${options.timeoutMs} ms and was stopped; nothing was changed`)
           return resolve({ code: 'install_timeout' })
         }
-        if (code === 0) return resolve(null)
+        if (code === 0) {
+          report(`npm ${args[0]} ${args.at(-1)} succeeded`, 'info')
+          return resolve(null)
+        }
         report(`npm ${args[0]} failed (exit ${code}); nothing was changed`)
         const npmCode = /npm (?:error|ERR!) code (E[A-Z0-9]+)/.exec(output.join(''))?.[1]
         resolve({

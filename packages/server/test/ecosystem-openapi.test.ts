@@ -40,7 +40,7 @@ describe('the served OpenAPI document', () => {
     const settings = await writeAuthSettings(userDir, ['node-red-admin'], {
       httpAdminRoot: '/admin',
       externalModules: {
-        palette: { registry: registry.url, denyList: ['node-red-contrib-evil'], timeout: 8, wait: 0 },
+        palette: { registry: registry.url, denyList: ['node-red-contrib-evil'], timeout: 10, wait: 0 },
       },
     })
     const { url } = await startCli(['--settings', settings, '--port', '0'])
