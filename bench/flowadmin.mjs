@@ -50,9 +50,10 @@ export const flowadminDb = (userDir) => join(userDir, 'flowadmin.db')
 
 /**
  * Creates a database at `dbPath` holding `count` live tokens of `username`, issued through the
- * core (the same hashing and records as a real login). Returns the tokens, in issue order.
+ * core (the same hashing and records as a real login). `passwordHash` is the user's hash in the
+ * settings the server runs with: tokens are bound to it. Returns the tokens, in issue order.
  */
-export async function seedFlowadminTokens(dbPath, { count, username, root }) {
+export async function seedFlowadminTokens(dbPath, { count, username, passwordHash, root }) {
   const { createCore } = await import(new URL('packages/core/dist/index.js', root).href)
   const { openDatabase, createSqliteStores } = await import(
     new URL('packages/adapter-sqlite/dist/index.js', root).href
@@ -69,7 +70,8 @@ export async function seedFlowadminTokens(dbPath, { count, username, root }) {
         loader: { load: async () => ({ ok: true }) },
         typeUsage: { typesInUse: async () => new Set() },
       },
-      { adminAuth: { users: [{ username, password: 'seed', permissions: '*' }] } },
+      // The verifier compares the "password" with the hash itself: no argon2 work per seeded login.
+      { adminAuth: { users: [{ username, password: passwordHash, permissions: '*' }] } },
     )
     const tokens = []
     const batch = 5000
@@ -77,7 +79,7 @@ export async function seedFlowadminTokens(dbPath, { count, username, root }) {
       db.exec('BEGIN')
       for (let i = done; i < Math.min(count, done + batch); i++) {
         const issued = await core.login(
-          { clientId: FLOWADMIN_CLIENT, grantType: 'password', scope: '*', username, password: 'seed' },
+          { clientId: FLOWADMIN_CLIENT, grantType: 'password', scope: '*', username, password: passwordHash },
           '127.0.0.1',
         )
         if (!issued.ok) throw new Error(`seeding a token failed: ${issued.error.code}`)

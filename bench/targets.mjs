@@ -49,7 +49,7 @@ export function createFlowadminTarget({
         const folder = join(root, `flowadmin-seed-${count}`)
         mkdirSync(folder, { recursive: true })
         const file = join(folder, 'flowadmin.db')
-        const tokens = await seedFlowadminTokens(file, { count, username, root: serverRoot })
+        const tokens = await seedFlowadminTokens(file, { count, username, passwordHash, root: serverRoot })
         seeds.set(count, { file, tokens })
       }
       return seeds.get(count)

@@ -52,8 +52,8 @@ describe('GET /auth/tokens', () => {
         scope: ['*'],
         created_at: new Date(world.clock.now() - 1000).toISOString(),
         expires_at: new Date(world.clock.now() - 1000 + 7 * DAY).toISOString(),
-        last_used_at: null,
-        last_address: null,
+        last_used_at: new Date(world.clock.now() - 1000).toISOString(), // the login
+        last_address: ADDRESS,
         current: false,
       },
       expect.objectContaining({

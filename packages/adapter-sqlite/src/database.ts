@@ -25,6 +25,16 @@ export interface SqliteDatabase {
   readonly name?: string
 }
 
+/**
+ * Opens a connection to `file` (never creating it when `readonly`). better-sqlite3 by default;
+ * another driver of the shape above (Bun's `bun:sqlite`, `node:sqlite`) gets the same checks,
+ * settings and migrations.
+ */
+export type SqliteDriver = (file: string, options: { readonly: boolean }) => SqliteDatabase
+
+const betterSqlite3: SqliteDriver = (file, { readonly }) =>
+  new Database(file, { readonly, fileMustExist: readonly })
+
 /** How long a statement waits for another connection's lock before failing, in milliseconds. */
 export const BUSY_TIMEOUT_MS = 5000
 
@@ -92,14 +102,17 @@ function checkIntegrity(db: SqliteDatabase, path: string): void {
  * database, damaged, unreadable, read-only, or written by a newer schema; such a file is never
  * replaced or altered. `:memory:` opens a private in-memory database.
  */
-export function openDatabase(path: string, options: { readonly?: boolean } = {}): SqliteDatabase {
+export function openDatabase(
+  path: string,
+  options: { readonly?: boolean; driver?: SqliteDriver } = {},
+): SqliteDatabase {
   const readonly = options.readonly === true
   const file = path === MEMORY ? MEMORY : resolve(path)
   if (file !== MEMORY) checkFile(file, readonly)
 
-  let db: Database.Database
+  let db: SqliteDatabase
   try {
-    db = new Database(file, { readonly, fileMustExist: readonly })
+    db = (options.driver ?? betterSqlite3)(file, { readonly })
   } catch (error) {
     throw toStoreError(error, file)
   }

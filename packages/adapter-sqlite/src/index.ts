@@ -1,4 +1,10 @@
-export { BUSY_TIMEOUT_MS, openDatabase, type SqliteDatabase, type SqliteStatement } from './database.js'
+export {
+  BUSY_TIMEOUT_MS,
+  openDatabase,
+  type SqliteDatabase,
+  type SqliteDriver,
+  type SqliteStatement,
+} from './database.js'
 export { SqliteStoreError, type SqliteStoreErrorCode } from './errors.js'
 export { MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.js'
 export { createSqliteStores, type SqliteStores } from './sqlite-stores.js'

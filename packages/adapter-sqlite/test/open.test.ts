@@ -109,6 +109,24 @@ describe('openDatabase: settings and migrations', () => {
     await stores.close()
   })
 
+  it('keeps synchronous=FULL for every other write: the throttle relaxes it for its own transactions only', async () => {
+    const db = openDatabase(temp.file())
+    const mine = createSqliteStores(db)
+    const attempt = { pairKey: 'user 10.0.0.1 admin', addressKey: 'addr 10.0.0.1', knownKey: 'known k' }
+    const policy = {
+      pairLimit: 5,
+      addressLimit: 20,
+      windowMs: 60_000,
+      allowance: 1,
+      leaseMs: 1_000,
+      knownMs: 1_000,
+    }
+    expect(await mine.throttle.begin(attempt, policy, T0)).toEqual({ outcome: 'proceed', known: false })
+    await mine.throttle.finish(attempt, 'succeeded', policy, T0)
+    expect(pragma(db, 'synchronous')).toBe(2)
+    db.close()
+  })
+
   it('reopens idempotently: same version, data kept, the file not rewritten', async () => {
     const path = await databaseWith(temp.file(), 3)
     const before = readFileSync(path)

@@ -169,12 +169,12 @@ export interface LoginQueue {
  * The verifier queue's bounds: as configured, or as many attempts as the measured rate verifies in
  * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long.
  */
-async function loginQueueOf(settings: Settings, verifier: PasswordVerifier): Promise<LoginQueue> {
+async function loginQueueOf(settings: Settings): Promise<LoginQueue> {
   const configured = settings.adminAuth?.loginQueue ?? {}
   const measure =
     settings.adminAuth !== null &&
     (configured.maxWaiting === undefined || configured.maxWaitingKnown === undefined)
-  const measuredRate = measure ? await measureVerifyRate(verifier, VERIFY_CONCURRENCY) : null
+  const measuredRate = measure ? await measureVerifyRate(VERIFY_CONCURRENCY) : null
   const derived =
     measuredRate === null
       ? VERIFY_CONCURRENCY
@@ -274,7 +274,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     cleanup.push(() => stores.close())
 
     const verifier = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
-    const loginQueue = await loginQueueOf(settings, verifier)
+    const loginQueue = await loginQueueOf(settings)
 
     await sweepStaging(settings.userDir)
     const modules = await discoverModules(settings.userDir, warn)

@@ -193,6 +193,31 @@ describe('the served OpenAPI document', () => {
     expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(504)
     await writeFile(manifest, original)
     expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(204)
+    // Sessions and API tokens: list, create, end one and all of a user's.
+    const tokens = (method: string, route: string, token: string | null, body?: string) =>
+      call(method, route, {
+        headers: token === null ? JSON_TYPE : as(token, JSON_TYPE),
+        ...(body === undefined ? {} : { body }),
+      })
+    expect((await tokens('POST', '/auth/tokens', reader, '{"name":"ci job"}')).status).toBe(201)
+    expect((await tokens('POST', '/auth/tokens', reader, '{"name":"ci","scope":"*"}')).status).toBe(400)
+    expect((await tokens('POST', '/auth/tokens', reader, big)).status).toBe(413)
+    expect((await tokens('POST', '/auth/tokens', null, '{"name":"ci"}')).status).toBe(401)
+    const listed = await tokens('GET', '/auth/tokens?user=*', admin)
+    expect(listed.status).toBe(200)
+    const all = ((await listed.json()) as { tokens: Array<{ id: string; name: string | null }> }).tokens
+    expect((await tokens('GET', '/auth/tokens', null)).status).toBe(401)
+    const api = all.find((token) => token.name === 'ci job')
+    expect((await tokens('DELETE', `/auth/tokens/${api?.id}`, admin)).status).toBe(204)
+    expect((await tokens('DELETE', `/auth/tokens/${api?.id}`, admin)).status).toBe(404)
+    expect((await tokens('DELETE', `/auth/tokens/${api?.id}`, null)).status).toBe(401)
+    expect((await tokens('DELETE', '/auth/tokens', admin)).status).toBe(400)
+    expect((await tokens('DELETE', '/auth/tokens?user=reader', null)).status).toBe(401)
+    const spare = await tokenOf(
+      await call('POST', '/auth/token', { body: form({ ...grant, scope: 'read' }) }),
+    )
+    expect((await tokens('DELETE', '/auth/tokens?user=someone-else', reader)).status).toBe(401)
+    expect((await call('GET', '/settings', { headers: as(spare) })).status).toBe(200)
 
     // Revoke, then the token is refused.
     const revoke = (body: BodyInit, headers: Record<string, string> = {}) =>
@@ -203,6 +228,10 @@ describe('the served OpenAPI document', () => {
     expect((await revoke(big, as(admin, JSON_TYPE))).status).toBe(413)
     expect((await revoke(form({ token: admin }))).status).toBe(401)
     expect((await call('GET', '/settings', { headers: as(cli) })).status).toBe(401)
+
+    // Sign out everywhere, with the last token left.
+    expect((await tokens('DELETE', '/auth/tokens?user=admin', spare)).status).toBe(200)
+    expect((await call('GET', '/settings', { headers: as(spare) })).status).toBe(401)
 
     for (const check of checks) expect(check.problems, `${check.request} → ${check.status}`).toEqual([])
     // Every documented status of every operation was seen, except the unexpected 500.

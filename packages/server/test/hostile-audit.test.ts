@@ -97,8 +97,8 @@ describe('the audit log file', () => {
       },
       { event: 'module.disabled', ...adminActor, module: TEXT_TOOLS, sets },
       { event: 'module.enabled', ...adminActor, module: TEXT_TOOLS, sets },
-      { event: 'token.revoked', ...adminActor, owner: 'viewer' },
-      { event: 'token.revoked', ...adminActor, owner: 'admin' },
+      { event: 'token.revoked', ...adminActor, owner: 'viewer', id: expect.stringMatching(/^[\w-]{16}$/) },
+      { event: 'token.revoked', ...adminActor, owner: 'admin', id: expect.stringMatching(/^[\w-]{16}$/) },
       { event: 'login.succeeded', ...adminActor },
     ])
 

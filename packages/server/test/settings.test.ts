@@ -230,6 +230,22 @@ describe('parseSettings', () => {
       { adminAuth: { type: 'credentials', users: [admin], clients: ['ok', 3] } },
       'settings.json: adminAuth.clients[1]: must be a string',
     ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], apiTokens: { expiryTime: 0 } } },
+      'settings.json: adminAuth.apiTokens.expiryTime: must be at least 1',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], apiTokens: { allowNoExpiry: 'yes' } } },
+      'settings.json: adminAuth.apiTokens.allowNoExpiry: must be true or false',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], apiTokens: { maxExpiryTime: 86_400 } } },
+      'settings.json: adminAuth.apiTokens: expiryTime must not be longer than maxExpiryTime',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], apiTokens: { expiry: 60 } } },
+      'settings.json: adminAuth.apiTokens.expiry: unknown setting',
+    ],
   ]
   it.each(refusals.map(([input, message]) => [message, input] as const))(
     'refuses with "%s"',
@@ -282,6 +298,24 @@ describe('loadSettings', () => {
       expect(settings.uiPort).toBe(2000)
       expect(settings.adminAuth?.users[0]?.username).toBe('admin')
     }
+  })
+
+  it('reads an ES module again after it changed, as a reload does', async () => {
+    const file = path.join(dir, 'settings.mjs')
+    await writeFile(file, 'export default { uiPort: 2000 }\n')
+    expect((await loadSettings(file)).uiPort).toBe(2000)
+    await writeFile(file, 'export default { uiPort: 2001 }\n')
+    expect((await loadSettings(file)).uiPort).toBe(2001)
+  })
+
+  it('keeps API token lifetimes as given', () => {
+    const apiTokens = { expiryTime: 3600, maxExpiryTime: 7200, allowNoExpiry: true }
+    const settings = parseSettings(
+      { adminAuth: { type: 'credentials', users: [admin], apiTokens } },
+      's',
+      '/',
+    )
+    expect(settings.adminAuth?.apiTokens).toEqual(apiTokens)
   })
 
   it('validates an ES module like a JSON file, naming the file', async () => {

@@ -198,21 +198,51 @@ export function describeTokenLifecycle(name: string, open: OpenStores): void {
 
     it('keeps authenticated reads free of writes: the last use is written at most once a minute', async () => {
       const { core, clock } = start()
+      const loggedInAt = clock.now()
       const alice = await login(core, 'alice')
+      // The login is the session's first use: the requests of the next minute write nothing.
+      expect((await stores.tokens.list('alice'))[0]).toMatchObject({
+        lastUsedAt: loggedInAt,
+        lastAddress: ADDRESS,
+      })
       counter.writes.length = 0
       for (let i = 0; i < 20; i++) await core.access(alice, 'settings.read', ADDRESS)
       await Promise.all(Array.from({ length: 20 }, () => core.access(alice, 'settings.read', ADDRESS)))
-      expect(counter.writes).toEqual(['touch'])
-      const [used] = await stores.tokens.list('alice')
-      expect(used).toMatchObject({ lastUsedAt: clock.now(), lastAddress: ADDRESS })
-
       clock.advance(MINUTE - 1)
       await core.access(alice, 'settings.read', '192.0.2.99')
-      expect(counter.writes).toEqual(['touch'])
+      expect(counter.writes).toEqual([])
+
       clock.advance(1)
       await Promise.all(Array.from({ length: 10 }, () => core.access(alice, 'settings.read', '192.0.2.99')))
+      expect(counter.writes).toEqual(['touch'])
+      expect((await stores.tokens.list('alice'))[0]).toMatchObject({
+        lastUsedAt: loggedInAt + MINUTE,
+        lastAddress: '192.0.2.99',
+      })
+      clock.advance(MINUTE - 1)
+      for (let i = 0; i < 10; i++) await core.access(alice, 'settings.read', ADDRESS)
+      expect(counter.writes).toEqual(['touch'])
+      clock.advance(1)
+      await core.access(alice, 'settings.read', ADDRESS)
       expect(counter.writes).toEqual(['touch', 'touch'])
-      expect((await stores.tokens.list('alice'))[0]).toMatchObject({ lastAddress: '192.0.2.99' })
+    })
+
+    it('writes the first use of an API token, which its creation is not', async () => {
+      const { core, clock } = start()
+      const alice = await principal(core, await login(core, 'alice'))
+      const created = await core.tokens.create(alice, { name: 'ci' }, ADDRESS)
+      if (!created.ok) throw new Error(created.error.code)
+      expect(created.value.view).toMatchObject({ lastUsedAt: null, lastAddress: null })
+      counter.writes.length = 0
+      clock.advance(5)
+      await Promise.all(
+        Array.from({ length: 5 }, () => core.access(created.value.token, 'settings.read', '192.0.2.5')),
+      )
+      expect(counter.writes).toEqual(['touch'])
+      expect(await stores.tokens.findById(created.value.view.id)).toMatchObject({
+        lastUsedAt: clock.now(),
+        lastAddress: '192.0.2.5',
+      })
     })
 
     describe('inventory', () => {

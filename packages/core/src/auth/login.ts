@@ -118,7 +118,7 @@ export function createLogin({ users, clients, verifier, gate, throttle, tokens, 
       events.emit({ type: 'login.failed', at: clock.now(), ...actor })
       return err({ code: 'invalid_credentials' })
     }
-    const issued = await tokens.issue(user, clientId, granted)
+    const issued = await tokens.issue(user, clientId, granted, actor.address)
     events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
     return ok(issued)
   }

@@ -28,6 +28,9 @@ export function hasPermission(granted: readonly string[], needed: string): boole
  * (`*` ∩ `read` = `read`, `read` ∩ `nodes.read` = `nodes.read`), and not at all otherwise.
  */
 export function intersectPermissions(a: readonly string[], b: readonly string[]): string[] {
+  // The common cases, without the pairwise walk: either side is everything.
+  if (a.length === 1 && a[0] === '*') return [...b]
+  if (b.length === 1 && b[0] === '*') return [...a]
   const both = new Set<string>()
   for (const x of a) {
     for (const y of b) {

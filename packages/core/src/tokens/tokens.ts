@@ -63,22 +63,26 @@ const mayManage = (record: TokenRecord, caller: TokenCaller) =>
 export function createTokens({ store, clock, random, digest, events, users, lifetime }: TokenDeps) {
   const hashOf = (token: string) => digest.sha256(token)
 
-  // Fingerprints by password hash: one keyed hash per credential, not one per request.
-  const fingerprints = new Map<string, Promise<string>>()
-  function fingerprintOf(user: User): Promise<string> {
-    let fingerprint = fingerprints.get(user.passwordHash)
-    if (fingerprint === undefined) {
-      fingerprint = digest.hmacSha256(user.passwordHash, FINGERPRINT_LABEL)
-      fingerprints.set(user.passwordHash, fingerprint)
-    }
+  // Fingerprints by password hash: one keyed hash per credential, not one per request, and
+  // known ones answered without waiting.
+  const fingerprints = new Map<string, string>()
+  async function fingerprintOf(user: User): Promise<string> {
+    const known = fingerprints.get(user.passwordHash)
+    if (known !== undefined) return known
+    const fingerprint = await digest.hmacSha256(user.passwordHash, FINGERPRINT_LABEL)
+    fingerprints.set(user.passwordHash, fingerprint)
     return fingerprint
   }
 
   // When this process last wrote a token's use, so racing requests write it once, not each.
   const touched = new Map<string, number>()
+  /** True when this use should be written: the last one written is a minute old or more. */
+  function dueForTouch(record: TokenRecord, now: number): boolean {
+    if (record.lastUsedAt !== null && now - record.lastUsedAt < LAST_USE_RESOLUTION_MS) return false
+    const last = touched.get(record.id)
+    return last === undefined || now - last >= LAST_USE_RESOLUTION_MS
+  }
   async function noteUse(record: TokenRecord, address: string, now: number): Promise<void> {
-    const last = Math.max(record.lastUsedAt ?? -Infinity, touched.get(record.id) ?? -Infinity)
-    if (now - last < LAST_USE_RESOLUTION_MS) return
     if (touched.size >= 10_000) {
       for (const [id, at] of touched) if (now - at >= LAST_USE_RESOLUTION_MS) touched.delete(id)
     }
@@ -94,6 +98,8 @@ export function createTokens({ store, clock, random, digest, events, users, life
       clientId: string
       scope: string[]
       expiresIn: number | null
+      /** Where a login came from: that is the session's first use. Null for an API token. */
+      address: string | null
     },
   ): Promise<CreatedToken> {
     const secret = base64url(random.bytes(TOKEN_BYTES))
@@ -110,8 +116,8 @@ export function createTokens({ store, clock, random, digest, events, users, life
       fingerprint: await fingerprintOf(user),
       createdAt: now,
       expiresAt: fields.expiresIn === null ? null : now + fields.expiresIn * 1000,
-      lastUsedAt: null,
-      lastAddress: null,
+      lastUsedAt: fields.address === null ? null : now,
+      lastAddress: fields.address,
     }
     await store.save(record)
     return { token, record }
@@ -136,33 +142,19 @@ export function createTokens({ store, clock, random, digest, events, users, life
     })
   }
 
-  /** The record is live and its user's credential unchanged: what it may do now, else null. */
-  async function check(record: TokenRecord, address: string | null): Promise<Authenticated | null> {
-    if (record.expiresAt !== null && record.expiresAt <= clock.now()) {
-      await store.delete(record.id)
-      return null
-    }
-    const user = users.get(record.username)
-    if (user === undefined) {
-      await invalidate(record, 'user_removed', address)
-      return null
-    }
-    if ((await fingerprintOf(user)) !== record.fingerprint) {
-      await invalidate(record, 'credential_changed', address)
-      return null
-    }
-    return { record, permissions: intersectPermissions(record.scope, user.permissions) }
-  }
-
   return {
-    /** Issues a session for a user who just logged in; stores only its hash. */
-    async issue(user: User, clientId: string, scope: string[]): Promise<IssuedToken> {
+    /**
+     * Issues a session for a user who just logged in from `address`; stores only its hash. The
+     * login counts as its first use, so requests in the minute after it write nothing.
+     */
+    async issue(user: User, clientId: string, scope: string[], address: string): Promise<IssuedToken> {
       const { token } = await save(user, {
         kind: 'session',
         name: null,
         clientId,
         scope,
         expiresIn: lifetime,
+        address,
       })
       return { accessToken: token, expiresIn: lifetime, tokenType: 'Bearer', scope }
     },
@@ -172,7 +164,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
       user: User,
       fields: { name: string; clientId: string; scope: string[]; expiresIn: number | null },
     ): Promise<CreatedToken> {
-      return save(user, { kind: 'api', ...fields })
+      return save(user, { kind: 'api', ...fields, address: null })
     },
 
     /**
@@ -184,9 +176,24 @@ export function createTokens({ store, clock, random, digest, events, users, life
       if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
       const record = await store.findByHash(await hashOf(token))
       if (record === null) return null
-      const live = await check(record, address)
-      if (live !== null && address !== null) await noteUse(record, address, clock.now())
-      return live
+      // Every request passes here: the common path awaits nothing but the lookup above.
+      const now = clock.now()
+      if (record.expiresAt !== null && record.expiresAt <= now) {
+        await store.delete(record.id)
+        return null
+      }
+      const user = users.get(record.username)
+      if (user === undefined) {
+        await invalidate(record, 'user_removed', address)
+        return null
+      }
+      const fingerprint = fingerprints.get(user.passwordHash) ?? (await fingerprintOf(user))
+      if (fingerprint !== record.fingerprint) {
+        await invalidate(record, 'credential_changed', address)
+        return null
+      }
+      if (address !== null && dueForTouch(record, now)) await noteUse(record, address, now)
+      return { record, permissions: intersectPermissions(record.scope, user.permissions) }
     },
 
     /**
