@@ -168,3 +168,33 @@ export async function readBody(
   }
   return format === 'json' ? parseJson(text) : parseForm(text)
 }
+
+/** True when the request carries a multipart form (an upload). */
+export function isMultipart(request: Request): boolean {
+  return mediaTypeOf(request.headers.get('Content-Type')) === 'multipart/form-data'
+}
+
+/**
+ * The bytes of the file in field `field` of a multipart form of at most `limit` bytes (Node-RED's
+ * editor sends a module tarball as `tarball`).
+ */
+export async function readUpload(
+  request: Request,
+  limit: number,
+  field: string,
+): Promise<Result<Uint8Array, BodyProblem>> {
+  const bytes = await readLimited(request, limit)
+  if (bytes === null) return err({ problem: 'too_large', limit })
+  if (bytes === 'incomplete') return invalid('Request body incomplete')
+  let form: FormData
+  try {
+    form = await new Response(bytes as Uint8Array<ArrayBuffer>, {
+      headers: { 'Content-Type': request.headers.get('Content-Type') ?? '' },
+    }).formData()
+  } catch {
+    return invalid('Malformed multipart body')
+  }
+  const file = form.get(field)
+  if (file === null || typeof file === 'string') return invalid(`Missing required file: ${field}`)
+  return ok(new Uint8Array(await file.arrayBuffer()))
+}

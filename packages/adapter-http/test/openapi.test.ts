@@ -5,8 +5,13 @@ import type { Hono } from 'hono'
 import * as v from 'valibot'
 import { describe, expect, test } from 'vitest'
 import { createHttpApp, createOpenApiDocument, type OpenApiDocument } from '../src/index.js'
-import { CreateTokenRequestSchema, EnableRequestSchema, RevokeRequestSchema } from '../src/schemas.js'
-import { createWorld, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
+import {
+  CreateTokenRequestSchema,
+  EnableRequestSchema,
+  InstallRequestSchema,
+  RevokeRequestSchema,
+} from '../src/schemas.js'
+import { createWorld, EXTRA, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
 import { createResponseValidator, type ResponseCheck } from './openapi-validate.js'
 
 /** `METHOD pattern` of every route the app answers, as the router holds them. */
@@ -106,6 +111,19 @@ describe('the document lists every route, and only those', () => {
       'enabled',
     ])
     agree(RevokeRequestSchema, 'RevokeRequest', [{ token: 'abc' }, { token: '' }, { token: 1 }, {}, null])
+    agree(InstallRequestSchema, 'InstallRequest', [
+      { module: 'a' },
+      { module: 'a', version: '^1' },
+      { module: '@s/a', url: 'https://x/a.tgz', other: 1 },
+      { module: 'a', version: '1', url: 'https://x/a.tgz' },
+      { module: '' },
+      { module: 'x'.repeat(215) },
+      { module: 'a', version: '' },
+      { module: 'a', version: 1 },
+      { version: '1' },
+      [],
+      null,
+    ])
     agree(CreateTokenRequestSchema, 'CreateTokenRequest', [
       { name: 'ci' },
       { name: 'ci', scope: 'read', expires_in: 60, other: true },
@@ -215,6 +233,38 @@ describe('every response the app gives conforms to the document', () => {
     for (const path of [`/nodes/${PLAIN.name}`, `/nodes/${PLAIN.name}/random`]) {
       await check('PUT', path, world.put(path, { enabled: false }, admin))
     }
+
+    world.typeUsage.unreadable = false
+    world.installer.publish(EXTRA)
+    const install = (body: unknown, token = admin) =>
+      check('POST', '/nodes', world.post('/nodes', body, token))
+    await install({ module: EXTRA.name, version: '^1.0.0' })
+    await install({ module: EXTRA.name, version: '1.0.0', url: 'https://registry.example/x.tgz' })
+    await install({ module: 'not-published' })
+    await install('{"module":', admin)
+    await install(big)
+    await install({ module: EXTRA.name }, reader)
+    for (const failure of [
+      { code: 'module_not_allowed', message: 'Not allowed by the settings' },
+      { code: 'invalid_module_spec', message: 'Invalid module name' },
+      { code: 'busy' },
+      { code: 'install_timeout' },
+    ] as const) {
+      world.installer.failNext(failure)
+      await install({ module: EXTRA.name })
+    }
+    const remove = (path: string, token = admin) => check('DELETE', path, world.delete(path, token))
+    await remove(`/nodes/${SCOPED.name}`)
+    await remove('/nodes/no-such-module')
+    await remove(`/nodes/${EXTRA.name}`, reader)
+    world.installer.failNext({ code: 'busy' })
+    await remove(`/nodes/${EXTRA.name}`)
+    world.installer.failNext({ code: 'install_timeout' })
+    await remove(`/nodes/${EXTRA.name}`)
+    world.typeUsage.unreadable = true
+    await remove(`/nodes/${EXTRA.name}`)
+    world.typeUsage.unreadable = false
+    await remove(`/nodes/${EXTRA.name}`)
 
     const revoke = (body: string, headers: Record<string, string>) =>
       check('POST', '/auth/revoke', world.request('/auth/revoke', { method: 'POST', headers, body }))
@@ -391,6 +441,8 @@ async function brokenChecks(
   }
   stores.modules.list = fail
   stores.modules.find = fail
+  stores.modules.upsert = fail
+  broken.installer.publish(EXTRA)
   stores.tokens.findByHash = fail
   stores.tokens.save = fail
   const app = createHttpApp(broken.core, { version: VERSION, onUnexpectedError: () => {} })
@@ -429,6 +481,8 @@ async function brokenChecks(
     ['GET', `/nodes/${PLAIN.name}/random`, { headers: auth }],
     ['PUT', `/nodes/${PLAIN.name}`, put],
     ['PUT', `/nodes/${PLAIN.name}/random`, put],
+    ['POST', '/nodes', { ...put, method: 'POST', body: JSON.stringify({ module: EXTRA.name }) }],
+    ['DELETE', `/nodes/${PLAIN.name}`, { method: 'DELETE', headers: auth }],
   ]
   const results: ResponseCheck[] = []
   for (const [method, path, init] of requests) {

@@ -13,6 +13,8 @@ import {
   createCore,
   type Digest,
   type EventSink,
+  type ModuleInstaller,
+  type NodeSetLoader,
   type PasswordVerifier,
   type Stores,
 } from '@flowadmin/core'
@@ -25,6 +27,8 @@ import { createFlowsTypeUsage } from './flows.js'
 import { type Listener, listen } from './listen.js'
 import { createMetrics, fanOut, metricsFetch } from './metrics.js'
 import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { createNpmInstaller, sweepStaging } from './npm-installer.js'
+import { createPalettePolicy } from './palette-policy.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
 import { createReadiness } from './readiness.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
@@ -137,6 +141,7 @@ export function socketAddress(c: Context): string {
   }
 }
 
+/** The settings of a start with these options: the file or object, then the overriding flags. */
 export async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
   const base =
     options.settingsFile !== undefined
@@ -231,6 +236,8 @@ export async function createServerCore(
   modules: readonly DiscoveredModule[],
   log: (level: LogLevel, message: string) => void,
   login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue } = {},
+  /** The loader (default: one over `modules`) and the installer (default: none, installs refused). */
+  palette: { loader?: NodeSetLoader; installer?: ModuleInstaller } = {},
 ): Promise<Core> {
   const { loginQueue } = login
   return createCore(
@@ -238,7 +245,8 @@ export async function createServerCore(
       stores,
       verifier: login.verifier ?? (await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })),
       digest: nodeDigest,
-      loader: createDiskLoader(modules),
+      loader: palette.loader ?? createDiskLoader(modules),
+      installer: palette.installer,
       typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
         log('error', `${message}; disabling modules is refused until it is fixed`),
       ),
@@ -331,10 +339,30 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const loginQueue = await loginQueueOf(settings)
     const verifier = metrics === null ? argon2 : metrics.timeVerifier(argon2)
 
-    const unreadable: string[] = []
-    const modules = await discoverModules(settings.userDir, warn, (name) => unreadable.push(name))
-    const core = await createServerCore(settings, stores, events, modules, log, { verifier, loginQueue })
-    await core.modules.sync(toDescriptors(modules), { keep: unreadable })
+    await sweepStaging(settings.userDir)
+    const modules = await discoverModules(settings.userDir, warn)
+    const loader = createDiskLoader(modules)
+    const { palette } = settings
+    const installer = createNpmInstaller({
+      userDir: settings.userDir,
+      policy: createPalettePolicy(palette),
+      registry: palette.registry,
+      allowScripts: palette.allowScripts,
+      timeoutMs: palette.timeout * 1000,
+      waitMs: palette.wait * 1000,
+      log,
+      onChange: (installed) => loader.update(installed),
+    })
+    const core = await createServerCore(
+      settings,
+      stores,
+      events,
+      modules,
+      log,
+      { verifier, loginQueue },
+      { loader, installer },
+    )
+    await core.modules.sync(toDescriptors(modules))
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
@@ -429,7 +457,8 @@ function changedSettings(before: Settings, after: Settings): string[] {
   const differ = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b)
   for (const key of Object.keys(after) as Array<keyof Settings>) {
     if (key !== 'adminAuth') {
-      if (differ(before[key], after[key])) changed.push(key)
+      // Named as in the settings file.
+      if (differ(before[key], after[key])) changed.push(key === 'palette' ? 'externalModules.palette' : key)
       continue
     }
     const was: Record<string, unknown> = { ...before.adminAuth }

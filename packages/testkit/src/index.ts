@@ -1,6 +1,7 @@
 export { type CoreWithDoublesOptions, createCoreWithDoubles } from './core-with-doubles.js'
 export {
   createEventRecorder,
+  createFakeInstaller,
   createFakeLoader,
   createFakeTypeUsage,
   createFixedClock,
