@@ -1,20 +1,36 @@
 // `pnpm bench [--peer node-red] [--duration S] [--quick] ...`: loads the built flowadmin server (and
 // Node-RED beside it, alternately) scenario by scenario, prints a table per scenario and the
 // targets, and writes every figure to bench-results/<timestamp>.json.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { trackFolder } from './cleanup.mjs'
+import { writeDocs } from './docs.mjs'
 import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
 import { waitForIdle } from './load.mjs'
 import { bcryptHash, installNodeRed, NODE_RED_VERSION } from './node-red.mjs'
 import { createPostgresStorage, createTwoInstanceScenarios, DEFAULT_PG } from './postgres.mjs'
 import { machine, memory } from './proc.mjs'
-import { combine, evaluateTargets, growthTable, scenarioTable, targetsTable } from './report.mjs'
-import { createScenarios, login, strip } from './scenarios.mjs'
-import { BENCH_MODULES, createFlowadminTarget, createNodeRedTarget } from './targets.mjs'
+import { selfTime } from './profile.mjs'
+import {
+  combine,
+  combineLocal,
+  evaluateTargets,
+  growthTable,
+  localTable,
+  scenarioTable,
+  targetsTable,
+} from './report.mjs'
+import { createScenarios, login, recordRoutes, strip } from './scenarios.mjs'
+import {
+  BENCH_MODULES,
+  createBaselineTarget,
+  createFlowadminTarget,
+  createNodeRedTarget,
+} from './targets.mjs'
+import { versions } from './versions.mjs'
 
 const HELP = `Usage: pnpm bench [options]
   --peer node-red     also run every scenario against Node-RED ${NODE_RED_VERSION}, alternately, with ratios
@@ -23,15 +39,19 @@ const HELP = `Usage: pnpm bench [options]
   --rounds N          rounds per scenario, A B A B ... (default 2; --quick 1)
   --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
-  --only ID,ID        run only these scenarios (ids: login-page healthz settings toggle-1 toggle-10 login
-                      revoke login-N revoke-N storm; with --storage postgres also login-2i toggle-2i)
-  --cpu-prof DIR      write a V8 CPU profile of every flowadmin process into DIR
+  --only ID,ID        run only these scenarios (ids: start sqlite-commits login-page healthz settings
+                      toggle-1 toggle-10 login logins-100 revoke login-N revoke-N storm; with
+                      --storage postgres also login-2i toggle-2i)
+  --cpu-prof DIR      after each scenario's measured rounds, one more flowadmin round with the V8
+                      CPU profiler on, its profile written into DIR and its top frames reported
+                      (the figures come from the unprofiled rounds)
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
   --server-env K=V    set an environment variable for the flowadmin processes only (repeatable)
   --storage S         flowadmin's store: sqlite (default) or postgres; with postgres every start gets a
                       database of its own, and the scenarios login-2i and toggle-2i run two instances on one
   --pg URL            the PostgreSQL server for --storage postgres (default: FLOWADMIN_TEST_PG, else
                       ${DEFAULT_PG}); databases are created on it and dropped
+  --docs              write docs/benchmarks.md from this run (bench/docs.mjs)
   --quick             a short smoke run
 Only 127.0.0.1 is loaded. Needs a build (pnpm bench builds first).`
 
@@ -50,6 +70,7 @@ const { values: args } = parseArgs({
     storage: { type: 'string', default: 'sqlite' },
     pg: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    docs: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 })
@@ -155,6 +176,19 @@ async function main() {
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
+  if (scenarios.some((s) => s.baselines)) {
+    // The baselines answer flowadmin's own bodies and headers, recorded from it in this run.
+    const routesFile = join(work, 'routes.json')
+    const instance = await targets[0].start()
+    try {
+      const token = await login({ instance, target: targets[0], credentials })
+      writeFileSync(routesFile, JSON.stringify(await recordRoutes(instance, token)))
+    } finally {
+      await instance.stop()
+    }
+    for (const kind of ['hono', 'node-http'])
+      targets.push(createBaselineTarget({ kind, root: work, routesFile }))
+  }
   const results = {}
   const report = { scenarios: [] }
   const floors = []
@@ -164,29 +198,55 @@ async function main() {
   const startedAt = new Date()
 
   for (const scenario of scenarios) {
-    const rounds = { flowadmin: [], 'node-red': [] }
+    if (scenario.local) {
+      const measured = []
+      for (let round = 1; round <= options.rounds; round++) {
+        const result = await scenario.measure({ root: serverRoot, folder: work, durationMs })
+        measured.push(result)
+        log(`${scenario.id} round ${round}: ${scenario.describe(result)}`)
+      }
+      const combined = { local: combineLocal(measured) }
+      results[scenario.id] = combined
+      const table = localTable(scenario, combined.local, {
+        durationS: options.durationS,
+        rounds: options.rounds,
+      })
+      console.log(table)
+      output += `${table}\n`
+      report.scenarios.push({ id: scenario.id, title: scenario.title, rounds: { local: measured }, combined })
+      continue
+    }
+    const rounds = Object.fromEntries(targets.map((target) => [target.name, []]))
     const scenarioFloors = []
+    const scenarioTargets = targetsOf(scenario).filter((target) => !target.baseline || scenario.baselines)
     for (let round = 1; round <= options.rounds; round++) {
       if (scenario.floor) {
         const floor = await measureArgon2Floor({ durationMs, concurrency: 2 })
         scenarioFloors.push(floor)
         log(`${scenario.id} round ${round}: argon2id floor ${floor.perSecond.toFixed(1)}/s`)
       }
-      for (const target of targetsOf(scenario)) {
+      for (const target of scenarioTargets) {
         if (scenario.peers && !target.startPeer) continue
         const result = await measure(scenario, target, { credentials, durationMs, warmupMs })
         rounds[target.name].push(result)
         log(
-          `${scenario.id} round ${round} ${target.name}: ${result.rps.toFixed(1)} req/s, p99 ${result.p99.toFixed(2)} ms` +
-            (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : ''),
+          result.starts
+            ? `${scenario.id} round ${round} ${target.name}: listening after ${result.starts.map((ms) => ms.toFixed(0)).join(', ')} ms`
+            : `${scenario.id} round ${round} ${target.name}: ${result.rps.toFixed(1)} req/s, p99 ${result.p99.toFixed(2)} ms` +
+                (result.non2xx + result.errors > 0
+                  ? `, ${result.non2xx} non-2xx, ${result.errors} errors`
+                  : ''),
         )
       }
     }
     const combined = {}
-    for (const target of targetsOf(scenario)) {
+    for (const target of scenarioTargets) {
       combined[target.name] = rounds[target.name].length > 0 ? combine(rounds[target.name]) : null
     }
     results[scenario.id] = combined
+    const profile = cpuProfDir
+      ? await profileRound(scenario, targets[0], { credentials, durationMs, warmupMs, cpuProfDir })
+      : null
     const floor = scenarioFloors.length
       ? {
           perSecond: scenarioFloors.reduce((s, f) => s + f.perSecond, 0) / scenarioFloors.length,
@@ -207,10 +267,11 @@ async function main() {
       argon2Floor: floor,
       rounds: Object.fromEntries(Object.entries(rounds).map(([name, list]) => [name, list.map(strip)])),
       combined: Object.fromEntries(Object.entries(combined).map(([name, c]) => [name, c && strip(c)])),
+      profile,
     })
   }
 
-  const names = targets.map((t) => t.name)
+  const names = targets.filter((t) => !t.baseline).map((t) => t.name)
   const growth = growthTable(results, options.sessionSizes, names)
   const floor = floors[0] ?? null
   const evaluated = evaluateTargets(results, { floor, sessionSizes: options.sessionSizes })
@@ -226,6 +287,7 @@ async function main() {
     startedAt,
     finishedAt,
     machine: { ...host, loadavgAtEnd: machine().loadavg },
+    versions: versions({ serverRoot, nodeRed: options.peer ? NODE_RED_VERSION : null }),
     options: { ...options, only: options.only && [...options.only] },
     server: serverRoot.pathname,
     serverEnv,
@@ -238,20 +300,44 @@ async function main() {
   }
   writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`)
   log(`\nfigures written to ${file.pathname} (${((finishedAt - startedAt) / 1000).toFixed(0)} s)`)
+  if (args.docs) log(`${writeDocs(file.pathname)} written from this run`)
+}
+
+/**
+ * One more flowadmin round of `scenario` with the CPU profiler on (not counted in the figures);
+ * returns the profile's file and its top frames.
+ */
+async function profileRound(scenario, target, { credentials, durationMs, warmupMs, cpuProfDir }) {
+  const before = new Set(readdirSync(cpuProfDir))
+  await measure(scenario, target, { credentials, durationMs, warmupMs, profile: true })
+  const written = readdirSync(cpuProfDir).filter((name) => !before.has(name) && name.endsWith('.cpuprofile'))
+  if (written.length === 0) {
+    log(`${scenario.id}: no CPU profile was written`)
+    return null
+  }
+  // The scenario's server wrote the newest; `start` writes one per start.
+  const file = join(cpuProfDir, written.sort().at(-1))
+  const { totalMs, byFunction, byPlace } = selfTime(JSON.parse(readFileSync(file, 'utf8')))
+  log(`${scenario.id}: CPU profile ${file}`)
+  return { file, totalMs, byFunction: byFunction.slice(0, 15), byPlace: byPlace.slice(0, 10) }
 }
 
 /** One scenario against one freshly started server: start, log in, settle, warm up, measure, stop. */
-async function measure(scenario, target, { credentials, durationMs, warmupMs }) {
+async function measure(scenario, target, { credentials, durationMs, warmupMs, profile = false }) {
+  if (scenario.startOnly) return measureStarts(scenario, target, { profile })
   const sessions = scenario.seed ? scenario.seed(target.name) : 0
   const seed = sessions > 0 ? await target.seed(sessions) : null
-  const instance = await target.start({ seed })
+  // flowadmin's own loop only: Node-RED does not keep the recorder's signal handler.
+  const preload = scenario.loopDelay && target.name === 'flowadmin' ? LOOP_DELAY : null
+  const instance = await target.start({ seed, profile, preload })
   try {
     const rssStartMb = memory(instance.pid).rssMb
     const loginPage = await fetch(`${instance.url}/auth/login`, { signal: AbortSignal.timeout(15_000) })
     await loginPage.arrayBuffer()
     if (loginPage.status !== 200)
       throw new Error(`${target.name}: GET /auth/login answered ${loginPage.status}`)
-    const token = await login({ instance, target, credentials })
+    // A baseline has no logins: it comes with a live token of its own.
+    const token = instance.token ?? (await login({ instance, target, credentials }))
     await sleep(250)
     const rssIdleMb = memory(instance.pid).rssMb
     // The pool is this target's seeded tokens; the fresh copy of the store makes them all live.
@@ -259,13 +345,19 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs }) 
       ? { tokens: seed.tokens.slice(0, sessions - (scenario.sessions ?? 0)), next: 0 }
       : null
     const context = { instance, target, token, credentials, pool }
-    await scenario.load({ ...context, durationMs: warmupMs })
+    if (preload) context.loopDelay = loopDelayProbe(instance)
+    if (!scenario.noWarmup) await scenario.load({ ...context, durationMs: warmupMs })
     // Requests the warm-up left queued must not eat into the measured window.
     const drainMs = await waitForIdle(instance.pid)
     const result = await scenario.load({ ...context, durationMs })
     const { peakMb } = memory(instance.pid)
+    // Resident memory once the load is over and the server idle again.
+    await waitForIdle(instance.pid)
+    await sleep(250)
+    const rssEndMb = memory(instance.pid).rssMb
     return {
       ...result,
+      rssEndMb,
       drainMs,
       rssStartMb,
       rssIdleMb,
@@ -280,6 +372,43 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs }) 
   } finally {
     await instance.stop()
   }
+}
+
+/** The event loop delay recorder preloaded into a server (see loop-delay.cjs). */
+const LOOP_DELAY = new URL('loop-delay.cjs', import.meta.url).pathname
+
+/** Starts the server's loop delay recording over; `read()` ends it and returns its figures. */
+function loopDelayProbe(instance) {
+  const lines = () => instance.output.stderr.split('\n').filter((l) => l.startsWith('bench-loop-delay '))
+  return {
+    reset() {
+      process.kill(instance.pid, 'SIGUSR2')
+    },
+    async read() {
+      const before = lines().length
+      process.kill(instance.pid, 'SIGUSR2')
+      for (let waited = 0; lines().length === before && waited < 5000; waited += 10) await sleep(10)
+      const line = lines()[before]
+      return line ? JSON.parse(line.slice('bench-loop-delay '.length)) : null
+    },
+  }
+}
+
+/** Start to listening, `scenario.starts` times, each server stopped once it listens. */
+async function measureStarts(scenario, target, { profile }) {
+  const spawns = []
+  const rss = []
+  for (let i = 0; i < scenario.starts; i++) {
+    const instance = await target.start({ profile: profile && i === 0 })
+    try {
+      spawns.push(instance.spawnMs)
+      rss.push(memory(instance.pid).rssMb)
+    } finally {
+      await instance.stop()
+    }
+    if (profile) break
+  }
+  return { starts: spawns, rssAtListen: rss }
 }
 
 main()

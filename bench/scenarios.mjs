@@ -1,6 +1,7 @@
 // What is measured. Each scenario loads one started server for a window (after a warm-up window
 // of the same load) and returns the load's summary; run.mjs starts and stops the servers.
 import { runLoad, runPaced } from './load.mjs'
+import { measureSqliteCommits } from './sqlite-commits.mjs'
 import { BENCH_MODULES } from './targets.mjs'
 
 const FORM = 'application/x-www-form-urlencoded'
@@ -17,6 +18,29 @@ export async function login({ instance, target, credentials }) {
   const body = await response.text()
   if (response.status !== 200) throw new Error(`${target.name}: login answered ${response.status} ${body}`)
   return JSON.parse(body).access_token
+}
+
+/** The routes a baseline answers, as flowadmin answers them: status, headers (not per-response ones), body. */
+export async function recordRoutes(instance, token) {
+  const perResponse = new Set(['date', 'content-length', 'connection', 'keep-alive', 'transfer-encoding'])
+  const routes = {}
+  for (const [path, headers] of [
+    ['/auth/login', {}],
+    ['/settings', bearer(token)],
+  ]) {
+    const response = await fetch(`${instance.url}${path}`, {
+      headers,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    })
+    const body = await response.text()
+    if (response.status !== 200) throw new Error(`recording ${path}: flowadmin answered ${response.status}`)
+    routes[path] = {
+      status: response.status,
+      headers: Object.fromEntries([...response.headers].filter(([name]) => !perResponse.has(name))),
+      body,
+    }
+  }
+  return routes
 }
 
 function tokenForm(target, { username, password }) {
@@ -79,13 +103,14 @@ function toggleLoad(connections) {
   }
 }
 
-function loginLoad(connections) {
+function loginLoad(connections, amount) {
   return ({ instance, target, credentials, durationMs }) =>
     runLoad({
       url: `${instance.url}/auth/token`,
       pid: instance.pid,
       durationMs,
       connections,
+      amount,
       method: 'POST',
       headers: { 'content-type': FORM },
       body: tokenForm(target, credentials),
@@ -120,12 +145,15 @@ function revokeLoad({ instance, pool, durationMs }) {
 /** Authenticated GETs at a fixed rate while logins run flat out on 4 connections. */
 function stormLoad(rate) {
   return async (context) => {
-    const { instance, token, durationMs } = context
+    const { instance, token, durationMs, loopDelay } = context
+    loopDelay?.reset()
     const [gets, logins] = await Promise.all([
       runPaced({ port: instance.port, path: '/settings', headers: bearer(token), rate, durationMs }),
       loginLoad(4)(context),
     ])
-    return { ...gets, cpuMs: logins.cpuMs, cpuPerRequest: Number.NaN, logins }
+    // Hashing must never hold the event loop: its delay over the same window, seen from inside.
+    const delay = loopDelay ? await loopDelay.read() : null
+    return { ...gets, cpuMs: logins.cpuMs, cpuPerRequest: Number.NaN, logins, loopDelay: delay }
   }
 }
 
@@ -140,7 +168,35 @@ export function strip({ latencies, ...rest }) {
  */
 export function createScenarios({ sessionSizes, pools, stormRate }) {
   const list = [
-    { id: 'login-page', title: 'GET /auth/login', load: getLoad('/auth/login', { authenticated: false }) },
+    {
+      id: 'start',
+      title: 'Start to listening (spawn of the CLI to its "listening" line), 5 starts',
+      startOnly: true,
+      starts: 5,
+    },
+    {
+      id: 'sqlite-commits',
+      title: 'Raw better-sqlite3 commits in this process (WAL, synchronous=FULL): the disk floor',
+      local: true,
+      async measure({ root, folder, durationMs }) {
+        const single = await measureSqliteCommits({ root, folder, durationMs: durationMs / 2, perCommit: 1 })
+        const grouped = await measureSqliteCommits({
+          root,
+          folder,
+          durationMs: durationMs / 2,
+          perCommit: 10,
+        })
+        return { single, grouped }
+      },
+      describe: ({ single, grouped }) =>
+        `${single.commitsPerSecond.toFixed(0)} single-change commits/s, ${grouped.changesPerSecond.toFixed(0)} changes/s at 10 a commit`,
+    },
+    {
+      id: 'login-page',
+      title: 'GET /auth/login',
+      load: getLoad('/auth/login', { authenticated: false }),
+      baselines: true,
+    },
     {
       id: 'healthz',
       title: 'GET /healthz (flowadmin only: Node-RED has no health route)',
@@ -151,6 +207,7 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
       id: 'settings',
       title: 'GET /settings (authenticated)',
       load: getLoad('/settings', { authenticated: true }),
+      baselines: true,
     },
     {
       id: 'toggle-1',
@@ -163,6 +220,13 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
       load: toggleLoad(10),
     },
     { id: 'login', title: 'POST /auth/token (logins), 4 connections', load: loginLoad(4), floor: true },
+    {
+      id: 'logins-100',
+      title: '100 logins, 4 connections, then resident memory once idle',
+      load: (context) => loginLoad(4, 100)({ ...context, durationMs: 120_000 }),
+      // The warm-up would be 100 logins more: this scenario is about the first hundred.
+      noWarmup: true,
+    },
     {
       id: 'revoke',
       title: 'POST /auth/revoke (revokes), 10 connections',
@@ -193,6 +257,7 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
     title: `Login storm: GET /settings at ${stormRate} req/s while logins run on 4 connections`,
     load: stormLoad(stormRate),
     storm: true,
+    loopDelay: true,
   })
   return list
 }

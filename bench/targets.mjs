@@ -2,9 +2,9 @@
 // (settings, empty flows, the ten bench modules, optionally a seeded token store), a spawned
 // process on a free 127.0.0.1 port, and the time from spawn to listening.
 import { spawn } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
-import { join } from 'node:path'
+import { delimiter, dirname, join } from 'node:path'
 import { removeFolder, track } from './cleanup.mjs'
 import {
   copyDatabase,
@@ -46,17 +46,29 @@ export function createFlowadminTarget({
 }) {
   const seeds = new Map()
   /** Starts the CLI on a new user folder; `prepare(userDir)` runs before it starts. */
-  const launch = async ({ postgresUrl, prepare } = {}) => {
+  /**
+   * `profile`: write a V8 CPU profile of this process into the --cpu-prof folder; `preload`: a
+   * module node loads first (NODE_OPTIONS=--require).
+   */
+  const launch = async ({ postgresUrl, prepare, profile = false, preload = null } = {}) => {
     const userDir = newUserDir(root, 'flowadmin')
     const settings = writeFlowadminSettings(userDir, { username, passwordHash, postgresUrl })
     prepare?.(userDir)
-    const flags = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []
-    const args = [...flags, flowadminBin(serverRoot), 'start', '--settings', settings, '--port', '0']
+    const args = ['start', '--settings', settings, '--port', '0']
     const started = performance.now()
+    const bin = flowadminBin(serverRoot)
     const env = { ...process.env, ...serverEnv }
-    const child = track(
-      spawn(process.execPath, args, { cwd: userDir, env, stdio: ['ignore', 'pipe', 'pipe'] }),
-    )
+    // The program as users run it: the bin, through its first line (which sets the process-wide
+    // tuning), with the node first on PATH, this one. The profiler's flags are node's own
+    // (NODE_OPTIONS refuses them), so a profiled start runs node with the variables of that line.
+    env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ''}`
+    const [command, argv] =
+      profile && cpuProfDir
+        ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, bin, ...args]]
+        : [bin, args]
+    if (command !== bin) Object.assign(env, launcherVariables(bin), serverEnv)
+    if (preload) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim()
+    const child = track(spawn(command, argv, { cwd: userDir, env, stdio: ['ignore', 'pipe', 'pipe'] }))
     const output = collect(child)
     const url = await waitFor(child, output, () => output.stdout.match(/listening on (http:\/\/\S+)/)?.[1])
     const spawnMs = performance.now() - started
@@ -78,9 +90,9 @@ export function createFlowadminTarget({
         }
         return seeds.get(count)
       },
-      async start({ seed } = {}) {
+      async start({ seed, profile, preload } = {}) {
         const database = await postgres.create(seed?.template)
-        const first = await launch({ postgresUrl: database.url })
+        const first = await launch({ postgresUrl: database.url, profile, preload })
         const peers = []
         return {
           ...first,
@@ -113,8 +125,18 @@ export function createFlowadminTarget({
       }
       return seeds.get(count)
     },
-    start: ({ seed } = {}) => launch({ prepare: (userDir) => seed && copyDatabase(seed.file, userDir) }),
+    start: ({ seed, profile, preload } = {}) =>
+      launch({ prepare: (userDir) => seed && copyDatabase(seed.file, userDir), profile, preload }),
   }
+}
+
+/** The variables the bin's first line sets (`#!/usr/bin/env -S NAME=value ... node`). */
+function launcherVariables(bin) {
+  const first = readFileSync(bin, 'utf8').split('\n', 1)[0]
+  const words = first.startsWith('#!/usr/bin/env -S ') ? first.slice(18).split(/\s+/) : []
+  return Object.fromEntries(
+    words.filter((word) => /^[A-Z_][A-Z0-9_]*=/.test(word)).map((word) => word.split(/=(.*)/s, 2)),
+  )
 }
 
 /**
@@ -167,6 +189,36 @@ export function createNodeRedTarget({ root, username, passwordHash, redJs }) {
       }
       const spawnMs = performance.now() - started
       return instance({ child, userDir, url: `http://127.0.0.1:${port}`, spawnMs, output })
+    },
+  }
+}
+
+/**
+ * A baseline (see baseline-server.mjs): `hono` or `node-http`, answering flowadmin's GET /auth/login
+ * and GET /settings as recorded in `routesFile`, with its own live token (`instance.token`).
+ */
+export function createBaselineTarget({ kind, root, routesFile }) {
+  return {
+    name: kind,
+    baseline: true,
+    async start() {
+      const folder = mkdtempSync(join(root, `${kind}-`))
+      const script = new URL('baseline-server.mjs', import.meta.url).pathname
+      const started = performance.now()
+      const child = track(
+        spawn(process.execPath, [script, kind, routesFile, join(folder, 'baseline.db')], {
+          cwd: folder,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      )
+      const output = collect(child)
+      const match = await waitFor(
+        child,
+        output,
+        () => output.stdout.match(/listening on (http:\/\/\S+) token (\S+)/) ?? undefined,
+      )
+      const spawnMs = performance.now() - started
+      return { ...instance({ child, userDir: folder, url: match[1], spawnMs, output }), token: match[2] }
     },
   }
 }

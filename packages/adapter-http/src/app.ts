@@ -22,6 +22,8 @@ export interface HttpAppOptions {
   clientAddress?: (c: Context) => string
   /** Largest accepted request body in bytes; larger is 413. Default 64 KiB. */
   maxBodyBytes?: number
+  /** Largest module tarball upload (`POST /nodes`, multipart) in bytes; larger is 413. Default 20 MiB. */
+  maxUploadBytes?: number
   /** Called with every unexpected error (the 500 path). Default: console.error. */
   onUnexpectedError?: (error: unknown, c: Context) => void
   /**
@@ -54,6 +56,8 @@ export interface ResponseSample {
 
 /** Default largest request body: 64 KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024
+/** Default largest module upload: 20 MiB. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
 /** '', '/', '/admin', 'admin/' -> '', '', '/admin', '/admin'. */
 function normaliseBasePath(basePath: string): string {
@@ -71,8 +75,13 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
     throw new RangeError('maxBodyBytes must be a whole number of bytes')
   }
+  const maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES
+  if (!Number.isSafeInteger(maxUploadBytes) || maxUploadBytes < 0) {
+    throw new RangeError('maxUploadBytes must be a whole number of bytes')
+  }
   const deps: RouteDeps = {
     core,
+    maxUploadBytes,
     version: options.version,
     basePath: normaliseBasePath(options.basePath ?? ''),
     clientAddress: options.clientAddress ?? (() => 'unknown'),

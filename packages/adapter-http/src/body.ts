@@ -20,13 +20,11 @@ function mediaTypeOf(header: string | null): string | null {
 }
 
 /**
- * Reads at most `limit` bytes. The limit is enforced on the bytes actually read, whatever
- * Content-Length claims; a declared length over the limit is refused without reading.
+ * Reads at most `limit` bytes (null past them). The limit is enforced on the bytes actually read,
+ * whatever Content-Length claims (readBody refuses a declared length over it without reading).
  * 'incomplete': the body stream failed, i.e. the client went away before sending all of it.
  */
 async function readLimited(request: Request, limit: number): Promise<Uint8Array | null | 'incomplete'> {
-  const declared = Number(request.headers.get('Content-Length') ?? 0)
-  if (Number.isFinite(declared) && declared > limit) return null
   if (request.body === null) return new Uint8Array(0)
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
@@ -47,6 +45,32 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array 
     }
     chunks.push(value)
   }
+  return concat(chunks, size)
+}
+
+/**
+ * The part of Node's `IncomingMessage` a body is read from directly. @hono/node-server hands the
+ * app the request it came as (`c.env.incoming`); reading it there skips building a web Request
+ * and ReadableStream around every body.
+ */
+interface NodeIncoming {
+  readonly complete: boolean
+  readonly readableEnded: boolean
+  readonly destroyed: boolean
+  on(event: string, listener: (...args: never[]) => void): unknown
+  off(event: string, listener: (...args: never[]) => void): unknown
+}
+
+/** The Node request behind a Hono context's `env`, when the app runs on @hono/node-server. */
+function nodeIncomingOf(env: unknown): NodeIncoming | null {
+  const incoming = (env as { incoming?: Partial<NodeIncoming> } | null | undefined)?.incoming
+  if (typeof incoming?.on !== 'function' || typeof incoming.off !== 'function') return null
+  if (typeof incoming.complete !== 'boolean' || typeof incoming.readableEnded !== 'boolean') return null
+  // Already read (or torn down) by someone else: the web stream says what is left.
+  return incoming.readableEnded || incoming.destroyed ? null : (incoming as NodeIncoming)
+}
+
+const concat = (chunks: Uint8Array[], size: number) => {
   const bytes = new Uint8Array(size)
   let offset = 0
   for (const chunk of chunks) {
@@ -54,6 +78,35 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array 
     offset += chunk.byteLength
   }
   return bytes
+}
+
+/** readLimited, from Node's request: the same limit and outcomes, without the web stream. */
+function readIncoming(incoming: NodeIncoming, limit: number): Promise<Uint8Array | null | 'incomplete'> {
+  return new Promise((resolve) => {
+    const chunks: Uint8Array[] = []
+    let size = 0
+    const finish = (result: Uint8Array | null | 'incomplete') => {
+      incoming.off('data', onData)
+      incoming.off('end', onEnd)
+      incoming.off('error', onFailure)
+      incoming.off('close', onClose)
+      resolve(result)
+    }
+    // Past the limit, the rest still flows in (and is dropped), so the answer can be sent.
+    const onData = (chunk: Uint8Array) => {
+      size += chunk.byteLength
+      if (size > limit) finish(null)
+      else chunks.push(chunk)
+    }
+    const onEnd = () => finish(concat(chunks, size))
+    const onFailure = () => finish('incomplete')
+    // Closed before its end: the client went away mid-body.
+    const onClose = () => finish(incoming.complete ? concat(chunks, size) : 'incomplete')
+    incoming.on('data', onData)
+    incoming.on('end', onEnd)
+    incoming.on('error', onFailure)
+    incoming.on('close', onClose)
+  })
 }
 
 function parseJson(text: string): Result<Record<string, unknown>, BodyProblem> {
@@ -83,19 +136,28 @@ function parseForm(text: string): Result<Record<string, unknown>, BodyProblem> {
 
 /**
  * Reads and parses a request body as one of `formats`, by its Content-Type. Returns the fields as
- * an object (form fields are strings); shapes are validated by the caller.
+ * an object (form fields are strings); shapes are validated by the caller. `env` is the Hono
+ * context's: on @hono/node-server the body is read from Node's request itself.
  */
 export async function readBody(
   request: Request,
   limit: number,
   formats: readonly BodyFormat[],
+  env?: unknown,
 ): Promise<Result<Record<string, unknown>, BodyProblem>> {
   const mediaType = mediaTypeOf(request.headers.get('Content-Type'))
   const format = formats.find((candidate) => MEDIA_TYPES[candidate] === mediaType)
   if (format === undefined) {
     return invalid(`Content-Type must be ${formats.map((candidate) => MEDIA_TYPES[candidate]).join(' or ')}`)
   }
-  const bytes = await readLimited(request, limit)
+  const declared = Number(request.headers.get('Content-Length') ?? 0)
+  const incoming = nodeIncomingOf(env)
+  const bytes =
+    Number.isFinite(declared) && declared > limit
+      ? null
+      : incoming === null
+        ? await readLimited(request, limit)
+        : await readIncoming(incoming, limit)
   if (bytes === null) return err({ problem: 'too_large', limit })
   if (bytes === 'incomplete') return invalid('Request body incomplete')
   let text: string
@@ -105,4 +167,34 @@ export async function readBody(
     return invalid('Request body is not valid UTF-8')
   }
   return format === 'json' ? parseJson(text) : parseForm(text)
+}
+
+/** True when the request carries a multipart form (an upload). */
+export function isMultipart(request: Request): boolean {
+  return mediaTypeOf(request.headers.get('Content-Type')) === 'multipart/form-data'
+}
+
+/**
+ * The bytes of the file in field `field` of a multipart form of at most `limit` bytes (Node-RED's
+ * editor sends a module tarball as `tarball`).
+ */
+export async function readUpload(
+  request: Request,
+  limit: number,
+  field: string,
+): Promise<Result<Uint8Array, BodyProblem>> {
+  const bytes = await readLimited(request, limit)
+  if (bytes === null) return err({ problem: 'too_large', limit })
+  if (bytes === 'incomplete') return invalid('Request body incomplete')
+  let form: FormData
+  try {
+    form = await new Response(bytes as Uint8Array<ArrayBuffer>, {
+      headers: { 'Content-Type': request.headers.get('Content-Type') ?? '' },
+    }).formData()
+  } catch {
+    return invalid('Malformed multipart body')
+  }
+  const file = form.get(field)
+  if (file === null || typeof file === 'string') return invalid(`Missing required file: ${field}`)
+  return ok(new Uint8Array(await file.arrayBuffer()))
 }

@@ -19,4 +19,5 @@ export interface RouteDeps {
   maxBodyBytes: number
   /** Whether `GET /metrics` is served (the OpenAPI document lists it then). */
   metrics: boolean
+  maxUploadBytes: number
 }

@@ -9,7 +9,7 @@ export const REALM = 'flowadmin'
 
 /** An HTTP answer before it becomes a Response; `body: null` means an empty body. */
 export interface HttpError {
-  status: 400 | 401 | 404 | 413 | 429 | 500 | 503
+  status: 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503 | 504
   headers?: Record<string, string>
   body: Record<string, unknown> | null
 }
@@ -80,6 +80,21 @@ const mapping: Mapping = {
       code: 'flows_unavailable',
       message: 'The deployed flows cannot be read, so no module can be disabled until they can',
     },
+  }),
+  // Installing and removing node modules: in every case nothing was changed.
+  invalid_module_spec: (error) => adminError(400, 'invalid_request', error.message),
+  module_not_allowed: (error) => adminError(400, 'module_not_allowed', error.message),
+  install_failed: (error) => adminError(400, 'install_failed', error.message),
+  install_timeout: () => ({
+    status: 504,
+    body: {
+      code: 'install_timeout',
+      message: 'The package manager ran past its time limit; nothing was changed',
+    },
+  }),
+  busy: () => ({
+    status: 409,
+    body: { code: 'busy', message: 'Another module is being installed or removed; try again later' },
   }),
 }
 

@@ -1,6 +1,7 @@
 export {
   createHttpApp,
   DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_UPLOAD_BYTES,
   type HttpAppOptions,
   type ResponseSample,
 } from './app.js'

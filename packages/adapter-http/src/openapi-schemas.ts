@@ -161,6 +161,32 @@ export const schemas: Record<string, JsonSchema> = {
       description: '`storage_unavailable`, `shutting_down`, `check_timeout` or `check_failed`.',
     },
   }),
+  InstallRequest: {
+    type: 'object',
+    description: 'A module from the registry, or a tarball URL; not both `version` and `url`.',
+    required: ['module'],
+    not: { required: ['version', 'url'], properties: { version: {}, url: {} } },
+    properties: {
+      module: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 214,
+        description: 'An npm package name, scoped or not.',
+      },
+      version: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 256,
+        description: 'A semver range, e.g. `1.2.3` or `^1.2`.',
+      },
+      url: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 2048,
+        description: 'An http(s) URL of a tarball of `module`.',
+      },
+    },
+  },
   OpenApiDocument: {
     type: 'object',
     required: ['openapi', 'info', 'paths'],
@@ -205,6 +231,27 @@ export const responses: Record<string, ResponseObject> = {
       'The body is not a JSON object with a boolean `enabled` (`invalid_request`), or disabling would ' +
       'remove types the deployed flows use (`type_in_use`, nothing changes).',
     content: json(adminError(['invalid_request', 'type_in_use'], { types: strings })),
+  },
+  BadInstallRequest: {
+    description:
+      'A malformed body, package name, semver range or URL (`invalid_request`); refused by the ' +
+      'settings (`module_not_allowed`, nothing fetched); npm failed or the package is not a node ' +
+      'module (`install_failed`). Nothing was changed.',
+    content: json(adminError(['invalid_request', 'module_not_allowed', 'install_failed'])),
+  },
+  BadRemoveRequest: {
+    description:
+      'The deployed flows use some of its types (`type_in_use`, listed in `types`), removing is not ' +
+      'allowed (`module_not_allowed`) or npm failed (`install_failed`). Nothing was changed.',
+    content: json(adminError(['type_in_use', 'module_not_allowed', 'install_failed'], { types: strings })),
+  },
+  Busy: {
+    description: 'Another install or removal kept running past the wait allowed; try again later.',
+    content: json(adminError(['busy'])),
+  },
+  InstallTimeout: {
+    description: 'npm ran past `externalModules.palette.timeout`; what it did was undone.',
+    content: json(adminError(['install_timeout'])),
   },
   AdminPayloadTooLarge: {
     description: 'The body is larger than the configured limit.',

@@ -187,6 +187,37 @@ export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument 
           200: { description: 'The node sets.', content: json({ type: 'array', items: ref('NodeSet') }) },
         }),
       },
+      post: {
+        operationId: 'installNodeModule',
+        summary: 'Install a node module with npm',
+        description:
+          `${needs('nodes.write')} From the registry (\`version\`: a semver range, the newest without it), ` +
+          'from a tarball `url`, or a tarball uploaded as the `tarball` field of a multipart form ' +
+          '(only with `externalModules.palette.allowUpload`). The settings’ policy is decided before anything is fetched. Its node ' +
+          'sets are loaded; a module new to the service starts enabled, one it knows keeps its stored ' +
+          'state. A failed install changes nothing. One install or removal runs at a time.',
+        tags: ['nodes'],
+        requestBody: {
+          required: true,
+          content: {
+            ...json(ref('InstallRequest')),
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: ['tarball'],
+                properties: { tarball: { type: 'string', contentMediaType: 'application/gzip' } },
+              },
+            },
+          },
+        },
+        responses: guarded({
+          200: { description: 'The installed Node Module object.', content: json(ref('NodeModule')) },
+          400: use('BadInstallRequest'),
+          409: use('Busy'),
+          413: use('AdminPayloadTooLarge'),
+          504: use('InstallTimeout'),
+        }),
+      },
     },
     '/nodes/{module}': {
       get: {
@@ -203,6 +234,23 @@ export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument 
       put: nodeWrite('Enable or disable every node set of a module', 'setNodeModuleEnabled', 'NodeModule', [
         MODULE_PARAMETER,
       ]),
+      delete: {
+        operationId: 'removeNodeModule',
+        summary: 'Uninstall a node module and forget its stored state',
+        description:
+          `${needs('nodes.write')} Refused while the deployed flows use any of its types. A module ` +
+          'that is known but not installed is only forgotten. A failed removal changes nothing.',
+        tags: ['nodes'],
+        parameters: [MODULE_PARAMETER],
+        responses: guarded({
+          204: { description: 'Removed. Empty body.' },
+          400: use('BadRemoveRequest'),
+          404: use('NotFound'),
+          409: use('Busy'),
+          503: use('FlowsUnavailable'),
+          504: use('InstallTimeout'),
+        }),
+      },
     },
     '/nodes/{module}/{set}': {
       get: {

@@ -78,3 +78,29 @@ export const EnableRequestSchema = v.object(
   { enabled: v.boolean((issue) => `Invalid field: enabled must be a boolean, not ${kindOf(issue.input)}`) },
   NOT_AN_OBJECT,
 )
+
+const specField = (field: string, max: number) =>
+  v.pipe(
+    v.string(`Invalid field: ${field} must be a string`),
+    v.nonEmpty(`Invalid field: ${field} must not be empty`),
+    v.maxLength(max, `Invalid field: ${field} is longer than ${max} characters`),
+  )
+
+/**
+ * `POST /nodes`: a module from the registry (`version` a semver range, the newest without it), or
+ * the tarball at `url`. The installer checks the name, range and URL themselves.
+ */
+export const InstallRequestSchema = v.pipe(
+  v.object(
+    {
+      module: specField('module', 214),
+      version: v.optional(specField('version', 256)),
+      url: v.optional(specField('url', 2048)),
+    },
+    NOT_AN_OBJECT,
+  ),
+  v.check(
+    (request) => request.version === undefined || request.url === undefined,
+    'Invalid request: give a version or a url, not both',
+  ),
+)

@@ -1,3 +1,4 @@
+import { holdVerifications } from '@flowadmin/testkit'
 import { describe, expect, test } from 'vitest'
 import { createWorld, expectNoStore, grant, snapshot } from './helpers.js'
 
@@ -113,16 +114,9 @@ describe('POST /auth/token: throttling', () => {
 describe('POST /auth/token: beyond the verifier queue', () => {
   test('503 temporarily_unavailable with Retry-After, at once, the password not checked', async () => {
     const world = await createWorld({ loginQueue: { concurrency: 1, maxWaiting: 0, retryAfter: 2 } })
-    const verify = world.hasher.verify.bind(world.hasher)
-    let open!: () => void
-    const held = new Promise<void>((resolve) => {
-      open = resolve
-    })
-    world.hasher.verify = async (hash, password) => {
-      await held
-      return verify(hash, password)
-    }
+    const hold = holdVerifications(world.hasher)
     const first = world.tokenRequest(grant())
+    await hold.started // the one slot is taken
     world.setAddress('198.51.100.1')
     const res = await world.tokenRequest(grant())
     expect(res.status).toBe(503)
@@ -135,7 +129,7 @@ describe('POST /auth/token: beyond the verifier queue', () => {
     expect(world.events.ofType('login.shed')).toEqual([
       expect.objectContaining({ username: 'admin', address: '198.51.100.1', retryAfter: 2 }),
     ])
-    open()
+    hold.restore()
     expect((await first).status).toBe(200)
     expect(world.hasher.verified).toHaveLength(1)
     expect((await world.tokenRequest(grant())).status).toBe(200)

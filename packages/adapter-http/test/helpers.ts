@@ -60,7 +60,7 @@ export async function createWorld(options: WorldOptions = {}) {
     loaderFailures: options.loaderFailures,
     typesInUse: options.typesInUse,
   })
-  const { core, clock, hasher, events, loader, typeUsage, stores } = doubles
+  const { core, clock, hasher, events, loader, typeUsage, stores, installer } = doubles
   await core.modules.sync([PLAIN, SCOPED])
 
   let address = ADDRESS
@@ -76,6 +76,7 @@ export async function createWorld(options: WorldOptions = {}) {
     loader,
     typeUsage,
     stores,
+    installer,
     /** Requests from now on come from this address. */
     setAddress(next: string) {
       address = next
@@ -120,6 +121,23 @@ export async function createWorld(options: WorldOptions = {}) {
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
         },
         body: typeof body === 'string' ? body : JSON.stringify(body),
+      })
+    },
+    /** POST with a JSON body (a string is sent as is). */
+    post(path: string, body: unknown, token?: string, contentType = 'application/json') {
+      return world.request(path, {
+        method: 'POST',
+        headers: {
+          'Content-Type': contentType,
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      })
+    },
+    delete(path: string, token?: string) {
+      return world.request(path, {
+        method: 'DELETE',
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
       })
     },
     /** The module as a caller with every permission sees it (through the core). */
@@ -210,3 +228,10 @@ export const scopedModule = (enabled: boolean) => ({
 
 /** SCOPED's path in the three spellings: raw, `%2F`, `%40` + `%2f`. */
 export const SCOPED_PATHS = ['/nodes/@acme/flow-kit', '/nodes/@acme%2Fflow-kit', '/nodes/%40acme%2fflow-kit']
+
+/** A module in the fake installer's registry once a test publishes it; not installed at first. */
+export const EXTRA: ModuleDescriptor = {
+  name: 'node-red-contrib-extra',
+  version: '1.0.0',
+  sets: [{ name: 'extra', types: ['extra'] }],
+}

@@ -35,7 +35,16 @@ describe('GET /nodes, /nodes/:module, /nodes/:module/:set', () => {
     ])
     const res = await world.get('/nodes', await world.login('reader', 'read'))
     const ids = ((await res.json()) as Array<{ id: string }>).map((set) => set.id)
-    expect(ids).toEqual(['a-b/x', 'a-b/y', 'a/z'])
+    // The modules of the world stay: discovery never forgets a module.
+    expect(ids).toEqual([
+      '@acme/flow-kit/alpha',
+      '@acme/flow-kit/beta',
+      '@acme/flow-kit/gamma',
+      'a-b/x',
+      'a-b/y',
+      'a/z',
+      'node-red-node-random/random',
+    ])
   })
 
   for (const path of SCOPED_PATHS) {

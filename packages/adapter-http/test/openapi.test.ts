@@ -1,11 +1,17 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { storeUnavailable } from '@flowadmin/core'
+import { holdVerifications } from '@flowadmin/testkit'
 import type { Hono } from 'hono'
 import * as v from 'valibot'
 import { describe, expect, test } from 'vitest'
 import { createHttpApp, createOpenApiDocument, type OpenApiDocument } from '../src/index.js'
-import { CreateTokenRequestSchema, EnableRequestSchema, RevokeRequestSchema } from '../src/schemas.js'
-import { createWorld, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
+import {
+  CreateTokenRequestSchema,
+  EnableRequestSchema,
+  InstallRequestSchema,
+  RevokeRequestSchema,
+} from '../src/schemas.js'
+import { createWorld, EXTRA, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
 import { createResponseValidator, type ResponseCheck } from './openapi-validate.js'
 
 /** `METHOD pattern` of every route the app answers, as the router holds them. */
@@ -105,6 +111,19 @@ describe('the document lists every route, and only those', () => {
       'enabled',
     ])
     agree(RevokeRequestSchema, 'RevokeRequest', [{ token: 'abc' }, { token: '' }, { token: 1 }, {}, null])
+    agree(InstallRequestSchema, 'InstallRequest', [
+      { module: 'a' },
+      { module: 'a', version: '^1' },
+      { module: '@s/a', url: 'https://x/a.tgz', other: 1 },
+      { module: 'a', version: '1', url: 'https://x/a.tgz' },
+      { module: '' },
+      { module: 'x'.repeat(215) },
+      { module: 'a', version: '' },
+      { module: 'a', version: 1 },
+      { version: '1' },
+      [],
+      null,
+    ])
     agree(CreateTokenRequestSchema, 'CreateTokenRequest', [
       { name: 'ci' },
       { name: 'ci', scope: 'read', expires_in: 60, other: true },
@@ -130,6 +149,7 @@ describe('every response the app gives conforms to the document', () => {
     const world = await createWorld({
       typesInUse: ['alpha-in'],
       app: { maxBodyBytes: 2000, readiness: async () => notReady },
+      loginQueue: { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0 },
     })
     const validator = createResponseValidator(await served(world.app))
     const checks: ResponseCheck[] = []
@@ -171,23 +191,13 @@ describe('every response the app gives conforms to the document', () => {
       world.request('/auth/token', { method: 'POST', headers: form, body: big }),
     )
     for (let i = 0; i < 6; i++) await token({ ...grant, username: 'ghost', password: 'x' })
-    // Verifications held: attempts of one pair pile up in flight until one is answered 503.
-    const verify = world.hasher.verify.bind(world.hasher)
-    let open!: () => void
-    const held = new Promise<void>((resolve) => {
-      open = resolve
-    })
-    world.hasher.verify = async (hash, password) => {
-      await held
-      return verify(hash, password)
-    }
-    world.setAddress('198.51.100.9')
-    const piled = Array.from({ length: 9 }, () => world.tokenRequest({ ...grant, password: 'x' }))
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // One verification held in the one slot, and no room to wait: the next login is shed.
+    const hold = holdVerifications(world.hasher)
+    const held = world.tokenRequest({ ...grant, password: 'x' })
+    await hold.started
     await token({ ...grant, password: 'x' })
-    open()
-    await Promise.all(piled)
-    world.hasher.verify = verify
+    hold.restore()
+    await held
 
     for (const path of ['/settings', '/nodes', `/nodes/${PLAIN.name}`, '/nodes/@acme%2Fflow-kit/beta']) {
       await check('GET', path, world.get(path, reader))
@@ -223,6 +233,38 @@ describe('every response the app gives conforms to the document', () => {
     for (const path of [`/nodes/${PLAIN.name}`, `/nodes/${PLAIN.name}/random`]) {
       await check('PUT', path, world.put(path, { enabled: false }, admin))
     }
+
+    world.typeUsage.unreadable = false
+    world.installer.publish(EXTRA)
+    const install = (body: unknown, token = admin) =>
+      check('POST', '/nodes', world.post('/nodes', body, token))
+    await install({ module: EXTRA.name, version: '^1.0.0' })
+    await install({ module: EXTRA.name, version: '1.0.0', url: 'https://registry.example/x.tgz' })
+    await install({ module: 'not-published' })
+    await install('{"module":', admin)
+    await install(big)
+    await install({ module: EXTRA.name }, reader)
+    for (const failure of [
+      { code: 'module_not_allowed', message: 'Not allowed by the settings' },
+      { code: 'invalid_module_spec', message: 'Invalid module name' },
+      { code: 'busy' },
+      { code: 'install_timeout' },
+    ] as const) {
+      world.installer.failNext(failure)
+      await install({ module: EXTRA.name })
+    }
+    const remove = (path: string, token = admin) => check('DELETE', path, world.delete(path, token))
+    await remove(`/nodes/${SCOPED.name}`)
+    await remove('/nodes/no-such-module')
+    await remove(`/nodes/${EXTRA.name}`, reader)
+    world.installer.failNext({ code: 'busy' })
+    await remove(`/nodes/${EXTRA.name}`)
+    world.installer.failNext({ code: 'install_timeout' })
+    await remove(`/nodes/${EXTRA.name}`)
+    world.typeUsage.unreadable = true
+    await remove(`/nodes/${EXTRA.name}`)
+    world.typeUsage.unreadable = false
+    await remove(`/nodes/${EXTRA.name}`)
 
     const revoke = (body: string, headers: Record<string, string>) =>
       check('POST', '/auth/revoke', world.request('/auth/revoke', { method: 'POST', headers, body }))
@@ -399,6 +441,8 @@ async function brokenChecks(
   }
   stores.modules.list = fail
   stores.modules.find = fail
+  stores.modules.upsert = fail
+  broken.installer.publish(EXTRA)
   stores.tokens.findByHash = fail
   stores.tokens.save = fail
   const app = createHttpApp(broken.core, { version: VERSION, onUnexpectedError: () => {} })
@@ -437,6 +481,8 @@ async function brokenChecks(
     ['GET', `/nodes/${PLAIN.name}/random`, { headers: auth }],
     ['PUT', `/nodes/${PLAIN.name}`, put],
     ['PUT', `/nodes/${PLAIN.name}/random`, put],
+    ['POST', '/nodes', { ...put, method: 'POST', body: JSON.stringify({ module: EXTRA.name }) }],
+    ['DELETE', `/nodes/${PLAIN.name}`, { method: 'DELETE', headers: auth }],
   ]
   const results: ResponseCheck[] = []
   for (const [method, path, init] of requests) {

@@ -148,24 +148,28 @@ interface Counter {
 
 /**
  * A Map that holds at most `maxEntries` keys. Map order is insertion order and a restarted entry
- * is moved to the end, so the entries that end first come first: making room drops ended ones
- * first, then the oldest live ones.
+ * is moved to the end; entries of one kind all last alike, so the oldest, at the front, are also
+ * the first to end, and making room drops them first. One live iterator walks the front, so each
+ * eviction costs O(1) however many entries were deleted before it (a fresh iterator would step
+ * over every deleted slot of the table).
  */
 function createCappedMap<V>(maxEntries: number, endOf: (value: V) => number) {
   const entries = new Map<string, V>()
+  let front = entries.keys()
+  const dropOldest = () => {
+    let oldest = front.next()
+    if (oldest.done) {
+      front = entries.keys()
+      oldest = front.next()
+    }
+    if (!oldest.done) entries.delete(oldest.value)
+  }
   return {
     entries,
     /** Sets a key anew, at the end of the order. */
-    restart(key: string, value: V, now: number) {
+    restart(key: string, value: V) {
       entries.delete(key)
-      for (const [old, entry] of entries) {
-        if (entries.size < maxEntries || endOf(entry) > now) break
-        entries.delete(old)
-      }
-      for (const old of entries.keys()) {
-        if (entries.size < maxEntries) break
-        entries.delete(old)
-      }
+      while (entries.size >= maxEntries) dropOldest()
       entries.set(key, value)
     },
     deleteExpired(now: number, limit: number) {
@@ -194,7 +198,7 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
     const current = live(key, now)
     if (current) return current
     const started = { failures: 0, inFlight: 0, resetAt: now + windowMs, leaseUntil: 0 }
-    counters.restart(key, started, now)
+    counters.restart(key, started)
     return started
   }
   const keysOf = (attempt: LoginAttempt, policy: ThrottlePolicy) =>
@@ -234,7 +238,7 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
       if (outcome === 'succeeded') {
         counters.entries.delete(attempt.pairKey)
         const until = Math.max(known.entries.get(attempt.knownKey) ?? 0, now + policy.knownMs)
-        known.restart(attempt.knownKey, until, now)
+        known.restart(attempt.knownKey, until)
       }
     },
     async deleteExpired(now, limit) {
@@ -248,8 +252,8 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
 export interface MemoryStoresOptions {
   /**
    * Most throttle counters kept at once (and, apart, most known pairs), so memory stays bounded
-   * under a spray of usernames or addresses. When full, counters whose window ended are dropped
-   * first, then the oldest.
+   * under a spray of usernames or addresses. When full, the oldest are dropped first (windows all
+   * last alike, so those that ended go before any live one).
    * Default 100 000.
    */
   maxThrottleEntries?: number

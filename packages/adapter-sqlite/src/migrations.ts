@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from './database.js'
 import { newerSchemaError } from './errors.js'
-import { createTransaction } from './transaction.js'
+import { transactNow } from './transaction.js'
 
 /**
  * The schema, one step per version: step `i` takes a database from version `i` to `i + 1`.
@@ -92,7 +92,7 @@ export function migrate(db: SqliteDatabase, path: string): void {
   const before = readUserVersion(db)
   if (before === SCHEMA_VERSION) return
   if (before > SCHEMA_VERSION) throw newerSchemaError(path, before, SCHEMA_VERSION)
-  createTransaction(db)(() => {
+  transactNow(db, () => {
     // Read again under the write lock: another process may have migrated in the meantime.
     const current = readUserVersion(db)
     if (current > SCHEMA_VERSION) throw newerSchemaError(path, current, SCHEMA_VERSION)

@@ -1,6 +1,6 @@
 import type { ModuleRecord, ModuleStore, NodeSetRecord } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
-import { createTransaction } from './transaction.js'
+import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the module store. */
 export const MODULE_SQL = {
@@ -64,6 +64,7 @@ const byName = (a: ModuleRecord, b: ModuleRecord) => (a.name < b.name ? -1 : a.n
  */
 export function createModuleStore(db: SqliteDatabase): ModuleStore {
   const transaction = createTransaction(db)
+  const reader = createReader(db)
   const find = db.prepare(MODULE_SQL.find)
   const list = db.prepare(MODULE_SQL.list)
   const upsertModule = db.prepare(MODULE_SQL.upsertModule)
@@ -74,6 +75,9 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
   const setEnabled = db.prepare(MODULE_SQL.setEnabled)
   const remove = db.prepare(MODULE_SQL.remove)
 
+  // What a change to a module touches, and what its readers depend on (see transaction.ts).
+  const key = (name: string) => `module:${name}`
+  const anyModule = (touched: string) => touched.startsWith('module:')
   const findModule = (name: string): ModuleRecord | null =>
     rowsToModules(find.all(name) as ModuleRow[])[0] ?? null
 
@@ -98,23 +102,26 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
           )
         })
         return findModule(descriptor.name) as ModuleRecord
-      })
+      }, [key(descriptor.name)])
     },
     async find(name) {
-      return findModule(name)
+      return reader(
+        () => findModule(name),
+        (touched) => touched === key(name),
+      )
     },
     async list() {
-      return rowsToModules(list.all() as ModuleRow[]).sort(byName)
+      return reader(() => rowsToModules(list.all() as ModuleRow[]).sort(byName), anyModule)
     },
     async setEnabled(name, sets, enabled) {
       return transaction(() => {
         if (exists.get(name) === undefined) return null
         setEnabled.run(enabled ? 1 : 0, name, JSON.stringify(sets))
         return findModule(name)
-      })
+      }, [key(name)])
     },
     async remove(name) {
-      return remove.run(name).changes > 0
+      return transaction(() => remove.run(name).changes > 0, [key(name)])
     },
   }
 }

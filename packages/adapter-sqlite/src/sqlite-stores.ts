@@ -5,6 +5,7 @@ import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
+import { committed } from './transaction.js'
 
 export interface SqliteStores extends Stores {
   /**
@@ -37,6 +38,8 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
     return {
       ...stores,
       async close() {
+        // Changes waiting for their commit are committed (and answered) first.
+        await committed(db)
         if (owned && open) {
           // Moves every committed write from the log into the database file first, so the file
           // alone holds the state (closing then removes the empty log).

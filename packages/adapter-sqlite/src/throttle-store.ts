@@ -1,5 +1,5 @@
 import type { AttemptDecision, LoginAttempt, ThrottlePolicy, ThrottleStore } from '@flowadmin/core'
-import type { SqliteDatabase, SqliteStatement } from './database.js'
+import type { SqliteDatabase } from './database.js'
 import { createTransaction } from './transaction.js'
 
 /** The statements of the throttle store. `count` holds the failures of the live window. */
@@ -44,47 +44,16 @@ interface CounterRow {
   reset_at: number | bigint
 }
 
-/** `PRAGMA synchronous` values: NORMAL syncs the WAL at checkpoints, FULL at every commit. */
-const SYNC_NORMAL = 1
-
 /**
- * Runs write transactions with `synchronous=NORMAL`, restoring the connection's own setting after.
- * In WAL mode a commit then survives the process crashing but not the machine losing power: the
- * last failures counted before a power cut may be forgotten, a fair price for counters that a
- * flood writes twice per attempt (with FULL, each commit waits for the disk: about 5 ms). Inside a
- * caller's transaction the caller's setting stands.
- */
-function createRelaxedTransaction(db: SqliteDatabase): <T>(work: () => T) => T {
-  const transaction = createTransaction(db)
-  const read = db.prepare('PRAGMA synchronous')
-  const set = new Map<number, SqliteStatement>()
-  const setTo = (level: number) => {
-    let statement = set.get(level)
-    if (statement === undefined) {
-      statement = db.prepare(`PRAGMA synchronous = ${level}`)
-      set.set(level, statement)
-    }
-    statement.run()
-  }
-  return <T>(work: () => T): T => {
-    if (db.inTransaction) return transaction(work)
-    const own = Number((read.get() as { synchronous: number | bigint }).synchronous)
-    if (own <= SYNC_NORMAL) return transaction(work)
-    setTo(SYNC_NORMAL)
-    try {
-      return transaction(work)
-    } finally {
-      setTo(own)
-    }
-  }
-}
-
-/**
- * Login attempts decided in the database. Each call is one IMMEDIATE transaction, so processes
- * sharing the file decide one after another on the counters as the last one left them.
+ * Login attempts decided in the database. Each call is one change of the group commit (an
+ * IMMEDIATE transaction), so processes sharing the file decide one after another on the counters
+ * as the last one left them. Its changes are 'relaxed': a group holding only throttle changes
+ * commits with `synchronous=NORMAL`, which survives the process crashing but not the machine
+ * losing power (the last failures counted before a power cut may be forgotten), a fair price for
+ * counters that a flood writes twice per attempt. A group holding any other change syncs it all.
  */
 export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
-  const transaction = createRelaxedTransaction(db)
+  const transaction = createTransaction(db)
   const read = db.prepare(THROTTLE_SQL.read)
   const admit = db.prepare(THROTTLE_SQL.admit)
   const settle = db.prepare(THROTTLE_SQL.settle)
@@ -94,6 +63,10 @@ export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
   const deleteExpired = db.prepare(THROTTLE_SQL.deleteExpired)
   const deleteExpiredKnown = db.prepare(THROTTLE_SQL.deleteExpiredKnown)
 
+  // What an attempt's changes touch (see transaction.ts): its two counters.
+  const relaxed = (attempt: LoginAttempt) =>
+    [[`throttle:${attempt.pairKey}`, `throttle:${attempt.addressKey}`], 'relaxed'] as const
+
   const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) => [
     { key: attempt.pairKey, limit: policy.pairLimit },
     { key: attempt.addressKey, limit: policy.addressLimit },
@@ -101,47 +74,59 @@ export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
 
   return {
     async begin(attempt, policy, now) {
-      return transaction((): AttemptDecision => {
-        const counters = countersOf(attempt, policy).map((counter) => ({
-          ...counter,
-          row: read.get({ key: counter.key, now }) as CounterRow | undefined,
-        }))
-        const closed = counters.filter(({ row, limit }) => row && Number(row.failures) >= limit)
-        if (closed.length > 0) {
-          return {
-            outcome: 'throttled',
-            retryAt: Math.max(...closed.map(({ row }) => Number(row?.reset_at))),
+      return transaction(
+        (): AttemptDecision => {
+          const counters = countersOf(attempt, policy).map((counter) => ({
+            ...counter,
+            row: read.get({ key: counter.key, now }) as CounterRow | undefined,
+          }))
+          const closed = counters.filter(({ row, limit }) => row && Number(row.failures) >= limit)
+          if (closed.length > 0) {
+            return {
+              outcome: 'throttled',
+              retryAt: Math.max(...closed.map(({ row }) => Number(row?.reset_at))),
+            }
           }
-        }
-        const full = counters.some(
-          ({ row, limit }) => row && Number(row.failures) + Number(row.in_flight) >= limit + policy.allowance,
-        )
-        if (full) return { outcome: 'busy' }
-        for (const { key } of counters) {
-          admit.run({ key, now, window: policy.windowMs, lease: policy.leaseMs })
-        }
-        return { outcome: 'proceed', known: known.get(attempt.knownKey, now) !== undefined }
-      })
+          const full = counters.some(
+            ({ row, limit }) =>
+              row && Number(row.failures) + Number(row.in_flight) >= limit + policy.allowance,
+          )
+          if (full) return { outcome: 'busy' }
+          for (const { key } of counters) {
+            admit.run({ key, now, window: policy.windowMs, lease: policy.leaseMs })
+          }
+          return { outcome: 'proceed', known: known.get(attempt.knownKey, now) !== undefined }
+        },
+        ...relaxed(attempt),
+      )
     },
 
     async finish(attempt, outcome, policy, now) {
-      transaction(() => {
-        const failed = outcome === 'failed' ? 1 : 0
-        for (const { key } of countersOf(attempt, policy)) {
-          settle.run({ key, now, window: policy.windowMs, failed })
-        }
-        if (outcome === 'succeeded') {
-          clear.run(attempt.pairKey)
-          remember.run(attempt.knownKey, now + policy.knownMs)
-        }
-      })
+      await transaction(
+        () => {
+          const failed = outcome === 'failed' ? 1 : 0
+          for (const { key } of countersOf(attempt, policy)) {
+            settle.run({ key, now, window: policy.windowMs, failed })
+          }
+          if (outcome === 'succeeded') {
+            clear.run(attempt.pairKey)
+            remember.run(attempt.knownKey, now + policy.knownMs)
+          }
+        },
+        ...relaxed(attempt),
+      )
     },
 
     async deleteExpired(now, limit) {
-      return transaction(() => {
-        const counters = deleteExpired.run(now, limit).changes
-        return counters + deleteExpiredKnown.run(now, limit - counters).changes
-      })
+      // Only ended windows and expired clients go, which no decision counts: no reader waits for this.
+      return transaction(
+        () => {
+          const counters = deleteExpired.run(now, limit).changes
+          return counters + deleteExpiredKnown.run(now, limit - counters).changes
+        },
+        [],
+        'relaxed',
+      )
     },
   }
 }

@@ -1,5 +1,6 @@
 import type { TokenKind, TokenRecord, TokenStore } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
+import { createReader, createTransaction } from './transaction.js'
 
 const COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
   last_used_at, last_address`
@@ -38,6 +39,10 @@ interface TokenRow {
   last_address: string | null
 }
 
+/** What token changes touch, and what token reads depend on (see transaction.ts). */
+const ANY_TOKEN = 'tokens'
+const tokenKey = (id: string) => `token:${id}`
+
 const orNull = (value: number | bigint | null) => (value === null ? null : Number(value))
 
 const rowToRecord = (row: TokenRow): TokenRecord => ({
@@ -55,8 +60,18 @@ const rowToRecord = (row: TokenRow): TokenRecord => ({
   lastAddress: row.last_address,
 })
 
-/** Tokens by hash and by id. Each write is one statement, so one transaction, committed before it resolves. */
+/**
+ * Tokens by hash and by id. Every write goes through the group commit and resolves once durable.
+ * A lookup by hash (each authenticated request's) answers at once, even while changes wait for
+ * their commit: a pending revoke only hides a token early, and a pending issue is of a token
+ * nobody has been given yet. Lookups by id and listings answer once the changes they could see
+ * are committed.
+ */
 export function createTokenStore(db: SqliteDatabase): TokenStore {
+  const transaction = createTransaction(db)
+  const reader = createReader(db)
+  // A change to one token touches it and the listings; deleting by user or expiry touches them all.
+  const anyToken = (touched: string) => touched === ANY_TOKEN
   const save = db.prepare(TOKEN_SQL.save)
   const findByHash = db.prepare(TOKEN_SQL.findByHash)
   const findById = db.prepare(TOKEN_SQL.findById)
@@ -71,34 +86,47 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
 
   return {
     async save(record) {
-      save.run({ ...record, scope: JSON.stringify(record.scope) })
+      await transaction(
+        () => save.run({ ...record, scope: JSON.stringify(record.scope) }),
+        [tokenKey(record.id), ANY_TOKEN],
+      )
     },
     async findByHash(hash) {
       const row = findByHash.get(hash) as TokenRow | undefined
       return row ? rowToRecord(row) : null
     },
     async findById(id) {
-      const row = findById.get(id) as TokenRow | undefined
-      return row ? rowToRecord(row) : null
+      return reader(
+        () => {
+          const row = findById.get(id) as TokenRow | undefined
+          return row ? rowToRecord(row) : null
+        },
+        (touched) => touched === tokenKey(id) || touched === ANY_TOKEN,
+      )
     },
     async list(username) {
-      const rows = (username === null ? listAll.all() : listByUser.all(username)) as TokenRow[]
-      return rows.map(rowToRecord)
+      return reader(() => {
+        const rows = (username === null ? listAll.all() : listByUser.all(username)) as TokenRow[]
+        return rows.map(rowToRecord)
+      }, anyToken)
     },
     async usernames() {
-      return (usernames.all() as Array<{ username: string }>).map((row) => row.username)
+      return reader(
+        () => (usernames.all() as Array<{ username: string }>).map((row) => row.username),
+        anyToken,
+      )
     },
     async touch(id, usedAt, address) {
-      touch.run(usedAt, address, id)
+      await transaction(() => touch.run(usedAt, address, id), [tokenKey(id), ANY_TOKEN])
     },
     async delete(id) {
-      return remove.run(id).changes > 0
+      return transaction(() => remove.run(id).changes > 0, [tokenKey(id), ANY_TOKEN])
     },
     async deleteByUser(username) {
-      return deleteByUser.run(username).changes
+      return transaction(() => deleteByUser.run(username).changes, [ANY_TOKEN])
     },
     async deleteExpired(now, limit) {
-      return deleteExpired.run(now, limit).changes
+      return transaction(() => deleteExpired.run(now, limit).changes, [ANY_TOKEN])
     },
     async countLive(now) {
       const live = { session: 0, api: 0 }

@@ -9,6 +9,7 @@ import type {
   Clock,
   Digest,
   EventSink,
+  ModuleInstaller,
   NodeSetLoader,
   PasswordVerifier,
   RandomSource,
@@ -59,6 +60,8 @@ export interface CorePorts {
   loader: NodeSetLoader
   typeUsage: TypeUsage
   events?: EventSink | undefined
+  /** Installs and removes node modules; without it every install is refused as not allowed. */
+  installer?: ModuleInstaller | undefined
   /** Defaults to the system clock. */
   clock?: Clock | undefined
   /** Defaults to the platform CSPRNG. */
@@ -158,6 +161,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     typeUsage: ports.typeUsage,
     events,
     clock,
+    installer: ports.installer,
   })
 
   async function authenticate(

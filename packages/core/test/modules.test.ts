@@ -1,4 +1,4 @@
-import type { ModuleDescriptor, ModuleStore, Stores, TypeUsage } from '@flowadmin/core'
+import type { ModuleStore, Stores, TypeUsage } from '@flowadmin/core'
 import { createCore } from '@flowadmin/core'
 import { createFakeLoader, type PlainHasher } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
@@ -76,13 +76,61 @@ describe('module inventory', () => {
     ])
   })
 
-  it('forgets modules that are no longer installed', async () => {
-    const { core } = await synced()
-    await core.modules.sync([GREETING])
+  it('keeps the stored state of modules discovery no longer finds, shown as not installed', async () => {
+    const first = await synced()
+    await first.core.modules.setModuleEnabled(TOOLS.name, false, actor)
+    const { core: restarted, loader } = restartOn(first)
+    await restarted.modules.sync([GREETING])
+    expect(loader.loads).toEqual(['flowadmin-example-greeting/greeting'])
+    const tools = await restarted.modules.get(TOOLS.name)
+    expect(
+      tools.ok && tools.value.nodes.map(({ enabled, loaded, err }) => ({ enabled, loaded, err })),
+    ).toEqual([
+      { enabled: false, loaded: false, err: 'not installed' },
+      { enabled: false, loaded: false, err: 'not installed' },
+    ])
+    // Back again, it keeps its state: still disabled, so not loaded.
+    const { core: back, loader: backLoader } = restartOn(first)
+    await back.modules.sync([GREETING, TOOLS])
+    expect(backLoader.loads).toEqual(['flowadmin-example-greeting/greeting'])
+    const again = await back.modules.get(TOOLS.name)
+    expect(
+      again.ok && again.value.nodes.map(({ enabled, loaded, err }) => ({ enabled, loaded, err })),
+    ).toEqual([
+      { enabled: false, loaded: false, err: undefined },
+      { enabled: false, loaded: false, err: undefined },
+    ])
+  })
+
+  it('keeps every module when discovery finds none at all (node_modules missing or unreadable)', async () => {
+    const first = await synced()
+    await first.core.modules.setNodeSetEnabled(TOOLS.name, 'lower', false, actor)
+    const { core: restarted } = restartOn(first)
+    await restarted.modules.sync([])
+    expect((await restarted.modules.list()).map((module) => module.name)).toEqual([TOOLS.name, GREETING.name])
+    const { core: back } = restartOn(first)
+    await back.modules.sync([GREETING, TOOLS])
+    const tools = await back.modules.get(TOOLS.name)
+    expect(tools.ok && tools.value.nodes.map((set) => [set.name, set.enabled, set.loaded])).toEqual([
+      ['upper', true, true],
+      ['lower', false, false],
+    ])
+  })
+
+  it('forgets a module only when told to; it then starts enabled when discovered again', async () => {
+    const first = await synced()
+    const { core } = first
+    await core.modules.setModuleEnabled(TOOLS.name, false, actor)
+    expect(await core.modules.forget(TOOLS.name)).toBe(true)
+    expect(await core.modules.forget(TOOLS.name)).toBe(false)
     expect(await core.modules.get(TOOLS.name)).toEqual({
       ok: false,
       error: { code: 'module_not_found', module: TOOLS.name },
     })
+    const { core: restarted } = restartOn(first)
+    await restarted.modules.sync([GREETING, TOOLS])
+    const tools = await restarted.modules.get(TOOLS.name)
+    expect(tools.ok && tools.value.nodes.map((set) => set.enabled)).toEqual([true, true])
   })
 
   it('reports a set that failed to load as not loaded, with the error, still enabled', async () => {
@@ -274,23 +322,130 @@ describe('when the deployed flows cannot be read', () => {
   })
 })
 
-describe('modules installed but unreadable at start', () => {
-  it('keeps their stored state instead of forgetting it, and does not load them', async () => {
-    const first = await synced()
-    await first.core.modules.setModuleEnabled(TOOLS.name, false, actor)
-    const loads: string[] = []
-    const restart = async (discovered: ModuleDescriptor[], keep: string[]) => {
-      const { core, loader } = restartOn(first)
-      await core.modules.sync(discovered, { keep })
-      loads.push(...loader.loads)
-      return core
+describe('concurrent changes to one module', () => {
+  it('are applied one after another: each set loaded once, one event per real change, last answer wins', async () => {
+    const test = createTestCore()
+    // Disabled when the process starts, so not loaded yet.
+    await test.stores.modules.upsert(TOOLS)
+    await test.stores.modules.setEnabled(TOOLS.name, ['upper', 'lower'], false)
+    await test.core.modules.sync([GREETING, TOOLS])
+    // A slow store makes every write overlap with the others unless the core serialises them.
+    const setEnabled = test.stores.modules.setEnabled.bind(test.stores.modules)
+    test.stores.modules.setEnabled = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 1))
+      return setEnabled(...args)
     }
-    // TOOLS' package.json cannot be read during this start: its state must survive it.
-    const during = await restart([GREETING], [TOOLS.name])
-    expect(loads).toEqual(['flowadmin-example-greeting/greeting'])
-    expect((await during.modules.get(TOOLS.name)).ok).toBe(true)
-    const after = await restart([GREETING, TOOLS], [])
-    const tools = await after.modules.get(TOOLS.name)
-    expect(tools.ok && tools.value.nodes.map((set) => set.enabled)).toEqual([false, false])
+    const loadsBefore = test.loader.loads.length
+    const eventsBefore = test.events.events.length
+    const wanted = Array.from({ length: 50 }, (_, i) => i % 2 === 0)
+    const answers = await Promise.all(
+      wanted.map((enabled) => test.core.modules.setModuleEnabled(TOOLS.name, enabled, actor)),
+    )
+    expect(answers.map((answer) => answer.ok && answer.value.nodes.map((set) => set.enabled))).toEqual(
+      wanted.map((enabled) => [enabled, enabled]),
+    )
+    expect(test.loader.loads.slice(loadsBefore)).toEqual(['@acme/text-tools/upper', '@acme/text-tools/lower'])
+    const changes = test.events.events.slice(eventsBefore).map((event) => event.type)
+    expect(changes).toEqual(wanted.map((enabled) => (enabled ? 'module.enabled' : 'module.disabled')))
+    const stored = await test.core.modules.get(TOOLS.name)
+    expect(stored.ok && stored.value.nodes.map((set) => set.enabled)).toEqual([false, false])
+  })
+})
+
+describe('installing and removing modules', () => {
+  const EXTRA = {
+    name: 'node-red-contrib-extra',
+    version: '1.0.0',
+    sets: [{ name: 'extra', types: ['extra'] }],
+  }
+
+  it('installs: the module is recorded enabled, loaded, listed, with one event', async () => {
+    const test = await synced()
+    test.installer.publish(EXTRA)
+    const result = await test.core.modules.install({ module: EXTRA.name, version: '^1' }, actor)
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        name: EXTRA.name,
+        version: '1.0.0',
+        nodes: [
+          {
+            id: `${EXTRA.name}/extra`,
+            name: 'extra',
+            types: ['extra'],
+            enabled: true,
+            loaded: true,
+            module: EXTRA.name,
+            version: '1.0.0',
+          },
+        ],
+      },
+    })
+    expect(test.installer.calls).toEqual([`install ${EXTRA.name}@^1`])
+    expect((await test.core.modules.list()).map((module) => module.name)).toContain(EXTRA.name)
+    expect(test.events.ofType('module.installed')).toEqual([
+      expect.objectContaining({ module: EXTRA.name, version: '1.0.0', ...actor }),
+    ])
+  })
+
+  it('installs an upload: the module is the one the installer found in it', async () => {
+    const test = await synced()
+    test.installer.publish(EXTRA)
+    const bytes = new TextEncoder().encode(EXTRA.name)
+    const result = await test.core.modules.install({ tarball: bytes }, actor)
+    expect(
+      result.ok && [result.value.name, result.value.nodes.map((set) => [set.enabled, set.loaded])],
+    ).toEqual([EXTRA.name, [[true, true]]])
+    expect(test.installer.calls).toEqual([`install upload of ${bytes.byteLength} bytes`])
+  })
+
+  it('an installer failure is the answer, and nothing is recorded', async () => {
+    const test = await synced()
+    test.installer.publish(EXTRA)
+    test.installer.failNext({ code: 'module_not_allowed', message: 'Not allowed by the settings' })
+    expect(await test.core.modules.install({ module: EXTRA.name }, actor)).toEqual({
+      ok: false,
+      error: { code: 'module_not_allowed', message: 'Not allowed by the settings' },
+    })
+    expect((await test.core.modules.get(EXTRA.name)).ok).toBe(false)
+    expect(test.events.ofType('module.installed')).toEqual([])
+  })
+
+  it('a module installed again keeps its stored state', async () => {
+    const test = await synced()
+    await test.core.modules.setModuleEnabled(TOOLS.name, false, actor)
+    test.installer.publish({ ...TOOLS, version: '2.4.0' })
+    const result = await test.core.modules.install({ module: TOOLS.name }, actor)
+    expect(result.ok && [result.value.version, result.value.nodes.map((set) => set.enabled)]).toEqual([
+      '2.4.0',
+      [false, false],
+    ])
+  })
+
+  it('removes: uninstalled, forgotten, one event; refused while a type is in use; 404 when unknown', async () => {
+    const test = await synced({ inUse: ['lower-case'] })
+    expect(await test.core.modules.remove(TOOLS.name, actor)).toEqual({
+      ok: false,
+      error: { code: 'type_in_use', types: ['lower-case'] },
+    })
+    expect(await test.core.modules.remove('nope', actor)).toEqual({
+      ok: false,
+      error: { code: 'module_not_found', module: 'nope' },
+    })
+    expect(test.installer.calls).toEqual([])
+    expect(await test.core.modules.remove(GREETING.name, actor)).toEqual({ ok: true, value: undefined })
+    expect(test.installer.calls).toEqual([`remove ${GREETING.name}`])
+    expect((await test.core.modules.get(GREETING.name)).ok).toBe(false)
+    expect(test.events.ofType('module.removed')).toEqual([
+      expect.objectContaining({ module: GREETING.name, version: '1.0.0', ...actor }),
+    ])
+  })
+
+  it('a module known but not installed is only forgotten: npm is not asked', async () => {
+    const first = await synced()
+    const { core } = restartOn(first)
+    await core.modules.sync([GREETING])
+    expect((await core.modules.remove(TOOLS.name, actor)).ok).toBe(true)
+    expect((await core.modules.get(TOOLS.name)).ok).toBe(false)
   })
 })

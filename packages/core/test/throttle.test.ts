@@ -1,4 +1,5 @@
 import { addressScope, createCore } from '@flowadmin/core'
+import { holdVerifications } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { ADDRESS, adminLogin, createTestCore, OTHER_ADDRESS } from './fixture.js'
 
@@ -173,6 +174,17 @@ describe('attempts sent all at once', () => {
       if (!result.ok) expect(result.error).toEqual({ code: 'temporarily_unavailable', retryAfter: 1 })
     }
     expect((await core.login(adminLogin(), ADDRESS)).ok).toBe(true)
+  })
+
+  it('lets 20 right passwords at once from one address all through: the busy ones ask again as others end', async () => {
+    const { core, hasher } = createTestCore()
+    const hold = holdVerifications(hasher)
+    const logins = Array.from({ length: 20 }, () => core.login(adminLogin(), ADDRESS))
+    await hold.started
+    hold.restore()
+    const results = await Promise.all(logins)
+    expect(results.map((result) => result.ok)).toEqual(Array(20).fill(true))
+    expect(hasher.verified).toHaveLength(20)
   })
 })
 

@@ -1,4 +1,5 @@
 import { DEFAULT_VERIFIER_GATE } from '@flowadmin/core'
+import { holdVerifications } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { createVerifierGate } from '../src/auth/verifier-gate.js'
 import { ADDRESS, adminLogin, createTestCore, OTHER_ADDRESS } from './fixture.js'
@@ -61,25 +62,17 @@ describe('logins beyond the verifier queue', () => {
     // The real user logged in before from her usual address.
     expect((await core.login(adminLogin(), OTHER_ADDRESS)).ok).toBe(true)
 
-    const verify = hasher.verify.bind(hasher)
-    let open!: () => void
-    const held = new Promise<void>((resolve) => {
-      open = resolve
-    })
-    hasher.verify = async (hash, password) => {
-      await held
-      return verify(hash, password)
-    }
+    const hold = holdVerifications(hasher)
     const flood = Array.from({ length: 10 }, (_, i) =>
       core.login(adminLogin({ password: 'guess' }), `10.0.0.${i}`),
     )
     // One verifies, two wait: seven are shed before any verification ends.
-    await new Promise((resolve) => setTimeout(resolve, 10))
-    expect(events.ofType('login.shed')).toHaveLength(7)
+    await hold.started
+    while (events.ofType('login.shed').length < 7) await new Promise((resolve) => setTimeout(resolve, 1))
     expect(events.ofType('login.shed')[0]).toMatchObject({ username: 'admin', retryAfter: 3 })
     // Her attempt from her known address takes the known lane, which the flood did not fill.
     const hers = core.login(adminLogin(), OTHER_ADDRESS)
-    open()
+    hold.restore()
     const results = await Promise.all(flood)
     expect((await hers).ok).toBe(true)
     const codes = results.map((result) => (result.ok ? 'ok' : result.error.code))
@@ -91,7 +84,6 @@ describe('logins beyond the verifier queue', () => {
       }
     }
     // A shed attempt left nothing behind: its address may still try five guesses.
-    hasher.verify = verify
     const shedAddress = events.ofType('login.shed')[0]?.address as string
     for (let i = 0; i < 5; i++) {
       expect(await core.login(adminLogin({ password: 'guess' }), shedAddress)).toMatchObject({

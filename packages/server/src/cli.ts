@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { hashPassword } from './argon2.js'
 import { migrateStore, type RunningServer, startServer, VERSION } from './compose.js'
 import { EXIT_RUNTIME, EXIT_USAGE, messageOf, StartupError } from './errors.js'
+import { forgetModule } from './modules-cli.js'
 import { readPassword } from './password-input.js'
 import { tokensCommand } from './tokens-cli.js'
 
@@ -12,6 +13,9 @@ Commands:
   hash-pw    Read a password and print its argon2id hash, for adminAuth.users[].password
   tokens     List, revoke or create sessions and API tokens (flowadmin tokens --help)
   migrate    Apply the store's schema migrations and exit (start applies them too)
+  modules forget NAME
+             Drop the stored state (enabled flags) of a module that is gone for good
+             (accepts --settings and --user-dir, as start does)
 
 Options of start:
   -s, --settings FILE     settings file (.json, or .js/.mjs exporting the settings object)
@@ -156,6 +160,30 @@ async function hashPw(args: string[]): Promise<void> {
   process.stdout.write(`${await hashPassword(password)}\n`)
 }
 
+async function modules(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      settings: { type: 'string', short: 's' },
+      'user-dir': { type: 'string', short: 'u' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: true,
+    strict: true,
+  })
+  if (values.help) {
+    process.stdout.write(HELP)
+    return
+  }
+  const [action, name, ...extra] = positionals
+  if (action !== 'forget') throw new UsageError('modules takes one action: forget NAME')
+  if (name === undefined || name === '' || extra.length > 0) {
+    throw new UsageError('modules forget takes exactly one module name')
+  }
+  const line = await forgetModule({ settingsFile: values.settings, userDir: values['user-dir'] }, name)
+  process.stdout.write(`${line}\n`)
+}
+
 /** Runs the command line; sets process.exitCode instead of exiting while work remains. */
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv
@@ -166,8 +194,9 @@ export async function main(argv: string[]): Promise<void> {
     else if (command === 'hash-pw') await hashPw(rest)
     else if (command === 'tokens') await tokensCommand(rest)
     else if (command === 'migrate') await migrate(rest)
+    else if (command === 'modules') await modules(rest)
     else if (command === undefined) {
-      throw new UsageError('a command is needed: start, hash-pw, tokens or migrate')
+      throw new UsageError('a command is needed: start, hash-pw, tokens, modules or migrate')
     } else throw new UsageError(`unknown command "${command}"`)
   } catch (error) {
     // parseArgs reports unknown or malformed options with these codes.

@@ -178,13 +178,21 @@ export function typesOf(html: string): string[] {
 
 /**
  * The loader: reads a set's HTML and JavaScript and compiles the JavaScript without running it.
- * Messages name files by their base name only, never a path on this machine.
+ * Messages name files by their base name only, never a path on this machine. `update` replaces
+ * the modules it knows (after an install or removal).
  */
-export function createDiskLoader(modules: readonly DiscoveredModule[]): NodeSetLoader {
+export function createDiskLoader(
+  modules: readonly DiscoveredModule[],
+): NodeSetLoader & { update(modules: readonly DiscoveredModule[]): void } {
   const sets = new Map<string, DiscoveredSet>()
-  for (const module of modules) for (const set of module.sets) sets.set(`${module.name}/${set.name}`, set)
+  const update = (next: readonly DiscoveredModule[]) => {
+    sets.clear()
+    for (const module of next) for (const set of module.sets) sets.set(`${module.name}/${set.name}`, set)
+  }
+  update(modules)
 
   return {
+    update,
     async load(ref): Promise<LoadOutcome> {
       const set = sets.get(ref.id)
       if (set === undefined) return { ok: false, message: 'Node set files not found' }

@@ -6,6 +6,7 @@ import { DEFAULT_API_TOKENS } from '@flowadmin/core'
 import * as v from 'valibot'
 import { SettingsError } from './errors.js'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './listen.js'
+import { ruleProblem, urlProblem } from './palette-policy.js'
 import { trustProxyProblem } from './proxy.js'
 
 /** Settings after validation, with every default applied and every path absolute. */
@@ -39,6 +40,34 @@ export interface Settings {
   shutdownTimeout: number
   /** Serve the console, the page for people, at `<httpAdminRoot>/`. */
   console: boolean
+  /** Installing and removing node modules (`externalModules.palette`). */
+  palette: PaletteSettings
+}
+
+/** `externalModules.palette`, with its defaults applied. */
+export interface PaletteSettings {
+  allowInstall: boolean
+  allowUpload: boolean
+  allowList: string[]
+  denyList: string[]
+  allowScripts: boolean
+  /** null: npm's own configuration (userDir/.npmrc, ~/.npmrc, the public registry). */
+  registry: string | null
+  /** Seconds npm may run for one install or removal. */
+  timeout: number
+  /** Seconds a request waits for the install or removal before it, then 409 busy. */
+  wait: number
+}
+
+export const DEFAULT_PALETTE: PaletteSettings = {
+  allowInstall: true,
+  allowUpload: false,
+  allowList: ['*'],
+  denyList: [],
+  allowScripts: false,
+  registry: null,
+  timeout: 300,
+  wait: 30,
 }
 
 export interface PostgresSettings {
@@ -257,6 +286,37 @@ const metrics = v.lazy((input) =>
     : v.boolean('must be true, false or {"host": "127.0.0.1", "port": <port>}'),
 )
 
+const paletteRules = v.array(
+  v.pipe(v.string('must be a string'), issueOf(ruleProblem)),
+  'must be a list of module names or patterns such as "node-red-contrib-*" or "some-module@<2"',
+)
+
+const externalModules = v.strictObject(
+  {
+    palette: v.optional(
+      v.strictObject(
+        {
+          allowInstall: v.optional(v.boolean('must be true or false')),
+          allowUpload: v.optional(v.boolean('must be true or false')),
+          allowList: v.optional(paletteRules),
+          denyList: v.optional(paletteRules),
+          allowScripts: v.optional(v.boolean('must be true or false')),
+          registry: v.optional(
+            v.pipe(
+              v.string('must be a string'),
+              issueOf((url) => (urlProblem(url) === null ? null : 'must be an http or https URL')),
+            ),
+          ),
+          timeout: v.optional(whole(1, 3_600)),
+          wait: v.optional(whole(0, 600)),
+        },
+        unknownKey,
+      ),
+    ),
+  },
+  unknownKey,
+)
+
 const schema = v.strictObject(
   {
     uiHost: v.optional(text('a host name or address')),
@@ -293,6 +353,7 @@ const schema = v.strictObject(
     metrics: v.optional(metrics),
     shutdownTimeout: v.optional(whole(0, 3_600_000)),
     console: v.optional(v.boolean('must be true or false')),
+    externalModules: v.optional(externalModules),
   },
   unknownKey,
 )
@@ -373,6 +434,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
           : 'api',
     shutdownTimeout: parsed.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
     console: parsed.console ?? true,
+    palette: { ...DEFAULT_PALETTE, ...parsed.externalModules?.palette },
   }
 }
 

@@ -97,6 +97,9 @@ it(`keeps every acknowledged login, revoke and toggle across ${ROUNDS} SIGKILLs 
   for (let round = 0; round < ROUNDS; round++) {
     const { url, run } = server
     const killAfter = counts.acks + 30 + Math.floor(killPoints() * 120)
+    // Toggles share commits and outpace logins many times over: the kill also waits for a few
+    // logins and revokes of this round, so that every kind of write is caught by it.
+    const roundStart = { logins: counts.logins, revokes: counts.revokes }
     let stopped = false
     // Only the kill may leave a request unanswered: `stopped` is set just before it.
     const unanswered = (answer: Answer | null): answer is null => {
@@ -106,7 +109,8 @@ it(`keeps every acknowledged login, revoke and toggle across ${ROUNDS} SIGKILLs 
     }
     const ack = () => {
       counts.acks++
-      if (!stopped && counts.acks >= killAfter) {
+      const mixed = counts.logins - roundStart.logins >= 4 && counts.revokes - roundStart.revokes >= 2
+      if (!stopped && counts.acks >= killAfter && mixed) {
         stopped = true
         run.child.kill('SIGKILL')
       }

@@ -1,6 +1,7 @@
 // The real node-red-admin client (the pinned devDependency) against the built server: what its
 // user types, what it prints, and what the server's state is afterwards.
-import { mkdir, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { killAll, requireBuild, startCli } from './cli-process.js'
@@ -16,6 +17,9 @@ import {
   writeAuthSettings,
   writeEcosystemUserDir,
 } from './ecosystem.js'
+import { startLocalRegistry } from './local-registry.js'
+
+const WAVE = { name: 'node-red-contrib-wave', version: '1.0.0', sets: { wave: ['wave'] } }
 
 let work: Awaited<ReturnType<typeof tempDir>>
 let userDir: string
@@ -178,6 +182,64 @@ describe('node-red-admin against flowadmin', () => {
     const fromServer = await (await fetch(`${url}/nodes`, { headers: auth })).json()
     expect(JSON.parse(listed.stdout)).toEqual(fromServer)
   })
+
+  it('install and remove a module from a registry, as the client prints them, with userDir after each', async () => {
+    const registry = await startLocalRegistry()
+    try {
+      await registry.publish(WAVE)
+      const settings = await writeAuthSettings(userDir, ['node-red-admin'], {
+        externalModules: { palette: { registry: registry.url, denyList: ['node-red-contrib-evil*'] } },
+      })
+      const { url } = await startCli(['--settings', settings, '--port', '0'])
+      await admin('target', url)
+      await nodeRedAdmin(home, ['login'], ['admin', ADMIN_PASSWORD])
+
+      expect(await printed(admin('install', `${WAVE.name}@^1`))).toEqual(
+        ok([
+          `Module:    ${WAVE.name}`,
+          `Version:   ${WAVE.version}`,
+          '',
+          'Nodes                        Types   State',
+          'node-red-contrib-wave/wave   wave    enabled',
+        ]),
+      )
+      const manifest = JSON.parse(await readFile(path.join(userDir, 'package.json'), 'utf8'))
+      expect(manifest.dependencies).toEqual({ [WAVE.name]: '^1.0.0' })
+      expect(await printed(admin('info', WAVE.name))).toEqual(
+        ok([
+          `Module:    ${WAVE.name}`,
+          `Version:   ${WAVE.version}`,
+          '',
+          'Nodes                        Types   State',
+          'node-red-contrib-wave/wave   wave    enabled',
+        ]),
+      )
+
+      // Refused by the settings: the client prints the server's message; nothing was fetched.
+      const asked = registry.requests.length
+      expect(await printed(admin('install', 'node-red-contrib-evil-twin'))).toEqual(
+        failed('400: node-red-contrib-evil-twin is in the denyList'),
+      )
+      expect(await printed(admin('install', '../../etc'))).toEqual(
+        failed('400: Invalid module name: ../../etc'),
+      )
+      expect(registry.requests.slice(asked)).toEqual([])
+      // In use by the deployed flows: not removed.
+      expect(await printed(admin('remove', TOOLS.name))).toEqual(failed('400: Type in use: lower-case'))
+
+      expect(await printed(admin('remove', WAVE.name))).toEqual(ok([`Uninstalled ${WAVE.name}`]))
+      expect(
+        JSON.parse(await readFile(path.join(userDir, 'package.json'), 'utf8')).dependencies ?? {},
+      ).toEqual({})
+      expect(existsSync(path.join(userDir, 'node_modules', WAVE.name))).toBe(false)
+      const notFound = 'Request failed with status code 404'
+      expect(await printed(admin('info', WAVE.name))).toEqual(failed(`404: AxiosError: ${notFound}`))
+      // The modules copied in by hand are still there.
+      expect(existsSync(path.join(userDir, 'node_modules', SHOUT.name, 'package.json'))).toBe(true)
+    } finally {
+      await registry.close()
+    }
+  }, 60_000)
 
   it('logs in only when adminAuth.clients lists node-red-admin', async () => {
     const settings = await writeAuthSettings(userDir, undefined)

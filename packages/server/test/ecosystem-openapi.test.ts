@@ -1,6 +1,6 @@
 // Every response of an end-to-end walk over the built server, checked against the OpenAPI document
 // the server itself serves.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -8,10 +8,20 @@ import type { OpenApiDocument } from '../../adapter-http/src/openapi.js'
 import { createResponseValidator, type ResponseCheck } from '../../adapter-http/test/openapi-validate.js'
 import { killAll, requireBuild, startCli } from './cli-process.js'
 import { ADMIN_PASSWORD, FLOWS, SHOUT, TOOLS, writeAuthSettings, writeEcosystemUserDir } from './ecosystem.js'
+import { type LocalRegistry, startLocalRegistry } from './local-registry.js'
 
 let userDir: string
+let registry: LocalRegistry
+const WAVE = { name: 'node-red-contrib-wave', version: '1.0.0', sets: { wave: ['wave'] } }
+const SLOW = 'node-red-contrib-slow'
 
-beforeAll(() => requireBuild())
+beforeAll(async () => {
+  requireBuild()
+  registry = await startLocalRegistry()
+  await registry.publish(WAVE)
+  registry.hang(SLOW)
+}, 60_000)
+afterAll(() => registry.close())
 beforeEach(async () => {
   userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-openapi-'))
   await writeEcosystemUserDir(userDir)
@@ -27,7 +37,18 @@ const JSON_TYPE = { 'content-type': 'application/json' }
 
 describe('the served OpenAPI document', () => {
   it('describes every response of a walk through login, settings, nodes, errors, throttling and revoke', async () => {
-    const settings = await writeAuthSettings(userDir, ['node-red-admin'], { httpAdminRoot: '/admin' })
+    // No login may wait for a password check: one more than the cores at once is shed (503).
+    const settings = await writeAuthSettings(
+      userDir,
+      ['node-red-admin'],
+      {
+        httpAdminRoot: '/admin',
+        externalModules: {
+          palette: { registry: registry.url, denyList: ['node-red-contrib-evil'], timeout: 10, wait: 0 },
+        },
+      },
+      { loginQueue: { maxWaiting: 0, maxWaitingKnown: 0 } },
+    )
     const { url } = await startCli(['--settings', settings, '--port', '0'])
     expect(url).toMatch(/\/admin$/)
 
@@ -145,11 +166,55 @@ describe('the served OpenAPI document', () => {
       await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(FLOWS))
     }
 
+    // Logins beyond the verifier queue: answered at once, 503 with Retry-After.
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        call('POST', '/auth/token', { body: form({ ...grant, username: `burst-${i}`, password: 'guess' }) }),
+      ),
+    )
+    const burstStatuses = burst.map((res) => res.status)
+    expect(burstStatuses).toContain(503)
+    expect(burstStatuses.every((status) => status === 401 || status === 503)).toBe(true)
+
     // Health, readiness and metrics.
     expect((await call('GET', '/healthz')).status).toBe(200)
     expect((await call('GET', '/readyz')).status).toBe(200)
     expect((await call('GET', '/metrics')).status).toBe(401)
     expect((await call('GET', '/metrics', { headers: as(admin) })).status).toBe(200)
+
+    // Installing and removing: every outcome.
+    const install = (body: string, token = admin) =>
+      call('POST', '/nodes', { headers: as(token, JSON_TYPE), body })
+    const remove = (route: string, token = admin) => call('DELETE', route, { headers: as(token) })
+    expect((await install(JSON.stringify({ module: WAVE.name, version: '^1' }))).status).toBe(200)
+    expect((await install('{"module":"../x"}')).status).toBe(400)
+    expect((await install('{"module":"node-red-contrib-evil"}')).status).toBe(400)
+    expect((await install('{"module":"node-red-contrib-unpublished"}')).status).toBe(400)
+    expect((await install(big)).status).toBe(413)
+    expect((await install(JSON.stringify({ module: WAVE.name }), reader)).status).toBe(401)
+    expect((await remove(`/nodes/${TOOLS.name}`)).status).toBe(400)
+    expect((await remove('/nodes/no-such-module')).status).toBe(404)
+    expect((await remove(`/nodes/${WAVE.name}`, reader)).status).toBe(401)
+    await writeFile(path.join(userDir, 'flows.json'), '[{"type":')
+    expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(503)
+    await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(FLOWS))
+    // A registry that never answers: past the time limit, and whoever comes meanwhile is busy.
+    const slow = install(JSON.stringify({ module: SLOW }))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect((await install(JSON.stringify({ module: WAVE.name }))).status).toBe(409)
+    expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(409)
+    expect((await slow).status).toBe(504)
+    // package.json names a package the registry never answers for: the removal runs past the limit.
+    const manifest = path.join(userDir, 'package.json')
+    const original = await readFile(manifest, 'utf8')
+    const parsed = JSON.parse(original)
+    await writeFile(
+      manifest,
+      JSON.stringify({ ...parsed, dependencies: { ...parsed.dependencies, [SLOW]: '^1' } }),
+    )
+    expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(504)
+    await writeFile(manifest, original)
+    expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(204)
     // Sessions and API tokens: list, create, end one and all of a user's.
     const tokens = (method: string, route: string, token: string | null, body?: string) =>
       call(method, route, {
@@ -211,5 +276,5 @@ describe('the served OpenAPI document', () => {
         .filter((pair) => !pair.endsWith(' 500') && !outageOnly.has(pair) && pair !== 'getReadiness 503')
         .sort(),
     )
-  })
+  }, 120_000)
 })

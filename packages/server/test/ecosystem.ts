@@ -31,7 +31,15 @@ async function writeNodeModule(
   module: { name: string; version: string },
   sets: Record<string, string[]>,
 ): Promise<void> {
-  const dir = path.join(userDir, 'node_modules', ...module.name.split('/'))
+  await writeNodeModulePackage(path.join(userDir, 'node_modules', ...module.name.split('/')), module, sets)
+}
+
+/** A node module's package folder in `dir`: one JS and one HTML file per set, declaring its types. */
+export async function writeNodeModulePackage(
+  dir: string,
+  module: { name: string; version: string; [field: string]: unknown },
+  sets: Record<string, string[]>,
+): Promise<void> {
   await mkdir(dir, { recursive: true })
   const nodes = Object.fromEntries(Object.keys(sets).map((set) => [set, `${set}.js`]))
   await writeFile(
@@ -58,12 +66,14 @@ export async function writeAuthSettings(
   userDir: string,
   clients: string[] | undefined,
   extra: Record<string, unknown> = {},
+  auth: Record<string, unknown> = {},
 ): Promise<string> {
   const file = path.join(userDir, 'settings.json')
   const adminAuth = {
     type: 'credentials',
     users: [{ username: 'admin', password: await hashPassword(ADMIN_PASSWORD), permissions: '*' }],
     ...(clients === undefined ? {} : { clients }),
+    ...auth,
   }
   await writeFile(file, JSON.stringify({ storage: 'memory', auditLog: 'off', ...extra, adminAuth }, null, 2))
   return file

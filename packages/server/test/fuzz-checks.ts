@@ -36,6 +36,9 @@ function shapeProblem(request: SeenRequest, route: Route, response: RawResponse)
   const { status } = response
   const empty = response.body.length === 0
   if (status === 401 || status === 404) return empty ? null : `${status} with a body`
+  if (status === 204) {
+    return request.method === 'DELETE' && route.kind === 'node' && empty ? null : `204 for ${route.kind}`
+  }
   if (request.method === 'HEAD') return status === 200 ? null : `HEAD answered ${status}`
   if (route.kind === 'console') {
     const html = headerOf(response, 'content-type') === 'text/html; charset=utf-8'
@@ -52,7 +55,11 @@ function shapeProblem(request: SeenRequest, route: Route, response: RawResponse)
   }
   const body = parsed.value
   const oauth = route.kind === 'token' || route.kind === 'revoke'
-  const admin = route.kind === 'settings' || route.kind === 'nodes' || route.kind.startsWith('node')
+  const admin =
+    route.kind === 'settings' ||
+    route.kind === 'nodes' ||
+    route.kind === 'install' ||
+    route.kind.startsWith('node')
   if (status === 200) {
     if (route.kind === 'token') {
       return isObject(body) &&

@@ -18,7 +18,7 @@ export interface SeenRequest {
 }
 
 export type Route =
-  | { kind: 'login' | 'token' | 'revoke' | 'settings' | 'nodes' | 'none' }
+  | { kind: 'login' | 'token' | 'revoke' | 'settings' | 'nodes' | 'install' | 'none' }
   /** The console's page (GET and HEAD of `/`): HTML, not the API. */
   | { kind: 'console' }
   | { kind: 'node'; module: string; set: string | null }
@@ -71,10 +71,10 @@ export function routeOf(method: string, target: string): Route {
     case '/settings':
       return { kind: read ? 'settings' : 'none' }
     case '/nodes':
-      return { kind: read ? 'nodes' : 'none' }
+      return { kind: read ? 'nodes' : method === 'POST' ? 'install' : 'none' }
   }
   if (segments.length < 3 || normalise(segments[1] as string) !== 'nodes') return { kind: 'none' }
-  if (!read && method !== 'PUT') return { kind: 'none' }
+  if (!read && method !== 'PUT' && method !== 'DELETE') return { kind: 'none' }
   // The rest is decoded once, then matched as `name`, `@scope/name`, optionally `/set`.
   let rest: string
   try {

@@ -40,7 +40,9 @@ const outcomeText = (outcome: RawOutcome) =>
     : `${outcome.kind} after ${preview(outcome.received)}`
 
 it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a change it should refuse`, async () => {
-  dir = await createHostileUserDir()
+  // Installing and removing is refused here (npm would reach for the internet); every such
+  // request must then change nothing. The palette tests install against a local registry.
+  dir = await createHostileUserDir({ externalModules: { palette: { allowInstall: false } } })
   const { run, url } = await dir.start()
   const port = Number(new URL(url).port)
 

@@ -157,4 +157,40 @@ describe('sizes', () => {
     })
     expect((await put(JSON.stringify({ enabled: true, padding: 'p'.repeat(1_900) }))).status).toBe(200)
   })
+
+  it('counts the bytes of a chunked body (no Content-Length), and survives a body cut off midway', async () => {
+    const token = await tokenOf(login(url, { username: 'admin', password: ADMIN_PASSWORD }))
+    /** A PUT sent in chunks of `body` on a raw connection; resolves with what came back. */
+    const chunkedPut = async (body: string, { cut = false } = {}) => {
+      const connection = await open('127.0.0.40')
+      connection.socket.write(
+        'PUT /nodes/flowadmin-example-greeting HTTP/1.1\r\nHost: flowadmin\r\nConnection: close\r\n' +
+          `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      )
+      for (let at = 0; at < body.length; at += 500) {
+        const chunk = body.slice(at, at + 500)
+        connection.socket.write(`${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`)
+        if (cut && at >= 500) {
+          connection.socket.destroy()
+          return ''
+        }
+      }
+      connection.socket.write('0\r\n\r\n')
+      await connection.closed
+      return connection.received
+    }
+    const over = await chunkedPut(JSON.stringify({ enabled: true, padding: 'p'.repeat(2_100) }))
+    expect(over).toMatch(/^HTTP\/1\.1 413 /)
+    expect(over).toContain('{"code":"payload_too_large","message":"Request body larger than 2048 bytes"}')
+    const under = await chunkedPut(JSON.stringify({ enabled: true, padding: 'p'.repeat(1_900) }))
+    expect(under).toMatch(/^HTTP\/1\.1 200 /)
+
+    await chunkedPut(JSON.stringify({ enabled: true, padding: 'p'.repeat(1_900) }), { cut: true })
+    // The server goes on serving.
+    const after = await send(url, {
+      path: '/nodes/flowadmin-example-greeting',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(after.status).toBe(200)
+  })
 })

@@ -49,6 +49,16 @@ describe('parseSettings', () => {
       metrics: 'api',
       shutdownTimeout: 10_000,
       console: true,
+      palette: {
+        allowInstall: true,
+        allowUpload: false,
+        allowList: ['*'],
+        denyList: [],
+        allowScripts: false,
+        registry: null,
+        timeout: 300,
+        wait: 30,
+      },
     })
   })
 
@@ -59,6 +69,49 @@ describe('parseSettings', () => {
     expect(metricsOf({ port: 9464 })).toEqual({ host: '127.0.0.1', port: 9464 })
     expect(metricsOf({ host: '::1', port: 0 })).toEqual({ host: '::1', port: 0 })
     expect(parseSettings({ shutdownTimeout: 0 }, 'settings.json', '/srv').shutdownTimeout).toBe(0)
+  })
+
+  it('externalModules.palette: kept as given, and each bad value named', () => {
+    const palette = {
+      allowInstall: false,
+      allowUpload: true,
+      allowList: ['node-red-contrib-*', '@acme/*@^1'],
+      denyList: ['some-module@<2'],
+      allowScripts: true,
+      registry: 'https://npm.example.com/',
+      timeout: 60,
+      wait: 0,
+    }
+    expect(parseSettings({ externalModules: { palette } }, 's.json', '/x').palette).toEqual(palette)
+    let message = ''
+    try {
+      parseSettings(
+        {
+          externalModules: {
+            palette: {
+              allowInstall: 'yes',
+              denyList: ['x@not a range', ''],
+              registry: 'file:///etc',
+              timeout: 0,
+              other: 1,
+            },
+          },
+        },
+        's.json',
+        '/x',
+      )
+    } catch (error) {
+      expect(error).toBeInstanceOf(SettingsError)
+      message = (error as Error).message
+    }
+    expect(message.split('\n')).toEqual([
+      's.json: externalModules.palette.allowInstall: must be true or false',
+      's.json: externalModules.palette.denyList[0]: x@not a range: the part after "@" must be a semver range',
+      's.json: externalModules.palette.denyList[1]: must not be empty',
+      's.json: externalModules.palette.registry: must be an http or https URL',
+      's.json: externalModules.palette.timeout: must be at least 1',
+      's.json: externalModules.palette.other: unknown setting',
+    ])
   })
 
   it('keeps what is given and resolves paths against the settings folder', () => {

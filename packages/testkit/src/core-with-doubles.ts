@@ -1,6 +1,7 @@
 import { type AdminAuthOptions, createCore, type Stores } from '@flowadmin/core'
 import {
   createEventRecorder,
+  createFakeInstaller,
   createFakeLoader,
   createFakeTypeUsage,
   createFixedClock,
@@ -22,7 +23,8 @@ export interface CoreWithDoublesOptions {
 
 /**
  * A core over `stores` and every test double: a fixed clock, seeded randomness, plain passwords,
- * a recording loader, settable type usage and an event recorder, all returned for the test.
+ * a recording loader, settable type usage, an event recorder and an installer over a pretend
+ * registry, all returned for the test.
  */
 export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const clock = createFixedClock()
@@ -30,6 +32,7 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const loader = createFakeLoader(options.loaderFailures)
   const typeUsage = createFakeTypeUsage(options.typesInUse)
   const events = createEventRecorder()
+  const installer = createFakeInstaller()
   const { stores } = options
   const core = createCore(
     {
@@ -39,9 +42,10 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
       typeUsage,
       events,
       clock,
+      installer,
       random: createSeededRandom(options.seed ?? 7),
     },
     { adminAuth: options.adminAuth(hasher) },
   )
-  return { core, clock, hasher, loader, typeUsage, events, stores }
+  return { core, clock, hasher, loader, typeUsage, events, stores, installer }
 }

@@ -2,7 +2,11 @@ import type {
   Clock,
   DomainEvent,
   EventSink,
+  InstallFailure,
+  InstallRequest,
   LoadOutcome,
+  ModuleDescriptor,
+  ModuleInstaller,
   NodeSetLoader,
   NodeSetRef,
   PasswordVerifier,
@@ -75,6 +79,35 @@ export function createPlainHasher() {
 }
 export type PlainHasher = ReturnType<typeof createPlainHasher>
 
+/**
+ * Holds every verification of `hasher` until `release()`: `started` resolves once the first one
+ * has begun, and `restore()` puts the hasher's own verify back.
+ */
+export function holdVerifications(hasher: PlainHasher) {
+  const verify = hasher.verify
+  let release!: () => void
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let begun!: () => void
+  const started = new Promise<void>((resolve) => {
+    begun = resolve
+  })
+  hasher.verify = async (hash, password) => {
+    begun()
+    await released
+    return verify.call(hasher, hash, password)
+  }
+  return {
+    started,
+    release,
+    restore() {
+      release()
+      hasher.verify = verify
+    },
+  }
+}
+
 /** A loader that succeeds unless told that a set fails; it records what it loaded. */
 export function createFakeLoader(failures: Record<string, string> = {}) {
   const loads: string[] = []
@@ -116,4 +149,53 @@ export function createEventRecorder() {
       return events.filter((event): event is Extract<DomainEvent, { type: T }> => event.type === type)
     },
   } satisfies EventSink & Record<string, unknown>
+}
+
+/**
+ * An installer over a pretend registry: `publish` puts a module in it, `failNext` makes the next
+ * install or removal fail with that failure. It records each call as `install <spec>` or
+ * `remove <name>`.
+ */
+export function createFakeInstaller() {
+  const registry = new Map<string, ModuleDescriptor>()
+  const calls: string[] = []
+  let failure: InstallFailure | null = null
+  const takeFailure = () => {
+    const next = failure
+    failure = null
+    return next
+  }
+  return {
+    calls,
+    publish(module: ModuleDescriptor) {
+      registry.set(module.name, module)
+    },
+    failNext(next: InstallFailure) {
+      failure = next
+    },
+    async install(request: InstallRequest) {
+      const spec =
+        request.tarball !== undefined
+          ? `upload of ${request.tarball.byteLength} bytes`
+          : (request.url ?? `${request.module}@${request.version ?? 'latest'}`)
+      calls.push(`install ${spec}`)
+      const failed = takeFailure()
+      if (failed !== null) return { ok: false as const, error: failed }
+      // An upload's bytes are the name of a published module, standing in for its tarball.
+      const name = request.module ?? String.fromCharCode(...request.tarball)
+      const module = registry.get(name)
+      if (module === undefined) {
+        return {
+          ok: false as const,
+          error: { code: 'install_failed' as const, message: `${name} is not in the registry` },
+        }
+      }
+      return { ok: true as const, module }
+    },
+    async remove(name: string) {
+      calls.push(`remove ${name}`)
+      const failed = takeFailure()
+      return failed === null ? { ok: true as const } : { ok: false as const, error: failed }
+    },
+  } satisfies ModuleInstaller & Record<string, unknown>
 }

@@ -1,6 +1,7 @@
 export { type CoreWithDoublesOptions, createCoreWithDoubles } from './core-with-doubles.js'
 export {
   createEventRecorder,
+  createFakeInstaller,
   createFakeLoader,
   createFakeTypeUsage,
   createFixedClock,
@@ -8,6 +9,7 @@ export {
   createSeededNumbers,
   createSeededRandom,
   type FixedClock,
+  holdVerifications,
   type PlainHasher,
 } from './doubles.js'
 export { describeStoreContract, type OpenStores, tokenRecord } from './store-contract.js'

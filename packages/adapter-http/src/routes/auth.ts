@@ -27,7 +27,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
   if (!core.authEnabled) return routes
 
   routes.post('/auth/token', noStore, async (c) => {
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'])
+    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
     if (!body.ok) return toResponse(oauthBodyError(body.error))
     const fields = v.safeParse(TokenRequestSchema, body.value)
     if (!fields.success)
@@ -48,7 +48,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
 
   // RFC 7009: 200 with no body whether or not anything was revoked, so it reveals nothing.
   routes.post('/auth/revoke', noStore, requirePermission(deps, ''), async (c) => {
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'])
+    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
     if (!body.ok) return toResponse(oauthBodyError(body.error))
     const fields = v.safeParse(RevokeRequestSchema, body.value)
     if (!fields.success)

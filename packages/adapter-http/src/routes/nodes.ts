@@ -2,10 +2,10 @@ import { actorOf } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
-import { readBody } from '../body.js'
+import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, httpErrorOf, toResponse } from '../errors.js'
-import { EnableRequestSchema, messageOf } from '../schemas.js'
+import { EnableRequestSchema, InstallRequestSchema, messageOf } from '../schemas.js'
 
 // Matched against the decoded rest of the path. A scoped name holds a slash, which the router
 // cannot express, and may arrive as `%2F`, so these routes parse the path themselves.
@@ -39,7 +39,9 @@ export function parseNodesPath(rest: string): NodesTarget | null {
 
 const notFound = () => emptyResponse(404)
 
-/** `GET /nodes`, `GET|PUT /nodes/:module`, `GET|PUT /nodes/:module/:set`. */
+/**
+ * `GET|POST /nodes`, `GET|PUT|DELETE /nodes/:module`, `GET|PUT /nodes/:module/:set`.
+ */
 export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   const modules = deps.core.modules
   const routes = new Hono<AppEnv>()
@@ -67,7 +69,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   routes.put('/nodes/*', requirePermission(deps, 'nodes.write'), async (c) => {
     const target = targetOf(c.req.path)
     if (target === null) return notFound()
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
+    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
     if (!body.ok) return toResponse(adminBodyError(body.error))
     const fields = v.safeParse(EnableRequestSchema, body.value)
     if (!fields.success)
@@ -81,6 +83,32 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     }
     const result = await modules.setNodeSetEnabled(target.module, target.set, enabled, actor)
     return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+  })
+
+  routes.post('/nodes', requirePermission(deps, 'nodes.write'), async (c) => {
+    const actor = actorOf(c.get('principal'), c.get('address'))
+    if (isMultipart(c.req.raw)) {
+      const upload = await readUpload(c.req.raw, deps.maxUploadBytes, 'tarball')
+      if (!upload.ok) return toResponse(adminBodyError(upload.error))
+      const result = await modules.install({ tarball: upload.value }, actor)
+      return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+    }
+    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
+    if (!body.ok) return toResponse(adminBodyError(body.error))
+    const fields = v.safeParse(InstallRequestSchema, body.value)
+    if (!fields.success)
+      return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+    const { module, version, url } = fields.output
+    const request = url === undefined ? { module, version } : { module, url }
+    const result = await modules.install(request, actor)
+    return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+  })
+
+  routes.delete('/nodes/*', requirePermission(deps, 'nodes.write'), async (c) => {
+    const target = targetOf(c.req.path)
+    if (target === null || target.set !== null) return notFound()
+    const result = await modules.remove(target.module, actorOf(c.get('principal'), c.get('address')))
+    return result.ok ? emptyResponse(204) : toResponse(httpErrorOf(result.error))
   })
 
   return routes

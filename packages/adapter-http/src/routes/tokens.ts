@@ -51,7 +51,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     const principal = c.get('principal')
     if (principal.kind !== 'user')
       return toResponse(httpErrorOf({ code: 'unauthenticated', reason: 'missing' }))
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
+    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
     if (!body.ok) return toResponse(oauthBodyError(body.error))
     const fields = v.safeParse(CreateTokenRequestSchema, body.value)
     if (!fields.success)

@@ -46,6 +46,12 @@ export const IN_FLIGHT_LEASE_MS = 30_000
 
 const DAY_MS = 86_400_000
 
+/** Times an attempt asks the store while attempts of its keys are in flight in this process. */
+export const MAX_BUSY_ASKS = 16
+
+/** Attempts that may wait for an in-flight attempt of one key to end; more are answered busy at once. */
+const MAX_WAITING_PER_KEY = 64
+
 export type ThrottleDecision =
   | { outcome: 'proceed'; known: boolean; attempt: LoginAttempt }
   | { outcome: 'throttled'; retryAfter: number }
@@ -82,25 +88,66 @@ export function createThrottle(store: ThrottleStore, clock: Clock, digest: Diges
     }
   }
 
+  // Attempts this process has in flight, and attempts waiting for one of them to end, by key.
+  // A busy answer means attempts of the same key are being verified; when some of them are this
+  // process's own, the attempt waits for one to end and asks the store again, so that many right
+  // passwords at once from one address (an office behind NAT) mostly get through instead of 503.
+  // The store still decides every attempt: this only chooses when to ask it again.
+  const inFlight = new Map<string, number>()
+  const waiting = new Map<string, Array<() => void>>()
+  const count = (key: string, delta: number) => {
+    const next = (inFlight.get(key) ?? 0) + delta
+    if (next > 0) inFlight.set(key, next)
+    else inFlight.delete(key)
+  }
+  const keysOf = (attempt: LoginAttempt) => [attempt.pairKey, attempt.addressKey]
+  /** Resolves when an attempt of one of `keys` ends here; false (at once) when none is in flight here. */
+  const ending = (keys: string[]): Promise<boolean> | false => {
+    const mine = keys.filter(
+      (key) => inFlight.has(key) && (waiting.get(key)?.length ?? 0) < MAX_WAITING_PER_KEY,
+    )
+    if (mine.length === 0) return false
+    return new Promise<boolean>((resolve) => {
+      for (const key of mine) waiting.set(key, [...(waiting.get(key) ?? []), () => resolve(true)])
+    })
+  }
+
   return {
-    /** Asks the store whether this attempt may be verified now; if so it counts as in flight. */
+    /**
+     * Asks the store whether this attempt may be verified now; if so it counts as in flight. A
+     * busy answer is asked again each time an attempt of its keys ends in this process, a few
+     * times at most.
+     */
     async begin(username: string, address: string): Promise<ThrottleDecision> {
       const attempt = await attemptOf(username, address)
-      const now = clock.now()
-      const decision = await store.begin(attempt, policy, now)
-      switch (decision.outcome) {
-        case 'proceed':
+      for (let asked = 1; ; asked++) {
+        const now = clock.now()
+        const decision = await store.begin(attempt, policy, now)
+        if (decision.outcome === 'proceed') {
+          for (const key of keysOf(attempt)) count(key, 1)
           return { outcome: 'proceed', known: decision.known, attempt }
-        case 'throttled':
+        }
+        if (decision.outcome === 'throttled') {
           return { outcome: 'throttled', retryAfter: Math.max(1, Math.ceil((decision.retryAt - now) / 1000)) }
-        case 'busy':
-          return decision
+        }
+        const ended = asked < MAX_BUSY_ASKS ? ending(keysOf(attempt)) : false
+        if (ended === false) return decision
+        await ended
       }
     },
 
     /** Ends an attempt that `begin` let proceed. */
-    finish(attempt: LoginAttempt, outcome: AttemptOutcome): Promise<void> {
-      return store.finish(attempt, outcome, policy, clock.now())
+    async finish(attempt: LoginAttempt, outcome: AttemptOutcome): Promise<void> {
+      try {
+        await store.finish(attempt, outcome, policy, clock.now())
+      } finally {
+        for (const key of keysOf(attempt)) {
+          count(key, -1)
+          const woken = waiting.get(key)
+          waiting.delete(key)
+          for (const wake of woken ?? []) wake()
+        }
+      }
     },
 
     /** Deletes up to `limit` ended windows and forgotten known pairs. */

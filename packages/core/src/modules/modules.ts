@@ -3,13 +3,16 @@ import type {
   Actor,
   Clock,
   EventSink,
+  InstallRequest,
   ModuleDescriptor,
+  ModuleInstaller,
   ModuleRecord,
   ModuleStore,
   NodeSetLoader,
   NodeSetRecord,
   TypeUsage,
 } from '../ports.js'
+import { createSerialQueue } from './serial.js'
 
 /** A node set as clients see it: the stored state plus whether this process loaded it. */
 export interface NodeSetView {
@@ -37,26 +40,55 @@ export type ModuleError = Extract<
   { code: 'module_not_found' | 'node_set_not_found' | 'type_in_use' | 'flows_unavailable' }
 >
 
+export type PaletteError = Extract<
+  DomainError,
+  {
+    code:
+      | 'module_not_found'
+      | 'type_in_use'
+      | 'flows_unavailable'
+      | 'invalid_module_spec'
+      | 'module_not_allowed'
+      | 'install_failed'
+      | 'install_timeout'
+      | 'busy'
+  }
+>
+
 export interface ModuleDeps {
   store: ModuleStore
   loader: NodeSetLoader
   typeUsage: TypeUsage
   events: EventSink
   clock: Clock
+  /** Installs and removes modules; without it, every install is refused as not allowed. */
+  installer?: ModuleInstaller | undefined
 }
 
 type LoadState = { loaded: true } | { loaded: false; err: string }
 
+/** The `err` of the sets of a module the store knows but discovery did not find. */
+export const NOT_INSTALLED = 'not installed'
+
 /**
  * The enablement state machine. `enabled` is persisted by the store; `loaded` is this process's
  * runtime state: a set is loaded once its files loaded, at sync if enabled or when enabled later.
- * Disabling never unloads (the code stays until restart).
+ * Disabling never unloads (the code stays until restart). Changes to one module are applied one
+ * after another, in the order they arrive, whatever the store does with concurrent writes.
+ * Discovery never makes the store forget a module: one that is not installed now keeps its
+ * stored state, is shown with `loaded: false` and `err: "not installed"`, and only `forget`
+ * (or removal) drops it.
  */
-export function createModules({ store, loader, typeUsage, events, clock }: ModuleDeps) {
+export function createModules({ store, loader, typeUsage, events, clock, installer }: ModuleDeps) {
   const loadState = new Map<string, LoadState>()
+  /** The modules discovery (or an install) found on disk since start. */
+  const installed = new Set<string>()
+  const serial = createSerialQueue()
 
   const viewOf = (set: NodeSetRecord, version: string): NodeSetView => {
-    const state = loadState.get(set.id)
+    const state: LoadState | undefined = installed.has(set.module)
+      ? loadState.get(set.id)
+      : { loaded: false, err: NOT_INSTALLED }
     const view: NodeSetView = {
       id: set.id,
       name: set.name,
@@ -94,10 +126,24 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
 
   /** Loads the enabled sets not loaded yet. A failed set is tried again on the next enable. */
   async function loadEnabled(module: ModuleRecord): Promise<void> {
+    if (!installed.has(module.name)) return
     for (const set of module.sets) {
       if (!set.enabled || loadState.get(set.id)?.loaded) continue
       await loadSet(set)
     }
+  }
+
+  /** The types of `types` the deployed flows use, or an error when the flows cannot be read. */
+  async function blockedTypes(
+    types: readonly string[],
+  ): Promise<Result<string[], Extract<DomainError, { code: 'flows_unavailable' }>>> {
+    const inUse = await typeUsage.typesInUse()
+    if (inUse === null) return err({ code: 'flows_unavailable' })
+    return ok([...new Set(types.filter((type) => inUse.has(type)))])
+  }
+
+  const forgetLoads = (name: string) => {
+    for (const key of [...loadState.keys()]) if (key.startsWith(`${name}/`)) loadState.delete(key)
   }
 
   /** Changes `enabled` of the named sets (every set when `only` is null), all or none. */
@@ -116,10 +162,9 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
     if (changing.length === 0) return ok(module)
 
     if (!enabled) {
-      const inUse = await typeUsage.typesInUse()
-      if (inUse === null) return err({ code: 'flows_unavailable' })
-      const blocked = [...new Set(changing.flatMap((set) => set.types.filter((type) => inUse.has(type))))]
-      if (blocked.length > 0) return err({ code: 'type_in_use', types: blocked })
+      const blocked = await blockedTypes(changing.flatMap((set) => set.types))
+      if (!blocked.ok) return blocked
+      if (blocked.value.length > 0) return err({ code: 'type_in_use', types: blocked.value })
     }
 
     const names = changing.map((set) => set.name)
@@ -138,20 +183,91 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
 
   return {
     /**
-     * Brings the inventory in line with what discovery found: records each module (new sets
-     * start enabled), forgets modules no longer installed, and loads every enabled set. Modules
-     * named in `keep` are installed but unreadable now (caught mid-install, say): their stored
-     * state is kept, and they are not loaded.
+     * Records what discovery found installed (new modules and sets start enabled, known ones keep
+     * their flags) and loads every enabled set. Modules the store knows but discovery did not
+     * find keep their stored state: they are shown as not installed until they are back.
      */
-    async sync(
-      discovered: readonly ModuleDescriptor[],
-      options: { keep?: readonly string[] } = {},
-    ): Promise<void> {
-      const names = new Set([...discovered.map((module) => module.name), ...(options.keep ?? [])])
-      for (const known of await store.list()) {
-        if (!names.has(known.name)) await store.remove(known.name)
+    async sync(discovered: readonly ModuleDescriptor[]): Promise<void> {
+      installed.clear()
+      for (const descriptor of discovered) installed.add(descriptor.name)
+      for (const descriptor of discovered) {
+        await serial.run(descriptor.name, async () => loadEnabled(await store.upsert(descriptor)))
       }
-      for (const descriptor of discovered) await loadEnabled(await store.upsert(descriptor))
+    },
+
+    /**
+     * Forgets a module's stored state (the operator's escape hatch for a module gone for good);
+     * true when the store had it. Its sets start enabled if it is discovered again.
+     */
+    forget(name: string): Promise<boolean> {
+      return serial.run(name, async () => {
+        forgetLoads(name)
+        return store.remove(name)
+      })
+    },
+
+    /**
+     * Installs a module and loads its enabled sets. A module new to the store starts enabled; one
+     * it knows (installed again, or back after it was not installed) keeps its stored flags.
+     */
+    install(request: InstallRequest, actor: Actor): Promise<Result<ModuleView, PaletteError>> {
+      // An upload's module is known only once it is unpacked: its record waits for that module.
+      return serial.run(request.module ?? '', async () => {
+        if (installer === undefined) {
+          return err({ code: 'module_not_allowed', message: 'This service does not install modules' })
+        }
+        const outcome = await installer.install(request)
+        if (!outcome.ok) return err(outcome.error)
+        const { module } = outcome
+        const record = async () => {
+          installed.add(module.name)
+          // New files: whatever was loaded before counts no more.
+          forgetLoads(module.name)
+          const stored = await store.upsert(module)
+          await loadEnabled(stored)
+          events.emit({
+            type: 'module.installed',
+            at: clock.now(),
+            module: module.name,
+            version: module.version,
+            ...actor,
+          })
+          return ok(moduleView(stored))
+        }
+        return request.module === undefined ? serial.run(module.name, record) : record()
+      })
+    },
+
+    /**
+     * Uninstalls a module and forgets its stored state: the only way, besides `forget`, that a
+     * module leaves the store. Refused while the deployed flows use any of its types.
+     */
+    remove(name: string, actor: Actor): Promise<Result<void, PaletteError>> {
+      return serial.run(name, async () => {
+        const module = await store.find(name)
+        if (module === null) return err({ code: 'module_not_found', module: name })
+        const blocked = await blockedTypes(module.sets.flatMap((set) => set.types))
+        if (!blocked.ok) return blocked
+        if (blocked.value.length > 0) return err({ code: 'type_in_use', types: blocked.value })
+        if (installed.has(name)) {
+          if (installer === undefined) {
+            return err({ code: 'module_not_allowed', message: 'This service does not remove modules' })
+          }
+          const outcome = await installer.remove(name)
+          if (!outcome.ok) return err(outcome.error)
+        }
+        installed.delete(name)
+        forgetLoads(name)
+        await store.remove(name)
+        events.emit({
+          type: 'module.removed',
+          at: clock.now(),
+          module: name,
+          version: module.version,
+          ...actor,
+        })
+        return ok(undefined)
+      })
     },
 
     /**
@@ -188,7 +304,7 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
       enabled: boolean,
       actor: Actor,
     ): Promise<Result<ModuleView, ModuleError>> {
-      const result = await setEnabled(name, null, enabled, actor)
+      const result = await serial.run(name, () => setEnabled(name, null, enabled, actor))
       return result.ok ? ok(moduleView(result.value)) : result
     },
 
@@ -199,7 +315,7 @@ export function createModules({ store, loader, typeUsage, events, clock }: Modul
       enabled: boolean,
       actor: Actor,
     ): Promise<Result<NodeSetView, ModuleError>> {
-      const result = await setEnabled(name, set, enabled, actor)
+      const result = await serial.run(name, () => setEnabled(name, set, enabled, actor))
       if (!result.ok) return result
       const updated = result.value.sets.find((candidate) => candidate.name === set)
       return updated

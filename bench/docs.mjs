@@ -1,0 +1,269 @@
+// `node bench/docs.mjs [RESULTS.json] [--out FILE]`: writes docs/benchmarks.md (or FILE) from one
+// run's figures (the newest file in bench-results/ when none is named): the machine, the versions, every scenario's
+// table, the targets, and each scenario's top CPU frames when the run profiled (--cpu-prof).
+// `pnpm bench:docs` runs the bench beside Node-RED, with the profiles, and then this.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+
+const root = new URL('../', import.meta.url)
+const COLUMN = {
+  flowadmin: 'flowadmin',
+  'node-red': 'Node-RED',
+  hono: 'bare Hono',
+  'node-http': 'raw node:http',
+}
+
+const fmt = (value, digits) =>
+  value === undefined || value === null || Number.isNaN(value)
+    ? '–'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+/** A Markdown table, its columns padded as the formatter pads them; `align` is 'l' or 'r' per column. */
+function table(header, rows, align = header.map((_, i) => (i === 0 ? 'l' : 'r'))) {
+  const all = [header, ...rows].map((cells) => cells.map((cell) => String(cell ?? '')))
+  const widths = header.map((_, i) => Math.max(3, ...all.map((cells) => cells[i].length)))
+  const pad = (cell, i) => (align[i] === 'r' ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))
+  const line = (cells) => `| ${cells.map(pad).join(' | ')} |`
+  const rule = widths.map((width, i) =>
+    align[i] === 'r' ? `${'-'.repeat(width - 1)}:` : `:${'-'.repeat(width - 1)}`,
+  )
+  return [line(all[0]), `| ${rule.join(' | ')} |`, ...all.slice(1).map(line)].join('\n')
+}
+
+/** The rows a scenario shows, as in the printed tables. */
+function scenarioRows(scenario) {
+  if (scenario.id === 'start') {
+    return [
+      ['start → listening, median ms', (r) => r.medianSpawnMs, 0],
+      ['start → listening, slowest ms', (r) => r.spawnMs, 0],
+      ['RSS at listen MB', (r) => r.rssStartMb, 1],
+    ]
+  }
+  if (scenario.id === 'storm') {
+    return [
+      ['GET /settings p50 ms', (r) => r.p50, 2],
+      ['GET /settings p99 ms', (r) => r.p99, 2],
+      ['GET /settings max ms', (r) => r.max, 2],
+      ['event loop delay p99 ms', (r) => r.loopDelay?.p99, 2],
+      ['event loop delay max ms', (r) => r.loopDelay?.max, 2],
+      ['logins/s meanwhile', (r) => r.logins?.rps, 1],
+      ['RSS peak MB', (r) => r.rssPeakMb, 1],
+    ]
+  }
+  return [
+    ['req/s', (r) => r.rps, 0],
+    ['p50 / p99 ms', (r) => (r.p50 === undefined ? null : `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`)],
+    ['server CPU ms/req', (r) => r.cpuPerRequest, 3],
+    ['RSS idle after a login MB', (r) => r.rssIdleMb, 1],
+    ['RSS peak MB', (r) => r.rssPeakMb, 1],
+    ['RSS after the load MB', (r) => r.rssEndMb, 1],
+  ]
+}
+
+function scenarioSection(scenario) {
+  const lines = [`### ${scenario.title}`, '', `\`${scenario.id}\``, '']
+  if (scenario.combined.local) {
+    const local = scenario.combined.local
+    lines.push(
+      table(
+        ['', 'raw better-sqlite3'],
+        [
+          ['single-change commits/s', fmt(local.singleCommitsPerSecond, 0)],
+          ['per round', local.range.map((v) => fmt(v, 0)).join(', ')],
+          ['changes/s, 10 a commit', fmt(local.groupedChangesPerSecond, 0)],
+        ],
+      ),
+    )
+    return lines.join('\n')
+  }
+  const names = Object.keys(scenario.combined).filter((name) => scenario.combined[name])
+  const others = names.filter((name) => name !== 'flowadmin')
+  const header = ['', ...names.map((n) => COLUMN[n] ?? n), ...others.map((n) => `÷ ${COLUMN[n] ?? n}`)]
+  const rows = scenarioRows(scenario).map(([label, get, digits]) => {
+    const values = names.map((name) => get(scenario.combined[name]))
+    const cells = values.map((v) => (typeof v === 'string' ? v : fmt(v, digits)))
+    const fa = values[0]
+    const ratios = values
+      .slice(1)
+      .map((v) =>
+        typeof fa === 'number' && typeof v === 'number' && v > 0 && label === 'req/s'
+          ? `${fmt(fa / v, 2)}×`
+          : '',
+      )
+    return [label, ...cells, ...ratios]
+  })
+  lines.push(table(header, rows))
+  if (scenario.argon2Floor)
+    lines.push(
+      '',
+      `argon2id floor in this run, two at once: ${fmt(scenario.argon2Floor.perSecond, 1)} verifications/s.`,
+    )
+  if (scenario.profile) {
+    const frames = scenario.profile.byFunction.filter((f) => !f.name.startsWith('(idle)')).slice(0, 10)
+    lines.push(
+      '',
+      `Top CPU frames of flowadmin (self time; a profiled round after the measured ones, ${fmt(scenario.profile.totalMs, 0)} ms sampled from spawn to stop):`,
+      '',
+      table(
+        ['share', 'ms', 'function  file:line'],
+        frames.map((f) => [
+          `${fmt(100 * f.share, 1)} %`,
+          fmt(f.ms, 1),
+          `\`${f.name.replace(/\|/g, '\\|')}\``,
+        ]),
+        ['r', 'r', 'l'],
+      ),
+    )
+  }
+  return lines.join('\n')
+}
+
+/** How the PostgreSQL store is measured (`--storage postgres`); the figures are in its own runs. */
+const POSTGRES = `## PostgreSQL: \`pnpm bench --storage postgres\`
+
+\`\`\`sh
+pnpm bench --storage postgres                  # every scenario, flowadmin on PostgreSQL
+pnpm bench --storage postgres --pg postgres://postgres@db:5432/postgres --only login-2i,toggle-2i
+\`\`\`
+
+The same scenarios as with SQLite, with \`"storage": "postgres"\`: each start of the server gets a
+database of its own on the server at \`--pg\` (default \`FLOWADMIN_TEST_PG\`, else
+\`postgres://postgres@127.0.0.1:5432/postgres\`), created as a copy of a seeded template when the
+scenario needs live tokens, and dropped when the server stops (every database of the run is
+dropped at the end, whatever happened). Two scenarios more run two instances on one database,
+each request of a worker going to the other instance than its last one:
+
+- **login-2i**: logins, 4 connections, alternating between the instances (the throttle counters
+  they share are decided under advisory locks);
+- **toggle-2i**: 10 connections, each owning a module that it disables on one instance and enables
+  on the other, in turn: every request is a real change, written by one instance and announced to
+  the other, which loads the node sets of each enable.
+
+Server CPU is then both processes' together. The driver measurement behind the choice of \`pg\`
+is in [packages/adapter-postgres/README.md](../packages/adapter-postgres/README.md#choosing-the-driver).
+
+### Smoke figures
+
+Not a measurement: short smoke runs (\`--quick --duration 1\`, one round) on the 2-core machine
+while about eight other engineers' builds and tests ran on it (load average 12–17), PostgreSQL 15
+on the same host. They show the scenarios work end to end, not what the store can do.
+
+| scenario (PostgreSQL)                                  | req/s |  p50 / p99 ms | non-2xx |
+| ------------------------------------------------------ | ----: | ------------: | ------: |
+| GET /settings, authenticated                           |   460 |   13.9 / 81.6 |       0 |
+| PUT /nodes/:module, 1 connection (toggle-1)            |    31 |  21.8 / 108.4 |       0 |
+| POST /auth/revoke, 10 connections, 5,000 live sessions |    77 | 112.5 / 239.0 |       0 |
+| login-2i (argon2id on a loaded machine)                |   4–5 |     530 / 954 |       0 |
+| toggle-2i                                              | 28–39 |     238 / 353 |       0 |
+
+In the same conditions the SQLite revoke scenario gave 108 req/s (p99 308 ms). For figures worth
+comparing, run both storages on an idle machine, one after the other.`
+
+export function renderDocs(run) {
+  const m = run.machine
+  const v = run.versions ?? {}
+  const versionRows = Object.entries(v)
+    .filter(([, value]) => value)
+    .map(([name, value]) => [name, String(value)])
+  const cautions = []
+  if (run.options.durationS < 3 || run.options.rounds < 2)
+    cautions.push(`a short run (${run.options.durationS} s × ${run.options.rounds} round(s) a scenario)`)
+  if (m.loadavg[0] >= 1) cautions.push(`a busy machine (load average ${m.loadavg[0]} at the start)`)
+  const caution = cautions.length
+    ? `\n> **Caution:** these figures come from ${cautions.join(' on ')}: they show that every scenario runs and where the time goes, not how fast flowadmin is. Run \`pnpm bench:docs\` on a quiet machine for figures to compare.\n`
+    : ''
+  return `# Benchmarks
+${caution}
+This file is written by \`node bench/docs.mjs\` from one run of \`pnpm bench\` (\`pnpm bench:docs\`
+runs the bench beside Node-RED with CPU profiles, then writes it). Do not edit it by hand: run it
+again.
+
+\`\`\`sh
+pnpm bench                   # flowadmin and the baselines
+pnpm bench --peer node-red   # and Node-RED beside it, scenario by scenario (A B A B ...), with ratios
+pnpm bench:docs              # the run this file comes from, then this file
+pnpm bench --help            # durations, rounds, session counts, --only, --cpu-prof DIR, --quick
+\`\`\`
+
+Every server is started fresh for each scenario and round, from its command line, on 127.0.0.1,
+loaded with autocannon after a warm-up. flowadmin runs as \`flowadmin start\` (the bin, through its
+first line) with SQLite in a temporary folder (WAL, \`synchronous=FULL\`) and a user whose password
+is an argon2id hash at OWASP parameters (m=19456 KiB, t=2, p=1). Node-RED gets the same user
+(bcrypt, cost 8, its default), node modules and flows. The baselines answer flowadmin's own
+\`GET /auth/login\` and \`GET /settings\` bodies and headers, recorded from it in the same run: a
+bare Hono app on @hono/node-server and a raw \`node:http\` server, both checking the bearer token
+with a SHA-256 and a lookup in SQLite. The raw SQLite loop commits single-row changes on the
+store's own connection settings, in the bench's process: the disk's floor for a durable write.
+
+- **req/s**, and **p50 / p99** from the exact time of every response;
+- **server CPU ms/req**: user + system time of the server process (\`/proc/<pid>/stat\`) over the
+  measured window, per response;
+- **RSS** from \`/proc/<pid>/status\`: idle after one login, the peak (VmHWM), and once idle after
+  the load;
+- **start → listening**: from \`spawn()\` to the line the server prints when it listens.
+
+The load generator shares the machine with the servers: compare ratios within one run, not
+absolute figures across runs or machines.
+
+## The run
+
+- Command: \`${run.command}\`, ${run.options.durationS} s per scenario, target and round after a
+  ${run.options.warmupS} s warm-up, ${run.options.rounds} round(s); started ${run.startedAt}.
+- Machine: ${m.cpus} × ${m.model}, ${m.memGb} GB; load average ${m.loadavg.join(' ')} at the start,
+  ${(m.loadavgAtEnd ?? []).join(' ')} at the end.
+
+${table(['component', 'version'], versionRows, ['l', 'l'])}
+
+## Targets
+
+${table(
+  ['target', 'value', ''],
+  run.targets.map((t) => [
+    t.name,
+    t.value === null || Number.isNaN(t.value) ? '–' : `${fmt(t.value, 2)}${t.unit}`,
+    t.limit === null ? '' : t.status,
+  ]),
+  ['l', 'r', 'l'],
+)}
+
+## Scenarios
+
+${run.scenarios.map(scenarioSection).join('\n\n')}
+
+${POSTGRES}
+
+## The full tables, as printed
+
+\`\`\`
+${run.tables.trim()}
+\`\`\`
+`
+}
+
+/** Writes docs/benchmarks.md (or `out`) from the run in `file`; returns the path written. */
+export function writeDocs(file, out = new URL('docs/benchmarks.md', root).pathname) {
+  const run = JSON.parse(readFileSync(file, 'utf8'))
+  writeFileSync(out, renderDocs(run))
+  return out
+}
+
+function main() {
+  const { values, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true })
+  let [file] = positionals
+  if (!file) {
+    const folder = new URL('bench-results/', root)
+    const newest = readdirSync(folder)
+      .filter((name) => name.endsWith('.json'))
+      .sort()
+      .at(-1)
+    if (!newest) {
+      console.error('no run in bench-results/: run `pnpm bench` first, or name a results file')
+      process.exit(2)
+    }
+    file = new URL(newest, folder).pathname
+  }
+  console.log(`${writeDocs(file, values.out)} written from ${file}`)
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main()

@@ -1,0 +1,291 @@
+import { spawn } from 'node:child_process'
+import { cp, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import * as path from 'node:path'
+import type { InstallFailure, InstallRequest, ModuleDescriptor, ModuleInstaller } from '@flowadmin/core'
+import { createBoundedMutex } from './bounded-mutex.js'
+import { type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
+import type { PalettePolicy } from './palette-policy.js'
+import { readTarballManifest } from './tarball.js'
+
+// Installs and removes node modules with npm, all or nothing. npm works on a copy of the userDir's
+// package.json, lockfile, .npmrc and node_modules in a staging folder inside userDir; only when it
+// succeeded, and the result is a node module the policy allows, is the copy put in place with a
+// few renames. A failure, a timeout or a crash while npm runs leaves userDir as it was.
+
+export interface NpmInstallerOptions {
+  userDir: string
+  policy: PalettePolicy
+  /** The registry npm uses; null: npm's own configuration (userDir/.npmrc, ~/.npmrc, the default). */
+  registry: string | null
+  /** Lets packages run their install scripts; off by default (`--ignore-scripts`). */
+  allowScripts: boolean
+  /** Milliseconds npm may run; beyond it, it is killed and the install undone. */
+  timeoutMs: number
+  /** Milliseconds a request waits for the install or removal before it; beyond it, `busy`. */
+  waitMs: number
+  /** The npm command. Default: `npm` on the PATH. */
+  npm?: string
+  /** Receives npm's output, line by line (`info` after a success, `warning` after a failure). */
+  log: (level: 'info' | 'warning' | 'error', message: string) => void
+  /** Called with every node module in userDir after a change, so the loader can find their files. */
+  onChange: (modules: DiscoveredModule[]) => void
+}
+
+/** The folders inside userDir that npm works in; swept at start in case a crash left one. */
+const STAGING_PREFIX = '.flowadmin-staging-'
+const FILES = ['package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.npmrc'] as const
+/** An uploaded tarball, inside the staging folder; not kept (the module is installed unsaved). */
+const UPLOAD = 'upload.tgz'
+const FRESH_PACKAGE = {
+  name: 'flowadmin-user-modules',
+  description: 'The node modules of this flowadmin userDir',
+  private: true,
+  dependencies: {},
+}
+
+type Outcome<T> = ({ ok: true } & T) | { ok: false; error: InstallFailure }
+const failed = (error: InstallFailure) => ({ ok: false as const, error })
+
+/** Removes staging folders a crash left behind. */
+export async function sweepStaging(userDir: string): Promise<void> {
+  const entries = await readdir(userDir).catch(() => [])
+  for (const entry of entries) {
+    if (entry.startsWith(STAGING_PREFIX))
+      await rm(path.join(userDir, entry), { recursive: true, force: true })
+  }
+}
+
+export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstaller {
+  const { userDir, policy, log } = options
+  const queue = createBoundedMutex(options.waitMs)
+
+  /** Copies what npm reads into a new staging folder; returns its path. */
+  async function stage(): Promise<string> {
+    const dir = await mkdtemp(path.join(userDir, STAGING_PREFIX))
+    for (const file of FILES) {
+      await cp(path.join(userDir, file), path.join(dir, file)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error
+      })
+    }
+    // Without a package.json of its own, npm would climb to a parent folder's.
+    if (!(await exists(path.join(dir, 'package.json')))) {
+      await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(FRESH_PACKAGE, null, 2)}\n`)
+    }
+    if (await exists(path.join(userDir, 'node_modules'))) {
+      await cp(path.join(userDir, 'node_modules'), path.join(dir, 'node_modules'), {
+        recursive: true,
+        verbatimSymlinks: true,
+      })
+    }
+    return dir
+  }
+
+  /**
+   * npm prunes what package.json does not list, so node modules copied into node_modules by hand
+   * would go with any install. They are put back, except `except` (the one being removed).
+   */
+  async function keepOthers(dir: string, before: DiscoveredModule[], except: string | null): Promise<void> {
+    for (const module of before) {
+      if (module.name === except) continue
+      const target = path.join(dir, 'node_modules', ...module.name.split('/'))
+      if (await exists(target)) continue
+      await cp(module.dir, target, { recursive: true, verbatimSymlinks: true })
+    }
+  }
+
+  /** Puts the staged files and node_modules in place of userDir's, then drops the old ones. */
+  async function commit(dir: string): Promise<void> {
+    const old = path.join(dir, '.old')
+    await mkdir(old)
+    const moves: Array<[string, string]> = []
+    try {
+      for (const name of ['node_modules', ...FILES.filter((file) => file !== '.npmrc')]) {
+        const current = path.join(userDir, name)
+        const staged = path.join(dir, name)
+        if (await exists(current)) {
+          await rename(current, path.join(old, name))
+          moves.push([path.join(old, name), current])
+        }
+        if (await exists(staged)) {
+          await rename(staged, current)
+          moves.push([current, staged])
+        }
+      }
+    } catch (error) {
+      // Undo in reverse so userDir is as it was.
+      for (const [from, to] of moves.reverse()) await rename(from, to).catch(() => {})
+      throw error
+    }
+  }
+
+  /** Runs npm in `dir`; null on success, else the failure. */
+  function runNpm(dir: string, args: string[]): Promise<InstallFailure | null> {
+    return new Promise((resolve) => {
+      const output: string[] = []
+      const child = spawn(options.npm ?? 'npm', args, {
+        cwd: dir,
+        env: npmEnvironment(),
+        shell: false,
+        // Its own process group, so a timeout kills npm and everything it started.
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      const collect = (chunk: Buffer) => output.push(chunk.toString('utf8'))
+      child.stdout.on('data', collect)
+      child.stderr.on('data', collect)
+      let timedOut = false
+      const timer = setTimeout(() => {
+        timedOut = true
+        killGroup(child.pid)
+      }, options.timeoutMs)
+      const report = (summary: string, level: 'info' | 'warning' = 'warning') => {
+        log(level, summary)
+        for (const line of output.join('').split('\n')) if (line.trim() !== '') log(level, `npm: ${line}`)
+      }
+      child.once('error', (error) => {
+        clearTimeout(timer)
+        report(`npm could not be started: ${error.message}`)
+        resolve({ code: 'install_failed', message: 'npm could not be started on the server' })
+      })
+      child.once('close', (code) => {
+        clearTimeout(timer)
+        if (timedOut) {
+          report(`npm ${args[0]} ran past ${options.timeoutMs} ms and was stopped; nothing was changed`)
+          return resolve({ code: 'install_timeout' })
+        }
+        if (code === 0) {
+          report(`npm ${args[0]} ${args.at(-1)} succeeded`, 'info')
+          return resolve(null)
+        }
+        report(`npm ${args[0]} failed (exit ${code}); nothing was changed`)
+        const npmCode = /npm (?:error|ERR!) code (E[A-Z0-9]+)/.exec(output.join(''))?.[1]
+        resolve({
+          code: 'install_failed',
+          message: `npm ${args[0]} failed${npmCode ? ` (${npmCode})` : ''}; nothing was changed`,
+        })
+      })
+    })
+  }
+
+  const common = () => [
+    '--no-audit',
+    '--no-fund',
+    '--no-update-notifier',
+    '--no-progress',
+    '--omit=dev',
+    ...(options.allowScripts ? [] : ['--ignore-scripts']),
+    ...(options.registry === null ? [] : ['--registry', options.registry]),
+  ]
+
+  /** Stages, runs npm, checks, commits; the staging folder is always removed. */
+  async function change<T>(
+    args: string[],
+    except: string | null,
+    check: (staged: DiscoveredModule[]) => Outcome<T>,
+    prepare: (dir: string) => Promise<void> = async () => {},
+  ): Promise<Outcome<T>> {
+    const before = await discoverModules(userDir)
+    const dir = await stage()
+    try {
+      await prepare(dir)
+      const problem = await runNpm(dir, args)
+      if (problem !== null) return failed(problem)
+      await keepOthers(dir, before, except)
+      const verdict = check(await discoverModules(dir))
+      if (!verdict.ok) return verdict
+      await commit(dir)
+      options.onChange(await discoverModules(userDir))
+      return verdict
+    } finally {
+      await rm(dir, { recursive: true, force: true }).catch(() => {})
+    }
+  }
+
+  return {
+    async install(request: InstallRequest) {
+      const refusal = policy.check(request)
+      if (refusal !== null) return failed(refusal)
+      let name = request.module
+      let spec = request.url ?? `${request.module}@${request.version ?? 'latest'}`
+      if (request.tarball !== undefined) {
+        // An upload is judged by the package.json it holds, before npm sees it.
+        const manifest = readTarballManifest(request.tarball)
+        if (!manifest.ok) return failed({ code: 'invalid_module_spec', message: manifest.message })
+        const denied = policy.checkInstalled(manifest.name, manifest.version)
+        if (denied !== null) return failed(denied)
+        name = manifest.name
+        spec = `./${UPLOAD}`
+      }
+      const wanted = name as string
+      const install = [
+        'install',
+        ...common(),
+        request.tarball === undefined ? '--save' : '--no-save',
+        '--',
+        spec,
+      ]
+      return queue.run(async () =>
+        change<{ module: ModuleDescriptor }>(
+          install,
+          null,
+          (staged) => {
+            const module = staged.find((candidate) => candidate.name === wanted)
+            if (module === undefined) {
+              return failed({
+                code: 'install_failed',
+                message:
+                  request.url === undefined
+                    ? `${wanted} is not a node module`
+                    : `the tarball is not the node module ${wanted}`,
+              })
+            }
+            const refusal = policy.checkInstalled(module.name, module.version)
+            if (refusal !== null) return failed(refusal)
+            return { ok: true, module: toDescriptors([module])[0] as ModuleDescriptor }
+          },
+          async (dir) => {
+            if (request.tarball !== undefined) await writeFile(path.join(dir, UPLOAD), request.tarball)
+          },
+        ),
+      ) as Promise<Outcome<{ module: ModuleDescriptor }>>
+    },
+
+    async remove(name: string) {
+      if (!policy.canRemove())
+        return failed({ code: 'module_not_allowed', message: 'Removing modules is not allowed' })
+      return queue.run(() =>
+        change<Record<never, never>>(['uninstall', ...common(), '--save', '--', name], name, (staged) =>
+          staged.some((module) => module.name === name)
+            ? failed({ code: 'install_failed', message: `npm did not remove ${name}` })
+            : { ok: true },
+        ),
+      ) as Promise<Outcome<Record<never, never>>>
+    },
+  }
+}
+
+/**
+ * The environment of npm: the server's, without the `npm_*` variables a package manager that
+ * started the server may set (they would override userDir/.npmrc), keeping proxy and CA settings.
+ */
+function npmEnvironment(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(name) || /proxy|cafile|strict_ssl|^npm_config_cache$/i.test(name)) env[name] = value
+  }
+  env.NO_UPDATE_NOTIFIER = '1'
+  return env
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch {
+    // Already gone.
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return (await stat(file).catch(() => null)) !== null
+}
