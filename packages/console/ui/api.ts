@@ -193,17 +193,31 @@ export const setModule = (module: string, enabled: boolean): Promise<NodeModule>
 export const setNodeSet = (module: string, set: string, enabled: boolean): Promise<NodeSet> =>
   json(`${modulePath(module)}/${encodeURIComponent(set)}`, { method: 'PUT', ...jsonBody({ enabled }) })
 
+/** Installs a module from the registry (`version`: a semver range; the newest without it). */
+export const installModule = (module: string, version: string | undefined): Promise<NodeModule> =>
+  json('nodes', { method: 'POST', ...jsonBody(version === undefined ? { module } : { module, version }) })
+
+/** Uninstalls a module and forgets its stored state. */
+export const removeModule = (module: string): Promise<void> =>
+  succeed(modulePath(module), { method: 'DELETE' })
+
 /** What this server offers beyond the basics: its own OpenAPI document lists its routes. */
 export interface Offers {
+  install: boolean
+  remove: boolean
   tokens: boolean
 }
 
 export async function offers(): Promise<Offers> {
   try {
     const { paths = {} } = await json<{ paths?: Record<string, Record<string, unknown>> }>('openapi.json')
-    return { tokens: paths['/auth/tokens']?.get !== undefined }
+    return {
+      install: paths['/nodes']?.post !== undefined,
+      remove: paths['/nodes/{module}']?.delete !== undefined,
+      tokens: paths['/auth/tokens']?.get !== undefined,
+    }
   } catch {
-    return { tokens: false }
+    return { install: false, remove: false, tokens: false }
   }
 }
 

@@ -127,7 +127,7 @@ export function App() {
           </nav>
         )}
         {screen.name === 'ready' && view === 'modules' && (
-          <Modules user={screen.user} onSessionEnded={ended} />
+          <Modules user={screen.user} offers={screen.offers} onSessionEnded={ended} />
         )}
         {screen.name === 'ready' && view === 'sessions' && (
           <Sessions user={screen.user} onSessionEnded={ended} />

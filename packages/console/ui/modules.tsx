@@ -6,12 +6,15 @@ import {
   modulesOf,
   type NodeModule,
   type NodeSet,
+  type Offers,
+  removeModule,
   SessionEnded,
   setModule,
   setNodeSet,
   type User,
 } from './api.js'
 import { Feedback, useFeedback } from './feedback.js'
+import { InstallForm } from './install.js'
 import { Switch } from './switch.js'
 
 type Load =
@@ -22,14 +25,15 @@ type Load =
 /** A DOM id from a module name (ids cannot carry `@` and `/` in selectors comfortably). */
 const idOf = (name: string) => `module-${name.replace(/[^a-zA-Z0-9_-]/g, '_')}`
 
-export function Modules(props: { user: User; onSessionEnded: (message: string) => void }) {
+export function Modules(props: { user: User; offers: Offers; onSessionEnded: (message: string) => void }) {
   const [load, setLoad] = useState<Load>({ state: 'loading' })
   const [pending, setPending] = useState<string[]>([])
   const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
+  const [confirming, setConfirming] = useState<string | null>(null)
   const writable = canWriteNodes(props.user.permissions)
 
-  const refresh = useCallback(async () => {
-    setLoad({ state: 'loading' })
+  const refresh = useCallback(async (quiet = false) => {
+    if (!quiet) setLoad({ state: 'loading' })
     try {
       setLoad({ state: 'ready', modules: modulesOf(await listNodeSets()) })
     } catch (error) {
@@ -102,6 +106,24 @@ export function Modules(props: { user: User; onSessionEnded: (message: string) =
       enabled,
     )
 
+  const remove = async (name: string) => {
+    setConfirming(null)
+    setPending((current) => [...current, `remove:${name}`])
+    setStatus(`Removing ${name}…`)
+    const done = await guard(async () => {
+      await removeModule(name)
+      return true
+    })
+    setPending((current) => current.filter((item) => item !== `remove:${name}`))
+    setStatus(done ? `${name} removed.` : '')
+    if (done) await refresh(true)
+  }
+
+  const installed = async (module: NodeModule) => {
+    setStatus(`${module.name} ${module.version} installed.`)
+    await refresh(true)
+  }
+
   return (
     <section aria-labelledby="modules-title" class="modules">
       <div class="section-head">
@@ -116,6 +138,15 @@ export function Modules(props: { user: User; onSessionEnded: (message: string) =
         </p>
       )}
       <Feedback alert={alert} status={status} />
+      {writable && props.offers.install && (
+        <InstallForm
+          guard={(work) => {
+            setStatus('')
+            return guard(work)
+          }}
+          onInstalled={(module) => void installed(module)}
+        />
+      )}
       {load.state === 'loading' && <p class="muted">Loading modules…</p>}
       {load.state === 'failed' && (
         <p class="error" role="alert">
@@ -134,14 +165,49 @@ export function Modules(props: { user: User; onSessionEnded: (message: string) =
                   <h3 id={idOf(module.name)}>{module.name}</h3>
                   <span class="tag">v{module.version}</span>
                 </div>
-                <Switch
-                  checked={module.nodes.every((set) => set.enabled)}
-                  labelledBy={idOf(module.name)}
-                  disabled={!writable}
-                  busy={pending.includes(module.name)}
-                  onToggle={() => void toggleModule(module, !module.nodes.every((set) => set.enabled))}
-                />
+                <div class="actions">
+                  {writable && props.offers.remove && (
+                    <button
+                      type="button"
+                      class="button quiet"
+                      aria-label={`Remove ${module.name}`}
+                      disabled={pending.includes(`remove:${module.name}`)}
+                      onClick={() => setConfirming(module.name)}
+                    >
+                      Remove
+                    </button>
+                  )}
+                  <Switch
+                    checked={module.nodes.every((set) => set.enabled)}
+                    labelledBy={idOf(module.name)}
+                    disabled={!writable}
+                    busy={pending.includes(module.name)}
+                    onToggle={() => void toggleModule(module, !module.nodes.every((set) => set.enabled))}
+                  />
+                </div>
               </div>
+              {confirming === module.name && (
+                <div class="confirm">
+                  <p>Remove {module.name} from this runtime and forget its state?</p>
+                  <button
+                    type="button"
+                    class="button danger"
+                    autofocus
+                    onClick={() => void remove(module.name)}
+                  >
+                    Yes, remove
+                  </button>
+                  <button type="button" class="button" onClick={() => setConfirming(null)}>
+                    Cancel
+                  </button>
+                </div>
+              )}
+              {pending.includes(`remove:${module.name}`) && (
+                <p class="progress confirm">
+                  <progress aria-label={`Removing ${module.name}`} />
+                  Removing {module.name}…
+                </p>
+              )}
               <ul class="sets" aria-label={`Node sets of ${module.name}`}>
                 {module.nodes.map((set) => (
                   <li class="set" key={set.id}>

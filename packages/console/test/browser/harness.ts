@@ -9,6 +9,7 @@ import * as argon2 from 'argon2'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, expect } from 'vitest'
 import { requireBuild, startCli } from '../../../server/test/cli-process.js'
+import { loginFor } from '../../../server/test/target-server.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 const DEMO = fileURLToPath(new URL('../../../../examples/demo', import.meta.url))
@@ -34,9 +35,16 @@ export interface Server {
  * Starts the built CLI over a fresh userDir holding the demo's modules and flows, and a module
  * whose code does not compile, so it fails to load. `auth` false: no adminAuth at all.
  */
-export async function startServer(
-  options: { auth?: boolean; extra?: Record<string, unknown>; adminAuth?: Record<string, unknown> } = {},
-): Promise<Server> {
+export interface ServerOptions {
+  /** false: no adminAuth at all. */
+  auth?: boolean
+  /** Settings besides adminAuth. */
+  extra?: Record<string, unknown>
+  /** adminAuth settings besides type and users. */
+  adminAuth?: Record<string, unknown>
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<Server> {
   requireBuild()
   if (!existsSync(fileURLToPath(new URL('../../dist/public/index.html', import.meta.url)))) {
     throw new Error('The console is not built: run `pnpm build` first.')
@@ -84,13 +92,17 @@ export async function startServer(
  * One browser and one server for a test file: started before its tests, stopped after them.
  * Read `browser` and `server` inside tests and hooks (they are set once the hook has run).
  */
-export function useBrowserAndServer(options?: Parameters<typeof startServer>[0]): {
+export function useBrowserAndServer(options?: ServerOptions | (() => Promise<ServerOptions>)): {
   readonly browser: Browser
   readonly server: Server
 } {
   const env = {} as { browser: Browser; server: Server }
   beforeAll(async () => {
-    ;[env.browser, env.server] = await Promise.all([launch(), startServer(options)])
+    const settings = typeof options === 'function' ? options() : options
+    ;[env.browser, env.server] = await Promise.all([
+      launch(),
+      settings instanceof Promise ? settings.then(startServer) : startServer(settings),
+    ])
   })
   afterAll(async () => {
     await env.browser?.close()
@@ -168,21 +180,8 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 /** A token for `username` with the user's own permissions, straight from the API, as a script would get one. */
-export async function apiToken(url: string, username: keyof typeof USERS): Promise<string> {
-  const response = await fetch(`${url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      // The user's own permissions, whatever they are.
-      scope: '',
-      username,
-      password: USERS[username],
-    }),
-  })
-  expect(response.status).toBe(200)
-  return ((await response.json()) as { access_token: string }).access_token
-}
+export const apiToken = (url: string, username: keyof typeof USERS): Promise<string> =>
+  loginFor(url, { username, password: USERS[username] }, '')
 
 /** The module as the API reports it now. */
 export async function moduleState(url: string, token: string, name: string) {
