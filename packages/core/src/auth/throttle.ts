@@ -46,7 +46,7 @@ export const IN_FLIGHT_LEASE_MS = 30_000
 
 const DAY_MS = 86_400_000
 
-/** Times an attempt asks the store while attempts of its keys are in flight in this process. */
+/** Times an attempt asks the store while attempts of its keys are in flight here, in this core. */
 export const MAX_BUSY_ASKS = 16
 
 /** Attempts that may wait for an in-flight attempt of one key to end; more are answered busy at once. */
