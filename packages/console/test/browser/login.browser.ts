@@ -21,6 +21,8 @@ describe('logging in', () => {
     const urls: string[] = []
     page.on('request', (request) => urls.push(request.url()))
     const form = page.getByRole('form', { name: 'Log in' })
+    // The page renders the form once its script has asked GET /auth/login for the prompts.
+    await form.waitFor({ state: 'visible', timeout: 10_000 })
     await expect(form.isVisible()).resolves.toBe(true)
     await expect(page.getByLabel('Username').getAttribute('type')).resolves.toBe('text')
     await expect(page.getByLabel('Password').getAttribute('type')).resolves.toBe('password')
