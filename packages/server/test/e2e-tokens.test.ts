@@ -252,7 +252,8 @@ describe('flowadmin tokens, on the database while the server runs', () => {
       JSON.parse((await tokensCli('list', '--user', 'alice', '--json')).stdout) as Array<{ id: string }>
     )[0]?.id
     const revoked = await tokensCli('revoke', aliceId as string)
-    expect(revoked).toMatchObject({ code: 0, stdout: `revoked token ${aliceId} of alice\n` })
+    // A refusal names its reason on stderr: shown with the failure.
+    expect(revoked, revoked.stderr).toMatchObject({ code: 0, stdout: `revoked token ${aliceId} of alice\n` })
     expect(await rights(url, alice)).toEqual(NONE)
     expect(await tokensCli('revoke', aliceId as string)).toMatchObject({
       code: 1,

@@ -1,29 +1,19 @@
 // Two built instances on one PostgreSQL database, over real sockets: one state between them.
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { EMPTY_TABLES, useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
-import { killAll, requireBuild } from './cli-process.js'
+import { describe, expect, it, vi } from 'vitest'
 import {
   bearer,
   flags,
   login,
   moduleOn,
   prepareInstance,
-  removeInstances,
   setEnabled,
   startInstance,
   TEXT_TOOLS,
   tokenFrom,
+  useInstancesOnOneDatabase,
 } from './postgres-instances.js'
 
-const database = useTestDatabase()
-
-beforeAll(() => requireBuild())
-afterEach(async () => {
-  await killAll()
-  // Each test starts from nothing (the instances created the tables; throttles would carry over).
-  await database.current().query(EMPTY_TABLES)
-})
-afterAll(removeInstances)
+const database = useInstancesOnOneDatabase()
 
 describe('two instances on one PostgreSQL database', () => {
   it('share tokens, revokes, failed-login counts and module state; B loads what A enables within a second', async () => {

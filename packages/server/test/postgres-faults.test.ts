@@ -1,28 +1,21 @@
 // A built instance while PostgreSQL goes away: bounded 503s, no crash, recovery by itself.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { EMPTY_TABLES, freePort, useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { freePort } from '../../adapter-postgres/test/pg-server.js'
 import { startTcpProxy, type TcpProxy } from '../../adapter-postgres/test/tcp-proxy.js'
-import { killAll, requireBuild, runCli } from './cli-process.js'
+import { runCli } from './cli-process.js'
 import {
   bearer,
   flags,
   moduleOn,
   prepareInstance,
-  removeInstances,
   setEnabled,
   startInstance,
   TEXT_TOOLS,
   tokenFrom,
+  useInstancesOnOneDatabase,
 } from './postgres-instances.js'
 
-const database = useTestDatabase()
-
-beforeAll(() => requireBuild())
-afterEach(async () => {
-  await killAll()
-  await database.current().query(EMPTY_TABLES)
-})
-afterAll(removeInstances)
+const database = useInstancesOnOneDatabase()
 
 /** Asks until the answer is 200; returns how long that took. Every answer before must be a 503. */
 async function untilOk(request: () => Promise<Response>, limitMs: number): Promise<number> {

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
-import { startCli } from './cli-process.js'
+import { afterAll, afterEach, beforeAll } from 'vitest'
+import { EMPTY_TABLES, useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
+import { killAll, requireBuild, startCli } from './cli-process.js'
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 export const GREETING = 'flowadmin-example-greeting'
@@ -84,3 +86,19 @@ export async function moduleOn(url: string, module: string, token: string): Prom
 
 export const flags = (module: ModuleBody) =>
   module.nodes.map((set) => `${set.id} enabled=${set.enabled} loaded=${set.loaded}`)
+
+/**
+ * A throw-away database for a test file of built instances: the build is required first, every
+ * instance is killed and every table emptied after each test (throttles would carry over), and
+ * the instances' folders are removed at the end.
+ */
+export function useInstancesOnOneDatabase(): ReturnType<typeof useTestDatabase> {
+  const database = useTestDatabase()
+  beforeAll(() => requireBuild())
+  afterEach(async () => {
+    await killAll()
+    await database.current().query(EMPTY_TABLES)
+  })
+  afterAll(removeInstances)
+  return database
+}
