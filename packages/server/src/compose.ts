@@ -6,11 +6,12 @@ import { availableParallelism } from 'node:os'
 import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createPostgresStores, type PostgresStores } from '@flowadmin/adapter-postgres'
+import type { PostgresStores } from '@flowadmin/adapter-postgres'
 import { createSqliteStores, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from '@flowadmin/adapter-sqlite'
-import { createConsole } from '@flowadmin/console'
+import { createConsole, isConsolePath } from '@flowadmin/console'
 import {
   type Core,
+  type CoreObserver,
   createCore,
   type Digest,
   type EventSink,
@@ -21,6 +22,7 @@ import {
 } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
+import { getPath } from 'hono/utils/url'
 import { createArgon2Verifier, measureVerifyRate } from './argon2.js'
 import { type AuditLog, createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
@@ -110,6 +112,8 @@ export interface RunningServer {
   settings: Settings
   /** The bounds of the queue in front of password verification, as configured or derived. */
   loginQueue: LoginQueue
+  /** Settles once the verify rate is measured and `loginQueue` holds the bounds derived from it. */
+  loginQueueMeasured: Promise<void>
   core: Core
   /**
    * Reads the settings file again and applies its users, passwords and permissions from the next
@@ -158,6 +162,8 @@ export async function resolveSettings(options: ServerOptions, cwd: string): Prom
 
 /** The PostgreSQL stores of these settings: `postgres.url`, else DATABASE_URL, else the PG* variables. */
 export async function openPostgresStores(settings: Settings): Promise<PostgresStores> {
+  // Loaded only when used: the PostgreSQL driver costs start-up time and memory on SQLite.
+  const { createPostgresStores } = await import('@flowadmin/adapter-postgres')
   try {
     return await createPostgresStores({
       url: settings.postgres.url ?? (process.env.DATABASE_URL || undefined),
@@ -182,30 +188,49 @@ export interface LoginQueue {
   maxWaitingKnown: number
   /** Seconds a login refused for a full queue is told to wait. */
   retryAfter: number
-  /** Verifications per second measured at start, or null when both bounds were configured. */
+  /**
+   * Verifications per second measured just after start; null until then, and when both bounds
+   * are configured.
+   */
   measuredRate: number | null
 }
 
 /**
- * The verifier queue's bounds: as configured, or as many attempts as the measured rate verifies in
- * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long.
+ * Verifications per second per core assumed until the rate is measured: a slow core at the
+ * OWASP parameters, so the provisional bounds err on the side of shedding early.
  */
-async function loginQueueOf(settings: Settings): Promise<LoginQueue> {
+const PROVISIONAL_RATE_PER_CORE = 10
+
+/**
+ * The verifier queue's bounds: as configured, or as many attempts as the verify rate allows in
+ * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long. The rate is measured
+ * after the server listens (`measure`, which also applies the bounds); until then the bounds
+ * assume PROVISIONAL_RATE_PER_CORE.
+ */
+function loginQueueOf(settings: Settings): { queue: LoginQueue; measure: (() => Promise<number>) | null } {
   const configured = settings.adminAuth?.loginQueue ?? {}
-  const measure =
+  const derive = (rate: number) => Math.max(VERIFY_CONCURRENCY, Math.round(rate * LOGIN_WAIT_TARGET_SECONDS))
+  const provisional = derive(PROVISIONAL_RATE_PER_CORE * VERIFY_CONCURRENCY)
+  const queue: LoginQueue = {
+    concurrency: VERIFY_CONCURRENCY,
+    maxWaiting: configured.maxWaiting ?? provisional,
+    maxWaitingKnown: configured.maxWaitingKnown ?? provisional,
+    retryAfter: LOGIN_WAIT_TARGET_SECONDS,
+    measuredRate: null,
+  }
+  const needed =
     settings.adminAuth !== null &&
     (configured.maxWaiting === undefined || configured.maxWaitingKnown === undefined)
-  const measuredRate = measure ? await measureVerifyRate(VERIFY_CONCURRENCY) : null
-  const derived =
-    measuredRate === null
-      ? VERIFY_CONCURRENCY
-      : Math.max(VERIFY_CONCURRENCY, Math.round(measuredRate * LOGIN_WAIT_TARGET_SECONDS))
+  if (!needed) return { queue, measure: null }
   return {
-    concurrency: VERIFY_CONCURRENCY,
-    maxWaiting: configured.maxWaiting ?? derived,
-    maxWaitingKnown: configured.maxWaitingKnown ?? derived,
-    retryAfter: LOGIN_WAIT_TARGET_SECONDS,
-    measuredRate,
+    queue,
+    async measure() {
+      const rate = await measureVerifyRate(VERIFY_CONCURRENCY)
+      queue.measuredRate = rate
+      queue.maxWaiting = configured.maxWaiting ?? derive(rate)
+      queue.maxWaitingKnown = configured.maxWaitingKnown ?? derive(rate)
+      return rate
+    },
   }
 }
 
@@ -236,7 +261,7 @@ export async function createServerCore(
   events: EventSink,
   modules: readonly DiscoveredModule[],
   log: (level: LogLevel, message: string) => void,
-  login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue } = {},
+  login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue; observer?: CoreObserver | undefined } = {},
   /** The loader (default: one over `modules`) and the installer (default: none, installs refused). */
   palette: { loader?: NodeSetLoader; installer?: ModuleInstaller } = {},
 ): Promise<Core> {
@@ -252,6 +277,7 @@ export async function createServerCore(
         log('error', `${message}; disabling modules is refused until it is fixed`),
       ),
       events,
+      observer: login.observer,
     },
     {
       adminAuth: settings.adminAuth && {
@@ -337,8 +363,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const events = metrics === null ? audit : fanOut(audit, metrics.events)
 
     const argon2 = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
-    const loginQueue = await loginQueueOf(settings)
-    const verifier = metrics === null ? argon2 : metrics.timeVerifier(argon2)
+    const { queue: loginQueue, measure: measureLoginQueue } = loginQueueOf(settings)
 
     await sweepStaging(settings.userDir)
     const modules = await discoverModules(settings.userDir, warn)
@@ -360,7 +385,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       events,
       modules,
       log,
-      { verifier, loginQueue },
+      { verifier: argon2, loginQueue, observer: metrics?.observer },
       { loader, installer },
     )
     await core.modules.sync(toDescriptors(modules))
@@ -393,15 +418,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       onResponse: metrics?.onResponse,
       onStorageUnavailable: (error) => outage(error),
     })
-    const api: typeof app.fetch =
-      metrics === null ? app.fetch : (request, env) => metrics.arrival(() => app.fetch(request, env))
+    const api = app.fetch
     const page = settings.console ? createConsole({ basePath: settings.httpAdminRoot }, api) : null
     if (settings.console && page === null) {
       warn(
         'the console is not built (run `pnpm build`), so only the API answers; "console": false silences this',
       )
     }
-    const serve: typeof app.fetch = page?.fetch ?? api
+    // API requests go straight to the API; only the console's own paths pass its router.
+    const serve: typeof app.fetch =
+      page === null
+        ? api
+        : (request, env) =>
+            isConsolePath(settings.httpAdminRoot, getPath(request))
+              ? page.fetch(request, env)
+              : api(request, env)
     const listener = await listen(serve, settings.uiHost, settings.uiPort, settings.httpServer)
     cleanup.push(() => listener.close(0))
     let metricsServer: Listener | null = null
@@ -423,6 +454,18 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
     }
+    // Measured now that requests are answered: it takes a few verifications' time, which the
+    // start need not wait for. The bounds apply from the next login on.
+    const loginQueueMeasured =
+      measureLoginQueue === null
+        ? Promise.resolve()
+        : measureLoginQueue().then(
+            () => {
+              if (closing === null) core.resizeLoginQueue(loginQueue)
+            },
+            (error: unknown) =>
+              warn(`measuring the verify rate failed, the login queue keeps its bounds: ${messageOf(error)}`),
+          )
     let reloading: Promise<unknown> = Promise.resolve()
     const running: RunningServer = {
       url: `${origin(listener)}${settings.httpAdminRoot}`,
@@ -432,6 +475,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       authEnabled: core.authEnabled,
       settings,
       loginQueue,
+      loginQueueMeasured,
       core,
       metricsUrl: metricsServer === null ? null : `${origin(metricsServer)}/metrics`,
       reload() {
@@ -445,6 +489,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       close() {
         closing ??= (async () => {
           clearInterval(sweeper)
+          await loginQueueMeasured
           const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
           await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()

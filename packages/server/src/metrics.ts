@@ -1,6 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { MetricsExposition, ResponseSample } from '@flowadmin/adapter-http'
-import type { DomainEvent, EventSink, PasswordVerifier, Stores, TokenKind } from '@flowadmin/core'
+import type { CoreObserver, DomainEvent, EventSink, Stores, TokenKind } from '@flowadmin/core'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
@@ -12,13 +11,8 @@ export interface Metrics {
   events: EventSink
   /** Observes a response of the HTTP app. */
   onResponse(sample: ResponseSample): void
-  /**
-   * The same verifier, reporting for each verification the time from its login request's arrival
-   * (see `arrival`) to the verification's start: the wait in the verifier queue, mostly.
-   */
-  timeVerifier<V extends PasswordVerifier>(verifier: V): V
-  /** Runs a request's handling with its arrival time known to `timeVerifier`. */
-  arrival<T>(handle: () => T): T
+  /** What the core measures of itself: each login's wait in the verifier queue. */
+  observer: CoreObserver
   /** The same stores, each call timed and each throw counted. */
   instrument<S extends Stores>(stores: S): S
   /** Where the gauges read at each scrape come from, once the service is wired. */
@@ -49,7 +43,6 @@ export function createMetrics(): Metrics {
     liveTokens: async () => ({ session: 0, api: 0 }),
     verifierLoad: () => ({ running: 0, known: 0, general: 0 }),
   }
-  const arrivals = new AsyncLocalStorage<number>()
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 
@@ -100,7 +93,7 @@ export function createMetrics(): Metrics {
   })
   const verifierWait = new Histogram({
     name: 'flowadmin_verifier_wait_seconds',
-    help: 'Time from a login request arriving to its password verification starting.',
+    help: 'Time a login waited in the verifier queue before its password verification started.',
     buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
@@ -169,20 +162,10 @@ export function createMetrics(): Metrics {
     onResponse({ method, route, status, seconds }) {
       requests.observe({ method, route, status: String(status) }, seconds)
     },
-    timeVerifier(verifier) {
-      return new Proxy(verifier, {
-        get(target, property, receiver) {
-          if (property !== 'verify') return Reflect.get(target, property, receiver)
-          return (hash: string, password: string) => {
-            const arrived = arrivals.getStore()
-            if (arrived !== undefined) verifierWait.observe((performance.now() - arrived) / 1000)
-            return target.verify(hash, password)
-          }
-        },
-      })
-    },
-    arrival(handle) {
-      return arrivals.run(performance.now(), handle)
+    observer: {
+      verifierWait(milliseconds) {
+        verifierWait.observe(milliseconds / 1000)
+      },
     },
     instrument(stores) {
       return {

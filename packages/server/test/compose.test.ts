@@ -279,8 +279,12 @@ describe('the login queue', () => {
     ...extra,
   })
 
-  it('derives its bounds from the verify rate measured at start: about two seconds of verifications', async () => {
+  it('starts with provisional bounds, then derives them from the verify rate measured just after start: about two seconds of verifications', async () => {
     const server = await start({ settings: { storage: 'memory', adminAuth: await auth() } })
+    const provisional = { ...server.loginQueue }
+    expect(provisional.measuredRate).toBeNull()
+    expect(provisional.maxWaiting).toBe(Math.max(provisional.concurrency, provisional.concurrency * 10 * 2))
+    await server.loginQueueMeasured
     const { measuredRate, maxWaiting, maxWaitingKnown, concurrency, retryAfter } = server.loginQueue
     expect(measuredRate).toBeGreaterThan(0)
     expect(maxWaiting).toBe(Math.max(concurrency, Math.round((measuredRate as number) * 2)))
@@ -295,6 +299,7 @@ describe('the login queue', () => {
         adminAuth: await auth({ loginQueue: { maxWaiting: 7, maxWaitingKnown: 3 } }),
       },
     })
+    await server.loginQueueMeasured
     expect(server.loginQueue).toMatchObject({ maxWaiting: 7, maxWaitingKnown: 3, measuredRate: null })
   })
 })
