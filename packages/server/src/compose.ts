@@ -23,11 +23,12 @@ import {
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { getPath } from 'hono/utils/url'
-import { createArgon2Verifier, measureVerifyRate } from './argon2.js'
+import { createArgon2Verifier } from './argon2.js'
 import { type AuditLog, createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { type Listener, listen } from './listen.js'
+import { createLoginQueue, type LoginQueue, type LoginQueueBounds } from './login-queue.js'
 import { createMetrics, fanOut, metricsFetch } from './metrics.js'
 import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { createNpmInstaller, sweepStaging } from './npm-installer.js'
@@ -112,8 +113,6 @@ export interface RunningServer {
   settings: Settings
   /** The bounds of the queue in front of password verification, as configured or derived. */
   loginQueue: LoginQueue
-  /** Settles once the verify rate is measured and `loginQueue` holds the bounds derived from it. */
-  loginQueueMeasured: Promise<void>
   core: Core
   /**
    * Reads the settings file again and applies its users, passwords and permissions from the next
@@ -178,61 +177,6 @@ export async function openPostgresStores(settings: Settings): Promise<PostgresSt
 
 /** Password verifications at once: one per core. */
 const VERIFY_CONCURRENCY = availableParallelism()
-
-/** The longest a login should wait for its password check; the queue bounds derive from it. */
-export const LOGIN_WAIT_TARGET_SECONDS = 2
-
-export interface LoginQueue {
-  concurrency: number
-  maxWaiting: number
-  maxWaitingKnown: number
-  /** Seconds a login refused for a full queue is told to wait. */
-  retryAfter: number
-  /**
-   * Verifications per second measured just after start; null until then, and when both bounds
-   * are configured.
-   */
-  measuredRate: number | null
-}
-
-/**
- * Verifications per second per core assumed until the rate is measured: a slow core at the
- * OWASP parameters, so the provisional bounds err on the side of shedding early.
- */
-const PROVISIONAL_RATE_PER_CORE = 10
-
-/**
- * The verifier queue's bounds: as configured, or as many attempts as the verify rate allows in
- * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long. The rate is measured
- * after the server listens (`measure`, which also applies the bounds); until then the bounds
- * assume PROVISIONAL_RATE_PER_CORE.
- */
-function loginQueueOf(settings: Settings): { queue: LoginQueue; measure: (() => Promise<number>) | null } {
-  const configured = settings.adminAuth?.loginQueue ?? {}
-  const derive = (rate: number) => Math.max(VERIFY_CONCURRENCY, Math.round(rate * LOGIN_WAIT_TARGET_SECONDS))
-  const provisional = derive(PROVISIONAL_RATE_PER_CORE * VERIFY_CONCURRENCY)
-  const queue: LoginQueue = {
-    concurrency: VERIFY_CONCURRENCY,
-    maxWaiting: configured.maxWaiting ?? provisional,
-    maxWaitingKnown: configured.maxWaitingKnown ?? provisional,
-    retryAfter: LOGIN_WAIT_TARGET_SECONDS,
-    measuredRate: null,
-  }
-  const needed =
-    settings.adminAuth !== null &&
-    (configured.maxWaiting === undefined || configured.maxWaitingKnown === undefined)
-  if (!needed) return { queue, measure: null }
-  return {
-    queue,
-    async measure() {
-      const rate = await measureVerifyRate(VERIFY_CONCURRENCY)
-      queue.measuredRate = rate
-      queue.maxWaiting = configured.maxWaiting ?? derive(rate)
-      queue.maxWaitingKnown = configured.maxWaitingKnown ?? derive(rate)
-      return rate
-    },
-  }
-}
 
 export async function openStores(settings: Settings): Promise<{
   stores: Stores & { close(): Promise<void> }
@@ -363,7 +307,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const events = metrics === null ? audit : fanOut(audit, metrics.events)
 
     const argon2 = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
-    const { queue: loginQueue, measure: measureLoginQueue } = loginQueueOf(settings)
+    const configured = settings.adminAuth?.loginQueue ?? {}
+    const queueing = createLoginQueue(configured, VERIFY_CONCURRENCY, settings.adminAuth !== null)
+    const loginQueue = queueing.queue
+    // The core exists only below; the first verification cannot end before it does.
+    let resize: (bounds: LoginQueueBounds) => void = () => {}
+    const verifier = queueing.measuring(argon2, (bounds) => resize(bounds))
 
     await sweepStaging(settings.userDir)
     const modules = await discoverModules(settings.userDir, warn)
@@ -385,9 +334,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       events,
       modules,
       log,
-      { verifier: argon2, loginQueue, observer: metrics?.observer },
+      { verifier, loginQueue, observer: metrics?.observer },
       { loader, installer },
     )
+    resize = (bounds) => core.resizeLoginQueue(bounds)
     await core.modules.sync(toDescriptors(modules))
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
@@ -454,18 +404,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
     }
-    // Measured now that requests are answered: it takes a few verifications' time, which the
-    // start need not wait for. The bounds apply from the next login on.
-    const loginQueueMeasured =
-      measureLoginQueue === null
-        ? Promise.resolve()
-        : measureLoginQueue().then(
-            () => {
-              if (closing === null) core.resizeLoginQueue(loginQueue)
-            },
-            (error: unknown) =>
-              warn(`measuring the verify rate failed, the login queue keeps its bounds: ${messageOf(error)}`),
-          )
     let reloading: Promise<unknown> = Promise.resolve()
     const running: RunningServer = {
       url: `${origin(listener)}${settings.httpAdminRoot}`,
@@ -475,7 +413,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       authEnabled: core.authEnabled,
       settings,
       loginQueue,
-      loginQueueMeasured,
       core,
       metricsUrl: metricsServer === null ? null : `${origin(metricsServer)}/metrics`,
       reload() {
@@ -489,7 +426,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       close() {
         closing ??= (async () => {
           clearInterval(sweeper)
-          await loginQueueMeasured
           const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
           await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()
