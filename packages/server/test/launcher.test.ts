@@ -40,7 +40,9 @@ it("gives the process the allocator's and V8's tuning", async () => {
   expect(environment).toContain('glibc.malloc.arena_max=2')
   expect(environment).toContain('glibc.malloc.hugetlb=1')
   // And V8's young generation is kept small.
-  expect(readFileSync(`/proc/${run.child.pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=1')
+  expect(readFileSync(`/proc/${run.child.pid}/cmdline`, 'utf8').split('\0')).toContain(
+    '--max-semi-space-size=1',
+  )
   run.child.stdin.end('a password of some length\n')
   expect(await run.exited).toBe(0)
   expect(run.output()).toMatch(/^\$argon2id\$/)
