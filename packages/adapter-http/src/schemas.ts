@@ -103,4 +103,34 @@ export const InstallRequestSchema = v.pipe(
     (request) => request.version === undefined || request.url === undefined,
     'Invalid request: give a version or a url, not both',
   ),
+  // The check above, in JSON Schema for the OpenAPI document (a check has no JSON Schema of its own).
+  v.metadata({ not: { required: ['version', 'url'], properties: { version: {}, url: {} } } }),
 )
+
+// Response bodies. Objects are strict: a body that grows a field fails the document's tests until
+// its schema says so. `ref` names the schema in the document's components.
+
+/** A `{code, message}` body (errors.ts) whose code is one of these; `types` with `type_in_use`. */
+export const AdminError = (codes: [string, ...string[]], withTypes = false) => {
+  const fields = { code: v.picklist(codes), message: v.string() }
+  return withTypes
+    ? v.strictObject({ ...fields, types: v.optional(v.array(v.string())) })
+    : v.strictObject(fields)
+}
+
+/** An RFC 6749 §5.2 error body whose `error` is one of these. */
+export const OAuthError = (errors: [string, ...string[]]) =>
+  v.strictObject({ error: v.picklist(errors), error_description: v.string() })
+
+/** Permissions: `*`, `read`, `write` or `<resource>.read|write`. */
+export const Permissions = v.pipe(
+  v.array(v.string()),
+  v.description('Permissions: `*`, `read`, `write` or `<resource>.read|write`.'),
+)
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+/** A time as ISO 8601 in UTC. */
+export const Time = v.pipe(v.string(), v.regex(ISO_TIME), v.description('ISO 8601, UTC.'))
+/** A time, or null. */
+export const NullableTime = (description: string) =>
+  v.pipe(v.nullable(v.pipe(v.string(), v.regex(ISO_TIME))), v.description(description))
