@@ -3,24 +3,23 @@ import { findTargetHandler } from 'hono/utils/handler'
 import { type DescribeRouteOptions, describeRoute, generateSpecs, resolver, uniqueSymbol } from 'hono-openapi'
 import type * as v from 'valibot'
 import type { RouteDeps } from './env.js'
-
-/** What the generator reads of an app: its routes. */
-export type RoutesOf = Pick<Hono, 'routes'>
-
 import { AdminError, OAuthError } from './schemas.js'
 
 // The OpenAPI 3.1 document is generated from the app's routes (hono-openapi): each route carries
 // its description (`describeRoute`), and every body schema in it is converted from the valibot
 // schema the route validates with or answers with.
 
+/** What the generator reads of an app: its routes. */
+export type RoutesOf = Pick<Hono, 'routes'>
 /** The document as `GET /openapi.json` serves it. */
 export type OpenApiDocument = Awaited<ReturnType<typeof generateSpecs>>
 /** One operation's description, next to its route. */
 export type Operation = DescribeRouteOptions
 type Responses = NonNullable<Operation['responses']>
 type Content = Record<string, { schema: ReturnType<typeof resolver>; examples?: Record<string, Example> }>
-/** An example request body, as OpenAPI's Example Object. */
+/** An example value of a request body or parameter, as OpenAPI's Example Object. */
 export interface Example {
+  /** Ends with the status in parentheses, e.g. `(404)`, when the request does not succeed. */
   summary: string
   value: unknown
 }
@@ -47,7 +46,7 @@ export function describeTemplates(operations: Record<string, Operation>): Middle
 }
 
 /** How a route needs to be called: its permission in words, and the responses that adds. */
-export function access(deps: RouteDeps) {
+export function accessDocs(deps: RouteDeps) {
   const authEnabled = deps.core.authEnabled
   return {
     /** The sentence of a route that needs `permission`. */

@@ -2,7 +2,7 @@ import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { access, describe, json } from '../openapi.js'
+import { accessDocs, describe, json } from '../openapi.js'
 
 /** The answer of a readiness check: null when ready, else a short reason code such as `storage_unavailable`. */
 export type Readiness = () => Promise<string | null>
@@ -91,7 +91,7 @@ export function healthRoutes(
     },
   )
   if (metrics !== undefined) {
-    const { needs, guarded } = access(deps)
+    const { needs, guarded } = accessDocs(deps)
     routes.get(
       '/metrics',
       describe({

@@ -6,7 +6,7 @@ import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, httpErrorOf, toResponse } from '../errors.js'
 import {
-  access,
+  accessDocs,
   adminErrorContent,
   describe,
   describeTemplates,
@@ -109,7 +109,7 @@ const ENABLE_EXAMPLES = {
 export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   const modules = deps.core.modules
   const routes = new Hono<AppEnv>()
-  const { needs, guarded } = access(deps)
+  const { needs, guarded } = accessDocs(deps)
   /** `PUT` of a module or of one node set. */
   const enable = (
     summary: string,

@@ -2,7 +2,7 @@ import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { access, describe, json } from '../openapi.js'
+import { accessDocs, describe, json } from '../openapi.js'
 import { Permissions } from '../schemas.js'
 
 /** `GET /settings` 200. */
@@ -17,7 +17,7 @@ const Settings = v.strictObject({
 /** `GET /settings`: the product version and who the caller is. */
 export function settingsRoutes(deps: RouteDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>()
-  const { needs, guarded } = access(deps)
+  const { needs, guarded } = accessDocs(deps)
 
   routes.get(
     '/settings',
