@@ -114,7 +114,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   const enable = (
     summary: string,
     operationId: string,
-    body: v.GenericSchema,
+    [answer, body]: [string, v.GenericSchema],
     parameters: Operation['parameters'],
   ): Operation => ({
     operationId,
@@ -124,7 +124,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     parameters,
     requestBody: { required: true, content: json(EnableRequestSchema, ENABLE_EXAMPLES) },
     responses: guarded({
-      200: { description: 'The object after the change.', content: json(body) },
+      200: { description: `${answer} after the change.`, content: json(body) },
       400: {
         description:
           'The body is not a JSON object with a boolean `enabled` (`invalid_request`), or disabling would ' +
@@ -202,13 +202,15 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       '/nodes/{module}': enable(
         'Enable or disable every node set of a module',
         'setNodeModuleEnabled',
-        NodeModule,
+        ['The Node Module object', NodeModule],
         [MODULE_PARAMETER],
       ),
-      '/nodes/{module}/{set}': enable('Enable or disable one node set', 'setNodeSetEnabled', NodeSet, [
-        MODULE_PARAMETER,
-        SET_PARAMETER,
-      ]),
+      '/nodes/{module}/{set}': enable(
+        'Enable or disable one node set',
+        'setNodeSetEnabled',
+        ['The node set', NodeSet],
+        [MODULE_PARAMETER, SET_PARAMETER],
+      ),
     }),
     requirePermission(deps, 'nodes.write'),
     async (c) => {
