@@ -7,7 +7,7 @@ import { emptyResponse, storageUnavailable, toResponse, UNEXPECTED_ERROR } from 
 import { authRoutes } from './routes/auth.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { nodesRoutes } from './routes/nodes.js'
-import { openApiRoutes } from './routes/openapi.js'
+import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
 import { tokensRoutes } from './routes/tokens.js'
 
@@ -105,7 +105,10 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', tokensRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
-    .route('/', openApiRoutes(deps))
+    .route(
+      '/',
+      openApiRoutes(deps, (): RoutesOf => api),
+    )
     .route('/', healthRoutes(deps, options.readiness, options.metrics))
 
   const app = new Hono()

@@ -7,11 +7,6 @@ export {
 } from './app.js'
 export { type CorsOptions, originProblem } from './cors.js'
 export { REALM } from './errors.js'
-export {
-  createOpenApiDocument,
-  type JsonSchema,
-  type OpenApiDocument,
-  type OpenApiOptions,
-} from './openapi.js'
+export type { OpenApiDocument } from './openapi.js'
 export { type MetricsExposition, READINESS_TIMEOUT_MS, type Readiness } from './routes/health.js'
 export { tokenJson } from './routes/tokens.js'

@@ -21,14 +21,22 @@ export function messageOf(issues: readonly v.BaseIssue<unknown>[], noun: 'parame
   return issue.message
 }
 
-const optionalString = (field: string) => v.optional(v.string(`Invalid parameter: ${field} must be a string`))
+const optionalString = (field: string, description?: string) => {
+  const string = v.string(`Invalid parameter: ${field} must be a string`)
+  return v.optional(description === undefined ? string : v.pipe(string, v.description(description)))
+}
+
+const SCOPE_WORDS = 'Space-separated words, each `*` or `read`'
 
 /** `POST /auth/token`: the OAuth2 password grant. The core decides which fields are missing. */
 export const TokenRequestSchema = v.object(
   {
-    client_id: optionalString('client_id'),
-    grant_type: optionalString('grant_type'),
-    scope: optionalString('scope'),
+    client_id: optionalString(
+      'client_id',
+      '`service-admin`, `service-editor`, or a client id added by `adminAuth.clients`.',
+    ),
+    grant_type: optionalString('grant_type', '`password`: the only grant.'),
+    scope: optionalString('scope', `${SCOPE_WORDS}; \`""\` means the user’s own permissions.`),
     username: optionalString('username'),
     password: optionalString('password'),
   },
@@ -55,18 +63,24 @@ export const CreateTokenRequestSchema = v.object(
       v.maxLength(MAX_TOKEN_NAME, `Invalid field: name must be at most ${MAX_TOKEN_NAME} characters`),
     ),
     scope: v.optional(
-      v.string((issue) => `Invalid field: scope must be a string, not ${kindOf(issue.input)}`),
+      v.pipe(
+        v.string((issue) => `Invalid field: scope must be a string, not ${kindOf(issue.input)}`),
+        v.description(`${SCOPE_WORDS}. Default: the caller’s rights.`),
+      ),
     ),
     expires_in: v.optional(
-      v.nullable(
-        v.pipe(
-          v.number(
-            (issue) =>
-              `Invalid field: expires_in must be a number of seconds or null, not ${kindOf(issue.input)}`,
+      v.pipe(
+        v.nullable(
+          v.pipe(
+            v.number(
+              (issue) =>
+                `Invalid field: expires_in must be a number of seconds or null, not ${kindOf(issue.input)}`,
+            ),
+            v.integer('Invalid field: expires_in must be a whole number of seconds'),
+            v.minValue(1, 'Invalid field: expires_in must be at least 1'),
           ),
-          v.integer('Invalid field: expires_in must be a whole number of seconds'),
-          v.minValue(1, 'Invalid field: expires_in must be at least 1'),
         ),
+        v.description('Seconds. Default 90 days; null: never expires (only when the settings allow).'),
       ),
     ),
   },
@@ -79,11 +93,12 @@ export const EnableRequestSchema = v.object(
   NOT_AN_OBJECT,
 )
 
-const specField = (field: string, max: number) =>
+const specField = (field: string, max: number, description: string) =>
   v.pipe(
     v.string(`Invalid field: ${field} must be a string`),
     v.nonEmpty(`Invalid field: ${field} must not be empty`),
     v.maxLength(max, `Invalid field: ${field} is longer than ${max} characters`),
+    v.description(description),
   )
 
 /**
@@ -93,9 +108,9 @@ const specField = (field: string, max: number) =>
 export const InstallRequestSchema = v.pipe(
   v.object(
     {
-      module: specField('module', 214),
-      version: v.optional(specField('version', 256)),
-      url: v.optional(specField('url', 2048)),
+      module: specField('module', 214, 'An npm package name, scoped or not.'),
+      version: v.optional(specField('version', 256, 'A semver range, e.g. `1.2.3` or `^1.2`.')),
+      url: v.optional(specField('url', 2048, 'An http(s) URL of a tarball of `module`.')),
     },
     NOT_AN_OBJECT,
   ),
@@ -103,4 +118,34 @@ export const InstallRequestSchema = v.pipe(
     (request) => request.version === undefined || request.url === undefined,
     'Invalid request: give a version or a url, not both',
   ),
+  // The check above, in JSON Schema for the OpenAPI document (a check has no JSON Schema of its own).
+  v.metadata({ not: { required: ['version', 'url'], properties: { version: {}, url: {} } } }),
 )
+
+// Response bodies. Objects are strict: a body that grows a field fails the document's tests until
+// its schema says so. `ref` names the schema in the document's components.
+
+/** A `{code, message}` body (errors.ts) whose code is one of these; `types` with `type_in_use`. */
+export const AdminError = (codes: [string, ...string[]], withTypes = false) => {
+  const fields = { code: v.picklist(codes), message: v.string() }
+  return withTypes
+    ? v.strictObject({ ...fields, types: v.optional(v.array(v.string())) })
+    : v.strictObject(fields)
+}
+
+/** An RFC 6749 §5.2 error body whose `error` is one of these. */
+export const OAuthError = (errors: [string, ...string[]]) =>
+  v.strictObject({ error: v.picklist(errors), error_description: v.string() })
+
+/** Permissions: `*`, `read`, `write` or `<resource>.read|write`. */
+export const Permissions = v.pipe(
+  v.array(v.string()),
+  v.description('Permissions: `*`, `read`, `write` or `<resource>.read|write`.'),
+)
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+/** A time as ISO 8601 in UTC. */
+export const Time = v.pipe(v.string(), v.regex(ISO_TIME), v.description('ISO 8601, UTC.'))
+/** A time, or null. */
+export const NullableTime = (description: string) =>
+  v.pipe(v.nullable(v.pipe(v.string(), v.regex(ISO_TIME))), v.description(description))

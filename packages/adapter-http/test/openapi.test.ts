@@ -3,16 +3,23 @@ import { storeUnavailable } from '@flowadmin/core'
 import { holdVerifications } from '@flowadmin/testkit'
 import type { Hono } from 'hono'
 import * as v from 'valibot'
-import { describe, expect, test } from 'vitest'
-import { createHttpApp, createOpenApiDocument, type OpenApiDocument } from '../src/index.js'
+import { beforeAll, describe, expect, test } from 'vitest'
+import { createHttpApp } from '../src/index.js'
 import {
   CreateTokenRequestSchema,
   EnableRequestSchema,
   InstallRequestSchema,
   RevokeRequestSchema,
+  TokenRequestSchema,
 } from '../src/schemas.js'
 import { createWorld, EXTRA, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
-import { createResponseValidator, type ResponseCheck } from './openapi-validate.js'
+import {
+  createResponseValidator,
+  METHODS,
+  type OpenApiDocument,
+  type OperationObject,
+  type ResponseCheck,
+} from './openapi-validate.js'
 
 /** `METHOD pattern` of every route the app answers, as the router holds them. */
 function appRoutes(app: Hono): string[] {
@@ -41,36 +48,45 @@ const served = async (app: Hono, path = '/openapi.json') => {
   return (await res.json()) as OpenApiDocument
 }
 
+const operationsOf = (document: OpenApiDocument) =>
+  Object.entries(document.paths).flatMap(([template, item]) =>
+    METHODS.flatMap((method) => {
+      const operation = item[method]
+      return operation === undefined ? [] : [{ template, method, operation }]
+    }),
+  )
+
+const EXPOSITION = { contentType: 'text/plain; version=0.0.4', body: 'flowadmin_up 1\n' }
+
 describe('the document lists every route, and only those', () => {
   for (const [label, options] of [
     ['auth on', {}],
     ['auth off', { auth: false }],
     ['below /admin', { app: { basePath: '/admin/' } }],
+    ['with metrics', { app: { metrics: async () => EXPOSITION } }],
   ] as const) {
     test(label, async () => {
       const world = await createWorld(options)
-      const basePath = 'app' in options ? '/admin' : ''
+      const basePath = 'app' in options && 'basePath' in options.app ? '/admin' : ''
       const document = await served(world.app, `${basePath}/openapi.json`)
       expect(documentRoutes(document)).toEqual(appRoutes(world.app))
-      expect(document).toStrictEqual(
-        createOpenApiDocument({ version: VERSION, basePath, authEnabled: !('auth' in options) }),
-      )
       expect(document.servers).toEqual([{ url: basePath || '/', description: 'This service' }])
       expect(document.info.version).toBe(VERSION)
+      expect(document.openapi).toBe('3.1.0')
+      const ids = operationsOf(document).map(({ operation }) => operation.operationId)
+      expect(new Set(ids).size).toBe(ids.length)
     })
   }
 
   test('with auth on: the token and revoke routes, the bearer scheme, and which routes need no token', async () => {
     const document = await served((await createWorld()).app)
-    expect(document.openapi).toBe('3.1.0')
     expect(document.components.securitySchemes).toEqual({
       bearer: { type: 'http', scheme: 'bearer', description: expect.any(String) },
     })
     expect(document.security).toEqual([{ bearer: [] }])
-    const open = Object.values(document.paths)
-      .flatMap((item) => Object.values(item))
-      .filter((operation) => operation.security?.length === 0)
-      .map((operation) => operation.operationId)
+    const open = operationsOf(document)
+      .filter(({ operation }) => operation.security?.length === 0)
+      .map(({ operation }) => operation.operationId)
     expect(open.sort()).toEqual([
       'getHealth',
       'getLoginScheme',
@@ -87,31 +103,51 @@ describe('the document lists every route, and only those', () => {
     expect(JSON.stringify(document)).not.toContain('"401"')
   })
 
-  test('every schema compiles in strict mode, and the request schemas agree with the app’s', async () => {
-    const validator = createResponseValidator(
-      createOpenApiDocument({ version: '1', basePath: '', authEnabled: true }),
-    )
+  test('every schema compiles in strict mode, and the request schemas are the ones the routes validate with', async () => {
+    const document = await served((await createWorld()).app)
+    const validator = createResponseValidator(document)
     expect(validator.compileAll()).toBeGreaterThan(40)
 
-    const agree = (schema: v.GenericSchema, name: string, bodies: unknown[]) => {
+    /** The request body schema of this operation, for this media type. */
+    const bodyAt = (template: string, method: 'post' | 'put', media = 'application/json') =>
+      ['paths', template, method, 'requestBody', 'content', media, 'schema']
+        .map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1'))
+        .join('/')
+    const agree = (schema: v.GenericSchema, at: string, bodies: unknown[]) => {
       for (const body of bodies) {
-        const inDocument = validator.validates(`components/schemas/${name}`, body)
-        expect(inDocument, `${name} ${JSON.stringify(body)}`).toBe(v.safeParse(schema, body).success)
+        expect(validator.validates(at, body), `${at} ${JSON.stringify(body)}`).toBe(
+          v.safeParse(schema, body).success,
+        )
       }
     }
-    agree(EnableRequestSchema, 'EnableRequest', [
+    const enable = [
       { enabled: true },
       { enabled: false, other: 1 },
       {},
       { enabled: 'false' },
-      { enabled: 1 },
       { enabled: null },
       [],
-      null,
-      'enabled',
-    ])
-    agree(RevokeRequestSchema, 'RevokeRequest', [{ token: 'abc' }, { token: '' }, { token: 1 }, {}, null])
-    agree(InstallRequestSchema, 'InstallRequest', [
+    ]
+    agree(EnableRequestSchema, bodyAt('/nodes/{module}', 'put'), enable)
+    agree(EnableRequestSchema, bodyAt('/nodes/{module}/{set}', 'put'), enable)
+    for (const media of ['application/json', 'application/x-www-form-urlencoded']) {
+      agree(RevokeRequestSchema, bodyAt('/auth/revoke', 'post', media), [
+        { token: 'abc' },
+        { token: '' },
+        { token: 1 },
+        {},
+        null,
+      ])
+      // The core, not the schema, decides which fields are missing: every field is optional here.
+      agree(TokenRequestSchema, bodyAt('/auth/token', 'post', media), [
+        {},
+        { grant_type: 'password', username: 'u' },
+        { client_id: 'service-admin', grant_type: 'password', scope: '', username: 'u', password: 'p' },
+        { username: 1 },
+        null,
+      ])
+    }
+    agree(InstallRequestSchema, bodyAt('/nodes', 'post'), [
       { module: 'a' },
       { module: 'a', version: '^1' },
       { module: '@s/a', url: 'https://x/a.tgz', other: 1 },
@@ -124,7 +160,7 @@ describe('the document lists every route, and only those', () => {
       [],
       null,
     ])
-    agree(CreateTokenRequestSchema, 'CreateTokenRequest', [
+    agree(CreateTokenRequestSchema, bodyAt('/auth/tokens', 'post'), [
       { name: 'ci' },
       { name: 'ci', scope: 'read', expires_in: 60, other: true },
       { name: 'ci', expires_in: null },
@@ -140,6 +176,127 @@ describe('the document lists every route, and only those', () => {
       null,
     ])
   })
+})
+
+/** One example request of an operation: its path, query and body as the document gives them. */
+interface ExampleRequest {
+  name: string
+  /** The status its summary names, e.g. `(404)`; absent: a success. */
+  status: number | null
+  path: string
+  media: string | null
+  body: unknown
+}
+
+/**
+ * The example requests an operation documents: one for each example name its parameters and
+ * request bodies use (a path parameter without that name takes its first example), in each media
+ * type that has it; an operation without parameters or body is its bare request.
+ */
+function examplesOf(base: string, template: string, operation: OperationObject): ExampleRequest[] {
+  const parameters = operation.parameters ?? []
+  const media = Object.entries(operation.requestBody?.content ?? {})
+  const names = new Set([
+    ...parameters.flatMap((parameter) => Object.keys(parameter.examples ?? {})),
+    ...media.flatMap(([, content]) => Object.keys(content.examples ?? {})),
+  ])
+  if (names.size === 0)
+    return [{ name: 'bare', status: null, path: `${base}${template}`, media: null, body: undefined }]
+  const requests: ExampleRequest[] = []
+  for (const name of names) {
+    const summaries: string[] = []
+    let path = template
+    const query = new URLSearchParams()
+    for (const parameter of parameters) {
+      const example = parameter.examples?.[name] ?? Object.values(parameter.examples ?? {})[0]
+      expect(example, `${operation.operationId}: ${parameter.name} has an example`).toBeDefined()
+      if (parameter.examples?.[name]?.summary) summaries.push(parameter.examples[name].summary)
+      if (parameter.in === 'path') path = path.replace(`{${parameter.name}}`, String(example?.value))
+      else if (parameter.in === 'query') query.set(parameter.name, String(example?.value))
+    }
+    const url = `${base}${path}${query.size > 0 ? `?${query}` : ''}`
+    const bodies = media.filter(([, content]) => content.examples?.[name] !== undefined)
+    const statusOf = (more: string[]) => {
+      const named = [...summaries, ...more].map((summary) => /\((\d{3})\)$/.exec(summary)?.[1]).find(Boolean)
+      return named === undefined ? null : Number(named)
+    }
+    if (bodies.length === 0)
+      requests.push({ name, status: statusOf([]), path: url, media: null, body: undefined })
+    for (const [type, content] of bodies) {
+      const example = content.examples?.[name]
+      requests.push({
+        name,
+        status: statusOf([example?.summary ?? '']),
+        path: url,
+        media: type,
+        body: example?.value,
+      })
+    }
+  }
+  return requests
+}
+
+describe('the documented example requests', () => {
+  test('every operation carries examples of its parameters and request bodies', async () => {
+    const world = await createWorld({ app: { metrics: async () => EXPOSITION } })
+    const document = await served(world.app)
+    for (const { operation } of operationsOf(document)) {
+      for (const parameter of operation.parameters ?? []) {
+        expect(
+          Object.keys(parameter.examples ?? {}),
+          `${operation.operationId} ${parameter.name}`,
+        ).not.toEqual([])
+      }
+      for (const [type, content] of Object.entries(operation.requestBody?.content ?? {})) {
+        if (type === 'multipart/form-data') continue
+        expect(Object.keys(content.examples ?? {}), `${operation.operationId} ${type}`).not.toEqual([])
+      }
+    }
+  })
+
+  for (const [label, options] of [
+    ['auth on', {}],
+    ['auth off, below /admin', { auth: false, app: { basePath: '/admin' } }],
+  ] as const) {
+    test(`each answers as its summary says, with a documented status and body (${label})`, async () => {
+      const world = await createWorld({
+        ...options,
+        app: { ...options.app, metrics: async () => EXPOSITION },
+      })
+      world.installer.publish(EXTRA)
+      const base = options.app?.basePath ?? ''
+      const document = await served(world.app, `${base}/openapi.json`)
+      const validator = createResponseValidator(document)
+      const operations = operationsOf(document)
+      // Removals last, so that the other examples find what they name.
+      operations.sort((a, b) => Number(a.method === 'delete') - Number(b.method === 'delete'))
+      const sent: string[] = []
+      for (const { template, method, operation } of operations) {
+        for (const example of examplesOf(base, template, operation)) {
+          const headers: Record<string, string> = {}
+          if (operation.security?.length !== 0 && document.security !== undefined) {
+            headers.Authorization = `Bearer ${await world.login()}`
+          }
+          let body: string | undefined
+          if (example.media !== null) {
+            headers['Content-Type'] = example.media
+            body =
+              example.media === 'application/x-www-form-urlencoded'
+                ? new URLSearchParams(example.body as Record<string, string>).toString()
+                : JSON.stringify(example.body)
+          }
+          const res = await world.app.request(example.path, { method: method.toUpperCase(), headers, body })
+          const label = `${operation.operationId} ${example.name} ${example.media ?? ''} → ${res.status}`
+          const result = await validator.check(method, example.path, res)
+          expect(result.problems, label).toEqual([])
+          if (example.status === null) expect(res.status, label).toBeLessThan(300)
+          else expect(res.status, label).toBe(example.status)
+          sent.push(`${operation.operationId} ${res.status}`)
+        }
+      }
+      expect(new Set(sent.map((entry) => entry.split(' ')[0])).size).toBe(operations.length)
+    })
+  }
 })
 
 /** Every documented status of every operation, each produced by a real request and checked. */
@@ -349,9 +506,12 @@ describe('every response the app gives conforms to the document', () => {
 })
 
 describe('the validator finds what does not conform', () => {
-  const validator = createResponseValidator(
-    createOpenApiDocument({ version: '1', basePath: '/admin', authEnabled: true }),
-  )
+  let validator: ReturnType<typeof createResponseValidator>
+  beforeAll(async () => {
+    validator = createResponseValidator(
+      await served((await createWorld({ app: { basePath: '/admin' } })).app, '/admin/openapi.json'),
+    )
+  })
   const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), {
       status,

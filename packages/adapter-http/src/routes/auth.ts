@@ -1,17 +1,62 @@
 import { Hono } from 'hono'
 import { createMiddleware } from 'hono/factory'
+import { resolver } from 'hono-openapi'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
-import { messageOf, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
+import {
+  describe,
+  type Example,
+  json,
+  NO_STORE_HEADERS,
+  oauthErrorContent,
+  RETRY_AFTER,
+  unauthorized,
+  use,
+} from '../openapi.js'
+import { AdminError, messageOf, OAuthError, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
 export const noStore = createMiddleware(async (c, next) => {
   await next()
   c.header('Cache-Control', 'no-store')
   c.header('Pragma', 'no-cache')
+})
+
+/** `GET /auth/login`: `{}` when authentication is off, else the credentials scheme. */
+const LoginScheme = v.pipe(
+  v.union([
+    v.strictObject({}),
+    v.strictObject({
+      type: v.literal('credentials'),
+      prompts: v.pipe(
+        v.array(
+          v.strictObject({
+            id: v.picklist(['username', 'password']),
+            type: v.picklist(['text', 'password']),
+            label: v.string(),
+          }),
+        ),
+        v.description('The inputs a client collects, username then password.'),
+      ),
+    }),
+  ]),
+  v.metadata({ ref: 'LoginScheme' }),
+)
+
+/** `POST /auth/token` 200. */
+const TokenResponse = v.strictObject({
+  access_token: v.string(),
+  expires_in: v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Seconds the token is valid.')),
+  token_type: v.literal('Bearer'),
+})
+
+/** Form or JSON, the same fields. */
+const formOrJson = (schema: v.GenericSchema, examples: Record<string, Example>) => ({
+  'application/x-www-form-urlencoded': { schema: resolver(schema), examples },
+  ...json(schema, examples),
 })
 
 /**
@@ -22,41 +67,152 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { core } = deps
   const routes = new Hono<AppEnv>()
 
-  routes.get('/auth/login', (c) => c.json(core.loginScheme()))
+  routes.get(
+    '/auth/login',
+    describe({
+      operationId: 'getLoginScheme',
+      summary: 'The active login scheme',
+      tags: ['auth'],
+      security: [],
+      // Consults no port: no 500.
+      responses: { 200: { description: 'The login scheme.', content: json(LoginScheme) } },
+    }),
+    (c) => c.json(core.loginScheme()),
+  )
 
   if (!core.authEnabled) return routes
 
-  routes.post('/auth/token', noStore, async (c) => {
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-    if (!body.ok) return toResponse(oauthBodyError(body.error))
-    const fields = v.safeParse(TokenRequestSchema, body.value)
-    if (!fields.success)
-      return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
+  const noStoreHeaders = { headers: NO_STORE_HEADERS }
+  const tooLarge = {
+    description: 'The body is larger than the configured limit.',
+    ...noStoreHeaders,
+    content: oauthErrorContent(['invalid_request']),
+  }
 
-    const { client_id, grant_type, scope, username, password } = fields.output
-    const result = await core.login(
-      { clientId: client_id, grantType: grant_type, scope, username, password },
-      deps.clientAddress(c),
-    )
-    if (!result.ok) return toResponse(httpErrorOf(result.error))
-    return c.json({
-      access_token: result.value.accessToken,
-      expires_in: result.value.expiresIn,
-      token_type: 'Bearer',
-    })
-  })
+  routes.post(
+    '/auth/token',
+    describe({
+      operationId: 'issueToken',
+      summary: 'Exchange credentials for an access token',
+      description:
+        'Every credential failure (unknown user, wrong password, unknown client, a scope beyond the user’s permissions) is the same empty 401.',
+      tags: ['auth'],
+      security: [],
+      requestBody: {
+        required: true,
+        content: formOrJson(TokenRequestSchema, {
+          password: {
+            summary: 'The password grant',
+            value: {
+              client_id: 'service-admin',
+              grant_type: 'password',
+              scope: '*',
+              username: 'admin',
+              password: 'pw',
+            },
+          },
+          unsupported: {
+            summary: 'Another grant type (400)',
+            value: { client_id: 'service-admin', grant_type: 'client_credentials' },
+          },
+        }),
+      },
+      responses: {
+        200: { description: 'A new token.', ...noStoreHeaders, content: json(TokenResponse) },
+        400: {
+          description:
+            'A malformed request: another content type, a malformed field, a missing field, a grant type other than `password`, an unknown scope word.',
+          ...noStoreHeaders,
+          content: oauthErrorContent(['invalid_request', 'unsupported_grant_type', 'invalid_scope']),
+        },
+        401: { description: 'The credentials were refused. Empty body.', ...noStoreHeaders },
+        413: tooLarge,
+        429: {
+          description:
+            'Too many failed logins for this username from this address, or from this address; the ' +
+            'password was not checked.',
+          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
+          content: oauthErrorContent(['temporarily_unavailable']),
+        },
+        500: use('Unexpected'),
+        503: {
+          description:
+            'Too many logins are waiting for their password to be checked, or too many attempts for this ' +
+            'username and address are in flight (`temporarily_unavailable`). Answered at once; the password ' +
+            'was not checked and nothing was counted against the client. Or the store cannot be reached now ' +
+            '(`storage_unavailable`, a `{code, message}` body).',
+          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
+          content: json(
+            v.union([OAuthError(['temporarily_unavailable']), AdminError(['storage_unavailable'])]),
+          ),
+        },
+      },
+    }),
+    noStore,
+    async (c) => {
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
+      if (!body.ok) return toResponse(oauthBodyError(body.error))
+      const fields = v.safeParse(TokenRequestSchema, body.value)
+      if (!fields.success)
+        return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
+
+      const { client_id, grant_type, scope, username, password } = fields.output
+      const result = await core.login(
+        { clientId: client_id, grantType: grant_type, scope, username, password },
+        deps.clientAddress(c),
+      )
+      if (!result.ok) return toResponse(httpErrorOf(result.error))
+      return c.json({
+        access_token: result.value.accessToken,
+        expires_in: result.value.expiresIn,
+        token_type: 'Bearer',
+      })
+    },
+  )
 
   // RFC 7009: 200 with no body whether or not anything was revoked, so it reveals nothing.
-  routes.post('/auth/revoke', noStore, requirePermission(deps, ''), async (c) => {
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-    if (!body.ok) return toResponse(oauthBodyError(body.error))
-    const fields = v.safeParse(RevokeRequestSchema, body.value)
-    if (!fields.success)
-      return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
+  routes.post(
+    '/auth/revoke',
+    describe({
+      operationId: 'revokeToken',
+      summary: 'Revoke an access token',
+      description:
+        'Any authenticated caller; revoking another user’s token needs `*`, otherwise nothing happens. ' +
+        'The answer is the same whether or not a token was revoked (RFC 7009).',
+      tags: ['auth'],
+      requestBody: {
+        required: true,
+        content: formOrJson(RevokeRequestSchema, {
+          revoke: { summary: 'Revoke a token', value: { token: 'a-token-to-end' } },
+          empty: { summary: 'No token (400)', value: { token: '' } },
+        }),
+      },
+      responses: {
+        200: { description: 'Done, or nothing to do. Empty body.', ...noStoreHeaders },
+        400: {
+          description: 'Another content type, or `token` missing, empty or not a string.',
+          ...noStoreHeaders,
+          content: oauthErrorContent(['invalid_request']),
+        },
+        401: { ...unauthorized(), headers: { ...unauthorized().headers, ...NO_STORE_HEADERS } },
+        413: tooLarge,
+        500: use('Unexpected'),
+        503: use('StorageUnavailable'),
+      },
+    }),
+    noStore,
+    requirePermission(deps, ''),
+    async (c) => {
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
+      if (!body.ok) return toResponse(oauthBodyError(body.error))
+      const fields = v.safeParse(RevokeRequestSchema, body.value)
+      if (!fields.success)
+        return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
 
-    await core.revoke(c.get('principal'), fields.output.token, c.get('address'))
-    return emptyResponse(200)
-  })
+      await core.revoke(c.get('principal'), fields.output.token, c.get('address'))
+      return emptyResponse(200)
+    },
+  )
 
   return routes
 }

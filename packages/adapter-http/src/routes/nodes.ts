@@ -5,6 +5,15 @@ import { requirePermission } from '../auth.js'
 import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, httpErrorOf, toResponse } from '../errors.js'
+import {
+  accessDocs,
+  adminErrorContent,
+  describe,
+  describeTemplates,
+  json,
+  type Operation,
+  use,
+} from '../openapi.js'
 import { EnableRequestSchema, InstallRequestSchema, messageOf } from '../schemas.js'
 
 // Matched against the decoded rest of the path. A scoped name holds a slash, which the router
@@ -39,77 +48,299 @@ export function parseNodesPath(rest: string): NodesTarget | null {
 
 const notFound = () => emptyResponse(404)
 
+/** A node set as the API shows it. */
+const NodeSet = v.pipe(
+  v.strictObject({
+    id: v.pipe(v.string(), v.description('`<module>/<set name>`')),
+    name: v.string(),
+    types: v.array(v.string()),
+    enabled: v.boolean(),
+    loaded: v.pipe(v.boolean(), v.description('Whether this process has loaded the set’s files.')),
+    module: v.string(),
+    version: v.pipe(v.string(), v.description('The module’s version.')),
+    err: v.optional(v.pipe(v.string(), v.description('Why loading failed; present only then.'))),
+  }),
+  v.metadata({ ref: 'NodeSet' }),
+)
+
+/** The Node Module object. */
+const NodeModule = v.pipe(
+  v.strictObject({ name: v.string(), version: v.string(), nodes: v.array(NodeSet) }),
+  v.metadata({ ref: 'NodeModule' }),
+)
+
+// The path parameters as {@link parseNodesPath} reads them; a scoped name's slash may be `%2F`.
+const MODULE_PARAMETER = {
+  name: 'module',
+  in: 'path' as const,
+  required: true,
+  description:
+    'A package name, plain (`node-red-node-random`) or scoped (`@scope/name`). The slash of a ' +
+    'scoped name may be sent as it is or as `%2F`. Case-sensitive.',
+  schema: { type: 'string' as const, pattern: '^(@[^/]+/[^/]+|[^@/][^/]*)$' },
+  examples: {
+    plain: { summary: 'A plain name', value: 'node-red-node-random' },
+    scoped: { summary: 'A scoped name', value: '@acme/flow-kit' },
+    unknown: { summary: 'No such module (404)', value: 'no-such-module' },
+  },
+}
+const SET_PARAMETER = {
+  name: 'set',
+  in: 'path' as const,
+  required: true,
+  description: 'The name of one of the module’s node sets.',
+  schema: { type: 'string' as const, pattern: '^[^/]+$' },
+  examples: {
+    plain: { summary: 'The set of the plain module', value: 'random' },
+    scoped: { summary: 'A set of the scoped module', value: 'beta' },
+    unknown: { summary: 'No such set (404)', value: 'nope' },
+  },
+}
+
+const ENABLE_EXAMPLES = {
+  plain: { summary: 'Disable', value: { enabled: false } },
+  scoped: { summary: 'Enable', value: { enabled: true } },
+  unknown: { summary: 'Disable', value: { enabled: false } },
+}
+
 /**
  * `GET|POST /nodes`, `GET|PUT|DELETE /nodes/:module`, `GET|PUT /nodes/:module/:set`.
  */
 export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   const modules = deps.core.modules
   const routes = new Hono<AppEnv>()
+  const { needs, guarded } = accessDocs(deps)
+  /** `PUT` of a module or of one node set. */
+  const enable = (
+    summary: string,
+    operationId: string,
+    [answer, body]: [string, v.GenericSchema],
+    parameters: Operation['parameters'],
+  ): Operation => ({
+    operationId,
+    summary,
+    description: `${needs('nodes.write')} Setting the state it already has changes nothing. Disabling changes every node set concerned or none.`,
+    tags: ['nodes'],
+    parameters,
+    requestBody: { required: true, content: json(EnableRequestSchema, ENABLE_EXAMPLES) },
+    responses: guarded({
+      200: { description: `${answer} after the change.`, content: json(body) },
+      400: {
+        description:
+          'The body is not a JSON object with a boolean `enabled` (`invalid_request`), or disabling would ' +
+          'remove types the deployed flows use (`type_in_use`, nothing changes).',
+        content: adminErrorContent(['invalid_request', 'type_in_use'], true),
+      },
+      404: use('NotFound'),
+      413: use('AdminPayloadTooLarge'),
+      503: use('FlowsUnavailable'),
+    }),
+  })
   const prefix = `${deps.basePath}/nodes/`
   // The router has matched (and partly decoded) the path; `%2F`, `%40` and `%25` are still encoded.
   const targetOf = (path: string) =>
     path.startsWith(prefix) ? parseNodesPath(path.slice(prefix.length)) : null
 
-  routes.get('/nodes', requirePermission(deps, 'nodes.read'), async (c) => {
-    const sets = (await modules.list()).flatMap((module) => module.nodes)
-    sets.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    return c.json(sets)
-  })
+  routes.get(
+    '/nodes',
+    describe({
+      operationId: 'listNodeSets',
+      summary: 'Every node set of every module, sorted by id',
+      description: needs('nodes.read'),
+      tags: ['nodes'],
+      responses: guarded({ 200: { description: 'The node sets.', content: json(v.array(NodeSet)) } }),
+    }),
+    requirePermission(deps, 'nodes.read'),
+    async (c) => {
+      const sets = (await modules.list()).flatMap((module) => module.nodes)
+      sets.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      return c.json(sets)
+    },
+  )
 
-  routes.get('/nodes/*', requirePermission(deps, 'nodes.read'), async (c) => {
-    const target = targetOf(c.req.path)
-    if (target === null) return notFound()
-    const module = await modules.get(target.module)
-    if (!module.ok) return toResponse(httpErrorOf(module.error))
-    if (target.set === null) return c.json(module.value)
-    const set = module.value.nodes.find((candidate) => candidate.name === target.set)
-    return set ? c.json(set) : notFound()
-  })
+  routes.get(
+    '/nodes/*',
+    describeTemplates({
+      '/nodes/{module}': {
+        operationId: 'getNodeModule',
+        summary: 'A node module',
+        description: needs('nodes.read'),
+        tags: ['nodes'],
+        parameters: [MODULE_PARAMETER],
+        responses: guarded({
+          200: { description: 'The Node Module object.', content: json(NodeModule) },
+          404: use('NotFound'),
+        }),
+      },
+      '/nodes/{module}/{set}': {
+        operationId: 'getNodeSet',
+        summary: 'One node set of a module',
+        description: needs('nodes.read'),
+        tags: ['nodes'],
+        parameters: [MODULE_PARAMETER, SET_PARAMETER],
+        responses: guarded({
+          200: { description: 'The node set.', content: json(NodeSet) },
+          404: use('NotFound'),
+        }),
+      },
+    }),
+    requirePermission(deps, 'nodes.read'),
+    async (c) => {
+      const target = targetOf(c.req.path)
+      if (target === null) return notFound()
+      const module = await modules.get(target.module)
+      if (!module.ok) return toResponse(httpErrorOf(module.error))
+      if (target.set === null) return c.json(module.value)
+      const set = module.value.nodes.find((candidate) => candidate.name === target.set)
+      return set ? c.json(set) : notFound()
+    },
+  )
 
-  routes.put('/nodes/*', requirePermission(deps, 'nodes.write'), async (c) => {
-    const target = targetOf(c.req.path)
-    if (target === null) return notFound()
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-    if (!body.ok) return toResponse(adminBodyError(body.error))
-    const fields = v.safeParse(EnableRequestSchema, body.value)
-    if (!fields.success)
-      return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+  routes.put(
+    '/nodes/*',
+    describeTemplates({
+      '/nodes/{module}': enable(
+        'Enable or disable every node set of a module',
+        'setNodeModuleEnabled',
+        ['The Node Module object', NodeModule],
+        [MODULE_PARAMETER],
+      ),
+      '/nodes/{module}/{set}': enable(
+        'Enable or disable one node set',
+        'setNodeSetEnabled',
+        ['The node set', NodeSet],
+        [MODULE_PARAMETER, SET_PARAMETER],
+      ),
+    }),
+    requirePermission(deps, 'nodes.write'),
+    async (c) => {
+      const target = targetOf(c.req.path)
+      if (target === null) return notFound()
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
+      if (!body.ok) return toResponse(adminBodyError(body.error))
+      const fields = v.safeParse(EnableRequestSchema, body.value)
+      if (!fields.success)
+        return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
 
-    const { enabled } = fields.output
-    const actor = actorOf(c.get('principal'), c.get('address'))
-    if (target.set === null) {
-      const result = await modules.setModuleEnabled(target.module, enabled, actor)
+      const { enabled } = fields.output
+      const actor = actorOf(c.get('principal'), c.get('address'))
+      if (target.set === null) {
+        const result = await modules.setModuleEnabled(target.module, enabled, actor)
+        return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+      }
+      const result = await modules.setNodeSetEnabled(target.module, target.set, enabled, actor)
       return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
-    }
-    const result = await modules.setNodeSetEnabled(target.module, target.set, enabled, actor)
-    return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
-  })
+    },
+  )
 
-  routes.post('/nodes', requirePermission(deps, 'nodes.write'), async (c) => {
-    const actor = actorOf(c.get('principal'), c.get('address'))
-    if (isMultipart(c.req.raw)) {
-      const upload = await readUpload(c.req.raw, deps.maxUploadBytes, 'tarball')
-      if (!upload.ok) return toResponse(adminBodyError(upload.error))
-      const result = await modules.install({ tarball: upload.value }, actor)
+  routes.post(
+    '/nodes',
+    describe({
+      operationId: 'installNodeModule',
+      summary: 'Install a node module with npm',
+      description:
+        `${needs('nodes.write')} From the registry (\`version\`: a semver range, the newest without it), ` +
+        'from a tarball `url`, or a tarball uploaded as the `tarball` field of a multipart form ' +
+        '(only with `externalModules.palette.allowUpload`). A `version` and a `url` together are refused. ' +
+        'The settings’ policy is decided before anything is fetched. Its node ' +
+        'sets are loaded; a module new to the service starts enabled, one it knows keeps its stored ' +
+        'state. A failed install changes nothing. One install or removal runs at a time.',
+      tags: ['nodes'],
+      requestBody: {
+        required: true,
+        content: {
+          ...json(InstallRequestSchema, {
+            registry: {
+              summary: 'From the registry',
+              value: { module: 'node-red-contrib-extra', version: '^1.0.0' },
+            },
+            both: {
+              summary: 'A version and a url (400)',
+              value: {
+                module: 'node-red-contrib-extra',
+                version: '1.0.0',
+                url: 'https://registry.example/x.tgz',
+              },
+            },
+          }),
+          'multipart/form-data': {
+            schema: {
+              type: 'object' as const,
+              required: ['tarball'],
+              properties: { tarball: { type: 'string' as const, contentMediaType: 'application/gzip' } },
+            },
+          },
+        },
+      },
+      responses: guarded({
+        200: { description: 'The installed Node Module object.', content: json(NodeModule) },
+        400: {
+          description:
+            'A malformed body, package name, semver range or URL (`invalid_request`); refused by the ' +
+            'settings (`module_not_allowed`, nothing fetched); npm failed or the package is not a node ' +
+            'module (`install_failed`). Nothing was changed.',
+          content: adminErrorContent(['invalid_request', 'module_not_allowed', 'install_failed']),
+        },
+        409: use('Busy'),
+        413: use('AdminPayloadTooLarge'),
+        504: use('InstallTimeout'),
+      }),
+    }),
+    requirePermission(deps, 'nodes.write'),
+    async (c) => {
+      const actor = actorOf(c.get('principal'), c.get('address'))
+      if (isMultipart(c.req.raw)) {
+        const upload = await readUpload(c.req.raw, deps.maxUploadBytes, 'tarball')
+        if (!upload.ok) return toResponse(adminBodyError(upload.error))
+        const result = await modules.install({ tarball: upload.value }, actor)
+        return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+      }
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
+      if (!body.ok) return toResponse(adminBodyError(body.error))
+      const fields = v.safeParse(InstallRequestSchema, body.value)
+      if (!fields.success)
+        return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+      const { module, version, url } = fields.output
+      const request = url === undefined ? { module, version } : { module, url }
+      const result = await modules.install(request, actor)
       return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
-    }
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
-    if (!body.ok) return toResponse(adminBodyError(body.error))
-    const fields = v.safeParse(InstallRequestSchema, body.value)
-    if (!fields.success)
-      return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
-    const { module, version, url } = fields.output
-    const request = url === undefined ? { module, version } : { module, url }
-    const result = await modules.install(request, actor)
-    return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
-  })
+    },
+  )
 
-  routes.delete('/nodes/*', requirePermission(deps, 'nodes.write'), async (c) => {
-    const target = targetOf(c.req.path)
-    if (target === null || target.set !== null) return notFound()
-    const result = await modules.remove(target.module, actorOf(c.get('principal'), c.get('address')))
-    return result.ok ? emptyResponse(204) : toResponse(httpErrorOf(result.error))
-  })
+  routes.delete(
+    '/nodes/*',
+    describeTemplates({
+      '/nodes/{module}': {
+        operationId: 'removeNodeModule',
+        summary: 'Uninstall a node module and forget its stored state',
+        description:
+          `${needs('nodes.write')} Refused while the deployed flows use any of its types. A module ` +
+          'that is known but not installed is only forgotten. A failed removal changes nothing.',
+        tags: ['nodes'],
+        parameters: [MODULE_PARAMETER],
+        responses: guarded({
+          204: { description: 'Removed. Empty body.' },
+          400: {
+            description:
+              'The deployed flows use some of its types (`type_in_use`, listed in `types`), removing is not ' +
+              'allowed (`module_not_allowed`) or npm failed (`install_failed`). Nothing was changed.',
+            content: adminErrorContent(['type_in_use', 'module_not_allowed', 'install_failed'], true),
+          },
+          404: use('NotFound'),
+          409: use('Busy'),
+          503: use('FlowsUnavailable'),
+          504: use('InstallTimeout'),
+        }),
+      },
+    }),
+    requirePermission(deps, 'nodes.write'),
+    async (c) => {
+      const target = targetOf(c.req.path)
+      if (target === null || target.set !== null) return notFound()
+      const result = await modules.remove(target.module, actorOf(c.get('principal'), c.get('address')))
+      return result.ok ? emptyResponse(204) : toResponse(httpErrorOf(result.error))
+    },
+  )
 
   return routes
 }

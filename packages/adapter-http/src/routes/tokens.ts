@@ -5,13 +5,82 @@ import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
-import { CreateTokenRequestSchema, messageOf } from '../schemas.js'
+import {
+  describe,
+  describeTemplates,
+  json,
+  NO_STORE_HEADERS,
+  oauthErrorContent,
+  unauthorized,
+  use,
+} from '../openapi.js'
+import { CreateTokenRequestSchema, messageOf, NullableTime, Permissions, Time } from '../schemas.js'
 import { noStore } from './auth.js'
 
 /** A public token id as the core makes them; anything else names no token. */
 const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString())
+
+/** A token as the inventory shows it ({@link tokenJson}). */
+const TokenInfo = v.pipe(
+  v.strictObject({
+    id: v.pipe(
+      v.string(),
+      v.description('Public id: names the token for `DELETE /auth/tokens/{id}`; not a secret.'),
+    ),
+    user: v.string(),
+    kind: v.pipe(
+      v.picklist(['session', 'api']),
+      v.description('`session`: from a login; `api`: a named API token.'),
+    ),
+    name: v.pipe(v.nullable(v.string()), v.description('The name of an API token; null for a session.')),
+    client_id: v.string(),
+    scope: v.pipe(
+      Permissions,
+      v.description('What it was granted; it acts with this ∩ its user’s permissions now.'),
+    ),
+    created_at: Time,
+    expires_at: NullableTime('null: never expires.'),
+    last_used_at: NullableTime('Recorded at most once a minute; null: never used.'),
+    last_address: v.nullable(v.string()),
+    current: v.pipe(v.boolean(), v.description('True for the token of this request.')),
+  }),
+  v.metadata({ ref: 'TokenInfo' }),
+)
+
+/** `POST /auth/tokens` 201: the token, shown this once. */
+const CreatedToken = v.strictObject({
+  id: v.string(),
+  name: v.string(),
+  token: v.pipe(v.string(), v.regex(/^fa_/), v.description('The bearer token, shown this once.')),
+  scope: Permissions,
+  expires_at: NullableTime('null: never expires.'),
+})
+
+const TOKEN_ID_PARAMETER = {
+  name: 'id',
+  in: 'path' as const,
+  required: true,
+  description: 'The `id` from `GET /auth/tokens`.',
+  schema: { type: 'string' as const, pattern: TOKEN_ID.source },
+  examples: { unknown: { summary: 'An id no token has (404)', value: 'no-such-id' } },
+}
+
+const userQuery = (required: boolean, description: string) => ({
+  name: 'user',
+  in: 'query' as const,
+  required,
+  description,
+  schema: { type: 'string' as const, minLength: 1 },
+  examples: {
+    everyone: { summary: 'Every user (needs `*`)', value: '*' },
+    reader: { summary: 'One user', value: 'reader' },
+  },
+})
+
+const noStoreHeaders = { headers: NO_STORE_HEADERS }
+const common = () => ({ 401: unauthorized(), 500: use('Unexpected'), 503: use('StorageUnavailable') })
 
 /** A token as the inventory shows it over HTTP: never the token or its hash. */
 export function tokenJson(view: TokenView) {
@@ -41,52 +110,161 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
   const signedIn = requirePermission(deps, '')
   const prefix = `${deps.basePath}/auth/tokens/`
 
-  routes.get('/auth/tokens', noStore, signedIn, async (c) => {
-    const listed = await core.tokens.list(c.get('principal'), c.req.query('user') ?? null, c.get('address'))
-    if (!listed.ok) return toResponse(httpErrorOf(listed.error, { tokenSent: true }))
-    return c.json({ tokens: listed.value.map(tokenJson) })
-  })
+  routes.get(
+    '/auth/tokens',
+    describe({
+      operationId: 'listTokens',
+      summary: 'Sessions and API tokens: the caller’s own, one user’s, or everyone’s',
+      description:
+        'Any authenticated caller sees their own unexpired tokens; `?user=<name>` (another user) or ' +
+        '`?user=*` (everyone) needs `*`. Never shows a token or its hash.',
+      tags: ['auth'],
+      parameters: [userQuery(false, 'A username, or `*` for every user. Absent: the caller.')],
+      responses: {
+        200: {
+          description: 'The tokens, oldest first.',
+          ...noStoreHeaders,
+          content: json(v.strictObject({ tokens: v.array(TokenInfo) })),
+        },
+        ...common(),
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const listed = await core.tokens.list(c.get('principal'), c.req.query('user') ?? null, c.get('address'))
+      if (!listed.ok) return toResponse(httpErrorOf(listed.error, { tokenSent: true }))
+      return c.json({ tokens: listed.value.map(tokenJson) })
+    },
+  )
 
-  routes.post('/auth/tokens', noStore, signedIn, async (c) => {
-    const principal = c.get('principal')
-    if (principal.kind !== 'user')
-      return toResponse(httpErrorOf({ code: 'unauthenticated', reason: 'missing' }))
-    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-    if (!body.ok) return toResponse(oauthBodyError(body.error))
-    const fields = v.safeParse(CreateTokenRequestSchema, body.value)
-    if (!fields.success)
-      return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'field')))
-    const { name, scope, expires_in } = fields.output
-    const created = await core.tokens.create(
-      principal,
-      { name, scope, expiresIn: expires_in },
-      c.get('address'),
-    )
-    if (!created.ok) return toResponse(httpErrorOf(created.error, { tokenSent: true }))
-    const { view, token } = created.value
-    return c.json(
-      { id: view.id, name: view.name, token, scope: view.scope, expires_at: iso(view.expiresAt) },
-      201,
-    )
-  })
+  routes.post(
+    '/auth/tokens',
+    describe({
+      operationId: 'createApiToken',
+      summary: 'Create a named API token for the caller',
+      description:
+        'Needs a user’s token. The scope must lie within the caller’s rights now (default: those ' +
+        'rights); the lifetime defaults to `adminAuth.apiTokens.expiryTime` (90 days) and may not exceed ' +
+        '`maxExpiryTime`; `expires_in: null` (never) only when `allowNoExpiry` is set. The token, ' +
+        '`fa_…`, is in this answer only.',
+      tags: ['auth'],
+      requestBody: {
+        required: true,
+        content: json(CreateTokenRequestSchema, {
+          ci: {
+            summary: 'A read-only token for an hour',
+            value: { name: 'ci', scope: 'read', expires_in: 3600 },
+          },
+          unnamed: { summary: 'No name (400)', value: { scope: 'read' } },
+        }),
+      },
+      responses: {
+        201: {
+          description: 'The new token, shown this once.',
+          ...noStoreHeaders,
+          content: json(CreatedToken),
+        },
+        400: {
+          description:
+            'Not a JSON object, `name` missing, empty or too long, `expires_in` not allowed, or a scope beyond the caller’s rights.',
+          ...noStoreHeaders,
+          content: oauthErrorContent(['invalid_request', 'invalid_scope']),
+        },
+        413: {
+          description: 'The body is larger than the configured limit.',
+          ...noStoreHeaders,
+          content: oauthErrorContent(['invalid_request']),
+        },
+        ...common(),
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const principal = c.get('principal')
+      if (principal.kind !== 'user')
+        return toResponse(httpErrorOf({ code: 'unauthenticated', reason: 'missing' }))
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
+      if (!body.ok) return toResponse(oauthBodyError(body.error))
+      const fields = v.safeParse(CreateTokenRequestSchema, body.value)
+      if (!fields.success)
+        return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+      const { name, scope, expires_in } = fields.output
+      const created = await core.tokens.create(
+        principal,
+        { name, scope, expiresIn: expires_in },
+        c.get('address'),
+      )
+      if (!created.ok) return toResponse(httpErrorOf(created.error, { tokenSent: true }))
+      const { view, token } = created.value
+      return c.json(
+        { id: view.id, name: view.name, token, scope: view.scope, expires_at: iso(view.expiresAt) },
+        201,
+      )
+    },
+  )
 
-  routes.delete('/auth/tokens', noStore, signedIn, async (c) => {
-    const user = c.req.query('user')
-    if (user === undefined || user === '') {
-      return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: user'))
-    }
-    const ended = await core.tokens.revokeUser(c.get('principal'), user, c.get('address'))
-    if (!ended.ok) return toResponse(httpErrorOf(ended.error, { tokenSent: true }))
-    return c.json({ revoked: ended.value })
-  })
+  routes.delete(
+    '/auth/tokens',
+    describe({
+      operationId: 'revokeUserTokens',
+      summary: 'End every token of a user (sign out everywhere)',
+      description: 'One’s own (`?user=<own name>`), anyone’s with `*`, or everyone’s (`?user=*`) with `*`.',
+      tags: ['auth'],
+      parameters: [userQuery(true, 'Whose tokens end.')],
+      responses: {
+        200: {
+          description: 'How many tokens ended.',
+          content: json(v.strictObject({ revoked: v.pipe(v.number(), v.integer(), v.minValue(0)) })),
+        },
+        400: {
+          description: '`user` missing or empty.',
+          ...noStoreHeaders,
+          content: oauthErrorContent(['invalid_request']),
+        },
+        ...common(),
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const user = c.req.query('user')
+      if (user === undefined || user === '') {
+        return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: user'))
+      }
+      const ended = await core.tokens.revokeUser(c.get('principal'), user, c.get('address'))
+      if (!ended.ok) return toResponse(httpErrorOf(ended.error, { tokenSent: true }))
+      return c.json({ revoked: ended.value })
+    },
+  )
 
-  routes.delete('/auth/tokens/*', noStore, signedIn, async (c) => {
-    const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
-    if (!TOKEN_ID.test(id)) return emptyResponse(404)
-    const ended = await core.tokens.revoke(c.get('principal'), id, c.get('address'))
-    if (!ended.ok) return toResponse(httpErrorOf(ended.error, { tokenSent: true }))
-    return emptyResponse(204)
-  })
+  routes.delete(
+    '/auth/tokens/*',
+    describeTemplates({
+      '/auth/tokens/{id}': {
+        operationId: 'revokeTokenById',
+        summary: 'End one session or API token by its id',
+        description: 'One’s own, or any with `*`. Another user’s token without `*` is as unknown: 404.',
+        tags: ['auth'],
+        parameters: [TOKEN_ID_PARAMETER],
+        responses: {
+          204: { description: 'Ended. Empty body.' },
+          404: { description: 'No such token that the caller may end. Empty body.' },
+          ...common(),
+        },
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
+      if (!TOKEN_ID.test(id)) return emptyResponse(404)
+      const ended = await core.tokens.revoke(c.get('principal'), id, c.get('address'))
+      if (!ended.ok) return toResponse(httpErrorOf(ended.error, { tokenSent: true }))
+      return emptyResponse(204)
+    },
+  )
 
   return routes
 }
