@@ -21,6 +21,15 @@ describe('issuing tokens', () => {
     expect(new Set(tokens).size).toBe(3)
   })
 
+  it('names each token by an id that never starts with "-", so a command line reads it as an argument', async () => {
+    const { core, stores } = createTestCore()
+    // One id in 64 would start with "-" if drawn plainly: 300 ids hold some that would.
+    for (let i = 0; i < 300; i++) await loginAs(core)
+    const ids = (await stores.tokens.list(null)).map((record) => record.id)
+    expect(new Set(ids).size).toBe(300)
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{15}$/)
+  })
+
   it('stores only the SHA-256 hash of a token', async () => {
     const { core, stores } = createTestCore()
     const token = await loginAs(core)
