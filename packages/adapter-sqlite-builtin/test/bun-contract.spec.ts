@@ -5,4 +5,9 @@ import { tempFolder } from './temp.js'
 
 const temp = tempFolder()
 
-describeStoreContract('bun:sqlite', async () => createBunSqliteStores(temp.file()))
+// A second connection is another handle on the same file.
+let file: string
+describeStoreContract('bun:sqlite', {
+  open: async () => createBunSqliteStores((file = temp.file())),
+  connect: async () => createBunSqliteStores(file),
+})

@@ -12,5 +12,11 @@ export {
   holdVerifications,
   type PlainHasher,
 } from './doubles.js'
-export { describeStoreContract, type OpenStores, tokenRecord } from './store-contract.js'
+export {
+  describeStoreContract,
+  type OpenedStores,
+  type OpenStores,
+  type StoreFactory,
+  tokenRecord,
+} from './store-contract.js'
 export { describeTokenLifecycle } from './token-lifecycle.js'
