@@ -8,6 +8,9 @@ const temp = tempFolder()
 // A second connection is another handle on the same file.
 let file: string
 describeStoreContract('bun:sqlite', {
-  open: async () => createBunSqliteStores((file = temp.file())),
+  open: async () => {
+    file = temp.file()
+    return createBunSqliteStores(file)
+  },
   connect: async () => createBunSqliteStores(file),
 })

@@ -8,6 +8,9 @@ const temp = tempFolder()
 // A second connection is another handle on the same file.
 let file: string
 describeStoreContract('node:sqlite', {
-  open: async () => createNodeSqliteStores((file = temp.file())),
+  open: async () => {
+    file = temp.file()
+    return createNodeSqliteStores(file)
+  },
   connect: async () => createNodeSqliteStores(file),
 })

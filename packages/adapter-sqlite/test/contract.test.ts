@@ -9,6 +9,9 @@ afterAll(() => temp.remove())
 // A second connection is another handle on the same file.
 let file: string
 describeStoreContract('sqlite', {
-  open: async () => createSqliteStores((file = temp.file())),
+  open: async () => {
+    file = temp.file()
+    return createSqliteStores(file)
+  },
   connect: async () => createSqliteStores(file),
 })
