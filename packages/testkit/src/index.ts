@@ -1,4 +1,5 @@
 export { type CoreWithDoublesOptions, createCoreWithDoubles } from './core-with-doubles.js'
+export { describeCore } from './domain/index.js'
 export {
   createEventRecorder,
   createFakeInstaller,
