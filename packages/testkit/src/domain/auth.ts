@@ -1,4 +1,3 @@
-import { hasPermission, parseScope } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
 import type { OpenStores } from '../store-contract.js'
 import { ADDRESS, adminLogin, useTestCore } from './fixture.js'
