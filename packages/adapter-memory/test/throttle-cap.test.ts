@@ -1,4 +1,8 @@
-import { createMemoryStores, DEFAULT_MAX_THROTTLE_ENTRIES } from '@flowadmin/adapter-memory'
+import {
+  createMemoryStores,
+  DEFAULT_MAX_THROTTLE_ENTRIES,
+  type MemoryStores,
+} from '@flowadmin/adapter-memory'
 import type { LoginAttempt, ThrottlePolicy } from '@flowadmin/core'
 import { describeStoreContract } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
@@ -11,9 +15,14 @@ const countAll = (stores: ReturnType<typeof createMemoryStores>) =>
   stores.throttle.deleteExpired(Number.MAX_SAFE_INTEGER, Number.POSITIVE_INFINITY)
 
 // The cap must not change what the port promises.
-describeStoreContract('memory, throttle capped at 64', async () =>
-  createMemoryStores({ maxThrottleEntries: 64 }),
-)
+let capped: MemoryStores
+describeStoreContract('memory, throttle capped at 64', {
+  open: async () => {
+    capped = createMemoryStores({ maxThrottleEntries: 64 })
+    return capped
+  },
+  connect: async () => ({ ...capped, close: async () => {} }),
+})
 
 describe('the throttle entry cap', () => {
   // One failure closes a key, so whether a counter is still held shows in the next decision.

@@ -161,3 +161,18 @@ export function useTestDatabase(): { current(): TestDatabase; server(): TestServ
     },
   }
 }
+
+/**
+ * For one test file: opens stores, each time in a new schema of the file's database (the stores
+ * create their tables there), so every call starts from nothing.
+ */
+export function freshSchemas(database: { current(): TestDatabase }, prefix: string) {
+  let count = 0
+  return async <T>(open: (url: string) => Promise<T>): Promise<T> => {
+    const schema = `${prefix}_${++count}`
+    await database.current().query(`CREATE SCHEMA ${schema}`)
+    const url = new URL(database.current().url)
+    url.searchParams.set('options', `-c search_path=${schema}`)
+    return open(url.toString())
+  }
+}

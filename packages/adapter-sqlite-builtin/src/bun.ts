@@ -21,6 +21,8 @@ export const bunSqlite: SqliteDriver = (file, { readonly }) => {
     get inTransaction() {
       return db.inTransaction
     },
+    // Its transaction functions nest as savepoints, as better-sqlite3's do.
+    transaction: (work) => db.transaction(work),
     name: file,
   }
 }

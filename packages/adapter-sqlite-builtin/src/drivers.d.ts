@@ -14,6 +14,8 @@ declare module 'bun:sqlite' {
     exec(sql: string): unknown
     close(): void
     readonly inTransaction: boolean
+    /** As better-sqlite3's: BEGIN (or BEGIN IMMEDIATE) and COMMIT, or a savepoint when nested. */
+    transaction<T>(work: () => T): { (): T; immediate(): T }
   }
 }
 

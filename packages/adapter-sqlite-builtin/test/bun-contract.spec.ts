@@ -5,4 +5,12 @@ import { tempFolder } from './temp.js'
 
 const temp = tempFolder()
 
-describeStoreContract('bun:sqlite', async () => createBunSqliteStores(temp.file()))
+// A second connection is another handle on the same file.
+let file: string
+describeStoreContract('bun:sqlite', {
+  open: async () => {
+    file = temp.file()
+    return createBunSqliteStores(file)
+  },
+  connect: async () => createBunSqliteStores(file),
+})

@@ -5,4 +5,12 @@ import { tempFolder } from './temp.js'
 
 const temp = tempFolder()
 
-describeStoreContract('node:sqlite', async () => createNodeSqliteStores(temp.file()))
+// A second connection is another handle on the same file.
+let file: string
+describeStoreContract('node:sqlite', {
+  open: async () => {
+    file = temp.file()
+    return createNodeSqliteStores(file)
+  },
+  connect: async () => createNodeSqliteStores(file),
+})

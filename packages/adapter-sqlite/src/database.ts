@@ -12,6 +12,16 @@ export interface SqliteStatement {
 }
 
 /**
+ * Work wrapped as a transaction, as better-sqlite3's `db.transaction(work)` returns it: called, it
+ * runs `work` between `BEGIN` and `COMMIT` (`.immediate()`: `BEGIN IMMEDIATE`), or in a savepoint
+ * when a transaction is open already; a throw undoes the work and is thrown again.
+ */
+export interface TransactionFunction<T> {
+  (): T
+  immediate(): T
+}
+
+/**
  * A SQLite connection, typed by the part of better-sqlite3's `Database` the stores use, so a
  * caller may hand in any driver of that shape.
  */
@@ -21,6 +31,11 @@ export interface SqliteDatabase {
   close(): unknown
   /** True while a transaction is open on this connection. */
   readonly inTransaction: boolean
+  /**
+   * better-sqlite3's transaction functions. A driver without them (`node:sqlite`) gets the same
+   * behaviour from `BEGIN`, `SAVEPOINT`, `COMMIT` and `ROLLBACK` statements.
+   */
+  transaction?<T>(work: () => T): TransactionFunction<T>
   /** The file, when the driver tells it; used in error messages. */
   readonly name?: string
 }

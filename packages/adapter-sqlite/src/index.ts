@@ -4,6 +4,7 @@ export {
   type SqliteDatabase,
   type SqliteDriver,
   type SqliteStatement,
+  type TransactionFunction,
 } from './database.js'
 export { SqliteStoreError, type SqliteStoreErrorCode } from './errors.js'
 export { MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.js'

@@ -62,9 +62,8 @@ const rowToRecord = (row: TokenRow): TokenRecord => ({
 
 /**
  * Tokens by hash and by id. Every write goes through the group commit and resolves once durable.
- * A lookup by hash (each authenticated request's) answers at once, even while changes wait for
- * their commit: a pending revoke only hides a token early, and a pending issue is of a token
- * nobody has been given yet. Lookups by id and listings answer once the changes they could see
+ * A lookup by hash (each authenticated request's) answers at once from what is committed, even
+ * while changes wait for their commit: a pending issue is of a token nobody has been given yet. Lookups by id and listings answer once the changes they could see
  * are committed.
  */
 export function createTokenStore(db: SqliteDatabase): TokenStore {

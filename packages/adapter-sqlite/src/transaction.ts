@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteStatement } from './database.js'
+import type { SqliteDatabase, SqliteStatement, TransactionFunction } from './database.js'
 
 /**
  * Runs synchronous work as one change; resolves once the change is durable (see createTransaction).
@@ -18,96 +18,106 @@ export type Durability = 'full' | 'relaxed'
 /** `PRAGMA synchronous` values: NORMAL syncs the WAL at checkpoints, FULL at every commit. */
 const SYNC_NORMAL = 1
 
-/** Reads at once; answers once no pending change touches a key `affectedBy` accepts (see createReader). */
+/** Reads at once, or after the changes it depends on (see createReader). */
 export type Reader = <T>(read: () => T, affectedBy?: (key: string) => boolean) => Promise<T>
 
-interface Waiter {
+/** One change (or one read that depends on changes) waiting in a batch. */
+interface Item {
+  work: () => unknown
+  /** A change runs in a savepoint of its own; a read needs none. */
+  savepoint: boolean
   resolve(value: unknown): void
   reject(error: unknown): void
-  value: unknown
 }
 
-/**
- * The group commit of one connection: the open transaction, the changes made in it so far (each
- * waiting for its commit), and the promise of that commit (for readers and close).
- */
-interface Group {
-  /** True while this committer's own transaction is open. */
-  open: boolean
-  /** True while a change's work runs (a store call made from inside it nests). */
-  working: boolean
-  waiters: Waiter[]
-  /** The keys the open group's changes touch; `all` when one of them did not say. */
+/** Changes that share one transaction and its commit. */
+interface Batch {
+  /** Committed without a sync (synchronous=NORMAL): every change in it is relaxed. */
+  relaxed: boolean
+  items: Item[]
+  /** The keys its changes touch; `all` when one of them did not say. */
   touched: Set<string> | 'all'
-  /**
-   * While a relaxed group is open (see createTransaction): the connection's own
-   * `PRAGMA synchronous`, set back once it is committed; null otherwise.
-   */
-  relaxedFrom: number | null
-  /** Settles when the open transaction has been committed or rolled back. */
+}
+
+/** The group commit of one connection: the batches waiting for the next flush. */
+interface Group {
+  /** Wraps work as a transaction function: the driver's own, or one over plain statements. */
+  transaction: <T>(work: () => T) => TransactionFunction<T>
+  batches: Batch[]
+  /** Settles when the batches waiting now have been committed or rolled back. */
   settled: Promise<void> | null
   done: (() => void) | null
-  statements: Record<
-    'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo' | 'synchronous',
-    SqliteStatement
-  >
+  synchronous: SqliteStatement
   /** `PRAGMA synchronous = N` statements, prepared when first needed. */
   syncLevels: Map<number, SqliteStatement>
 }
 
 const groups = new WeakMap<SqliteDatabase, Group>()
 
+/**
+ * better-sqlite3's transaction functions, for a driver without them (`node:sqlite`, a wrapper):
+ * `BEGIN` (or `BEGIN IMMEDIATE`), the work, `COMMIT`; inside an open transaction a savepoint
+ * instead; undone when the work (or the commit) throws.
+ */
+function statementTransactions(db: SqliteDatabase): <T>(work: () => T) => TransactionFunction<T> {
+  let statements: Record<
+    'begin' | 'immediate' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo',
+    SqliteStatement
+  > | null = null
+  const prepared = () => {
+    statements ??= {
+      begin: db.prepare('BEGIN'),
+      immediate: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT flowadmin_change'),
+      release: db.prepare('RELEASE flowadmin_change'),
+      rollbackTo: db.prepare('ROLLBACK TO flowadmin_change'),
+    }
+    return statements
+  }
+  const run = <T>(work: () => T, immediate: boolean): T => {
+    const s = prepared()
+    const nested = db.inTransaction
+    if (nested) s.savepoint.run()
+    else (immediate ? s.immediate : s.begin).run()
+    try {
+      const result = work()
+      ;(nested ? s.release : s.commit).run()
+      return result
+    } catch (error) {
+      if (db.inTransaction) {
+        if (nested) {
+          s.rollbackTo.run()
+          s.release.run()
+        } else s.rollback.run()
+      }
+      throw error
+    }
+  }
+  return <T>(work: () => T) => Object.assign(() => run(work, false), { immediate: () => run(work, true) })
+}
+
+/** The driver's own transaction functions (better-sqlite3's), when it has them. */
+function driverTransactions(db: SqliteDatabase): (<T>(work: () => T) => TransactionFunction<T>) | null {
+  if (typeof db.transaction !== 'function') return null
+  return (work) => db.transaction?.(work) as TransactionFunction<ReturnType<typeof work>>
+}
+
 function groupOf(db: SqliteDatabase): Group {
   let group = groups.get(db)
   if (!group) {
     group = {
-      open: false,
-      working: false,
-      waiters: [],
-      touched: new Set(),
-      relaxedFrom: null,
+      transaction: driverTransactions(db) ?? statementTransactions(db),
+      batches: [],
       settled: null,
       done: null,
-      statements: {
-        begin: db.prepare('BEGIN IMMEDIATE'),
-        commit: db.prepare('COMMIT'),
-        rollback: db.prepare('ROLLBACK'),
-        savepoint: db.prepare('SAVEPOINT flowadmin_change'),
-        release: db.prepare('RELEASE flowadmin_change'),
-        rollbackTo: db.prepare('ROLLBACK TO flowadmin_change'),
-        synchronous: db.prepare('PRAGMA synchronous'),
-      },
+      synchronous: db.prepare('PRAGMA synchronous'),
       syncLevels: new Map(),
     }
     groups.set(db, group)
   }
   return group
-}
-
-/** Runs `work` in a savepoint: kept when it returns, undone (alone) when it throws. */
-function inSavepoint<T>(group: Group, work: () => T): T {
-  const { savepoint, release, rollbackTo } = group.statements
-  savepoint.run()
-  const outer = group.working
-  group.working = true
-  try {
-    const result = work()
-    release.run()
-    return result
-  } catch (error) {
-    rollbackTo.run()
-    release.run()
-    throw error
-  } finally {
-    group.working = outer
-  }
-}
-
-/** `value`, once the open group is committed; the commit's error if it fails. */
-function untilCommitted<T>(group: Group, value: T): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    group.waiters.push({ resolve: resolve as (value: unknown) => void, reject, value })
-  })
 }
 
 function syncStatement(db: SqliteDatabase, group: Group, level: number): SqliteStatement {
@@ -119,111 +129,128 @@ function syncStatement(db: SqliteDatabase, group: Group, level: number): SqliteS
   return statement
 }
 
-/** Commits the open group: every change in it is acknowledged, or every one fails, together. */
-function commit(db: SqliteDatabase, group: Group): void {
-  const waiters = group.waiters
-  const done = group.done
-  group.waiters = []
-  group.touched = new Set()
-  const relaxedFrom = group.relaxedFrom
-  group.relaxedFrom = null
-  group.open = false
-  group.settled = null
-  group.done = null
+/**
+ * Before a relaxed batch's BEGIN: `synchronous=NORMAL` (in WAL mode its commit is not synced: it
+ * survives the process crashing, not the machine losing power). SQLite allows the change only
+ * outside a transaction, so the level is a batch's. Returns the connection's own level, to set
+ * back after the commit, or null when it is NORMAL or lower already.
+ */
+function relax(db: SqliteDatabase, group: Group): number | null {
+  const own = Number((group.synchronous.get() as { synchronous: number | bigint }).synchronous)
+  if (own <= SYNC_NORMAL) return null
+  syncStatement(db, group, SYNC_NORMAL).run()
+  return own
+}
+
+/**
+ * Commits one batch in one IMMEDIATE transaction: each change in its own savepoint (one that
+ * throws is undone alone), each read after the changes queued before it. Every item is answered
+ * once the commit is durable; if the commit fails, every one fails with it.
+ */
+function commitBatch(db: SqliteDatabase, group: Group, batch: Batch): void {
+  const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = []
   let failure: { error: unknown } | null = null
+  let relaxedFrom: number | null = null
   try {
-    group.statements.commit.run()
+    if (batch.relaxed) relaxedFrom = relax(db, group)
+    group
+      .transaction(() => {
+        for (const item of batch.items) {
+          try {
+            const value = item.savepoint ? group.transaction(item.work)() : item.work()
+            outcomes.push({ ok: true, value })
+          } catch (error) {
+            // SQLite rolls the whole transaction back on some errors (a full disk, an I/O
+            // error): the changes before this one are gone too, so the batch fails as a whole.
+            if (!db.inTransaction) throw error
+            outcomes.push({ ok: false, error })
+          }
+        }
+      })
+      .immediate()
   } catch (error) {
     failure = { error }
-    try {
-      if (db.inTransaction) group.statements.rollback.run()
-    } catch {
-      // The connection is unusable (closed, I/O error); the changes are reported failed below.
-    }
   }
   if (relaxedFrom !== null) {
-    group.relaxedFrom = relaxedFrom
     try {
-      restore(db, group)
+      syncStatement(db, group, relaxedFrom).run()
     } catch {
       // Closed meanwhile: nothing left to restore.
     }
   }
-  for (const waiter of waiters) {
-    if (failure) waiter.reject(failure.error)
-    else waiter.resolve(waiter.value)
-  }
+  batch.items.forEach((item, i) => {
+    const outcome = outcomes[i]
+    if (failure) item.reject(failure.error)
+    else if (outcome?.ok) item.resolve(outcome.value)
+    else item.reject(outcome?.error)
+  })
+}
+
+/** Commits the waiting batches, in the order they were opened. */
+function flush(db: SqliteDatabase, group: Group): void {
+  const { batches, done } = group
+  group.batches = []
+  group.settled = null
+  group.done = null
+  for (const batch of batches) commitBatch(db, group, batch)
   done?.()
 }
 
+/** Queues `item` in `batch`; the first item queued schedules the flush. */
+function enqueue<T>(
+  db: SqliteDatabase,
+  group: Group,
+  batch: Batch,
+  work: () => T,
+  savepoint: boolean,
+): Promise<T> {
+  if (group.settled === null) {
+    group.settled = new Promise<void>((resolve) => {
+      group.done = resolve
+    })
+    setImmediate(() => flush(db, group))
+  }
+  return new Promise<T>((resolve, reject) => {
+    batch.items.push({ work, savepoint, resolve: resolve as (value: unknown) => void, reject })
+  })
+}
+
 /**
- * The write path of every store over `db` (group commit). `BEGIN IMMEDIATE` takes the write lock
- * first (waiting out the busy timeout), so a read-then-write never fails halfway on another
- * process's commit. Each change runs synchronously in its own savepoint, so one that throws is
- * undone alone and rejects alone. Changes made while a commit is pending (in the same turn of the
- * event loop: concurrent requests, any store) join that transaction, and it is committed once,
- * right after the current I/O callbacks (`setImmediate`): each change's promise resolves only then,
- * once its commit is durable (under `synchronous=FULL`), and rejects if the commit fails.
+ * The write path of every store over `db` (group commit). A change is queued, and the changes
+ * queued in the same turn of the event loop (concurrent requests, any store) are run and committed
+ * together right after the current I/O callbacks (`setImmediate`), in one transaction
+ * (better-sqlite3's `db.transaction(…).immediate()`: `BEGIN IMMEDIATE` takes the write lock first,
+ * waiting out the busy timeout, so a read-then-write never fails halfway on another process's
+ * commit). Each change runs in a nested transaction function, a savepoint of its own, so one that
+ * throws is undone alone and rejects alone. Each change's promise resolves only once its commit is
+ * durable (under `synchronous=FULL`), and rejects if the commit fails. The write lock is held only
+ * while the batch runs.
  *
- * Every write a store makes must go through here: a bare statement run while a group is open
- * would land in that group yet be answered before its commit. Inside a transaction the caller
- * opened itself (or inside another change's work) the change is a savepoint of it and resolves at
- * once: the caller owns that commit.
+ * A change that must be synced never joins a relaxed batch: it opens the next one. Inside a
+ * transaction already open on the connection (one the caller opened itself, or another change's
+ * work calling a store) the change runs at once as a savepoint of it and resolves at once: that
+ * transaction's owner commits it.
  */
 export function createTransaction(db: SqliteDatabase): Transaction {
   const group = groupOf(db)
-  const transaction = <T>(
-    work: () => T,
-    touches?: readonly string[],
-    durability: Durability = 'full',
-  ): Promise<T> => {
-    try {
-      if (group.working || (db.inTransaction && !group.open)) {
-        return Promise.resolve(inSavepoint(group, work))
+  return <T>(work: () => T, touches?: readonly string[], durability: Durability = 'full'): Promise<T> => {
+    if (db.inTransaction) {
+      try {
+        return Promise.resolve(group.transaction(work)())
+      } catch (error) {
+        return Promise.reject(error)
       }
-      // A change that must be synced never joins a relaxed group: it waits for that commit.
-      if (group.open && group.relaxedFrom !== null && durability === 'full') {
-        const after = group.settled ?? Promise.resolve()
-        return after.then(() => transaction(work, touches, durability))
-      }
-      if (!group.open) {
-        if (durability === 'relaxed') relax(db, group)
-        group.statements.begin.run()
-        group.open = true
-        group.settled = new Promise<void>((resolve) => {
-          group.done = resolve
-        })
-        setImmediate(() => commit(db, group))
-      }
-      const value = inSavepoint(group, work)
-      if (touches === undefined) group.touched = 'all'
-      else if (group.touched !== 'all') for (const key of touches) group.touched.add(key)
-      return untilCommitted(group, value)
-    } catch (error) {
-      if (group.relaxedFrom !== null && !group.open) restore(db, group)
-      return Promise.reject(error)
     }
+    const relaxed = durability === 'relaxed'
+    let batch = group.batches.at(-1)
+    if (batch === undefined || (batch.relaxed && !relaxed)) {
+      batch = { relaxed, items: [], touched: new Set() }
+      group.batches.push(batch)
+    }
+    if (touches === undefined) batch.touched = 'all'
+    else if (batch.touched !== 'all') for (const key of touches) batch.touched.add(key)
+    return enqueue(db, group, batch, work, true)
   }
-  return transaction
-}
-
-/**
- * Before a relaxed group's BEGIN: `synchronous=NORMAL` (in WAL mode its commit is not synced: it
- * survives the process crashing, not the machine losing power). SQLite allows the change only
- * outside a transaction, so the level is a group's, chosen by the change that opens it.
- */
-function relax(db: SqliteDatabase, group: Group): void {
-  const own = Number((group.statements.synchronous.get() as { synchronous: number | bigint }).synchronous)
-  if (own <= SYNC_NORMAL) return
-  syncStatement(db, group, SYNC_NORMAL).run()
-  group.relaxedFrom = own
-}
-
-/** The connection's own sync level back, after a relaxed group (or its failed BEGIN). */
-function restore(db: SqliteDatabase, group: Group): void {
-  const level = group.relaxedFrom
-  group.relaxedFrom = null
-  if (level !== null) syncStatement(db, group, level).run()
 }
 
 /**
@@ -231,18 +258,7 @@ function restore(db: SqliteDatabase, group: Group): void {
  * Inside an open transaction it is a savepoint of it.
  */
 export function transactNow<T>(db: SqliteDatabase, work: () => T): T {
-  const group = groupOf(db)
-  if (db.inTransaction) return inSavepoint(group, work)
-  const { begin, commit, rollback } = group.statements
-  begin.run()
-  try {
-    const result = work()
-    commit.run()
-    return result
-  } catch (error) {
-    if (db.inTransaction) rollback.run()
-    throw error
-  }
+  return groupOf(db).transaction(work).immediate()
 }
 
 /** Resolves when no change on `db` is waiting for its commit (at once when none is): for close. */
@@ -251,25 +267,29 @@ export function committed(db: SqliteDatabase): Promise<void> {
 }
 
 /**
- * The read path of the stores over `db`. The read runs at once and sees every change made so far;
- * while a change it may see waits for its commit, its answer waits too, and fails if that commit
- * fails: no answer shows a change before it is durable. `affectedBy` says which of the keys
- * changes name (see Transaction) the read depends on; left out, every pending change counts.
- * Inside a change's work, or a transaction its caller opened, the answer comes at once (that
- * transaction's owner decides).
+ * The read path of the stores over `db`. A read no waiting change could alter runs and answers at
+ * once. One that could see a waiting change is queued after it, runs in that change's transaction
+ * and answers once it is committed, failing if that commit fails: no answer shows a change before
+ * it is durable. `affectedBy` says which of the keys changes name (see Transaction) the read
+ * depends on; left out, every waiting change counts. Inside an open transaction (a change's work,
+ * or a transaction its caller opened) the read runs and answers at once: that transaction's owner
+ * decides.
  */
 export function createReader(db: SqliteDatabase): Reader {
   const group = groupOf(db)
-  const dependsOnPending = (affectedBy?: (key: string) => boolean) => {
-    if (!group.open || group.working) return false
-    if (group.touched === 'all' || affectedBy === undefined) return true
-    for (const key of group.touched) if (affectedBy(key)) return true
-    return false
-  }
+  const dependsOnPending = (affectedBy?: (key: string) => boolean) =>
+    group.batches.some(({ touched }) => {
+      if (touched === 'all' || affectedBy === undefined) return true
+      for (const key of touched) if (affectedBy(key)) return true
+      return false
+    })
   return <T>(read: () => T, affectedBy?: (key: string) => boolean): Promise<T> => {
+    const last = group.batches.at(-1)
+    if (!db.inTransaction && last !== undefined && dependsOnPending(affectedBy)) {
+      return enqueue(db, group, last, read, false)
+    }
     try {
-      const value = read()
-      return dependsOnPending(affectedBy) ? untilCommitted(group, value) : Promise.resolve(value)
+      return Promise.resolve(read())
     } catch (error) {
       return Promise.reject(error)
     }

@@ -6,4 +6,12 @@ import { createTempFolder } from './temp.js'
 const temp = createTempFolder()
 afterAll(() => temp.remove())
 
-describeStoreContract('sqlite', async () => createSqliteStores(temp.file()))
+// A second connection is another handle on the same file.
+let file: string
+describeStoreContract('sqlite', {
+  open: async () => {
+    file = temp.file()
+    return createSqliteStores(file)
+  },
+  connect: async () => createSqliteStores(file),
+})

@@ -1,4 +1,5 @@
 export { type CoreWithDoublesOptions, createCoreWithDoubles } from './core-with-doubles.js'
+export { describeCore } from './domain/index.js'
 export {
   createEventRecorder,
   createFakeInstaller,
@@ -12,5 +13,11 @@ export {
   holdVerifications,
   type PlainHasher,
 } from './doubles.js'
-export { describeStoreContract, type OpenStores, tokenRecord } from './store-contract.js'
+export {
+  describeStoreContract,
+  type OpenedStores,
+  type OpenStores,
+  type StoreFactory,
+  tokenRecord,
+} from './store-contract.js'
 export { describeTokenLifecycle } from './token-lifecycle.js'

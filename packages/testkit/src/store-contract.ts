@@ -8,8 +8,23 @@ import type {
 } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
-/** A store under test: the three ports plus a way to release it. */
-export type OpenStores = () => Promise<Stores & { close(): Promise<void> }>
+/** Stores under test: the three ports plus a way to release them. */
+export type OpenedStores = Stores & { close(): Promise<void> }
+
+/** Opens fresh stores under test (empty). */
+export type OpenStores = () => Promise<OpenedStores>
+
+/** How the contract reaches a store: fresh stores, and a second connection to the same data. */
+export interface StoreFactory {
+  /** Fresh stores over empty data. */
+  open: OpenStores
+  /**
+   * Another connection to the data the last `open` returned, as another process or instance
+   * would have: another handle on the SQLite file, another PostgreSQL pool (for a store living
+   * in the process's memory, the same maps). The racing tests split their calls between both.
+   */
+  connect: OpenStores
+}
 
 const T0 = Date.UTC(2026, 0, 1)
 const MINUTE = 60_000
@@ -50,15 +65,27 @@ const scoped: ModuleDescriptor = {
  * The contract every store adapter passes unchanged. Each test opens a fresh store; none depends
  * on another's order. Time is a parameter, so no test sleeps.
  */
-export function describeStoreContract(name: string, open: OpenStores): void {
+export function describeStoreContract(name: string, factory: StoreFactory): void {
   describe(`store contract: ${name}`, () => {
-    let stores: Stores & { close(): Promise<void> }
+    let stores: OpenedStores
+    let others: OpenedStores[] = []
     beforeEach(async () => {
-      stores = await open()
+      stores = await factory.open()
     })
     afterEach(async () => {
+      for (const other of others) await other.close()
+      others = []
       await stores.close()
     })
+    /**
+     * The stores and a second connection to the same data; `racing(i)` is one of them, taking
+     * turns, so that calls made in a row race between the two connections.
+     */
+    const twoConnections = async () => {
+      const other = await factory.connect()
+      others.push(other)
+      return (i: number) => (i % 2 === 0 ? stores : other)
+    }
 
     describe('tokens', () => {
       it('finds a saved record by its hash, with every field intact', async () => {
@@ -222,19 +249,26 @@ export function describeStoreContract(name: string, open: OpenStores): void {
         expect(await stores.tokens.countLive(T0 - MINUTE)).toEqual({ session: 3, api: 1 })
       })
 
-      it('lets exactly one of racing deletes of the same record succeed', async () => {
+      it('lets exactly one of racing deletes of the same record succeed, over two connections', async () => {
+        const racing = await twoConnections()
         await stores.tokens.save(tokenRecord('h1'))
-        const outcomes = await Promise.all(Array.from({ length: 10 }, () => stores.tokens.delete('id-h1')))
+        const outcomes = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => racing(i).tokens.delete('id-h1')),
+        )
         expect(outcomes.filter(Boolean)).toHaveLength(1)
         expect(await stores.tokens.findByHash('h1')).toBeNull()
+        expect(await racing(1).tokens.findByHash('h1')).toBeNull()
       })
 
-      it('keeps every record of racing saves', async () => {
-        await Promise.all(Array.from({ length: 20 }, (_, i) => stores.tokens.save(tokenRecord(`h${i}`))))
-        const found = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => stores.tokens.findByHash(`h${i}`)),
-        )
-        expect(found.every((record) => record !== null)).toBe(true)
+      it('keeps every record of racing saves, over two connections', async () => {
+        const racing = await twoConnections()
+        await Promise.all(Array.from({ length: 20 }, (_, i) => racing(i).tokens.save(tokenRecord(`h${i}`))))
+        for (const connection of [racing(0), racing(1)]) {
+          const listed = await connection.tokens.list(null)
+          expect(listed.map((record) => record.hash).sort()).toEqual(
+            Array.from({ length: 20 }, (_, i) => `h${i}`).sort(),
+          )
+        }
       })
     })
 
@@ -353,14 +387,15 @@ export function describeStoreContract(name: string, open: OpenStores): void {
         })
       })
 
-      it('applies racing multi-set changes whole: every reader sees all sets alike', async () => {
+      it('applies racing multi-set changes whole, over two connections: every reader sees all sets alike', async () => {
+        const racing = await twoConnections()
         await stores.modules.upsert(scoped)
         const all = scoped.sets.map((set) => set.name)
         const results = await Promise.all(
           Array.from({ length: 30 }, (_, i) =>
             i % 3 === 2
-              ? stores.modules.find(scoped.name)
-              : stores.modules.setEnabled(scoped.name, all, i % 3 === 0),
+              ? racing(i).modules.find(scoped.name)
+              : racing(i).modules.setEnabled(scoped.name, all, i % 3 === 0),
           ),
         )
         for (const module of results) {
@@ -491,11 +526,16 @@ export function describeStoreContract(name: string, open: OpenStores): void {
         expect(await begin(attempt(), T0 + LEASE)).toEqual({ outcome: 'busy' })
       })
 
-      it('decides racing attempts one at a time', async () => {
-        const decisions = await Promise.all(Array.from({ length: 40 }, () => begin(attempt())))
+      it('decides racing attempts one at a time, over two connections', async () => {
+        const racing = await twoConnections()
+        const decisions = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => racing(i).throttle.begin(attempt(), policy, T0)),
+        )
         expect(decisions.filter((d) => d.outcome === 'proceed')).toHaveLength(5)
         expect(decisions.filter((d) => d.outcome === 'busy')).toHaveLength(35)
-        await Promise.all(Array.from({ length: 5 }, () => finish(attempt(), 'failed')))
+        await Promise.all(
+          Array.from({ length: 5 }, (_, i) => racing(i).throttle.finish(attempt(), 'failed', policy, T0)),
+        )
         expect(await begin(attempt())).toMatchObject({ outcome: 'throttled' })
         // The address counted all five failures too, and reached its limit.
         expect(await begin(attempt('other'))).toMatchObject({ outcome: 'throttled' })

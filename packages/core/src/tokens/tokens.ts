@@ -7,6 +7,15 @@ import { base64url } from './encoding.js'
 export const TOKEN_BYTES = 32
 /** 12 bytes: 16 base64url characters, unique enough to name a record, and no secret. */
 const ID_BYTES = 12
+
+/**
+ * A new record id. A leading `-` becomes `_`, so a command line (`flowadmin tokens revoke ID`)
+ * takes the id for an argument, never for an option.
+ */
+const newId = (random: RandomSource): string => {
+  const id = base64url(random.bytes(ID_BYTES))
+  return id.startsWith('-') ? `_${id.slice(1)}` : id
+}
 /** Every API token starts with this, so secret scanners can find a leaked one. */
 export const API_TOKEN_PREFIX = 'fa_'
 /** Longer bearer values are not tokens of ours: refused without hashing. */
@@ -113,7 +122,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
     const now = clock.now()
     const record: TokenRecord = {
       hash: await hashOf(token),
-      id: base64url(random.bytes(ID_BYTES)),
+      id: newId(random),
       kind: fields.kind,
       name: fields.name,
       username: user.username,
