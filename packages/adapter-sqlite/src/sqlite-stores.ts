@@ -1,11 +1,12 @@
 import type { Stores } from '@flowadmin/core'
 import { openDatabase, type SqliteDatabase } from './database.js'
 import { toStoreError } from './errors.js'
+import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
-import { committed } from './transaction.js'
+import { committed, syncLogAsync } from './transaction.js'
 
 export interface SqliteStores extends Stores {
   /**
@@ -14,6 +15,8 @@ export interface SqliteStores extends Stores {
    */
   close(): Promise<void>
 }
+
+const MEMORY_PATH = ':memory:'
 
 /**
  * Every store port over one SQLite database. Given a path, it opens the file with openDatabase
@@ -29,6 +32,10 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       db.exec('PRAGMA foreign_keys = ON')
       migrate(db, db.name ?? '(an open database)')
     }
+    // On a file it opened, the log is synced after each commit off the event loop (see
+    // syncLogAsync), so a request waiting for the disk holds up no other request.
+    const logSync = owned && database !== MEMORY_PATH && db.name !== undefined ? createLogSync(db.name) : null
+    if (logSync !== null) syncLogAsync(db, logSync)
     const stores = {
       tokens: createTokenStore(db),
       modules: createModuleStore(db),
@@ -50,6 +57,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
           }
           db.close()
         }
+        logSync?.close()
         open = false
       },
     }

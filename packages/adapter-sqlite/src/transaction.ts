@@ -39,6 +39,19 @@ interface Batch {
   touched: Set<string> | 'all'
 }
 
+/**
+ * Syncs the connection's write-ahead log to disk off the event loop, calling back when done
+ * (see syncLogAsync).
+ */
+export type LogSync = (done: (error?: unknown) => void) => void
+
+/** Committed changes waiting for the log sync that makes them durable. */
+interface Unsynced {
+  touched: Set<string> | 'all'
+  answers: Array<() => void>
+  failures: Array<(error: unknown) => void>
+}
+
 /** The group commit of one connection: the batches waiting for the next flush. */
 interface Group {
   /** Wraps work as a transaction function: the driver's own, or one over plain statements. */
@@ -50,6 +63,15 @@ interface Group {
   synchronous: SqliteStatement
   /** `PRAGMA synchronous = N` statements, prepared when first needed. */
   syncLevels: Map<number, SqliteStatement>
+  /** Set by syncLogAsync: commits are not synced in place, this syncs the log afterwards. */
+  logSync: LogSync | null
+  /** Committed, not yet synced: answered after the next sync (the one in flight covers less). */
+  unsynced: Unsynced[]
+  /** What the log sync running now covers (null when none runs); answered when it is done. */
+  inFlight: Unsynced[] | null
+  /** Settles when no committed change waits for a sync. */
+  synced: Promise<void> | null
+  syncedDone: (() => void) | null
 }
 
 const groups = new WeakMap<SqliteDatabase, Group>()
@@ -114,6 +136,11 @@ function groupOf(db: SqliteDatabase): Group {
       done: null,
       synchronous: db.prepare('PRAGMA synchronous'),
       syncLevels: new Map(),
+      logSync: null,
+      unsynced: [],
+      inFlight: null,
+      synced: null,
+      syncedDone: null,
     }
     groups.set(db, group)
   }
@@ -178,11 +205,47 @@ function commitBatch(db: SqliteDatabase, group: Group, batch: Batch): void {
       // Closed meanwhile: nothing left to restore.
     }
   }
+  const answers: Array<() => void> = []
+  const failures: Array<(error: unknown) => void> = []
   batch.items.forEach((item, i) => {
     const outcome = outcomes[i]
     if (failure) item.reject(failure.error)
-    else if (outcome?.ok) item.resolve(outcome.value)
-    else item.reject(outcome?.error)
+    else if (outcome?.ok) {
+      answers.push(() => item.resolve(outcome.value))
+      failures.push(item.reject)
+    } else item.reject(outcome?.error)
+  })
+  if (failure === null && !batch.relaxed && group.logSync !== null) {
+    group.unsynced.push({ touched: batch.touched, answers, failures })
+    syncSoon(group)
+  } else for (const answer of answers) answer()
+}
+
+/**
+ * Starts a log sync for the committed changes waiting for one, unless one runs: those committed
+ * meanwhile wait for the next, which covers them all (a second level of group commit).
+ */
+function syncSoon(group: Group): void {
+  if (group.inFlight !== null || group.unsynced.length === 0 || group.logSync === null) return
+  group.synced ??= new Promise<void>((resolve) => {
+    group.syncedDone = resolve
+  })
+  const covered = group.unsynced
+  group.unsynced = []
+  group.inFlight = covered
+  group.logSync((error) => {
+    group.inFlight = null
+    for (const { answers, failures } of covered) {
+      if (error === undefined) for (const answer of answers) answer()
+      else for (const fail of failures) fail(error)
+    }
+    if (group.unsynced.length > 0) syncSoon(group)
+    else {
+      const done = group.syncedDone
+      group.synced = null
+      group.syncedDone = null
+      done?.()
+    }
   })
 }
 
@@ -262,8 +325,25 @@ export function transactNow<T>(db: SqliteDatabase, work: () => T): T {
 }
 
 /** Resolves when no change on `db` is waiting for its commit (at once when none is): for close. */
-export function committed(db: SqliteDatabase): Promise<void> {
-  return groups.get(db)?.settled ?? Promise.resolve()
+export async function committed(db: SqliteDatabase): Promise<void> {
+  const group = groups.get(db)
+  if (group === undefined) return
+  await group.settled
+  await group.synced
+}
+
+/**
+ * Commits on `db` no longer sync in place (`synchronous=NORMAL`, which in WAL mode syncs the log
+ * only at checkpoints); instead `sync` syncs the log after each commit, off the event loop, and
+ * each change of a batch that must be synced is answered only then. A change answered is as
+ * durable as under `synchronous=FULL`; the event loop no longer waits for the disk, and the
+ * commits made while one sync runs share the next. Relaxed changes are answered at their commit,
+ * as before. For a connection opened by openDatabase, on a file; call before any change.
+ */
+export function syncLogAsync(db: SqliteDatabase, sync: LogSync): void {
+  const group = groupOf(db)
+  db.exec(`PRAGMA synchronous = ${SYNC_NORMAL}`)
+  group.logSync = sync
 }
 
 /**
@@ -283,13 +363,34 @@ export function createReader(db: SqliteDatabase): Reader {
       for (const key of touched) if (affectedBy(key)) return true
       return false
     })
+  const dependsOn = (waiting: readonly Unsynced[] | null, affectedBy?: (key: string) => boolean) =>
+    waiting?.some(({ touched }) => {
+      if (touched === 'all' || affectedBy === undefined) return true
+      for (const key of touched) if (affectedBy(key)) return true
+      return false
+    }) ?? false
   return <T>(read: () => T, affectedBy?: (key: string) => boolean): Promise<T> => {
     const last = group.batches.at(-1)
     if (!db.inTransaction && last !== undefined && dependsOnPending(affectedBy)) {
       return enqueue(db, group, last, read, false)
     }
     try {
-      return Promise.resolve(read())
+      const value = read()
+      if (!db.inTransaction && group.logSync !== null) {
+        // It may show a change committed but not yet on disk: answered once that is, by the
+        // sync running now if it covers every such change, else by the next.
+        const later = dependsOn(group.unsynced, affectedBy)
+          ? group.unsynced
+          : dependsOn(group.inFlight, affectedBy)
+            ? group.inFlight
+            : null
+        if (later !== null) {
+          return new Promise<T>((resolve, reject) => {
+            later.push({ touched: new Set(), answers: [() => resolve(value)], failures: [reject] })
+          })
+        }
+      }
+      return Promise.resolve(value)
     } catch (error) {
       return Promise.reject(error)
     }

@@ -19,11 +19,13 @@
 'use strict'
 const { availableParallelism } = require('node:os')
 
-// libuv's thread pool runs password hashing, 19 MiB each while it runs. Sized to the cores, it
-// holds no more hashing memory than the cores can use. The pool starts with its first job, and
-// loading an ES module is one, so this launcher is CommonJS (loaded synchronously) and sets the
-// size before importing the CLI. An operator's own UV_THREADPOOL_SIZE wins.
-process.env.UV_THREADPOOL_SIZE ??= String(Math.max(2, availableParallelism()))
+// libuv's thread pool runs password hashing (one verification per core at most, 19 MiB each while
+// it runs) and file work, among it the sync of the database's log after each commit. Sized to the
+// cores plus one, a sync never waits behind the hashing of a storm of logins. The pool starts with
+// its first job, and loading an ES module is one, so this launcher is CommonJS (loaded
+// synchronously) and sets the size before importing the CLI. An operator's own
+// UV_THREADPOOL_SIZE wins.
+process.env.UV_THREADPOOL_SIZE ??= String(Math.max(2, availableParallelism()) + 1)
 
 import('../dist/cli.js').catch((error) => {
   const unbuilt = error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist')

@@ -1,0 +1,118 @@
+import { existsSync } from 'node:fs'
+import { tokenRecord } from '@flowadmin/testkit'
+import Database from 'better-sqlite3'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createSqliteStores, openDatabase } from '../src/index.js'
+import { createLogSync } from '../src/log-sync.js'
+import { type LogSync, syncLogAsync } from '../src/transaction.js'
+import { createTempFolder } from './temp.js'
+
+const temp = createTempFolder()
+afterAll(() => temp.remove())
+
+const turn = () => new Promise((resolve) => setTimeout(resolve, 20))
+
+/** A log sync the test completes by hand, counting the syncs asked for. */
+function heldSync() {
+  const pending: Array<(error?: unknown) => void> = []
+  const sync: LogSync = (done) => pending.push(done)
+  return {
+    sync,
+    pending,
+    finish: (error?: unknown) => pending.shift()?.(error),
+  }
+}
+
+/** Settled or not, without waiting. */
+function state(promise: Promise<unknown>) {
+  const seen = { settled: false, error: undefined as unknown }
+  promise.then(
+    () => {
+      seen.settled = true
+    },
+    (error: unknown) => {
+      seen.settled = true
+      seen.error = error
+    },
+  )
+  return seen
+}
+
+describe('the log synced after the commit, off the event loop', () => {
+  it('answers a change only once its sync is done; a read that could see it waits too, an unrelated one does not', async () => {
+    const path = temp.file()
+    const db = openDatabase(path)
+    const held = heldSync()
+    syncLogAsync(db, held.sync)
+    const stores = createSqliteStores(db)
+    const first = stores.tokens.save(tokenRecord('other', { createdAt: 0, expiresAt: Date.now() + 60_000 }))
+    await turn()
+    expect(held.pending).toHaveLength(1)
+    held.finish()
+    await first
+
+    const saving = state(
+      stores.tokens.save(tokenRecord('h1', { createdAt: 0, expiresAt: Date.now() + 60_000 })),
+    )
+    await turn()
+    // Committed (another connection sees it) but not answered: the log is not synced yet.
+    const other = new Database(path, { readonly: true })
+    expect(other.prepare('SELECT count(*) AS n FROM tokens WHERE hash = ?').get('h1')).toEqual({ n: 1 })
+    other.close()
+    expect(saving.settled).toBe(false)
+    expect(held.pending).toHaveLength(1)
+    const reading = state(stores.tokens.findById('id-h1'))
+    // The modules depend on no token change: listed at once.
+    expect(await stores.modules.list()).toEqual([])
+    await turn()
+    expect(reading.settled).toBe(false)
+
+    // Changes committed while a sync runs share the next one.
+    const more = [1, 2, 3].map((i) =>
+      state(stores.tokens.save(tokenRecord(`m${i}`, { createdAt: 0, expiresAt: Date.now() + 60_000 }))),
+    )
+    await turn()
+    expect(held.pending).toHaveLength(1)
+    held.finish()
+    await turn()
+    expect(saving).toEqual({ settled: true, error: undefined })
+    expect(reading).toEqual({ settled: true, error: undefined })
+    expect(more.every((m) => !m.settled)).toBe(true)
+    expect(held.pending).toHaveLength(1)
+    held.finish(new Error('EIO: the disk failed'))
+    await turn()
+    for (const m of more) expect(String(m.error)).toContain('EIO')
+    await stores.close()
+    db.close()
+  }, 20_000)
+
+  it('over a file it opens: the connection syncs at checkpoints only, and changes are still answered and kept', async () => {
+    const path = temp.file()
+    const stores = createSqliteStores(path)
+    for (let i = 0; i < 20; i++) {
+      await stores.tokens.save(tokenRecord(`t${i}`, { createdAt: 0, expiresAt: Date.now() + 60_000 }))
+    }
+    expect(existsSync(`${path}-wal`)).toBe(true)
+    expect((await stores.tokens.findByHash('t19'))?.hash).toBe('t19')
+    await stores.close()
+    const reopened = createSqliteStores(path)
+    expect((await reopened.tokens.findByHash('t0'))?.hash).toBe('t0')
+    await reopened.close()
+  })
+
+  it('opens the log again when SQLite has replaced it, and has nothing to sync without one', async () => {
+    const path = temp.file()
+    const sync = createLogSync(path)
+    await new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
+    const db = new Database(path)
+    db.pragma('journal_mode = WAL')
+    db.exec('CREATE TABLE t (x); INSERT INTO t VALUES (1)')
+    await new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
+    db.close() // removes the log
+    const again = new Database(path)
+    again.exec('INSERT INTO t VALUES (2)') // a new log, another inode
+    await new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
+    again.close()
+    sync.close()
+  })
+})
