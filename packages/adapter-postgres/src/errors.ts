@@ -1,4 +1,5 @@
 import { storeUnavailable } from '@flowadmin/core'
+import { codeOf, StoreError } from '@flowadmin/store-support'
 
 /** Why the PostgreSQL store could not be opened. */
 export type PostgresStoreErrorCode =
@@ -15,23 +16,16 @@ export type PostgresStoreErrorCode =
  * A failure to open the PostgreSQL store. `message` is one line naming host, port and database
  * (never a password), fit to print before exiting non-zero.
  */
-export class PostgresStoreError extends Error {
+export class PostgresStoreError extends StoreError<PostgresStoreErrorCode> {
   override readonly name = 'PostgresStoreError'
-  readonly code: PostgresStoreErrorCode
   /** `host:port/database`. */
   readonly target: string
 
   constructor(code: PostgresStoreErrorCode, target: string, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.code = code
+    super(code, message, options)
     this.target = target
   }
 }
-
-const codeOf = (error: unknown): string =>
-  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
-    ? (error as { code: string }).code
-    : ''
 
 export const messageOf = (error: unknown): string => {
   if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0])

@@ -1,3 +1,5 @@
+import { codeOf, StoreError } from '@flowadmin/store-support'
+
 /** Why a database could not be opened or used. */
 export type SqliteStoreErrorCode =
   /** The file is not a SQLite database, or its pages fail the integrity check. */
@@ -19,23 +21,16 @@ export type SqliteStoreErrorCode =
  * An infrastructure failure of the SQLite store: the file is broken, unreachable or too new.
  * `message` names the path and says what to do, fit to print before exiting non-zero.
  */
-export class SqliteStoreError extends Error {
+export class SqliteStoreError extends StoreError<SqliteStoreErrorCode> {
   override readonly name = 'SqliteStoreError'
-  readonly code: SqliteStoreErrorCode
   /** The database file, as an absolute path. */
   readonly path: string
 
   constructor(code: SqliteStoreErrorCode, path: string, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.code = code
+    super(code, message, options)
     this.path = path
   }
 }
-
-const codeOf = (error: unknown): string =>
-  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
-    ? (error as { code: string }).code
-    : ''
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 

@@ -1,9 +1,7 @@
-import type { TokenKind, TokenRecord, TokenStore } from '@flowadmin/core'
+import type { TokenKind, TokenStore } from '@flowadmin/core'
+import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './database.js'
 import { createReader, createTransaction } from './transaction.js'
-
-const COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
-  last_used_at, last_address`
 
 /** The statements of the token store; each lookup goes through an index (see the plan test). */
 export const TOKEN_SQL = {
@@ -24,41 +22,9 @@ export const TOKEN_SQL = {
               WHERE expires_at IS NULL OR expires_at > ? GROUP BY kind`,
 } as const
 
-interface TokenRow {
-  hash: string
-  id: string
-  kind: TokenRecord['kind']
-  name: string | null
-  username: string
-  client_id: string
-  scope: string
-  fingerprint: string
-  created_at: number | bigint
-  expires_at: number | bigint | null
-  last_used_at: number | bigint | null
-  last_address: string | null
-}
-
 /** What token changes touch, and what token reads depend on (see transaction.ts). */
 const ANY_TOKEN = 'tokens'
 const tokenKey = (id: string) => `token:${id}`
-
-const orNull = (value: number | bigint | null) => (value === null ? null : Number(value))
-
-const rowToRecord = (row: TokenRow): TokenRecord => ({
-  hash: row.hash,
-  id: row.id,
-  kind: row.kind,
-  name: row.name,
-  username: row.username,
-  clientId: row.client_id,
-  scope: JSON.parse(row.scope) as string[],
-  fingerprint: row.fingerprint,
-  createdAt: Number(row.created_at),
-  expiresAt: orNull(row.expires_at),
-  lastUsedAt: orNull(row.last_used_at),
-  lastAddress: row.last_address,
-})
 
 /**
  * Tokens by hash and by id. Every write goes through the group commit and resolves once durable.
@@ -93,13 +59,13 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
     },
     async findByHash(hash) {
       const row = findByHash.get(hash) as TokenRow | undefined
-      return row ? rowToRecord(row) : null
+      return row ? tokenFromRow(row) : null
     },
     async findById(id) {
       return reader(
         () => {
           const row = findById.get(id) as TokenRow | undefined
-          return row ? rowToRecord(row) : null
+          return row ? tokenFromRow(row) : null
         },
         (touched) => touched === tokenKey(id) || touched === ANY_TOKEN,
       )
@@ -107,7 +73,7 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
     async list(username) {
       return reader(() => {
         const rows = (username === null ? listAll.all() : listByUser.all(username)) as TokenRow[]
-        return rows.map(rowToRecord)
+        return rows.map(tokenFromRow)
       }, anyToken)
     },
     async usernames() {

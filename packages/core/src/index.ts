@@ -1,4 +1,5 @@
 export { addressScope } from './auth/address-scope.js'
+export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
 export type { LoginError, LoginRequest, User } from './auth/login.js'
 export { hasPermission, intersectPermissions, toPermissionList } from './auth/permissions.js'
 export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'

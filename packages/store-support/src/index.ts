@@ -1,0 +1,11 @@
+export { codeOf, StoreError } from './errors.js'
+export {
+  byModuleName,
+  type CounterRow,
+  counterFromRow,
+  type ModuleRow,
+  modulesFromRows,
+  TOKEN_COLUMNS,
+  type TokenRow,
+  tokenFromRow,
+} from './rows.js'
