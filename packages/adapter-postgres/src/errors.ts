@@ -1,5 +1,4 @@
-import { storeUnavailable } from '@flowadmin/core'
-import { codeOf, StoreError } from '@flowadmin/store-support'
+import { codeOf, storeUnavailable } from '@flowadmin/core'
 
 /** Why the PostgreSQL store could not be opened. */
 export type PostgresStoreErrorCode =
@@ -16,13 +15,15 @@ export type PostgresStoreErrorCode =
  * A failure to open the PostgreSQL store. `message` is one line naming host, port and database
  * (never a password), fit to print before exiting non-zero.
  */
-export class PostgresStoreError extends StoreError<PostgresStoreErrorCode> {
+export class PostgresStoreError extends Error {
   override readonly name = 'PostgresStoreError'
+  readonly code: PostgresStoreErrorCode
   /** `host:port/database`. */
   readonly target: string
 
   constructor(code: PostgresStoreErrorCode, target: string, message: string, options?: { cause?: unknown }) {
-    super(code, message, options)
+    super(message, options)
+    this.code = code
     this.target = target
   }
 }

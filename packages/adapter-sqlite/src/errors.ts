@@ -1,4 +1,4 @@
-import { codeOf, StoreError } from '@flowadmin/store-support'
+import { codeOf } from '@flowadmin/core'
 
 /** Why a database could not be opened or used. */
 export type SqliteStoreErrorCode =
@@ -21,13 +21,15 @@ export type SqliteStoreErrorCode =
  * An infrastructure failure of the SQLite store: the file is broken, unreachable or too new.
  * `message` names the path and says what to do, fit to print before exiting non-zero.
  */
-export class SqliteStoreError extends StoreError<SqliteStoreErrorCode> {
+export class SqliteStoreError extends Error {
   override readonly name = 'SqliteStoreError'
+  readonly code: SqliteStoreErrorCode
   /** The database file, as an absolute path. */
   readonly path: string
 
   constructor(code: SqliteStoreErrorCode, path: string, message: string, options?: { cause?: unknown }) {
-    super(code, message, options)
+    super(message, options)
+    this.code = code
     this.path = path
   }
 }

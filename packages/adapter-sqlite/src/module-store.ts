@@ -1,6 +1,7 @@
 import type { ModuleRecord, ModuleStore } from '@flowadmin/core'
 import { byModuleName, type ModuleRow, modulesFromRows } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './database.js'
+import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the module store. */
@@ -31,15 +32,10 @@ export const MODULE_SQL = {
 export function createModuleStore(db: SqliteDatabase): ModuleStore {
   const transaction = createTransaction(db)
   const reader = createReader(db)
-  const find = db.prepare(MODULE_SQL.find)
-  const list = db.prepare(MODULE_SQL.list)
-  const upsertModule = db.prepare(MODULE_SQL.upsertModule)
-  const knownSets = db.prepare(MODULE_SQL.knownSets)
-  const dropSets = db.prepare(MODULE_SQL.dropSets)
-  const insertSet = db.prepare(MODULE_SQL.insertSet)
-  const exists = db.prepare(MODULE_SQL.exists)
-  const setEnabled = db.prepare(MODULE_SQL.setEnabled)
-  const remove = db.prepare(MODULE_SQL.remove)
+  const { find, list, upsertModule, knownSets, dropSets, insertSet, exists, setEnabled, remove } = prepareAll(
+    db,
+    MODULE_SQL,
+  )
 
   // What a change to a module touches, and what its readers depend on (see transaction.ts).
   const key = (name: string) => `module:${name}`

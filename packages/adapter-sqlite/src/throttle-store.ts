@@ -7,6 +7,7 @@ import {
 } from '@flowadmin/core'
 import { type CounterRow, counterFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './database.js'
+import { prepareAll } from './statements.js'
 import { createTransaction } from './transaction.js'
 
 /** The statements of the throttle store. `count` holds the failures of the live window. */
@@ -54,14 +55,10 @@ export const THROTTLE_SQL = {
  */
 export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
   const transaction = createTransaction(db)
-  const read = db.prepare(THROTTLE_SQL.read)
-  const admit = db.prepare(THROTTLE_SQL.admit)
-  const settle = db.prepare(THROTTLE_SQL.settle)
-  const clear = db.prepare(THROTTLE_SQL.clear)
-  const known = db.prepare(THROTTLE_SQL.known)
-  const remember = db.prepare(THROTTLE_SQL.remember)
-  const deleteExpired = db.prepare(THROTTLE_SQL.deleteExpired)
-  const deleteExpiredKnown = db.prepare(THROTTLE_SQL.deleteExpiredKnown)
+  const { read, admit, settle, clear, known, remember, deleteExpired, deleteExpiredKnown } = prepareAll(
+    db,
+    THROTTLE_SQL,
+  )
 
   // What an attempt's changes touch (see transaction.ts): its two counters.
   const relaxed = (attempt: LoginAttempt) =>

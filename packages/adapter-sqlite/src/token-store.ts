@@ -1,6 +1,7 @@
 import type { TokenKind, TokenStore } from '@flowadmin/core'
 import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './database.js'
+import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the token store; each lookup goes through an index (see the plan test). */
@@ -38,17 +39,19 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
   const reader = createReader(db)
   // A change to one token touches it and the listings; deleting by user or expiry touches them all.
   const anyToken = (touched: string) => touched === ANY_TOKEN
-  const save = db.prepare(TOKEN_SQL.save)
-  const findByHash = db.prepare(TOKEN_SQL.findByHash)
-  const findById = db.prepare(TOKEN_SQL.findById)
-  const listAll = db.prepare(TOKEN_SQL.listAll)
-  const listByUser = db.prepare(TOKEN_SQL.listByUser)
-  const usernames = db.prepare(TOKEN_SQL.usernames)
-  const touch = db.prepare(TOKEN_SQL.touch)
-  const remove = db.prepare(TOKEN_SQL.delete)
-  const deleteByUser = db.prepare(TOKEN_SQL.deleteByUser)
-  const deleteExpired = db.prepare(TOKEN_SQL.deleteExpired)
-  const countLive = db.prepare(TOKEN_SQL.countLive)
+  const {
+    save,
+    findByHash,
+    findById,
+    listAll,
+    listByUser,
+    usernames,
+    touch,
+    delete: remove,
+    deleteByUser,
+    deleteExpired,
+    countLive,
+  } = prepareAll(db, TOKEN_SQL)
 
   return {
     async save(record) {

@@ -50,3 +50,9 @@ export type DomainError =
 
 export type DomainErrorCode = DomainError['code']
 export type ErrorOf<C extends DomainErrorCode> = Extract<DomainError, { code: C }>
+
+/** The `code` property of a thrown value (Node and driver errors carry one), or ''. */
+export const codeOf = (error: unknown): string =>
+  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
+    ? (error as { code: string }).code
+    : ''

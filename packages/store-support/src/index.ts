@@ -1,4 +1,3 @@
-export { codeOf, StoreError } from './errors.js'
 export {
   byModuleName,
   type CounterRow,
