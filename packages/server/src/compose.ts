@@ -18,6 +18,7 @@ import {
   type NodeSetLoader,
   type PasswordVerifier,
   type Stores,
+  type VerifierGateOptions,
 } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
@@ -176,12 +177,8 @@ const VERIFY_CONCURRENCY = availableParallelism()
 /** The longest a login should wait for its password check; the queue bounds derive from it. */
 export const LOGIN_WAIT_TARGET_SECONDS = 2
 
-export interface LoginQueue {
-  concurrency: number
-  maxWaiting: number
-  maxWaitingKnown: number
-  /** Seconds a login refused for a full queue is told to wait. */
-  retryAfter: number
+/** The verifier queue the core is given, and the rate its bounds derive from. */
+export interface LoginQueue extends VerifierGateOptions {
   /** Verifications per second measured at start, or null when both bounds were configured. */
   measuredRate: number | null
 }
