@@ -3,4 +3,5 @@ export {
   CONTENT_SECURITY_POLICY,
   type ConsoleOptions,
   createConsole,
+  isConsolePath,
 } from './serve.js'

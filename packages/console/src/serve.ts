@@ -85,6 +85,20 @@ function send(c: Context, file: StaticFile): Response {
 }
 
 /**
+ * Whether a request path (as Hono's router sees it) is one of the console's: the page, its
+ * redirect and its assets. A server puts this in front of its API, so that API requests reach the
+ * API without passing through the console's router.
+ */
+export function isConsolePath(basePath: string, requestPath: string): boolean {
+  const base = basePath.replace(/\/+$/, '')
+  return (
+    requestPath === `${base}/` ||
+    (base !== '' && requestPath === base) ||
+    requestPath.startsWith(`${base}/${CONSOLE_ASSETS_PREFIX}`)
+  )
+}
+
+/**
  * The console's routes: the page at `<basePath>/` (never cached without revalidation, under a
  * strict Content-Security-Policy) and its content-hashed assets at `<basePath>/console/…`
  * (cached for a year). Anything else is left to `fallback`, the admin API.

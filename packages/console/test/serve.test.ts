@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CONTENT_SECURITY_POLICY, createConsole } from '../src/index.js'
+import { CONTENT_SECURITY_POLICY, createConsole, isConsolePath } from '../src/index.js'
 
 let dir: string
 const SCRIPT = 'console.log("the console")\n'.repeat(20)
@@ -102,5 +102,25 @@ describe('createConsole', () => {
     expect(bare.headers.get('location')).toBe('/admin/')
     expect(await (await below.request('/')).text()).toBe('api GET /')
     expect(await (await below.request('/console/main-abc.js')).text()).toBe('api GET /console/main-abc.js')
+  })
+})
+
+describe('isConsolePath', () => {
+  it('claims the page, its redirect and its assets, and leaves every API path alone', () => {
+    for (const [base, owned] of [
+      ['', ['/', '/console/main-abc.js', '/console/']],
+      ['/admin', ['/admin', '/admin/', '/admin/console/main-abc.js']],
+      ['/admin/', ['/admin', '/admin/', '/admin/console/x.css']],
+    ] as const) {
+      for (const requestPath of owned)
+        expect(isConsolePath(base, requestPath), `${base} ${requestPath}`).toBe(true)
+    }
+    for (const [base, other] of [
+      ['', ['/auth/login', '/settings', '/nodes/console', '/consolex', '/console']],
+      ['/admin', ['/admin/auth/login', '/admin/nodes', '/', '/console/main-abc.js', '/adminx']],
+    ] as const) {
+      for (const requestPath of other)
+        expect(isConsolePath(base, requestPath), `${base} ${requestPath}`).toBe(false)
+    }
   })
 })

@@ -7,6 +7,7 @@ import { createModules } from './modules/modules.js'
 import type {
   Actor,
   Clock,
+  CoreObserver,
   Digest,
   EventSink,
   ModuleInstaller,
@@ -68,6 +69,8 @@ export interface CorePorts {
   random?: RandomSource | undefined
   /** Defaults to Web Crypto's SHA-256. */
   digest?: Digest | undefined
+  /** Told what the core measures of itself (for metrics); nothing by default. */
+  observer?: CoreObserver | undefined
 }
 
 export type LoginScheme =
@@ -154,6 +157,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     tokens,
     events,
     clock,
+    observer: ports.observer,
   })
   const modules = createModules({
     store: ports.stores.modules,
@@ -190,6 +194,14 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     authEnabled: auth !== null,
     /** Seconds a newly issued token lives. */
     tokenLifetime: lifetime,
+
+    /**
+     * New bounds for the verifier queue's lanes, from the next login on (the server sets them
+     * once it has measured the verify rate). A bound that is not a whole number from 0 throws.
+     */
+    resizeLoginQueue(bounds: { maxWaiting?: number; maxWaitingKnown?: number }): void {
+      gate.resize(bounds)
+    },
 
     /** Password verifications running, and logins waiting for one in each lane, now (for metrics). */
     verifierLoad(): { running: number; known: number; general: number } {

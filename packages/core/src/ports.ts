@@ -250,6 +250,12 @@ export interface TypeUsage {
   typesInUse(): Promise<ReadonlySet<string> | null>
 }
 
+/** Measurements the core reports as they happen; each call must be cheap and must not throw. */
+export interface CoreObserver {
+  /** A login waited this many milliseconds in the verifier queue before its verification began. */
+  verifierWait?(milliseconds: number): void
+}
+
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number

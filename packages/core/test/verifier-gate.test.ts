@@ -94,3 +94,47 @@ describe('logins beyond the verifier queue', () => {
     expect(await core.login(adminLogin(), ADDRESS)).toMatchObject({ ok: true })
   })
 })
+
+describe('resizing the verifier queue', () => {
+  it('applies new bounds to the next attempts, keeps the waiting ones, and refuses a bad bound', async () => {
+    const gate = createVerifierGate({ concurrency: 1, maxWaiting: 1, maxWaitingKnown: 0, retryAfter: 1 })
+    const started: string[] = []
+    const { work, releaseOne } = heldWork(started)
+    const runs = [gate.run('general', work('g1')), gate.run('general', work('g2'))]
+    expect(gate.run('general', work('g3'))).toBeNull()
+    expect(gate.run('known', work('k1'))).toBeNull()
+    gate.resize({ maxWaiting: 2, maxWaitingKnown: 1 })
+    runs.push(gate.run('general', work('g3')), gate.run('known', work('k1')))
+    expect(gate.run('general', work('g4'))).toBeNull()
+    expect(gate.load()).toEqual({ running: 1, known: 1, general: 2 })
+    // Shrinking keeps who waits, and refuses newcomers until the lane is below its bound.
+    gate.resize({ maxWaiting: 0 })
+    expect(gate.run('general', work('g5'))).toBeNull()
+    expect(gate.load()).toEqual({ running: 1, known: 1, general: 2 })
+    expect(() => gate.resize({ maxWaiting: -1 })).toThrow(RangeError)
+    expect(() => gate.resize({ maxWaitingKnown: 0.5 })).toThrow(RangeError)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(started).toEqual(['g1'])
+    for (let i = 0; i < 4; i++) await releaseOne()
+    expect(started).toEqual(['g1', 'k1', 'g2', 'g3'])
+    expect(await Promise.all(runs)).toEqual(['g1', 'g2', 'g3', 'k1'])
+  })
+
+  it('is what core.resizeLoginQueue does: a full lane takes more once resized', async () => {
+    const { core, hasher } = createTestCore({
+      loginQueue: { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0, retryAfter: 1 },
+    })
+    const hold = holdVerifications(hasher)
+    const first = core.login(adminLogin({ password: 'guess' }), '10.0.0.1')
+    await hold.started
+    expect(await core.login(adminLogin({ password: 'guess' }), '10.0.0.2')).toMatchObject({
+      error: { code: 'temporarily_unavailable' },
+    })
+    core.resizeLoginQueue({ maxWaiting: 1 })
+    const second = core.login(adminLogin({ password: 'guess' }), '10.0.0.3')
+    hold.restore()
+    expect(await first).toMatchObject({ error: { code: 'invalid_credentials' } })
+    expect(await second).toMatchObject({ error: { code: 'invalid_credentials' } })
+    expect(() => core.resizeLoginQueue({ maxWaiting: -1 })).toThrow(RangeError)
+  })
+})

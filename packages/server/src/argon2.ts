@@ -51,24 +51,6 @@ export async function createArgon2Verifier(options: Argon2VerifierOptions = {}):
   }
 }
 
-/** Hashes made to measure the rate: this many per verification slot, all at once. */
-const RATE_SAMPLES_PER_SLOT = 2
-
-/**
- * Verifications per second this machine manages with `concurrency` at once, measured now (a few
- * tens of milliseconds at start, more on a busy machine). A verification computes one argon2id
- * hash with ARGON2_OPTIONS, so the measure hashes random passwords with them: it verifies nothing.
- */
-export async function measureVerifyRate(concurrency: number): Promise<number> {
-  const samples = Math.max(2, concurrency * RATE_SAMPLES_PER_SLOT)
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: samples }, () => hashPassword(randomBytes(16).toString('base64url'))),
-  )
-  const seconds = Math.max(0.001, (performance.now() - started) / 1000)
-  return samples / seconds
-}
-
 /**
  * Lowers the priority of every thread of the process but the main one: libuv's thread pool, where
  * argon2 works, and V8's helper threads. The event loop keeps its priority, so requests that need

@@ -6,11 +6,12 @@ import { availableParallelism } from 'node:os'
 import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createPostgresStores, type PostgresStores } from '@flowadmin/adapter-postgres'
+import type { PostgresStores } from '@flowadmin/adapter-postgres'
 import { createSqliteStores, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from '@flowadmin/adapter-sqlite'
-import { createConsole } from '@flowadmin/console'
+import { createConsole, isConsolePath } from '@flowadmin/console'
 import {
   type Core,
+  type CoreObserver,
   createCore,
   type Digest,
   type EventSink,
@@ -18,15 +19,16 @@ import {
   type NodeSetLoader,
   type PasswordVerifier,
   type Stores,
-  type VerifierGateOptions,
 } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
-import { createArgon2Verifier, measureVerifyRate } from './argon2.js'
+import { getPath } from 'hono/utils/url'
+import { createArgon2Verifier } from './argon2.js'
 import { type AuditLog, createAuditLog } from './audit.js'
 import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { type Listener, listen } from './listen.js'
+import { createLoginQueue, type LoginQueue, type LoginQueueBounds } from './login-queue.js'
 import { createMetrics, fanOut, metricsFetch } from './metrics.js'
 import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { createNpmInstaller, sweepStaging } from './npm-installer.js'
@@ -159,6 +161,8 @@ export async function resolveSettings(options: ServerOptions, cwd: string): Prom
 
 /** The PostgreSQL stores of these settings: `postgres.url`, else DATABASE_URL, else the PG* variables. */
 export async function openPostgresStores(settings: Settings): Promise<PostgresStores> {
+  // Loaded only when used: the PostgreSQL driver costs start-up time and memory on SQLite.
+  const { createPostgresStores } = await import('@flowadmin/adapter-postgres')
   try {
     return await createPostgresStores({
       url: settings.postgres.url ?? (process.env.DATABASE_URL || undefined),
@@ -173,38 +177,6 @@ export async function openPostgresStores(settings: Settings): Promise<PostgresSt
 
 /** Password verifications at once: one per core. */
 const VERIFY_CONCURRENCY = availableParallelism()
-
-/** The longest a login should wait for its password check; the queue bounds derive from it. */
-export const LOGIN_WAIT_TARGET_SECONDS = 2
-
-/** The verifier queue the core is given, and the rate its bounds derive from. */
-export interface LoginQueue extends VerifierGateOptions {
-  /** Verifications per second measured at start, or null when both bounds were configured. */
-  measuredRate: number | null
-}
-
-/**
- * The verifier queue's bounds: as configured, or as many attempts as the measured rate verifies in
- * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long.
- */
-async function loginQueueOf(settings: Settings): Promise<LoginQueue> {
-  const configured = settings.adminAuth?.loginQueue ?? {}
-  const measure =
-    settings.adminAuth !== null &&
-    (configured.maxWaiting === undefined || configured.maxWaitingKnown === undefined)
-  const measuredRate = measure ? await measureVerifyRate(VERIFY_CONCURRENCY) : null
-  const derived =
-    measuredRate === null
-      ? VERIFY_CONCURRENCY
-      : Math.max(VERIFY_CONCURRENCY, Math.round(measuredRate * LOGIN_WAIT_TARGET_SECONDS))
-  return {
-    concurrency: VERIFY_CONCURRENCY,
-    maxWaiting: configured.maxWaiting ?? derived,
-    maxWaitingKnown: configured.maxWaitingKnown ?? derived,
-    retryAfter: LOGIN_WAIT_TARGET_SECONDS,
-    measuredRate,
-  }
-}
 
 export async function openStores(settings: Settings): Promise<{
   stores: Stores & { close(): Promise<void> }
@@ -233,7 +205,7 @@ export async function createServerCore(
   events: EventSink,
   modules: readonly DiscoveredModule[],
   log: (level: LogLevel, message: string) => void,
-  login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue } = {},
+  login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue; observer?: CoreObserver | undefined } = {},
   /** The loader (default: one over `modules`) and the installer (default: none, installs refused). */
   palette: { loader?: NodeSetLoader; installer?: ModuleInstaller } = {},
 ): Promise<Core> {
@@ -249,6 +221,7 @@ export async function createServerCore(
         log('error', `${message}; disabling modules is refused until it is fixed`),
       ),
       events,
+      observer: login.observer,
     },
     {
       adminAuth: settings.adminAuth && {
@@ -334,8 +307,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const events = metrics === null ? audit : fanOut(audit, metrics.events)
 
     const argon2 = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
-    const loginQueue = await loginQueueOf(settings)
-    const verifier = metrics === null ? argon2 : metrics.timeVerifier(argon2)
+    const configured = settings.adminAuth?.loginQueue ?? {}
+    const queueing = createLoginQueue(configured, VERIFY_CONCURRENCY, settings.adminAuth !== null)
+    const loginQueue = queueing.queue
+    // The core exists only below; the first verification cannot end before it does.
+    let resize: (bounds: LoginQueueBounds) => void = () => {}
+    const verifier = queueing.measuring(argon2, (bounds) => resize(bounds))
 
     await sweepStaging(settings.userDir)
     const modules = await discoverModules(settings.userDir, warn)
@@ -357,9 +334,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       events,
       modules,
       log,
-      { verifier, loginQueue },
+      { verifier, loginQueue, observer: metrics?.observer },
       { loader, installer },
     )
+    resize = (bounds) => core.resizeLoginQueue(bounds)
     await core.modules.sync(toDescriptors(modules))
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
@@ -390,15 +368,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       onResponse: metrics?.onResponse,
       onStorageUnavailable: (error) => outage(error),
     })
-    const api: typeof app.fetch =
-      metrics === null ? app.fetch : (request, env) => metrics.arrival(() => app.fetch(request, env))
+    const api = app.fetch
     const page = settings.console ? createConsole({ basePath: settings.httpAdminRoot }, api) : null
     if (settings.console && page === null) {
       warn(
         'the console is not built (run `pnpm build`), so only the API answers; "console": false silences this',
       )
     }
-    const serve: typeof app.fetch = page?.fetch ?? api
+    // API requests go straight to the API; only the console's own paths pass its router.
+    const serve: typeof app.fetch =
+      page === null
+        ? api
+        : (request, env) =>
+            isConsolePath(settings.httpAdminRoot, getPath(request))
+              ? page.fetch(request, env)
+              : api(request, env)
     const listener = await listen(serve, settings.uiHost, settings.uiPort, settings.httpServer)
     cleanup.push(() => listener.close(0))
     let metricsServer: Listener | null = null

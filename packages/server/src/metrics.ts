@@ -1,7 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { MetricsExposition, ResponseSample } from '@flowadmin/adapter-http'
-import type { DomainEvent, EventSink, PasswordVerifier, Stores, TokenKind } from '@flowadmin/core'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { CoreObserver, DomainEvent, EventSink, Stores, TokenKind } from '@flowadmin/core'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client'
 
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
 export const LOGIN_OUTCOMES = ['succeeded', 'failed', 'throttled', 'shed'] as const
@@ -12,13 +11,8 @@ export interface Metrics {
   events: EventSink
   /** Observes a response of the HTTP app. */
   onResponse(sample: ResponseSample): void
-  /**
-   * The same verifier, reporting for each verification the time from its login request's arrival
-   * (see `arrival`) to the verification's start: the wait in the verifier queue, mostly.
-   */
-  timeVerifier<V extends PasswordVerifier>(verifier: V): V
-  /** Runs a request's handling with its arrival time known to `timeVerifier`. */
-  arrival<T>(handle: () => T): T
+  /** What the core measures of itself: each login's wait in the verifier queue. */
+  observer: CoreObserver
   /** The same stores, each call timed and each throw counted. */
   instrument<S extends Stores>(stores: S): S
   /** Where the gauges read at each scrape come from, once the service is wired. */
@@ -49,17 +43,17 @@ export function createMetrics(): Metrics {
     liveTokens: async () => ({ session: 0, api: 0 }),
     verifierLoad: () => ({ running: 0, known: 0, general: 0 }),
   }
-  const arrivals = new AsyncLocalStorage<number>()
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 
-  const requests = new Histogram({
+  const requests = createAggregatedHistogram({
     name: 'flowadmin_http_request_duration_seconds',
     help: 'Time to answer an HTTP request, by method, route template and status.',
-    labelNames: ['method', 'route', 'status'] as const,
+    labelNames: ['method', 'route', 'status'],
     buckets: HTTP_BUCKETS,
-    registers: [registry],
   })
+  registry.registerMetric(requests.metric as unknown as Metric)
+  const requestTimings = new Map<string, AggregatedChild>()
   const logins = new Counter({
     name: 'flowadmin_logins_total',
     help: 'Login attempts (POST /auth/token with well-formed fields), by outcome.',
@@ -100,7 +94,7 @@ export function createMetrics(): Metrics {
   })
   const verifierWait = new Histogram({
     name: 'flowadmin_verifier_wait_seconds',
-    help: 'Time from a login request arriving to its password verification starting.',
+    help: 'Time a login waited in the verifier queue before its password verification started.',
     buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
@@ -123,38 +117,49 @@ export function createMetrics(): Metrics {
       }
     },
   })
-  const storage = new Histogram({
+  const storage = createAggregatedHistogram({
     name: 'flowadmin_storage_operation_duration_seconds',
     help: 'Time of a store call, by store and operation.',
-    labelNames: ['store', 'operation'] as const,
+    labelNames: ['store', 'operation'],
     buckets: STORAGE_BUCKETS,
-    registers: [registry],
   })
+  registry.registerMetric(storage.metric as unknown as Metric)
 
   const instrumentStore = <T extends object>(store: string, target: T): T => {
-    const wrappers = new Map<PropertyKey, unknown>()
-    return new Proxy(target, {
-      get(object, operation, receiver) {
-        const value = Reflect.get(object, operation, receiver)
-        if (typeof value !== 'function' || typeof operation !== 'string') return value
-        const cached = wrappers.get(operation) as { of: unknown; call: unknown } | undefined
-        if (cached?.of === value) return cached.call
-        const labels = { store, operation }
-        const call = async (...args: unknown[]) => {
-          const stop = storage.startTimer(labels)
-          try {
-            return await value.apply(object, args)
-          } catch (error) {
-            storageErrors.inc(labels)
-            throw error
-          } finally {
-            stop()
-          }
+    // Wrapped once, up front; each call looks its method up on the store, so a store that swaps
+    // a method is still the one called.
+    const wrapped = Object.create(target) as Record<string, unknown>
+    for (const operation of methodNames(target)) {
+      const timing = storage.child([store, operation])
+      const failed = () => storageErrors.inc({ store, operation })
+      wrapped[operation] = (...args: unknown[]) => {
+        const started = performance.now()
+        let result: unknown
+        try {
+          result = (target as Record<string, (...a: unknown[]) => unknown>)[operation]?.(...args)
+        } catch (error) {
+          timing.observe((performance.now() - started) / 1000)
+          failed()
+          throw error
         }
-        wrappers.set(operation, { of: value, call })
-        return call
-      },
-    })
+        if (!(result instanceof Promise)) {
+          timing.observe((performance.now() - started) / 1000)
+          return result
+        }
+        return result.then(
+          (value) => {
+            timing.observe((performance.now() - started) / 1000)
+            return value
+          },
+          (error: unknown) => {
+            timing.observe((performance.now() - started) / 1000)
+            failed()
+            throw error
+          },
+        )
+      }
+    }
+    return wrapped as T
   }
 
   return {
@@ -167,22 +172,18 @@ export function createMetrics(): Metrics {
       },
     },
     onResponse({ method, route, status, seconds }) {
-      requests.observe({ method, route, status: String(status) }, seconds)
+      const key = `${method} ${status} ${route}`
+      let timing = requestTimings.get(key)
+      if (timing === undefined) {
+        timing = requests.child([method, route, String(status)])
+        requestTimings.set(key, timing)
+      }
+      timing.observe(seconds)
     },
-    timeVerifier(verifier) {
-      return new Proxy(verifier, {
-        get(target, property, receiver) {
-          if (property !== 'verify') return Reflect.get(target, property, receiver)
-          return (hash: string, password: string) => {
-            const arrived = arrivals.getStore()
-            if (arrived !== undefined) verifierWait.observe((performance.now() - arrived) / 1000)
-            return target.verify(hash, password)
-          }
-        },
-      })
-    },
-    arrival(handle) {
-      return arrivals.run(performance.now(), handle)
+    observer: {
+      verifierWait(milliseconds) {
+        verifierWait.observe(milliseconds / 1000)
+      },
     },
     instrument(stores) {
       return {
@@ -197,6 +198,96 @@ export function createMetrics(): Metrics {
     },
     async exposition() {
       return { contentType: registry.contentType, body: await registry.metrics() }
+    },
+  }
+}
+
+/** The own and inherited methods of a store object (not Object's). */
+function methodNames(target: object): string[] {
+  const names = new Set<string>()
+  for (
+    let object = target;
+    object !== null && object !== Object.prototype;
+    object = Object.getPrototypeOf(object)
+  ) {
+    for (const name of Object.getOwnPropertyNames(object)) {
+      if (name !== 'constructor' && typeof (target as Record<string, unknown>)[name] === 'function')
+        names.add(name)
+    }
+  }
+  return [...names]
+}
+
+interface AggregatedChild {
+  observe(seconds: number): void
+}
+
+/**
+ * A Prometheus histogram for the hot paths (every request, every store call): each label set
+ * is looked up once by its caller and keeps plain counts, so an observation is a bucket search
+ * and three additions. prom-client's own Histogram hashes the labels on every observation, which
+ * costs more than the store call it times. Exported through the same registry, in the same
+ * format (cumulative `_bucket` series with `le`, `_sum`, `_count`).
+ */
+function createAggregatedHistogram(options: {
+  name: string
+  help: string
+  labelNames: readonly string[]
+  buckets: readonly number[]
+}) {
+  const { name, help, labelNames, buckets } = options
+  const children: Array<{
+    labels: Record<string, string>
+    counts: Float64Array
+    sum: number
+    count: number
+  }> = []
+  return {
+    child(values: readonly string[]): AggregatedChild {
+      const labels = Object.fromEntries(labelNames.map((label, index) => [label, values[index] ?? '']))
+      const state = { labels, counts: new Float64Array(buckets.length), sum: 0, count: 0 }
+      children.push(state)
+      return {
+        observe(seconds) {
+          let index = 0
+          while (index < buckets.length && seconds > (buckets[index] as number)) index++
+          if (index < buckets.length) state.counts[index] = (state.counts[index] as number) + 1
+          state.sum += seconds
+          state.count++
+        },
+      }
+    },
+    /**
+     * What prom-client's registry reads at each scrape: its name, help and type, and `get()`
+     * (the registry needs nothing else of a metric to write it out).
+     */
+    metric: {
+      name,
+      help,
+      type: 'histogram' as const,
+      aggregator: 'sum' as const,
+      get() {
+        const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> =
+          []
+        for (const { labels, counts, sum, count } of children) {
+          let cumulative = 0
+          buckets.forEach((le, index) => {
+            cumulative += counts[index] as number
+            values.push({ metricName: `${name}_bucket`, labels: { le, ...labels }, value: cumulative })
+          })
+          values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', ...labels }, value: count })
+          values.push({ metricName: `${name}_sum`, labels, value: sum })
+          values.push({ metricName: `${name}_count`, labels, value: count })
+        }
+        return { name, help, type: 'histogram' as const, values, aggregator: 'sum' as const }
+      },
+      reset() {
+        for (const child of children) {
+          child.counts.fill(0)
+          child.sum = 0
+          child.count = 0
+        }
+      },
     },
   }
 }

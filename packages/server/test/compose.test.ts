@@ -279,8 +279,23 @@ describe('the login queue', () => {
     ...extra,
   })
 
-  it('derives its bounds from the verify rate measured at start: about two seconds of verifications', async () => {
+  it('starts with provisional bounds, then derives them from the verify rate the logins show: about two seconds of verifications', async () => {
     const server = await start({ settings: { storage: 'memory', adminAuth: await auth() } })
+    const provisional = { ...server.loginQueue }
+    expect(provisional.measuredRate).toBeNull()
+    expect(provisional.maxWaiting).toBe(Math.max(provisional.concurrency, provisional.concurrency * 10 * 2))
+    for (const password of ['wrong', 'pw']) {
+      await fetch(`${server.url}/auth/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          client_id: 'node-red-admin',
+          grant_type: 'password',
+          scope: '*',
+          username: 'admin',
+          password,
+        }),
+      })
+    }
     const { measuredRate, maxWaiting, maxWaitingKnown, concurrency, retryAfter } = server.loginQueue
     expect(measuredRate).toBeGreaterThan(0)
     expect(maxWaiting).toBe(Math.max(concurrency, Math.round((measuredRate as number) * 2)))
@@ -294,6 +309,16 @@ describe('the login queue', () => {
         storage: 'memory',
         adminAuth: await auth({ loginQueue: { maxWaiting: 7, maxWaitingKnown: 3 } }),
       },
+    })
+    await fetch(`${server.url}/auth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: 'node-red-admin',
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: 'pw',
+      }),
     })
     expect(server.loginQueue).toMatchObject({ maxWaiting: 7, maxWaitingKnown: 3, measuredRate: null })
   })

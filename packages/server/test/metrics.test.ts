@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { tokenRecord } from '@flowadmin/testkit'
+import { createCore } from '@flowadmin/core'
+import { createPlainHasher, holdVerifications, tokenRecord } from '@flowadmin/testkit'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   createMetrics,
@@ -268,20 +269,46 @@ describe('createMetrics', () => {
     expect(sample((await metrics.exposition()).body, 'flowadmin_logins_total{outcome="shed"}')).toBe(1)
   })
 
-  it('times each verification from its request’s arrival, and only within a request', async () => {
+  it('times each login’s wait in the verifier queue, as the core reports it', async () => {
     const metrics = createMetrics()
-    let verified = 0
-    const verifier = metrics.timeVerifier({
-      dummyHash: 'x',
-      verify: async (_hash: string, _password: string) => {
-        verified++
-        return true
+    const hasher = createPlainHasher()
+    let now = 1_000_000
+    const core = createCore(
+      {
+        stores: createMemoryStores(),
+        verifier: hasher,
+        loader: { load: async () => ({ ok: true }) },
+        typeUsage: { typesInUse: async () => new Set<string>() },
+        clock: { now: () => now },
+        observer: metrics.observer,
       },
-    })
-    expect(verifier.dummyHash).toBe('x')
-    await metrics.arrival(() => verifier.verify('h', 'p'))
-    await verifier.verify('h', 'p')
-    expect(verified).toBe(2)
-    expect(sample((await metrics.exposition()).body, 'flowadmin_verifier_wait_seconds_count')).toBe(1)
+      {
+        adminAuth: {
+          users: [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }],
+          loginQueue: { concurrency: 1 },
+        },
+      },
+    )
+    const login = {
+      clientId: 'service-admin',
+      grantType: 'password',
+      scope: '*',
+      username: 'admin',
+      password: 'pw',
+    }
+    const hold = holdVerifications(hasher)
+    const first = core.login(login, '10.0.0.1')
+    await hold.started
+    const second = core.login(login, '10.0.0.2')
+    // The second waits for the first's verification: a quarter of a second on the core's clock.
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    now += 250
+    hold.restore()
+    const results = [await first, await second]
+    expect(results, JSON.stringify(results)).toMatchObject([{ ok: true }, { ok: true }])
+    const text = (await metrics.exposition()).body
+    expect(sample(text, 'flowadmin_verifier_wait_seconds_count')).toBe(2)
+    expect(sample(text, 'flowadmin_verifier_wait_seconds_sum')).toBeCloseTo(0.25, 6)
+    expect(sample(text, 'flowadmin_verifier_wait_seconds_bucket{le="0.1"}')).toBe(1)
   })
 })

@@ -1,5 +1,5 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
-import type { AttemptOutcome, Clock, EventSink, PasswordVerifier } from '../ports.js'
+import type { AttemptOutcome, Clock, CoreObserver, EventSink, PasswordVerifier } from '../ports.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
@@ -43,6 +43,7 @@ export interface LoginDeps {
   tokens: Tokens
   events: EventSink
   clock: Clock
+  observer?: CoreObserver | undefined
 }
 
 /** Seconds an attempt shed because too many attempts of its key are in flight is told to wait. */
@@ -53,7 +54,17 @@ const missing = (field: string): LoginError => ({
   message: `Missing required parameter: ${field}`,
 })
 
-export function createLogin({ users, clients, verifier, gate, throttle, tokens, events, clock }: LoginDeps) {
+export function createLogin({
+  users,
+  clients,
+  verifier,
+  gate,
+  throttle,
+  tokens,
+  events,
+  clock,
+  observer,
+}: LoginDeps) {
   /**
    * The OAuth2 password grant. Order matters: shape errors first (they reveal nothing), then the
    * throttle, decided in the store (a throttled attempt never reaches the verifier), then the
@@ -105,9 +116,11 @@ export function createLogin({ users, clients, verifier, gate, throttle, tokens, 
   ): Promise<Result<IssuedToken, LoginError>> {
     const { username, clientId } = actor
     const user = users.get(username)
-    const verification = gate.run(lane, () =>
-      verifier.verify(user?.passwordHash ?? verifier.dummyHash, password),
-    )
+    const queued = clock.now()
+    const verification = gate.run(lane, () => {
+      observer?.verifierWait?.(clock.now() - queued)
+      return verifier.verify(user?.passwordHash ?? verifier.dummyHash, password)
+    })
     if (verification === null) {
       events.emit({ type: 'login.shed', at: clock.now(), retryAfter: gate.retryAfter, ...actor })
       return err({ code: 'temporarily_unavailable', retryAfter: gate.retryAfter })

@@ -26,14 +26,20 @@ export const DEFAULT_VERIFIER_GATE: VerifierGateOptions = {
 
 export type Lane = 'known' | 'general'
 
-export function createVerifierGate(options: VerifierGateOptions) {
-  const leasts = { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0, retryAfter: 1 } as const
-  for (const [name, least] of Object.entries(leasts)) {
+const LEASTS = { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0, retryAfter: 1 } as const
+
+function check(options: Partial<VerifierGateOptions>): void {
+  for (const [name, least] of Object.entries(LEASTS)) {
+    if (!(name in options)) continue
     const value = options[name as keyof VerifierGateOptions]
-    if (!Number.isSafeInteger(value) || value < least) {
+    if (!Number.isSafeInteger(value) || (value as number) < least) {
       throw new RangeError(`loginQueue ${name} must be a whole number from ${least}`)
     }
   }
+}
+
+export function createVerifierGate(options: VerifierGateOptions) {
+  check(options)
   const waiting: Record<Lane, Array<() => void>> = { known: [], general: [] }
   const bounds: Record<Lane, number> = { known: options.maxWaitingKnown, general: options.maxWaiting }
   let running = 0
@@ -64,6 +70,17 @@ export function createVerifierGate(options: VerifierGateOptions) {
       }
       // A finished verification hands its slot on (next), so `running` counts slots in use.
       return turn.then(work).finally(next)
+    },
+
+    /**
+     * Sets new bounds for the lanes (e.g. once the verify rate is measured). Attempts already
+     * waiting keep their place; new ones are refused while a lane holds its bound or more.
+     */
+    resize(next: Partial<Pick<VerifierGateOptions, 'maxWaiting' | 'maxWaitingKnown'>>): void {
+      const given = Object.fromEntries(Object.entries(next).filter(([, value]) => value !== undefined))
+      check(given)
+      if (next.maxWaiting !== undefined) bounds.general = next.maxWaiting
+      if (next.maxWaitingKnown !== undefined) bounds.known = next.maxWaitingKnown
     },
 
     /** Verifications running and attempts waiting, for tests and metrics. */
