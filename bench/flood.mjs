@@ -9,17 +9,12 @@
 // Each address is its own loopback address (127.1.x.y, all of 127.0.0.0/8 is loopback on Linux),
 // every request its own connection. Targets: every flood request answered (401, 429 or 503)
 // within 5 s; her login within 1 s; peak RSS under 140 MB.
-import { spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
-import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { hashPassword } from '@flowadmin/server'
+import { quantile, startBuiltServer } from './built-server.mjs'
 import { machine, memory } from './proc.mjs'
 
-const BIN = fileURLToPath(new URL('../packages/server/bin/flowadmin.cjs', import.meta.url))
 const HER_ADDRESS = '127.0.0.2'
 const PASSWORD = 'her-real-password'
 const TARGETS = { floodMs: 5_000, herMs: 1_000, peakRssMb: 140 }
@@ -87,34 +82,16 @@ function login(url, from, password) {
   })
 }
 
-const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-flood-'))
-const settingsFile = path.join(userDir, 'settings.json')
-await writeFile(
-  settingsFile,
-  JSON.stringify({
-    auditLog: 'off',
-    adminAuth: {
-      type: 'credentials',
-      users: [{ username: 'admin', password: await hashPassword(PASSWORD), permissions: '*' }],
-    },
-  }),
-)
-const child = spawn(process.execPath, [BIN, 'start', '--settings', settingsFile, '--port', '0'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
+const { url, child, stop } = await startBuiltServer('flood', {
+  auditLog: 'off',
+  adminAuth: {
+    type: 'credentials',
+    users: [{ username: 'admin', password: await hashPassword(PASSWORD), permissions: '*' }],
+  },
 })
 // The server goes with this script, however it ends.
 process.on('exit', () => child.kill('SIGKILL'))
-const url = await new Promise((resolve, reject) => {
-  let out = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    out += chunk
-    const found = /listening on (http:\/\/\S+)/.exec(out)
-    if (found) resolve(found[1])
-  })
-  child.once('exit', (code) => reject(new Error(`the server exited (${code}); run pnpm build first?`)))
-})
 
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
 const ms = (value) => `${Math.round(value)} ms`
 
 try {
@@ -156,7 +133,7 @@ try {
       .join(', ')}` + `${retryAfter ? '' : ' (a 503 without Retry-After!)'}`,
   )
   console.log(
-    `flood times: median ${ms(quantile(times, 0.5))}, p95 ${ms(quantile(times, 0.95))}, slowest ${ms(slowest)}; all answered in ${ms(wallMs)}`,
+    `flood times: median ${ms(quantile(times, 0.5) ?? 0)}, p95 ${ms(quantile(times, 0.95) ?? 0)}, slowest ${ms(slowest)}; all answered in ${ms(wallMs)}`,
   )
   console.log(`her login from her known address: ${hers.status} in ${ms(hers.ms)}`)
   console.log(`server RSS: ${idle.rssMb.toFixed(1)} MB before the flood, peak ${peakMb.toFixed(1)} MB`)
@@ -170,7 +147,5 @@ try {
   ]
   for (const [target, met] of verdicts) console.log(`${met ? 'met ' : 'MISSED'}  ${target}`)
 } finally {
-  child.kill('SIGTERM')
-  await new Promise((resolve) => child.once('exit', resolve))
-  await rm(userDir, { recursive: true, force: true })
+  await stop()
 }

@@ -6,15 +6,10 @@
 //   pnpm build && node scripts/login-timing.mjs [--attempts N] [--warmup N]
 //
 // The throttle limits are raised in the server's settings so that no attempt is throttled.
-import { spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { cpus, tmpdir } from 'node:os'
-import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
 import { hashPassword } from '@flowadmin/server'
-
-const BIN = fileURLToPath(new URL('../packages/server/bin/flowadmin.cjs', import.meta.url))
+import { quantile, startBuiltServer } from '../bench/built-server.mjs'
 
 const { values } = parseArgs({
   options: { attempts: { type: 'string', default: '200' }, warmup: { type: 'string', default: '20' } },
@@ -26,31 +21,13 @@ if (!Number.isInteger(attempts) || attempts < 1 || !Number.isInteger(warmup) || 
   process.exit(2)
 }
 
-const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-login-timing-'))
-const settingsFile = path.join(userDir, 'settings.json')
-await writeFile(
-  settingsFile,
-  JSON.stringify({
-    auditLog: 'off',
-    adminAuth: {
-      type: 'credentials',
-      users: [{ username: 'admin', password: await hashPassword('the-real-password'), permissions: '*' }],
-      throttle: { maxFailuresPerUser: 1_000_000, maxFailuresPerAddress: 1_000_000 },
-    },
-  }),
-)
-
-const child = spawn(process.execPath, [BIN, 'start', '--settings', settingsFile, '--port', '0'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-})
-const url = await new Promise((resolve, reject) => {
-  let out = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    out += chunk
-    const found = /listening on (http:\/\/\S+)/.exec(out)
-    if (found) resolve(found[1])
-  })
-  child.once('exit', (code) => reject(new Error(`the server exited (${code}); run pnpm build first?`)))
+const { url, stop } = await startBuiltServer('login-timing', {
+  auditLog: 'off',
+  adminAuth: {
+    type: 'credentials',
+    users: [{ username: 'admin', password: await hashPassword('the-real-password'), permissions: '*' }],
+    throttle: { maxFailuresPerUser: 1_000_000, maxFailuresPerAddress: 1_000_000 },
+  },
 })
 
 /** One failed login; milliseconds from sending to the end of the response. */
@@ -72,7 +49,6 @@ async function attempt(username) {
   return elapsed
 }
 
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
 const median = (sorted) =>
   sorted.length % 2 === 1
     ? sorted[(sorted.length - 1) / 2]
@@ -118,7 +94,5 @@ try {
       `(${((difference / median(known)) * 100).toFixed(1)} % of the known user's median)`,
   )
 } finally {
-  child.kill('SIGTERM')
-  await new Promise((resolve) => child.once('exit', resolve))
-  await rm(userDir, { recursive: true, force: true })
+  await stop()
 }

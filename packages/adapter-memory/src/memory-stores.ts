@@ -1,12 +1,12 @@
-import type {
-  LoginAttempt,
-  ModuleRecord,
-  ModuleStore,
-  Stores,
-  ThrottlePolicy,
-  ThrottleStore,
-  TokenRecord,
-  TokenStore,
+import {
+  attemptCounters,
+  type ModuleRecord,
+  type ModuleStore,
+  type Stores,
+  type ThrottleStore,
+  type TokenRecord,
+  type TokenStore,
+  throttleRefusal,
 } from '@flowadmin/core'
 
 export interface MemoryStores extends Stores {
@@ -201,28 +201,17 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
     counters.restart(key, started)
     return started
   }
-  const keysOf = (attempt: LoginAttempt, policy: ThrottlePolicy) =>
-    [
-      [attempt.pairKey, policy.pairLimit],
-      [attempt.addressKey, policy.addressLimit],
-    ] as const
 
   // Each call runs in one synchronous pass, so no other call sees it half done.
   return {
     async begin(attempt, policy, now) {
-      const seen = keysOf(attempt, policy).map(([key, limit]) => ({ counter: live(key, now), limit }))
-      const closed = seen.filter(({ counter, limit }) => counter && counter.failures >= limit)
-      if (closed.length > 0) {
-        return {
-          outcome: 'throttled',
-          retryAt: Math.max(...closed.map(({ counter }) => counter?.resetAt ?? 0)),
-        }
-      }
-      const full = seen.some(
-        ({ counter, limit }) => counter && counter.failures + counter.inFlight >= limit + policy.allowance,
-      )
-      if (full) return { outcome: 'busy' }
-      for (const [key] of keysOf(attempt, policy)) {
+      const seen = attemptCounters(attempt, policy).map(({ key, limit }) => ({
+        limit,
+        state: live(key, now),
+      }))
+      const refusal = throttleRefusal(seen, policy.allowance)
+      if (refusal) return refusal
+      for (const { key } of attemptCounters(attempt, policy)) {
         const counter = counterOf(key, now, policy.windowMs)
         counter.inFlight++
         counter.leaseUntil = now + policy.leaseMs
@@ -230,7 +219,7 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
       return { outcome: 'proceed', known: (known.entries.get(attempt.knownKey) ?? 0) > now }
     },
     async finish(attempt, outcome, policy, now) {
-      for (const [key] of keysOf(attempt, policy)) {
+      for (const { key } of attemptCounters(attempt, policy)) {
         const counter = counterOf(key, now, policy.windowMs)
         counter.inFlight = Math.max(0, counter.inFlight - 1)
         if (outcome === 'failed') counter.failures++

@@ -1,4 +1,4 @@
-import { storeUnavailable } from '@flowadmin/core'
+import { codeOf, storeUnavailable } from '@flowadmin/core'
 
 /** Why the PostgreSQL store could not be opened. */
 export type PostgresStoreErrorCode =
@@ -27,11 +27,6 @@ export class PostgresStoreError extends Error {
     this.target = target
   }
 }
-
-const codeOf = (error: unknown): string =>
-  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
-    ? (error as { code: string }).code
-    : ''
 
 export const messageOf = (error: unknown): string => {
   if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0])

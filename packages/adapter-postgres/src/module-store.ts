@@ -1,4 +1,5 @@
-import type { ModuleRecord, ModuleStore, NodeSetRecord } from '@flowadmin/core'
+import type { ModuleRecord, ModuleStore } from '@flowadmin/core'
+import { byModuleName, type ModuleRow, modulesFromRows } from '@flowadmin/store-support'
 import type { Database, Queryable } from './database.js'
 
 /** The channel on which a module's name is announced when its node sets change. */
@@ -29,43 +30,8 @@ export const MODULE_SQL = {
   announce: `SELECT pg_notify('${MODULE_CHANNEL}', $1)`,
 } as const
 
-interface ModuleRow {
-  module: string
-  version: string
-  /** Null for a module without sets (the LEFT JOIN found none). */
-  name: string | null
-  types: string[] | null
-  enabled: boolean | null
-}
-
-/** Groups joined rows into modules, keeping the rows' order. */
-function rowsToModules(rows: ModuleRow[]): ModuleRecord[] {
-  const modules = new Map<string, ModuleRecord>()
-  for (const row of rows) {
-    let module = modules.get(row.module)
-    if (!module) {
-      module = { name: row.module, version: row.version, sets: [] }
-      modules.set(row.module, module)
-    }
-    if (row.name === null) continue
-    const set: NodeSetRecord = {
-      id: `${row.module}/${row.name}`,
-      name: row.name,
-      module: row.module,
-      types: row.types ?? [],
-      enabled: row.enabled === true,
-    }
-    module.sets.push(set)
-  }
-  return [...modules.values()]
-}
-
-// PostgreSQL orders text by its collation, JavaScript by UTF-16 units; the final order is
-// JavaScript's, as every store's is.
-const byName = (a: ModuleRecord, b: ModuleRecord) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-
 const findIn = async (client: Queryable, name: string): Promise<ModuleRecord | null> =>
-  rowsToModules((await client.query<ModuleRow>(MODULE_SQL.find, [name])).rows)[0] ?? null
+  modulesFromRows((await client.query<ModuleRow>(MODULE_SQL.find, [name])).rows)[0] ?? null
 
 /**
  * Modules and their node sets. A module's sets change in one transaction (upsert, setEnabled),
@@ -96,7 +62,7 @@ export function createModuleStore(db: Database): ModuleStore {
       return findIn(db, name)
     },
     async list() {
-      return rowsToModules((await db.query<ModuleRow>(MODULE_SQL.list)).rows).sort(byName)
+      return modulesFromRows((await db.query<ModuleRow>(MODULE_SQL.list)).rows).sort(byModuleName)
     },
     async setEnabled(name, sets, enabled) {
       return db.transaction(async (client) => {

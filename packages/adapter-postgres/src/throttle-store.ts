@@ -1,4 +1,12 @@
-import type { AttemptDecision, LoginAttempt, ThrottlePolicy, ThrottleStore } from '@flowadmin/core'
+import {
+  type AttemptDecision,
+  attemptCounters,
+  type LoginAttempt,
+  type ThrottlePolicy,
+  type ThrottleStore,
+  throttleRefusal,
+} from '@flowadmin/core'
+import { type CounterRow, counterFromRow } from '@flowadmin/store-support'
 import type { Database, Queryable } from './database.js'
 
 /** The first half of the advisory locks of throttle keys ('flow' in ASCII); the second is the key's hash. */
@@ -45,14 +53,6 @@ export const THROTTLE_SQL = {
                          FOR UPDATE SKIP LOCKED)`,
 } as const
 
-interface CounterRow {
-  key: string
-  failures: number
-  in_flight: number
-  /** bigint arrives as text. */
-  reset_at: string
-}
-
 /**
  * A key as stored. Keys are any text, but PostgreSQL text holds neither NUL nor a lone surrogate:
  * those, any surrogate and the backslash are written as `\uXXXX`, which keeps distinct keys distinct.
@@ -61,10 +61,8 @@ export const storedKey = (key: string): string =>
   // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the units to escape.
   key.replace(/[\\\u0000\uD800-\uDFFF]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
-const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) => [
-  { key: storedKey(attempt.pairKey), limit: policy.pairLimit },
-  { key: storedKey(attempt.addressKey), limit: policy.addressLimit },
-]
+const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) =>
+  attemptCounters(attempt, policy).map((counter) => ({ ...counter, key: storedKey(counter.key) }))
 
 /** Takes the locks of an attempt's two counters until the transaction ends. */
 async function lockCounters(client: Queryable, attempt: LoginAttempt): Promise<void> {
@@ -83,25 +81,16 @@ export function createThrottleStore(db: Database): ThrottleStore {
       return db.transaction(async (client): Promise<AttemptDecision> => {
         await lockCounters(client, attempt)
         const counters = countersOf(attempt, policy)
-        const { rows } = await client.query<CounterRow>(THROTTLE_SQL.read, [
+        const { rows } = await client.query<CounterRow & { key: string }>(THROTTLE_SQL.read, [
           counters.map(({ key }) => key),
           now,
         ])
-        const read = counters.map((counter) => ({
-          ...counter,
-          row: rows.find((row) => row.key === counter.key),
+        const read = counters.map(({ key, limit }) => ({
+          limit,
+          state: counterFromRow(rows.find((row) => row.key === key)),
         }))
-        const closed = read.filter(({ row, limit }) => row && row.failures >= limit)
-        if (closed.length > 0) {
-          return {
-            outcome: 'throttled',
-            retryAt: Math.max(...closed.map(({ row }) => Number(row?.reset_at))),
-          }
-        }
-        const full = read.some(
-          ({ row, limit }) => row && row.failures + row.in_flight >= limit + policy.allowance,
-        )
-        if (full) return { outcome: 'busy' }
+        const refusal = throttleRefusal(read, policy.allowance)
+        if (refusal) return refusal
         for (const { key } of counters) {
           await client.query(THROTTLE_SQL.admit, [key, now, policy.windowMs, policy.leaseMs])
         }

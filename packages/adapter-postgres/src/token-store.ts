@@ -1,8 +1,6 @@
 import type { TokenRecord, TokenStore } from '@flowadmin/core'
+import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
-
-const COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
-  last_used_at, last_address`
 
 // Ids and usernames order by their bytes ("C"), as in every store, whatever the database's collation.
 const OLDEST_FIRST = 'ORDER BY created_at, id COLLATE "C"'
@@ -35,44 +33,11 @@ export const TOKEN_SQL = {
               WHERE expires_at IS NULL OR expires_at > $1 GROUP BY kind`,
 } as const
 
-interface TokenRow {
-  hash: string
-  id: string
-  kind: TokenRecord['kind']
-  name: string | null
-  username: string
-  client_id: string
-  scope: string[]
-  fingerprint: string
-  /** bigint arrives as text. */
-  created_at: string
-  expires_at: string | null
-  last_used_at: string | null
-  last_address: string | null
-}
-
-const orNull = (value: string | null) => (value === null ? null : Number(value))
-
-const rowToRecord = (row: TokenRow): TokenRecord => ({
-  hash: row.hash,
-  id: row.id,
-  kind: row.kind,
-  name: row.name,
-  username: row.username,
-  clientId: row.client_id,
-  scope: row.scope,
-  fingerprint: row.fingerprint,
-  createdAt: Number(row.created_at),
-  expiresAt: orNull(row.expires_at),
-  lastUsedAt: orNull(row.last_used_at),
-  lastAddress: row.last_address,
-})
-
 /** Tokens by hash and by id. Each write is one statement, committed before it resolves. */
 export function createTokenStore(db: Database): TokenStore {
   const one = async (sql: string, key: string) => {
     const { rows } = await db.query<TokenRow>(sql, [key])
-    return rows[0] ? rowToRecord(rows[0]) : null
+    return rows[0] ? tokenFromRow(rows[0]) : null
   }
   return {
     async save(record) {
@@ -102,7 +67,7 @@ export function createTokenStore(db: Database): TokenStore {
         username === null
           ? await db.query<TokenRow>(TOKEN_SQL.listAll)
           : await db.query<TokenRow>(TOKEN_SQL.listByUser, [username])
-      return rows.map(rowToRecord)
+      return rows.map(tokenFromRow)
     },
     async usernames() {
       return (await db.query<{ username: string }>(TOKEN_SQL.usernames)).rows.map((row) => row.username)

@@ -1,3 +1,5 @@
+import { codeOf } from '@flowadmin/core'
+
 /** Why a database could not be opened or used. */
 export type SqliteStoreErrorCode =
   /** The file is not a SQLite database, or its pages fail the integrity check. */
@@ -31,11 +33,6 @@ export class SqliteStoreError extends Error {
     this.path = path
   }
 }
-
-const codeOf = (error: unknown): string =>
-  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
-    ? (error as { code: string }).code
-    : ''
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 

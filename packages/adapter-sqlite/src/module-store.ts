@@ -1,5 +1,7 @@
-import type { ModuleRecord, ModuleStore, NodeSetRecord } from '@flowadmin/core'
+import type { ModuleRecord, ModuleStore } from '@flowadmin/core'
+import { byModuleName, type ModuleRow, modulesFromRows } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './database.js'
+import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the module store. */
@@ -23,41 +25,6 @@ export const MODULE_SQL = {
   remove: 'DELETE FROM modules WHERE name = ?',
 } as const
 
-interface ModuleRow {
-  module: string
-  version: string
-  /** Null for a module without sets (the LEFT JOIN found none). */
-  name: string | null
-  types: string | null
-  enabled: number | bigint | null
-}
-
-/** Groups joined rows into modules, keeping the rows' order. */
-function rowsToModules(rows: ModuleRow[]): ModuleRecord[] {
-  const modules = new Map<string, ModuleRecord>()
-  for (const row of rows) {
-    let module = modules.get(row.module)
-    if (!module) {
-      module = { name: row.module, version: row.version, sets: [] }
-      modules.set(row.module, module)
-    }
-    if (row.name === null) continue
-    const set: NodeSetRecord = {
-      id: `${row.module}/${row.name}`,
-      name: row.name,
-      module: row.module,
-      types: JSON.parse(row.types ?? '[]') as string[],
-      enabled: Number(row.enabled) === 1,
-    }
-    module.sets.push(set)
-  }
-  return [...modules.values()]
-}
-
-// SQLite orders text by UTF-8 bytes, JavaScript by UTF-16 units; they differ past U+FFFF, so the
-// final order is JavaScript's, as every store's is.
-const byName = (a: ModuleRecord, b: ModuleRecord) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-
 /**
  * Modules and their node sets. A module's sets change in one transaction (upsert, setEnabled);
  * removing a module removes its sets by the foreign key's cascade.
@@ -65,21 +32,16 @@ const byName = (a: ModuleRecord, b: ModuleRecord) => (a.name < b.name ? -1 : a.n
 export function createModuleStore(db: SqliteDatabase): ModuleStore {
   const transaction = createTransaction(db)
   const reader = createReader(db)
-  const find = db.prepare(MODULE_SQL.find)
-  const list = db.prepare(MODULE_SQL.list)
-  const upsertModule = db.prepare(MODULE_SQL.upsertModule)
-  const knownSets = db.prepare(MODULE_SQL.knownSets)
-  const dropSets = db.prepare(MODULE_SQL.dropSets)
-  const insertSet = db.prepare(MODULE_SQL.insertSet)
-  const exists = db.prepare(MODULE_SQL.exists)
-  const setEnabled = db.prepare(MODULE_SQL.setEnabled)
-  const remove = db.prepare(MODULE_SQL.remove)
+  const { find, list, upsertModule, knownSets, dropSets, insertSet, exists, setEnabled, remove } = prepareAll(
+    db,
+    MODULE_SQL,
+  )
 
   // What a change to a module touches, and what its readers depend on (see transaction.ts).
   const key = (name: string) => `module:${name}`
   const anyModule = (touched: string) => touched.startsWith('module:')
   const findModule = (name: string): ModuleRecord | null =>
-    rowsToModules(find.all(name) as ModuleRow[])[0] ?? null
+    modulesFromRows(find.all(name) as ModuleRow[])[0] ?? null
 
   return {
     async upsert(descriptor) {
@@ -111,7 +73,7 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
       )
     },
     async list() {
-      return reader(() => rowsToModules(list.all() as ModuleRow[]).sort(byName), anyModule)
+      return reader(() => modulesFromRows(list.all() as ModuleRow[]).sort(byModuleName), anyModule)
     },
     async setEnabled(name, sets, enabled) {
       return transaction(() => {

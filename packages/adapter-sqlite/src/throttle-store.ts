@@ -1,5 +1,13 @@
-import type { AttemptDecision, LoginAttempt, ThrottlePolicy, ThrottleStore } from '@flowadmin/core'
+import {
+  type AttemptDecision,
+  attemptCounters,
+  type LoginAttempt,
+  type ThrottleStore,
+  throttleRefusal,
+} from '@flowadmin/core'
+import { type CounterRow, counterFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './database.js'
+import { prepareAll } from './statements.js'
 import { createTransaction } from './transaction.js'
 
 /** The statements of the throttle store. `count` holds the failures of the live window. */
@@ -37,13 +45,6 @@ export const THROTTLE_SQL = {
                        WHERE key IN (SELECT key FROM known_clients WHERE expires_at <= ? LIMIT ?)`,
 } as const
 
-interface CounterRow {
-  failures: number | bigint
-  in_flight: number | bigint
-  live: number | bigint
-  reset_at: number | bigint
-}
-
 /**
  * Login attempts decided in the database. Each call is one change of the group commit (an
  * IMMEDIATE transaction), so processes sharing the file decide one after another on the counters
@@ -54,44 +55,26 @@ interface CounterRow {
  */
 export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
   const transaction = createTransaction(db)
-  const read = db.prepare(THROTTLE_SQL.read)
-  const admit = db.prepare(THROTTLE_SQL.admit)
-  const settle = db.prepare(THROTTLE_SQL.settle)
-  const clear = db.prepare(THROTTLE_SQL.clear)
-  const known = db.prepare(THROTTLE_SQL.known)
-  const remember = db.prepare(THROTTLE_SQL.remember)
-  const deleteExpired = db.prepare(THROTTLE_SQL.deleteExpired)
-  const deleteExpiredKnown = db.prepare(THROTTLE_SQL.deleteExpiredKnown)
+  const { read, admit, settle, clear, known, remember, deleteExpired, deleteExpiredKnown } = prepareAll(
+    db,
+    THROTTLE_SQL,
+  )
 
   // What an attempt's changes touch (see transaction.ts): its two counters.
   const relaxed = (attempt: LoginAttempt) =>
     [[`throttle:${attempt.pairKey}`, `throttle:${attempt.addressKey}`], 'relaxed'] as const
 
-  const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) => [
-    { key: attempt.pairKey, limit: policy.pairLimit },
-    { key: attempt.addressKey, limit: policy.addressLimit },
-  ]
-
   return {
     async begin(attempt, policy, now) {
       return transaction(
         (): AttemptDecision => {
-          const counters = countersOf(attempt, policy).map((counter) => ({
-            ...counter,
-            row: read.get({ key: counter.key, now }) as CounterRow | undefined,
+          const counters = attemptCounters(attempt, policy)
+          const seen = counters.map(({ key, limit }) => ({
+            limit,
+            state: counterFromRow(read.get({ key, now }) as CounterRow | undefined),
           }))
-          const closed = counters.filter(({ row, limit }) => row && Number(row.failures) >= limit)
-          if (closed.length > 0) {
-            return {
-              outcome: 'throttled',
-              retryAt: Math.max(...closed.map(({ row }) => Number(row?.reset_at))),
-            }
-          }
-          const full = counters.some(
-            ({ row, limit }) =>
-              row && Number(row.failures) + Number(row.in_flight) >= limit + policy.allowance,
-          )
-          if (full) return { outcome: 'busy' }
+          const refusal = throttleRefusal(seen, policy.allowance)
+          if (refusal) return refusal
           for (const { key } of counters) {
             admit.run({ key, now, window: policy.windowMs, lease: policy.leaseMs })
           }
@@ -105,7 +88,7 @@ export function createThrottleStore(db: SqliteDatabase): ThrottleStore {
       await transaction(
         () => {
           const failed = outcome === 'failed' ? 1 : 0
-          for (const { key } of countersOf(attempt, policy)) {
+          for (const { key } of attemptCounters(attempt, policy)) {
             settle.run({ key, now, window: policy.windowMs, failed })
           }
           if (outcome === 'succeeded') {

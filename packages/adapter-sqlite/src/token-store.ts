@@ -1,9 +1,8 @@
-import type { TokenKind, TokenRecord, TokenStore } from '@flowadmin/core'
+import type { TokenKind, TokenStore } from '@flowadmin/core'
+import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './database.js'
+import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
-
-const COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
-  last_used_at, last_address`
 
 /** The statements of the token store; each lookup goes through an index (see the plan test). */
 export const TOKEN_SQL = {
@@ -24,41 +23,9 @@ export const TOKEN_SQL = {
               WHERE expires_at IS NULL OR expires_at > ? GROUP BY kind`,
 } as const
 
-interface TokenRow {
-  hash: string
-  id: string
-  kind: TokenRecord['kind']
-  name: string | null
-  username: string
-  client_id: string
-  scope: string
-  fingerprint: string
-  created_at: number | bigint
-  expires_at: number | bigint | null
-  last_used_at: number | bigint | null
-  last_address: string | null
-}
-
 /** What token changes touch, and what token reads depend on (see transaction.ts). */
 const ANY_TOKEN = 'tokens'
 const tokenKey = (id: string) => `token:${id}`
-
-const orNull = (value: number | bigint | null) => (value === null ? null : Number(value))
-
-const rowToRecord = (row: TokenRow): TokenRecord => ({
-  hash: row.hash,
-  id: row.id,
-  kind: row.kind,
-  name: row.name,
-  username: row.username,
-  clientId: row.client_id,
-  scope: JSON.parse(row.scope) as string[],
-  fingerprint: row.fingerprint,
-  createdAt: Number(row.created_at),
-  expiresAt: orNull(row.expires_at),
-  lastUsedAt: orNull(row.last_used_at),
-  lastAddress: row.last_address,
-})
 
 /**
  * Tokens by hash and by id. Every write goes through the group commit and resolves once durable.
@@ -71,17 +38,19 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
   const reader = createReader(db)
   // A change to one token touches it and the listings; deleting by user or expiry touches them all.
   const anyToken = (touched: string) => touched === ANY_TOKEN
-  const save = db.prepare(TOKEN_SQL.save)
-  const findByHash = db.prepare(TOKEN_SQL.findByHash)
-  const findById = db.prepare(TOKEN_SQL.findById)
-  const listAll = db.prepare(TOKEN_SQL.listAll)
-  const listByUser = db.prepare(TOKEN_SQL.listByUser)
-  const usernames = db.prepare(TOKEN_SQL.usernames)
-  const touch = db.prepare(TOKEN_SQL.touch)
-  const remove = db.prepare(TOKEN_SQL.delete)
-  const deleteByUser = db.prepare(TOKEN_SQL.deleteByUser)
-  const deleteExpired = db.prepare(TOKEN_SQL.deleteExpired)
-  const countLive = db.prepare(TOKEN_SQL.countLive)
+  const {
+    save,
+    findByHash,
+    findById,
+    listAll,
+    listByUser,
+    usernames,
+    touch,
+    delete: remove,
+    deleteByUser,
+    deleteExpired,
+    countLive,
+  } = prepareAll(db, TOKEN_SQL)
 
   return {
     async save(record) {
@@ -92,13 +61,13 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
     },
     async findByHash(hash) {
       const row = findByHash.get(hash) as TokenRow | undefined
-      return row ? rowToRecord(row) : null
+      return row ? tokenFromRow(row) : null
     },
     async findById(id) {
       return reader(
         () => {
           const row = findById.get(id) as TokenRow | undefined
-          return row ? rowToRecord(row) : null
+          return row ? tokenFromRow(row) : null
         },
         (touched) => touched === tokenKey(id) || touched === ANY_TOKEN,
       )
@@ -106,7 +75,7 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
     async list(username) {
       return reader(() => {
         const rows = (username === null ? listAll.all() : listByUser.all(username)) as TokenRow[]
-        return rows.map(rowToRecord)
+        return rows.map(tokenFromRow)
       }, anyToken)
     },
     async usernames() {

@@ -1,3 +1,5 @@
+import type { InstallFailure } from './ports.js'
+
 /** The outcome of an operation whose failure is expected: a value, never a throw. */
 export type Result<T, E = DomainError> = { ok: true; value: T } | { ok: false; error: E }
 
@@ -41,12 +43,14 @@ export type DomainError =
   | { code: 'type_in_use'; types: string[] }
   /** The deployed flows cannot be read, so no disable can be checked; nothing was changed. */
   | { code: 'flows_unavailable' }
-  /** An install or removal that did not happen; see `InstallFailure` in the ports. */
-  | { code: 'invalid_module_spec'; message: string }
-  | { code: 'module_not_allowed'; message: string }
-  | { code: 'install_failed'; message: string }
-  | { code: 'install_timeout' }
-  | { code: 'busy' }
+  /** An install or removal that did not happen. */
+  | InstallFailure
 
 export type DomainErrorCode = DomainError['code']
 export type ErrorOf<C extends DomainErrorCode> = Extract<DomainError, { code: C }>
+
+/** The `code` property of a thrown value (Node and driver errors carry one), or ''. */
+export const codeOf = (error: unknown): string =>
+  typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
+    ? (error as { code: string }).code
+    : ''

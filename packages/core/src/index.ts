@@ -1,4 +1,5 @@
 export { addressScope } from './auth/address-scope.js'
+export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
 export type { LoginError, LoginRequest, User } from './auth/login.js'
 export { hasPermission, intersectPermissions, toPermissionList } from './auth/permissions.js'
 export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
@@ -20,7 +21,7 @@ export {
   type UserOptions,
 } from './core.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
-export { err, ok } from './errors.js'
+export { codeOf, err, ok } from './errors.js'
 export type { ModuleError, ModuleView, NodeSetView, PaletteError } from './modules/modules.js'
 export { NOT_INSTALLED } from './modules/modules.js'
 export type * from './ports.js'

@@ -1,4 +1,4 @@
-import type { PasswordVerifier } from '@flowadmin/core'
+import type { PasswordVerifier, VerifierGateOptions } from '@flowadmin/core'
 
 /** The longest a login should wait for its password check; the queue bounds derive from it. */
 export const LOGIN_WAIT_TARGET_SECONDS = 2
@@ -12,12 +12,8 @@ export const PROVISIONAL_RATE_PER_CORE = 10
 /** Weight of the newest verification in the running mean of their durations. */
 const SMOOTHING = 0.2
 
-export interface LoginQueue {
-  concurrency: number
-  maxWaiting: number
-  maxWaitingKnown: number
-  /** Seconds a login refused for a full queue is told to wait. */
-  retryAfter: number
+/** The verifier queue the core is given, and the rate its bounds derive from. */
+export interface LoginQueue extends VerifierGateOptions {
   /**
    * Verifications per second, from the durations of the verifications made so far; null before
    * the first, and when both bounds are configured.

@@ -1,0 +1,10 @@
+export {
+  byModuleName,
+  type CounterRow,
+  counterFromRow,
+  type ModuleRow,
+  modulesFromRows,
+  TOKEN_COLUMNS,
+  type TokenRow,
+  tokenFromRow,
+} from './rows.js'

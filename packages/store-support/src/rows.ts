@@ -1,0 +1,93 @@
+import type { CounterState, ModuleRecord, TokenRecord } from '@flowadmin/core'
+
+// Drivers hand back integers as numbers, bigints or (PostgreSQL's bigint) text; lists as arrays
+// (PostgreSQL's text[]) or JSON text (SQLite). The mappings below accept either.
+type Integer = number | bigint | string
+type List = string[] | string
+
+const integerOrNull = (value: Integer | null) => (value === null ? null : Number(value))
+const listOf = (value: List | null): string[] =>
+  value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as string[]) : value
+
+/** The columns of a token row, in the order of {@link TokenRow}. */
+export const TOKEN_COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
+  last_used_at, last_address`
+
+/** A token as a row of TOKEN_COLUMNS. */
+export interface TokenRow {
+  hash: string
+  id: string
+  kind: TokenRecord['kind']
+  name: string | null
+  username: string
+  client_id: string
+  scope: List
+  fingerprint: string
+  created_at: Integer
+  expires_at: Integer | null
+  last_used_at: Integer | null
+  last_address: string | null
+}
+
+export const tokenFromRow = (row: TokenRow): TokenRecord => ({
+  hash: row.hash,
+  id: row.id,
+  kind: row.kind,
+  name: row.name,
+  username: row.username,
+  clientId: row.client_id,
+  scope: listOf(row.scope),
+  fingerprint: row.fingerprint,
+  createdAt: Number(row.created_at),
+  expiresAt: integerOrNull(row.expires_at),
+  lastUsedAt: integerOrNull(row.last_used_at),
+  lastAddress: row.last_address,
+})
+
+/** A module joined with one of its node sets, in the sets' order. */
+export interface ModuleRow {
+  module: string
+  version: string
+  /** Null for a module without sets (the LEFT JOIN found none). */
+  name: string | null
+  types: List | null
+  enabled: boolean | Integer | null
+}
+
+/** Groups joined rows into modules, keeping the rows' order. */
+export function modulesFromRows(rows: ModuleRow[]): ModuleRecord[] {
+  const modules = new Map<string, ModuleRecord>()
+  for (const row of rows) {
+    let module = modules.get(row.module)
+    if (!module) {
+      module = { name: row.module, version: row.version, sets: [] }
+      modules.set(row.module, module)
+    }
+    if (row.name === null) continue
+    module.sets.push({
+      id: `${row.module}/${row.name}`,
+      name: row.name,
+      module: row.module,
+      types: listOf(row.types),
+      enabled: Number(row.enabled) === 1,
+    })
+  }
+  return [...modules.values()]
+}
+
+/**
+ * Modules by name in JavaScript's order (UTF-16 units), as every store lists them: the
+ * databases order text by their own rules (bytes, a collation), which differ past U+FFFF.
+ */
+export const byModuleName = (a: ModuleRecord, b: ModuleRecord) =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+
+/** A throttle counter as read at `now`: the failures and attempts in flight that still count. */
+export interface CounterRow {
+  failures: Integer
+  in_flight: Integer
+  reset_at: Integer
+}
+
+export const counterFromRow = (row: CounterRow | undefined): CounterState | undefined =>
+  row && { failures: Number(row.failures), inFlight: Number(row.in_flight), resetAt: Number(row.reset_at) }
