@@ -1,4 +1,4 @@
-import { storeUnavailable } from '@flowadmin/core'
+import { messageOf, storeUnavailable } from '@flowadmin/core'
 
 /** Why the PostgreSQL store could not be opened. */
 export type PostgresStoreErrorCode =
@@ -32,12 +32,6 @@ const codeOf = (error: unknown): string =>
   typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
     ? (error as { code: string }).code
     : ''
-
-export const messageOf = (error: unknown): string => {
-  if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0])
-  const text = error instanceof Error ? error.message : String(error)
-  return text === '' ? codeOf(error) || 'unknown error' : text
-}
 
 const SQLSTATE = /^[0-9A-Z]{5}$/
 

@@ -1,3 +1,5 @@
+import { messageOf } from '@flowadmin/core'
+
 /** Why a database could not be opened or used. */
 export type SqliteStoreErrorCode =
   /** The file is not a SQLite database, or its pages fail the integrity check. */
@@ -36,8 +38,6 @@ const codeOf = (error: unknown): string =>
   typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
     ? (error as { code: string }).code
     : ''
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** Turns a driver or file-system error met while opening `path` into a SqliteStoreError. */
 export function toStoreError(error: unknown, path: string): SqliteStoreError {

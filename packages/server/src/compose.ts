@@ -15,6 +15,7 @@ import {
   type Digest,
   type EventSink,
   type ModuleInstaller,
+  messageOf,
   type NodeSetLoader,
   type PasswordVerifier,
   type Stores,
@@ -23,7 +24,7 @@ import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { createArgon2Verifier, measureVerifyRate } from './argon2.js'
 import { type AuditLog, createAuditLog } from './audit.js'
-import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
+import { EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { type Listener, listen } from './listen.js'
 import { createMetrics, fanOut, metricsFetch } from './metrics.js'

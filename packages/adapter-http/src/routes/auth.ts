@@ -5,7 +5,7 @@ import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
-import { messageOf, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
+import { firstIssueMessage, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
 export const noStore = createMiddleware(async (c, next) => {
@@ -31,7 +31,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
     if (!body.ok) return toResponse(oauthBodyError(body.error))
     const fields = v.safeParse(TokenRequestSchema, body.value)
     if (!fields.success)
-      return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
+      return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
 
     const { client_id, grant_type, scope, username, password } = fields.output
     const result = await core.login(
@@ -52,7 +52,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
     if (!body.ok) return toResponse(oauthBodyError(body.error))
     const fields = v.safeParse(RevokeRequestSchema, body.value)
     if (!fields.success)
-      return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
+      return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
 
     await core.revoke(c.get('principal'), fields.output.token, c.get('address'))
     return emptyResponse(200)

@@ -5,7 +5,7 @@ import { requirePermission } from '../auth.js'
 import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, httpErrorOf, toResponse } from '../errors.js'
-import { EnableRequestSchema, InstallRequestSchema, messageOf } from '../schemas.js'
+import { EnableRequestSchema, firstIssueMessage, InstallRequestSchema } from '../schemas.js'
 
 // Matched against the decoded rest of the path. A scoped name holds a slash, which the router
 // cannot express, and may arrive as `%2F`, so these routes parse the path themselves.
@@ -73,7 +73,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     if (!body.ok) return toResponse(adminBodyError(body.error))
     const fields = v.safeParse(EnableRequestSchema, body.value)
     if (!fields.success)
-      return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+      return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
 
     const { enabled } = fields.output
     const actor = actorOf(c.get('principal'), c.get('address'))
@@ -97,7 +97,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     if (!body.ok) return toResponse(adminBodyError(body.error))
     const fields = v.safeParse(InstallRequestSchema, body.value)
     if (!fields.success)
-      return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+      return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
     const { module, version, url } = fields.output
     const request = url === undefined ? { module, version } : { module, url }
     const result = await modules.install(request, actor)

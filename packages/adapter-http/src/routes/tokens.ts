@@ -5,7 +5,7 @@ import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
-import { CreateTokenRequestSchema, messageOf } from '../schemas.js'
+import { CreateTokenRequestSchema, firstIssueMessage } from '../schemas.js'
 import { noStore } from './auth.js'
 
 /** A public token id as the core makes them; anything else names no token. */
@@ -55,7 +55,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     if (!body.ok) return toResponse(oauthBodyError(body.error))
     const fields = v.safeParse(CreateTokenRequestSchema, body.value)
     if (!fields.success)
-      return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+      return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
     const { name, scope, expires_in } = fields.output
     const created = await core.tokens.create(
       principal,
