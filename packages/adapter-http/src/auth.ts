@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv, RouteDeps } from './env.js'
-import { httpErrorOf, toResponse } from './errors.js'
+import { errorAnswerOf, toResponse } from './errors.js'
 
 // RFC 6750 b64token: the characters a bearer token may have.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
@@ -24,7 +24,7 @@ export function requirePermission(deps: RouteDeps, permission: string) {
     const token = bearerTokenOf(c.req.header('Authorization'))
     const address = deps.clientAddress(c)
     const authorized = await deps.core.authorize(token, permission, address)
-    if (!authorized.ok) return toResponse(httpErrorOf(authorized.error, { tokenSent: token !== null }))
+    if (!authorized.ok) return toResponse(errorAnswerOf(authorized.error, { tokenSent: token !== null }))
     c.set('principal', authorized.value)
     c.set('address', address)
     await next()

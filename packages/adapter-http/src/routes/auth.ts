@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import { firstIssueMessage, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
@@ -38,7 +38,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       { clientId: client_id, grantType: grant_type, scope, username, password },
       deps.clientAddress(c),
     )
-    if (!result.ok) return toResponse(httpErrorOf(result.error))
+    if (!result.ok) return toResponse(errorAnswerOf(result.error))
     return c.json({
       access_token: result.value.accessToken,
       expires_in: result.value.expiresIn,

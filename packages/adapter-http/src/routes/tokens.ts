@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import { CreateTokenRequestSchema, firstIssueMessage } from '../schemas.js'
 import { noStore } from './auth.js'
 
@@ -43,14 +43,14 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
 
   routes.get('/auth/tokens', noStore, signedIn, async (c) => {
     const listed = await core.tokens.list(c.get('principal'), c.req.query('user') ?? null, c.get('address'))
-    if (!listed.ok) return toResponse(httpErrorOf(listed.error, { tokenSent: true }))
+    if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
     return c.json({ tokens: listed.value.map(tokenJson) })
   })
 
   routes.post('/auth/tokens', noStore, signedIn, async (c) => {
     const principal = c.get('principal')
     if (principal.kind !== 'user')
-      return toResponse(httpErrorOf({ code: 'unauthenticated', reason: 'missing' }))
+      return toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
     const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
     if (!body.ok) return toResponse(oauthBodyError(body.error))
     const fields = v.safeParse(CreateTokenRequestSchema, body.value)
@@ -62,7 +62,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       { name, scope, expiresIn: expires_in },
       c.get('address'),
     )
-    if (!created.ok) return toResponse(httpErrorOf(created.error, { tokenSent: true }))
+    if (!created.ok) return toResponse(errorAnswerOf(created.error, { tokenSent: true }))
     const { view, token } = created.value
     return c.json(
       { id: view.id, name: view.name, token, scope: view.scope, expires_at: iso(view.expiresAt) },
@@ -76,7 +76,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: user'))
     }
     const ended = await core.tokens.revokeUser(c.get('principal'), user, c.get('address'))
-    if (!ended.ok) return toResponse(httpErrorOf(ended.error, { tokenSent: true }))
+    if (!ended.ok) return toResponse(errorAnswerOf(ended.error, { tokenSent: true }))
     return c.json({ revoked: ended.value })
   })
 
@@ -84,7 +84,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
     if (!TOKEN_ID.test(id)) return emptyResponse(404)
     const ended = await core.tokens.revoke(c.get('principal'), id, c.get('address'))
-    if (!ended.ok) return toResponse(httpErrorOf(ended.error, { tokenSent: true }))
+    if (!ended.ok) return toResponse(errorAnswerOf(ended.error, { tokenSent: true }))
     return emptyResponse(204)
   })
 
