@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
-import { DEFAULT_API_TOKENS } from '@flowadmin/core'
+import { DEFAULT_API_TOKENS, messageOf } from '@flowadmin/core'
 import bytes from 'bytes'
 import * as v from 'valibot'
 import { SettingsError } from './errors.js'
@@ -461,7 +461,7 @@ export async function loadSettings(file?: string, cwd = process.cwd()): Promise<
     try {
       raw = JSON.parse(source)
     } catch (error) {
-      throw new SettingsError(`${file}: not valid JSON: ${(error as Error).message}`)
+      throw new SettingsError(`${file}: not valid JSON: ${messageOf(error)}`)
     }
   } else {
     throw new SettingsError(`${file}: settings must be a .json, .js or .mjs file`)
@@ -477,7 +477,7 @@ async function importSettings(absolute: string, file: string): Promise<unknown> 
     // A query of its own each time, so reading the file again (on SIGHUP) sees its new content.
     module = await import(`${pathToFileURL(absolute).href}?read=${++imports}`)
   } catch (error) {
-    throw new SettingsError(`${file}: cannot load: ${(error as Error)?.message ?? error}`)
+    throw new SettingsError(`${file}: cannot load: ${messageOf(error)}`)
   }
   if (module.default === undefined) {
     throw new SettingsError(`${file}: must export the settings object as its default export`)
