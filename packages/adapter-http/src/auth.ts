@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv, RouteDeps } from './env.js'
-import { httpErrorOf, toResponse } from './errors.js'
+import { errorAnswerOf, toResponse } from './errors.js'
 
 // RFC 6750 b64token: the characters a bearer token may have.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
@@ -23,9 +23,9 @@ export function requirePermission(deps: RouteDeps, permission: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const token = bearerTokenOf(c.req.header('Authorization'))
     const address = deps.clientAddress(c)
-    const access = await deps.core.access(token, permission, address)
-    if (!access.ok) return toResponse(httpErrorOf(access.error, { tokenSent: token !== null }))
-    c.set('principal', access.value)
+    const authorized = await deps.core.authorize(token, permission, address)
+    if (!authorized.ok) return toResponse(errorAnswerOf(authorized.error, { tokenSent: token !== null }))
+    c.set('principal', authorized.value)
     c.set('address', address)
     await next()
   })

@@ -19,6 +19,11 @@ function mediaTypeOf(header: string | null): string | null {
   return (header.split(';')[0] ?? '').trim().toLowerCase()
 }
 
+// Not hono/body-limit: it trusts a Content-Length when there is one (here the bytes read count),
+// reads every body through the web stream (not Node's request, below), turns a body cut short
+// into a thrown error (here 400 'Request body incomplete'), and runs before the handler, so
+// before the permission check that must come first.
+
 /**
  * Reads at most `limit` bytes (null past them). The limit is enforced on the bytes actually read,
  * whatever Content-Length claims (readBody refuses a declared length over it without reading).

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
-import { emptyResponse } from './errors.js'
+import { cors as honoCors } from 'hono/cors'
 
 /** Cross-origin access for browser clients served from other origins. */
 export interface CorsOptions {
@@ -16,7 +16,7 @@ export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
 /** Response headers a page may read besides the CORS-safelisted ones. */
 export const CORS_EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate'
 /** Seconds a browser may cache a preflight answer. */
-const PREFLIGHT_MAX_AGE = '600'
+const PREFLIGHT_MAX_AGE = 600
 
 /**
  * Why `origin` is not an origin a browser would send, or null when it is one: `http:` or
@@ -39,12 +39,18 @@ export function originProblem(origin: string): string | null {
 }
 
 /**
- * CORS for the listed origins only. A request whose `Origin` is listed gets
+ * CORS for the listed origins only, by hono/cors. A request whose `Origin` is listed gets
  * `Access-Control-Allow-Origin: <that origin>`; a preflight (`OPTIONS` with
  * `Access-Control-Request-Method`) from it is answered 204 with the allowed methods and headers.
  * Any other origin gets no CORS header, and its preflight is routed like any request (404).
  * Every response carries `Vary: Origin`, since it depends on the origin. No credentials mode:
  * the API authenticates with bearer tokens, not cookies.
+ *
+ * hono/cors answers every OPTIONS as a preflight and names the exposed headers to every origin,
+ * so this wrapper hands it only what is CORS for a listed origin: the preflights (to one
+ * instance) and the other requests but plain OPTIONS (to another). Its preflight answer also
+ * varies on `Access-Control-Request-Headers` and has no `Content-Length`; the allowed headers
+ * are a fixed list, so the answer is put back to `Vary: Origin` and given `Content-Length: 0`.
  */
 export function cors(options: CorsOptions): MiddlewareHandler {
   for (const origin of options.origins) {
@@ -52,23 +58,33 @@ export function cors(options: CorsOptions): MiddlewareHandler {
     if (problem !== null) throw new RangeError(`cors.origins: ${problem}`)
   }
   const allowed = new Set(options.origins)
+  const origin = [...allowed]
+  const preflight = honoCors({
+    origin,
+    // hono/cors joins the lists with ',': one item each keeps the wording of the constants.
+    allowMethods: [CORS_ALLOW_METHODS],
+    allowHeaders: [CORS_ALLOW_HEADERS],
+    maxAge: PREFLIGHT_MAX_AGE,
+  })
+  const request = honoCors({ origin, exposeHeaders: [CORS_EXPOSE_HEADERS] })
 
   return async (c, next) => {
-    const origin = c.req.header('Origin')
-    const granted = origin !== undefined && allowed.has(origin) ? origin : null
-    if (granted !== null && c.req.method === 'OPTIONS' && c.req.header('Access-Control-Request-Method')) {
-      return emptyResponse(204, {
-        'Access-Control-Allow-Origin': granted,
-        'Access-Control-Allow-Methods': CORS_ALLOW_METHODS,
-        'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
-        'Access-Control-Max-Age': PREFLIGHT_MAX_AGE,
-        Vary: 'Origin',
-      })
+    const from = c.req.header('Origin')
+    if (from !== undefined && allowed.has(from)) {
+      if (c.req.method !== 'OPTIONS') return request(c, next)
+      if (c.req.header('Access-Control-Request-Method')) {
+        const answer = (await preflight(c, next)) as Response
+        // Hono copies the context's headers onto a returned answer: both are put right.
+        for (const headers of [c.res.headers, answer.headers]) headers.set('Vary', 'Origin')
+        answer.headers.set('Content-Length', '0')
+        return answer
+      }
     }
+    // Not CORS (another origin, none, or a plain OPTIONS): routed as usual.
     await next()
     c.header('Vary', 'Origin', { append: true })
-    if (granted !== null) {
-      c.header('Access-Control-Allow-Origin', granted)
+    if (from !== undefined && allowed.has(from)) {
+      c.header('Access-Control-Allow-Origin', from)
       c.header('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)
     }
   }

@@ -7,8 +7,12 @@ import type { BodyProblem } from './body.js'
 /** Realm of every `WWW-Authenticate` challenge. */
 export const REALM = 'flowadmin'
 
-/** An HTTP answer before it becomes a Response; `body: null` means an empty body. */
-export interface HttpError {
+/**
+ * The HTTP answer to a refusal or failure, before it becomes a Response; `body: null` means an
+ * empty body. A plain value on purpose, not an Error: nothing throws it and it has no stack to
+ * keep; it is data that `toResponse` turns into a Response.
+ */
+export interface ErrorAnswer {
   status: 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503 | 504
   headers?: Record<string, string>
   body: Record<string, unknown> | null
@@ -20,18 +24,22 @@ export interface ErrorContext {
 }
 
 /** The RFC 6749 §5.2 error body of the token and revoke endpoints. */
-export const oauthError = (status: 400 | 413 | 429 | 503, error: string, description: string): HttpError => ({
+export const oauthError = (
+  status: 400 | 413 | 429 | 503,
+  error: string,
+  description: string,
+): ErrorAnswer => ({
   status,
   body: { error, error_description: description },
 })
 
 /** The `{code, message}` body of every other route. */
-export const adminError = (status: 400 | 413, code: string, message: string): HttpError => ({
+export const adminError = (status: 400 | 413, code: string, message: string): ErrorAnswer => ({
   status,
   body: { code, message },
 })
 
-const challenge = (error?: string): HttpError => ({
+const challenge = (error?: string): ErrorAnswer => ({
   status: 401,
   headers: {
     'WWW-Authenticate': error ? `Bearer realm="${REALM}", error="${error}"` : `Bearer realm="${REALM}"`,
@@ -39,9 +47,9 @@ const challenge = (error?: string): HttpError => ({
   body: null,
 })
 
-const notFound: HttpError = { status: 404, body: null }
+const notFound: ErrorAnswer = { status: 404, body: null }
 
-type Mapping = { [C in DomainErrorCode]: (error: ErrorOf<C>, context: ErrorContext) => HttpError }
+type Mapping = { [C in DomainErrorCode]: (error: ErrorOf<C>, context: ErrorContext) => ErrorAnswer }
 
 // Exhaustive: a new DomainError code does not compile until it has a row here.
 const mapping: Mapping = {
@@ -99,26 +107,26 @@ const mapping: Mapping = {
 }
 
 /** The HTTP answer for a domain error. */
-export function httpErrorOf(error: DomainError, context: ErrorContext = { tokenSent: false }): HttpError {
-  return (mapping[error.code] as (error: DomainError, context: ErrorContext) => HttpError)(error, context)
+export function errorAnswerOf(error: DomainError, context: ErrorContext = { tokenSent: false }): ErrorAnswer {
+  return (mapping[error.code] as (error: DomainError, context: ErrorContext) => ErrorAnswer)(error, context)
 }
 
 /** A refused body at the token or revoke endpoint (RFC 6749 shape). */
-export function oauthBodyError(problem: BodyProblem): HttpError {
+export function oauthBodyError(problem: BodyProblem): ErrorAnswer {
   return problem.problem === 'too_large'
     ? oauthError(413, 'invalid_request', 'Request body too large')
     : oauthError(400, 'invalid_request', problem.message)
 }
 
 /** A refused body at an admin route. */
-export function adminBodyError(problem: BodyProblem): HttpError {
+export function adminBodyError(problem: BodyProblem): ErrorAnswer {
   return problem.problem === 'too_large'
     ? adminError(413, 'payload_too_large', `Request body larger than ${problem.limit} bytes`)
     : adminError(400, 'invalid_request', problem.message)
 }
 
 /** A store that cannot answer now: the request may succeed after `retryAfter` seconds. */
-export const storageUnavailable = (retryAfter: number): HttpError => ({
+export const storageUnavailable = (retryAfter: number): ErrorAnswer => ({
   status: 503,
   // Never cached, like every answer of the token endpoint where it may also come.
   headers: { 'Retry-After': String(retryAfter), 'Cache-Control': 'no-store', Pragma: 'no-cache' },
@@ -126,7 +134,7 @@ export const storageUnavailable = (retryAfter: number): HttpError => ({
 })
 
 /** Body of every unexpected failure: no stack, path or detail. */
-export const UNEXPECTED_ERROR: HttpError = {
+export const UNEXPECTED_ERROR: ErrorAnswer = {
   status: 500,
   body: { code: 'unexpected_error', message: 'Internal error' },
 }
@@ -139,11 +147,11 @@ export function emptyResponse(status: number, init?: Record<string, string>): Re
   return new Response(null, { status, headers })
 }
 
-/** Turns an HttpError into a Response (JSON or empty). */
-export function toResponse(error: HttpError): Response {
-  if (error.body === null) return emptyResponse(error.status, error.headers)
-  const headers = new Headers(error.headers)
+/** Turns an ErrorAnswer into a Response (JSON or empty). */
+export function toResponse(answer: ErrorAnswer): Response {
+  if (answer.body === null) return emptyResponse(answer.status, answer.headers)
+  const headers = new Headers(answer.headers)
   headers.set('Content-Type', 'application/json')
   headers.set('X-Content-Type-Options', 'nosniff')
-  return new Response(JSON.stringify(error.body), { status: error.status, headers })
+  return new Response(JSON.stringify(answer.body), { status: answer.status, headers })
 }

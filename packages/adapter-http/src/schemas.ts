@@ -11,7 +11,10 @@ const kindOf = (value: unknown): string =>
 const NOT_AN_OBJECT = 'Request body must be an object'
 
 /** The message of the first issue, naming a missing field when that is the problem. */
-export function messageOf(issues: readonly v.BaseIssue<unknown>[], noun: 'parameter' | 'field'): string {
+export function firstIssueMessage(
+  issues: readonly v.BaseIssue<unknown>[],
+  noun: 'parameter' | 'field',
+): string {
   const issue = issues[0]
   if (issue === undefined) return 'Invalid request'
   // A missing key is reported on the object, with the key as the expected value.

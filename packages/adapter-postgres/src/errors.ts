@@ -1,4 +1,4 @@
-import { codeOf, storeUnavailable } from '@flowadmin/core'
+import { codeOf, messageOf, storeUnavailable } from '@flowadmin/core'
 
 /** Why the PostgreSQL store could not be opened. */
 export type PostgresStoreErrorCode =
@@ -26,12 +26,6 @@ export class PostgresStoreError extends Error {
     this.code = code
     this.target = target
   }
-}
-
-export const messageOf = (error: unknown): string => {
-  if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0])
-  const text = error instanceof Error ? error.message : String(error)
-  return text === '' ? codeOf(error) || 'unknown error' : text
 }
 
 const SQLSTATE = /^[0-9A-Z]{5}$/

@@ -1,5 +1,5 @@
+import { messageOf } from '@flowadmin/core'
 import pg from 'pg'
-import { messageOf } from './errors.js'
 import { MODULE_CHANNEL } from './module-store.js'
 
 export interface ModuleWatchOptions {

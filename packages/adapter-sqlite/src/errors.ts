@@ -1,4 +1,4 @@
-import { codeOf } from '@flowadmin/core'
+import { codeOf, messageOf } from '@flowadmin/core'
 
 /** Why a database could not be opened or used. */
 export type SqliteStoreErrorCode =
@@ -33,8 +33,6 @@ export class SqliteStoreError extends Error {
     this.path = path
   }
 }
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** Turns a driver or file-system error met while opening `path` into a SqliteStoreError. */
 export function toStoreError(error: unknown, path: string): SqliteStoreError {

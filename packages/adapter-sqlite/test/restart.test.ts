@@ -14,15 +14,15 @@ describe('the domain over SQLite, across restarts', () => {
     const issued = await run.core.login(adminLogin(), ADDRESS)
     if (!issued.ok) throw new Error(`login failed: ${issued.error.code}`)
     const token = issued.value.accessToken
-    expect((await run.core.access(token, 'nodes.write', ADDRESS)).ok).toBe(true)
+    expect((await run.core.authorize(token, 'nodes.write', ADDRESS)).ok).toBe(true)
     await run.stores.close()
 
     run = openCore(path, run.clock)
-    const principal = await run.core.access(token, 'nodes.write', ADDRESS)
+    const principal = await run.core.authorize(token, 'nodes.write', ADDRESS)
     if (!principal.ok) throw new Error('the token did not survive the restart')
     expect(principal.value).toMatchObject({ kind: 'user', username: 'admin', permissions: ['*'] })
     await run.core.revoke(principal.value, token, ADDRESS)
-    expect(await run.core.access(token, 'nodes.write', ADDRESS)).toEqual({
+    expect(await run.core.authorize(token, 'nodes.write', ADDRESS)).toEqual({
       ok: false,
       error: { code: 'unauthenticated', reason: 'invalid' },
     })

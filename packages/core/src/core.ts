@@ -223,7 +223,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     authenticate,
 
     /** Authenticates and checks one permission; a refusal is recorded as `permission.denied`. */
-    async access(
+    async authorize(
       token: string | null,
       permission: string,
       address: string,

@@ -54,3 +54,14 @@ export const codeOf = (error: unknown): string =>
   typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
     ? (error as { code: string }).code
     : ''
+
+/**
+ * The message of anything thrown, without a stack: an Error's message (the first inner error's
+ * for an AggregateError, as a connection tried on several addresses fails), else the value as
+ * text; an empty message falls back to the error's code, then to 'unknown error'.
+ */
+export function messageOf(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0])
+  const text = error instanceof Error ? error.message : String(error)
+  return text === '' ? codeOf(error) || 'unknown error' : text
+}

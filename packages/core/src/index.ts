@@ -21,7 +21,7 @@ export {
   type UserOptions,
 } from './core.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
-export { codeOf, err, ok } from './errors.js'
+export { codeOf, err, messageOf, ok } from './errors.js'
 export type { ModuleError, ModuleView, NodeSetView, PaletteError } from './modules/modules.js'
 export { NOT_INSTALLED } from './modules/modules.js'
 export type * from './ports.js'

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { messageOf } from '@flowadmin/core'
 import { hashPassword } from './argon2.js'
 import { migrateStore, type RunningServer, startServer, VERSION } from './compose.js'
-import { EXIT_RUNTIME, EXIT_USAGE, messageOf, StartupError } from './errors.js'
+import { EXIT_RUNTIME, EXIT_USAGE, StartupError } from './errors.js'
 import { forgetModule } from './modules-cli.js'
 import { readPassword } from './password-input.js'
 import { tokensCommand } from './tokens-cli.js'
@@ -23,7 +26,8 @@ Options of start:
       --host H            address to listen on (overrides uiHost)
   -u, --user-dir DIR      folder with node_modules/, flows.json and flowadmin.db (overrides userDir)
       --allow-open-admin  allow listening on a non-loopback address without adminAuth
-      --demo              say that the demo credentials are in use
+      --demo              run the demo: the repository's examples/demo settings and userDir
+                          (users admin / flowadmin-demo and viewer / flowadmin-view); no --settings
 
   -h, --help              show this help
   -v, --version           show the version
@@ -40,6 +44,21 @@ Exit codes: 0 success, 1 run-time failure (port in use, unreadable database or f
 const DEMO_WARNING =
   'warning: demo credentials are in use (admin / flowadmin-demo, viewer / flowadmin-view); ' +
   'never expose this server'
+
+/**
+ * The demo's settings file, `examples/demo/settings.json` of the repository this command was
+ * built in; its folder is the demo's userDir (example node modules, deployed flows).
+ */
+function demoSettings(): string {
+  const file = fileURLToPath(new URL('../../../examples/demo/settings.json', import.meta.url))
+  if (!existsSync(file)) {
+    throw new StartupError(
+      '--demo runs the demo of the flowadmin repository (examples/demo), which this installation does not include',
+      EXIT_USAGE,
+    )
+  }
+  return file
+}
 
 class UsageError extends StartupError {
   constructor(message: string) {
@@ -80,10 +99,14 @@ async function start(args: string[]): Promise<void> {
     return
   }
   if (values.host === '') throw new UsageError('--host must not be empty')
+  if (values.demo && values.settings !== undefined) {
+    throw new UsageError('--demo runs the demo with its own settings; leave out --settings')
+  }
+  const settingsFile = values.demo ? demoSettings() : values.settings
   if (values.demo) process.stderr.write(`flowadmin: ${DEMO_WARNING}\n`)
 
   const server = await startServer({
-    settingsFile: values.settings,
+    settingsFile,
     port: parsePort(values.port),
     host: values.host,
     userDir: values['user-dir'],

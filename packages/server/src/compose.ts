@@ -16,6 +16,7 @@ import {
   type Digest,
   type EventSink,
   type ModuleInstaller,
+  messageOf,
   type NodeSetLoader,
   type PasswordVerifier,
   type Stores,
@@ -25,7 +26,7 @@ import type { Context } from 'hono'
 import { getPath } from 'hono/utils/url'
 import { createArgon2Verifier } from './argon2.js'
 import { type AuditLog, createAuditLog } from './audit.js'
-import { EXIT_USAGE, messageOf, SettingsError, StartupError } from './errors.js'
+import { EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { type Listener, listen } from './listen.js'
 import { createLoginQueue, type LoginQueue, type LoginQueueBounds } from './login-queue.js'

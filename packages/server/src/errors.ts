@@ -25,8 +25,3 @@ export class SettingsError extends StartupError {
     super(message, EXIT_USAGE, options)
   }
 }
-
-/** The message of anything thrown, without a stack. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createAdaptorServer } from '@hono/node-server'
+import { serve } from '@hono/node-server'
 import { StartupError } from './errors.js'
 
 type Fetch = (request: Request, env: never) => Response | Promise<Response>
@@ -55,24 +55,28 @@ export async function listen(
   if (limits.headersTimeout > limits.requestTimeout) {
     throw new RangeError('headersTimeout must not be longer than requestTimeout')
   }
-  const server = createAdaptorServer({
-    fetch: fetch as never,
-    hostname: host,
-    serverOptions: {
-      headersTimeout: limits.headersTimeout,
-      requestTimeout: limits.requestTimeout,
-      keepAliveTimeout: limits.keepAliveTimeout,
-      maxHeaderSize: limits.maxHeaderSize,
-      connectionsCheckingInterval: checkingInterval(limits),
-    },
-  }) as Server
-  await new Promise<void>((resolve, reject) => {
+  const server = await new Promise<Server>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => reject(bindError(error, host, port))
-    server.once('error', onError)
-    server.listen(port, host, () => {
-      server.off('error', onError)
-      resolve()
-    })
+    const started = serve(
+      {
+        fetch: fetch as never,
+        hostname: host,
+        port,
+        serverOptions: {
+          headersTimeout: limits.headersTimeout,
+          requestTimeout: limits.requestTimeout,
+          keepAliveTimeout: limits.keepAliveTimeout,
+          maxHeaderSize: limits.maxHeaderSize,
+          connectionsCheckingInterval: checkingInterval(limits),
+        },
+      },
+      () => {
+        started.off('error', onError)
+        resolve(started)
+      },
+    ) as Server
+    // A bind failure is reported after serve() returns, so it is caught here.
+    started.once('error', onError)
   })
 
   let closing: Promise<void> | null = null

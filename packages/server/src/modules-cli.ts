@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs'
 import * as path from 'node:path'
 import { createSqliteStores } from '@flowadmin/adapter-sqlite'
+import { messageOf } from '@flowadmin/core'
 import { resolveSettings, type ServerOptions } from './compose.js'
-import { EXIT_USAGE, messageOf, StartupError } from './errors.js'
+import { EXIT_USAGE, StartupError } from './errors.js'
 
 /**
  * `flowadmin modules forget NAME`: drops the stored state (the `enabled` flags) of a module, for

@@ -2,7 +2,8 @@ import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
-import { DEFAULT_API_TOKENS } from '@flowadmin/core'
+import { DEFAULT_API_TOKENS, messageOf } from '@flowadmin/core'
+import bytes from 'bytes'
 import * as v from 'valibot'
 import { SettingsError } from './errors.js'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './listen.js'
@@ -115,8 +116,14 @@ export interface AdminAuthSettings {
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 1880
 const MAX_API_MAX_LENGTH = 100 * 1024 * 1024
-const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 }
-const SIZE = /^(\d+) *(b|kb|mb)?$/i
+/**
+ * A size as Node-RED takes it (it hands these strings to the `bytes` package): whole bytes with an
+ * optional `b`, or a number, possibly with decimals, and kb, mb, gb, tb or pb (powers of 1024, any
+ * case). Only the shape is checked here; `bytes` does the arithmetic. Anything `bytes` would read
+ * loosely ("1.5", "10 apples") is refused instead.
+ */
+const SIZE = /^(\d+ *b?|\d+(\.\d+)? *(kb|mb|gb|tb|pb))$/i
+const SIZE_MESSAGE = 'must be a number of bytes or a size such as "64kb" or "1mb"'
 
 /** A hundred years: the longest an API token may be allowed to live. */
 const MAX_API_TOKEN_SECONDS = 100 * 365 * 86_400
@@ -231,11 +238,8 @@ const origins = v.union(
 
 const sizeText = v.pipe(
   v.string(),
-  v.regex(SIZE, 'must be a number of bytes or a size such as "64kb" or "1mb"'),
-  v.transform((text) => {
-    const [, digits, unit] = SIZE.exec(text) as RegExpExecArray
-    return Number(digits) * (UNITS[(unit ?? 'b').toLowerCase()] as number)
-  }),
+  v.regex(SIZE, SIZE_MESSAGE),
+  v.transform((text) => bytes.parse(text) as number),
 )
 
 const milliseconds = whole(1, 3_600_000)
@@ -344,10 +348,7 @@ const schema = v.strictObject(
     ),
     httpAdminCors: v.optional(v.strictObject({ origin: origins }, unknownKey)),
     apiMaxLength: v.optional(
-      v.pipe(
-        v.union([v.number(), sizeText], 'must be a number of bytes or a size such as "64kb" or "1mb"'),
-        whole(1, MAX_API_MAX_LENGTH),
-      ),
+      v.pipe(v.union([v.number(), sizeText], SIZE_MESSAGE), whole(1, MAX_API_MAX_LENGTH)),
     ),
     httpServer: v.optional(httpServer),
     metrics: v.optional(metrics),
@@ -460,7 +461,7 @@ export async function loadSettings(file?: string, cwd = process.cwd()): Promise<
     try {
       raw = JSON.parse(source)
     } catch (error) {
-      throw new SettingsError(`${file}: not valid JSON: ${(error as Error).message}`)
+      throw new SettingsError(`${file}: not valid JSON: ${messageOf(error)}`)
     }
   } else {
     throw new SettingsError(`${file}: settings must be a .json, .js or .mjs file`)
@@ -476,7 +477,7 @@ async function importSettings(absolute: string, file: string): Promise<unknown> 
     // A query of its own each time, so reading the file again (on SIGHUP) sees its new content.
     module = await import(`${pathToFileURL(absolute).href}?read=${++imports}`)
   } catch (error) {
-    throw new SettingsError(`${file}: cannot load: ${(error as Error)?.message ?? error}`)
+    throw new SettingsError(`${file}: cannot load: ${messageOf(error)}`)
   }
   if (module.default === undefined) {
     throw new SettingsError(`${file}: must export the settings object as its default export`)

@@ -78,6 +78,13 @@ describe('apiMaxLength', () => {
     ['64KB', 65_536],
     ['5mb', 5 * 1024 * 1024],
     ['100mb', 100 * 1024 * 1024],
+    // Node-RED's forms, read as its `bytes` package reads them (powers of 1024, rounded down).
+    ['100kb', 100 * 1024],
+    ['1.5mb', 1.5 * 1024 * 1024],
+    ['0.5kb', 512],
+    ['1.0001kb', 1024],
+    ['5 MB', 5 * 1024 * 1024],
+    ['0.09gb', Math.floor(0.09 * 1024 ** 3)],
   ])('%j is %d bytes', (given, bytes) => {
     expect(parse(given === undefined ? {} : { apiMaxLength: given }).apiMaxLength).toBe(bytes)
   })
@@ -86,8 +93,15 @@ describe('apiMaxLength', () => {
     [0, 'must be at least 1'],
     [1.5, 'must be a whole number'],
     ['101mb', 'must be at most 104857600'],
-    ['5gb', 'must be a number of bytes or a size such as "64kb" or "1mb"'],
+    ['5gb', 'must be at most 104857600'],
+    ['1tb', 'must be at most 104857600'],
+    ['0kb', 'must be at least 1'],
     ['-1kb', 'must be a number of bytes or a size such as "64kb" or "1mb"'],
+    ['1.5', 'must be a number of bytes or a size such as "64kb" or "1mb"'],
+    ['1.5b', 'must be a number of bytes or a size such as "64kb" or "1mb"'],
+    ['10 apples', 'must be a number of bytes or a size such as "64kb" or "1mb"'],
+    ['5m', 'must be a number of bytes or a size such as "64kb" or "1mb"'],
+    ['', 'must be a number of bytes or a size such as "64kb" or "1mb"'],
     [true, 'must be a number of bytes or a size such as "64kb" or "1mb"'],
   ])('refuses %j', (given, message) => {
     expect(refusal({ apiMaxLength: given })).toBe(`settings.json: apiMaxLength: ${message}`)

@@ -105,7 +105,7 @@ export function describeTokenLifecycle(name: string, open: OpenStores): void {
       const restarted = start(without, 2)
       expect(await restarted.core.authenticate(alice, ADDRESS)).toEqual(refused)
       expect(await stores.tokens.list('alice')).toEqual([])
-      expect(await restarted.core.access(bob, 'nodes.write', ADDRESS)).toMatchObject({ ok: true })
+      expect(await restarted.core.authorize(bob, 'nodes.write', ADDRESS)).toMatchObject({ ok: true })
       expect(restarted.events.ofType('token.invalidated')).toEqual([
         expect.objectContaining({
           owner: 'alice',
@@ -123,8 +123,8 @@ export function describeTokenLifecycle(name: string, open: OpenStores): void {
         team(hasher).map((user) => (user.username === 'bob' ? { ...user, permissions: 'read' } : user)),
       )
       expect(await principal(core, bob)).toMatchObject({ username: 'bob', permissions: ['read'] })
-      expect(await core.access(bob, 'nodes.read', ADDRESS)).toMatchObject({ ok: true })
-      expect(await core.access(bob, 'nodes.write', ADDRESS)).toEqual({
+      expect(await core.authorize(bob, 'nodes.read', ADDRESS)).toMatchObject({ ok: true })
+      expect(await core.authorize(bob, 'nodes.write', ADDRESS)).toEqual({
         ok: false,
         error: { code: 'forbidden', permission: 'nodes.write' },
       })
@@ -206,24 +206,26 @@ export function describeTokenLifecycle(name: string, open: OpenStores): void {
         lastAddress: ADDRESS,
       })
       counter.writes.length = 0
-      for (let i = 0; i < 20; i++) await core.access(alice, 'settings.read', ADDRESS)
-      await Promise.all(Array.from({ length: 20 }, () => core.access(alice, 'settings.read', ADDRESS)))
+      for (let i = 0; i < 20; i++) await core.authorize(alice, 'settings.read', ADDRESS)
+      await Promise.all(Array.from({ length: 20 }, () => core.authorize(alice, 'settings.read', ADDRESS)))
       clock.advance(MINUTE - 1)
-      await core.access(alice, 'settings.read', '192.0.2.99')
+      await core.authorize(alice, 'settings.read', '192.0.2.99')
       expect(counter.writes).toEqual([])
 
       clock.advance(1)
-      await Promise.all(Array.from({ length: 10 }, () => core.access(alice, 'settings.read', '192.0.2.99')))
+      await Promise.all(
+        Array.from({ length: 10 }, () => core.authorize(alice, 'settings.read', '192.0.2.99')),
+      )
       expect(counter.writes).toEqual(['touch'])
       expect((await stores.tokens.list('alice'))[0]).toMatchObject({
         lastUsedAt: loggedInAt + MINUTE,
         lastAddress: '192.0.2.99',
       })
       clock.advance(MINUTE - 1)
-      for (let i = 0; i < 10; i++) await core.access(alice, 'settings.read', ADDRESS)
+      for (let i = 0; i < 10; i++) await core.authorize(alice, 'settings.read', ADDRESS)
       expect(counter.writes).toEqual(['touch'])
       clock.advance(1)
-      await core.access(alice, 'settings.read', ADDRESS)
+      await core.authorize(alice, 'settings.read', ADDRESS)
       expect(counter.writes).toEqual(['touch', 'touch'])
     })
 
@@ -236,7 +238,7 @@ export function describeTokenLifecycle(name: string, open: OpenStores): void {
       counter.writes.length = 0
       clock.advance(5)
       await Promise.all(
-        Array.from({ length: 5 }, () => core.access(created.value.token, 'settings.read', '192.0.2.5')),
+        Array.from({ length: 5 }, () => core.authorize(created.value.token, 'settings.read', '192.0.2.5')),
       )
       expect(counter.writes).toEqual(['touch'])
       expect(await stores.tokens.findById(created.value.view.id)).toMatchObject({

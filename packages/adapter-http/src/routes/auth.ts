@@ -5,7 +5,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import {
   describe,
   type Example,
@@ -16,7 +16,13 @@ import {
   unauthorized,
   use,
 } from '../openapi.js'
-import { AdminError, messageOf, OAuthError, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
+import {
+  AdminError,
+  firstIssueMessage,
+  OAuthError,
+  RevokeRequestSchema,
+  TokenRequestSchema,
+} from '../schemas.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
 export const noStore = createMiddleware(async (c, next) => {
@@ -154,14 +160,14 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (!body.ok) return toResponse(oauthBodyError(body.error))
       const fields = v.safeParse(TokenRequestSchema, body.value)
       if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
+        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
 
       const { client_id, grant_type, scope, username, password } = fields.output
       const result = await core.login(
         { clientId: client_id, grantType: grant_type, scope, username, password },
         deps.clientAddress(c),
       )
-      if (!result.ok) return toResponse(httpErrorOf(result.error))
+      if (!result.ok) return toResponse(errorAnswerOf(result.error))
       return c.json({
         access_token: result.value.accessToken,
         expires_in: result.value.expiresIn,
@@ -207,7 +213,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (!body.ok) return toResponse(oauthBodyError(body.error))
       const fields = v.safeParse(RevokeRequestSchema, body.value)
       if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'parameter')))
+        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
 
       await core.revoke(c.get('principal'), fields.output.token, c.get('address'))
       return emptyResponse(200)

@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, emptyResponse, httpErrorOf, toResponse } from '../errors.js'
+import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import {
   accessDocs,
   adminErrorContent,
@@ -14,7 +14,7 @@ import {
   type Operation,
   use,
 } from '../openapi.js'
-import { EnableRequestSchema, InstallRequestSchema, messageOf } from '../schemas.js'
+import { EnableRequestSchema, firstIssueMessage, InstallRequestSchema } from '../schemas.js'
 
 // Matched against the decoded rest of the path. A scoped name holds a slash, which the router
 // cannot express, and may arrive as `%2F`, so these routes parse the path themselves.
@@ -189,7 +189,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const target = targetOf(c.req.path)
       if (target === null) return notFound()
       const module = await modules.get(target.module)
-      if (!module.ok) return toResponse(httpErrorOf(module.error))
+      if (!module.ok) return toResponse(errorAnswerOf(module.error))
       if (target.set === null) return c.json(module.value)
       const set = module.value.nodes.find((candidate) => candidate.name === target.set)
       return set ? c.json(set) : notFound()
@@ -220,16 +220,16 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (!body.ok) return toResponse(adminBodyError(body.error))
       const fields = v.safeParse(EnableRequestSchema, body.value)
       if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
 
       const { enabled } = fields.output
       const actor = actorOf(c.get('principal'), c.get('address'))
       if (target.set === null) {
         const result = await modules.setModuleEnabled(target.module, enabled, actor)
-        return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+        return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
       }
       const result = await modules.setNodeSetEnabled(target.module, target.set, enabled, actor)
-      return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+      return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
     },
   )
 
@@ -293,17 +293,17 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         const upload = await readUpload(c.req.raw, deps.maxUploadBytes, 'tarball')
         if (!upload.ok) return toResponse(adminBodyError(upload.error))
         const result = await modules.install({ tarball: upload.value }, actor)
-        return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+        return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
       }
       const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
       if (!body.ok) return toResponse(adminBodyError(body.error))
       const fields = v.safeParse(InstallRequestSchema, body.value)
       if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const { module, version, url } = fields.output
       const request = url === undefined ? { module, version } : { module, url }
       const result = await modules.install(request, actor)
-      return result.ok ? c.json(result.value) : toResponse(httpErrorOf(result.error))
+      return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
     },
   )
 
@@ -338,7 +338,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const target = targetOf(c.req.path)
       if (target === null || target.set !== null) return notFound()
       const result = await modules.remove(target.module, actorOf(c.get('principal'), c.get('address')))
-      return result.ok ? emptyResponse(204) : toResponse(httpErrorOf(result.error))
+      return result.ok ? emptyResponse(204) : toResponse(errorAnswerOf(result.error))
     },
   )
 

@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, httpErrorOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import {
   describe,
   describeTemplates,
@@ -14,7 +14,7 @@ import {
   unauthorized,
   use,
 } from '../openapi.js'
-import { CreateTokenRequestSchema, messageOf, NullableTime, Permissions, Time } from '../schemas.js'
+import { CreateTokenRequestSchema, firstIssueMessage, NullableTime, Permissions, Time } from '../schemas.js'
 import { noStore } from './auth.js'
 
 /** A public token id as the core makes them; anything else names no token. */
@@ -133,7 +133,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     signedIn,
     async (c) => {
       const listed = await core.tokens.list(c.get('principal'), c.req.query('user') ?? null, c.get('address'))
-      if (!listed.ok) return toResponse(httpErrorOf(listed.error, { tokenSent: true }))
+      if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
       return c.json({ tokens: listed.value.map(tokenJson) })
     },
   )
@@ -184,19 +184,19 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const principal = c.get('principal')
       if (principal.kind !== 'user')
-        return toResponse(httpErrorOf({ code: 'unauthenticated', reason: 'missing' }))
+        return toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
       const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
       if (!body.ok) return toResponse(oauthBodyError(body.error))
       const fields = v.safeParse(CreateTokenRequestSchema, body.value)
       if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', messageOf(fields.issues, 'field')))
+        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const { name, scope, expires_in } = fields.output
       const created = await core.tokens.create(
         principal,
         { name, scope, expiresIn: expires_in },
         c.get('address'),
       )
-      if (!created.ok) return toResponse(httpErrorOf(created.error, { tokenSent: true }))
+      if (!created.ok) return toResponse(errorAnswerOf(created.error, { tokenSent: true }))
       const { view, token } = created.value
       return c.json(
         { id: view.id, name: view.name, token, scope: view.scope, expires_at: iso(view.expiresAt) },
@@ -234,7 +234,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: user'))
       }
       const ended = await core.tokens.revokeUser(c.get('principal'), user, c.get('address'))
-      if (!ended.ok) return toResponse(httpErrorOf(ended.error, { tokenSent: true }))
+      if (!ended.ok) return toResponse(errorAnswerOf(ended.error, { tokenSent: true }))
       return c.json({ revoked: ended.value })
     },
   )
@@ -261,7 +261,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
       if (!TOKEN_ID.test(id)) return emptyResponse(404)
       const ended = await core.tokens.revoke(c.get('principal'), id, c.get('address'))
-      if (!ended.ok) return toResponse(httpErrorOf(ended.error, { tokenSent: true }))
+      if (!ended.ok) return toResponse(errorAnswerOf(ended.error, { tokenSent: true }))
       return emptyResponse(204)
     },
   )

@@ -116,8 +116,8 @@ export function describeAuth(name: string, open: OpenStores): void {
         const { core } = await createTestCore()
         const read = await core.login(adminLogin({ scope: 'read' }), ADDRESS)
         if (!read.ok) throw new Error('login failed')
-        expect((await core.access(read.value.accessToken, 'nodes.read', ADDRESS)).ok).toBe(true)
-        expect(await core.access(read.value.accessToken, 'nodes.write', ADDRESS)).toEqual({
+        expect((await core.authorize(read.value.accessToken, 'nodes.read', ADDRESS)).ok).toBe(true)
+        expect(await core.authorize(read.value.accessToken, 'nodes.write', ADDRESS)).toEqual({
           ok: false,
           error: { code: 'forbidden', permission: 'nodes.write' },
         })
@@ -127,24 +127,24 @@ export function describeAuth(name: string, open: OpenStores): void {
     describe('bearer authentication', () => {
       it('lets everyone in with every permission when auth is off', async () => {
         const { core } = await createTestCore(null)
-        expect(await core.access(null, 'nodes.write', ADDRESS)).toEqual({
+        expect(await core.authorize(null, 'nodes.write', ADDRESS)).toEqual({
           ok: true,
           value: { kind: 'anonymous', permissions: ['*'] },
         })
-        expect((await core.access('garbage', 'nodes.write', ADDRESS)).ok).toBe(true)
+        expect((await core.authorize('garbage', 'nodes.write', ADDRESS)).ok).toBe(true)
       })
 
       it('refuses a request without a token unless default permissions are configured', async () => {
-        expect(await (await createTestCore()).core.access(null, 'settings.read', ADDRESS)).toEqual({
+        expect(await (await createTestCore()).core.authorize(null, 'settings.read', ADDRESS)).toEqual({
           ok: false,
           error: { code: 'unauthenticated', reason: 'missing' },
         })
         const anon = (await createTestCore({ default: { permissions: 'read' } })).core
-        expect(await anon.access(null, 'settings.read', ADDRESS)).toEqual({
+        expect(await anon.authorize(null, 'settings.read', ADDRESS)).toEqual({
           ok: true,
           value: { kind: 'anonymous', permissions: ['read'] },
         })
-        expect(await anon.access(null, 'nodes.write', ADDRESS)).toEqual({
+        expect(await anon.authorize(null, 'nodes.write', ADDRESS)).toEqual({
           ok: false,
           error: { code: 'forbidden', permission: 'nodes.write' },
         })
@@ -152,7 +152,7 @@ export function describeAuth(name: string, open: OpenStores): void {
 
       it('does not fall back to anonymous for an invalid token', async () => {
         const { core } = await createTestCore({ default: { permissions: 'read' } })
-        expect(await core.access('not-a-token', 'settings.read', ADDRESS)).toEqual({
+        expect(await core.authorize('not-a-token', 'settings.read', ADDRESS)).toEqual({
           ok: false,
           error: { code: 'unauthenticated', reason: 'invalid' },
         })
@@ -162,7 +162,7 @@ export function describeAuth(name: string, open: OpenStores): void {
         const { core, events } = await createTestCore()
         const read = await core.login(adminLogin({ scope: 'read', clientId: 'service-editor' }), ADDRESS)
         if (!read.ok) throw new Error('login failed')
-        await core.access(read.value.accessToken, 'nodes.write', ADDRESS)
+        await core.authorize(read.value.accessToken, 'nodes.write', ADDRESS)
         expect(events.ofType('permission.denied')).toEqual([
           expect.objectContaining({
             permission: 'nodes.write',
