@@ -2,8 +2,10 @@ import { parseArgs } from 'node:util'
 import { hashPassword } from './argon2.js'
 import { migrateStore, type RunningServer, startServer, VERSION } from './compose.js'
 import { EXIT_RUNTIME, EXIT_USAGE, messageOf, StartupError } from './errors.js'
+import { createLogger, type Logger } from './log.js'
 import { forgetModule } from './modules-cli.js'
 import { readPassword } from './password-input.js'
+import { lowerHelperThreadPriority } from './process-tuning.js'
 import { tokensCommand } from './tokens-cli.js'
 
 const HELP = `Usage: flowadmin <command> [options]
@@ -24,6 +26,8 @@ Options of start:
   -u, --user-dir DIR      folder with node_modules/, flows.json and flowadmin.db (overrides userDir)
       --allow-open-admin  allow listening on a non-loopback address without adminAuth
       --demo              say that the demo credentials are in use
+      --pretty            write the log for people to read, not JSON lines (the default when
+                          standard error is a terminal)
 
   -h, --help              show this help
   -v, --version           show the version
@@ -71,6 +75,7 @@ async function start(args: string[]): Promise<void> {
       'user-dir': { type: 'string', short: 'u' },
       'allow-open-admin': { type: 'boolean' },
       demo: { type: 'boolean' },
+      pretty: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -82,38 +87,44 @@ async function start(args: string[]): Promise<void> {
   if (values.host === '') throw new UsageError('--host must not be empty')
   if (values.demo) process.stderr.write(`flowadmin: ${DEMO_WARNING}\n`)
 
+  // The one logger of the process: JSON lines on stderr, or pino-pretty's lines for a person.
+  const logger = createLogger({ pretty: values.pretty === true || process.stderr.isTTY === true })
   const server = await startServer({
+    logger,
     settingsFile: values.settings,
     port: parsePort(values.port),
     host: values.host,
     userDir: values['user-dir'],
     allowOpenAdmin: values['allow-open-admin'],
   })
+  // The verifier has hashed by now, so libuv's thread pool runs: its threads yield to the event loop.
+  lowerHelperThreadPriority()
   process.stdout.write(
     `flowadmin listening on ${server.url} (storage: ${server.storage}, auth: ${server.authEnabled ? 'on' : 'off'})\n`,
   )
   if (server.metricsUrl !== null) process.stdout.write(`flowadmin metrics on ${server.metricsUrl}\n`)
-  stopOnSignals(server)
+  stopOnSignals(server, logger)
 }
 
-function stopOnSignals(server: RunningServer): void {
+function stopOnSignals(server: RunningServer, logger: Logger): void {
   let stopping = false
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
       // A second signal: the operator does not want to wait for requests in flight.
-      process.stderr.write(`flowadmin: ${signal} again, exiting now\n`)
+      logger.warn({ signal }, 'signal again, exiting now')
       process.exit(EXIT_RUNTIME)
     }
     stopping = true
     // close() stops accepting before it returns, so the line below is true when it is read.
     const closed = server.close()
     const seconds = server.settings.shutdownTimeout / 1000
-    process.stderr.write(
-      `flowadmin: ${signal}: no new connections; finishing requests in flight (up to ${seconds} s), then stopping\n`,
+    logger.info(
+      { signal, graceSeconds: seconds },
+      'no new connections; finishing requests in flight, then stopping',
     )
     closed.then(
       () => {
-        process.stderr.write('flowadmin: stopped\n')
+        logger.info('stopped')
         process.exitCode = 0
         // Anything left (a client that never hangs up) must not keep the process alive.
         setTimeout(() => process.exit(0), 1_000).unref()

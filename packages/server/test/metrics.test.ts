@@ -13,6 +13,7 @@ import {
   type SettingsInput,
   startServer,
 } from '../src/index.js'
+import { captureLog } from './log-capture.js'
 
 let userDir: string
 const running: RunningServer[] = []
@@ -49,7 +50,7 @@ async function start(settings: SettingsInput = {}): Promise<RunningServer> {
     port: 0,
     userDir,
     stdout: () => {},
-    log: () => {},
+    logger: captureLog().logger,
     settings: {
       adminAuth: {
         type: 'credentials',
