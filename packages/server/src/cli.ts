@@ -99,11 +99,12 @@ async function start(args: string[]): Promise<void> {
   })
   // The verifier has hashed by now, so libuv's thread pool runs: its threads yield to the event loop.
   lowerHelperThreadPriority()
+  // Before the listening line: whoever reads it may signal at once.
+  stopOnSignals(server, logger)
   process.stdout.write(
     `flowadmin listening on ${server.url} (storage: ${server.storage}, auth: ${server.authEnabled ? 'on' : 'off'})\n`,
   )
   if (server.metricsUrl !== null) process.stdout.write(`flowadmin metrics on ${server.metricsUrl}\n`)
-  stopOnSignals(server, logger)
 }
 
 function stopOnSignals(server: RunningServer, logger: Logger): void {

@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module'
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino'
-import { prettyFactory } from 'pino-pretty'
 
 export type { Logger } from 'pino'
 
@@ -68,6 +68,8 @@ export function createLogger(setup: LoggerSetup = {}): Logger {
   const write = setup.write ?? ((line: string) => process.stderr.write(line))
   const options = { ...LINE_OPTIONS, level: setup.level ?? 'info' }
   if (!setup.pretty) return pino(options, escapingDestination(write))
+  // Loaded only when asked for: it costs a command that logs JSON a good part of its start.
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')
   const human = prettyFactory({
     colorize: setup.write === undefined && process.stderr.isTTY === true,
     translateTime: 'SYS:standard',

@@ -294,6 +294,19 @@ describe('flowadmin start, without adminAuth', () => {
     ])
   })
 
+  it('writes its log for people to read with --pretty', async () => {
+    await writeSettings({ storage: 'memory' })
+    const { run } = await startCli(['--settings', settingsFile, '--port', '0', '--pretty'])
+    run.child.kill('SIGTERM')
+    expect(await run.exited, run.stderr).toBe(0)
+    const lines = run.stderr.trimEnd().split('\n')
+    expect(lines[0]).toMatch(
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d{4}\] WARN: adminAuth is not set: the admin API is open to anyone who can reach it$/,
+    )
+    expect(lines).toContainEqual(expect.stringMatching(/\] INFO: stopped$/))
+    expect(lines).toContain('    signal: "SIGTERM"')
+  })
+
   it('runs without a settings file on the --user-dir given, storing there', async () => {
     const { run, line, url } = await startCli(['--user-dir', path.basename(userDir), '--port', '0'], {
       cwd: path.dirname(userDir),

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { hashPassword, type RunningServer, startServer } from '../src/index.js'
+import { createLogger, hashPassword, type RunningServer, startServer } from '../src/index.js'
 import { type CapturedLog, captureLog } from './log-capture.js'
 
 const FORGED = '{"level":"error","time":"2026-01-01T00:00:00.000Z","msg":"forged","address":"192.0.2.9"}'
@@ -97,6 +97,21 @@ describe('log lines', () => {
       usernames.map((username) => ['login.failed', username]),
     )
     expect(log.lines.join('')).not.toContain('forged')
+  })
+
+  it('in the pretty form too, keep what was sent escaped, on the line of its message', () => {
+    const written: string[] = []
+    const pretty = createLogger({ pretty: true, write: (text) => written.push(text) })
+    pretty.error(
+      { path: `/nodes/x\u2028\u202e${FORGED}`, password: 'hunter2' },
+      'unexpected error answering a request',
+    )
+    const text = written.join('')
+    expect(text).toMatch(/^\[[^\]]+\] ERROR: unexpected error answering a request\n/)
+    expect(text).toContain(`path: "/nodes/x\\u2028\\u202e{\\"level\\":\\"error\\"`)
+    expect(text).toContain('password: "[redacted]"')
+    expect(text).not.toMatch(/[\u2028\u202e]/)
+    expect(text).not.toContain('hunter2')
   })
 
   it('redact secrets wherever a line would carry them', () => {

@@ -1,7 +1,7 @@
 // Importing and using the server's pieces leaves the process as it was: thread priorities,
 // environment, signal handlers. Only the `flowadmin` command tunes its own process.
 import { readdirSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { getPriority, tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -23,14 +23,23 @@ function threadNiceness(pid: number | 'self'): Map<number, number> {
   return niceness
 }
 
-const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGUSR2'] as const
+const EVENTS = [
+  'SIGHUP',
+  'SIGINT',
+  'SIGTERM',
+  'SIGUSR2',
+  'exit',
+  'beforeExit',
+  'uncaughtException',
+  'unhandledRejection',
+] as const
 const processState = () => ({
   env: { ...process.env },
-  signals: SIGNALS.map((signal) => process.listenerCount(signal)),
+  listeners: EVENTS.map((event) => process.listenerCount(event)),
 })
 
 describe('the library', () => {
-  it('changes no thread priority, environment variable or signal handler when used', async () => {
+  it('changes no thread priority, environment variable, signal or exit handler when used', async () => {
     const mainNiceness = getPriority(process.pid)
     const before = processState()
     const threadsBefore = threadNiceness('self')
@@ -46,12 +55,12 @@ describe('the library', () => {
         userDir,
         settings: {
           storage: 'memory',
+          auditLog: { file: path.join(userDir, 'audit.log') },
           adminAuth: {
             type: 'credentials',
             users: [{ username: 'admin', password: hash, permissions: '*' }],
           },
         },
-        stdout: () => {},
         logger: captureLog().logger,
       })
       const login = await fetch(`${server.url}/auth/token`, {
@@ -61,6 +70,10 @@ describe('the library', () => {
       })
       expect(login.status).toBe(200)
       await server.close()
+      expect(JSON.parse(await readFile(path.join(userDir, 'audit.log'), 'utf8'))).toMatchObject({
+        event: 'login.succeeded',
+        user: 'admin',
+      })
     } finally {
       await rm(userDir, { recursive: true, force: true })
     }
