@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { readdirSync } from 'node:fs'
-import { availableParallelism, setPriority } from 'node:os'
+import { availableParallelism } from 'node:os'
 import type { PasswordVerifier } from '@flowadmin/core'
 import { ARGON2ID_COST } from '@flowadmin/verifier-wasm'
 import * as argon2 from 'argon2'
@@ -9,9 +8,6 @@ import { createLimit } from './limit.js'
 /** OWASP's argon2id recommendation: 19 MiB of memory, two passes, one lane (shared with the
  *  WebAssembly verifier, so its dummy hash costs what users' hashes cost). */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, ...ARGON2ID_COST } as const
-
-/** Niceness given to the threads that hash, so requests that need no hashing go first. */
-const HASHING_NICENESS = 10
 
 /** An argon2id hash of `password` in PHC string form (`$argon2id$v=19$m=19456,t=2,p=1$...`). */
 export function hashPassword(password: string): Promise<string> {
@@ -29,12 +25,11 @@ export interface Argon2VerifierOptions {
 /**
  * The password verifier over argon2. Its dummy hash is made at start from random bytes, so no
  * password matches it and unknown users cost one real verification. Hashing runs on libuv's
- * thread pool, off the event loop; on Linux those threads are also given a lower priority, so
- * that a storm of logins slows other requests as little as possible.
+ * thread pool, off the event loop. Creating one changes nothing process-wide: the `flowadmin`
+ * command lowers the priority of those threads itself (process-tuning.ts).
  */
 export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<PasswordVerifier> {
   const dummyHash = await hashPassword(randomBytes(32).toString('base64url'))
-  lowerThreadPoolPriority()
   const limit = createLimit(options.concurrency ?? availableParallelism())
   return {
     dummyHash,
@@ -48,28 +43,5 @@ export async function createArgon2Verifier(options: Argon2VerifierOptions = {}):
         }
       })
     },
-  }
-}
-
-/**
- * Lowers the priority of every thread of the process but the main one: libuv's thread pool, where
- * argon2 works, and V8's helper threads. The event loop keeps its priority, so requests that need
- * no hashing are answered first while logins use every core left. Linux only (threads are tasks
- * with their own niceness there); elsewhere, or without /proc, it changes nothing.
- */
-function lowerThreadPoolPriority(): void {
-  let tasks: string[]
-  try {
-    tasks = readdirSync('/proc/self/task')
-  } catch {
-    return
-  }
-  for (const tid of tasks) {
-    if (Number(tid) === process.pid) continue
-    try {
-      setPriority(Number(tid), HASHING_NICENESS)
-    } catch {
-      // Not permitted or already gone: that thread keeps its priority.
-    }
   }
 }

@@ -1,6 +1,8 @@
-import { closeSync, openSync, writeSync } from 'node:fs'
+import { closeSync, openSync } from 'node:fs'
 import type { DomainEvent, EventSink } from '@flowadmin/core'
+import { pino } from 'pino'
 import { StartupError } from './errors.js'
+import { escapingDestination, LINE_OPTIONS, type Logger } from './log.js'
 
 export type AuditTarget = 'stdout' | 'off' | { file: string }
 
@@ -26,38 +28,55 @@ const clip = (name: string | null) =>
     : name
 
 /**
- * Characters JSON leaves as they are but a terminal, a log viewer or a line-based tool may act on:
- * DEL and the C1 controls, format characters (bidirectional overrides, zero-width ones) and the
- * Unicode line and paragraph separators. JSON escapes the C0 controls itself.
+ * The audit record of an event: `{"time", "event", "user", "client", "address", ...details}`. The
+ * actor fields are always present (null when unknown); a password or token never is. Names as
+ * sent are capped at MAX_AUDIT_NAME characters.
  */
-const UNSAFE = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu
-
-/** `\uXXXX` for each UTF-16 unit, so characters beyond the BMP become their surrogate pair. */
-const escapeUnsafe = (json: string) =>
-  json.replace(UNSAFE, (char) =>
-    Array.from(
-      { length: char.length },
-      (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`,
-    ).join(''),
-  )
-
-/**
- * One audit line: `{"time", "event", "user", "client", "address", ...details}`. The actor fields
- * are always present (null when unknown); a password or token never is. Names as sent are capped
- * at MAX_AUDIT_NAME characters, and every control or format character is written as a JSON
- * escape, so a line is one line of printable text that parses back to what was sent.
- */
-export function formatAuditLine(event: DomainEvent): string {
+function auditRecord(event: DomainEvent): Record<string, unknown> {
   const { type, at, username, clientId, address, ...details } = event
-  const line: Record<string, unknown> = {
+  const record: Record<string, unknown> = {
     time: new Date(at).toISOString(),
     event: type,
     user: clip(username),
     client: clip(clientId),
     address,
   }
-  for (const [key, value] of Object.entries(details)) if (!SECRET.test(key)) line[key] = value
-  return `${escapeUnsafe(JSON.stringify(line))}\n`
+  for (const [key, value] of Object.entries(details)) if (!SECRET.test(key)) record[key] = value
+  return record
+}
+
+/**
+ * The audit stream's own pino logger over `write`: the lines of the server's log, with the time
+ * of the event instead of the time of writing.
+ */
+function auditLogger(write: (line: string) => void): Logger {
+  return pino({ ...LINE_OPTIONS, timestamp: false }, escapingDestination(write))
+}
+
+let formatted = ''
+const formatter = auditLogger((line) => {
+  formatted = line
+})
+
+/**
+ * One audit line, as the audit stream writes it: `{"level":"info","time",...record}` and a
+ * newline. Every control or format character is written as a JSON escape, so a line is one line
+ * of printable text that parses back to what was sent.
+ */
+export function formatAuditLine(event: DomainEvent): string {
+  formatter.info(auditRecord(event))
+  const line = formatted
+  formatted = ''
+  return line
+}
+
+/** Opens `file` for appending as the audit log would, so a bad path is reported at once. */
+function probe(file: string): void {
+  try {
+    closeSync(openSync(file, 'a', 0o600))
+  } catch (error) {
+    throw new StartupError(`cannot open the audit log ${file}: ${(error as Error).message}`)
+  }
 }
 
 /**
@@ -65,13 +84,19 @@ export function formatAuditLine(event: DomainEvent): string {
  * opened at once (a bad path fails the start) and written synchronously, so no line is lost when
  * the process ends.
  */
-export function createAuditLog(target: AuditTarget, stdout: (text: string) => void = writeStdout): AuditLog {
+export function createAuditLog(target: AuditTarget, stdout?: (text: string) => void): AuditLog {
   if (target === 'off') return { emit() {}, close() {}, reopen() {} }
   if (target === 'stdout') {
+    const write =
+      stdout ??
+      ((text: string) => {
+        process.stdout.write(text)
+      })
+    const logger = auditLogger(write)
     return {
       emit(event) {
         try {
-          stdout(formatAuditLine(event))
+          logger.info(auditRecord(event))
         } catch {
           // A sink must not throw into the request that caused the event.
         }
@@ -80,36 +105,32 @@ export function createAuditLog(target: AuditTarget, stdout: (text: string) => vo
       reopen() {},
     }
   }
-  const open = () => {
-    try {
-      return openSync(target.file, 'a', 0o600)
-    } catch (error) {
-      throw new StartupError(`cannot open the audit log ${target.file}: ${(error as Error).message}`)
-    }
-  }
-  let fd: number | null = open()
+  probe(target.file)
+  const file = pino.destination({ dest: target.file, append: true, sync: true, mode: 0o600 })
+  // Failures to write or reopen are reported by emit and reopen; the stream must not crash.
+  file.on('error', () => {})
+  const logger = auditLogger((line) => file.write(line))
+  let open = true
   return {
     emit(event) {
-      if (fd === null) return
+      if (!open) return
       try {
-        writeSync(fd, formatAuditLine(event))
+        logger.info(auditRecord(event))
       } catch {
         // As above: losing an audit line must not fail the request.
       }
     },
     close() {
-      if (fd !== null) closeSync(fd)
-      fd = null
+      if (!open) return
+      open = false
+      file.flushSync()
+      file.destroy()
     },
     reopen() {
-      if (fd === null) return
-      const next = open()
-      closeSync(fd)
-      fd = next
+      if (!open) return
+      // A name that cannot be opened keeps the file open now, and says so.
+      probe(target.file)
+      file.reopen()
     },
   }
-}
-
-function writeStdout(text: string): void {
-  process.stdout.write(text)
 }

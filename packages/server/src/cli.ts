@@ -5,8 +5,10 @@ import { messageOf } from '@flowadmin/core'
 import { hashPassword } from './argon2.js'
 import { migrateStore, type RunningServer, startServer, VERSION } from './compose.js'
 import { EXIT_RUNTIME, EXIT_USAGE, StartupError } from './errors.js'
+import { createLogger, type Logger } from './log.js'
 import { forgetModule } from './modules-cli.js'
 import { readPassword } from './password-input.js'
+import { lowerHelperThreadPriority } from './process-tuning.js'
 import { tokensCommand } from './tokens-cli.js'
 
 const HELP = `Usage: flowadmin <command> [options]
@@ -28,6 +30,8 @@ Options of start:
       --allow-open-admin  allow listening on a non-loopback address without adminAuth
       --demo              run the demo: the repository's examples/demo settings and userDir
                           (users admin / flowadmin-demo and viewer / flowadmin-view); no --settings
+      --pretty            write the log for people to read, not JSON lines (the default when
+                          standard error is a terminal)
 
   -h, --help              show this help
   -v, --version           show the version
@@ -90,6 +94,7 @@ async function start(args: string[]): Promise<void> {
       'user-dir': { type: 'string', short: 'u' },
       'allow-open-admin': { type: 'boolean' },
       demo: { type: 'boolean' },
+      pretty: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -105,38 +110,45 @@ async function start(args: string[]): Promise<void> {
   const settingsFile = values.demo ? demoSettings() : values.settings
   if (values.demo) process.stderr.write(`flowadmin: ${DEMO_WARNING}\n`)
 
+  // The one logger of the process: JSON lines on stderr, or pino-pretty's lines for a person.
+  const logger = createLogger({ pretty: values.pretty === true || process.stderr.isTTY === true })
   const server = await startServer({
+    logger,
     settingsFile,
     port: parsePort(values.port),
     host: values.host,
     userDir: values['user-dir'],
     allowOpenAdmin: values['allow-open-admin'],
   })
+  // The verifier has hashed by now, so libuv's thread pool runs: its threads yield to the event loop.
+  lowerHelperThreadPriority()
+  // Before the listening line: whoever reads it may signal at once.
+  stopOnSignals(server, logger)
   process.stdout.write(
     `flowadmin listening on ${server.url} (storage: ${server.storage}, auth: ${server.authEnabled ? 'on' : 'off'})\n`,
   )
   if (server.metricsUrl !== null) process.stdout.write(`flowadmin metrics on ${server.metricsUrl}\n`)
-  stopOnSignals(server)
 }
 
-function stopOnSignals(server: RunningServer): void {
+function stopOnSignals(server: RunningServer, logger: Logger): void {
   let stopping = false
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
       // A second signal: the operator does not want to wait for requests in flight.
-      process.stderr.write(`flowadmin: ${signal} again, exiting now\n`)
+      logger.warn({ signal }, 'signal again, exiting now')
       process.exit(EXIT_RUNTIME)
     }
     stopping = true
     // close() stops accepting before it returns, so the line below is true when it is read.
     const closed = server.close()
     const seconds = server.settings.shutdownTimeout / 1000
-    process.stderr.write(
-      `flowadmin: ${signal}: no new connections; finishing requests in flight (up to ${seconds} s), then stopping\n`,
+    logger.info(
+      { signal, graceSeconds: seconds },
+      'no new connections; finishing requests in flight, then stopping',
     )
     closed.then(
       () => {
-        process.stderr.write('flowadmin: stopped\n')
+        logger.info('stopped')
         process.exitCode = 0
         // Anything left (a client that never hangs up) must not keep the process alive.
         setTimeout(() => process.exit(0), 1_000).unref()

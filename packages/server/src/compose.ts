@@ -29,6 +29,7 @@ import { type AuditLog, createAuditLog } from './audit.js'
 import { EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { type Listener, listen } from './listen.js'
+import { createLogger, type Log, type Logger, logTo } from './log.js'
 import { createLoginQueue, type LoginQueue, type LoginQueueBounds } from './login-queue.js'
 import { createMetrics, fanOut, metricsFetch } from './metrics.js'
 import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
@@ -72,18 +73,16 @@ export interface ServerOptions {
   /** Where relative paths of flags resolve. Default: the current directory. */
   cwd?: string | undefined
   /**
-   * Receives warnings (skipped packages, an open API), errors (the detail of each 500, a refused
-   * reload) and notes (a reload applied). Default: one line each on stderr,
-   * `flowadmin: warning: ...` / `flowadmin: error: ...` / `flowadmin: info: ...`.
+   * The server's log (a pino logger): warnings (skipped packages, an open API), errors (the detail
+   * of each 500, a refused reload) and notes (a reload applied). Default: `createLogger()`, JSON
+   * lines on stderr.
    */
-  log?: ((level: LogLevel, message: string) => void) | undefined
+  logger?: Logger | undefined
   /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
   stdout?: ((text: string) => void) | undefined
   /** Milliseconds `close()` lets requests in flight finish. Default: the `shutdownTimeout` setting. */
   shutdownGraceMs?: number | undefined
 }
-
-export type LogLevel = 'warning' | 'error' | 'info'
 
 /** What a reload of the settings file did. */
 export type ReloadOutcome =
@@ -205,7 +204,7 @@ export async function createServerCore(
   stores: Stores,
   events: EventSink,
   modules: readonly DiscoveredModule[],
-  log: (level: LogLevel, message: string) => void,
+  log: Log,
   login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue; observer?: CoreObserver | undefined } = {},
   /** The loader (default: one over `modules`) and the installer (default: none, installs refused). */
   palette: { loader?: NodeSetLoader; installer?: ModuleInstaller } = {},
@@ -219,7 +218,9 @@ export async function createServerCore(
       loader: palette.loader ?? createDiskLoader(modules),
       installer: palette.installer,
       typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
-        log('error', `${message}; disabling modules is refused until it is fixed`),
+        log('error', 'flows file unreadable; disabling modules is refused until it is fixed', {
+          reason: message,
+        }),
       ),
       events,
       observer: login.observer,
@@ -271,7 +272,8 @@ export async function migrateStore(
  */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const cwd = options.cwd ?? process.cwd()
-  const log = options.log ?? ((level, message) => process.stderr.write(`flowadmin: ${level}: ${message}\n`))
+  const logger = options.logger ?? createLogger()
+  const log = logTo(logger)
   const warn = (message: string) => log('warning', message)
   const settings = await resolveSettings(options, cwd)
 
@@ -354,7 +356,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await postgres
       ?.watchModules((module) => core.modules.loadEnabled(module), { onError: warn })
       .ready.catch(() => {})
-    const outage = createOutageLog(warn)
+    const outage = createOutageLog(log)
 
     const proxies = parseTrustedProxies(settings.trustProxy)
     const app = createHttpApp(core, {
@@ -363,7 +365,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       clientAddress: (c) => clientAddressOf(socketAddress(c), c.req.header('X-Forwarded-For'), proxies),
       maxBodyBytes: settings.apiMaxLength,
       cors: settings.httpAdminCors ?? undefined,
-      onUnexpectedError: (error, c) => log('error', `${c.req.method} ${c.req.path}: ${describe(error)}`),
+      // What the request sent stays in fields of its own: a path may hold any character.
+      onUnexpectedError: (error, c) =>
+        logger.error(
+          { method: c.req.method, path: c.req.path, err: error },
+          'unexpected error answering a request',
+        ),
       readiness,
       metrics: settings.metrics === 'api' ? metrics?.exposition : undefined,
       onResponse: metrics?.onResponse,
@@ -398,7 +405,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     }
 
     const sweeper = setInterval(() => {
-      core.sweep().catch((error: unknown) => warn(`sweeping expired tokens failed: ${messageOf(error)}`))
+      core
+        .sweep()
+        .catch((error: unknown) =>
+          log('warning', 'sweeping expired tokens failed', { reason: messageOf(error) }),
+        )
     }, SWEEP_INTERVAL_MS)
     sweeper.unref()
 
@@ -464,10 +475,10 @@ async function reloadSettings(
   server: RunningServer,
   options: ServerOptions,
   cwd: string,
-  log: (level: LogLevel, message: string) => void,
+  log: Log,
 ): Promise<ReloadOutcome> {
   const refuse = (message: string): ReloadOutcome => {
-    log('error', `settings not reloaded, the running settings stay: ${message}`)
+    log('error', 'settings not reloaded, the running settings stay', { reason: message })
     return { ok: false, message }
   }
   if (options.settingsFile === undefined) return refuse('the server was started without a settings file')
@@ -490,18 +501,20 @@ async function reloadSettings(
     }
   }
   const users = next.adminAuth?.users.length ?? 0
-  log('info', `settings reloaded: ${users} users`)
+  log('info', 'settings reloaded', { users })
   if (needRestart.length > 0)
-    log('warning', `these settings change only after a restart: ${needRestart.join(', ')}`)
+    log('warning', 'these settings change only after a restart', { settings: needRestart })
   return { ok: true, users, needRestart }
 }
 
 /** Reopens the audit log file by its name (after a rotation); a failure keeps the old file and is logged. */
-function reopenAuditLog(audit: AuditLog, log: (level: LogLevel, message: string) => void): void {
+function reopenAuditLog(audit: AuditLog, log: Log): void {
   try {
     audit.reopen()
   } catch (error) {
-    log('error', `${messageOf(error)}; audit lines still go to the file open before`)
+    log('error', 'audit log not reopened; its lines still go to the file open before', {
+      reason: messageOf(error),
+    })
   }
 }
 
@@ -515,7 +528,7 @@ function origin(listener: Listener): string {
 const OUTAGE_LOG_INTERVAL_MS = 10_000
 
 /** Logs an unreachable store once per interval, however many requests meet it. */
-function createOutageLog(warn: (message: string) => void): (error: unknown) => void {
+function createOutageLog(log: Log): (error: unknown) => void {
   let last = Number.NEGATIVE_INFINITY
   let missed = 0
   return (error) => {
@@ -524,14 +537,9 @@ function createOutageLog(warn: (message: string) => void): (error: unknown) => v
       missed++
       return
     }
-    const more = missed > 0 ? ` (${missed} more requests answered 503 since the last report)` : ''
-    warn(`the store cannot be reached, requests answer 503: ${messageOf(error)}${more}`)
+    // `missed`: requests answered 503 since the last report.
+    log('warning', 'the store cannot be reached, requests answer 503', { reason: messageOf(error), missed })
     last = now
     missed = 0
   }
-}
-
-/** A logged error: its stack when it has one (server logs may carry detail, responses never). */
-function describe(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error)
 }

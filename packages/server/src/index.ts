@@ -2,7 +2,6 @@ export { ARGON2_OPTIONS, createArgon2Verifier, hashPassword } from './argon2.js'
 export { type AuditLog, type AuditTarget, createAuditLog, formatAuditLine } from './audit.js'
 export {
   isLoopback,
-  type LogLevel,
   RELOADED_SETTINGS,
   type ReloadOutcome,
   type RunningServer,
@@ -14,6 +13,7 @@ export {
 export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 export { createFlowsTypeUsage } from './flows.js'
 export { type Listener, listen } from './listen.js'
+export { createLogger, type Log, type Logger, type LoggerSetup, logTo, REDACTED_PATHS } from './log.js'
 export {
   createMetrics,
   fanOut,

@@ -3,6 +3,7 @@ import { cp, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:f
 import * as path from 'node:path'
 import type { InstallFailure, InstallRequest, ModuleDescriptor, ModuleInstaller } from '@flowadmin/core'
 import { createBoundedMutex } from './bounded-mutex.js'
+import type { Log } from './log.js'
 import { type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import type { PalettePolicy } from './palette-policy.js'
 import { readTarballManifest } from './tarball.js'
@@ -25,8 +26,8 @@ export interface NpmInstallerOptions {
   waitMs: number
   /** The npm command. Default: `npm` on the PATH. */
   npm?: string
-  /** Receives npm's output, line by line (`info` after a success, `warning` after a failure). */
-  log: (level: 'info' | 'warning' | 'error', message: string) => void
+  /** Receives a summary of each npm run with its output (`info` after a success, `warning` after a failure). */
+  log: Log
   /** Called with every node module in userDir after a change, so the loader can find their files. */
   onChange: (modules: DiscoveredModule[]) => void
 }
@@ -139,8 +140,12 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
         killGroup(child.pid)
       }, options.timeoutMs)
       const report = (summary: string, level: 'info' | 'warning' = 'warning') => {
-        log(level, summary)
-        for (const line of output.join('').split('\n')) if (line.trim() !== '') log(level, `npm: ${line}`)
+        // npm's own output, a line an item, beside the summary.
+        const npm = output
+          .join('')
+          .split('\n')
+          .filter((line) => line.trim() !== '')
+        log(level, summary, npm.length > 0 ? { npm } : {})
       }
       child.once('error', (error) => {
         clearTimeout(timer)

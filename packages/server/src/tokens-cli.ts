@@ -4,6 +4,7 @@ import { type Core, type DomainError, operator } from '@flowadmin/core'
 import { createAuditLog } from './audit.js'
 import { createServerCore, openStores, resolveSettings } from './compose.js'
 import { EXIT_USAGE, StartupError } from './errors.js'
+import { createLogger, logTo } from './log.js'
 
 export const TOKENS_HELP = `Usage: flowadmin tokens <list|revoke|create> [options]
 
@@ -80,9 +81,7 @@ async function withCore<T>(
   const audit = createAuditLog(settings.auditLog, (text) => process.stderr.write(text))
   const { stores } = await openStores(settings)
   try {
-    const core = await createServerCore(settings, stores, audit, [], (level, message) =>
-      process.stderr.write(`flowadmin: ${level}: ${message}\n`),
-    )
+    const core = await createServerCore(settings, stores, audit, [], logTo(createLogger()))
     return await run(core)
   } finally {
     await stores.close()

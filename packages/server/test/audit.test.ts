@@ -34,11 +34,12 @@ afterEach(async () => {
 })
 
 describe('audit lines', () => {
-  it('writes one JSON object a line: time, event, user, client, address, then the details', () => {
+  it('writes one JSON object a line: level, time, event, user, client, address, then the details', () => {
     const lines = events.map(formatAuditLine)
     for (const line of lines) expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true)
     expect(lines.map((line) => JSON.parse(line))).toEqual([
       {
+        level: 'info',
         time: '2026-01-02T03:04:05.678Z',
         event: 'login.succeeded',
         user: 'admin',
@@ -46,6 +47,7 @@ describe('audit lines', () => {
         address: '127.0.0.1',
       },
       {
+        level: 'info',
         time: '2026-01-02T03:04:05.678Z',
         event: 'login.failed',
         user: 'ghost',
@@ -53,6 +55,7 @@ describe('audit lines', () => {
         address: '10.0.0.9',
       },
       {
+        level: 'info',
         time: '2026-01-02T03:04:05.678Z',
         event: 'login.throttled',
         user: 'admin',
@@ -61,6 +64,7 @@ describe('audit lines', () => {
         retryAfter: 42,
       },
       {
+        level: 'info',
         time: '2026-01-02T03:04:05.678Z',
         event: 'permission.denied',
         user: 'admin',
@@ -69,6 +73,7 @@ describe('audit lines', () => {
         permission: 'nodes.write',
       },
       {
+        level: 'info',
         time: '2026-01-02T03:04:05.678Z',
         event: 'token.revoked',
         user: 'admin',
@@ -78,6 +83,7 @@ describe('audit lines', () => {
         id: 'Kx9pub',
       },
       {
+        level: 'info',
         time: '2026-01-02T03:04:05.678Z',
         event: 'module.disabled',
         user: 'admin',
@@ -87,6 +93,7 @@ describe('audit lines', () => {
         sets: ['@acme/text/upper'],
       },
       {
+        level: 'info',
         time: '2026-01-02T03:04:05.678Z',
         event: 'module.enabled',
         user: null,
@@ -97,6 +104,7 @@ describe('audit lines', () => {
       },
     ])
     expect(Object.keys(JSON.parse(lines[2] as string))).toEqual([
+      'level',
       'time',
       'event',
       'user',
@@ -119,6 +127,7 @@ describe('audit lines', () => {
     const line = formatAuditLine(leaky)
     for (const secret of ['hunter2', 'tok-123', 'tok-456', 'shh']) expect(line).not.toContain(secret)
     expect(JSON.parse(line)).toEqual({
+      level: 'info',
       time: '2026-01-02T03:04:05.678Z',
       event: 'login.failed',
       user: 'admin',

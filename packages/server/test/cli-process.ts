@@ -117,3 +117,17 @@ export async function startCli(args: string[], options: { cwd?: string; bin?: st
   if (url === undefined) throw new Error(`unexpected listening line: ${line}`)
   return { run, url, line }
 }
+
+/** One line of the server's log, as the command writes it to stderr. */
+export type LogEntry = Record<string, unknown> & { level: string; time: string; msg: string }
+
+/**
+ * The log lines in `stderr`: every line that is not a message of the command itself
+ * (`flowadmin: ...`, written before the server runs or when it fails), parsed as JSON.
+ */
+export function logEntries(stderr: string): LogEntry[] {
+  return stderr
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('flowadmin: '))
+    .map((line) => JSON.parse(line))
+}

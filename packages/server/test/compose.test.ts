@@ -13,14 +13,15 @@ import {
   StartupError,
   startServer,
 } from '../src/index.js'
+import { type CapturedLog, captureLog } from './log-capture.js'
 
 let userDir: string
-let logged: string[]
+let log: CapturedLog
 const running: RunningServer[] = []
 
 beforeEach(async () => {
   userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-compose-'))
-  logged = []
+  log = captureLog()
 })
 afterEach(async () => {
   for (const server of running.splice(0)) await server.close()
@@ -32,7 +33,7 @@ async function start(options: ServerOptions = {}): Promise<RunningServer> {
     port: 0,
     userDir,
     stdout: () => {},
-    log: (level, message) => logged.push(`${level}: ${message}`),
+    logger: log.logger,
     ...options,
   })
   running.push(server)
@@ -92,8 +93,8 @@ describe('startServer', () => {
     expect(server.storage).toBe('memory')
     expect(server.authEnabled).toBe(false)
     expect(await (await fetch(`${server.url}/auth/login`)).json()).toEqual({})
-    expect(logged).toEqual([
-      'warning: adminAuth is not set: the admin API is open to anyone who can reach it',
+    expect(log.said()).toEqual([
+      'warn: adminAuth is not set: the admin API is open to anyone who can reach it',
     ])
   })
 
@@ -190,10 +191,13 @@ describe('startServer', () => {
       message: 'The deployed flows cannot be read, so no module can be disabled until they can',
     })
     expect(body).not.toContain(userDir)
-    expect(logged.filter((line) => line.startsWith('error:'))).toEqual([
-      expect.stringMatching(
-        /^error: the flows file .*flows\.json is not valid JSON.*refused until it is fixed$/,
-      ),
+    expect(log.entries().filter((entry) => entry.level === 'error')).toEqual([
+      {
+        level: 'error',
+        time: expect.any(String),
+        reason: expect.stringMatching(/^the flows file .*flows\.json is not valid JSON/),
+        msg: 'flows file unreadable; disabling modules is refused until it is fixed',
+      },
     ])
     // Nothing changed, and enabling (which needs no flows) still works.
     const enable = await put(`${server.url}/nodes/greeting-nodes`, true)

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as argon2 from 'argon2'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { type CliRun, killAll, requireBuild, runCli, startCli } from './cli-process.js'
+import { type CliRun, killAll, logEntries, requireBuild, runCli, startCli } from './cli-process.js'
 
 const PASSWORDS = ['alice-pw', 'bob-pw', 'carol-pw', 'dave-pw', 'carol-new-pw']
 const hashes = new Map<string, string>()
@@ -206,8 +206,17 @@ describe('tokens follow their user', () => {
     await writeTeam(AFTER, { sessionExpiryTime: 60 })
     run.child.kill('SIGHUP')
     await until(() => run.stderr.includes('settings reloaded'), 'the reload')
-    expect(run.stderr).toContain('flowadmin: info: settings reloaded: 3 users')
-    expect(run.stderr).toContain('these settings change only after a restart: adminAuth.sessionExpiryTime')
+    expect(logEntries(run.stderr)).toEqual(
+      expect.arrayContaining([
+        { level: 'info', time: expect.any(String), users: 3, msg: 'settings reloaded' },
+        {
+          level: 'warn',
+          time: expect.any(String),
+          settings: ['adminAuth.sessionExpiryTime'],
+          msg: 'these settings change only after a restart',
+        },
+      ]),
+    )
     await expectChanged(url, tokens)
 
     await writeFile(
@@ -222,9 +231,12 @@ describe('tokens follow their user', () => {
     )
     run.child.kill('SIGHUP')
     await until(() => run.stderr.includes('settings not reloaded'), 'the refusal')
-    expect(run.stderr).toMatch(
-      /flowadmin: error: settings not reloaded, the running settings stay: .*adminAuth\.users\[0\]\.password: must be an argon2 hash/,
-    )
+    expect(logEntries(run.stderr)).toContainEqual({
+      level: 'error',
+      time: expect.any(String),
+      reason: expect.stringMatching(/adminAuth\.users\[0\]\.password: must be an argon2 hash/),
+      msg: 'settings not reloaded, the running settings stay',
+    })
     expect(await rights(url, tokens.bob)).toEqual(READ_ONLY)
     expect(await rights(url, tokens.dave)).toEqual(READ_ONLY)
     expect(await rights(url, await login(url, 'carol', 'carol-new-pw'))).toEqual(FULL)

@@ -6,7 +6,7 @@ import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild, runCli, startCli } from './cli-process.js'
+import { killAll, logEntries, requireBuild, runCli, startCli } from './cli-process.js'
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 const GREETING = 'flowadmin-example-greeting'
@@ -217,10 +217,16 @@ describe('flowadmin start, with adminAuth', () => {
 
     second.run.child.kill('SIGINT')
     expect(await second.run.exited).toBe(0)
-    expect(second.run.stderr).toBe(
-      'flowadmin: SIGINT: no new connections; finishing requests in flight (up to 10 s), then stopping\n' +
-        'flowadmin: stopped\n',
-    )
+    expect(logEntries(second.run.stderr)).toEqual([
+      {
+        level: 'info',
+        time: expect.any(String),
+        signal: 'SIGINT',
+        graceSeconds: 10,
+        msg: 'no new connections; finishing requests in flight, then stopping',
+      },
+      { level: 'info', time: expect.any(String), msg: 'stopped' },
+    ])
   })
 
   it('logs audit events as JSON lines on stdout, without passwords or tokens', async () => {
@@ -247,6 +253,7 @@ describe('flowadmin start, with adminAuth', () => {
       .map((line) => JSON.parse(line))
     expect(events).toEqual([
       {
+        level: 'info',
         time: expect.any(String),
         event: 'login.succeeded',
         user: 'admin',
@@ -254,6 +261,7 @@ describe('flowadmin start, with adminAuth', () => {
         address: '127.0.0.1',
       },
       {
+        level: 'info',
         time: expect.any(String),
         event: 'login.failed',
         user: 'admin',
@@ -277,9 +285,26 @@ describe('flowadmin start, without adminAuth', () => {
     const disabled = await setEnabled(url, '@flowadmin-examples/text-tools', false)
     expect(disabled.status).toBe(200)
     expect((await fetch(`${url}/auth/token`, { method: 'POST' })).status).toBe(404)
-    expect(run.stderr).toContain(
-      'warning: adminAuth is not set: the admin API is open to anyone who can reach it',
+    expect(logEntries(run.stderr)).toEqual([
+      {
+        level: 'warn',
+        time: expect.any(String),
+        msg: 'adminAuth is not set: the admin API is open to anyone who can reach it',
+      },
+    ])
+  })
+
+  it('writes its log for people to read with --pretty', async () => {
+    await writeSettings({ storage: 'memory' })
+    const { run } = await startCli(['--settings', settingsFile, '--port', '0', '--pretty'])
+    run.child.kill('SIGTERM')
+    expect(await run.exited, run.stderr).toBe(0)
+    const lines = run.stderr.trimEnd().split('\n')
+    expect(lines[0]).toMatch(
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d{4}\] WARN: adminAuth is not set: the admin API is open to anyone who can reach it$/,
     )
+    expect(lines).toContainEqual(expect.stringMatching(/\] INFO: stopped$/))
+    expect(lines).toContain('    signal: "SIGTERM"')
   })
 
   it('runs without a settings file on the --user-dir given, storing there', async () => {

@@ -81,7 +81,8 @@ describe('the audit log file', () => {
     const actor = (user: string, client: string | null, address: string) => ({ user, client, address })
     const adminActor = actor('admin', 'service-admin', ADMIN_AT)
     const sets = [`${TEXT_TOOLS}/upper`, `${TEXT_TOOLS}/lower`]
-    expect(events.map(({ time, ...rest }) => rest)).toEqual([
+    expect(events.every((event) => event.level === 'info')).toBe(true)
+    expect(events.map(({ level, time, ...rest }) => rest)).toEqual([
       { event: 'login.succeeded', ...adminActor },
       { event: 'login.succeeded', ...actor('viewer', 'service-editor', VIEWER_AT) },
       ...Array(5).fill({ event: 'login.failed', ...actor('admin', 'service-admin', GUESSER_AT) }),
@@ -102,10 +103,10 @@ describe('the audit log file', () => {
       { event: 'login.succeeded', ...adminActor },
     ])
 
-    // Each line starts with the same five fields, in order; times are ISO, in order, in the session.
+    // Each line starts with the same six fields, in order; times are ISO, in order, in the session.
     let previous = startedAt - 1_000
     for (const event of events) {
-      expect(Object.keys(event).slice(0, 5)).toEqual(['time', 'event', 'user', 'client', 'address'])
+      expect(Object.keys(event).slice(0, 6)).toEqual(['level', 'time', 'event', 'user', 'client', 'address'])
       expect(event.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
       const at = Date.parse(event.time as string)
       expect(at).toBeGreaterThanOrEqual(previous)

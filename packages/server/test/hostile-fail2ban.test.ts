@@ -86,7 +86,9 @@ describe('audit lines for fail2ban', () => {
     expect(lines.pop()).toBe('')
     // One line each, with no control, format or separator character left: they are escaped.
     for (const line of lines) {
-      expect(line).toMatch(/^\{"time":"[^"]+","event":"[a-z.]+",[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+\}$/u)
+      expect(line).toMatch(
+        /^\{"level":"info","time":"[^"]+","event":"[a-z.]+",[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+\}$/u,
+      )
     }
     const events = lines.map((line) => JSON.parse(line) as { event: string; user: string; address: string })
     const failed = events.filter((event) => FAILED.has(event.event))

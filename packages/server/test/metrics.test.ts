@@ -14,6 +14,7 @@ import {
   type SettingsInput,
   startServer,
 } from '../src/index.js'
+import { captureLog } from './log-capture.js'
 
 let userDir: string
 const running: RunningServer[] = []
@@ -50,7 +51,7 @@ async function start(settings: SettingsInput = {}): Promise<RunningServer> {
     port: 0,
     userDir,
     stdout: () => {},
-    log: () => {},
+    logger: captureLog().logger,
     settings: {
       adminAuth: {
         type: 'credentials',

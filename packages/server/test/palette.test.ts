@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type RunningServer, type SettingsInput, startServer } from '../src/index.js'
 import { writeNodeModulePackage } from './ecosystem.js'
 import { type LocalRegistry, startLocalRegistry } from './local-registry.js'
+import { type CapturedLog, captureLog } from './log-capture.js'
 
 const SHOUT = { name: 'node-red-contrib-shout', version: '1.2.0', sets: { shout: ['shout'] } }
 const SHOUT_2 = { ...SHOUT, version: '2.0.0' }
@@ -34,7 +35,7 @@ const SLOW = { name: 'node-red-contrib-slow', version: '1.0.0', sets: { slow: ['
 
 let registry: LocalRegistry
 let userDir: string
-let logged: string[]
+let log: CapturedLog
 let audit: string[]
 const running: RunningServer[] = []
 
@@ -46,7 +47,7 @@ beforeAll(async () => {
 afterAll(() => registry.close())
 beforeEach(async () => {
   userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-palette-'))
-  logged = []
+  log = captureLog()
   audit = []
 })
 afterEach(async () => {
@@ -67,7 +68,7 @@ async function start(
       ...extra,
     } as SettingsInput,
     stdout: (line) => audit.push(line),
-    log: (level, message) => logged.push(`${level}: ${message}`),
+    logger: log.logger,
   })
   running.push(server)
   return server
@@ -130,8 +131,13 @@ describe('POST /nodes and DELETE /nodes/:module with npm and a local registry', 
     expect(installed.status).toBe(200)
     expect(await installed.json()).toEqual(shoutView('1.2.0'))
     // npm's output goes to the server log.
-    expect(logged).toContain(`info: npm install ${SHOUT.name}@^1.0.0 succeeded`)
-    expect(logged.some((line) => line.startsWith('info: npm: '))).toBe(true)
+    expect(log.entries()).toContainEqual(
+      expect.objectContaining({
+        level: 'info',
+        msg: `npm install ${SHOUT.name}@^1.0.0 succeeded`,
+        npm: expect.arrayContaining([expect.any(String)]),
+      }),
+    )
     expect((await (await fetch(`${server.url}/nodes`)).json()).map((set: { id: string }) => set.id)).toEqual([
       `${SHOUT.name}/shout`,
     ])
@@ -290,7 +296,7 @@ describe('hostile and refused installs: the documented error, and userDir exactl
   it('DELETE of names that are not installed modules: 404, nothing removed, npm not run', async () => {
     const server = await start()
     const before = await snapshot()
-    const loggedBefore = logged.length
+    const loggedBefore = log.lines.length
     for (const name of [
       '..%2F..%2Fetc',
       '-rf',
@@ -304,7 +310,7 @@ describe('hostile and refused installs: the documented error, and userDir exactl
       expect(await res.text()).toBe('')
     }
     expect(await snapshot()).toEqual(before)
-    expect(logged.slice(loggedBefore).filter((line) => line.includes('npm'))).toEqual([])
+    expect(log.lines.slice(loggedBefore).filter((line) => line.includes('npm'))).toEqual([])
   })
 
   it('versions that are not semver ranges', async () => {
@@ -400,7 +406,9 @@ describe('hostile and refused installs: the documented error, and userDir exactl
       { code: 'install_failed', message: 'npm install failed (E404); nothing was changed' },
       true,
     )
-    expect(logged.some((line) => line.startsWith('warning: npm: '))).toBe(true)
+    expect(log.entries()).toContainEqual(
+      expect.objectContaining({ level: 'warn', npm: expect.arrayContaining([expect.any(String)]) }),
+    )
     await refused(
       server,
       { module: PLAIN.name },
@@ -447,8 +455,8 @@ describe('hostile and refused installs: the documented error, and userDir exactl
       message: 'The package manager ran past its time limit; nothing was changed',
     })
     expect(await snapshot()).toEqual(before)
-    expect(logged).toContainEqual(
-      expect.stringMatching(/^warning: npm install ran past 10000 ms and was stopped/),
+    expect(log.said()).toContainEqual(
+      expect.stringMatching(/^warn: npm install ran past 10000 ms and was stopped/),
     )
     // The queue is free again.
     expect((await post(server, { module: TOOLS.name })).status).toBe(200)

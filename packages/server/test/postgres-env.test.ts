@@ -5,6 +5,7 @@ import * as path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
 import { type RunningServer, StartupError, startServer } from '../src/index.js'
+import { captureLog } from './log-capture.js'
 
 const database = useTestDatabase()
 const VARIABLES = ['DATABASE_URL', 'PGHOST', 'PGPORT', 'PGDATABASE', 'PGUSER', 'PGPASSWORD'] as const
@@ -32,7 +33,7 @@ const start = async () => {
     userDir,
     settings: { storage: 'postgres' },
     stdout: () => {},
-    log: () => {},
+    logger: captureLog().logger,
   })
   running.push(server)
   return server

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { hashPassword, type RunningServer, startServer } from '../src/index.js'
+import { captureLog } from './log-capture.js'
 
 let dir: string
 let server: RunningServer | undefined
@@ -77,7 +78,7 @@ it('Prometheus scrapes /metrics with a token and answers the login counters', {
     port: 0,
     userDir: dir,
     stdout: () => {},
-    log: () => {},
+    logger: captureLog().logger,
     settings: {
       storage: 'memory',
       adminAuth: {

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { hashPassword, type RunningServer, startServer } from '../src/index.js'
+import { type CapturedLog, captureLog } from './log-capture.js'
 
 let dir: string
 let settingsFile: string
-let logged: string[]
+let log: CapturedLog
 let hashes: Record<string, string>
 const running: RunningServer[] = []
 
@@ -16,7 +17,7 @@ beforeAll(async () => {
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'flowadmin-reload-'))
   settingsFile = path.join(dir, 'settings.json')
-  logged = []
+  log = captureLog()
 })
 afterEach(async () => {
   for (const server of running.splice(0)) await server.close()
@@ -36,7 +37,7 @@ async function start(options: { settingsFile?: string } = { settingsFile }): Pro
     userDir: dir,
     port: 0,
     stdout: () => {},
-    log: (level, message) => logged.push(`${level}: ${message}`),
+    logger: log.logger,
   })
   running.push(server)
   return server
@@ -74,9 +75,14 @@ describe('reloading the settings file', () => {
     expect(await login(server, 'one')).toBe(401)
     expect(server.settings.adminAuth?.users.map((user) => user.username)).toEqual(['two'])
     expect(server.settings.adminAuth?.sessionExpiryTime).toBeUndefined()
-    expect(logged).toEqual([
-      'info: settings reloaded: 1 users',
-      'warning: these settings change only after a restart: adminAuth.sessionExpiryTime, apiMaxLength',
+    expect(log.entries()).toEqual([
+      { level: 'info', time: expect.any(String), users: 1, msg: 'settings reloaded' },
+      {
+        level: 'warn',
+        time: expect.any(String),
+        settings: ['adminAuth.sessionExpiryTime', 'apiMaxLength'],
+        msg: 'these settings change only after a restart',
+      },
     ])
   })
 
@@ -95,9 +101,20 @@ describe('reloading the settings file', () => {
       message: expect.stringContaining('settings.json: not valid JSON'),
     })
     expect(await login(server, 'one')).toBe(200)
-    expect(logged).toHaveLength(2)
-    for (const line of logged)
-      expect(line).toMatch(/^error: settings not reloaded, the running settings stay: /)
+    expect(log.entries()).toEqual([
+      {
+        level: 'error',
+        time: expect.any(String),
+        reason: 'adminAuth: turning authentication on or off needs a restart',
+        msg: 'settings not reloaded, the running settings stay',
+      },
+      {
+        level: 'error',
+        time: expect.any(String),
+        reason: expect.stringContaining('settings.json: not valid JSON'),
+        msg: 'settings not reloaded, the running settings stay',
+      },
+    ])
 
     const bare = await start({})
     expect(await bare.reload()).toEqual({

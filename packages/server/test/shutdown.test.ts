@@ -8,7 +8,7 @@ import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/index.js'
-import { type CliRun, killAll, requireBuild, startCli } from './cli-process.js'
+import { type CliRun, killAll, logEntries, requireBuild, startCli } from './cli-process.js'
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 const MODULE = '@flowadmin-examples/text-tools'
@@ -127,7 +127,7 @@ describe('stopping on a signal', () => {
     const toggle = await requestInFlight(port, token, '{"enabled":false}')
 
     run.child.kill('SIGTERM')
-    await stderrShows(run, 'SIGTERM: no new connections')
+    await stderrShows(run, '"signal":"SIGTERM"')
     expect(await refused(port)).toBe(true)
 
     const answer = await toggle.finish()
@@ -137,7 +137,10 @@ describe('stopping on a signal', () => {
     expect(module.nodes.map((set) => set.enabled)).toEqual([false, false])
 
     expect(await run.exited).toBe(0)
-    expect(run.stderr).toContain('flowadmin: stopped\n')
+    expect(logEntries(run.stderr).map((entry) => entry.msg)).toEqual([
+      'no new connections; finishing requests in flight, then stopping',
+      'stopped',
+    ])
     // The store was closed cleanly: everything is in the database file, no log is left.
     expect(existsSync(path.join(userDir, 'flowadmin.db-wal'))).toBe(false)
 
@@ -153,17 +156,19 @@ describe('stopping on a signal', () => {
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)
     expect(await stuck.closed).toBe('HTTP/1.1 100 Continue\r\n\r\n')
-    expect(run.stderr).toContain('(up to 0.3 s)')
+    expect(logEntries(run.stderr)[0]).toMatchObject({ signal: 'SIGTERM', graceSeconds: 0.3 })
   })
 
   it('exits at once on a second signal, without waiting for requests in flight', async () => {
     const { run, port, token } = await startWith({ shutdownTimeout: 3_600_000 })
     await requestInFlight(port, token, '{"enabled":false}')
     run.child.kill('SIGTERM')
-    await stderrShows(run, 'SIGTERM: no new connections')
+    await stderrShows(run, '"signal":"SIGTERM"')
     run.child.kill('SIGINT')
     expect(await run.exited).toBe(1)
-    expect(run.stderr).toContain('flowadmin: SIGINT again, exiting now\n')
-    expect(run.stderr).not.toContain('stopped')
+    expect(logEntries(run.stderr).map((entry) => [entry.level, entry.signal, entry.msg])).toEqual([
+      ['info', 'SIGTERM', 'no new connections; finishing requests in flight, then stopping'],
+      ['warn', 'SIGINT', 'signal again, exiting now'],
+    ])
   })
 })

@@ -1,0 +1,115 @@
+// Importing and using the server's pieces leaves the process as it was: thread priorities,
+// environment, signal handlers. Only the `flowadmin` command tunes its own process.
+import { readdirSync } from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { getPriority, tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createArgon2Verifier, hashPassword, startServer } from '../src/index.js'
+import { HASHING_NICENESS } from '../src/process-tuning.js'
+import { killAll, requireBuild, startCli } from './cli-process.js'
+import { captureLog } from './log-capture.js'
+
+/** The niceness of every thread of process `pid`, by thread id. */
+function threadNiceness(pid: number | 'self'): Map<number, number> {
+  const niceness = new Map<number, number>()
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    try {
+      niceness.set(tid, getPriority(tid))
+    } catch {
+      // The thread ended between the listing and the look.
+    }
+  }
+  return niceness
+}
+
+const EVENTS = [
+  'SIGHUP',
+  'SIGINT',
+  'SIGTERM',
+  'SIGUSR2',
+  'exit',
+  'beforeExit',
+  'uncaughtException',
+  'unhandledRejection',
+] as const
+const processState = () => ({
+  env: { ...process.env },
+  listeners: EVENTS.map((event) => process.listenerCount(event)),
+})
+
+describe('the library', () => {
+  it('changes no thread priority, environment variable, signal or exit handler when used', async () => {
+    const mainNiceness = getPriority(process.pid)
+    const before = processState()
+    const threadsBefore = threadNiceness('self')
+
+    // A verification (libuv's thread pool starts with the first hash) and a whole server.
+    const verifier = await createArgon2Verifier({ concurrency: 2 })
+    const hash = await hashPassword('correct horse')
+    expect(await verifier.verify(hash, 'correct horse')).toBe(true)
+    const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-effects-'))
+    try {
+      const server = await startServer({
+        port: 0,
+        userDir,
+        settings: {
+          storage: 'memory',
+          auditLog: { file: path.join(userDir, 'audit.log') },
+          adminAuth: {
+            type: 'credentials',
+            users: [{ username: 'admin', password: hash, permissions: '*' }],
+          },
+        },
+        logger: captureLog().logger,
+      })
+      const login = await fetch(`${server.url}/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'client_id=service-admin&grant_type=password&scope=*&username=admin&password=correct+horse',
+      })
+      expect(login.status).toBe(200)
+      await server.close()
+      expect(JSON.parse(await readFile(path.join(userDir, 'audit.log'), 'utf8'))).toMatchObject({
+        event: 'login.succeeded',
+        user: 'admin',
+      })
+    } finally {
+      await rm(userDir, { recursive: true, force: true })
+    }
+
+    const threadsAfter = threadNiceness('self')
+    // Every thread, those of libuv's pool and V8's helpers among them, keeps the process's niceness.
+    expect(threadsAfter.size).toBeGreaterThan(1)
+    for (const [tid, niceness] of threadsBefore) {
+      if (threadsAfter.has(tid)) expect(threadsAfter.get(tid), `thread ${tid}`).toBe(niceness)
+    }
+    expect(new Set(threadsAfter.values())).toEqual(new Set([mainNiceness]))
+    expect(processState()).toEqual(before)
+  })
+})
+
+describe('the flowadmin command', () => {
+  let userDir: string
+  beforeAll(async () => {
+    requireBuild()
+    userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-effects-cli-'))
+    await writeFile(path.join(userDir, 'settings.json'), JSON.stringify({ storage: 'memory' }))
+  })
+  afterAll(async () => {
+    await killAll()
+    await rm(userDir, { recursive: true, force: true })
+  })
+
+  it('lowers the priority of its helper threads, not of its event loop', async () => {
+    const { run } = await startCli(['--settings', path.join(userDir, 'settings.json'), '--port', '0'])
+    const pid = run.child.pid as number
+    const threads = threadNiceness(pid)
+    const main = threads.get(pid)
+    expect(main).toBe(getPriority(process.pid))
+    const helpers = [...threads].filter(([tid]) => tid !== pid).map(([, niceness]) => niceness)
+    expect(helpers.length).toBeGreaterThan(0)
+    // Lowered to HASHING_NICENESS (10), unless the whole process already ran lower.
+    expect(new Set(helpers)).toEqual(new Set([Math.max(main as number, HASHING_NICENESS)]))
+  })
+})
