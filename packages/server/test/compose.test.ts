@@ -288,7 +288,7 @@ describe('the login queue', () => {
     fetch(`${url}/auth/token`, {
       method: 'POST',
       body: new URLSearchParams({
-        client_id: 'node-red-admin',
+        client_id: 'service-admin',
         grant_type: 'password',
         scope: '*',
         username: 'admin',
