@@ -1,4 +1,4 @@
-#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1 node --max-semi-space-size=1
+#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1 node
 // Launcher for the built CLI: the bin exists before the first build, so package managers can link it.
 //
 // The process-wide memory tuning lives here, in the program's entry point, never in the packages
@@ -12,10 +12,7 @@
 //   takes a few page faults instead of thousands (measured: 4 % more CPU a hash instead of 50 %).
 // - arena_max: two allocator arenas instead of eight per core, so the threads that come and go
 //   (thread pool, V8's helpers) do not each keep memory the others cannot reuse.
-// And one for V8: --max-semi-space-size=1 keeps the young generation at 1 MiB a half (V8 grows it
-// to 8 MiB while the program loads, and keeps it): 6 MB less resident, for a few more short
-// collections.
-// Started as `node bin/flowadmin.cjs`, the first line is not read and the defaults apply.
+// Started as `node bin/flowadmin.cjs`, the first line is not read and glibc's defaults apply.
 'use strict'
 const { availableParallelism } = require('node:os')
 
