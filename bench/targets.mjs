@@ -66,7 +66,10 @@ export function createFlowadminTarget({
       profile && cpuProfDir
         ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, bin, ...args]]
         : [bin, args]
-    if (command !== bin) Object.assign(env, launcherVariables(bin), serverEnv)
+    if (command !== bin) {
+      Object.assign(env, launcherVariables(bin), serverEnv)
+      argv.unshift(...launcherNodeFlags(bin))
+    }
     if (preload) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim()
     const child = track(spawn(command, argv, { cwd: userDir, env, stdio: ['ignore', 'pipe', 'pipe'] }))
     const output = collect(child)
@@ -131,6 +134,12 @@ export function createFlowadminTarget({
 }
 
 /** The variables the bin's first line sets (`#!/usr/bin/env -S NAME=value ... node`). */
+/** The node flags the bin's first line gives (after `node`), for a start that bypasses the line. */
+function launcherNodeFlags(bin) {
+  const words = readFileSync(bin, 'utf8').split('\n', 1)[0].split(/\s+/)
+  return words.slice(words.indexOf('node') + 1).filter((word) => word.startsWith('--'))
+}
+
 function launcherVariables(bin) {
   const first = readFileSync(bin, 'utf8').split('\n', 1)[0]
   const words = first.startsWith('#!/usr/bin/env -S ') ? first.slice(18).split(/\s+/) : []

@@ -30,7 +30,7 @@ it('runs as a program, through its first line', async () => {
   expect(run.output().trim()).toBe(VERSION)
 })
 
-it("gives the process the allocator's tuning", async () => {
+it("gives the process the allocator's and V8's tuning", async () => {
   // hash-pw waits for its password on stdin: the process can be looked at meanwhile.
   const run = runProgram(['hash-pw'])
   await new Promise((resolve) => setTimeout(resolve, 300))
@@ -39,6 +39,10 @@ it("gives the process the allocator's tuning", async () => {
   expect(environment).toContain('GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072')
   expect(environment).toContain('glibc.malloc.arena_max=2')
   expect(environment).toContain('glibc.malloc.hugetlb=1')
+  // And V8's young generation is kept small.
+  expect(readFileSync(`/proc/${run.child.pid}/cmdline`, 'utf8').split('\0')).toContain(
+    '--max-semi-space-size=4',
+  )
   run.child.stdin.end('a password of some length\n')
   expect(await run.exited).toBe(0)
   expect(run.output()).toMatch(/^\$argon2id\$/)
