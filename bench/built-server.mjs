@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 const BIN = fileURLToPath(new URL('../packages/server/bin/flowadmin.cjs', import.meta.url))
 
 /**
- * Starts `flowadmin start` with `settings` (an object, written as settings.json into a new temp
+ * Starts `flowadmin start` (the bin as a program, as `flowadmin` is run) with `settings` (an object, written as settings.json into a new temp
  * folder named after `name`) on a free port; resolves once it listens, with its URL, the child
  * process and `stop()`, which ends it (SIGTERM) and removes the folder. The server's stderr is
  * this process's.
@@ -18,8 +18,14 @@ export async function startBuiltServer(name, settings) {
   const userDir = await mkdtemp(path.join(tmpdir(), `flowadmin-${name}-`))
   const settingsFile = path.join(userDir, 'settings.json')
   await writeFile(settingsFile, JSON.stringify(settings))
-  const child = spawn(process.execPath, [BIN, 'start', '--settings', settingsFile, '--port', '0'], {
+  // The program as users run it: the bin itself, through its first line (the process tuning),
+  // with this node first on PATH.
+  const child = spawn(BIN, ['start', '--settings', settingsFile, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+    },
   })
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
