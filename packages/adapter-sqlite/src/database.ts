@@ -53,7 +53,8 @@ const betterSqlite3: SqliteDriver = (file, { readonly }) =>
 /** How long a statement waits for another connection's lock before failing, in milliseconds. */
 export const BUSY_TIMEOUT_MS = 5000
 
-const MEMORY = ':memory:'
+/** The path of a private in-memory database. */
+export const MEMORY = ':memory:'
 
 const can = (path: string, mode: number) => {
   try {

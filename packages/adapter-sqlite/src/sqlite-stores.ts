@@ -1,5 +1,5 @@
 import type { Stores } from '@flowadmin/core'
-import { openDatabase, type SqliteDatabase } from './database.js'
+import { MEMORY, openDatabase, type SqliteDatabase } from './database.js'
 import { toStoreError } from './errors.js'
 import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
@@ -15,8 +15,6 @@ export interface SqliteStores extends Stores {
    */
   close(): Promise<void>
 }
-
-const MEMORY_PATH = ':memory:'
 
 /**
  * Every store port over one SQLite database. Given a path, it opens the file with openDatabase
@@ -34,7 +32,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
     }
     // On a file it opened, the log is synced after each commit off the event loop (see
     // syncLogAsync), so a request waiting for the disk holds up no other request.
-    const logSync = owned && database !== MEMORY_PATH && db.name !== undefined ? createLogSync(db.name) : null
+    const logSync = owned && database !== MEMORY && db.name !== undefined ? createLogSync(db.name) : null
     if (logSync !== null) syncLogAsync(db, logSync)
     const stores = {
       tokens: createTokenStore(db),

@@ -357,13 +357,10 @@ export function syncLogAsync(db: SqliteDatabase, sync: LogSync): void {
  */
 export function createReader(db: SqliteDatabase): Reader {
   const group = groupOf(db)
-  const dependsOnPending = (affectedBy?: (key: string) => boolean) =>
-    group.batches.some(({ touched }) => {
-      if (touched === 'all' || affectedBy === undefined) return true
-      for (const key of touched) if (affectedBy(key)) return true
-      return false
-    })
-  const dependsOn = (waiting: readonly Unsynced[] | null, affectedBy?: (key: string) => boolean) =>
+  const dependsOn = (
+    waiting: ReadonlyArray<{ touched: Set<string> | 'all' }> | null,
+    affectedBy?: (key: string) => boolean,
+  ) =>
     waiting?.some(({ touched }) => {
       if (touched === 'all' || affectedBy === undefined) return true
       for (const key of touched) if (affectedBy(key)) return true
@@ -371,7 +368,7 @@ export function createReader(db: SqliteDatabase): Reader {
     }) ?? false
   return <T>(read: () => T, affectedBy?: (key: string) => boolean): Promise<T> => {
     const last = group.batches.at(-1)
-    if (!db.inTransaction && last !== undefined && dependsOnPending(affectedBy)) {
+    if (!db.inTransaction && last !== undefined && dependsOn(group.batches, affectedBy)) {
       return enqueue(db, group, last, read, false)
     }
     try {

@@ -71,6 +71,19 @@ const put = (url: string, enabled: boolean) =>
     body: JSON.stringify({ enabled }),
   })
 
+/** admin's password grant (client service-admin, scope *), with `password`. */
+const logIn = (url: string, password: string) =>
+  fetch(`${url}/auth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      client_id: 'service-admin',
+      grant_type: 'password',
+      scope: '*',
+      username: 'admin',
+      password,
+    }),
+  })
+
 describe('isLoopback', () => {
   it.each(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1'])(
     '%s is',
@@ -251,17 +264,7 @@ describe('startServer', () => {
       }),
     )
     const server = await start({ settingsFile })
-    const login = (password: string) =>
-      fetch(`${server.url}/auth/token`, {
-        method: 'POST',
-        body: new URLSearchParams({
-          client_id: 'service-admin',
-          grant_type: 'password',
-          scope: '*',
-          username: 'admin',
-          password,
-        }),
-      })
+    const login = (password: string) => logIn(server.url, password)
     expect((await login('s3cret-pw')).status).toBe(200)
     await rename(file, `${file}.1`)
     expect((await server.reload()).ok).toBe(true)
@@ -282,19 +285,6 @@ describe('the login queue', () => {
     users: [{ username: 'admin', password: await hashPassword('pw'), permissions: '*' }],
     ...extra,
   })
-
-  /** admin's password grant, with `password`. */
-  const logIn = (url: string, password: string) =>
-    fetch(`${url}/auth/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        client_id: 'service-admin',
-        grant_type: 'password',
-        scope: '*',
-        username: 'admin',
-        password,
-      }),
-    })
 
   it('starts with provisional bounds, then derives them from the verify rate the logins show: about two seconds of verifications', async () => {
     const server = await start({ settings: { storage: 'memory', adminAuth: await auth() } })
