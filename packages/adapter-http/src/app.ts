@@ -112,8 +112,11 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', healthRoutes(deps, options.readiness, options.metrics))
 
   const app = new Hono()
-  if (options.onResponse !== undefined) app.use(observe(options.onResponse, deps.basePath))
+  const { onResponse } = options
+  // One outer middleware, the only one every request passes besides the route's own: it sets
+  // nosniff, turns what a handler throws into an answer, and reports the response when asked.
   app.use(async (c, next) => {
+    const started = onResponse === undefined ? 0 : performance.now()
     // Set before the handler runs, so responses made through `c` carry it from the start: adding
     // a header to a finished response would copy it, which halves the rate of the cheap routes
     // (so not hono/secure-headers, which sets its headers after the handler).
@@ -125,6 +128,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
       // Hono hands thrown Errors to onError; anything else thrown ends up here.
       c.res = unexpected(error, c)
     }
+    if (onResponse !== undefined) reportResponse(onResponse, c, deps.basePath, started)
   })
   if (options.cors !== undefined) app.use(cors(options.cors))
   app.route(deps.basePath === '' ? '/' : deps.basePath, api)
@@ -143,23 +147,21 @@ function routeTemplate(c: Context, basePath: string): string {
   return 'unmatched'
 }
 
-/** Measures each request and reports it once its response is ready, whatever happened inside. */
-function observe(report: (sample: ResponseSample) => void, basePath: string) {
-  return async (c: Context, next: () => Promise<void>) => {
-    const started = performance.now()
-    try {
-      await next()
-    } finally {
-      try {
-        report({
-          method: c.req.method,
-          route: routeTemplate(c, basePath),
-          status: c.res.status,
-          seconds: (performance.now() - started) / 1000,
-        })
-      } catch {
-        // Metrics must never change an answer.
-      }
-    }
+/** Reports an answered request: its route template, status and time since `started`. */
+function reportResponse(
+  onResponse: (sample: ResponseSample) => void,
+  c: Context,
+  basePath: string,
+  started: number,
+) {
+  try {
+    onResponse({
+      method: c.req.method,
+      route: routeTemplate(c, basePath),
+      status: c.res.status,
+      seconds: (performance.now() - started) / 1000,
+    })
+  } catch {
+    // Metrics must never change an answer.
   }
 }

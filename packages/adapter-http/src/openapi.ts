@@ -1,6 +1,6 @@
 import { Hono, type MiddlewareHandler } from 'hono'
 import { findTargetHandler } from 'hono/utils/handler'
-import { type DescribeRouteOptions, describeRoute, generateSpecs, resolver, uniqueSymbol } from 'hono-openapi'
+import { type DescribeRouteOptions, generateSpecs, resolver, uniqueSymbol } from 'hono-openapi'
 import type * as v from 'valibot'
 import type { RouteDeps } from './env.js'
 import { AdminError, OAuthError } from './schemas.js'
@@ -29,8 +29,16 @@ export const json = (schema: v.GenericSchema, examples?: Record<string, Example>
   'application/json': { schema: resolver(schema), ...(examples === undefined ? {} : { examples }) },
 })
 
-/** A route's description: `describeRoute` of hono-openapi. */
-export const describe = (operation: Operation): MiddlewareHandler => describeRoute(operation)
+/**
+ * A route's description, read by hono-openapi's generator as it reads `describeRoute`'s. It sits
+ * in the route's chain, so every request passes it: it hands over to the next handler without
+ * a frame of its own to await (`describeRoute`'s async wrapper costs each request a promise).
+ */
+export const describe = (operation: Operation): MiddlewareHandler =>
+  Object.assign(passThrough(), { [uniqueSymbol]: { spec: operation } })
+
+/** A middleware that only calls the next one: a fresh function each time, to carry a description. */
+const passThrough = (): MiddlewareHandler => (_c, next) => next()
 
 const TEMPLATES = Symbol('templates')
 
@@ -39,10 +47,7 @@ const TEMPLATES = Symbol('templates')
  * operation per path template it answers, e.g. `/nodes/{module}` and `/nodes/{module}/{set}`.
  */
 export function describeTemplates(operations: Record<string, Operation>): MiddlewareHandler {
-  const middleware: MiddlewareHandler = async (_c, next) => {
-    await next()
-  }
-  return Object.assign(middleware, { [TEMPLATES]: operations })
+  return Object.assign(passThrough(), { [TEMPLATES]: operations })
 }
 
 /** How a route needs to be called: its permission in words, and the responses that adds. */
@@ -166,7 +171,7 @@ function documentedRoutes(app: RoutesOf): Hono {
       continue
     }
     for (const [template, operation] of Object.entries(templates)) {
-      view.on(route.method, template.replace(/\{([^}]+)\}/g, ':$1'), describeRoute(operation))
+      view.on(route.method, template.replace(/\{([^}]+)\}/g, ':$1'), describe(operation))
     }
   }
   return view
