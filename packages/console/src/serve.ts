@@ -103,16 +103,20 @@ function send(c: Context, file: StaticFile): Response {
 /**
  * Whether a request path (as Hono's router sees it) is one of the console's: the page, its
  * redirect and its assets. A server puts this in front of its API, so that API requests reach the
- * API without passing through the console's router.
+ * API without passing through the console's router; every request passes it, so the paths are
+ * worked out once, here.
  */
-export function isConsolePath(basePath: string, requestPath: string): boolean {
+export function consolePaths(basePath: string): (requestPath: string) => boolean {
   const base = basePath.replace(/\/+$/, '')
-  return (
-    requestPath === `${base}/` ||
-    (base !== '' && requestPath === base) ||
-    requestPath.startsWith(`${base}/${CONSOLE_ASSETS_PREFIX}`)
-  )
+  const page = `${base}/`
+  const assets = `${base}/${CONSOLE_ASSETS_PREFIX}`
+  return (requestPath) =>
+    requestPath === page || (base !== '' && requestPath === base) || requestPath.startsWith(assets)
 }
+
+/** {@link consolePaths} for one path. */
+export const isConsolePath = (basePath: string, requestPath: string): boolean =>
+  consolePaths(basePath)(requestPath)
 
 /**
  * The console's routes: the page at `<basePath>/` (never cached without revalidation, under a

@@ -8,7 +8,7 @@ import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import type { PostgresStores } from '@flowadmin/adapter-postgres'
 import { createSqliteStores, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from '@flowadmin/adapter-sqlite'
-import { createConsole, isConsolePath } from '@flowadmin/console'
+import { consolePaths, createConsole } from '@flowadmin/console'
 import {
   type Core,
   type CoreObserver,
@@ -384,13 +384,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       )
     }
     // API requests go straight to the API; only the console's own paths pass its router.
+    const consolePath = consolePaths(settings.httpAdminRoot)
     const serve: typeof app.fetch =
       page === null
         ? api
-        : (request, env) =>
-            isConsolePath(settings.httpAdminRoot, getPath(request))
-              ? page.fetch(request, env)
-              : api(request, env)
+        : (request, env) => (consolePath(getPath(request)) ? page.fetch(request, env) : api(request, env))
     const listener = await listen(serve, settings.uiHost, settings.uiPort, settings.httpServer)
     cleanup.push(() => listener.close(0))
     let metricsServer: Listener | null = null
