@@ -1,38 +1,31 @@
-import { closeSync, fstatSync, fsync, openSync, statSync } from 'node:fs'
+import { closeSync, fsync, openSync } from 'node:fs'
 import type { LogSync } from './transaction.js'
 
 /**
  * Syncs the write-ahead log of the database at `file` (its `-wal` file) on libuv's thread pool.
- * The log is opened once and opened again when SQLite has replaced it (another inode at the
- * path); a log that is not there has nothing to sync.
+ *
+ * The log is opened at the first sync that finds it and kept open: nothing is asked of the file
+ * system on the event loop after that. It stays the log for as long as this sync is used, because
+ * the store uses it only while its own connection is open, and SQLite deletes the log only when
+ * the last connection to the database closes (it rewrites or truncates it in place otherwise).
+ * Should someone delete the file meanwhile, the open descriptor still reaches the one SQLite
+ * writes to. Before the log exists there is nothing to sync; a log that cannot be opened fails the
+ * sync, and so the changes waiting for it.
  */
 export function createLogSync(file: string): LogSync & { close(): void } {
   const path = `${file}-wal`
   let fd: number | null = null
-  const current = (): number | null => {
-    let onDisk: ReturnType<typeof statSync>
-    try {
-      onDisk = statSync(path)
-    } catch {
-      return null
-    }
-    if (fd !== null && fstatSync(fd).ino !== onDisk.ino) {
-      closeSync(fd)
-      fd = null
-    }
-    fd ??= openSync(path, 'r')
-    return fd
-  }
   const sync: LogSync = (done) => {
-    let target: number | null
-    try {
-      target = current()
-    } catch (error) {
-      done(error)
-      return
+    if (fd === null) {
+      try {
+        fd = openSync(path, 'r')
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') done()
+        else done(error)
+        return
+      }
     }
-    if (target === null) done()
-    else fsync(target, (error) => done(error ?? undefined))
+    fsync(fd, (error) => done(error ?? undefined))
   }
   return Object.assign(sync, {
     close() {

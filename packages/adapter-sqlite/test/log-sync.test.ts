@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, statSync, symlinkSync } from 'node:fs'
 import { tokenRecord } from '@flowadmin/testkit'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -11,6 +11,10 @@ const temp = createTempFolder()
 afterAll(() => temp.remove())
 
 const turn = () => new Promise((resolve) => setTimeout(resolve, 20))
+
+/** One sync of `sync`, as a promise. */
+const synced = (sync: LogSync) =>
+  new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
 
 /** A log sync the test completes by hand, counting the syncs asked for. */
 function heldSync() {
@@ -100,19 +104,41 @@ describe('the log synced after the commit, off the event loop', () => {
     await reopened.close()
   })
 
-  it('opens the log again when SQLite has replaced it, and has nothing to sync without one', async () => {
+  it('has nothing to sync before the log exists, then syncs the log the connection writes to', async () => {
     const path = temp.file()
     const sync = createLogSync(path)
-    await new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
+    await synced(sync)
     const db = new Database(path)
     db.pragma('journal_mode = WAL')
     db.exec('CREATE TABLE t (x); INSERT INTO t VALUES (1)')
-    await new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
-    db.close() // removes the log
-    const again = new Database(path)
-    again.exec('INSERT INTO t VALUES (2)') // a new log, another inode
-    await new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
-    again.close()
+    await synced(sync)
+    db.close()
+    sync.close()
+  })
+
+  it('keeps the log it opened: another connection opening and closing the database leaves it in place', async () => {
+    const path = temp.file()
+    const stores = createSqliteStores(path)
+    await stores.tokens.save(tokenRecord('first', { createdAt: 0, expiresAt: Date.now() + 60_000 }))
+    const before = statSync(`${path}-wal`).ino
+    // The command line (flowadmin tokens, migrate) opens the same file while the server runs.
+    const other = new Database(path)
+    other.exec('INSERT INTO tokens SELECT * FROM tokens WHERE 0')
+    other.close()
+    expect(statSync(`${path}-wal`).ino).toBe(before)
+    await stores.tokens.save(tokenRecord('second', { createdAt: 0, expiresAt: Date.now() + 60_000 }))
+    expect(statSync(`${path}-wal`).ino).toBe(before)
+    await stores.close()
+    const reopened = createSqliteStores(path)
+    expect((await reopened.tokens.findByHash('second'))?.hash).toBe('second')
+    await reopened.close()
+  })
+
+  it('fails the sync when the log cannot be opened (the changes waiting for it fail with it, as above)', async () => {
+    const path = temp.file()
+    symlinkSync(`${path}-wal`, `${path}-wal`) // a link to itself: opening it fails (ELOOP)
+    const sync = createLogSync(path)
+    await expect(synced(sync)).rejects.toMatchObject({ code: 'ELOOP' })
     sync.close()
   })
 })
