@@ -54,6 +54,7 @@ interface Unsynced {
 
 /** The group commit of one connection: the batches waiting for the next flush. */
 interface Group {
+  db: SqliteDatabase
   /** Wraps work as a transaction function: the driver's own, or one over plain statements. */
   transaction: <T>(work: () => T) => TransactionFunction<T>
   batches: Batch[]
@@ -69,6 +70,8 @@ interface Group {
   unsynced: Unsynced[]
   /** What the log sync running now covers (null when none runs); answered when it is done. */
   inFlight: Unsynced[] | null
+  /** The waiting batches are to be committed once the log sync running now is done. */
+  flushAfterSync: boolean
   /** Settles when no committed change waits for a sync. */
   synced: Promise<void> | null
   syncedDone: (() => void) | null
@@ -130,6 +133,7 @@ function groupOf(db: SqliteDatabase): Group {
   let group = groups.get(db)
   if (!group) {
     group = {
+      db,
       transaction: driverTransactions(db) ?? statementTransactions(db),
       batches: [],
       settled: null,
@@ -139,6 +143,7 @@ function groupOf(db: SqliteDatabase): Group {
       logSync: null,
       unsynced: [],
       inFlight: null,
+      flushAfterSync: false,
       synced: null,
       syncedDone: null,
     }
@@ -239,8 +244,12 @@ function syncSoon(group: Group): void {
       if (error === undefined) for (const answer of answers) answer()
       else for (const fail of failures) fail(error)
     }
-    if (group.unsynced.length > 0) syncSoon(group)
-    else {
+    if (group.flushAfterSync) {
+      group.flushAfterSync = false
+      flush(group.db, group) // commits what waited for this sync, and starts the next one
+    }
+    if (group.inFlight === null && group.unsynced.length > 0) syncSoon(group)
+    if (group.inFlight === null) {
       const done = group.syncedDone
       group.synced = null
       group.syncedDone = null
@@ -249,8 +258,16 @@ function syncSoon(group: Group): void {
   })
 }
 
-/** Commits the waiting batches, in the order they were opened. */
+/**
+ * Commits the waiting batches, in the order they were opened. While a log sync runs they wait for
+ * it to end, then commit together: their changes could not be answered before the next sync
+ * anyway, and one commit costs less than several, and writes a page they share to the log once.
+ */
 function flush(db: SqliteDatabase, group: Group): void {
+  if (group.inFlight !== null) {
+    group.flushAfterSync = true
+    return
+  }
   const { batches, done } = group
   group.batches = []
   group.settled = null

@@ -71,16 +71,27 @@ describe('the log synced after the commit, off the event loop', () => {
     await turn()
     expect(reading.settled).toBe(false)
 
-    // Changes committed while a sync runs share the next one.
+    // Changes made while a sync runs wait for it to end, then are committed together and share
+    // the next sync.
     const more = [1, 2, 3].map((i) =>
       state(stores.tokens.save(tokenRecord(`m${i}`, { createdAt: 0, expiresAt: Date.now() + 60_000 }))),
     )
     await turn()
     expect(held.pending).toHaveLength(1)
+    const seenElsewhere = () => {
+      const reader = new Database(path, { readonly: true })
+      const { n } = reader.prepare("SELECT count(*) AS n FROM tokens WHERE hash LIKE 'm%'").get() as {
+        n: number
+      }
+      reader.close()
+      return n
+    }
+    expect(seenElsewhere()).toBe(0)
     held.finish()
     await turn()
     expect(saving).toEqual({ settled: true, error: undefined })
     expect(reading).toEqual({ settled: true, error: undefined })
+    expect(seenElsewhere()).toBe(3)
     expect(more.every((m) => !m.settled)).toBe(true)
     expect(held.pending).toHaveLength(1)
     held.finish(new Error('EIO: the disk failed'))
