@@ -236,6 +236,24 @@ export function evaluateTargets(results, { floor, sessionSizes }) {
     (v) => v >= 0.6,
     '×',
   )
+  // One connection does one thing at a time: a toggle takes at least an authenticated request's
+  // round trip plus a durable commit, so its rate is at most 1 / (1/GET rate + 1/commit rate).
+  const ceiling =
+    fa('settings-1') && commits ? 1 / (1 / fa('settings-1').rps + 1 / commits.singleCommitsPerSecond) : null
+  add(
+    'toggles, 1 connection ÷ (1-connection GET /settings + a raw commit) (no target)',
+    fa('toggle-1') && ceiling ? fa('toggle-1').rps / ceiling : null,
+    null,
+    () => true,
+    '×',
+  )
+  add(
+    'that ceiling ÷ raw SQLite single commits (no target)',
+    ceiling ? ceiling / commits.singleCommitsPerSecond : null,
+    null,
+    () => true,
+    '×',
+  )
   const largest = Math.max(...sessionSizes)
   const grown = fa(`login-${largest}`)
   const base = fa('login')

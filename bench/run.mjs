@@ -40,7 +40,7 @@ const HELP = `Usage: pnpm bench [options]
   --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
   --only ID,ID        run only these scenarios (ids: start sqlite-commits login-page healthz settings
-                      toggle-1 toggle-10 login logins-100 revoke login-N revoke-N storm; with
+                      settings-1 toggle-1 toggle-10 login logins-100 revoke login-N revoke-N storm; with
                       --storage postgres also login-2i toggle-2i)
   --cpu-prof DIR      after each scenario's measured rounds, one more flowadmin round with the V8
                       CPU profiler on, its profile written into DIR and its top frames reported

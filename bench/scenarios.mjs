@@ -67,13 +67,13 @@ async function setModule(instance, token, module, enabled) {
 
 const bearer = (token) => ({ authorization: `Bearer ${token}` })
 
-function getLoad(path, { authenticated }) {
+function getLoad(path, { authenticated, connections = 10 }) {
   return ({ instance, token, durationMs }) =>
     runLoad({
       url: `${instance.url}${path}`,
       pid: instance.pid,
       durationMs,
-      connections: 10,
+      connections,
       headers: authenticated ? bearer(token) : undefined,
     })
 }
@@ -208,6 +208,14 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
       title: 'GET /settings (authenticated)',
       load: getLoad('/settings', { authenticated: true }),
       baselines: true,
+    },
+    {
+      // With the raw commit, the floor of a toggle on one connection: a toggle is an
+      // authenticated request that also makes a durable change.
+      id: 'settings-1',
+      title: 'GET /settings (authenticated), 1 connection',
+      load: getLoad('/settings', { authenticated: true, connections: 1 }),
+      targets: ['flowadmin'],
     },
     {
       id: 'toggle-1',
