@@ -1,13 +1,15 @@
 import { Hono, type MiddlewareHandler } from 'hono'
 import { findTargetHandler } from 'hono/utils/handler'
-import { type DescribeRouteOptions, generateSpecs, resolver, uniqueSymbol } from 'hono-openapi'
+import type { DescribeRouteOptions, generateSpecs, resolver } from 'hono-openapi'
 import type * as v from 'valibot'
 import type { RouteDeps } from './env.js'
 import { AdminError, OAuthError } from './schemas.js'
 
 // The OpenAPI 3.1 document is generated from the app's routes (hono-openapi): each route carries
-// its description (`describeRoute`), and every body schema in it is converted from the valibot
-// schema the route validates with or answers with.
+// its description, and every body schema in it is converted from the valibot schema the route
+// validates with or answers with. The generator and the converter are loaded when the document
+// is first asked for: routes carry their descriptions as plain data until then, so a server that
+// never serves the document does not load them.
 
 /** What the generator reads of an app: its routes. */
 export type RoutesOf = Pick<Hono, 'routes'>
@@ -16,7 +18,9 @@ export type OpenApiDocument = Awaited<ReturnType<typeof generateSpecs>>
 /** One operation's description, next to its route. */
 export type Operation = DescribeRouteOptions
 type Responses = NonNullable<Operation['responses']>
-type Content = Record<string, { schema: ReturnType<typeof resolver>; examples?: Record<string, Example> }>
+/** A body schema in a description: the valibot schema, converted when the document is generated. */
+type Schema = ReturnType<typeof resolver>
+type Content = Record<string, { schema: Schema; examples?: Record<string, Example> }>
 /** An example value of a request body or parameter, as OpenAPI's Example Object. */
 export interface Example {
   /** Ends with the status in parentheses, e.g. `(404)`, when the request does not succeed. */
@@ -24,18 +28,29 @@ export interface Example {
   value: unknown
 }
 
+/** A valibot schema waiting in a description for the document's generation. */
+class Unresolved {
+  constructor(readonly schema: v.GenericSchema) {}
+}
+
+/** The body schema of a description: `resolver` of hono-openapi, applied when the document is made. */
+export const schemaOf = (schema: v.GenericSchema): Schema => new Unresolved(schema) as unknown as Schema
+
 /** `application/json` content of this valibot schema, with example values for request bodies. */
 export const json = (schema: v.GenericSchema, examples?: Record<string, Example>): Content => ({
-  'application/json': { schema: resolver(schema), ...(examples === undefined ? {} : { examples }) },
+  'application/json': { schema: schemaOf(schema), ...(examples === undefined ? {} : { examples }) },
 })
 
+const DESCRIBED = Symbol('described')
+
 /**
- * A route's description, read by hono-openapi's generator as it reads `describeRoute`'s. It sits
- * in the route's chain, so every request passes it: it hands over to the next handler without
- * a frame of its own to await (`describeRoute`'s async wrapper costs each request a promise).
+ * A route's description, for the document: a middleware that only passes the request on,
+ * carrying the operation until the document is generated. It sits in the route's chain, so every
+ * request passes it: it hands over without a frame of its own to await (`describeRoute` of
+ * hono-openapi has an async one, which costs each request a promise).
  */
 export const describe = (operation: Operation): MiddlewareHandler =>
-  Object.assign(passThrough(), { [uniqueSymbol]: { spec: operation } })
+  Object.assign(passThrough(), { [DESCRIBED]: operation })
 
 /** A middleware that only calls the next one: a fresh function each time, to carry a description. */
 const passThrough = (): MiddlewareHandler => (_c, next) => next()
@@ -156,31 +171,45 @@ function sharedResponses() {
   }
 }
 
+/** The same description with each body schema converted by `resolve` (a copy; the original stays). */
+function resolved(value: unknown, resolve: typeof resolver): unknown {
+  if (value instanceof Unresolved) return resolve(value.schema)
+  if (Array.isArray(value)) return value.map((item) => resolved(item, resolve))
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolved(item, resolve)]))
+}
+
 /**
- * The same routes with each wildcard route replaced by the templates it describes, so that the
- * generator sees one route per documented path.
+ * The same routes, each with the description of hono-openapi, and each wildcard route replaced by
+ * the templates it describes, so that the generator sees one route per documented path.
  */
-function documentedRoutes(app: RoutesOf): Hono {
+function documentedRoutes(app: RoutesOf, openapi: typeof import('hono-openapi')): Hono {
+  const describeRoute = (operation: Operation) =>
+    openapi.describeRoute(resolved(operation, openapi.resolver) as Operation)
   const view = new Hono()
   for (const route of app.routes) {
-    const templates = (findTargetHandler(route.handler) as { [TEMPLATES]?: Record<string, Operation> })[
-      TEMPLATES
-    ]
+    const handler = findTargetHandler(route.handler) as {
+      [TEMPLATES]?: Record<string, Operation>
+      [DESCRIBED]?: Operation
+    }
+    const templates = handler[TEMPLATES]
     if (templates === undefined) {
-      if (uniqueSymbol in findTargetHandler(route.handler)) view.on(route.method, route.path, route.handler)
+      const operation = handler[DESCRIBED]
+      if (operation !== undefined) view.on(route.method, route.path, describeRoute(operation))
       continue
     }
     for (const [template, operation] of Object.entries(templates)) {
-      view.on(route.method, template.replace(/\{([^}]+)\}/g, ':$1'), describe(operation))
+      view.on(route.method, template.replace(/\{([^}]+)\}/g, ':$1'), describeRoute(operation))
     }
   }
   return view
 }
 
 /** The OpenAPI 3.1 document of these routes (below `deps.basePath`), generated from their descriptions. */
-export function createOpenApiDocument(app: RoutesOf, deps: RouteDeps): Promise<OpenApiDocument> {
+export async function createOpenApiDocument(app: RoutesOf, deps: RouteDeps): Promise<OpenApiDocument> {
   const authEnabled = deps.core.authEnabled
-  return generateSpecs(documentedRoutes(app), {
+  const openapi = await import('hono-openapi')
+  return openapi.generateSpecs(documentedRoutes(app, openapi), {
     excludeStaticFile: false,
     documentation: {
       info: {
@@ -205,7 +234,7 @@ export function createOpenApiDocument(app: RoutesOf, deps: RouteDeps): Promise<O
         },
       ],
       components: {
-        responses: sharedResponses(),
+        responses: resolved(sharedResponses(), openapi.resolver) as ReturnType<typeof sharedResponses>,
         securitySchemes: {
           bearer: {
             type: 'http',

@@ -2,16 +2,42 @@ import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import type { PasswordVerifier } from '@flowadmin/core'
 import { ARGON2ID_COST } from '@flowadmin/verifier-wasm'
-import * as argon2 from 'argon2'
 import { createLimit } from './limit.js'
+
+/** The argon2 package's number for argon2id (`argon2.argon2id`). */
+const ARGON2ID = 2
 
 /** OWASP's argon2id recommendation: 19 MiB of memory, two passes, one lane (shared with the
  *  WebAssembly verifier, so its dummy hash costs what users' hashes cost). */
-export const ARGON2_OPTIONS = { type: argon2.argon2id, ...ARGON2ID_COST } as const
+export const ARGON2_OPTIONS = { type: ARGON2ID, ...ARGON2ID_COST } as const
 
-/** An argon2id hash of `password` in PHC string form (`$argon2id$v=19$m=19456,t=2,p=1$...`). */
-export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(password, ARGON2_OPTIONS)
+/**
+ * The argon2 package, loaded at the first hash or verification: a server that nobody logs in to
+ * never needs it, and its start does not wait for it.
+ */
+let argon2: Promise<typeof import('argon2')> | undefined
+const loadArgon2 = () => {
+  argon2 ??= import('argon2')
+  return argon2
+}
+
+/** An argon2id hash of `password` in PHC string form (`$argon2id$v=19$m=19456,p=1,t=2$...`). */
+export async function hashPassword(password: string): Promise<string> {
+  return (await loadArgon2()).hash(password, ARGON2_OPTIONS)
+}
+
+/** Unpadded base64, as PHC strings write their salt and hash. */
+const phcBase64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '')
+
+/**
+ * A PHC string of the OWASP parameters whose salt and hash are random bytes (16 and 32, as
+ * `hashPassword` makes them). Verifying a password against it hashes that password at the full
+ * cost, like any user's hash, and no password matches it: finding one would mean inverting
+ * argon2id. It needs no hashing to make, so the server does not spend one at start.
+ */
+export function randomDummyHash(): string {
+  const { memoryCost, parallelism, timeCost } = ARGON2ID_COST
+  return `$argon2id$v=19$m=${memoryCost},p=${parallelism},t=${timeCost}$${phcBase64(randomBytes(16))}$${phcBase64(randomBytes(32))}`
 }
 
 export interface Argon2VerifierOptions {
@@ -23,20 +49,19 @@ export interface Argon2VerifierOptions {
 }
 
 /**
- * The password verifier over argon2. Its dummy hash is made at start from random bytes, so no
+ * The password verifier over argon2. Its dummy hash is random, fresh for each verifier, so no
  * password matches it and unknown users cost one real verification. Hashing runs on libuv's
  * thread pool, off the event loop. Creating one changes nothing process-wide: the `flowadmin`
  * command lowers the priority of those threads itself (process-tuning.ts).
  */
 export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<PasswordVerifier> {
-  const dummyHash = await hashPassword(randomBytes(32).toString('base64url'))
   const limit = createLimit(options.concurrency ?? availableParallelism())
   return {
-    dummyHash,
+    dummyHash: randomDummyHash(),
     verify(hash, password) {
       return limit(async () => {
         try {
-          return await argon2.verify(hash, password)
+          return await (await loadArgon2()).verify(hash, password)
         } catch {
           // A malformed or unsupported hash matches no password.
           return false

@@ -120,7 +120,8 @@ async function start(args: string[]): Promise<void> {
     userDir: values['user-dir'],
     allowOpenAdmin: values['allow-open-admin'],
   })
-  // The verifier has hashed by now, so libuv's thread pool runs: its threads yield to the event loop.
+  // The start read its files on libuv's thread pool, so the pool's threads exist by now: they yield
+  // to the event loop.
   lowerHelperThreadPriority()
   // Before the listening line: whoever reads it may signal at once.
   stopOnSignals(server, logger)

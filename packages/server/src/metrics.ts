@@ -1,6 +1,6 @@
 import type { MetricsExposition, ResponseSample } from '@flowadmin/adapter-http'
 import type { CoreObserver, DomainEvent, EventSink, Stores, TokenKind } from '@flowadmin/core'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client'
+import type { Metric, Registry } from 'prom-client'
 
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
 export const LOGIN_OUTCOMES = ['succeeded', 'failed', 'throttled', 'shed'] as const
@@ -37,14 +37,18 @@ const STORAGE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
  * The server's metrics: the default process metrics of prom-client (CPU, memory, handles,
  * event-loop delay, GC) and flowadmin's own, all prefixed `flowadmin_`. Label values come from
  * fixed sets (route templates, event types, port method names), never from a request.
+ *
+ * flowadmin's own metrics count in plain objects from the start; prom-client (and the tracing API
+ * it loads) is loaded at the first scrape, which builds the registry around them. A server that is
+ * never scraped does not carry it, and its start does not wait for it. The default process
+ * metrics start then too: CPU time and memory are read from the process, whole; the GC and
+ * event-loop delay figures cover the time since the first scrape.
  */
 export function createMetrics(): Metrics {
   let sources: MetricsSources = {
     liveTokens: async () => ({ session: 0, api: 0 }),
     verifierLoad: () => ({ running: 0, known: 0, general: 0 }),
   }
-  const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
 
   const requests = createAggregatedHistogram({
     name: 'flowadmin_http_request_duration_seconds',
@@ -52,69 +56,64 @@ export function createMetrics(): Metrics {
     labelNames: ['method', 'route', 'status'],
     buckets: HTTP_BUCKETS,
   })
-  registry.registerMetric(requests.metric as unknown as Metric)
   const requestTimings = new Map<string, AggregatedChild>()
-  const logins = new Counter({
+  const logins = createCounter({
     name: 'flowadmin_logins_total',
     help: 'Login attempts (POST /auth/token with well-formed fields), by outcome.',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
   })
   for (const outcome of LOGIN_OUTCOMES) logins.inc({ outcome }, 0)
-  const moduleChanges = new Counter({
+  const moduleChanges = createCounter({
     name: 'flowadmin_module_changes_total',
     help: 'Modules or node sets enabled or disabled through the API, by change.',
-    labelNames: ['change'] as const,
-    registers: [registry],
   })
   for (const change of ['enabled', 'disabled']) moduleChanges.inc({ change }, 0)
-  const permissionDenied = new Counter({
+  const permissionDenied = createCounter({
     name: 'flowadmin_permission_denied_total',
     help: 'Requests refused because the token lacked the permission.',
-    registers: [registry],
   })
-  new Gauge({
+  permissionDenied.inc({}, 0)
+  const queueDepth = createGauge({
     name: 'flowadmin_verifier_queue_depth',
     help: 'Logins waiting for a password verification, by lane (known clients, general).',
-    labelNames: ['lane'] as const,
-    registers: [registry],
     collect() {
       const { known, general } = sources.verifierLoad()
-      this.set({ lane: 'known' }, known)
-      this.set({ lane: 'general' }, general)
+      return [
+        { labels: { lane: 'known' }, value: known },
+        { labels: { lane: 'general' }, value: general },
+      ]
     },
   })
-  new Gauge({
+  const verifierRunning = createGauge({
     name: 'flowadmin_verifier_running',
     help: 'Password verifications running now.',
-    registers: [registry],
-    collect() {
-      this.set(sources.verifierLoad().running)
-    },
+    collect: () => [{ labels: {}, value: sources.verifierLoad().running }],
   })
-  const verifierWait = new Histogram({
+  const verifierWait = createAggregatedHistogram({
     name: 'flowadmin_verifier_wait_seconds',
     help: 'Time a login waited in the verifier queue before its password verification started.',
+    labelNames: [],
     buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
   })
-  const storageErrors = new Counter({
+  const verifierWaitTiming = verifierWait.child([])
+  const storageErrors = createCounter({
     name: 'flowadmin_storage_errors_total',
     help: 'Store calls that failed (the storage threw), by store and operation.',
-    labelNames: ['store', 'operation'] as const,
-    registers: [registry],
   })
-  new Gauge({
+  let liveTokens: Sample[] = []
+  const tokensLive = createGauge({
     name: 'flowadmin_tokens_live',
     help: 'Access tokens that have not expired, by kind (session or api), counted in the store at each scrape.',
-    labelNames: ['kind'] as const,
-    registers: [registry],
     async collect() {
       try {
-        for (const [kind, live] of Object.entries(await sources.liveTokens())) this.set({ kind }, live)
+        liveTokens = Object.entries(await sources.liveTokens()).map(([kind, live]) => ({
+          labels: { kind },
+          value: live,
+        }))
       } catch {
-        // The failure is counted as a storage error; the other metrics still answer.
+        // The failure is counted as a storage error; the other metrics still answer, this one
+        // with the figures of the last scrape that could count.
       }
+      return liveTokens
     },
   })
   const storage = createAggregatedHistogram({
@@ -123,7 +122,29 @@ export function createMetrics(): Metrics {
     labelNames: ['store', 'operation'],
     buckets: STORAGE_BUCKETS,
   })
-  registry.registerMetric(storage.metric as unknown as Metric)
+
+  /** The registry, made at the first scrape: the process metrics, then these, in this order. */
+  let registry: Promise<Registry> | undefined
+  const createRegistry = async () => {
+    const { collectDefaultMetrics, Registry } = await import('prom-client')
+    const created = new Registry()
+    collectDefaultMetrics({ register: created })
+    for (const metric of [
+      requests.metric,
+      logins.metric,
+      moduleChanges.metric,
+      permissionDenied.metric,
+      queueDepth.metric,
+      verifierRunning.metric,
+      verifierWait.metric,
+      storageErrors.metric,
+      tokensLive.metric,
+      storage.metric,
+    ]) {
+      created.registerMetric(metric as unknown as Metric)
+    }
+    return created
+  }
 
   const instrumentStore = <T extends object>(store: string, target: T): T => {
     // Wrapped once, up front; each call looks its method up on the store, so a store that swaps
@@ -168,7 +189,7 @@ export function createMetrics(): Metrics {
         if (event.type.startsWith('login.')) logins.inc({ outcome: event.type.slice('login.'.length) })
         else if (event.type === 'module.enabled') moduleChanges.inc({ change: 'enabled' })
         else if (event.type === 'module.disabled') moduleChanges.inc({ change: 'disabled' })
-        else if (event.type === 'permission.denied') permissionDenied.inc()
+        else if (event.type === 'permission.denied') permissionDenied.inc({})
       },
     },
     onResponse({ method, route, status, seconds }) {
@@ -182,7 +203,7 @@ export function createMetrics(): Metrics {
     },
     observer: {
       verifierWait(milliseconds) {
-        verifierWait.observe(milliseconds / 1000)
+        verifierWaitTiming.observe(milliseconds / 1000)
       },
     },
     instrument(stores) {
@@ -197,7 +218,13 @@ export function createMetrics(): Metrics {
       sources = next
     },
     async exposition() {
-      return { contentType: registry.contentType, body: await registry.metrics() }
+      // A failed load is tried again at the next scrape.
+      registry ??= createRegistry().catch((error: unknown) => {
+        registry = undefined
+        throw error
+      })
+      const ready = await registry
+      return { contentType: ready.contentType, body: await ready.metrics() }
     },
   }
 }
@@ -216,6 +243,54 @@ function methodNames(target: object): string[] {
     }
   }
   return [...names]
+}
+
+/** One series of a metric: its labels and its value. */
+interface Sample {
+  labels: Record<string, string>
+  value: number
+}
+
+/**
+ * A counter kept in a plain map, one entry a label set, exported through the registry in
+ * prom-client's format (what its registry reads of a metric: name, help, type and `get()`).
+ */
+function createCounter(options: { name: string; help: string }) {
+  const { name, help } = options
+  const series = new Map<string, Sample>()
+  return {
+    inc(labels: Record<string, string>, by = 1) {
+      const key = JSON.stringify(labels)
+      const sample = series.get(key)
+      if (sample === undefined) series.set(key, { labels, value: by })
+      else sample.value += by
+    },
+    metric: {
+      name,
+      help,
+      type: 'counter' as const,
+      aggregator: 'sum' as const,
+      get: () => ({ name, help, type: 'counter' as const, values: [...series.values()], aggregator: 'sum' }),
+      reset() {
+        for (const sample of series.values()) sample.value = 0
+      },
+    },
+  }
+}
+
+/** A gauge whose series are read at each scrape, by `collect`. */
+function createGauge(options: { name: string; help: string; collect: () => Sample[] | Promise<Sample[]> }) {
+  const { name, help, collect } = options
+  return {
+    metric: {
+      name,
+      help,
+      type: 'gauge' as const,
+      aggregator: 'sum' as const,
+      get: async () => ({ name, help, type: 'gauge' as const, values: await collect(), aggregator: 'sum' }),
+      reset() {},
+    },
+  }
 }
 
 interface AggregatedChild {

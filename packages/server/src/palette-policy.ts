@@ -1,5 +1,10 @@
 import type { InstallFailure, InstallRequest } from '@flowadmin/core'
-import semver from 'semver'
+// The four functions used, not the whole package: half its files, loaded by every start (the
+// settings' rules are checked with them).
+import validSemver from 'semver/functions/valid.js'
+import semverIntersects from 'semver/ranges/intersects.js'
+import semverSubset from 'semver/ranges/subset.js'
+import validSemverRange from 'semver/ranges/valid.js'
 import validatePackageName from 'validate-npm-package-name'
 
 // What may be installed, decided from the request alone, before anything is fetched: the shape of
@@ -35,7 +40,7 @@ export function nameProblem(name: string): string | null {
 
 /** Why `range` is not a semver range (a plain version is one), or null. Tags and specs are not. */
 export function rangeProblem(range: string): string | null {
-  if (range.startsWith('-') || semver.validRange(range) === null) {
+  if (range.startsWith('-') || validSemverRange(range) === null) {
     return 'Invalid version: use a semver version or range such as 1.2.3 or ^1.2'
   }
   return null
@@ -70,7 +75,7 @@ function parseRule(text: string): Rule {
 export function ruleProblem(text: string): string | null {
   if (text.trim() === '') return 'must not be empty'
   const rule = parseRule(text)
-  if (rule.range !== null && semver.validRange(rule.range) === null) {
+  if (rule.range !== null && validSemverRange(rule.range) === null) {
     return `${text}: the part after "@" must be a semver range`
   }
   return null
@@ -90,9 +95,9 @@ export function createPalettePolicy(settings: PalettePolicySettings) {
    * tarball) any version is possible.
    */
   const allowedBy = (rule: Rule, name: string, range: string | null) =>
-    rule.name.test(name) && (rule.range === null || (range !== null && semver.subset(range, rule.range)))
+    rule.name.test(name) && (rule.range === null || (range !== null && semverSubset(range, rule.range)))
   const deniedBy = (rule: Rule, name: string, range: string | null) =>
-    rule.name.test(name) && (rule.range === null || range === null || semver.intersects(range, rule.range))
+    rule.name.test(name) && (rule.range === null || range === null || semverIntersects(range, rule.range))
 
   const decide = (name: string, range: string | null, label: string): Refusal | null => {
     if (!allow.some((rule) => allowedBy(rule, name, range)))
@@ -126,7 +131,7 @@ export function createPalettePolicy(settings: PalettePolicySettings) {
     checkInstalled(name: string, version: string): Refusal | null {
       const problem = nameProblem(name)
       if (problem !== null) return invalid(problem)
-      return decide(name, semver.valid(version) === null ? null : version, `${name}@${version}`)
+      return decide(name, validSemver(version) === null ? null : version, `${name}@${version}`)
     },
     /** Whether removing is allowed at all (it is when installing is). */
     canRemove(): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createArgon2Verifier, hashPassword } from '../src/index.js'
+import { ARGON2_OPTIONS, createArgon2Verifier, hashPassword } from '../src/index.js'
 
 describe('argon2 verifier', () => {
   it('hashes with argon2id and the OWASP parameters, salted', async () => {
@@ -35,5 +35,15 @@ describe('argon2 verifier', () => {
     expect(a.dummyHash).not.toBe(b.dummyHash)
     expect(await a.verify(a.dummyHash, '')).toBe(false)
     expect(await a.verify(a.dummyHash, 'password')).toBe(false)
+  })
+
+  it('makes its dummy hash at the parameters of real hashes, so it costs a full verification', async () => {
+    const argon2 = await import('argon2')
+    const verifier = await createArgon2Verifier()
+    const real = await hashPassword('correct horse')
+    // Same salt and hash lengths as a real hash, and nothing to rehash at these parameters.
+    const parts = (hash: string) => hash.split('$').map((part) => part.length)
+    expect(parts(verifier.dummyHash)).toEqual(parts(real))
+    expect(argon2.needsRehash(verifier.dummyHash, ARGON2_OPTIONS)).toBe(false)
   })
 })

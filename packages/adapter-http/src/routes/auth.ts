@@ -1,6 +1,5 @@
 import { Hono } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { resolver } from 'hono-openapi'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
@@ -13,6 +12,7 @@ import {
   NO_STORE_HEADERS,
   oauthErrorContent,
   RETRY_AFTER,
+  schemaOf,
   unauthorized,
   use,
 } from '../openapi.js'
@@ -61,7 +61,7 @@ const TokenResponse = v.strictObject({
 
 /** Form or JSON, the same fields. */
 const formOrJson = (schema: v.GenericSchema, examples: Record<string, Example>) => ({
-  'application/x-www-form-urlencoded': { schema: resolver(schema), examples },
+  'application/x-www-form-urlencoded': { schema: schemaOf(schema), examples },
   ...json(schema, examples),
 })
 

@@ -190,9 +190,13 @@ export function createModules({ store, loader, typeUsage, events, clock, install
     async sync(discovered: readonly ModuleDescriptor[]): Promise<void> {
       installed.clear()
       for (const descriptor of discovered) installed.add(descriptor.name)
-      for (const descriptor of discovered) {
-        await serial.run(descriptor.name, async () => loadEnabled(await store.upsert(descriptor)))
-      }
+      // All modules at once: a store that commits concurrent changes together makes them durable
+      // with one sync of its log at start, not one a module.
+      await Promise.all(
+        discovered.map((descriptor) =>
+          serial.run(descriptor.name, async () => loadEnabled(await store.upsert(descriptor))),
+        ),
+      )
     },
 
     /**
