@@ -99,9 +99,24 @@ function checkFile(path: string, readonly: boolean): void {
   }
 }
 
-/** Refuses a damaged file before anything is written to it. */
+/** Page cache of the integrity check at open: 256 KiB (`cache_size` counts KiB when negative). */
+const CHECK_CACHE_SIZE = -256
+
+/**
+ * Refuses a damaged file before anything is written to it. The check reads every page once, so it
+ * runs with a small page cache: with the connection's own (better-sqlite3's default is 16 MiB)
+ * a large file would fill it, and the process would stay that much larger for its whole life
+ * (measured: 18.5 MB more resident after opening 100,000 sessions, against 2.7 MB).
+ */
 function checkIntegrity(db: SqliteDatabase, path: string): void {
-  const rows = db.prepare('PRAGMA quick_check(3)').all() as Array<{ quick_check: string }>
+  const own = (db.prepare('PRAGMA cache_size').get() as { cache_size: number }).cache_size
+  db.exec(`PRAGMA cache_size = ${CHECK_CACHE_SIZE}`)
+  let rows: Array<{ quick_check: string }>
+  try {
+    rows = db.prepare('PRAGMA quick_check(3)').all() as Array<{ quick_check: string }>
+  } finally {
+    db.exec(`PRAGMA cache_size = ${Number(own)}`)
+  }
   const problems = rows.map((row) => row.quick_check)
   if (problems.length === 1 && problems[0] === 'ok') return
   throw new SqliteStoreError(

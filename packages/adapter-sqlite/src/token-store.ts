@@ -13,7 +13,15 @@ export const TOKEN_SQL = {
   findById: `SELECT ${COLUMNS} FROM tokens WHERE id = ?`,
   listAll: `SELECT ${COLUMNS} FROM tokens ORDER BY created_at, id`,
   listByUser: `SELECT ${COLUMNS} FROM tokens WHERE username = ? ORDER BY created_at, id`,
-  usernames: 'SELECT DISTINCT username FROM tokens ORDER BY username',
+  // One index seek a user (the next name after the last), not a scan of every token's entry: the
+  // start asks this, and with many sessions a scan would read, and cache, the whole index.
+  usernames: `WITH RECURSIVE users (username) AS (
+                SELECT min(username) FROM tokens
+                UNION ALL
+                SELECT (SELECT min(username) FROM tokens WHERE username > users.username)
+                FROM users WHERE users.username IS NOT NULL
+              )
+              SELECT username FROM users WHERE username IS NOT NULL`,
   touch: 'UPDATE tokens SET last_used_at = ?, last_address = ? WHERE id = ?',
   delete: 'DELETE FROM tokens WHERE id = ?',
   deleteByUser: 'DELETE FROM tokens WHERE username = ?',

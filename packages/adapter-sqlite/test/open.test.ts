@@ -68,6 +68,8 @@ describe('openDatabase: settings and migrations', () => {
     expect(pragma(db, 'synchronous')).toBe(2) // FULL
     expect(pragma(db, 'foreign_keys')).toBe(1)
     expect(pragma(db, 'busy_timeout')).toBe(5000)
+    // The integrity check at open runs with a small page cache; the connection gets its own back.
+    expect(pragma(db, 'cache_size')).toBe(pragma(new Database(':memory:'), 'cache_size'))
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all()
     expect(tables).toEqual([
       { name: 'known_clients' },
