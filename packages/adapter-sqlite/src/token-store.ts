@@ -1,4 +1,4 @@
-import type { TokenKind, TokenStore } from '@flowadmin/core'
+import type { TokenKind, TokenRecord, TokenStore } from '@flowadmin/core'
 import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './database.js'
 import { prepareAll } from './statements.js'
@@ -35,15 +35,45 @@ export const TOKEN_SQL = {
 const ANY_TOKEN = 'tokens'
 const tokenKey = (id: string) => `token:${id}`
 
+/** Records the lookup by hash found, kept while no other connection has committed a change. */
+interface Found {
+  records: Map<string, TokenRecord>
+  /** `PRAGMA data_version` when they were read: another connection's commit changes it. */
+  version: unknown
+}
+/** Per connection, shared by every token store over it, so a write through one clears it for all. */
+const found = new WeakMap<SqliteDatabase, Found>()
+/** At most this many records are kept; the next one past it starts afresh. */
+const MAX_FOUND = 10_000
+
 /**
  * Tokens by hash and by id. Every write goes through the group commit and resolves once durable.
  * A lookup by hash (each authenticated request's) answers at once from what is committed, even
- * while changes wait for their commit: a pending issue is of a token nobody has been given yet. Lookups by id and listings answer once the changes they could see
- * are committed.
+ * while changes wait for their commit: a pending issue is of a token nobody has been given yet.
+ * Lookups by id and listings answer once the changes they could see are committed.
+ *
+ * A lookup by hash keeps the record it found, and the next lookup of that hash answers from it,
+ * as long as nothing could have changed it: every token write through this connection forgets
+ * them all in its transaction, and a commit by any other connection (the command line, another
+ * process on the file) changes `PRAGMA data_version`, which each lookup reads first. The rights a
+ * record grants are still decided at each request by the core, against the users as they are.
  */
 export function createTokenStore(db: SqliteDatabase): TokenStore {
   const transaction = createTransaction(db)
   const reader = createReader(db)
+  let kept = found.get(db)
+  if (kept === undefined) {
+    kept = { records: new Map(), version: null }
+    found.set(db, kept)
+  }
+  const cache = kept
+  const dataVersion = db.prepare('PRAGMA data_version')
+  /** Runs a token write, forgetting every record found: it may change or delete any of them. */
+  const write = <T>(work: () => T, touches: readonly string[]) =>
+    transaction(() => {
+      cache.records.clear()
+      return work()
+    }, touches)
   // A change to one token touches it and the listings; deleting by user or expiry touches them all.
   const anyToken = (touched: string) => touched === ANY_TOKEN
   const {
@@ -62,14 +92,26 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
 
   return {
     async save(record) {
-      await transaction(
+      await write(
         () => save.run({ ...record, scope: JSON.stringify(record.scope) }),
         [tokenKey(record.id), ANY_TOKEN],
       )
     },
     async findByHash(hash) {
+      const version = (dataVersion.get() as { data_version: unknown }).data_version
+      if (version !== cache.version) {
+        cache.records.clear()
+        cache.version = version
+      }
+      // A copy each time: what a caller does with its record changes nothing kept.
+      const known = cache.records.get(hash)
+      if (known !== undefined) return { ...known, scope: [...known.scope] }
       const row = findByHash.get(hash) as TokenRow | undefined
-      return row ? tokenFromRow(row) : null
+      if (row === undefined) return null
+      const record = tokenFromRow(row)
+      if (cache.records.size >= MAX_FOUND) cache.records.clear()
+      cache.records.set(hash, { ...record, scope: [...record.scope] })
+      return record
     },
     async findById(id) {
       return reader(
@@ -93,16 +135,16 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
       )
     },
     async touch(id, usedAt, address) {
-      await transaction(() => touch.run(usedAt, address, id), [tokenKey(id), ANY_TOKEN])
+      await write(() => touch.run(usedAt, address, id), [tokenKey(id), ANY_TOKEN])
     },
     async delete(id) {
-      return transaction(() => remove.run(id).changes > 0, [tokenKey(id), ANY_TOKEN])
+      return write(() => remove.run(id).changes > 0, [tokenKey(id), ANY_TOKEN])
     },
     async deleteByUser(username) {
-      return transaction(() => deleteByUser.run(username).changes, [ANY_TOKEN])
+      return write(() => deleteByUser.run(username).changes, [ANY_TOKEN])
     },
     async deleteExpired(now, limit) {
-      return transaction(() => deleteExpired.run(now, limit).changes, [ANY_TOKEN])
+      return write(() => deleteExpired.run(now, limit).changes, [ANY_TOKEN])
     },
     async countLive(now) {
       const live = { session: 0, api: 0 }

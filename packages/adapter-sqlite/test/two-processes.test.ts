@@ -52,6 +52,7 @@ describe('two processes on one database file', () => {
     const issued = await here.core.login(adminLogin(), ADDRESS)
     if (!issued.ok) throw new Error('login failed')
     const mine = issued.value.accessToken
+    expect(await validHere(mine)).toBe(true) // found here first: its record is kept here
     expect(await there.ask({ cmd: 'authenticate', token: mine })).toEqual({ valid: true })
     expect(await there.ask({ cmd: 'revoke', token: mine })).toEqual({})
     expect(await validHere(mine)).toBe(false)
