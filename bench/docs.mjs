@@ -1,7 +1,8 @@
 // `node bench/docs.mjs [RESULTS.json] [--out FILE]`: writes docs/benchmarks.md (or FILE) from one
 // run's figures (the newest file in bench-results/ when none is named): the machine, the versions, every scenario's
-// table, the targets, and each scenario's top CPU frames when the run profiled (--cpu-prof).
-// `pnpm bench:docs` runs the bench beside Node-RED, with the profiles, and then this.
+// table, the targets, and each scenario's top CPU frames when the run profiled (--cpu-prof); and the
+// figures of the newest PostgreSQL run there (`pnpm bench --storage postgres`), if any.
+// `pnpm bench:docs` runs the bench on PostgreSQL, then beside Node-RED with the profiles, then this.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -119,8 +120,9 @@ function scenarioSection(scenario) {
   return lines.join('\n')
 }
 
-/** How the PostgreSQL store is measured (`--storage postgres`); the figures are in its own runs. */
-const POSTGRES = `## PostgreSQL: \`pnpm bench --storage postgres\`
+/** How the PostgreSQL store is measured (`--storage postgres`), and the figures of `pgRun` when given. */
+function postgresSection(pgRun) {
+  const intro = `## PostgreSQL: \`pnpm bench --storage postgres\`
 
 \`\`\`sh
 pnpm bench --storage postgres                  # every scenario, flowadmin on PostgreSQL
@@ -141,26 +143,46 @@ each request of a worker going to the other instance than its last one:
   the other, which loads the node sets of each enable.
 
 Server CPU is then both processes' together. The driver measurement behind the choice of \`pg\`
-is in [packages/adapter-postgres/README.md](../packages/adapter-postgres/README.md#choosing-the-driver).
+is in [packages/adapter-postgres/README.md](../packages/adapter-postgres/README.md#choosing-the-driver).`
+  if (!pgRun) {
+    return `${intro}
 
-### Smoke figures
+No PostgreSQL run was in \`bench-results/\` when this file was written: run the command above,
+then \`node bench/docs.mjs\`.`
+  }
+  const m = pgRun.machine
+  const rows = pgRun.scenarios
+    .filter((scenario) => scenario.combined?.flowadmin?.rps !== undefined)
+    .map((scenario) => {
+      const r = scenario.combined.flowadmin
+      return [
+        scenario.title,
+        fmt(r.rps, 0),
+        `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`,
+        fmt(r.cpuPerRequest, 3),
+        fmt(r.rssPeakMb, 1),
+        fmt(r.non2xx + r.errors, 0),
+      ]
+    })
+  return `${intro}
 
-Not a measurement: short smoke runs (\`--quick --duration 1\`, one round) on the 2-core machine
-while about eight other engineers' builds and tests ran on it (load average 12–17), PostgreSQL 15
-on the same host. They show the scenarios work end to end, not what the store can do.
+### The PostgreSQL run
 
-| scenario (PostgreSQL)                                  | req/s |  p50 / p99 ms | non-2xx |
-| ------------------------------------------------------ | ----: | ------------: | ------: |
-| GET /settings, authenticated                           |   460 |   13.9 / 81.6 |       0 |
-| PUT /nodes/:module, 1 connection (toggle-1)            |    31 |  21.8 / 108.4 |       0 |
-| POST /auth/revoke, 10 connections, 5,000 live sessions |    77 | 112.5 / 239.0 |       0 |
-| login-2i (argon2id on a loaded machine)                |   4–5 |     530 / 954 |       0 |
-| toggle-2i                                              | 28–39 |     238 / 353 |       0 |
+\`${pgRun.command}\`, started ${pgRun.startedAt}, ${pgRun.options.durationS} s per scenario and round,
+${pgRun.options.rounds} round(s); load average ${m.loadavg.join(' ')} at the start; PostgreSQL on the
+same machine. Its own ratios and targets are in its results file.
 
-In the same conditions the SQLite revoke scenario gave 108 req/s (p99 308 ms). For figures worth
-comparing, run both storages on an idle machine, one after the other.`
+${table(['scenario', 'req/s', 'p50 / p99 ms', 'server CPU ms/req', 'RSS peak MB', 'non-2xx + errors'], rows, [
+  'l',
+  'r',
+  'r',
+  'r',
+  'r',
+  'r',
+])}`
+}
 
-export function renderDocs(run) {
+export function renderDocs(run, pgRun = null) {
   const m = run.machine
   const v = run.versions ?? {}
   const versionRows = Object.entries(v)
@@ -175,9 +197,9 @@ export function renderDocs(run) {
     : ''
   return `# Benchmarks
 ${caution}
-This file is written by \`node bench/docs.mjs\` from one run of \`pnpm bench\` (\`pnpm bench:docs\`
-runs the bench beside Node-RED with CPU profiles, then writes it). Do not edit it by hand: run it
-again.
+This file is written by \`node bench/docs.mjs\` from one run of \`pnpm bench\`, and the PostgreSQL
+section from the run on PostgreSQL before it (\`pnpm bench:docs\` runs the bench on PostgreSQL,
+then beside Node-RED with CPU profiles, then writes this). Do not edit it by hand: run it again.
 
 \`\`\`sh
 pnpm bench                   # flowadmin and the baselines
@@ -231,7 +253,7 @@ ${table(
 
 ${run.scenarios.map(scenarioSection).join('\n\n')}
 
-${POSTGRES}
+${postgresSection(pgRun)}
 
 ## The full tables, as printed
 
@@ -241,10 +263,35 @@ ${run.tables.trim()}
 `
 }
 
-/** Writes docs/benchmarks.md (or `out`) from the run in `file`; returns the path written. */
+/** The newest run in bench-results/ that `accept` takes, or null. */
+function newestRun(accept) {
+  const folder = new URL('bench-results/', root)
+  let names = []
+  try {
+    names = readdirSync(folder).filter((name) => name.endsWith('.json'))
+  } catch {
+    return null
+  }
+  for (const name of names.sort().reverse()) {
+    const run = JSON.parse(readFileSync(new URL(name, folder), 'utf8'))
+    if (accept(run)) return run
+  }
+  return null
+}
+
+/**
+ * Writes docs/benchmarks.md (or `out`) from the run in `file`, with the newest PostgreSQL run
+ * (`pnpm bench --storage postgres`) in bench-results/ for its section; returns the path written.
+ */
 export function writeDocs(file, out = new URL('docs/benchmarks.md', root).pathname) {
   const run = JSON.parse(readFileSync(file, 'utf8'))
-  writeFileSync(out, renderDocs(run))
+  writeFileSync(
+    out,
+    renderDocs(
+      run,
+      newestRun((other) => other.storage === 'postgres'),
+    ),
+  )
   return out
 }
 
@@ -255,6 +302,7 @@ function main() {
     const folder = new URL('bench-results/', root)
     const newest = readdirSync(folder)
       .filter((name) => name.endsWith('.json'))
+      .filter((name) => JSON.parse(readFileSync(new URL(name, folder), 'utf8')).storage !== 'postgres')
       .sort()
       .at(-1)
     if (!newest) {
