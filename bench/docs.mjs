@@ -48,6 +48,7 @@ function scenarioRows(scenario) {
       ['GET /settings max ms', (r) => r.max, 2],
       ['event loop delay p99 ms', (r) => r.loopDelay?.p99, 2],
       ['event loop delay max ms', (r) => r.loopDelay?.max, 2],
+      ["load generator's event loop delay p99 ms", (r) => r.clientLoopDelay?.p99, 2],
       ['logins/s meanwhile', (r) => r.logins?.rps, 1],
       ['RSS peak MB', (r) => r.rssPeakMb, 1],
     ]

@@ -1,6 +1,7 @@
 // Load generators. Latencies are exact per response (hrtime, fractions of a millisecond): autocannon's
 // own histogram keeps whole milliseconds only, so its `response` event is recorded instead.
 import http from 'node:http'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import autocannon from 'autocannon'
 import { cpuMs } from './proc.mjs'
 
@@ -85,6 +86,10 @@ export function runLoad({
  */
 export function runPaced({ port, path, headers, rate, durationMs }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  // The load generator's own event loop: a response it reads late is measured late, so this is
+  // the floor of the latencies it reports.
+  const ownDelay = monitorEventLoopDelay({ resolution: 1 })
+  ownDelay.enable()
   const latencies = []
   const statuses = {}
   let errors = 0
@@ -100,8 +105,14 @@ export function runPaced({ port, path, headers, rate, durationMs }) {
       clearInterval(ticker)
       clearTimeout(backstop)
       agent.destroy()
+      ownDelay.disable()
       const elapsedMs = performance.now() - start
-      resolve({ ...summarise({ latencies, statuses, errors, elapsedMs, cpuMs: Number.NaN }), sent })
+      const clientLoopDelay = { p99: ownDelay.percentile(99) / 1e6, max: ownDelay.max / 1e6 }
+      resolve({
+        ...summarise({ latencies, statuses, errors, elapsedMs, cpuMs: Number.NaN }),
+        sent,
+        clientLoopDelay,
+      })
     }
     const fire = () => {
       sent++
