@@ -2,7 +2,7 @@
 // run's figures (the newest file in bench-results/ when none is named): the machine, the versions, every scenario's
 // table, the targets, and each scenario's top CPU frames when the run profiled (--cpu-prof); and the
 // figures of the newest PostgreSQL run there (`pnpm bench --storage postgres`), if any.
-// `pnpm bench:docs` runs the bench on PostgreSQL, then beside Node-RED with the profiles, then this.
+// `pnpm bench:docs` runs the bench beside Node-RED with the profiles, then on PostgreSQL, then this.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -199,8 +199,8 @@ export function renderDocs(run, pgRun = null) {
   return `# Benchmarks
 ${caution}
 This file is written by \`node bench/docs.mjs\` from one run of \`pnpm bench\`, and the PostgreSQL
-section from the run on PostgreSQL before it (\`pnpm bench:docs\` runs the bench on PostgreSQL,
-then beside Node-RED with CPU profiles, then writes this). Do not edit it by hand: run it again.
+section from the run on PostgreSQL after it (\`pnpm bench:docs\` runs the bench beside Node-RED
+with CPU profiles, then on PostgreSQL, then writes this). Do not edit it by hand: run it again.
 
 \`\`\`sh
 pnpm bench                   # flowadmin and the baselines
