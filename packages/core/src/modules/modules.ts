@@ -190,13 +190,16 @@ export function createModules({ store, loader, typeUsage, events, clock, install
     async sync(discovered: readonly ModuleDescriptor[]): Promise<void> {
       installed.clear()
       for (const descriptor of discovered) installed.add(descriptor.name)
-      // All modules at once: a store that commits concurrent changes together makes them durable
-      // with one sync of its log at start, not one a module.
-      await Promise.all(
-        discovered.map((descriptor) =>
-          serial.run(descriptor.name, async () => loadEnabled(await store.upsert(descriptor))),
-        ),
+      // Every module recorded at once (a store that commits concurrent changes together makes them
+      // durable with one sync of its log at start, not one a module), then their sets loaded in
+      // the order discovery found them, whatever order the store answered in.
+      const stored = await Promise.all(
+        discovered.map((descriptor) => serial.run(descriptor.name, () => store.upsert(descriptor))),
       )
+      for (const [index, descriptor] of discovered.entries()) {
+        const module = stored[index] as ModuleRecord
+        await serial.run(descriptor.name, () => loadEnabled(module))
+      }
     },
 
     /**
