@@ -14,6 +14,7 @@ import {
   startServer,
 } from '../src/index.js'
 import { type CapturedLog, captureLog } from './log-capture.js'
+import { logIn } from './password-grant.js'
 
 let userDir: string
 let log: CapturedLog
@@ -69,19 +70,6 @@ const put = (url: string, enabled: boolean) =>
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ enabled }),
-  })
-
-/** admin's password grant (client service-admin, scope *), with `password`. */
-const logIn = (url: string, password: string) =>
-  fetch(`${url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope: '*',
-      username: 'admin',
-      password,
-    }),
   })
 
 describe('isLoopback', () => {
@@ -227,16 +215,7 @@ describe('startServer', () => {
         adminAuth: { type: 'credentials', users: [{ username: 'admin', password: hash, permissions: '*' }] },
       },
     })
-    const response = await fetch(`${server.url}/auth/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        client_id: 'service-admin',
-        grant_type: 'password',
-        scope: '*',
-        username: 'admin',
-        password: 's3cret-pw',
-      }),
-    })
+    const response = await logIn(server.url, 's3cret-pw')
     expect(response.status).toBe(200)
     const { access_token: token } = (await response.json()) as { access_token: string }
     await server.close()

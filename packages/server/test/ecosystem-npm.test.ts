@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { killAll, requireBuild, startCli } from './cli-process.js'
 import { ADMIN_PASSWORD, tempDir, writeAuthSettings } from './ecosystem.js'
 import { cleanNpmEnvironment, type LocalRegistry, startLocalRegistry } from './local-registry.js'
+import { logIn } from './password-grant.js'
 
 const MODULE = 'node-red-node-random'
 const VERSION = '0.4.1'
@@ -127,16 +128,7 @@ describe('a node module from an npm registry', () => {
 })
 
 async function login(url: string): Promise<string> {
-  const res = await fetch(`${url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope: '*',
-      username: 'admin',
-      password: ADMIN_PASSWORD,
-    }),
-  })
+  const res = await logIn(url, ADMIN_PASSWORD)
   expect(res.status).toBe(200)
   return ((await res.json()) as { access_token: string }).access_token
 }

@@ -2,6 +2,7 @@
 // trusted proxy, and the address it yields is what the audit log and the throttle use.
 import { describe, expect, it } from 'vitest'
 import { ADMIN_PASSWORD, login, send, useWorkspace, type Workspace } from './hostile-http.js'
+import { passwordGrant } from './password-grant.js'
 
 const PROXY = '127.0.0.20'
 
@@ -70,13 +71,7 @@ describe('X-Forwarded-For', () => {
         path: '/auth/token',
         from: PROXY,
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': client },
-        body: new URLSearchParams({
-          client_id: 'service-admin',
-          grant_type: 'password',
-          scope: '*',
-          username: 'admin',
-          password,
-        }).toString(),
+        body: passwordGrant(password).toString(),
       })
 
     for (let i = 0; i < 5; i++) expect((await through('203.0.113.11', 'guess')).status).toBe(401)

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { killAll, runCli, startCli } from './cli-process.js'
+import { logIn } from './password-grant.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -77,16 +78,7 @@ it('installs with npm into a fresh prefix, and the installed command works', asy
   expect(line).toContain(`(storage: ${path.join(userDir, 'flowadmin.db')}, auth: on)`)
   expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'ok' })
   expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' })
-  const login = await fetch(`${url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope: '*',
-      username: 'admin',
-      password: 'admin-pw',
-    }),
-  })
+  const login = await logIn(url, 'admin-pw')
   expect(login.status).toBe(200)
   const { access_token: token } = (await login.json()) as { access_token: string }
   const disabled = await fetch(`${url}/nodes/@flowadmin-examples/text-tools`, {

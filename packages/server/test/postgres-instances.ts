@@ -8,6 +8,7 @@ import * as argon2 from 'argon2'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { EMPTY_TABLES, useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
 import { killAll, requireBuild, startCli } from './cli-process.js'
+import { logIn } from './password-grant.js'
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 export const GREETING = 'flowadmin-example-greeting'
@@ -49,18 +50,7 @@ export async function removeInstances(): Promise<void> {
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
-export function login(url: string, password = PASSWORD): Promise<Response> {
-  return fetch(`${url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope: '*',
-      username: 'admin',
-      password,
-    }),
-  })
-}
+export const login = (url: string, password = PASSWORD): Promise<Response> => logIn(url, password)
 
 export async function tokenFrom(url: string): Promise<string> {
   const response = await login(url)

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/index.js'
 import { type CliRun, killAll, logEntries, requireBuild, startCli } from './cli-process.js'
+import { logIn } from './password-grant.js'
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 const MODULE = '@flowadmin-examples/text-tools'
@@ -45,16 +46,7 @@ async function startWith(settings: object = {}) {
     }),
   )
   const started = await startCli(['--settings', settingsFile, '--port', '0'])
-  const res = await fetch(`${started.url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope: '*',
-      username: 'admin',
-      password: 'admin-pw',
-    }),
-  })
+  const res = await logIn(started.url, 'admin-pw')
   expect(res.status).toBe(200)
   const { access_token: token } = (await res.json()) as { access_token: string }
   return { ...started, port: Number(new URL(started.url).port), token }
