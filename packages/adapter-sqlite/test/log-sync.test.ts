@@ -12,6 +12,9 @@ afterAll(() => temp.remove())
 
 const turn = () => new Promise((resolve) => setTimeout(resolve, 20))
 
+/** A token record that has not expired. */
+const live = (hash: string) => tokenRecord(hash, { createdAt: 0, expiresAt: Date.now() + 60_000 })
+
 /** One sync of `sync`, as a promise. */
 const synced = (sync: LogSync) =>
   new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
@@ -49,15 +52,13 @@ describe('the log synced after the commit, off the event loop', () => {
     const held = heldSync()
     syncLogAsync(db, held.sync)
     const stores = createSqliteStores(db)
-    const first = stores.tokens.save(tokenRecord('other', { createdAt: 0, expiresAt: Date.now() + 60_000 }))
+    const first = stores.tokens.save(live('other'))
     await turn()
     expect(held.pending).toHaveLength(1)
     held.finish()
     await first
 
-    const saving = state(
-      stores.tokens.save(tokenRecord('h1', { createdAt: 0, expiresAt: Date.now() + 60_000 })),
-    )
+    const saving = state(stores.tokens.save(live('h1')))
     await turn()
     // Committed (another connection sees it) but not answered: the log is not synced yet.
     const other = new Database(path, { readonly: true })
@@ -73,9 +74,7 @@ describe('the log synced after the commit, off the event loop', () => {
 
     // Changes made while a sync runs wait for it to end, then are committed together and share
     // the next sync.
-    const more = [1, 2, 3].map((i) =>
-      state(stores.tokens.save(tokenRecord(`m${i}`, { createdAt: 0, expiresAt: Date.now() + 60_000 }))),
-    )
+    const more = [1, 2, 3].map((i) => state(stores.tokens.save(live(`m${i}`))))
     await turn()
     expect(held.pending).toHaveLength(1)
     const seenElsewhere = () => {
@@ -105,7 +104,7 @@ describe('the log synced after the commit, off the event loop', () => {
     const path = temp.file()
     const stores = createSqliteStores(path)
     for (let i = 0; i < 20; i++) {
-      await stores.tokens.save(tokenRecord(`t${i}`, { createdAt: 0, expiresAt: Date.now() + 60_000 }))
+      await stores.tokens.save(live(`t${i}`))
     }
     expect(existsSync(`${path}-wal`)).toBe(true)
     expect((await stores.tokens.findByHash('t19'))?.hash).toBe('t19')
@@ -130,14 +129,14 @@ describe('the log synced after the commit, off the event loop', () => {
   it('keeps the log it opened: another connection opening and closing the database leaves it in place', async () => {
     const path = temp.file()
     const stores = createSqliteStores(path)
-    await stores.tokens.save(tokenRecord('first', { createdAt: 0, expiresAt: Date.now() + 60_000 }))
+    await stores.tokens.save(live('first'))
     const before = statSync(`${path}-wal`).ino
     // The command line (flowadmin tokens, migrate) opens the same file while the server runs.
     const other = new Database(path)
     other.exec('INSERT INTO tokens SELECT * FROM tokens WHERE 0')
     other.close()
     expect(statSync(`${path}-wal`).ino).toBe(before)
-    await stores.tokens.save(tokenRecord('second', { createdAt: 0, expiresAt: Date.now() + 60_000 }))
+    await stores.tokens.save(live('second'))
     expect(statSync(`${path}-wal`).ino).toBe(before)
     await stores.close()
     const reopened = createSqliteStores(path)
