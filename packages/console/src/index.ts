@@ -4,5 +4,4 @@ export {
   type ConsoleOptions,
   consolePaths,
   createConsole,
-  isConsolePath,
 } from './serve.js'

@@ -100,6 +100,12 @@ function send(c: Context, file: StaticFile): Response {
   return c.body(file.body as Uint8Array<ArrayBuffer>)
 }
 
+/** The console's paths below `basePath`: the redirect, the page, and the prefix of the assets. */
+function pathsOf(basePath: string) {
+  const base = basePath.replace(/\/+$/, '')
+  return { base, page: `${base}/`, assets: `${base}/${CONSOLE_ASSETS_PREFIX}` }
+}
+
 /**
  * Whether a request path (as Hono's router sees it) is one of the console's: the page, its
  * redirect and its assets. A server puts this in front of its API, so that API requests reach the
@@ -107,16 +113,10 @@ function send(c: Context, file: StaticFile): Response {
  * worked out once, here.
  */
 export function consolePaths(basePath: string): (requestPath: string) => boolean {
-  const base = basePath.replace(/\/+$/, '')
-  const page = `${base}/`
-  const assets = `${base}/${CONSOLE_ASSETS_PREFIX}`
+  const { base, page, assets } = pathsOf(basePath)
   return (requestPath) =>
     requestPath === page || (base !== '' && requestPath === base) || requestPath.startsWith(assets)
 }
-
-/** {@link consolePaths} for one path. */
-export const isConsolePath = (basePath: string, requestPath: string): boolean =>
-  consolePaths(basePath)(requestPath)
 
 /**
  * The console's routes: the page at `<basePath>/` (never cached without revalidation, under a
@@ -132,7 +132,7 @@ export function createConsole(
   if (!existsSync(path.join(dir, 'index.html'))) return null
   const files = readFiles(dir)
   const page = files.get('index.html') as StaticFile
-  const base = options.basePath.replace(/\/+$/, '')
+  const paths = pathsOf(options.basePath)
 
   const app = new Hono()
   const headers = secureHeaders({
@@ -145,11 +145,11 @@ export function createConsole(
     strictTransportSecurity: false,
     permissionsPolicy: { camera: [], microphone: [], geolocation: [], payment: [], usb: [] },
   })
-  app.get(`${base}/`, headers, (c) => {
+  app.get(paths.page, headers, (c) => {
     c.header('Cache-Control', 'no-cache')
     return send(c, page)
   })
-  if (base !== '') app.get(base, (c) => c.redirect(`${base}/`, 308))
+  if (paths.base !== '') app.get(paths.base, (c) => c.redirect(paths.page, 308))
   // An asset is loaded by the page only: not sniffed, not embedded by other sites.
   const assetHeaders = secureHeaders({
     ...NO_SECURE_HEADERS,
@@ -159,7 +159,7 @@ export function createConsole(
   for (const [name, file] of files) {
     const asset = name.slice(CONSOLE_ASSETS_PREFIX.length)
     if (!name.startsWith(CONSOLE_ASSETS_PREFIX) || asset.includes('/')) continue
-    app.get(`${base}/${CONSOLE_ASSETS_PREFIX}${asset}`, assetHeaders, (c) => {
+    app.get(`${paths.assets}${asset}`, assetHeaders, (c) => {
       c.header('Cache-Control', 'public, max-age=31536000, immutable')
       return send(c, file)
     })

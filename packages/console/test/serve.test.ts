@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CONTENT_SECURITY_POLICY, createConsole, isConsolePath } from '../src/index.js'
+import { CONTENT_SECURITY_POLICY, consolePaths, createConsole } from '../src/index.js'
 
 let dir: string
 const SCRIPT = 'console.log("the console")\n'.repeat(20)
@@ -105,7 +105,7 @@ describe('createConsole', () => {
   })
 })
 
-describe('isConsolePath', () => {
+describe('consolePaths', () => {
   it('claims the page, its redirect and its assets, and leaves every API path alone', () => {
     for (const [base, owned] of [
       ['', ['/', '/console/main-abc.js', '/console/']],
@@ -113,14 +113,14 @@ describe('isConsolePath', () => {
       ['/admin/', ['/admin', '/admin/', '/admin/console/x.css']],
     ] as const) {
       for (const requestPath of owned)
-        expect(isConsolePath(base, requestPath), `${base} ${requestPath}`).toBe(true)
+        expect(consolePaths(base)(requestPath), `${base} ${requestPath}`).toBe(true)
     }
     for (const [base, other] of [
       ['', ['/auth/login', '/settings', '/nodes/console', '/consolex', '/console']],
       ['/admin', ['/admin/auth/login', '/admin/nodes', '/', '/console/main-abc.js', '/adminx']],
     ] as const) {
       for (const requestPath of other)
-        expect(isConsolePath(base, requestPath), `${base} ${requestPath}`).toBe(false)
+        expect(consolePaths(base)(requestPath), `${base} ${requestPath}`).toBe(false)
     }
   })
 })
