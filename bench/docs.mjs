@@ -264,7 +264,7 @@ ${run.tables.trim()}
 `
 }
 
-/** The newest run in bench-results/ that `accept` takes, or null. */
+/** The newest run in bench-results/ that `accept` takes, as `{ file, run }`, or null. */
 function newestRun(accept) {
   const folder = new URL('bench-results/', root)
   let names = []
@@ -274,11 +274,14 @@ function newestRun(accept) {
     return null
   }
   for (const name of names.sort().reverse()) {
-    const run = JSON.parse(readFileSync(new URL(name, folder), 'utf8'))
-    if (accept(run)) return run
+    const file = new URL(name, folder).pathname
+    const run = JSON.parse(readFileSync(file, 'utf8'))
+    if (accept(run)) return { file, run }
   }
   return null
 }
+
+const onPostgres = (run) => run.storage === 'postgres'
 
 /**
  * Writes docs/benchmarks.md (or `out`) from the run in `file`, with the newest PostgreSQL run
@@ -286,31 +289,16 @@ function newestRun(accept) {
  */
 export function writeDocs(file, out = new URL('docs/benchmarks.md', root).pathname) {
   const run = JSON.parse(readFileSync(file, 'utf8'))
-  writeFileSync(
-    out,
-    renderDocs(
-      run,
-      newestRun((other) => other.storage === 'postgres'),
-    ),
-  )
+  writeFileSync(out, renderDocs(run, newestRun(onPostgres)?.run ?? null))
   return out
 }
 
 function main() {
   const { values, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true })
-  let [file] = positionals
+  const file = positionals[0] ?? newestRun((run) => !onPostgres(run))?.file
   if (!file) {
-    const folder = new URL('bench-results/', root)
-    const newest = readdirSync(folder)
-      .filter((name) => name.endsWith('.json'))
-      .filter((name) => JSON.parse(readFileSync(new URL(name, folder), 'utf8')).storage !== 'postgres')
-      .sort()
-      .at(-1)
-    if (!newest) {
-      console.error('no run in bench-results/: run `pnpm bench` first, or name a results file')
-      process.exit(2)
-    }
-    file = new URL(newest, folder).pathname
+    console.error('no run in bench-results/: run `pnpm bench` first, or name a results file')
+    process.exit(2)
   }
   console.log(`${writeDocs(file, values.out)} written from ${file}`)
 }
