@@ -100,6 +100,32 @@ describe('the log synced after the commit, off the event loop', () => {
     db.close()
   }, 20_000)
 
+  it('commits the changes that waited for a failed sync, and answers them after a sync of their own', async () => {
+    const path = temp.file()
+    const db = openDatabase(path)
+    const held = heldSync()
+    syncLogAsync(db, held.sync)
+    const stores = createSqliteStores(db)
+    const failing = state(stores.tokens.save(live('first')))
+    await turn()
+    const waiting = state(stores.tokens.save(live('second')))
+    await turn()
+    held.finish(new Error('EIO: the disk failed'))
+    await turn()
+    expect(String(failing.error)).toContain('EIO')
+    // Committed once the failed sync ended, and waiting for the next one.
+    const reader = new Database(path, { readonly: true })
+    expect(reader.prepare('SELECT count(*) AS n FROM tokens WHERE hash = ?').get('second')).toEqual({ n: 1 })
+    reader.close()
+    expect(waiting.settled).toBe(false)
+    expect(held.pending).toHaveLength(1)
+    held.finish()
+    await turn()
+    expect(waiting).toEqual({ settled: true, error: undefined })
+    await stores.close()
+    db.close()
+  })
+
   it('over a file it opens: the connection syncs at checkpoints only, and changes are still answered and kept', async () => {
     const path = temp.file()
     const stores = createSqliteStores(path)
