@@ -246,9 +246,9 @@ function syncSoon(group: Group): void {
     }
     if (group.flushAfterSync) {
       group.flushAfterSync = false
-      flush(group.db, group) // commits what waited for this sync, and starts the next one
+      flush(group) // commits what waited for this sync, and starts the next one
     }
-    if (group.inFlight === null && group.unsynced.length > 0) syncSoon(group)
+    syncSoon(group)
     if (group.inFlight === null) {
       const done = group.syncedDone
       group.synced = null
@@ -263,7 +263,7 @@ function syncSoon(group: Group): void {
  * it to end, then commit together: their changes could not be answered before the next sync
  * anyway, and one commit costs less than several, and writes a page they share to the log once.
  */
-function flush(db: SqliteDatabase, group: Group): void {
+function flush(group: Group): void {
   if (group.inFlight !== null) {
     group.flushAfterSync = true
     return
@@ -272,23 +272,17 @@ function flush(db: SqliteDatabase, group: Group): void {
   group.batches = []
   group.settled = null
   group.done = null
-  for (const batch of batches) commitBatch(db, group, batch)
+  for (const batch of batches) commitBatch(group.db, group, batch)
   done?.()
 }
 
 /** Queues `item` in `batch`; the first item queued schedules the flush. */
-function enqueue<T>(
-  db: SqliteDatabase,
-  group: Group,
-  batch: Batch,
-  work: () => T,
-  savepoint: boolean,
-): Promise<T> {
+function enqueue<T>(group: Group, batch: Batch, work: () => T, savepoint: boolean): Promise<T> {
   if (group.settled === null) {
     group.settled = new Promise<void>((resolve) => {
       group.done = resolve
     })
-    setImmediate(() => flush(db, group))
+    setImmediate(() => flush(group))
   }
   return new Promise<T>((resolve, reject) => {
     batch.items.push({ work, savepoint, resolve: resolve as (value: unknown) => void, reject })
@@ -329,7 +323,7 @@ export function createTransaction(db: SqliteDatabase): Transaction {
     }
     if (touches === undefined) batch.touched = 'all'
     else if (batch.touched !== 'all') for (const key of touches) batch.touched.add(key)
-    return enqueue(db, group, batch, work, true)
+    return enqueue(group, batch, work, true)
   }
 }
 
@@ -386,7 +380,7 @@ export function createReader(db: SqliteDatabase): Reader {
   return <T>(read: () => T, affectedBy?: (key: string) => boolean): Promise<T> => {
     const last = group.batches.at(-1)
     if (!db.inTransaction && last !== undefined && dependsOn(group.batches, affectedBy)) {
-      return enqueue(db, group, last, read, false)
+      return enqueue(group, last, read, false)
     }
     try {
       const value = read()

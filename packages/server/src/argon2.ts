@@ -35,7 +35,7 @@ const phcBase64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '')
  * cost, like any user's hash, and no password matches it: finding one would mean inverting
  * argon2id. It needs no hashing to make, so the server does not spend one at start.
  */
-export function randomDummyHash(): string {
+function randomDummyHash(): string {
   const { memoryCost, parallelism, timeCost } = ARGON2ID_COST
   return `$argon2id$v=19$m=${memoryCost},p=${parallelism},t=${timeCost}$${phcBase64(randomBytes(16))}$${phcBase64(randomBytes(32))}`
 }

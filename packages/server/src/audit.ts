@@ -54,9 +54,8 @@ function auditLogger(write: (line: string) => void): Logger {
 }
 
 let formatted = ''
-const formatter = auditLogger((line) => {
-  formatted = line
-})
+/** The logger behind formatAuditLine, made at its first call: importing the module makes none. */
+let formatter: Logger | null = null
 
 /**
  * One audit line, as the audit stream writes it: `{"level":"info","time",...record}` and a
@@ -64,6 +63,9 @@ const formatter = auditLogger((line) => {
  * of printable text that parses back to what was sent.
  */
 export function formatAuditLine(event: DomainEvent): string {
+  formatter ??= auditLogger((line) => {
+    formatted = line
+  })
   formatter.info(auditRecord(event))
   const line = formatted
   formatted = ''

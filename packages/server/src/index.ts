@@ -13,7 +13,7 @@ export {
 export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 export { createFlowsTypeUsage } from './flows.js'
 export { type Listener, listen } from './listen.js'
-export { createLogger, type Log, type Logger, type LoggerSetup, logTo, REDACTED_PATHS } from './log.js'
+export { createLogger, type Log, type Logger, type LoggerSetup, logTo } from './log.js'
 export {
   createMetrics,
   fanOut,

@@ -9,7 +9,7 @@ export type { Logger } from 'pino'
  */
 const SECRET_FIELDS = ['authorization', 'password', 'token', 'access_token', 'refresh_token', 'cookie']
 
-export const REDACTED_PATHS: readonly string[] = SECRET_FIELDS.flatMap((field) => [
+const REDACTED_PATHS: readonly string[] = SECRET_FIELDS.flatMap((field) => [
   field,
   `*.${field}`,
   `*.*.${field}`,
@@ -34,7 +34,7 @@ export const LINE_OPTIONS: LoggerOptions = {
 const UNSAFE = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu
 
 /** `\uXXXX` for each UTF-16 unit, so characters beyond the BMP become their surrogate pair. */
-export const escapeUnsafe = (json: string): string =>
+const escapeUnsafe = (json: string): string =>
   json.replace(UNSAFE, (char) =>
     Array.from(
       { length: char.length },
@@ -55,8 +55,6 @@ export interface LoggerSetup {
   pretty?: boolean | undefined
   /** Where lines go. Default: standard error, written synchronously. */
   write?: ((line: string) => void) | undefined
-  /** Lowest level written. Default: info. */
-  level?: string | undefined
 }
 
 /**
@@ -66,7 +64,7 @@ export interface LoggerSetup {
  */
 export function createLogger(setup: LoggerSetup = {}): Logger {
   const write = setup.write ?? ((line: string) => process.stderr.write(line))
-  const options = { ...LINE_OPTIONS, level: setup.level ?? 'info' }
+  const options = { ...LINE_OPTIONS, level: 'info' }
   if (!setup.pretty) return pino(options, escapingDestination(write))
   // Loaded only when asked for: it costs a command that logs JSON a good part of its start.
   const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')
