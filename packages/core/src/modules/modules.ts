@@ -192,14 +192,19 @@ export function createModules({ store, loader, typeUsage, events, clock, install
       for (const descriptor of discovered) installed.add(descriptor.name)
       // Every module recorded at once (a store that commits concurrent changes together makes them
       // durable with one sync of its log at start, not one a module), then their sets loaded in
-      // the order discovery found them, whatever order the store answered in.
-      const stored = await Promise.all(
+      // the order discovery found them, whatever order the store answered in. A module the store
+      // could not record is not loaded; the others are, and the first failure is then thrown.
+      const recorded = await Promise.allSettled(
         discovered.map((descriptor) => serial.run(descriptor.name, () => store.upsert(descriptor))),
       )
-      for (const [index, descriptor] of discovered.entries()) {
-        const module = stored[index] as ModuleRecord
-        await serial.run(descriptor.name, () => loadEnabled(module))
+      for (const outcome of recorded) {
+        if (outcome.status === 'fulfilled') {
+          const module = outcome.value
+          await serial.run(module.name, () => loadEnabled(module))
+        }
       }
+      const failed = recorded.find((outcome) => outcome.status === 'rejected')
+      if (failed !== undefined) throw failed.reason
     },
 
     /**

@@ -82,6 +82,16 @@ export function describeModules(name: string, open: OpenStores): void {
         ])
       })
 
+      it('loads the modules it recorded when recording another fails, then reports the failure', async () => {
+        const test = await createTestCore()
+        const upsert = test.stores.modules.upsert.bind(test.stores.modules)
+        test.stores.modules.upsert = (module) =>
+          module.name === TOOLS.name ? Promise.reject(new Error('disk full')) : upsert(module)
+        await expect(test.core.modules.sync([TOOLS, GREETING])).rejects.toThrow('disk full')
+        expect(test.loader.loads).toEqual(['flowadmin-example-greeting/greeting'])
+        expect((await test.core.modules.get(GREETING.name)).ok).toBe(true)
+      })
+
       it('keeps the stored state of modules discovery no longer finds, shown as not installed', async () => {
         const first = await synced()
         await first.core.modules.setModuleEnabled(TOOLS.name, false, actor)
