@@ -17,6 +17,7 @@ import { readFile, rm } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { COMMAND_BUILD } from './command-build.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const SERVER = path.join(ROOT, 'packages', 'server')
@@ -54,11 +55,13 @@ const externals = {
       return { path: fromBundle(found.path), external: true }
     })
     bundler.onLoad({ filter: /\.(c|m)?js$/ }, async (args) => {
+      // Read once here and handed to esbuild, which would otherwise read the file again.
       const source = await readFile(args.path, 'utf8')
-      if (!source.includes('import.meta.url')) return undefined
       const original = `new URL(${JSON.stringify(fromBundle(args.path))}, import.meta.url).href`
       return {
-        contents: source.replaceAll('import.meta.url', original),
+        contents: source.includes('import.meta.url')
+          ? source.replaceAll('import.meta.url', original)
+          : source,
         loader: 'js',
         resolveDir: path.dirname(args.path),
       }
@@ -70,23 +73,12 @@ await rm(OUT, { recursive: true, force: true })
 await build({
   entryPoints: { cli: path.join(SERVER, 'dist', 'cli.js') },
   outdir: OUT,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
+  ...COMMAND_BUILD,
   chunkNames: 'chunk-[hash]',
   plugins: [externals],
   // The CommonJS packages in the bundle (pino and its streams) require Node's modules.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },
-  legalComments: 'none',
-  // Without comments and blank space the source V8 keeps in memory is half as large; names stay,
-  // so stack traces still read. (A single character beyond ASCII, in a comment, would also have
-  // V8 keep the whole source at two bytes a character.)
-  minifyWhitespace: true,
-  charset: 'ascii',
-  logLevel: 'warning',
 })
 process.stdout.write(`flowadmin: bundled the command into ${path.relative(ROOT, OUT)}\n`)

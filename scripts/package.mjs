@@ -12,6 +12,7 @@ import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { build } from 'esbuild'
+import { COMMAND_BUILD } from './command-build.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const PACKAGES = path.join(ROOT, 'packages')
@@ -47,18 +48,12 @@ try {
     entryPoints: { cli: 'packages/server/src/cli.ts', index: 'packages/server/src/index.ts' },
     absWorkingDir: ROOT,
     outdir: path.join(stage, 'dist'),
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
+    ...COMMAND_BUILD,
     // The workspace packages' own source, through the condition their manifests declare.
     conditions: ['@flowadmin/source'],
     external: Object.keys(dependencies).flatMap((name) => [name, `${name}/*`]),
     // Beside the entry points: the server finds its package.json one folder up from its code.
     chunkNames: '[name]-[hash]',
-    legalComments: 'none',
-    logLevel: 'warning',
   })
   cpSync(path.join(PACKAGES, 'server', 'bin'), path.join(stage, 'bin'), { recursive: true })
   copyFileSync(path.join(ROOT, 'README.md'), path.join(stage, 'README.md'))
