@@ -275,7 +275,12 @@ function newestRun(accept) {
   }
   for (const name of names.sort().reverse()) {
     const file = new URL(name, folder).pathname
-    const run = JSON.parse(readFileSync(file, 'utf8'))
+    let run
+    try {
+      run = JSON.parse(readFileSync(file, 'utf8'))
+    } catch {
+      continue // a run cut short while it wrote its figures
+    }
     if (accept(run)) return { file, run }
   }
   return null
@@ -287,20 +292,21 @@ const onPostgres = (run) => run.storage === 'postgres'
  * Writes docs/benchmarks.md (or `out`) from the run in `file`, with the newest PostgreSQL run
  * (`pnpm bench --storage postgres`) in bench-results/ for its section; returns the path written.
  */
-export function writeDocs(file, out = new URL('docs/benchmarks.md', root).pathname) {
-  const run = JSON.parse(readFileSync(file, 'utf8'))
-  writeFileSync(out, renderDocs(run, newestRun(onPostgres)?.run ?? null))
+export function writeDocs(file, out = new URL('docs/benchmarks.md', root).pathname, run = null) {
+  const main = run ?? JSON.parse(readFileSync(file, 'utf8'))
+  writeFileSync(out, renderDocs(main, newestRun(onPostgres)?.run ?? null))
   return out
 }
 
 function main() {
   const { values, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true })
-  const file = positionals[0] ?? newestRun((run) => !onPostgres(run))?.file
+  const newest = positionals[0] === undefined ? newestRun((run) => !onPostgres(run)) : null
+  const file = positionals[0] ?? newest?.file
   if (!file) {
     console.error('no run in bench-results/: run `pnpm bench` first, or name a results file')
     process.exit(2)
   }
-  console.log(`${writeDocs(file, values.out)} written from ${file}`)
+  console.log(`${writeDocs(file, values.out, newest?.run)} written from ${file}`)
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main()
