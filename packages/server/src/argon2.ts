@@ -40,10 +40,16 @@ function randomDummyHash(): string {
   return `$argon2id$v=19$m=${memoryCost},p=${parallelism},t=${timeCost}$${phcBase64(randomBytes(16))}$${phcBase64(randomBytes(32))}`
 }
 
+/**
+ * Verifications at once by default: one fewer than the cores, at least one. The core left over
+ * is the event loop's, so a storm of logins slows logins, not every other request.
+ */
+export const DEFAULT_VERIFY_CONCURRENCY = Math.max(1, availableParallelism() - 1)
+
 export interface Argon2VerifierOptions {
   /**
-   * Verifications run at once; more wait their turn. Default: the number of cores. Each takes
-   * 19 MiB while it runs, so this also bounds the memory that a storm of logins costs.
+   * Verifications run at once; more wait their turn. Default: `DEFAULT_VERIFY_CONCURRENCY`. Each
+   * takes 19 MiB while it runs, so this also bounds the memory that a storm of logins costs.
    */
   concurrency?: number
 }
@@ -55,7 +61,7 @@ export interface Argon2VerifierOptions {
  * command lowers the priority of those threads itself (process-tuning.ts).
  */
 export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<PasswordVerifier> {
-  const limit = createLimit(options.concurrency ?? availableParallelism())
+  const limit = createLimit(options.concurrency ?? DEFAULT_VERIFY_CONCURRENCY)
   return {
     dummyHash: randomDummyHash(),
     verify(hash, password) {

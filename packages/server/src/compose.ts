@@ -2,7 +2,6 @@ import { createHmac, hash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
-import { availableParallelism } from 'node:os'
 import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
@@ -24,7 +23,7 @@ import {
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { getPath } from 'hono/utils/url'
-import { createArgon2Verifier } from './argon2.js'
+import { createArgon2Verifier, DEFAULT_VERIFY_CONCURRENCY } from './argon2.js'
 import { type AuditLog, createAuditLog } from './audit.js'
 import { EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
@@ -175,8 +174,6 @@ export async function openPostgresStores(settings: Settings): Promise<PostgresSt
   }
 }
 
-/** Password verifications at once: one per core. */
-const VERIFY_CONCURRENCY = availableParallelism()
 
 export async function openStores(settings: Settings): Promise<{
   stores: Stores & { close(): Promise<void> }
@@ -213,7 +210,7 @@ export async function createServerCore(
   return createCore(
     {
       stores,
-      verifier: login.verifier ?? (await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })),
+      verifier: login.verifier ?? (await createArgon2Verifier({ concurrency: DEFAULT_VERIFY_CONCURRENCY })),
       digest: nodeDigest,
       loader: palette.loader ?? createDiskLoader(modules),
       installer: palette.installer,
@@ -309,9 +306,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const stores = metrics === null ? opened.stores : metrics.instrument(opened.stores)
     const events = metrics === null ? audit : fanOut(audit, metrics.events)
 
-    const argon2 = await createArgon2Verifier({ concurrency: VERIFY_CONCURRENCY })
+    const argon2 = await createArgon2Verifier({ concurrency: DEFAULT_VERIFY_CONCURRENCY })
     const configured = settings.adminAuth?.loginQueue ?? {}
-    const queueing = createLoginQueue(configured, VERIFY_CONCURRENCY, settings.adminAuth !== null)
+    const queueing = createLoginQueue(configured, DEFAULT_VERIFY_CONCURRENCY, settings.adminAuth !== null)
     const loginQueue = queueing.queue
     // The core exists only below; the first verification cannot end before it does.
     let resize: (bounds: LoginQueueBounds) => void = () => {}

@@ -4,10 +4,10 @@ import type { PasswordVerifier, VerifierGateOptions } from '@flowadmin/core'
 export const LOGIN_WAIT_TARGET_SECONDS = 2
 
 /**
- * Verifications per second per core assumed until one is measured: a slow core at the OWASP
- * parameters, so the first bounds err on the side of shedding early.
+ * Verifications per second per hashing thread assumed until one is measured: a slow core at the
+ * OWASP parameters, so the first bounds err on the side of shedding early.
  */
-export const PROVISIONAL_RATE_PER_CORE = 10
+export const PROVISIONAL_RATE_PER_THREAD = 10
 
 /** Weight of the newest verification in the running mean of their durations. */
 const SMOOTHING = 0.2
@@ -30,11 +30,11 @@ export interface LoginQueueBounds {
  * The verifier queue's bounds: as configured, or as many attempts as the verify rate allows in
  * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long. The rate is measured
  * on the verifications themselves (`measuring`), so it costs nothing at start and follows the
- * machine's load; until the first, the bounds assume PROVISIONAL_RATE_PER_CORE.
+ * machine's load; until the first, the bounds assume PROVISIONAL_RATE_PER_THREAD.
  */
 export function createLoginQueue(configured: LoginQueueBounds, concurrency: number, enabled: boolean) {
   const derive = (rate: number) => Math.max(concurrency, Math.round(rate * LOGIN_WAIT_TARGET_SECONDS))
-  const provisional = derive(PROVISIONAL_RATE_PER_CORE * concurrency)
+  const provisional = derive(PROVISIONAL_RATE_PER_THREAD * concurrency)
   const queue: LoginQueue = {
     concurrency,
     maxWaiting: configured.maxWaiting ?? provisional,

@@ -16,7 +16,7 @@ const slowVerifier = (ms: number): PasswordVerifier => ({
 })
 
 describe('the login queue bounds', () => {
-  it('start provisional (10 verifications/s per core, two seconds of them), then follow the measured rate', async () => {
+  it('start provisional (10 verifications/s per hashing thread, two seconds of them), then follow the measured rate', async () => {
     const { queue, measuring } = createLoginQueue({}, 2, true)
     expect(queue).toEqual({
       concurrency: 2,
