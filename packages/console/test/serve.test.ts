@@ -56,6 +56,11 @@ describe('createConsole', () => {
     expect(br.headers.get('content-encoding')).toBe('br')
     expect(br.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
     expect(br.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+    // Not sniffed, not embedded by other sites; the page's own headers (CSP and the rest) are not sent.
+    expect(br.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(br.headers.get('cross-origin-resource-policy')).toBe('same-origin')
+    expect(br.headers.get('content-security-policy')).toBeNull()
+    expect(br.headers.get('x-frame-options')).toBeNull()
     expect(brotliDecompressSync(Buffer.from(await br.arrayBuffer())).toString()).toBe(SCRIPT)
 
     const gzip = await app().request('/console/main-abc.js', { headers: { 'accept-encoding': 'gzip' } })
