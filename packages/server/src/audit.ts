@@ -1,4 +1,4 @@
-import { closeSync, openSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, writeSync } from 'node:fs'
 import type { DomainEvent, EventSink } from '@flowadmin/core'
 import { pino } from 'pino'
 import { StartupError } from './errors.js'
@@ -72,21 +72,81 @@ export function formatAuditLine(event: DomainEvent): string {
   return line
 }
 
-/** Opens `file` for appending as the audit log would, so a bad path is reported at once. */
-function probe(file: string): void {
+/** Opens `file` for appending (created 0600), naming the file in what it throws. */
+function openAppending(file: string): number {
   try {
-    closeSync(openSync(file, 'a', 0o600))
+    return openSync(file, 'a', 0o600)
   } catch (error) {
     throw new StartupError(`cannot open the audit log ${file}: ${(error as Error).message}`)
+  }
+}
+
+/** What the audit file says of itself when writing fails, and when it works again. */
+export type AuditFileReport = (message: string, fields: Record<string, unknown>) => void
+
+/**
+ * The audit file: each line written synchronously, whole, before the event's request goes on. A
+ * line that cannot be written (a full disk, an I/O error) is dropped, never kept to try again, so
+ * memory stays bounded and closing never waits on the disk. A line cut short by such an error is
+ * ended before the next one, so every later line still parses. The first drop of a run of them
+ * is reported, and so is the first line written after it, with how many were dropped.
+ */
+function openAuditFile(file: string, report: AuditFileReport) {
+  let fd = openAppending(file)
+  let torn = false
+  let dropped = 0
+  return {
+    write(line: string) {
+      const bytes = Buffer.from(torn ? `\n${line}` : line)
+      let written = 0
+      try {
+        while (written < bytes.length) {
+          const count = writeSync(fd, bytes, written)
+          if (count === 0) throw new Error('the file took no bytes')
+          written += count
+        }
+      } catch (error) {
+        torn ||= written > 0
+        if (dropped++ === 0) {
+          report('audit log lines are being dropped: a line could not be written', {
+            file,
+            reason: (error as Error).message,
+          })
+        }
+        return
+      }
+      torn = false
+      if (dropped > 0) {
+        report('audit log written again', { file, dropped })
+        dropped = 0
+      }
+    },
+    /** Opens the file again by its name; the old one stays when that fails (and this throws). */
+    reopen() {
+      const next = openAppending(file)
+      const [before, after] = [fstatSync(fd), fstatSync(next)]
+      // A line cut short stays to be ended only if the name still leads to its file.
+      torn &&= before.ino === after.ino && before.dev === after.dev
+      closeSync(fd)
+      fd = next
+    },
+    close() {
+      closeSync(fd)
+    },
   }
 }
 
 /**
  * The event sink of the server: JSON lines to stdout, appended to a file, or nowhere. The file is
  * opened at once (a bad path fails the start) and written synchronously, so no line is lost when
- * the process ends.
+ * the process ends; `report` hears when its lines are being dropped and when they are written
+ * again.
  */
-export function createAuditLog(target: AuditTarget, stdout?: (text: string) => void): AuditLog {
+export function createAuditLog(
+  target: AuditTarget,
+  stdout?: (text: string) => void,
+  report: AuditFileReport = () => {},
+): AuditLog {
   if (target === 'off') return { emit() {}, close() {}, reopen() {} }
   if (target === 'stdout') {
     const write =
@@ -107,10 +167,7 @@ export function createAuditLog(target: AuditTarget, stdout?: (text: string) => v
       reopen() {},
     }
   }
-  probe(target.file)
-  const file = pino.destination({ dest: target.file, append: true, sync: true, mode: 0o600 })
-  // Failures to write or reopen are reported by emit and reopen; the stream must not crash.
-  file.on('error', () => {})
+  const file = openAuditFile(target.file, report)
   const logger = auditLogger((line) => file.write(line))
   let open = true
   return {
@@ -125,14 +182,10 @@ export function createAuditLog(target: AuditTarget, stdout?: (text: string) => v
     close() {
       if (!open) return
       open = false
-      file.flushSync()
-      file.destroy()
+      file.close()
     },
     reopen() {
-      if (!open) return
-      // A name that cannot be opened keeps the file open now, and says so.
-      probe(target.file)
-      file.reopen()
+      if (open) file.reopen()
     },
   }
 }

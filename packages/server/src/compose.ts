@@ -174,7 +174,6 @@ export async function openPostgresStores(settings: Settings): Promise<PostgresSt
   }
 }
 
-
 export async function openStores(settings: Settings): Promise<{
   stores: Stores & { close(): Promise<void> }
   storage: string
@@ -293,7 +292,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     )
   }
 
-  const audit = createAuditLog(settings.auditLog, options.stdout)
+  const audit = createAuditLog(settings.auditLog, options.stdout, (message, fields) =>
+    log('error', message, fields),
+  )
   const cleanup: Array<() => Promise<void> | void> = [() => audit.close()]
   const undo = async () => {
     for (const step of cleanup.reverse()) await step()

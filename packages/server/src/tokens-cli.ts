@@ -78,10 +78,15 @@ async function withCore<T>(
   }
   // Audit lines go where the server writes them; "stdout" becomes standard error here, so the
   // command's own output stays clean.
-  const audit = createAuditLog(settings.auditLog, (text) => process.stderr.write(text))
+  const log = logTo(createLogger())
+  const audit = createAuditLog(
+    settings.auditLog,
+    (text) => process.stderr.write(text),
+    (message, fields) => log('error', message, fields),
+  )
   const { stores } = await openStores(settings)
   try {
-    const core = await createServerCore(settings, stores, audit, [], logTo(createLogger()))
+    const core = await createServerCore(settings, stores, audit, [], log)
     return await run(core)
   } finally {
     await stores.close()

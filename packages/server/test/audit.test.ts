@@ -1,9 +1,12 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
+import { createInterface } from 'node:readline'
 import type { DomainEvent } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createAuditLog, formatAuditLine, StartupError } from '../src/index.js'
+import { requireBuild } from './cli-process.js'
 
 const at = Date.UTC(2026, 0, 2, 3, 4, 5, 678)
 const actor = { username: 'admin', clientId: 'service-admin', address: '127.0.0.1' }
@@ -219,6 +222,73 @@ describe('audit lines', () => {
     )
   })
 
+  it('drops what a full disk refuses, says so once, and closes without waiting', () => {
+    const reports: Array<{ message: string; fields: Record<string, unknown> }> = []
+    const log = createAuditLog({ file: '/dev/full' }, undefined, (message, fields) =>
+      reports.push({ message, fields }),
+    )
+    for (const event of events.slice(0, 3)) expect(() => log.emit(event as DomainEvent)).not.toThrow()
+    expect(reports).toEqual([
+      {
+        message: 'audit log lines are being dropped: a line could not be written',
+        fields: { file: '/dev/full', reason: expect.stringContaining('ENOSPC') },
+      },
+    ])
+    log.close()
+  })
+
+  it('ends a line cut short by a write error, so every later line parses, and says how many were dropped', async () => {
+    requireBuild()
+    const file = path.join(dir, 'audit.log')
+    // A process that may write 1 KiB a file: the line crossing it is cut short, later ones fail.
+    const child = spawn(
+      'bash',
+      ['-c', `ulimit -S -f 1; exec "${process.execPath}" --input-type=module -e '${AUDIT_CHILD}' "$0"`, file],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    )
+    const said = lines(child)
+    const ask = async (command: string) => {
+      child.stdin?.write(`${command}\n`)
+      return (await said.next()).value as string
+    }
+    try {
+      expect(await ask('emit 12')).toBe('emitted')
+      // The file may grow without bound again: the same file takes lines once more.
+      execFileSync('prlimit', [`--pid=${child.pid}`, '--fsize=unlimited:'])
+      expect(await ask('emit 2')).toBe('emitted')
+      const reports = JSON.parse(await ask('close'))
+      const text = await readFile(file, 'utf8')
+      const parsed = text
+        .trimEnd()
+        .split('\n')
+        .map((line) => {
+          try {
+            return JSON.parse(line).event as string
+          } catch {
+            return null
+          }
+        })
+      const written = parsed.filter((event) => event !== null)
+      // Whole lines up to the limit, one cut short, then the two written after it.
+      expect(parsed.filter((event) => event === null)).toHaveLength(1)
+      expect(parsed.at(-3)).toBeNull()
+      expect(written.slice(-2)).toEqual(['module.enabled', 'module.enabled'])
+      const dropped = 12 - (written.length - 2)
+      expect(reports).toEqual([
+        {
+          message: 'audit log lines are being dropped: a line could not be written',
+          fields: { file, reason: expect.stringContaining('EFBIG') },
+        },
+        { message: 'audit log written again', fields: { file, dropped } },
+      ])
+      expect(dropped).toBeGreaterThan(1)
+    } finally {
+      child.kill()
+    }
+  })
+
   it('fails at start, naming the file, when it cannot be opened', () => {
     const file = path.join(dir, 'missing', 'audit.log')
     expect(() => createAuditLog({ file })).toThrow(StartupError)
@@ -232,3 +302,28 @@ describe('audit lines', () => {
     expect(() => log.emit(events[0] as DomainEvent)).not.toThrow()
   })
 })
+
+/** The child of the cut-short test: an audit log on argv[1], driven by lines on stdin. */
+const AUDIT_CHILD = `
+import { createInterface } from "node:readline"
+const { createAuditLog } = await import(${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)})
+const reports = []
+const log = createAuditLog({ file: process.argv[1] }, undefined, (message, fields) => reports.push({ message, fields }))
+const event = { type: "module.enabled", at: 0, module: "greeting", sets: ["greeting/greeting"], username: "admin", clientId: "service-admin", address: "::1" }
+for await (const line of createInterface({ input: process.stdin })) {
+  const [command, count] = line.split(" ")
+  if (command === "emit") {
+    for (let i = 0; i < Number(count); i++) log.emit(event)
+    console.log("emitted")
+  } else if (command === "close") {
+    log.close()
+    console.log(JSON.stringify(reports))
+  }
+}
+`.replaceAll("'", '')
+
+/** The lines a child prints, one at a time. */
+function lines(child: ChildProcess): AsyncIterator<string> {
+  if (child.stdout === null) throw new Error('no stdout')
+  return createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+}
