@@ -50,78 +50,106 @@ export function createMetrics(): Metrics {
     verifierLoad: () => ({ running: 0, known: 0, general: 0 }),
   }
 
-  const requests = createAggregatedHistogram({
-    name: 'flowadmin_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by method, route template and status.',
-    labelNames: ['method', 'route', 'status'],
-    buckets: HTTP_BUCKETS,
-  })
+  /** flowadmin's own metrics, in the order they are made here: the order of the exposition. */
+  const own: object[] = []
+  const made = <T extends { metric: object }>(created: T): T => {
+    own.push(created.metric)
+    return created
+  }
+
+  const requests = made(
+    createAggregatedHistogram({
+      name: 'flowadmin_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by method, route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: HTTP_BUCKETS,
+    }),
+  )
   const requestTimings = new Map<string, AggregatedChild>()
-  const logins = createCounter({
-    name: 'flowadmin_logins_total',
-    help: 'Login attempts (POST /auth/token with well-formed fields), by outcome.',
-  })
+  const logins = made(
+    createCounter({
+      name: 'flowadmin_logins_total',
+      help: 'Login attempts (POST /auth/token with well-formed fields), by outcome.',
+    }),
+  )
   for (const outcome of LOGIN_OUTCOMES) logins.inc({ outcome }, 0)
-  const moduleChanges = createCounter({
-    name: 'flowadmin_module_changes_total',
-    help: 'Modules or node sets enabled or disabled through the API, by change.',
-  })
+  const moduleChanges = made(
+    createCounter({
+      name: 'flowadmin_module_changes_total',
+      help: 'Modules or node sets enabled or disabled through the API, by change.',
+    }),
+  )
   for (const change of ['enabled', 'disabled']) moduleChanges.inc({ change }, 0)
-  const permissionDenied = createCounter({
-    name: 'flowadmin_permission_denied_total',
-    help: 'Requests refused because the token lacked the permission.',
-  })
+  const permissionDenied = made(
+    createCounter({
+      name: 'flowadmin_permission_denied_total',
+      help: 'Requests refused because the token lacked the permission.',
+    }),
+  )
   permissionDenied.inc({}, 0)
-  const queueDepth = createGauge({
-    name: 'flowadmin_verifier_queue_depth',
-    help: 'Logins waiting for a password verification, by lane (known clients, general).',
-    collect() {
-      const { known, general } = sources.verifierLoad()
-      return [
-        { labels: { lane: 'known' }, value: known },
-        { labels: { lane: 'general' }, value: general },
-      ]
-    },
-  })
-  const verifierRunning = createGauge({
-    name: 'flowadmin_verifier_running',
-    help: 'Password verifications running now.',
-    collect: () => [{ labels: {}, value: sources.verifierLoad().running }],
-  })
-  const verifierWait = createAggregatedHistogram({
-    name: 'flowadmin_verifier_wait_seconds',
-    help: 'Time a login waited in the verifier queue before its password verification started.',
-    labelNames: [],
-    buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  })
+  made(
+    createGauge({
+      name: 'flowadmin_verifier_queue_depth',
+      help: 'Logins waiting for a password verification, by lane (known clients, general).',
+      collect() {
+        const { known, general } = sources.verifierLoad()
+        return [
+          { labels: { lane: 'known' }, value: known },
+          { labels: { lane: 'general' }, value: general },
+        ]
+      },
+    }),
+  )
+  made(
+    createGauge({
+      name: 'flowadmin_verifier_running',
+      help: 'Password verifications running now.',
+      collect: () => [{ labels: {}, value: sources.verifierLoad().running }],
+    }),
+  )
+  const verifierWait = made(
+    createAggregatedHistogram({
+      name: 'flowadmin_verifier_wait_seconds',
+      help: 'Time a login waited in the verifier queue before its password verification started.',
+      labelNames: [],
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    }),
+  )
   const verifierWaitTiming = verifierWait.child([])
-  const storageErrors = createCounter({
-    name: 'flowadmin_storage_errors_total',
-    help: 'Store calls that failed (the storage threw), by store and operation.',
-  })
+  const storageErrors = made(
+    createCounter({
+      name: 'flowadmin_storage_errors_total',
+      help: 'Store calls that failed (the storage threw), by store and operation.',
+    }),
+  )
   let liveTokens: Sample[] = []
-  const tokensLive = createGauge({
-    name: 'flowadmin_tokens_live',
-    help: 'Access tokens that have not expired, by kind (session or api), counted in the store at each scrape.',
-    async collect() {
-      try {
-        liveTokens = Object.entries(await sources.liveTokens()).map(([kind, live]) => ({
-          labels: { kind },
-          value: live,
-        }))
-      } catch {
-        // The failure is counted as a storage error; the other metrics still answer, this one
-        // with the figures of the last scrape that could count.
-      }
-      return liveTokens
-    },
-  })
-  const storage = createAggregatedHistogram({
-    name: 'flowadmin_storage_operation_duration_seconds',
-    help: 'Time of a store call, by store and operation.',
-    labelNames: ['store', 'operation'],
-    buckets: STORAGE_BUCKETS,
-  })
+  /** Counts the live tokens, before the registry reads anything, so a failure is in this scrape. */
+  const countLiveTokens = async () => {
+    try {
+      liveTokens = Object.entries(await sources.liveTokens()).map(([kind, live]) => ({
+        labels: { kind },
+        value: live,
+      }))
+    } catch {
+      // The failure is counted as a storage error; the other metrics still answer, this one
+      // with the figures of the last scrape that could count.
+    }
+  }
+  made(
+    createGauge({
+      name: 'flowadmin_tokens_live',
+      help: 'Access tokens that have not expired, by kind (session or api), counted in the store at each scrape.',
+      collect: () => liveTokens,
+    }),
+  )
+  const storage = made(
+    createAggregatedHistogram({
+      name: 'flowadmin_storage_operation_duration_seconds',
+      help: 'Time of a store call, by store and operation.',
+      labelNames: ['store', 'operation'],
+      buckets: STORAGE_BUCKETS,
+    }),
+  )
 
   /** The registry, made at the first scrape: the process metrics, then these, in this order. */
   let registry: Promise<Registry> | undefined
@@ -129,20 +157,7 @@ export function createMetrics(): Metrics {
     const { collectDefaultMetrics, Registry } = await import('prom-client')
     const created = new Registry()
     collectDefaultMetrics({ register: created })
-    for (const metric of [
-      requests.metric,
-      logins.metric,
-      moduleChanges.metric,
-      permissionDenied.metric,
-      queueDepth.metric,
-      verifierRunning.metric,
-      verifierWait.metric,
-      storageErrors.metric,
-      tokensLive.metric,
-      storage.metric,
-    ]) {
-      created.registerMetric(metric as unknown as Metric)
-    }
+    for (const metric of own) created.registerMetric(metric as unknown as Metric)
     return created
   }
 
@@ -224,6 +239,7 @@ export function createMetrics(): Metrics {
         throw error
       })
       const ready = await registry
+      await countLiveTokens()
       return { contentType: ready.contentType, body: await ready.metrics() }
     },
   }
@@ -279,7 +295,7 @@ function createCounter(options: { name: string; help: string }) {
 }
 
 /** A gauge whose series are read at each scrape, by `collect`. */
-function createGauge(options: { name: string; help: string; collect: () => Sample[] | Promise<Sample[]> }) {
+function createGauge(options: { name: string; help: string; collect: () => Sample[] }) {
   const { name, help, collect } = options
   return {
     metric: {
@@ -287,7 +303,7 @@ function createGauge(options: { name: string; help: string; collect: () => Sampl
       help,
       type: 'gauge' as const,
       aggregator: 'sum' as const,
-      get: async () => ({ name, help, type: 'gauge' as const, values: await collect(), aggregator: 'sum' }),
+      get: () => ({ name, help, type: 'gauge' as const, values: collect(), aggregator: 'sum' }),
       reset() {},
     },
   }

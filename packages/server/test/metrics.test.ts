@@ -257,6 +257,27 @@ describe('createMetrics', () => {
     await stores.close()
   })
 
+  it('keeps the last count of live tokens when counting fails, and counts the failure', async () => {
+    const metrics = createMetrics()
+    const raw = createMemoryStores()
+    const stores = metrics.instrument(raw)
+    await stores.tokens.save(tokenRecord('h', { createdAt: 0, expiresAt: 10 }))
+    metrics.track({
+      liveTokens: () => stores.tokens.countLive(5),
+      verifierLoad: () => ({ running: 0, known: 0, general: 0 }),
+    })
+    expect(sample((await metrics.exposition()).body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)
+
+    raw.tokens.countLive = async () => {
+      throw new Error('database is locked')
+    }
+    const { body } = await metrics.exposition()
+    expect(sample(body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)
+    expect(sample(body, 'flowadmin_storage_errors_total{store="tokens",operation="countLive"}')).toBe(1)
+    expect(sample(body, 'flowadmin_verifier_running')).toBe(0)
+    await stores.close()
+  })
+
   it('counts a login shed by the core (too many attempts in flight) as shed', async () => {
     const metrics = createMetrics()
     metrics.events.emit({
