@@ -99,7 +99,7 @@ function scenarioSection(scenario) {
   if (scenario.argon2Floor)
     lines.push(
       '',
-      `argon2id floor in this run, two at once: ${fmt(scenario.argon2Floor.perSecond, 1)} verifications/s.`,
+      `argon2id floor in this run, ${scenario.argon2Floor.concurrency} at once (as many as the server runs): ${fmt(scenario.argon2Floor.perSecond, 1)} verifications/s.`,
     )
   if (scenario.profile) {
     const frames = scenario.profile.byFunction.filter((f) => !f.name.startsWith('(idle)')).slice(0, 10)

@@ -114,9 +114,11 @@ export function copyDatabase(from, userDir) {
 
 /**
  * The argon2id floor: verifications per second at OWASP parameters with `concurrency` running at
- * once (one per core), measured over `durationMs` in this process with nothing else loaded.
+ * once (by default as many as the server runs: one fewer than the cores, at least one), measured
+ * over `durationMs` in this process with nothing else loaded.
  */
-export async function measureArgon2Floor({ durationMs, concurrency = 2 }) {
+export async function measureArgon2Floor({ durationMs, concurrency }) {
+  concurrency ??= (await import('@flowadmin/server')).DEFAULT_VERIFY_CONCURRENCY
   const hash = await argon2.hash('argon2id-floor', ARGON2_OPTIONS)
   const latencies = []
   const start = performance.now()

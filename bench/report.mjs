@@ -162,7 +162,7 @@ export function scenarioTable(scenario, combined, { floor, durationS, rounds }) 
   })
   const blank = header.slice(2).map(() => '')
   if (scenario.floor && floor) {
-    body.push(['argon2id floor /s (2 at once)', fmt(floor.perSecond, 1), ...blank])
+    body.push([`argon2id floor /s (${floor.concurrency} at once)`, fmt(floor.perSecond, 1), ...blank])
     body.push(['logins ÷ floor', fmt(fa.rps / floor.perSecond, 2), ...blank])
   }
   if (fa.poolExhausted || others.some((name) => combined[name].poolExhausted))

@@ -221,7 +221,7 @@ async function main() {
     const scenarioTargets = targetsOf(scenario).filter((target) => !target.baseline || scenario.baselines)
     for (let round = 1; round <= options.rounds; round++) {
       if (scenario.floor) {
-        const floor = await measureArgon2Floor({ durationMs, concurrency: 2 })
+        const floor = await measureArgon2Floor({ durationMs })
         scenarioFloors.push(floor)
         log(`${scenario.id} round ${round}: argon2id floor ${floor.perSecond.toFixed(1)}/s`)
       }

@@ -1,4 +1,4 @@
-export { ARGON2_OPTIONS, createArgon2Verifier, hashPassword } from './argon2.js'
+export { ARGON2_OPTIONS, createArgon2Verifier, DEFAULT_VERIFY_CONCURRENCY, hashPassword } from './argon2.js'
 export { type AuditLog, type AuditTarget, createAuditLog, formatAuditLine } from './audit.js'
 export {
   isLoopback,

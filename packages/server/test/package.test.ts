@@ -92,3 +92,12 @@ it('installs with npm into a fresh prefix, and the installed command works', asy
   server.child.kill('SIGTERM')
   expect(await server.exited).toBe(0)
 })
+
+it('refuses --demo in an installation, which has no demo, with a usage error that says so', async () => {
+  const demo = runCli(['start', '--demo', '--port', '0'], { bin: installed, cwd: dir })
+  expect(await demo.exited).toBe(2)
+  expect(demo.stdout).toBe('')
+  expect(demo.stderr).toContain(
+    '--demo runs the demo of the flowadmin repository (examples/demo), which this installation does not include',
+  )
+})
