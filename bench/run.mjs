@@ -250,6 +250,7 @@ async function main() {
     const floor = scenarioFloors.length
       ? {
           perSecond: scenarioFloors.reduce((s, f) => s + f.perSecond, 0) / scenarioFloors.length,
+          concurrency: scenarioFloors[0].concurrency,
           rounds: scenarioFloors,
         }
       : null
