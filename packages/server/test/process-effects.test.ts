@@ -1,6 +1,6 @@
 // Importing and using the server's pieces leaves the process as it was: thread priorities,
 // environment, signal handlers. Only the `flowadmin` command tunes its own process.
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { getPriority, tmpdir } from 'node:os'
 import * as path from 'node:path'
@@ -21,6 +21,24 @@ function threadNiceness(pid: number | 'self'): Map<number, number> {
     }
   }
   return niceness
+}
+
+/** SCHED_IDLE's number in the kernel's scheduling policies. */
+const SCHED_IDLE = 5
+
+/** Each thread's scheduling policy (0 is the normal one), from /proc/PID/task/TID/stat. */
+function threadPolicy(pid: number): Map<number, number> {
+  const policy = new Map<number, number>()
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    try {
+      // The fields after the command's closing parenthesis; the policy is the 41st field of all.
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+      policy.set(tid, Number(fields[38]))
+    } catch {
+      // The thread ended between the listing and the look.
+    }
+  }
+  return policy
 }
 
 const EVENTS = [
@@ -111,5 +129,12 @@ describe('the flowadmin command', () => {
     expect(helpers.length).toBeGreaterThan(0)
     // Lowered to HASHING_NICENESS (10), unless the whole process already ran lower.
     expect(new Set(helpers)).toEqual(new Set([Math.max(main as number, HASHING_NICENESS)]))
+    // Then moved to SCHED_IDLE in the background; the event loop keeps the normal policy.
+    await expect
+      .poll(() => {
+        const policy = threadPolicy(pid)
+        return [policy.get(pid), new Set([...policy].filter(([tid]) => tid !== pid).map(([, p]) => p))]
+      })
+      .toEqual([0, new Set([SCHED_IDLE])])
   })
 })
