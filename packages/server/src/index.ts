@@ -1,5 +1,11 @@
 export { ARGON2_OPTIONS, createArgon2Verifier, DEFAULT_VERIFY_CONCURRENCY, hashPassword } from './argon2.js'
-export { type AuditLog, type AuditTarget, createAuditLog, formatAuditLine } from './audit.js'
+export {
+  type AuditFileReport,
+  type AuditLog,
+  type AuditTarget,
+  createAuditLog,
+  formatAuditLine,
+} from './audit.js'
 export {
   isLoopback,
   RELOADED_SETTINGS,
