@@ -199,8 +199,9 @@ export function renderDocs(run, pgRun = null) {
   return `# Benchmarks
 ${caution}
 This file is written by \`node bench/docs.mjs\` from one run of \`pnpm bench\`, and the PostgreSQL
-section from the run on PostgreSQL after it (\`pnpm bench:docs\` runs the bench beside Node-RED
-with CPU profiles, then on PostgreSQL, then writes this). Do not edit it by hand: run it again.
+section from the newest run on PostgreSQL, whose start it names (\`pnpm bench:docs\` runs the
+bench beside Node-RED with CPU profiles, then on PostgreSQL, then writes this). Do not edit it by
+hand: run it again.
 
 \`\`\`sh
 pnpm bench                   # flowadmin and the baselines
