@@ -271,6 +271,27 @@ interface Sample {
  * A counter kept in a plain map, one entry a label set, exported through the registry in
  * prom-client's format (what its registry reads of a metric: name, help, type and `get()`).
  */
+/**
+ * A metric as prom-client's registry reads it at each scrape: its name, help and type, `get()`
+ * with the series now, and `reset()` (the registry needs nothing else of a metric to write it out).
+ */
+function registryMetric<V>(
+  name: string,
+  help: string,
+  type: 'counter' | 'gauge' | 'histogram',
+  values: () => V[],
+  reset: () => void = () => {},
+) {
+  return {
+    name,
+    help,
+    type,
+    aggregator: 'sum' as const,
+    get: () => ({ name, help, type, values: values(), aggregator: 'sum' as const }),
+    reset,
+  }
+}
+
 function createCounter(options: { name: string; help: string }) {
   const { name, help } = options
   const series = new Map<string, Sample>()
@@ -281,32 +302,22 @@ function createCounter(options: { name: string; help: string }) {
       if (sample === undefined) series.set(key, { labels, value: by })
       else sample.value += by
     },
-    metric: {
+    metric: registryMetric(
       name,
       help,
-      type: 'counter' as const,
-      aggregator: 'sum' as const,
-      get: () => ({ name, help, type: 'counter' as const, values: [...series.values()], aggregator: 'sum' }),
-      reset() {
+      'counter',
+      () => [...series.values()],
+      () => {
         for (const sample of series.values()) sample.value = 0
       },
-    },
+    ),
   }
 }
 
 /** A gauge whose series are read at each scrape, by `collect`. */
 function createGauge(options: { name: string; help: string; collect: () => Sample[] }) {
   const { name, help, collect } = options
-  return {
-    metric: {
-      name,
-      help,
-      type: 'gauge' as const,
-      aggregator: 'sum' as const,
-      get: () => ({ name, help, type: 'gauge' as const, values: collect(), aggregator: 'sum' }),
-      reset() {},
-    },
-  }
+  return { metric: registryMetric(name, help, 'gauge', collect) }
 }
 
 interface AggregatedChild {
@@ -348,16 +359,11 @@ function createAggregatedHistogram(options: {
         },
       }
     },
-    /**
-     * What prom-client's registry reads at each scrape: its name, help and type, and `get()`
-     * (the registry needs nothing else of a metric to write it out).
-     */
-    metric: {
+    metric: registryMetric(
       name,
       help,
-      type: 'histogram' as const,
-      aggregator: 'sum' as const,
-      get() {
+      'histogram',
+      () => {
         const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> =
           []
         for (const { labels, counts, sum, count } of children) {
@@ -370,16 +376,16 @@ function createAggregatedHistogram(options: {
           values.push({ metricName: `${name}_sum`, labels, value: sum })
           values.push({ metricName: `${name}_count`, labels, value: count })
         }
-        return { name, help, type: 'histogram' as const, values, aggregator: 'sum' as const }
+        return values
       },
-      reset() {
+      () => {
         for (const child of children) {
           child.counts.fill(0)
           child.sum = 0
           child.count = 0
         }
       },
-    },
+    ),
   }
 }
 
