@@ -45,6 +45,8 @@ interface Found {
 const found = new WeakMap<SqliteDatabase, Found>()
 /** At most this many records are kept; the next one past it starts afresh. */
 const MAX_FOUND = 10_000
+/** A record that shares nothing with `record`. */
+const copyOf = (record: TokenRecord): TokenRecord => ({ ...record, scope: [...record.scope] })
 
 /**
  * Tokens by hash and by id. Every write goes through the group commit and resolves once durable.
@@ -61,12 +63,8 @@ const MAX_FOUND = 10_000
 export function createTokenStore(db: SqliteDatabase): TokenStore {
   const transaction = createTransaction(db)
   const reader = createReader(db)
-  let kept = found.get(db)
-  if (kept === undefined) {
-    kept = { records: new Map(), version: null }
-    found.set(db, kept)
-  }
-  const cache = kept
+  const cache = found.get(db) ?? { records: new Map(), version: null }
+  found.set(db, cache)
   const dataVersion = db.prepare('PRAGMA data_version')
   /** Runs a token write, forgetting every record found: it may change or delete any of them. */
   const write = <T>(work: () => T, touches: readonly string[]) =>
@@ -105,12 +103,12 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
       }
       // A copy each time: what a caller does with its record changes nothing kept.
       const known = cache.records.get(hash)
-      if (known !== undefined) return { ...known, scope: [...known.scope] }
+      if (known !== undefined) return copyOf(known)
       const row = findByHash.get(hash) as TokenRow | undefined
       if (row === undefined) return null
       const record = tokenFromRow(row)
       if (cache.records.size >= MAX_FOUND) cache.records.clear()
-      cache.records.set(hash, { ...record, scope: [...record.scope] })
+      cache.records.set(hash, copyOf(record))
       return record
     },
     async findById(id) {
