@@ -209,7 +209,7 @@ export async function createServerCore(
   return createCore(
     {
       stores,
-      verifier: login.verifier ?? (await createArgon2Verifier({ concurrency: DEFAULT_VERIFY_CONCURRENCY })),
+      verifier: login.verifier ?? (await createArgon2Verifier()),
       digest: nodeDigest,
       loader: palette.loader ?? createDiskLoader(modules),
       installer: palette.installer,
@@ -307,7 +307,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const stores = metrics === null ? opened.stores : metrics.instrument(opened.stores)
     const events = metrics === null ? audit : fanOut(audit, metrics.events)
 
-    const argon2 = await createArgon2Verifier({ concurrency: DEFAULT_VERIFY_CONCURRENCY })
+    const argon2 = await createArgon2Verifier()
     const configured = settings.adminAuth?.loginQueue ?? {}
     const queueing = createLoginQueue(configured, DEFAULT_VERIFY_CONCURRENCY, settings.adminAuth !== null)
     const loginQueue = queueing.queue
