@@ -24,9 +24,8 @@ const { join } = require('node:path')
 // libuv's thread pool runs password hashing (one fewer verification at once than the cores, at
 // least one; 19 MiB each while it runs) and file work, among it the sync of the database's log
 // after each commit. Sized to the cores plus one, a sync never waits behind the hashing of a storm
-// of logins. The pool starts with
-// its first job, and loading an ES module is one, so this launcher is CommonJS (loaded
-// synchronously) and sets the size before importing the CLI. An operator's own
+// of logins. The pool starts with its first job, and loading an ES module is one, so this launcher
+// is CommonJS (loaded synchronously) and sets the size before importing the CLI. An operator's own
 // UV_THREADPOOL_SIZE wins.
 process.env.UV_THREADPOOL_SIZE ??= String(Math.max(2, availableParallelism()) + 1)
 
