@@ -15,6 +15,13 @@ const turn = () => new Promise((resolve) => setTimeout(resolve, 20))
 /** A token record that has not expired. */
 const live = (hash: string) => tokenRecord(hash, { createdAt: 0, expiresAt: Date.now() + 60_000 })
 
+/** Opens the file at `path` afresh and finds the token `hash` in it. */
+async function expectKept(path: string, hash: string) {
+  const reopened = createSqliteStores(path)
+  expect((await reopened.tokens.findByHash(hash))?.hash).toBe(hash)
+  await reopened.close()
+}
+
 /** One sync of `sync`, as a promise. */
 const synced = (sync: LogSync) =>
   new Promise<void>((resolve, reject) => sync((error) => (error ? reject(error) : resolve())))
@@ -135,9 +142,7 @@ describe('the log synced after the commit, off the event loop', () => {
     expect(existsSync(`${path}-wal`)).toBe(true)
     expect((await stores.tokens.findByHash('t19'))?.hash).toBe('t19')
     await stores.close()
-    const reopened = createSqliteStores(path)
-    expect((await reopened.tokens.findByHash('t0'))?.hash).toBe('t0')
-    await reopened.close()
+    await expectKept(path, 't0')
   })
 
   it('has nothing to sync before the log exists, then syncs the log the connection writes to', async () => {
@@ -165,9 +170,7 @@ describe('the log synced after the commit, off the event loop', () => {
     await stores.tokens.save(live('second'))
     expect(statSync(`${path}-wal`).ino).toBe(before)
     await stores.close()
-    const reopened = createSqliteStores(path)
-    expect((await reopened.tokens.findByHash('second'))?.hash).toBe('second')
-    await reopened.close()
+    await expectKept(path, 'second')
   })
 
   it('fails the sync when the log cannot be opened (the changes waiting for it fail with it, as above)', async () => {
