@@ -243,10 +243,17 @@ describe('audit lines', () => {
     // A process that may write 1 KiB a file: the line crossing it is cut short, later ones fail.
     const child = spawn(
       'bash',
-      ['-c', `ulimit -S -f 1; exec "${process.execPath}" --input-type=module -e '${AUDIT_CHILD}' "$0"`, file],
-      {
-        stdio: ['pipe', 'pipe', 'inherit'],
-      },
+      [
+        '-c',
+        'ulimit -S -f 1; exec "$@"',
+        'bash',
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        AUDIT_CHILD,
+        file,
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
     )
     const said = lines(child)
     const ask = async (command: string) => {
@@ -320,7 +327,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     console.log(JSON.stringify(reports))
   }
 }
-`.replaceAll("'", '')
+`
 
 /** The lines a child prints, one at a time. */
 function lines(child: ChildProcess): AsyncIterator<string> {
