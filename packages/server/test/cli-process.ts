@@ -43,11 +43,14 @@ const children = new Set<ChildProcess>()
  * Starts `flowadmin <args>`; `input`, when given, is piped to stdin and closed. `bin` runs another
  * `flowadmin` launcher than the workspace's (an installed one, say).
  */
-export function runCli(args: string[], options: { cwd?: string; input?: string; bin?: string } = {}): CliRun {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; input?: string; bin?: string; env?: NodeJS.ProcessEnv } = {},
+): CliRun {
   const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
     cwd: options.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
+    env: { ...process.env, NO_COLOR: '1', ...options.env },
   })
   children.add(child)
   let stdout = ''
@@ -110,7 +113,10 @@ export async function killAll(): Promise<void> {
 }
 
 /** Starts the server and waits for its listening line; returns the run and its base URL. */
-export async function startCli(args: string[], options: { cwd?: string; bin?: string } = {}) {
+export async function startCli(
+  args: string[],
+  options: { cwd?: string; bin?: string; env?: NodeJS.ProcessEnv } = {},
+) {
   const run = runCli(['start', ...args], options)
   const line = await run.line(/^flowadmin listening on /)
   const url = /listening on (http:\/\/\S+)/.exec(line)?.[1]

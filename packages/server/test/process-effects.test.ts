@@ -1,7 +1,7 @@
 // Importing and using the server's pieces leaves the process as it was: thread priorities,
 // environment, signal handlers. Only the `flowadmin` command tunes its own process.
 import { readdirSync, readFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { getPriority, tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -136,5 +136,28 @@ describe('the flowadmin command', () => {
         return [policy.get(pid), new Set([...policy].filter(([tid]) => tid !== pid).map(([, p]) => p))]
       })
       .toEqual([0, new Set([SCHED_IDLE])])
+  })
+
+  it('keeps the lowered niceness and serves as usual where chrt is missing', async () => {
+    // A PATH with a shell and nothing else: the policy cannot be changed.
+    const bare = await mkdtemp(path.join(tmpdir(), 'flowadmin-no-chrt-'))
+    await symlink('/bin/sh', path.join(bare, 'sh'))
+    try {
+      const { run, url } = await startCli(
+        ['--settings', path.join(userDir, 'settings.json'), '--port', '0'],
+        {
+          env: { PATH: bare },
+        },
+      )
+      const pid = run.child.pid as number
+      expect((await fetch(`${url}/healthz`)).status).toBe(200)
+      // Time for the background attempt to have run and failed.
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(new Set(threadPolicy(pid).values())).toEqual(new Set([0]))
+      const helpers = [...threadNiceness(pid)].filter(([tid]) => tid !== pid).map(([, niceness]) => niceness)
+      expect(new Set(helpers)).toEqual(new Set([Math.max(getPriority(process.pid), HASHING_NICENESS)]))
+    } finally {
+      await rm(bare, { recursive: true, force: true })
+    }
   })
 })
