@@ -16,7 +16,7 @@ import type {
   RandomSource,
   Stores,
   TypeUsage,
-} from './ports.js'
+} from './ports/index.js'
 import { systemClock, systemRandom, webDigest } from './system.js'
 import type { CreateTokenRequest } from './tokens/inventory.js'
 import {

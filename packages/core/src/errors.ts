@@ -1,4 +1,4 @@
-import type { InstallFailure } from './ports.js'
+import type { InstallFailure } from './ports/index.js'
 
 /** The outcome of an operation whose failure is expected: a value, never a throw. */
 export type Result<T, E = DomainError> = { ok: true; value: T } | { ok: false; error: E }

@@ -1,6 +1,6 @@
 // The only file that touches the real clock and random source. Web-standard globals only, so
 // the core runs unchanged in Node, Deno, Bun, workers and browsers.
-import type { Clock, Digest, RandomSource } from './ports.js'
+import type { Clock, Digest, RandomSource } from './ports/index.js'
 
 /** The few Web platform globals the core uses, declared here so the core needs no DOM typings. */
 interface WebGlobals {

@@ -1,4 +1,4 @@
-import type { AttemptDecision, LoginAttempt, ThrottlePolicy } from '../ports.js'
+import type { AttemptDecision, LoginAttempt, ThrottlePolicy } from '../ports/index.js'
 
 /** A throttle counter in a live window, as a store reads it at `now`. */
 export interface CounterState {

@@ -1,5 +1,5 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
-import type { AttemptOutcome, Clock, CoreObserver, EventSink, PasswordVerifier } from '../ports.js'
+import type { AttemptOutcome, Clock, CoreObserver, EventSink, PasswordVerifier } from '../ports/index.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'

@@ -1,4 +1,11 @@
-import type { AttemptOutcome, Clock, Digest, LoginAttempt, ThrottlePolicy, ThrottleStore } from '../ports.js'
+import type {
+  AttemptOutcome,
+  Clock,
+  Digest,
+  LoginAttempt,
+  ThrottlePolicy,
+  ThrottleStore,
+} from '../ports/index.js'
 import { addressScope } from './address-scope.js'
 
 /**

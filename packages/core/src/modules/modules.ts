@@ -11,7 +11,7 @@ import type {
   NodeSetLoader,
   NodeSetRecord,
   TypeUsage,
-} from '../ports.js'
+} from '../ports/index.js'
 import { createSerialQueue } from './serial.js'
 
 /** A node set as clients see it: the stored state plus whether this process loaded it. */

@@ -2,7 +2,7 @@ import type { User } from '../auth/login.js'
 import { hasPermission } from '../auth/permissions.js'
 import { grantScope, parseScope } from '../auth/scope.js'
 import { type DomainError, err, ok, type Result } from '../errors.js'
-import type { Actor, Clock, EventSink, TokenKind, TokenRecord } from '../ports.js'
+import type { Actor, Clock, EventSink, TokenKind, TokenRecord } from '../ports/index.js'
 import type { Tokens } from './tokens.js'
 
 /** Seconds in a day. */

@@ -1,6 +1,14 @@
 import type { User } from '../auth/login.js'
 import { hasPermission, intersectPermissions } from '../auth/permissions.js'
-import type { Clock, Digest, EventSink, RandomSource, TokenKind, TokenRecord, TokenStore } from '../ports.js'
+import type {
+  Clock,
+  Digest,
+  EventSink,
+  RandomSource,
+  TokenKind,
+  TokenRecord,
+  TokenStore,
+} from '../ports/index.js'
 import { base64url } from './encoding.js'
 
 /** 32 bytes = 256 bits of entropy; 43 base64url characters. */

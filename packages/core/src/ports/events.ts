@@ -1,0 +1,44 @@
+// The events the core emits (audit, metrics): who did what, never a password or a token.
+
+/** Who did something, for events. Never a password or a token. */
+export interface Actor {
+  username: string | null
+  clientId: string | null
+  address: string | null
+}
+
+export type DomainEvent =
+  | ({ type: 'login.succeeded'; at: number } & Actor)
+  | ({ type: 'login.failed'; at: number } & Actor)
+  | ({ type: 'login.throttled'; at: number; retryAfter: number } & Actor)
+  /** An attempt answered "temporarily unavailable" without verifying its password. */
+  | ({ type: 'login.shed'; at: number; retryAfter: number } & Actor)
+  | ({ type: 'permission.denied'; at: number; permission: string } & Actor)
+  | ({ type: 'token.revoked'; at: number; owner: string; id: string } & Actor)
+  /** An API token was created; `owner` holds it, the actor created it. */
+  | ({ type: 'token.created'; at: number; owner: string; id: string; name: string } & Actor)
+  /** A token refused and deleted because its user is gone or its user's password changed. */
+  | ({
+      type: 'token.invalidated'
+      at: number
+      owner: string
+      id: string
+      reason: 'user_removed' | 'credential_changed'
+    } & Actor)
+  /** Every token of a user ended at once: by request, or because the user is no longer configured. */
+  | ({
+      type: 'tokens.revoked_all'
+      at: number
+      owner: string
+      count: number
+      reason: 'request' | 'user_removed'
+    } & Actor)
+  | ({ type: 'module.enabled'; at: number; module: string; sets: string[] } & Actor)
+  | ({ type: 'module.disabled'; at: number; module: string; sets: string[] } & Actor)
+  | ({ type: 'module.installed'; at: number; module: string; version: string } & Actor)
+  | ({ type: 'module.removed'; at: number; module: string; version: string } & Actor)
+
+export interface EventSink {
+  /** Receives an event. Must not throw; a slow sink should buffer. */
+  emit(event: DomainEvent): void
+}

@@ -1,0 +1,20 @@
+// Every port the core needs, one file per concern. Adapters implement these; the core never reaches
+// past them. Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
+import type { ModuleStore } from './modules.js'
+import type { ThrottleStore } from './throttle.js'
+import type { TokenStore } from './tokens.js'
+
+export type * from './events.js'
+export type * from './modules.js'
+export type * from './node-modules.js'
+export type * from './system.js'
+export type * from './throttle.js'
+export type * from './tokens.js'
+export type * from './verifier.js'
+
+/** The stores, as one adapter provides them. */
+export interface Stores {
+  tokens: TokenStore
+  modules: ModuleStore
+  throttle: ThrottleStore
+}

@@ -1,0 +1,24 @@
+// What the core asks of its platform: time, randomness, hashing, and a place to report measurements.
+
+/** Measurements the core reports as they happen; each call must be cheap and must not throw. */
+export interface CoreObserver {
+  /** A login waited this many milliseconds in the verifier queue before its verification began. */
+  verifierWait?(milliseconds: number): void
+}
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number
+}
+
+export interface RandomSource {
+  /** `length` bytes; in production from a CSPRNG. */
+  bytes(length: number): Uint8Array
+}
+
+export interface Digest {
+  /** SHA-256 of the UTF-8 text, as lowercase hex. */
+  sha256(text: string): Promise<string>
+  /** HMAC-SHA-256 of the UTF-8 text under the UTF-8 key, as lowercase hex. */
+  hmacSha256(key: string, text: string): Promise<string>
+}
