@@ -1,4 +1,4 @@
-import type { PasswordVerifier, VerifierGateOptions } from '@flowadmin/core'
+import type { Clock, PasswordVerifier, VerifierGateOptions } from '@flowadmin/core'
 
 /** The longest a login should wait for its password check; the queue bounds derive from it. */
 export const LOGIN_WAIT_TARGET_SECONDS = 2
@@ -26,13 +26,29 @@ export interface LoginQueueBounds {
   maxWaitingKnown?: number
 }
 
+export interface LoginQueueOptions {
+  /** Times the verifications; the real, monotonic clock unless a test drives its own. */
+  clock?: Clock
+}
+
+/**
+ * The real clock for timing: milliseconds since the epoch, as the core's Clock says, but read from
+ * the monotonic performance clock so a wall-clock step cannot make a verification look negative.
+ */
+const monotonicClock: Clock = { now: () => performance.timeOrigin + performance.now() }
+
 /**
  * The verifier queue's bounds: as configured, or as many attempts as the verify rate allows in
  * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long. The rate is measured
  * on the verifications themselves (`measuring`), so it costs nothing at start and follows the
  * machine's load; until the first, the bounds assume PROVISIONAL_RATE_PER_THREAD.
  */
-export function createLoginQueue(configured: LoginQueueBounds, concurrency: number, enabled: boolean) {
+export function createLoginQueue(
+  configured: LoginQueueBounds,
+  concurrency: number,
+  enabled: boolean,
+  { clock = monotonicClock }: LoginQueueOptions = {},
+) {
   const derive = (rate: number) => Math.max(concurrency, Math.round(rate * LOGIN_WAIT_TARGET_SECONDS))
   const provisional = derive(PROVISIONAL_RATE_PER_THREAD * concurrency)
   const queue: LoginQueue = {
@@ -68,11 +84,11 @@ export function createLoginQueue(configured: LoginQueueBounds, concurrency: numb
       return {
         dummyHash: verifier.dummyHash,
         async verify(hash, password) {
-          const started = performance.now()
+          const started = clock.now()
           try {
             return await verifier.verify(hash, password)
           } finally {
-            record((performance.now() - started) / 1000)
+            record((clock.now() - started) / 1000)
           }
         },
       }
