@@ -28,6 +28,19 @@ describe('permissions', () => {
     [[], 'nodes.read', false],
     [[], '', true],
     [['read,*'], 'nodes.read', false],
+    // As Node-RED has them: `*.read` and `*.write` are `read` and `write`; a resource is at least
+    // one character on one line; a list of needed permissions must all be covered.
+    [['*.read'], 'flows.read', true],
+    [['*.read'], 'read', true],
+    [['*.read'], 'flows.write', false],
+    [['*.write'], 'nodes.write', true],
+    [['*.write'], 'nodes.read', false],
+    [['read'], '.read', false],
+    [['read'], 'a\nb.read', false],
+    [['read'], 'a.b.read', true],
+    [['flows.read', 'nodes.write'], ['flows.read', 'nodes.write'], true],
+    [['flows.read'], ['flows.read', 'nodes.write'], false],
+    [['flows.read'], [], true],
   ])('%o grants %j: %s', (granted, needed, expected) => {
     expect(hasPermission(granted, needed)).toBe(expected)
   })

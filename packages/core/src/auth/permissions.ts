@@ -1,5 +1,7 @@
-// Permission words: `*` (everything), `read` (every `<resource>.read`), `write` (every
-// `<resource>.write`), or `<resource>.read` / `<resource>.write` exactly.
+// Permissions mean exactly what they mean to Node-RED 4.1 (its editor API's `hasPermission`), so
+// that one fleet's settings grant the same everywhere: `*` is everything; `read` and `*.read` are
+// `read` and every `<resource>.read`; `write` and `*.write` likewise; any other word covers only
+// itself. A differential test holds this rule against Node-RED's own.
 
 /** Settings may give permissions as one word or a list; the core works with lists. */
 export function toPermissionList(permissions: string | readonly string[] | undefined | null): string[] {
@@ -7,19 +9,25 @@ export function toPermissionList(permissions: string | readonly string[] | undef
   return typeof permissions === 'string' ? [permissions] : [...permissions]
 }
 
+/** `read`, or a resource's read: `<resource>.read`, the resource one line of at least a character. */
+const READ = /^((.+)\.)?read$/
+const WRITE = /^((.+)\.)?write$/
+
 function grants(granted: string, needed: string): boolean {
   if (granted === '*' || granted === needed) return true
-  if (granted === 'read') return needed.endsWith('.read')
-  if (granted === 'write') return needed.endsWith('.write')
+  if (granted === 'read' || granted === '*.read') return READ.test(needed)
+  if (granted === 'write' || granted === '*.write') return WRITE.test(needed)
   return false
 }
 
 /**
- * True when `granted` covers `needed`. The empty permission is covered by anything, including
- * no permissions at all (it marks routes that need only an authenticated caller).
+ * True when `granted` covers `needed`; a list of needed permissions must be covered one by one.
+ * The empty permission is covered by anything, including no permissions at all (it marks routes
+ * that need only an authenticated caller).
  */
-export function hasPermission(granted: readonly string[], needed: string): boolean {
+export function hasPermission(granted: readonly string[], needed: string | readonly string[]): boolean {
   if (needed === '') return true
+  if (typeof needed !== 'string') return needed.every((word) => hasPermission(granted, word))
   return granted.some((word) => grants(word, needed))
 }
 
