@@ -5,7 +5,7 @@
  *
  * Everything that limits work is built on it: the login queue (two lanes, a known client's first),
  * the password verifier's thread budget, one install at a time, and one change of a module at a
- * time (`createKeyedQueue`). Web-standard only (AbortSignal), so the core stays pure.
+ * time (`createKeyedQueue`). Web-standard only (an AbortSignal to give up waiting), so the core stays pure.
  */
 export interface TaskQueueOptions<Lane extends string> {
   /** Tasks running at once; a whole number from 1. */
@@ -17,11 +17,19 @@ export interface TaskQueueOptions<Lane extends string> {
   lanes: Record<Lane, number>
 }
 
+/** The part of the Web platform's AbortSignal a wait listens to (the core has no DOM typings). */
+export interface AbortSignalLike {
+  readonly aborted: boolean
+  readonly reason: unknown
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: () => void): void
+}
+
 export interface RunOptions<Lane extends string> {
   /** The lane to wait in; the first lane of the options when absent. */
   lane?: Lane
   /** Gives up waiting: the task never runs and the promise rejects with the signal's reason. */
-  signal?: AbortSignal
+  signal?: AbortSignalLike
 }
 
 export interface TaskQueue<Lane extends string> {
@@ -73,7 +81,10 @@ export function createTaskQueue<Lane extends string = 'tasks'>(
   }
 
   return {
-    run<T>(task: () => Promise<T>, { lane = order[0] as Lane, signal }: RunOptions<Lane> = {}) {
+    run<T>(
+      task: () => Promise<T>,
+      { lane = order[0] as Lane, signal }: RunOptions<Lane> = {},
+    ): Promise<T> | null {
       if (running < options.concurrency) {
         running++
         return settle(task, next)
