@@ -25,6 +25,16 @@ type Load =
 /** A DOM id from a module name (ids cannot carry `@` and `/` in selectors comfortably). */
 const idOf = (name: string) => `module-${name.replace(/[^a-zA-Z0-9_-]/g, '_')}`
 
+/**
+ * A package name that wraps only between its words: after each `/`, `-` and `.` (e.g.
+ * `@flowadmin-examples/` `text-tools`), never inside one, where a narrow screen would cut it.
+ */
+function PackageName(props: { name: string }) {
+  return (
+    <>{props.name.split(/(?<=[/.-])/).flatMap((part, index) => (index === 0 ? [part] : [<wbr />, part]))}</>
+  )
+}
+
 export function Modules(props: { user: User; offers: Offers; onSessionEnded: (message: string) => void }) {
   const [load, setLoad] = useState<Load>({ state: 'loading' })
   const [pending, setPending] = useState<string[]>([])
@@ -162,7 +172,9 @@ export function Modules(props: { user: User; offers: Offers; onSessionEnded: (me
             <li class="card" key={module.name}>
               <div class="card-head">
                 <div class="title">
-                  <h3 id={idOf(module.name)}>{module.name}</h3>
+                  <h3 id={idOf(module.name)}>
+                    <PackageName name={module.name} />
+                  </h3>
                   <span class="tag">v{module.version}</span>
                 </div>
                 <div class="actions">
@@ -188,7 +200,9 @@ export function Modules(props: { user: User; offers: Offers; onSessionEnded: (me
               </div>
               {confirming === module.name && (
                 <div class="confirm">
-                  <p>Remove {module.name} from this runtime and forget its state?</p>
+                  <p>
+                    Remove <PackageName name={module.name} /> from this runtime and forget its state?
+                  </p>
                   <button
                     type="button"
                     class="button danger"

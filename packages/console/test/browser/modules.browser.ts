@@ -191,7 +191,58 @@ describe('keyboard only', () => {
   })
 })
 
+/**
+ * Each module name as laid out, one string a line, and whether any of its characters reaches past
+ * the window's right edge: read from the characters' boxes, so it is what a person sees.
+ */
+function nameLines(page: Page) {
+  return page.locator('ul.cards h3').evaluateAll((headings) =>
+    headings.map((heading) => {
+      const lines: string[] = []
+      let top: number | null = null
+      let beyond = false
+      const walker = document.createTreeWalker(heading, NodeFilter.SHOW_TEXT)
+      const range = document.createRange()
+      for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+        const text = node.textContent ?? ''
+        for (let index = 0; index < text.length; index++) {
+          range.setStart(node, index)
+          range.setEnd(node, index + 1)
+          const box = range.getBoundingClientRect()
+          if (box.right > window.innerWidth) beyond = true
+          // A character lower than the previous one by more than half a line starts a new line.
+          if (top === null || box.top > top + box.height / 2) {
+            lines.push('')
+            top = box.top
+          }
+          lines[lines.length - 1] += text[index]
+        }
+      }
+      return { name: heading.textContent ?? '', lines, beyond }
+    }),
+  )
+}
+
+/** A line of a name may end only after `/`, `-`, `.` or a space: anywhere else cuts a word. */
+const cutsWord = (line: string) => !/[/.\s-]$/.test(line)
+
 describe('screens', () => {
+  it('at 390 px, module names wrap between words and nothing is wider than the screen', async () => {
+    const { page, problems, context } = await loggedIn('admin', { width: 390, height: 844 })
+    await screenshot(page, 'modules-390-light')
+    const names = await nameLines(page)
+    expect(names.map((name) => name.name)).toEqual([TEXT_TOOLS, BROKEN, GREETING])
+    for (const { name, lines, beyond } of names) {
+      const laidOut = `${name} laid out as ${JSON.stringify(lines)}`
+      expect(lines.join('')).toBe(name)
+      expect(lines.slice(0, -1).filter(cutsWord), laidOut).toEqual([])
+      expect(beyond, laidOut).toBe(false)
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   for (const colorScheme of ['light', 'dark'] as const) {
     for (const width of [360, 1440]) {
       it(`reads well at ${width} px, ${colorScheme}`, async () => {
