@@ -187,8 +187,9 @@ export const listNodeSets = (): Promise<NodeSet[]> => json('nodes')
 
 const modulePath = (module: string) => `nodes/${module.split('/').map(encodeURIComponent).join('/')}`
 
-export const setModule = (module: string, enabled: boolean): Promise<NodeModule> =>
-  json(modulePath(module), { method: 'PUT', ...jsonBody({ enabled }) })
+/** The module as the server stored it, its node sets in the console's order (see {@link inOrder}). */
+export const setModule = async (module: string, enabled: boolean): Promise<NodeModule> =>
+  inOrder(await json<NodeModule>(modulePath(module), { method: 'PUT', ...jsonBody({ enabled }) }))
 
 export const setNodeSet = (module: string, set: string, enabled: boolean): Promise<NodeSet> =>
   json(`${modulePath(module)}/${encodeURIComponent(set)}`, { method: 'PUT', ...jsonBody({ enabled }) })
@@ -248,6 +249,16 @@ export const endToken = (id: string): Promise<void> =>
 export const endAllTokens = (user: string): Promise<void> =>
   succeed(`auth/tokens?${new URLSearchParams({ user })}`, { method: 'DELETE' })
 
+/**
+ * A module with its node sets by id, the order of `GET /nodes`. The module's own answers
+ * (`PUT /nodes/:module`) list them in its package.json order instead: without this, switching a
+ * module off would shuffle its sets on the page, and a reload would shuffle them back.
+ */
+function inOrder(module: NodeModule): NodeModule {
+  const nodes = [...module.nodes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return { ...module, nodes }
+}
+
 /** Groups node sets by module, modules by name. */
 export function modulesOf(sets: NodeSet[]): NodeModule[] {
   const modules = new Map<string, NodeModule>()
@@ -256,7 +267,7 @@ export function modulesOf(sets: NodeSet[]): NodeModule[] {
     module.nodes.push(set)
     modules.set(set.module, module)
   }
-  return [...modules.values()].sort((a, b) => a.name.localeCompare(b.name))
+  return [...modules.values()].map(inOrder).sort((a, b) => a.name.localeCompare(b.name))
 }
 
 /** True when these permissions let the user switch modules. */

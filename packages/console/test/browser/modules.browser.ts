@@ -117,6 +117,34 @@ describe('the modules', () => {
     await context.close()
   })
 
+  it('a module switched off and on keeps its node sets in the order the API lists them', async () => {
+    const { page, problems, context } = await loggedIn('admin')
+    const listed = (await (
+      await fetch(`${env.server.url}/nodes`, { headers: { authorization: `Bearer ${admin}` } })
+    ).json()) as Array<{ id: string; module: string }>
+    const expected = listed.filter((set) => set.module === TEXT_TOOLS).map((set) => set.id)
+    expect(expected.length).toBeGreaterThan(1)
+    const shown = () =>
+      page
+        .getByRole('list', { name: `Node sets of ${TEXT_TOOLS}` })
+        .getByRole('switch')
+        .evaluateAll((switches) => switches.map((element) => element.getAttribute('aria-label')))
+    expect(await shown()).toEqual(expected)
+
+    const toggle = moduleSwitch(page, TEXT_TOOLS)
+    await toggle.click()
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('false')
+    expect(await shown()).toEqual(expected)
+    await toggle.click()
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('true')
+    expect(await shown()).toEqual(expected)
+    await page.reload()
+    await moduleSwitch(page, TEXT_TOOLS).waitFor()
+    expect(await shown()).toEqual(expected)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('a module whose types the flows use stays on, and an alert names the types', async () => {
     const { page, problems, context } = await loggedIn('admin')
     await moduleSwitch(page, GREETING).click()
