@@ -115,8 +115,9 @@ export interface RunningServer {
   core: Core
   /**
    * Reads the settings file again and applies its users, passwords and permissions from the next
-   * request. An invalid file, or one that turns adminAuth on or off, is refused and the running
-   * settings stay; either way the outcome is logged. Reloads run one at a time.
+   * request. An invalid file, one that turns adminAuth on or off, or a store that cannot delete
+   * the tokens of removed users (it is down) is refused and the running settings stay; either way
+   * the outcome is logged in one line. Reloads run one at a time; the promise never rejects.
    */
   reload(): Promise<ReloadOutcome>
   /** Where the metrics listener answers (`metrics: {host, port}`), e.g. `http://127.0.0.1:9464/metrics`. */
@@ -424,9 +425,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       core,
       metricsUrl: metricsServer === null ? null : `${origin(metricsServer)}/metrics`,
       reload() {
+        // Each reload waits for the one before; none rejects, so none holds up those after it.
         const outcome = reloading.then(() => {
           reopenAuditLog(audit, log)
-          return reloadSettings(running, options, cwd, log)
+          return reloadSettings(running, options, cwd, log).catch((error: unknown) =>
+            refuseReload(log, messageOf(error)),
+          )
         })
         reloading = outcome
         return outcome
@@ -473,10 +477,7 @@ async function reloadSettings(
   cwd: string,
   log: Log,
 ): Promise<ReloadOutcome> {
-  const refuse = (message: string): ReloadOutcome => {
-    log('error', 'settings not reloaded, the running settings stay', { reason: message })
-    return { ok: false, message }
-  }
+  const refuse = (message: string) => refuseReload(log, message)
   if (options.settingsFile === undefined) return refuse('the server was started without a settings file')
   let next: Settings
   try {
@@ -490,7 +491,12 @@ async function reloadSettings(
   const changed = changedSettings(server.settings, next)
   const needRestart = changed.filter((name) => !RELOADED_SETTINGS.includes(name))
   if (next.adminAuth !== null && server.settings.adminAuth !== null) {
-    await server.core.setUsers(next.adminAuth.users)
+    try {
+      // The tokens of removed users go first; the users change only once they are gone.
+      await server.core.setUsers(next.adminAuth.users)
+    } catch (error) {
+      return refuse(`the tokens of removed users could not be deleted: ${messageOf(error)}`)
+    }
     server.settings = {
       ...server.settings,
       adminAuth: { ...server.settings.adminAuth, users: next.adminAuth.users },
@@ -501,6 +507,12 @@ async function reloadSettings(
   if (needRestart.length > 0)
     log('warning', 'these settings change only after a restart', { settings: needRestart })
   return { ok: true, users, needRestart }
+}
+
+/** A reload that did not happen: one line saying why; the running settings stay as they were. */
+function refuseReload(log: Log, message: string): ReloadOutcome {
+  log('error', 'settings not reloaded, the running settings stay', { reason: message })
+  return { ok: false, message }
 }
 
 /** Reopens the audit log file by its name (after a rotation); a failure keeps the old file and is logged. */

@@ -1,8 +1,11 @@
 // A built instance while PostgreSQL goes away: bounded 503s, no crash, recovery by itself.
+import { readFile, writeFile } from 'node:fs/promises'
+import { connect, createServer, type Server, type Socket } from 'node:net'
+import * as argon2 from 'argon2'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freePort } from '../../adapter-postgres/test/pg-server.js'
 import { startTcpProxy, type TcpProxy } from '../../adapter-postgres/test/tcp-proxy.js'
-import { runCli } from './cli-process.js'
+import { logEntries, runCli } from './cli-process.js'
 import {
   bearer,
   flags,
@@ -97,6 +100,140 @@ describe('PostgreSQL going away under a running instance', () => {
       `${TEXT_TOOLS}/lower enabled=false loaded=true`,
     ])
     expect((await setEnabled(instance.url, TEXT_TOOLS, true, token)).status).toBe(200)
+    expect(instance.run.child.exitCode).toBeNull()
+  })
+})
+
+/**
+ * A relay to PostgreSQL on a port of its own that can refuse connections, as a server that is
+ * down does (`refuse()`: its connections reset, its port closed), and accept them again.
+ */
+async function startRefusingRelay(targetHost: string, targetPort: number) {
+  const sockets = new Set<Socket>()
+  let listener: Server | null = null
+  let port = 0
+  const track = (socket: Socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => {})
+  }
+  const accept = () =>
+    new Promise<void>((resolve, reject) => {
+      const server = createServer((client) => {
+        const upstream = connect(targetPort, targetHost)
+        track(client)
+        track(upstream)
+        client.pipe(upstream).pipe(client)
+        client.on('close', () => upstream.destroy())
+        upstream.on('close', () => client.destroy())
+      })
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => {
+        port = (server.address() as { port: number }).port
+        listener = server
+        resolve()
+      })
+    })
+  const refuse = async () => {
+    const server = listener
+    listener = null
+    for (const socket of sockets) socket.resetAndDestroy()
+    sockets.clear()
+    if (server !== null) await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+  await accept()
+  return { port, accept, refuse }
+}
+
+/** Waits until `condition` holds, asking every 50 ms; throws `what` after `limitMs`. */
+async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = 15_000) {
+  const deadline = Date.now() + limitMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+describe('reloading the settings (SIGHUP) while PostgreSQL refuses connections', () => {
+  let relay: Awaited<ReturnType<typeof startRefusingRelay>> | null = null
+  afterEach(() => relay?.refuse())
+
+  it('keeps running with the users of before and says why in one line; the next SIGHUP after the outage applies', async () => {
+    const target = new URL(database.current().url)
+    relay = await startRefusingRelay(target.hostname, Number(target.port || 5432))
+    const url = new URL(target)
+    url.host = `127.0.0.1:${relay.port}`
+    const settingsFile = await prepareInstance({ url: url.toString(), timeoutMs: 1000 })
+    // A second user, who leaves in the reload.
+    const settings = JSON.parse(await readFile(settingsFile, 'utf8'))
+    const [admin] = settings.adminAuth.users
+    const leaver = {
+      username: 'leaver',
+      password: await argon2.hash('leaver-pw', { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2 }),
+      permissions: '*',
+    }
+    settings.adminAuth.users = [admin, leaver]
+    await writeFile(settingsFile, JSON.stringify(settings))
+    const instance = await startInstance(settingsFile)
+    const adminToken = await tokenFrom(instance.url)
+    const loggedIn = await fetch(`${instance.url}/auth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: 'service-admin',
+        grant_type: 'password',
+        scope: '*',
+        username: 'leaver',
+        password: 'leaver-pw',
+      }),
+    })
+    expect(loggedIn.status).toBe(200)
+    const leaverToken = ((await loggedIn.json()) as { access_token: string }).access_token
+    const settingsAs = (token: string) => fetch(`${instance.url}/settings`, { headers: bearer(token) })
+    expect((await settingsAs(leaverToken)).status).toBe(200)
+
+    settings.adminAuth.users = [admin]
+    await writeFile(settingsFile, JSON.stringify(settings))
+    await relay.refuse()
+    const refusals = () => logEntries(instance.run.stderr).filter((entry) => entry.level === 'error')
+    instance.run.child.kill('SIGHUP')
+    await until(
+      () => instance.run.stderr.includes('not reloaded') || instance.run.child.exitCode !== null,
+      'the reload is refused',
+    )
+    expect(instance.run.child.exitCode).toBeNull()
+    expect(refusals()).toEqual([
+      {
+        level: 'error',
+        time: expect.any(String),
+        reason: `the tokens of removed users could not be deleted: PostgreSQL cannot be reached: connect ECONNREFUSED 127.0.0.1:${relay.port}`,
+        msg: 'settings not reloaded, the running settings stay',
+      },
+    ])
+    expect(instance.run.stderr).not.toContain(' at ') // no stack trace
+
+    // PostgreSQL back: the users of before are still in effect, the leaver's token included.
+    await relay.accept()
+    await until(async () => (await settingsAs(adminToken)).status === 200, 'the store answers again')
+    expect((await settingsAs(leaverToken)).status).toBe(200)
+    const leaversTokens = async () =>
+      Number(
+        (
+          await database
+            .current()
+            .query("SELECT count(*) AS n FROM flowadmin_tokens WHERE username = 'leaver'")
+        ).rows[0].n,
+      )
+    expect(await leaversTokens()).toBe(1)
+
+    instance.run.child.kill('SIGHUP')
+    await until(
+      () => logEntries(instance.run.stderr).some((entry) => entry.msg === 'settings reloaded'),
+      'the second reload applies',
+    )
+    expect(await leaversTokens()).toBe(0)
+    expect((await settingsAs(leaverToken)).status).toBe(401)
+    expect((await settingsAs(adminToken)).status).toBe(200)
+    expect(refusals()).toHaveLength(1)
     expect(instance.run.child.exitCode).toBeNull()
   })
 })

@@ -1,7 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { type Core, storeUnavailable, type TokenStore } from '@flowadmin/core'
+import { createCoreWithDoubles, type PlainHasher } from '@flowadmin/testkit'
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { hashPassword, type RunningServer, startServer } from '../src/index.js'
 import { type CapturedLog, captureLog } from './log-capture.js'
 
@@ -131,4 +134,118 @@ describe('reloading the settings file', () => {
     expect(outcomes.map((outcome) => outcome.ok && outcome.users)).toEqual([2, 2, 2])
     expect(await login(server, 'two')).toBe(200)
   })
+})
+
+describe('a reload whose store work fails', () => {
+  const outage = () => storeUnavailable('PostgreSQL cannot be reached: connect ECONNREFUSED 127.0.0.1:9', 2)
+  const refusal = {
+    ok: false,
+    message:
+      'the tokens of removed users could not be deleted: PostgreSQL cannot be reached: connect ECONNREFUSED 127.0.0.1:9',
+  }
+
+  it('keeps the running users and settings, says why in one line, and the next reload applies', async () => {
+    await write({ adminAuth: { type: 'credentials', users: users('one', 'two') } })
+    const server = await start()
+    const before = server.settings
+    await write({ adminAuth: { type: 'credentials', users: users('two') } })
+    vi.spyOn(server.core, 'setUsers').mockRejectedValueOnce(outage())
+    expect(await server.reload()).toEqual(refusal)
+    expect(server.settings).toBe(before)
+    expect(await login(server, 'one')).toBe(200)
+    expect(log.entries()).toEqual([
+      {
+        level: 'error',
+        time: expect.any(String),
+        reason: refusal.message,
+        msg: 'settings not reloaded, the running settings stay',
+      },
+    ])
+
+    expect(await server.reload()).toEqual({ ok: true, users: 1, needRestart: [] })
+    expect(await login(server, 'one')).toBe(401)
+    expect(server.settings.adminAuth?.users.map((user) => user.username)).toEqual(['two'])
+  })
+
+  it('does not hold up the reload queued behind it', async () => {
+    await write({ adminAuth: { type: 'credentials', users: users('one', 'two') } })
+    const server = await start()
+    await write({ adminAuth: { type: 'credentials', users: users('two') } })
+    vi.spyOn(server.core, 'setUsers').mockRejectedValueOnce(outage())
+    const first = server.reload()
+    const second = server.reload()
+    expect(await first).toEqual(refusal)
+    expect(await second).toEqual({ ok: true, users: 1, needRestart: [] })
+    expect(await login(server, 'one')).toBe(401)
+    expect(log.said()).toEqual([
+      'error: settings not reloaded, the running settings stay',
+      'info: settings reloaded',
+    ])
+  })
+})
+
+describe('the users of a reload and the store work they need, in the core', () => {
+  const ADDRESS = '192.0.2.1'
+  /** alice and bob, or bob and carol; each password is the name followed by `-pw`. */
+  const team = (hasher: PlainHasher, ...names: string[]) =>
+    names.map((username) => ({ username, password: hasher.hash(`${username}-pw`), permissions: '*' }))
+  const logIn = (core: Core, username: string) =>
+    core.login(
+      { grantType: 'password', clientId: 'service-admin', username, password: `${username}-pw`, scope: '*' },
+      ADDRESS,
+    )
+
+  /** A core over memory stores whose token store answers `usernames` as `usernames` says. */
+  function world(usernames: (store: TokenStore) => Promise<string[]>) {
+    const stores = createMemoryStores()
+    const tokens: TokenStore = { ...stores.tokens, usernames: () => usernames(stores.tokens) }
+    return createCoreWithDoubles({
+      stores: { ...stores, tokens },
+      adminAuth: (hasher) => ({ users: team(hasher, 'alice', 'bob') }),
+    })
+  }
+
+  it('changes no user when deleting the removed users’ tokens fails', async () => {
+    let down = true
+    const { core, hasher } = world((store) => (down ? Promise.reject(outage()) : store.usernames()))
+    const alice = await logIn(core, 'alice')
+    if (!alice.ok) throw new Error('alice could not log in')
+    await expect(core.setUsers(team(hasher, 'bob', 'carol'))).rejects.toThrow('PostgreSQL cannot be reached')
+    expect(await core.authenticate(alice.value.accessToken, ADDRESS)).toMatchObject({ ok: true })
+    expect(await logIn(core, 'carol')).toMatchObject({ ok: false })
+
+    down = false
+    expect(await core.setUsers(team(hasher, 'bob', 'carol'))).toEqual([{ username: 'alice', count: 1 }])
+    expect(await core.authenticate(alice.value.accessToken, ADDRESS)).toMatchObject({ ok: false })
+    expect(await logIn(core, 'carol')).toMatchObject({ ok: true })
+  })
+
+  it('makes the new users live only once the removed users’ tokens are gone', async () => {
+    let release!: () => void
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let asked!: () => void
+    const purging = new Promise<void>((resolve) => {
+      asked = resolve
+    })
+    const { core, hasher, stores } = world(async (store) => {
+      asked()
+      await held
+      return store.usernames()
+    })
+    expect(await logIn(core, 'alice')).toMatchObject({ ok: true })
+    const applied = core.setUsers(team(hasher, 'bob', 'carol'))
+    await purging
+    // While the store work runs, the users are those of before.
+    expect(await logIn(core, 'carol')).toMatchObject({ ok: false })
+    release()
+    await applied
+    expect(await stores.tokens.list('alice')).toEqual([])
+    expect(await logIn(core, 'carol')).toMatchObject({ ok: true })
+  })
+
+  function outage() {
+    return storeUnavailable('PostgreSQL cannot be reached: connect ECONNREFUSED 127.0.0.1:9', 2)
+  }
 })

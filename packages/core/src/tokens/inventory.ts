@@ -228,11 +228,11 @@ export function createTokenInventory({ tokens, users, events, clock, options }: 
     },
 
     /**
-     * Deletes every token of users no longer configured, with one event per such user naming the
-     * count. Run at start-up and after the users change.
+     * Deletes every token of users no longer configured (or not in `kept`, the users about to be),
+     * with one event per such user naming the count. Run at start-up and before the users change.
      */
-    async purgeRemovedUsers(): Promise<Array<{ username: string; count: number }>> {
-      const purged = await tokens.purgeRemovedUsers()
+    async purgeRemovedUsers(kept?: ReadonlySet<string>): Promise<Array<{ username: string; count: number }>> {
+      const purged = await tokens.purgeRemovedUsers(kept)
       for (const { username, count } of purged) {
         events.emit({
           type: 'tokens.revoked_all',

@@ -264,8 +264,12 @@ export function createTokens({ store, clock, random, digest, events, users, life
     /** Deletes every token of every user; one entry per user that had any, with the count. */
     revokeUsers: () => revokeUsers(() => true),
 
-    /** Deletes every token of users no longer configured; one entry per such user with the count. */
-    purgeRemovedUsers: () => revokeUsers((username) => !users.has(username)),
+    /**
+     * Deletes every token of users not in `kept` (default: the users configured now); one entry
+     * per such user with the count.
+     */
+    purgeRemovedUsers: (kept: { has(username: string): boolean } = users) =>
+      revokeUsers((username) => !kept.has(username)),
 
     /** Deletes up to `limit` expired records; returns how many. */
     sweep(limit: number): Promise<number> {
