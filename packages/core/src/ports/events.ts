@@ -14,6 +14,15 @@ export type DomainEvent =
   /** An attempt answered "temporarily unavailable" without verifying its password. */
   | ({ type: 'login.shed'; at: number; retryAfter: number } & Actor)
   | ({ type: 'permission.denied'; at: number; permission: string } & Actor)
+  /**
+   * A resource server (`clientId`) proved its secret: its first call after a start or reload; later
+   * calls with the same secret are not events.
+   */
+  | ({ type: 'client.authenticated'; at: number } & Actor)
+  /** A resource server's id or secret was wrong. */
+  | ({ type: 'client.failed'; at: number } & Actor)
+  | ({ type: 'client.throttled'; at: number; retryAfter: number } & Actor)
+  | ({ type: 'client.shed'; at: number; retryAfter: number } & Actor)
   | ({ type: 'token.revoked'; at: number; owner: string; id: string } & Actor)
   /** An API token was created; `owner` holds it, the actor created it. */
   | ({ type: 'token.created'; at: number; owner: string; id: string; name: string } & Actor)
