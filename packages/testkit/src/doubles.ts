@@ -13,6 +13,7 @@ import type {
   RandomSource,
   TypeUsage,
 } from '@flowadmin/core'
+import { type WaitOptions, withDeadline } from './waiting.js'
 
 /** A clock that only moves when told. Starts at 2026-01-01T00:00:00Z unless given a time. */
 export function createFixedClock(start = Date.UTC(2026, 0, 1)) {
@@ -81,9 +82,10 @@ export type PlainHasher = ReturnType<typeof createPlainHasher>
 
 /**
  * Holds every verification of `hasher` until `release()`: `started` resolves once the first one
- * has begun, and `restore()` puts the hasher's own verify back.
+ * has begun (and fails, saying so, if none has within the deadline), and `restore()` puts the
+ * hasher's own verify back.
  */
-export function holdVerifications(hasher: PlainHasher) {
+export function holdVerifications(hasher: PlainHasher, deadline: WaitOptions = {}) {
   const verify = hasher.verify
   let release!: () => void
   const released = new Promise<void>((resolve) => {
@@ -99,7 +101,10 @@ export function holdVerifications(hasher: PlainHasher) {
     return verify.call(hasher, hash, password)
   }
   return {
-    started,
+    /** A deadline starts with each look, so a test that never awaits this leaves no timer behind. */
+    get started(): Promise<void> {
+      return withDeadline(started, 'a held verification to begin', deadline)
+    },
     release,
     restore() {
       release()

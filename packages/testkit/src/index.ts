@@ -21,3 +21,4 @@ export {
   tokenRecord,
 } from './store-contract.js'
 export { describeTokenLifecycle } from './token-lifecycle.js'
+export { DEFAULT_WAIT_MS, type WaitOptions, waitFor, withDeadline } from './waiting.js'

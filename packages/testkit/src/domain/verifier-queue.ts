@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { holdVerifications } from '../doubles.js'
 import type { OpenStores } from '../store-contract.js'
+import { waitFor } from '../waiting.js'
 import { ADDRESS, adminLogin, OTHER_ADDRESS, useTestCore } from './fixture.js'
 
 /** The core's login queue over the stores `open` gives (fresh ones for each core). */
@@ -22,7 +23,10 @@ export function describeVerifierQueue(name: string, open: OpenStores): void {
         )
         // One verifies, two wait: seven are shed before any verification ends.
         await hold.started
-        while (events.ofType('login.shed').length < 7) await new Promise((resolve) => setTimeout(resolve, 1))
+        await waitFor(
+          () => events.ofType('login.shed').length >= 7,
+          () => `7 logins shed (login.shed events: ${events.ofType('login.shed').length})`,
+        )
         expect(events.ofType('login.shed')[0]).toMatchObject({ username: 'admin', retryAfter: 3 })
         // Her attempt from her known address takes the known lane, which the flood did not fill.
         const hers = core.login(adminLogin(), OTHER_ADDRESS)
