@@ -46,6 +46,13 @@ export interface LoginDeps {
   observer?: CoreObserver | undefined
 }
 
+/** What a verified login is granted: its session is issued once the attempt has ended. */
+interface Granted {
+  user: User
+  clientId: string
+  scope: string[]
+}
+
 /** Seconds an attempt shed because too many attempts of its key are in flight is told to wait. */
 export const BUSY_RETRY_AFTER = 1
 
@@ -70,7 +77,8 @@ export function createLogin({
    * throttle, decided in the store (a throttled attempt never reaches the verifier), then the
    * verifier queue (a full lane answers at once), then one verification whatever the user, so
    * unknown users, wrong passwords, unknown clients and too-wide scopes cost the same and yield
-   * the same `invalid_credentials`.
+   * the same `invalid_credentials`; last, once the throttle store has ended the attempt, the
+   * session is saved.
    */
   async function login(request: LoginRequest, address: string): Promise<Result<IssuedToken, LoginError>> {
     const { clientId, grantType, scope, username, password } = request
@@ -97,14 +105,26 @@ export function createLogin({
       events.emit({ type: 'login.shed', at: clock.now(), retryAfter: BUSY_RETRY_AFTER, ...actor })
       return err({ code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER })
     }
+    // The attempt ends in the throttle store before any session is saved: a store that fails to
+    // record it answers the error with no token saved, so a client never gets an error while a
+    // session it was never given lives on.
     let outcome: AttemptOutcome = 'abandoned'
+    let verified: Result<Granted, LoginError>
     try {
-      const result = await attempt(actor, password, requested.value, decision.known ? 'known' : 'general')
-      outcome = result.ok ? 'succeeded' : result.error.code === 'invalid_credentials' ? 'failed' : 'abandoned'
-      return result
+      verified = await attempt(actor, password, requested.value, decision.known ? 'known' : 'general')
+      outcome = verified.ok
+        ? 'succeeded'
+        : verified.error.code === 'invalid_credentials'
+          ? 'failed'
+          : 'abandoned'
     } finally {
       await throttle.finish(decision.attempt, outcome)
     }
+    if (!verified.ok) return verified
+    const { user, clientId: client, scope: granted } = verified.value
+    const issued = await tokens.issue(user, client, granted, address)
+    events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
+    return ok(issued)
   }
 
   /** One verification whatever the user, unless its lane of the verifier queue is full. */
@@ -113,7 +133,7 @@ export function createLogin({
     password: string,
     scope: string[],
     lane: Lane,
-  ): Promise<Result<IssuedToken, LoginError>> {
+  ): Promise<Result<Granted, LoginError>> {
     const { username, clientId } = actor
     const user = users.get(username)
     const queued = clock.now()
@@ -131,9 +151,7 @@ export function createLogin({
       events.emit({ type: 'login.failed', at: clock.now(), ...actor })
       return err({ code: 'invalid_credentials' })
     }
-    const issued = await tokens.issue(user, clientId, granted, actor.address)
-    events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
-    return ok(issued)
+    return ok({ user, clientId, scope: granted })
   }
 
   return login
