@@ -239,11 +239,13 @@ function nameLines(page: Page) {
           const box = range.getBoundingClientRect()
           if (box.right > window.innerWidth) beyond = true
           // A character lower than the previous one by more than half a line starts a new line.
+          const character = text.charAt(index)
           if (top === null || box.top > top + box.height / 2) {
-            lines.push('')
+            lines.push(character)
             top = box.top
+          } else {
+            lines.push(`${lines.pop() ?? ''}${character}`)
           }
-          lines[lines.length - 1] += text[index]
         }
       }
       return { name: heading.textContent ?? '', lines, beyond }
