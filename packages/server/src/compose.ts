@@ -37,6 +37,7 @@ import { createPalettePolicy } from './palette-policy.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
 import { createReadiness } from './readiness.js'
 import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
+import { startSweeper } from './sweeper.js'
 
 /** The product version, from this package's manifest (one level above both src and dist). */
 export const VERSION: string = JSON.parse(
@@ -52,9 +53,6 @@ const nodeDigest: Digest = {
   sha256: async (text) => hash('sha256', text, 'hex'),
   hmacSha256: async (key, text) => createHmac('sha256', key).update(text).digest('hex'),
 }
-
-/** How often expired tokens and ended throttle windows are deleted. */
-const SWEEP_INTERVAL_MS = 60_000
 
 export interface ServerOptions {
   /** A settings file: JSON, or an ES module whose default export is the settings object. */
@@ -401,14 +399,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       cleanup.push(() => metricsServer?.close(0))
     }
 
-    const sweeper = setInterval(() => {
-      core
-        .sweep()
-        .catch((error: unknown) =>
-          log('warning', 'sweeping expired tokens failed', { reason: messageOf(error) }),
-        )
-    }, SWEEP_INTERVAL_MS)
-    sweeper.unref()
+    const stopSweeper = startSweeper(() => core.sweep(), log)
 
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
@@ -437,7 +428,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       },
       close() {
         closing ??= (async () => {
-          clearInterval(sweeper)
+          stopSweeper()
           const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
           await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()
