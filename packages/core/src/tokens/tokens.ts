@@ -30,6 +30,8 @@ export const API_TOKEN_PREFIX = 'fa_'
 const MAX_TOKEN_LENGTH = 512
 /** A token's last use is written at most this often (ms), so reads stay free of writes. */
 export const LAST_USE_RESOLUTION_MS = 60_000
+/** Most token uses this process remembers having written (see noteUse). */
+const MAX_TOUCHED = 10_000
 /** What the credential fingerprint is a keyed hash of: fixed, so only the key (the password hash) varies. */
 const FINGERPRINT_LABEL = 'flowadmin token credential v1'
 
@@ -87,27 +89,46 @@ export function createTokens({ store, clock, random, digest, events, users, life
   const hashOf = (token: string) => digest.sha256(token)
 
   // Fingerprints by password hash: one keyed hash per credential, not one per request, and
-  // known ones answered without waiting.
+  // known ones answered without waiting. Only the configured users' are kept (see pruneFingerprints).
   const fingerprints = new Map<string, string>()
   async function fingerprintOf(user: User): Promise<string> {
     const known = fingerprints.get(user.passwordHash)
     if (known !== undefined) return known
     const fingerprint = await digest.hmacSha256(user.passwordHash, FINGERPRINT_LABEL)
     fingerprints.set(user.passwordHash, fingerprint)
+    pruneFingerprints()
     return fingerprint
   }
+  /**
+   * Forgets the fingerprints of passwords no configured user has any more, once there are more
+   * fingerprints than users: a reload that changes passwords or removes users leaves the map no
+   * larger than the users configured, however many reloads there were.
+   */
+  function pruneFingerprints(): void {
+    if (fingerprints.size <= users.size) return
+    const current = new Set<string>()
+    for (const user of users.values()) current.add(user.passwordHash)
+    for (const hash of fingerprints.keys()) if (!current.has(hash)) fingerprints.delete(hash)
+  }
 
-  // When this process last wrote a token's use, so racing requests write it once, not each.
-  const touched = new Map<string, number>()
+  // When this process last wrote a token's use, so racing requests write it once, not each. Only
+  // the moments around a write matter: once it is written the record says so itself, and a use
+  // read after that writes nothing. So forgetting the oldest entries costs at most a repeated
+  // write for a request that read its record before that write landed, never a write per request.
+  // Two generations bound it: when the newer is full it becomes the older, and the older is
+  // dropped whole (O(1), the uses written longest ago).
+  let touched = new Map<string, number>()
+  let touchedBefore = new Map<string, number>()
   /** True when this use should be written: the last one written is a minute old or more. */
   function dueForTouch(record: TokenRecord, now: number): boolean {
     if (record.lastUsedAt !== null && now - record.lastUsedAt < LAST_USE_RESOLUTION_MS) return false
-    const last = touched.get(record.id)
+    const last = touched.get(record.id) ?? touchedBefore.get(record.id)
     return last === undefined || now - last >= LAST_USE_RESOLUTION_MS
   }
   async function noteUse(record: TokenRecord, address: string, now: number): Promise<void> {
-    if (touched.size >= 10_000) {
-      for (const [id, at] of touched) if (now - at >= LAST_USE_RESOLUTION_MS) touched.delete(id)
+    if (touched.size >= MAX_TOUCHED / 2) {
+      touchedBefore = touched
+      touched = new Map()
     }
     touched.set(record.id, now)
     await store.touch(record.id, now, address)
@@ -221,6 +242,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
         await invalidate(record, 'user_removed', address)
         return null
       }
+      if (fingerprints.size > users.size) pruneFingerprints()
       const fingerprint = fingerprints.get(user.passwordHash) ?? (await fingerprintOf(user))
       if (fingerprint !== record.fingerprint) {
         await invalidate(record, 'credential_changed', address)
@@ -274,6 +296,11 @@ export function createTokens({ store, clock, random, digest, events, users, life
     /** Deletes up to `limit` expired records; returns how many. */
     sweep(limit: number): Promise<number> {
       return store.deleteExpired(clock.now(), limit)
+    },
+
+    /** How many entries the in-process caches hold now (fingerprints, recent uses), for tests. */
+    cached(): { fingerprints: number; touched: number } {
+      return { fingerprints: fingerprints.size, touched: touched.size + touchedBefore.size }
     },
   }
 }
