@@ -50,7 +50,12 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
     throw new Error('The console is not built: run `pnpm build` first.')
   }
   const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-console-'))
-  await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })
+  // The demo's own two modules, not whatever a walk through the demo installed beside them.
+  for (const name of [GREETING, TEXT_TOOLS]) {
+    await cp(path.join(DEMO, 'node_modules', name), path.join(userDir, 'node_modules', name), {
+      recursive: true,
+    })
+  }
   await cp(path.join(DEMO, 'flows.json'), path.join(userDir, 'flows.json'))
   const broken = path.join(userDir, 'node_modules', BROKEN)
   await mkdir(broken)
