@@ -3,6 +3,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
+import { waitFor } from '@flowadmin/testkit'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { OpenApiDocument } from '../../adapter-http/src/openapi.js'
 import { createResponseValidator, type ResponseCheck } from '../../adapter-http/test/openapi-validate.js'
@@ -200,7 +201,8 @@ describe('the served OpenAPI document', () => {
     await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(FLOWS))
     // A registry that never answers: past the time limit, and whoever comes meanwhile is busy.
     const slow = install(JSON.stringify({ module: SLOW }))
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // npm asks the registry for it only once the install holds the palette: then others are busy.
+    await waitFor(() => registry.requestsFor(SLOW).length > 0, `npm to ask the registry for ${SLOW}`)
     expect((await install(JSON.stringify({ module: WAVE.name }))).status).toBe(409)
     expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(409)
     expect((await slow).status).toBe(504)
