@@ -270,7 +270,7 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
       let spec = request.url ?? `${request.module}@${request.version ?? 'latest'}`
       if (request.tarball !== undefined) {
         // An upload is judged by the package.json it holds, before npm sees it.
-        const manifest = readTarballManifest(request.tarball)
+        const manifest = await readTarballManifest(request.tarball)
         if (!manifest.ok) return failed({ code: 'invalid_module_spec', message: manifest.message })
         const denied = policy.checkInstalled(manifest.name, manifest.version)
         if (denied !== null) return failed(denied)
