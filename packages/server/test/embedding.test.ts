@@ -1,5 +1,5 @@
-// The README's embedding example, run as an embedder's program would run it: from a project whose
-// node_modules hold the built packages, on a real socket.
+// The embedding example of docs/embedding.md, run as an embedder's program would run it: from a
+// project whose node_modules hold the built packages, on a real socket.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { copyFile, mkdir, mkdtemp, readFile, realpath, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -37,13 +37,13 @@ afterEach(async () => {
   await rm(project, { recursive: true, force: true })
 })
 
-/** The first ```js block of the README's "Embedding" section. */
-async function readmeBlock(): Promise<string> {
-  const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8')
-  const section = readme.split(/^## Embedding$/m)[1]
-  if (section === undefined) throw new Error('README.md has no "## Embedding" section')
+/** The first ```js block of the "The admin API of another program" section of docs/embedding.md. */
+async function docsBlock(): Promise<string> {
+  const page = await readFile(path.join(ROOT, 'docs', 'embedding.md'), 'utf8')
+  const section = page.split(/^## The admin API of another program$/m)[1]
+  if (section === undefined) throw new Error('docs/embedding.md has no such section')
   const block = /^```js\n([\s\S]*?)^```$/m.exec(section)?.[1]
-  if (block === undefined) throw new Error('the Embedding section has no ```js block')
+  if (block === undefined) throw new Error('that section has no ```js block')
   return block
 }
 
@@ -77,8 +77,8 @@ async function runExample(): Promise<string> {
 }
 
 describe('the embedding example', () => {
-  it('is in the README verbatim', async () => {
-    expect(await readmeBlock()).toBe(await readFile(EXAMPLE, 'utf8'))
+  it('is in docs/embedding.md verbatim', async () => {
+    expect(await docsBlock()).toBe(await readFile(EXAMPLE, 'utf8'))
   })
 
   it('serves the admin API below /admin of the host program, over the memory store', async () => {
