@@ -147,30 +147,61 @@ interface Counter {
 }
 
 /**
- * A Map that holds at most `maxEntries` keys. Map order is insertion order and a restarted entry
- * is moved to the end; entries of one kind all last alike, so the oldest, at the front, are also
- * the first to end, and making room drops them first. One live iterator walks the front, so each
- * eviction costs O(1) however many entries were deleted before it (a fresh iterator would step
- * over every deleted slot of the table).
+ * A Map of at most `maxEntries` keys (see `restart` and `roomFor`). Map order is insertion order
+ * and a restarted entry is moved to the end; entries of one kind all last alike, so the oldest,
+ * at the front, are also the first to end. One live iterator walks the front, so each look at the
+ * oldest costs O(1) however many entries were deleted before it (a fresh iterator would step over
+ * every deleted slot of the table).
  */
-function createCappedMap<V>(maxEntries: number, endOf: (value: V) => number) {
+function createCappedMap<V>(
+  maxEntries: number,
+  endOf: (value: V) => number,
+  spent: (value: V, now: number) => boolean = (value, now) => endOf(value) <= now,
+) {
   const entries = new Map<string, V>()
-  let front = entries.keys()
-  const dropOldest = () => {
-    let oldest = front.next()
-    if (oldest.done) {
-      front = entries.keys()
-      oldest = front.next()
+  let front = entries.entries()
+  // The oldest entry as the iterator last saw it; stale once deleted or set anew (moved to the end).
+  let head: [string, V] | undefined
+  /** The oldest entry, or undefined when there is none. */
+  const oldest = (): [string, V] | undefined => {
+    while (head === undefined || entries.get(head[0]) !== head[1]) {
+      let next = front.next()
+      if (next.done) {
+        front = entries.entries()
+        next = front.next()
+      }
+      if (next.done) return undefined
+      head = next.value
     }
-    if (!oldest.done) entries.delete(oldest.value)
+    return head
+  }
+  const dropOldest = () => {
+    const entry = oldest()
+    if (entry !== undefined) entries.delete(entry[0])
   }
   return {
     entries,
-    /** Sets a key anew, at the end of the order. */
+    /** Sets a key anew, at the end of the order, dropping the oldest entries to make room. */
     restart(key: string, value: V) {
       entries.delete(key)
+      if (head?.[0] === key) head = undefined
       while (entries.size >= maxEntries) dropOldest()
       entries.set(key, value)
+    },
+    /**
+     * Makes room for `count` new keys by dropping the oldest entries while they are `spent` at
+     * `now`; false when the oldest is not (then nothing else was dropped). A dropped key that
+     * `mine` claims is one more to make room for.
+     */
+    roomFor(count: number, now: number, mine: (key: string) => boolean = () => false): boolean {
+      let needed = count
+      while (entries.size + needed > maxEntries) {
+        const entry = oldest()
+        if (entry === undefined || !spent(entry[1], now)) return false
+        entries.delete(entry[0])
+        if (mine(entry[0])) needed++
+      }
+      return true
     },
     deleteExpired(now: number, limit: number) {
       let removed = 0
@@ -183,8 +214,23 @@ function createCappedMap<V>(maxEntries: number, endOf: (value: V) => number) {
   }
 }
 
+/**
+ * Throttle counters and known pairs in two capped maps. A live counter is never dropped to make
+ * room for another: else a spray of new usernames or addresses would wipe the failures of the
+ * key it targets. When live counters fill the map, an attempt that needs a new counter is
+ * answered busy (nothing recorded, try again shortly) until a window ends. Only counters that
+ * decide nothing make room: windows that ended, and oldest first, live ones that count nothing
+ * (no failure, no attempt in flight), which a new window would replace alike. Known pairs only
+ * choose a verifier lane: the oldest are forgotten to make room.
+ */
 function createThrottleStore(maxEntries: number): ThrottleStore {
-  const counters = createCappedMap<Counter>(maxEntries, (counter) => counter.resetAt)
+  const counters = createCappedMap<Counter>(
+    maxEntries,
+    (counter) => counter.resetAt,
+    (counter, now) =>
+      counter.resetAt <= now ||
+      (counter.failures === 0 && (counter.inFlight === 0 || counter.leaseUntil <= now)),
+  )
   const known = createCappedMap<number>(maxEntries, (expiresAt) => expiresAt)
   /** The live counter of a key, as it stands at `now`, or null. */
   const live = (key: string, now: number) => {
@@ -193,25 +239,34 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
     if (counter.leaseUntil <= now) counter.inFlight = 0
     return counter
   }
-  /** The live counter of a key, or a new window started at `now`. */
+  /**
+   * The live counter of a key, or a new window started at `now`, at the end of the order. It
+   * takes the place of the key's ended window, or of counters that decide nothing; an attempt
+   * ending while live ones fill the map records its failure even so, one place over (see `finish`).
+   */
   const counterOf = (key: string, now: number, windowMs: number) => {
     const current = live(key, now)
     if (current) return current
+    counters.entries.delete(key)
+    counters.roomFor(1, now)
     const started = { failures: 0, inFlight: 0, resetAt: now + windowMs, leaseUntil: 0 }
-    counters.restart(key, started)
+    counters.entries.set(key, started)
     return started
   }
 
   // Each call runs in one synchronous pass, so no other call sees it half done.
   return {
     async begin(attempt, policy, now) {
-      const seen = attemptCounters(attempt, policy).map(({ key, limit }) => ({
-        limit,
-        state: live(key, now),
-      }))
+      const keys = attemptCounters(attempt, policy)
+      const seen = keys.map(({ key, limit }) => ({ limit, state: live(key, now) }))
       const refusal = throttleRefusal(seen, policy.allowance)
       if (refusal) return refusal
-      for (const { key } of attemptCounters(attempt, policy)) {
+      // Ended windows give their place back first; then the new counters need room.
+      const fresh = keys.filter((_, index) => seen[index]?.state === null)
+      for (const { key } of fresh) counters.entries.delete(key)
+      const mine = (key: string) => key === attempt.pairKey || key === attempt.addressKey
+      if (!counters.roomFor(fresh.length, now, mine)) return { outcome: 'busy' }
+      for (const { key } of keys) {
         const counter = counterOf(key, now, policy.windowMs)
         counter.inFlight++
         counter.leaseUntil = now + policy.leaseMs
@@ -219,6 +274,10 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
       return { outcome: 'proceed', known: (known.entries.get(attempt.knownKey) ?? 0) > now }
     },
     async finish(attempt, outcome, policy, now) {
+      // A live counter is missing here only when a success of the pair deleted it meanwhile, or
+      // when it counted nothing once this attempt's lease ran out and made room: the failure is
+      // recorded all the same, so the map holds at most two counters more per attempt in flight,
+      // and never forgets a failure.
       for (const { key } of attemptCounters(attempt, policy)) {
         const counter = counterOf(key, now, policy.windowMs)
         counter.inFlight = Math.max(0, counter.inFlight - 1)
@@ -241,9 +300,10 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
 export interface MemoryStoresOptions {
   /**
    * Most throttle counters kept at once (and, apart, most known pairs), so memory stays bounded
-   * under a spray of usernames or addresses. When full, the oldest are dropped first (windows all
-   * last alike, so those that ended go before any live one).
-   * Default 100 000.
+   * under a spray of usernames or addresses. When full, counters whose window ended make room,
+   * oldest first; a live one is never dropped, so a spray cannot wipe the failures of the key it
+   * targets: an attempt that needs a new counter is answered busy until a window ends. The oldest
+   * known pairs are forgotten. Default 100 000.
    */
   maxThrottleEntries?: number
 }
