@@ -12,12 +12,17 @@ import {
 export function openStores(path: string, driver: SqliteDriver): SqliteStores {
   const db = openDatabase(path, { driver })
   const stores = createSqliteStores(db)
-  let open = true
+  let closing: Promise<void> | null = null
   return {
     ...stores,
-    async close() {
-      if (open) db.close()
-      open = false
+    /**
+     * Closes the stores first, which commits (and answers) the changes still waiting for the
+     * group commit, then the file: a change queued in the same tick is committed, not failed on a
+     * closed file. Asked again, it waits for the same close.
+     */
+    close() {
+      closing ??= stores.close().finally(() => db.close())
+      return closing
     },
   }
 }

@@ -1,6 +1,7 @@
 // Run by Bun (`bun test`, see test:runtimes).
 import { describeStoreContract } from '@flowadmin/testkit'
 import { createBunSqliteStores } from '../src/bun.js'
+import { describeClose } from './close.js'
 import { tempFolder } from './temp.js'
 
 const temp = tempFolder()
@@ -14,3 +15,5 @@ describeStoreContract('bun:sqlite', {
   },
   connect: async () => createBunSqliteStores(file),
 })
+
+describeClose('bun:sqlite', createBunSqliteStores)

@@ -1,6 +1,7 @@
 // Run by Bun (`bun test`) and by vitest under Deno (vitest.deno.config.ts), see test:runtimes.
 import { describeStoreContract } from '@flowadmin/testkit'
 import { createNodeSqliteStores } from '../src/node-sqlite.js'
+import { describeClose } from './close.js'
 import { tempFolder } from './temp.js'
 
 const temp = tempFolder()
@@ -14,3 +15,5 @@ describeStoreContract('node:sqlite', {
   },
   connect: async () => createNodeSqliteStores(file),
 })
+
+describeClose('node:sqlite', createNodeSqliteStores)
