@@ -172,8 +172,8 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
     }
   }
 
-  /** Runs npm in `dir`; null on success, else the failure. */
-  function runNpm(dir: string, args: string[]): Promise<InstallFailure | null> {
+  /** Runs npm in `dir` for the module `wanted`; null on success, else the failure. */
+  function runNpm(dir: string, args: string[], wanted: string): Promise<InstallFailure | null> {
     return new Promise((resolve) => {
       const output: string[] = []
       const child = spawn(options.npm ?? 'npm', args, {
@@ -216,11 +216,12 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
           return resolve(null)
         }
         report(`npm ${args[0]} failed (exit ${code}); nothing was changed`)
-        const npmCode = /npm (?:error|ERR!) code (E[A-Z0-9]+)/.exec(output.join(''))?.[1]
-        resolve({
-          code: 'install_failed',
-          message: `npm ${args[0]} failed${npmCode ? ` (${npmCode})` : ''}; nothing was changed`,
-        })
+        const said = output.join('')
+        const npmCode = /npm (?:error|ERR!) code (E[A-Z0-9]+)/.exec(said)?.[1]
+        const words =
+          describeNpmFailure(said, wanted, options.registry) ??
+          `npm ${args[0]} failed${npmCode ? ` (${npmCode})` : ''}`
+        resolve({ code: 'install_failed', message: `${words}; nothing was changed` })
       })
     })
   }
@@ -235,9 +236,10 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
     ...(options.registry === null ? [] : ['--registry', options.registry]),
   ]
 
-  /** Stages, runs npm, checks, commits; the staging folder is always removed. */
+  /** Stages, runs npm for the module `wanted`, checks, commits; the staging folder is always removed. */
   async function change<T>(
     args: string[],
+    wanted: string,
     except: string | null,
     check: (staged: DiscoveredModule[]) => Outcome<T>,
     prepare: (dir: string) => Promise<void> = async () => {},
@@ -248,7 +250,7 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
     try {
       await stage(dir)
       await prepare(dir)
-      const problem = await runNpm(dir, args)
+      const problem = await runNpm(dir, args, wanted)
       if (problem !== null) return failed(problem)
       await keepOthers(dir, before, except)
       const verdict = check(await discoverModules(dir))
@@ -288,6 +290,7 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
       return queue.run(async () =>
         change<{ module: ModuleDescriptor }>(
           install,
+          wanted,
           null,
           (staged) => {
             const module = staged.find((candidate) => candidate.name === wanted)
@@ -315,13 +318,76 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
       if (!policy.canRemove())
         return failed({ code: 'module_not_allowed', message: 'Removing modules is not allowed' })
       return queue.run(() =>
-        change<Record<never, never>>(['uninstall', ...common(), '--save', '--', name], name, (staged) =>
-          staged.some((module) => module.name === name)
-            ? failed({ code: 'install_failed', message: `npm did not remove ${name}` })
-            : { ok: true },
+        change<Record<never, never>>(
+          ['uninstall', ...common(), '--save', '--', name],
+          name,
+          name,
+          (staged) =>
+            staged.some((module) => module.name === name)
+              ? failed({ code: 'install_failed', message: `npm did not remove ${name}` })
+              : { ok: true },
         ),
       ) as Promise<Outcome<Record<never, never>>>
     },
+  }
+}
+
+/**
+ * What went wrong, in words, when npm's output names something the registry does not have: the
+ * module `wanted`, a package it depends on, a version, or a tarball URL that answered 404. The
+ * registry is the one npm asked (from its request), else `registry`. Null for any other failure.
+ */
+export function describeNpmFailure(output: string, wanted: string, registry: string | null): string | null {
+  const code = /npm (?:error|ERR!) code (E[A-Z0-9]+)/.exec(output)?.[1]
+  if (code === 'E404') {
+    const resource = /The requested resource '(.+?)' could not be found/.exec(output)?.[1]
+    if (resource === undefined) return null
+    if (/^https?:\/\//i.test(resource)) return `no tarball at ${withoutCredentials(resource)}`
+    const name = packageName(resource)
+    const asked = /404 Not Found - GET (\S+)/.exec(output)?.[1]
+    const where = inRegistry(registryOf(asked, name) ?? registry)
+    return name === wanted
+      ? `module "${name}" not found in ${where}`
+      : `module "${wanted}" needs "${name}", which is not found in ${where}`
+  }
+  if (code === 'ETARGET') {
+    const spec = /No matching version found for (\S+?)\.?$/m.exec(output)?.[1]
+    if (spec === undefined) return null
+    const name = packageName(spec)
+    const range = spec.slice(name.length + 1)
+    const where = inRegistry(registry)
+    return name === wanted
+      ? `no version of module "${name}" matches ${range} in ${where}`
+      : `module "${wanted}" needs "${name}" at ${range}, a version not found in ${where}`
+  }
+  return null
+}
+
+/** `name` of `name@range` or `@scope/name@range`. */
+function packageName(spec: string): string {
+  const at = spec.indexOf('@', 1)
+  return at === -1 ? spec : spec.slice(0, at)
+}
+
+/** The registry of a packument's URL (`<registry><name>`, a scope's `/` escaped); null when it is not one. */
+function registryOf(url: string | undefined, name: string): string | null {
+  const escaped = name.replace('/', '%2f')
+  if (url === undefined || !url.toLowerCase().endsWith(`/${escaped}`)) return null
+  return url.slice(0, url.length - escaped.length)
+}
+
+const inRegistry = (registry: string | null) =>
+  registry === null ? 'the registry' : `the registry ${withoutCredentials(registry)}`
+
+/** A URL as it may be shown: without a user name or password. */
+function withoutCredentials(text: string): string {
+  try {
+    const url = new URL(text)
+    url.username = ''
+    url.password = ''
+    return url.toString()
+  } catch {
+    return text
   }
 }
 

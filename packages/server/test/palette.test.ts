@@ -32,6 +32,13 @@ const SCRIPTED = {
   },
 }
 const SLOW = { name: 'node-red-contrib-slow', version: '1.0.0', sets: { slow: ['slow'] } }
+/** A node module that depends on a package the registry does not have. */
+const NEEDS_GONE = {
+  name: 'node-red-contrib-needs-gone',
+  version: '1.0.0',
+  sets: { needs: ['needs'] },
+  fields: { dependencies: { 'gone-dependency': '^1.0.0' } },
+}
 
 let registry: LocalRegistry
 let userDir: string
@@ -41,7 +48,9 @@ const running: RunningServer[] = []
 
 beforeAll(async () => {
   registry = await startLocalRegistry()
-  for (const fixture of [SHOUT, SHOUT_2, TOOLS, PLAIN, SCRIPTED, SLOW]) await registry.publish(fixture)
+  for (const fixture of [SHOUT, SHOUT_2, TOOLS, PLAIN, SCRIPTED, SLOW, NEEDS_GONE]) {
+    await registry.publish(fixture)
+  }
   registry.hang(SLOW.name)
 }, 120_000)
 afterAll(() => registry.close())
@@ -403,7 +412,10 @@ describe('hostile and refused installs: the documented error, and userDir exactl
       server,
       { module: 'node-red-contrib-not-published' },
       400,
-      { code: 'install_failed', message: 'npm install failed (E404); nothing was changed' },
+      {
+        code: 'install_failed',
+        message: `module "node-red-contrib-not-published" not found in the registry ${registry.url}; nothing was changed`,
+      },
       true,
     )
     expect(log.entries()).toContainEqual(
@@ -421,6 +433,45 @@ describe('hostile and refused installs: the documented error, and userDir exactl
       { module: TOOLS.name, url: `${registry.url}-/${SHOUT.name}-2.0.0.tgz` },
       400,
       { code: 'install_failed', message: `the tarball is not the node module ${TOOLS.name}` },
+      true,
+    )
+  })
+
+  it('what the registry does not have, said in words: a module, a dependency, a version, a tarball', async () => {
+    const server = await start()
+    const failure = (message: string) => ({
+      code: 'install_failed',
+      message: `${message}; nothing was changed`,
+    })
+    await refused(
+      server,
+      { module: '@acme/not-published' },
+      400,
+      failure(`module "@acme/not-published" not found in the registry ${registry.url}`),
+      true,
+    )
+    await refused(
+      server,
+      { module: NEEDS_GONE.name },
+      400,
+      failure(
+        `module "${NEEDS_GONE.name}" needs "gone-dependency", which is not found in the registry ${registry.url}`,
+      ),
+      true,
+    )
+    await refused(
+      server,
+      { module: SHOUT.name, version: '^9.0.0' },
+      400,
+      failure(`no version of module "${SHOUT.name}" matches ^9.0.0 in the registry ${registry.url}`),
+      true,
+    )
+    const missing = `${registry.url}-/${SHOUT.name}-9.9.9.tgz`
+    await refused(
+      server,
+      { module: SHOUT.name, url: missing },
+      400,
+      failure(`no tarball at ${missing}`),
       true,
     )
   })
