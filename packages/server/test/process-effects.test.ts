@@ -1,9 +1,11 @@
 // Importing and using the server's pieces leaves the process as it was: thread priorities,
 // environment, signal handlers. Only the `flowadmin` command tunes its own process.
-import { readdirSync, readFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { getPriority, tmpdir } from 'node:os'
 import * as path from 'node:path'
+import { waitFor } from '@flowadmin/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createArgon2Verifier, hashPassword, startServer } from '../src/index.js'
 import { HASHING_NICENESS } from '../src/process-tuning.js'
@@ -40,6 +42,48 @@ function threadPolicy(pid: number): Map<number, number> {
   }
   return policy
 }
+
+/** Where `command` is on the PATH; fails saying what to install where it is missing. */
+function installed(command: string, debianPackage: string): string {
+  try {
+    return execFileSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).trim()
+  } catch {
+    throw new Error(`${command} is not installed: apt-get install ${debianPackage}`)
+  }
+}
+
+/**
+ * Writes into `dir` an executable `name` that runs `target` with its arguments and appends a line
+ * to `log`: `before` writes it first (`$*`, then exec), otherwise it is written once `target`
+ * has ended (`<exit status> $*`).
+ */
+async function recordingWrapper(
+  dir: string,
+  name: string,
+  target: string,
+  log: string,
+  when: 'before' | 'after',
+): Promise<void> {
+  const lines =
+    when === 'before'
+      ? ['#!/bin/sh', `printf '%s\\n' "$*" >> '${log}'`, `exec '${target}' "$@"`]
+      : [
+          '#!/bin/sh',
+          `'${target}' "$@"`,
+          'status=$?',
+          `printf '%s %s\\n' "$status" "$*" >> '${log}'`,
+          'exit $status',
+        ]
+  await writeFile(path.join(dir, name), `${lines.join('\n')}\n`, { mode: 0o755 })
+}
+
+/** The lines of `file` so far; none while it does not exist. */
+const linesOf = (file: string): string[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+    : []
 
 const EVENTS = [
   'SIGHUP',
@@ -109,18 +153,30 @@ describe('the library', () => {
 
 describe('the flowadmin command', () => {
   let userDir: string
+  let settings: string
+  /** Holds the PATH folders of the tests, apart from the server's files. */
+  let tools: string
   beforeAll(async () => {
     requireBuild()
     userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-effects-cli-'))
-    await writeFile(path.join(userDir, 'settings.json'), JSON.stringify({ storage: 'memory' }))
+    tools = await mkdtemp(path.join(tmpdir(), 'flowadmin-effects-path-'))
+    settings = path.join(userDir, 'settings.json')
+    await writeFile(settings, JSON.stringify({ storage: 'memory' }))
   })
   afterAll(async () => {
     await killAll()
     await rm(userDir, { recursive: true, force: true })
+    await rm(tools, { recursive: true, force: true })
   })
 
-  it('lowers the priority of its helper threads, not of its event loop', async () => {
-    const { run } = await startCli(['--settings', path.join(userDir, 'settings.json'), '--port', '0'])
+  it('lowers the priority of its helper threads, not of its event loop, and moves them to SCHED_IDLE with chrt', async () => {
+    // A chrt first on the PATH that notes each call, then runs the real one.
+    const bin = await mkdtemp(path.join(tools, 'bin-'))
+    const calls = path.join(bin, 'chrt.log')
+    await recordingWrapper(bin, 'chrt', installed('chrt', 'util-linux'), calls, 'before')
+    const { run } = await startCli(['--settings', settings, '--port', '0'], {
+      env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` },
+    })
     const pid = run.child.pid as number
     const threads = threadNiceness(pid)
     const main = threads.get(pid)
@@ -136,28 +192,33 @@ describe('the flowadmin command', () => {
         return [policy.get(pid), new Set([...policy].filter(([tid]) => tid !== pid).map(([, p]) => p))]
       })
       .toEqual([0, new Set([SCHED_IDLE])])
+    // Through chrt, one call a helper thread: every helper running now was named, the event loop never.
+    const named = linesOf(calls).map((line) => {
+      expect(line).toMatch(/^--idle --pid 0 \d+$/)
+      return Number(line.split(' ').at(-1))
+    })
+    expect(named).not.toContain(pid)
+    const running = [...threadPolicy(pid).keys()].filter((tid) => tid !== pid)
+    expect(running.length).toBeGreaterThan(0)
+    for (const tid of running) expect(named, `thread ${tid}`).toContain(tid)
   })
 
   it('keeps the lowered niceness and serves as usual where chrt is missing', async () => {
-    // A PATH with a shell and nothing else: the policy cannot be changed.
-    const bare = await mkdtemp(path.join(tmpdir(), 'flowadmin-no-chrt-'))
-    await symlink('/bin/sh', path.join(bare, 'sh'))
-    try {
-      const { run, url } = await startCli(
-        ['--settings', path.join(userDir, 'settings.json'), '--port', '0'],
-        {
-          env: { PATH: bare },
-        },
-      )
-      const pid = run.child.pid as number
-      expect((await fetch(`${url}/healthz`)).status).toBe(200)
-      // Time for the background attempt to have run and failed.
-      await new Promise((resolve) => setTimeout(resolve, 500))
-      expect(new Set(threadPolicy(pid).values())).toEqual(new Set([0]))
-      const helpers = [...threadNiceness(pid)].filter(([tid]) => tid !== pid).map(([, niceness]) => niceness)
-      expect(new Set(helpers)).toEqual(new Set([Math.max(getPriority(process.pid), HASHING_NICENESS)]))
-    } finally {
-      await rm(bare, { recursive: true, force: true })
-    }
+    // A PATH with a shell and nothing else: the policy cannot be changed. The shell notes when it
+    // has run (so when the attempt has failed), with its exit status and arguments.
+    const bare = await mkdtemp(path.join(tools, 'no-chrt-'))
+    const runs = path.join(bare, 'sh.log')
+    await recordingWrapper(bare, 'sh', '/bin/sh', runs, 'after')
+    const { run, url } = await startCli(['--settings', settings, '--port', '0'], { env: { PATH: bare } })
+    const pid = run.child.pid as number
+    expect((await fetch(`${url}/healthz`)).status).toBe(200)
+    await waitFor(() => linesOf(runs).length > 0, 'the background shell that runs chrt to end')
+    // The shell ran the loop over the helper threads and found no chrt (127: command not found).
+    expect(linesOf(runs)).toEqual([
+      expect.stringMatching(/^127 -c for tid do chrt --idle --pid 0 "\$tid"; done sh \d+/),
+    ])
+    expect(new Set(threadPolicy(pid).values())).toEqual(new Set([0]))
+    const helpers = [...threadNiceness(pid)].filter(([tid]) => tid !== pid).map(([, niceness]) => niceness)
+    expect(new Set(helpers)).toEqual(new Set([Math.max(getPriority(process.pid), HASHING_NICENESS)]))
   })
 })
