@@ -41,7 +41,7 @@ export async function readTarballManifest(bytes: Uint8Array): Promise<TarballMan
  * the verdict once the top folder's package.json is read or the archive ends, else null.
  */
 function createTarScanner(): (chunk: Buffer) => TarballManifest | null {
-  let pending = Buffer.alloc(0)
+  let pending: Buffer = Buffer.alloc(0)
   /** Bytes of the current entry's body (and padding) still to pass over. */
   let skip = 0
   /** The size of package.json's body while it is being read. */
