@@ -1,6 +1,6 @@
 import type { MetricsExposition, ResponseSample } from '@flowadmin/adapter-http'
 import type { CoreObserver, DomainEvent, EventSink, Stores, TokenKind } from '@flowadmin/core'
-import type { Metric, Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
 export const LOGIN_OUTCOMES = ['succeeded', 'failed', 'throttled', 'shed'] as const
@@ -39,10 +39,11 @@ const STORAGE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
  * fixed sets (route templates, event types, port method names), never from a request.
  *
  * flowadmin's own metrics count in plain objects from the start; prom-client (and the tracing API
- * it loads) is loaded at the first scrape, which builds the registry around them. A server that is
- * never scraped does not carry it, and its start does not wait for it. The default process
- * metrics start then too: CPU time and memory are read from the process, whole; the GC and
- * event-loop delay figures cover the time since the first scrape.
+ * it loads) is loaded at the first scrape. A server that is never scraped does not carry it, and
+ * its start does not wait for it. The default process metrics start then too: CPU time and memory
+ * are read from the process, whole; the GC and event-loop delay figures cover the time since the
+ * first scrape. At each scrape the own metrics are handed to prom-client's public API as figures
+ * (see `createScraper`): nothing of its metric classes' insides is relied on.
  */
 export function createMetrics(): Metrics {
   let sources: MetricsSources = {
@@ -51,8 +52,8 @@ export function createMetrics(): Metrics {
   }
 
   /** flowadmin's own metrics, in the order they are made here: the order of the exposition. */
-  const own: object[] = []
-  const made = <T extends { metric: object }>(created: T): T => {
+  const own: OwnMetric[] = []
+  const made = <T extends { metric: OwnMetric }>(created: T): T => {
     own.push(created.metric)
     return created
   }
@@ -151,14 +152,19 @@ export function createMetrics(): Metrics {
     }),
   )
 
-  /** The registry, made at the first scrape: the process metrics, then these, in this order. */
-  let registry: Promise<Registry> | undefined
-  const createRegistry = async () => {
-    const { collectDefaultMetrics, Registry } = await import('prom-client')
-    const created = new Registry()
-    collectDefaultMetrics({ register: created })
-    for (const metric of own) created.registerMetric(metric as unknown as Metric)
-    return created
+  /**
+   * The scrape, made at the first one: prom-client's registry of the process metrics, and each
+   * time a registry of the own metrics' figures as they stand, merged after it.
+   */
+  let scraper: Promise<() => Registry> | undefined
+  const createScraper = async () => {
+    const { AggregatorRegistry, collectDefaultMetrics, Registry } = await import('prom-client')
+    const processMetrics = new Registry()
+    collectDefaultMetrics({ register: processMetrics })
+    // aggregate() is prom-client's public way to a registry from metrics as getMetricsAsJSON()
+    // gives them (made for a cluster's workers); of one list, each figure stays as it is.
+    return () =>
+      Registry.merge([processMetrics, AggregatorRegistry.aggregate([own.map((metric) => metric.figures())])])
   }
 
   const instrumentStore = <T extends object>(store: string, target: T): T => {
@@ -234,13 +240,14 @@ export function createMetrics(): Metrics {
     },
     async exposition() {
       // A failed load is tried again at the next scrape.
-      registry ??= createRegistry().catch((error: unknown) => {
-        registry = undefined
+      scraper ??= createScraper().catch((error: unknown) => {
+        scraper = undefined
         throw error
       })
-      const ready = await registry
+      const scrape = await scraper
       await countLiveTokens()
-      return { contentType: ready.contentType, body: await ready.metrics() }
+      const registry = scrape()
+      return { contentType: registry.contentType, body: await registry.metrics() }
     },
   }
 }
@@ -268,30 +275,34 @@ interface Sample {
 }
 
 /**
- * A counter kept in a plain map, one entry a label set, exported through the registry in
- * prom-client's format (what its registry reads of a metric: name, help, type and `get()`).
+ * A metric as prom-client's `Registry.getMetricsAsJSON()` gives one (the shape its index.d.ts
+ * declares and `AggregatorRegistry.aggregate` takes): name, help, type, aggregator and the series
+ * now, a histogram's each named (`_bucket`, `_sum`, `_count`).
  */
-/**
- * A metric as prom-client's registry reads it at each scrape: its name, help and type, `get()`
- * with the series now, and `reset()` (the registry needs nothing else of a metric to write it out).
- */
-function registryMetric<V>(
-  name: string,
-  help: string,
-  type: 'counter' | 'gauge' | 'histogram',
-  values: () => V[],
-  reset: () => void = () => {},
-) {
-  return {
-    name,
-    help,
-    type,
-    aggregator: 'sum' as const,
-    get: () => ({ name, help, type, values: values(), aggregator: 'sum' as const }),
-    reset,
-  }
+interface MetricFigures {
+  name: string
+  help: string
+  type: 'counter' | 'gauge' | 'histogram'
+  aggregator: 'sum'
+  values: Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>
 }
 
+/** One of flowadmin's own metrics: its figures as they stand, read at each scrape. */
+interface OwnMetric {
+  figures(): MetricFigures
+}
+
+/** An own metric whose series are read by `values` at each scrape. */
+function ownMetric(
+  name: string,
+  help: string,
+  type: MetricFigures['type'],
+  values: () => MetricFigures['values'],
+): OwnMetric {
+  return { figures: () => ({ name, help, type, aggregator: 'sum', values: values() }) }
+}
+
+/** A counter kept in a plain map, one entry a label set. */
 function createCounter(options: { name: string; help: string }) {
   const { name, help } = options
   const series = new Map<string, Sample>()
@@ -302,22 +313,14 @@ function createCounter(options: { name: string; help: string }) {
       if (sample === undefined) series.set(key, { labels, value: by })
       else sample.value += by
     },
-    metric: registryMetric(
-      name,
-      help,
-      'counter',
-      () => [...series.values()],
-      () => {
-        for (const sample of series.values()) sample.value = 0
-      },
-    ),
+    metric: ownMetric(name, help, 'counter', () => [...series.values()]),
   }
 }
 
 /** A gauge whose series are read at each scrape, by `collect`. */
 function createGauge(options: { name: string; help: string; collect: () => Sample[] }) {
   const { name, help, collect } = options
-  return { metric: registryMetric(name, help, 'gauge', collect) }
+  return { metric: ownMetric(name, help, 'gauge', collect) }
 }
 
 interface AggregatedChild {
@@ -328,8 +331,8 @@ interface AggregatedChild {
  * A Prometheus histogram for the hot paths (every request, every store call): each label set
  * is looked up once by its caller and keeps plain counts, so an observation is a bucket search
  * and three additions. prom-client's own Histogram hashes the labels on every observation, which
- * costs more than the store call it times. Exported through the same registry, in the same
- * format (cumulative `_bucket` series with `le`, `_sum`, `_count`).
+ * costs more than the store call it times. Its figures are those of a histogram in prom-client's
+ * JSON (cumulative `_bucket` series with `le`, `_sum`, `_count`), so the exposition is the same.
  */
 function createAggregatedHistogram(options: {
   name: string
@@ -359,33 +362,20 @@ function createAggregatedHistogram(options: {
         },
       }
     },
-    metric: registryMetric(
-      name,
-      help,
-      'histogram',
-      () => {
-        const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> =
-          []
-        for (const { labels, counts, sum, count } of children) {
-          let cumulative = 0
-          buckets.forEach((le, index) => {
-            cumulative += counts[index] as number
-            values.push({ metricName: `${name}_bucket`, labels: { le, ...labels }, value: cumulative })
-          })
-          values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', ...labels }, value: count })
-          values.push({ metricName: `${name}_sum`, labels, value: sum })
-          values.push({ metricName: `${name}_count`, labels, value: count })
-        }
-        return values
-      },
-      () => {
-        for (const child of children) {
-          child.counts.fill(0)
-          child.sum = 0
-          child.count = 0
-        }
-      },
-    ),
+    metric: ownMetric(name, help, 'histogram', () => {
+      const values: MetricFigures['values'] = []
+      for (const { labels, counts, sum, count } of children) {
+        let cumulative = 0
+        buckets.forEach((le, index) => {
+          cumulative += counts[index] as number
+          values.push({ metricName: `${name}_bucket`, labels: { le, ...labels }, value: cumulative })
+        })
+        values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', ...labels }, value: count })
+        values.push({ metricName: `${name}_sum`, labels, value: sum })
+        values.push({ metricName: `${name}_count`, labels, value: count })
+      }
+      return values
+    }),
   }
 }
 

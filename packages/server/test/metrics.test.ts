@@ -278,6 +278,68 @@ describe('createMetrics', () => {
     await stores.close()
   })
 
+  it('writes its own series as prom-client’s Counter, Gauge and Histogram write the same figures', async () => {
+    const metrics = createMetrics()
+    const requests: Array<[string, string, number, number]> = [
+      ['GET', '/nodes', 200, 0.0003],
+      ['POST', '/auth/token', 401, 0.2],
+      ['GET', '/nodes', 200, 0.004],
+      ['GET', 'unmatched', 404, 12],
+    ]
+    for (const [method, route, status, seconds] of requests)
+      metrics.onResponse({ method, route, status, seconds })
+    const actor = { username: 'u', clientId: 'c', address: 'a' }
+    metrics.events.emit({ type: 'login.failed', at: 0, ...actor })
+    metrics.events.emit({ type: 'login.failed', at: 0, ...actor })
+    metrics.events.emit({ type: 'login.succeeded', at: 0, ...actor })
+    metrics.track({
+      liveTokens: async () => ({ session: 2, api: 1 }),
+      verifierLoad: () => ({ running: 1, known: 0, general: 3 }),
+    })
+    const { body } = await metrics.exposition()
+
+    const { Counter, Gauge, Histogram, Registry } = await import('prom-client')
+    const reference = new Registry()
+    const registers = [reference]
+    const requestTimes = new Histogram({
+      name: 'flowadmin_http_request_duration_seconds',
+      help: 'h',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    })
+    for (const [method, route, status, seconds] of requests)
+      requestTimes.observe({ method, route, status: String(status) }, seconds)
+    const logins = new Counter({
+      name: 'flowadmin_logins_total',
+      help: 'h',
+      labelNames: ['outcome'],
+      registers,
+    })
+    for (const outcome of ['succeeded', 'failed', 'throttled', 'shed']) logins.inc({ outcome }, 0)
+    logins.inc({ outcome: 'failed' }, 2)
+    logins.inc({ outcome: 'succeeded' })
+    const live = new Gauge({ name: 'flowadmin_tokens_live', help: 'h', labelNames: ['kind'], registers })
+    live.set({ kind: 'session' }, 2)
+    live.set({ kind: 'api' }, 1)
+    const expected = await reference.metrics()
+
+    /** The series lines of one metric family, in order. */
+    const series = (text: string, name: string) =>
+      text.split('\n').filter((line) => line.startsWith(`${name}_`) || line.startsWith(`${name}{`))
+    // Three label sets of 14 buckets, +Inf, _sum and _count; four outcomes; two kinds.
+    const families = [
+      { name: 'flowadmin_http_request_duration_seconds', type: 'histogram', lines: 51 },
+      { name: 'flowadmin_logins_total', type: 'counter', lines: 4 },
+      { name: 'flowadmin_tokens_live', type: 'gauge', lines: 2 },
+    ]
+    for (const { name, type, lines } of families) {
+      expect(series(body, name), name).toEqual(series(expected, name))
+      expect(series(body, name), name).toHaveLength(lines)
+      expect(body).toContain(`# TYPE ${name} ${type}\n`)
+    }
+  })
+
   it('counts a login shed by the core (too many attempts in flight) as shed', async () => {
     const metrics = createMetrics()
     metrics.events.emit({
