@@ -279,13 +279,15 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
      * passwords, permissions) from the next request on. The store work comes first, so when it
      * fails (the store is down) the users stay as they were and this rejects; there is never a
      * moment when the new users are live and a removed user's tokens are not yet gone. A removed
-     * user who logs in meanwhile gets a token refused on first use. Tokens of a changed password
-     * need no store work: their credential no longer matches once the new users are live. Only
-     * when `adminAuth` was configured at start.
+     * user who logs in meanwhile gets a token refused on first use. A list that removes nobody
+     * needs no store work, nor do tokens of a changed password: their credential no longer
+     * matches once the new users are live. Only when `adminAuth` was configured at start.
      */
     async setUsers(list: readonly UserOptions[]): Promise<Array<{ username: string; count: number }>> {
       if (auth === null) throw new Error('setUsers needs adminAuth configured at start')
-      const purged = await inventory.purgeRemovedUsers(new Set(list.map((user) => user.username)))
+      const kept = new Set(list.map((user) => user.username))
+      const removesSomeone = [...users.keys()].some((username) => !kept.has(username))
+      const purged = removesSomeone ? await inventory.purgeRemovedUsers(kept) : []
       fillUsers(list)
       return purged
     },

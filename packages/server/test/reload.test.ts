@@ -220,6 +220,18 @@ describe('the users of a reload and the store work they need, in the core', () =
     expect(await logIn(core, 'carol')).toMatchObject({ ok: true })
   })
 
+  it('needs no store for a list that removes nobody: a new user and a new password apply while it is down', async () => {
+    const { core, hasher } = world(() => Promise.reject(outage()))
+    const bob = await logIn(core, 'bob')
+    if (!bob.ok) throw new Error('bob could not log in')
+    const changed = team(hasher, 'alice', 'bob', 'carol').map((user) =>
+      user.username === 'bob' ? { ...user, password: hasher.hash('new-pw') } : user,
+    )
+    expect(await core.setUsers(changed)).toEqual([])
+    expect(await logIn(core, 'carol')).toMatchObject({ ok: true })
+    expect(await core.authenticate(bob.value.accessToken, ADDRESS)).toMatchObject({ ok: false })
+  })
+
   it('makes the new users live only once the removed users’ tokens are gone', async () => {
     let release!: () => void
     const held = new Promise<void>((resolve) => {
