@@ -36,6 +36,7 @@ await createSqliteStores(db).tokens.save({
   expiresAt: Date.now() + 3_600_000,
   lastUsedAt: null,
   lastAddress: null,
+  agent: null,
 })
 const findToken = db.prepare('SELECT username, scope, expires_at FROM tokens WHERE hash = ?')
 const UNAUTHORIZED = JSON.stringify({ code: 'unauthorized', message: 'Not authorised' })

@@ -14,6 +14,7 @@ interface TokenJson {
   expires_at: string | null
   last_used_at: string | null
   last_address: string | null
+  agent: string | null
   current: boolean
 }
 
@@ -54,6 +55,7 @@ describe('GET /auth/tokens', () => {
         expires_at: new Date(world.clock.now() - 1000 + 7 * DAY).toISOString(),
         last_used_at: new Date(world.clock.now() - 1000).toISOString(), // the login
         last_address: ADDRESS,
+        agent: null,
         current: false,
       },
       expect.objectContaining({
@@ -67,6 +69,31 @@ describe('GET /auth/tokens', () => {
     const text = JSON.stringify(mine)
     expect(text).not.toContain(first)
     expect(text).not.toContain(second)
+  })
+
+  test('tells sessions and API tokens apart by the browser or tool that asked for them', async () => {
+    const world = await createWorld()
+    const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
+    const login = await world.request('/auth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'User-Agent': firefox },
+      body: 'client_id=service-admin&grant_type=password&scope=*&username=admin&password=pw',
+    })
+    const { access_token: token } = (await login.json()) as { access_token: string }
+    const created = await world.request('/auth/tokens', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'User-Agent': 'curl/8.5.0',
+        Authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ name: 'deploy' }),
+    })
+    expect(created.status).toBe(201)
+    expect((await list(world, token)).map(({ kind, agent }) => ({ kind, agent }))).toEqual([
+      { kind: 'session', agent: 'Firefox 133 on Linux' },
+      { kind: 'api', agent: 'curl 8.5.0' },
+    ])
   })
 
   test('one user’s or everyone’s needs `*`; without it 401 insufficient_scope', async () => {

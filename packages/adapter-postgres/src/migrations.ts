@@ -55,6 +55,10 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX flowadmin_known_clients_by_expiry ON flowadmin_known_clients (expires_at);
   `,
+  `
+  -- What asked for each token (a browser or tool, described in a few words), to tell them apart.
+  ALTER TABLE flowadmin_tokens ADD COLUMN agent text;
+  `,
 ]
 
 /** The schema version this code writes. */

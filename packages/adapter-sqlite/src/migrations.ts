@@ -74,6 +74,10 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX known_clients_by_expiry ON known_clients (expires_at);
   `,
+  `
+  -- What asked for each token (a browser or tool, described in a few words), to tell them apart.
+  ALTER TABLE tokens ADD COLUMN agent TEXT;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -194,6 +194,12 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
                   <dd>{entry.scope.join(' ')}</dd>
                   <dt>Client</dt>
                   <dd>{entry.client_id}</dd>
+                  {entry.agent !== null && (
+                    <>
+                      <dt>Browser or tool</dt>
+                      <dd>{entry.agent}</dd>
+                    </>
+                  )}
                   <dt>Created</dt>
                   <dd>{when(entry.created_at, '')}</dd>
                   <dt>Expires</dt>

@@ -263,7 +263,7 @@ describe('flowadmin migrate', () => {
       const first = runCli(['migrate', '--settings', settings])
       expect(await first.exited).toBe(0)
       expect(first.stdout).toMatch(
-        /^flowadmin: migrated the database at 127\.0\.0\.1:\d+\/\w+ from schema version 0 to 1\n$/,
+        /^flowadmin: migrated the database at 127\.0\.0\.1:\d+\/\w+ from schema version 0 to 2\n$/,
       )
       const again = runCli(['migrate', '--settings', settings])
       expect(await again.exited).toBe(0)

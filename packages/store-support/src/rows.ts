@@ -11,7 +11,7 @@ const listOf = (value: List | null): string[] =>
 
 /** The columns of a token row, in the order of {@link TokenRow}. */
 export const TOKEN_COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
-  last_used_at, last_address`
+  last_used_at, last_address, agent`
 
 /** A token as a row of TOKEN_COLUMNS. */
 export interface TokenRow {
@@ -27,6 +27,7 @@ export interface TokenRow {
   expires_at: Integer | null
   last_used_at: Integer | null
   last_address: string | null
+  agent: string | null
 }
 
 export const tokenFromRow = (row: TokenRow): TokenRecord => ({
@@ -42,6 +43,7 @@ export const tokenFromRow = (row: TokenRow): TokenRecord => ({
   expiresAt: integerOrNull(row.expires_at),
   lastUsedAt: integerOrNull(row.last_used_at),
   lastAddress: row.last_address,
+  agent: row.agent,
 })
 
 /** A module joined with one of its node sets, in the sets' order. */

@@ -43,6 +43,7 @@ export const tokenRecord = (hash: string, overrides: Partial<TokenRecord> = {}):
   expiresAt: T0 + 10 * MINUTE,
   lastUsedAt: null,
   lastAddress: null,
+  agent: null,
   ...overrides,
 })
 
@@ -108,6 +109,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
           expiresAt: null,
           lastUsedAt: T0 + MINUTE,
           lastAddress: '2001:db8::1',
+          agent: 'curl 8.5.0',
         })
         await stores.tokens.save(record)
         expect(await stores.tokens.findByHash('h1')).toEqual(record)

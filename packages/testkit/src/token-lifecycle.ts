@@ -204,6 +204,7 @@ export function describeTokenLifecycle(name: string, open: OpenStores): void {
       expect((await stores.tokens.list('alice'))[0]).toMatchObject({
         lastUsedAt: loggedInAt,
         lastAddress: ADDRESS,
+        agent: null,
       })
       counter.writes.length = 0
       for (let i = 0; i < 20; i++) await core.authorize(alice, 'settings.read', ADDRESS)
@@ -229,12 +230,38 @@ export function describeTokenLifecycle(name: string, open: OpenStores): void {
       expect(counter.writes).toEqual(['touch', 'touch'])
     })
 
+    it('keeps what asked for a session, for the inventory to show', async () => {
+      const { core } = start()
+      const result = await core.login(
+        {
+          grantType: 'password',
+          clientId: 'service-admin',
+          username: 'alice',
+          password: 'alice-pw',
+          scope: '*',
+        },
+        ADDRESS,
+        'Chrome 142 on Linux',
+      )
+      if (!result.ok) throw new Error(result.error.code)
+      const me = await principal(core, result.value.accessToken)
+      const listed = await core.tokens.list(me, null, ADDRESS)
+      if (!listed.ok) throw new Error(listed.error.code)
+      expect(listed.value).toMatchObject([
+        { agent: 'Chrome 142 on Linux', lastAddress: ADDRESS, current: true },
+      ])
+    })
+
     it('writes the first use of an API token, which its creation is not', async () => {
       const { core, clock } = start()
       const alice = await principal(core, await login(core, 'alice'))
-      const created = await core.tokens.create(alice, { name: 'ci' }, ADDRESS)
+      const created = await core.tokens.create(alice, { name: 'ci', agent: 'Firefox 133 on Linux' }, ADDRESS)
       if (!created.ok) throw new Error(created.error.code)
-      expect(created.value.view).toMatchObject({ lastUsedAt: null, lastAddress: null })
+      expect(created.value.view).toMatchObject({
+        lastUsedAt: null,
+        lastAddress: null,
+        agent: 'Firefox 133 on Linux',
+      })
       counter.writes.length = 0
       clock.advance(5)
       await Promise.all(

@@ -23,6 +23,7 @@ import {
   RevokeRequestSchema,
   TokenRequestSchema,
 } from '../schemas.js'
+import { describeUserAgent } from '../user-agent.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
 export const noStore = createMiddleware(async (c, next) => {
@@ -166,6 +167,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       const result = await core.login(
         { clientId: client_id, grantType: grant_type, scope, username, password },
         deps.clientAddress(c),
+        describeUserAgent(c.req.header('user-agent')),
       )
       if (!result.ok) return toResponse(errorAnswerOf(result.error))
       return c.json({

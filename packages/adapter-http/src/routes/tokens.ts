@@ -15,6 +15,7 @@ import {
   use,
 } from '../openapi.js'
 import { CreateTokenRequestSchema, firstIssueMessage, NullableTime, Permissions, Time } from '../schemas.js'
+import { describeUserAgent } from '../user-agent.js'
 import { noStore } from './auth.js'
 
 /** A public token id as the core makes them; anything else names no token. */
@@ -44,6 +45,12 @@ const TokenInfo = v.pipe(
     expires_at: NullableTime('null: never expires.'),
     last_used_at: NullableTime('Recorded at most once a minute; null: never used.'),
     last_address: v.nullable(v.string()),
+    agent: v.pipe(
+      v.nullable(v.string()),
+      v.description(
+        'The browser or tool that asked for it, from its User-Agent, in a few words ("Firefox 133 on Linux", "curl 8.5.0"); null when it named none.',
+      ),
+    ),
     current: v.pipe(v.boolean(), v.description('True for the token of this request.')),
   }),
   v.metadata({ ref: 'TokenInfo' }),
@@ -95,6 +102,7 @@ export function tokenJson(view: TokenView) {
     expires_at: iso(view.expiresAt),
     last_used_at: iso(view.lastUsedAt),
     last_address: view.lastAddress,
+    agent: view.agent,
     current: view.current,
   }
 }
@@ -193,7 +201,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       const { name, scope, expires_in } = fields.output
       const created = await core.tokens.create(
         principal,
-        { name, scope, expiresIn: expires_in },
+        { name, scope, expiresIn: expires_in, agent: describeUserAgent(c.req.header('user-agent')) },
         c.get('address'),
       )
       if (!created.ok) return toResponse(errorAnswerOf(created.error, { tokenSent: true }))

@@ -37,6 +37,13 @@ describe('sessions and API tokens', () => {
     // This tab's session and the API login above: the viewer has no other token yet.
     await expect(entries(page).count()).resolves.toBe(2)
     await expect(entries(page).filter({ hasText: 'this tab' }).count()).resolves.toBe(1)
+    // Each tells where it came from: this browser, and the script (Node's fetch) that logged in.
+    expect(await entries(page).filter({ hasText: 'this tab' }).textContent()).toMatch(
+      /Browser or tool\s*Chrome \d+ on Linux/,
+    )
+    expect(await entries(page).filter({ hasNotText: 'this tab' }).textContent()).toMatch(
+      /Browser or tool\s*node(?![\w.])/,
+    )
     expect(await axeFindings(page)).toEqual([])
 
     const other = entries(page).filter({ hasNotText: 'this tab' })

@@ -80,7 +80,11 @@ export function createLogin({
    * the same `invalid_credentials`; last, once the throttle store has ended the attempt, the
    * session is saved.
    */
-  async function login(request: LoginRequest, address: string): Promise<Result<IssuedToken, LoginError>> {
+  async function login(
+    request: LoginRequest,
+    address: string,
+    agent: string | null = null,
+  ): Promise<Result<IssuedToken, LoginError>> {
     const { clientId, grantType, scope, username, password } = request
     if (grantType === undefined || grantType === '') return err(missing('grant_type'))
     if (grantType !== 'password') {
@@ -122,7 +126,7 @@ export function createLogin({
     }
     if (!verified.ok) return verified
     const { user, clientId: client, scope: granted } = verified.value
-    const issued = await tokens.issue(user, client, granted, address)
+    const issued = await tokens.issue(user, client, granted, address, agent)
     events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
     return ok(issued)
   }

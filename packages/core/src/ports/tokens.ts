@@ -31,6 +31,11 @@ export interface TokenRecord {
   lastUsedAt: number | null
   /** The client address of that use; null when never. */
   lastAddress: string | null
+  /**
+   * What asked for the token, for people telling their tokens apart: a short description of the
+   * browser or tool ("Firefox 133 on Linux", "curl 8.5.0"); null when unknown.
+   */
+  agent: string | null
 }
 
 export interface TokenStore {

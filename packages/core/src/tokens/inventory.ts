@@ -39,6 +39,8 @@ export interface TokenView {
   expiresAt: number | null
   lastUsedAt: number | null
   lastAddress: string | null
+  /** The browser or tool that asked for it, described in a few words; null when unknown. */
+  agent: string | null
   /** True for the token the caller is using. */
   current: boolean
 }
@@ -62,6 +64,8 @@ export interface CreateTokenRequest {
   user?: string | undefined
   /** Recorded as the token's client; default `api`. */
   clientId?: string | undefined
+  /** The browser or tool asking, described in a few words (see TokenRecord.agent). */
+  agent?: string | null | undefined
 }
 
 export interface CreatedApiToken {
@@ -113,13 +117,20 @@ export function createTokenInventory({ tokens, users, events, clock, options }: 
     expiresAt: record.expiresAt,
     lastUsedAt: record.lastUsedAt,
     lastAddress: record.lastAddress,
+    agent: record.agent,
     current: caller !== null && record.id === caller.tokenId,
   })
 
   function lifetimeOf(expiresIn: number | null | undefined): Result<number | null, InventoryError> {
     if (expiresIn === undefined) return ok(options.expiryTime)
     if (expiresIn === null) {
-      return options.allowNoExpiry ? ok(null) : err(invalid('Tokens that never expire are not allowed here'))
+      return options.allowNoExpiry
+        ? ok(null)
+        : err(
+            invalid(
+              'Tokens that never expire are not allowed here: set adminAuth.apiTokens.allowNoExpiry to true to allow them',
+            ),
+          )
     }
     if (!Number.isSafeInteger(expiresIn) || expiresIn <= 0) {
       return err(invalid('expires_in must be a positive whole number of seconds'))
@@ -214,6 +225,7 @@ export function createTokenInventory({ tokens, users, events, clock, options }: 
         clientId: request.clientId ?? 'api',
         scope,
         expiresIn: lifetime.value,
+        agent: request.agent ?? null,
       })
       const { record } = created
       events.emit({

@@ -144,6 +144,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
       expiresIn: number | null
       /** Where a login came from: that is the session's first use. Null for an API token. */
       address: string | null
+      agent: string | null
     },
   ): Promise<CreatedToken> {
     const secret = base64url(random.bytes(TOKEN_BYTES))
@@ -162,6 +163,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
       expiresAt: fields.expiresIn === null ? null : now + fields.expiresIn * 1000,
       lastUsedAt: fields.address === null ? null : now,
       lastAddress: fields.address,
+      agent: fields.agent,
     }
     await store.save(record)
     return { token, record }
@@ -202,7 +204,13 @@ export function createTokens({ store, clock, random, digest, events, users, life
      * Issues a session for a user who just logged in from `address`; stores only its hash. The
      * login counts as its first use, so requests in the minute after it write nothing.
      */
-    async issue(user: User, clientId: string, scope: string[], address: string): Promise<IssuedToken> {
+    async issue(
+      user: User,
+      clientId: string,
+      scope: string[],
+      address: string,
+      agent: string | null = null,
+    ): Promise<IssuedToken> {
       const { token } = await save(user, {
         kind: 'session',
         name: null,
@@ -210,6 +218,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
         scope,
         expiresIn: lifetime,
         address,
+        agent,
       })
       return { accessToken: token, expiresIn: lifetime, tokenType: 'Bearer', scope }
     },
@@ -217,7 +226,13 @@ export function createTokens({ store, clock, random, digest, events, users, life
     /** Creates a named API token (`fa_…`) for a user; `expiresIn` in seconds, null for never. */
     create(
       user: User,
-      fields: { name: string; clientId: string; scope: string[]; expiresIn: number | null },
+      fields: {
+        name: string
+        clientId: string
+        scope: string[]
+        expiresIn: number | null
+        agent: string | null
+      },
     ): Promise<CreatedToken> {
       return save(user, { kind: 'api', ...fields, address: null })
     },
