@@ -297,7 +297,8 @@ describe('flowadmin tokens, on the database while the server runs', () => {
     })
     expect(await tokensCli('create', '--user', 'dave', '--name', 'x', '--expires', 'never')).toMatchObject({
       code: 2,
-      stderr: 'flowadmin: Tokens that never expire are not allowed here\n',
+      stderr:
+        'flowadmin: Tokens that never expire are not allowed here: set adminAuth.apiTokens.allowNoExpiry to true to allow them\n',
     })
     expect(await tokensCli('create', '--user', 'nobody', '--name', 'x')).toMatchObject({ code: 2 })
     expect(await tokensCli('revoke')).toMatchObject({ code: 2 })

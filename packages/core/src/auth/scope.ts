@@ -14,7 +14,10 @@ export function parseScope(scope: string): Result<string[], ScopeError> {
   const words = scope.split(' ').filter((word) => word !== '')
   const unknown = words.find((word) => !SCOPE_WORDS.includes(word))
   if (unknown !== undefined) {
-    return err({ code: 'invalid_scope', message: `Unsupported scope: ${unknown.slice(0, 64)}` })
+    return err({
+      code: 'invalid_scope',
+      message: `Unsupported scope: ${unknown.slice(0, 64)} (valid scopes: ${SCOPE_WORDS.join(' and ')}, separated by spaces)`,
+    })
   }
   return ok([...new Set(words)])
 }
