@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -6,6 +7,7 @@ import { DEFAULT_API_TOKENS, messageOf } from '@flowadmin/core'
 import bytes from 'bytes'
 import * as v from 'valibot'
 import { SettingsError } from './errors.js'
+import { jsonMistake } from './json-mistake.js'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './listen.js'
 import { ruleProblem, urlProblem } from './palette-policy.js'
 import { trustProxyProblem } from './proxy.js'
@@ -152,74 +154,59 @@ const permissions = v.union(
   'must be a permission or a non-empty list of permissions (e.g. "*" or ["read"])',
 )
 
-const user = v.strictObject(
-  {
-    username: text('a username'),
-    password: v.pipe(
-      v.string('must be a string (an argon2 hash made by `flowadmin hash-pw`)'),
-      v.startsWith('$argon2', 'must be an argon2 hash made by `flowadmin hash-pw`, not a plain password'),
-    ),
-    permissions,
-  },
-  unknownKey,
-)
+const user = strictObject({
+  username: text('a username'),
+  password: v.pipe(
+    v.string('must be a string (an argon2 hash made by `flowadmin hash-pw`)'),
+    v.startsWith('$argon2', 'must be an argon2 hash made by `flowadmin hash-pw`, not a plain password'),
+  ),
+  permissions,
+})
 
-const adminAuth = v.strictObject(
-  {
-    type: v.literal('credentials', 'must be "credentials"'),
-    users: v.pipe(
-      v.array(user, 'must be a list of users'),
-      v.nonEmpty('must list at least one user'),
+const adminAuth = strictObject({
+  type: v.literal('credentials', 'must be "credentials"'),
+  users: v.pipe(
+    v.array(user, 'must be a list of users'),
+    v.nonEmpty('must list at least one user'),
+    v.check(
+      (users) => new Set(users.map((entry) => entry.username)).size === users.length,
+      (issue) => `usernames must be unique (${duplicates(issue.input as Array<{ username: string }>)})`,
+    ),
+  ),
+  default: v.optional(strictObject({ permissions })),
+  sessionExpiryTime: v.optional(whole(1, 2_147_483_647)),
+  clients: v.optional(v.array(text('a client id'), 'must be a list of client ids')),
+  throttle: v.optional(
+    strictObject({
+      windowSeconds: v.optional(whole(1, 31_536_000)),
+      maxFailuresPerUser: v.optional(whole(1, 1_000_000)),
+      maxFailuresPerAddress: v.optional(whole(1, 1_000_000)),
+      inFlightAllowance: v.optional(whole(1, 1_000)),
+      knownClientDays: v.optional(whole(0, 3_650)),
+    }),
+  ),
+  loginQueue: v.optional(
+    strictObject({
+      maxWaiting: v.optional(whole(0, 100_000)),
+      maxWaitingKnown: v.optional(whole(0, 100_000)),
+    }),
+  ),
+  apiTokens: v.optional(
+    v.pipe(
+      strictObject({
+        expiryTime: v.optional(whole(1, MAX_API_TOKEN_SECONDS)),
+        maxExpiryTime: v.optional(whole(1, MAX_API_TOKEN_SECONDS)),
+        allowNoExpiry: v.optional(v.boolean('must be true or false')),
+      }),
       v.check(
-        (users) => new Set(users.map((entry) => entry.username)).size === users.length,
-        (issue) => `usernames must be unique (${duplicates(issue.input as Array<{ username: string }>)})`,
+        ({ expiryTime, maxExpiryTime }) =>
+          (expiryTime ?? DEFAULT_API_TOKENS.expiryTime) <=
+          (maxExpiryTime ?? DEFAULT_API_TOKENS.maxExpiryTime),
+        'expiryTime must not be longer than maxExpiryTime',
       ),
     ),
-    default: v.optional(v.strictObject({ permissions }, unknownKey)),
-    sessionExpiryTime: v.optional(whole(1, 2_147_483_647)),
-    clients: v.optional(v.array(text('a client id'), 'must be a list of client ids')),
-    throttle: v.optional(
-      v.strictObject(
-        {
-          windowSeconds: v.optional(whole(1, 31_536_000)),
-          maxFailuresPerUser: v.optional(whole(1, 1_000_000)),
-          maxFailuresPerAddress: v.optional(whole(1, 1_000_000)),
-          inFlightAllowance: v.optional(whole(1, 1_000)),
-          knownClientDays: v.optional(whole(0, 3_650)),
-        },
-        unknownKey,
-      ),
-    ),
-    loginQueue: v.optional(
-      v.strictObject(
-        {
-          maxWaiting: v.optional(whole(0, 100_000)),
-          maxWaitingKnown: v.optional(whole(0, 100_000)),
-        },
-        unknownKey,
-      ),
-    ),
-    apiTokens: v.optional(
-      v.pipe(
-        v.strictObject(
-          {
-            expiryTime: v.optional(whole(1, MAX_API_TOKEN_SECONDS)),
-            maxExpiryTime: v.optional(whole(1, MAX_API_TOKEN_SECONDS)),
-            allowNoExpiry: v.optional(v.boolean('must be true or false')),
-          },
-          unknownKey,
-        ),
-        v.check(
-          ({ expiryTime, maxExpiryTime }) =>
-            (expiryTime ?? DEFAULT_API_TOKENS.expiryTime) <=
-            (maxExpiryTime ?? DEFAULT_API_TOKENS.maxExpiryTime),
-          'expiryTime must not be longer than maxExpiryTime',
-        ),
-      ),
-    ),
-  },
-  unknownKey,
-)
+  ),
+})
 
 const issueOf = (problem: (value: string) => string | null) =>
   v.rawCheck<string>(({ dataset, addIssue }) => {
@@ -245,33 +232,27 @@ const sizeText = v.pipe(
 const milliseconds = whole(1, 3_600_000)
 
 // The URL may hold a password: no message here repeats the value.
-const postgres = v.strictObject(
-  {
-    url: v.optional(
-      v.pipe(
-        v.string('must be a string'),
-        v.check(
-          (url) => /^postgres(ql)?:\/\/./.test(url) && URL.canParse(url),
-          'must be a URL such as "postgres://user:password@host:5432/database"',
-        ),
+const postgres = strictObject({
+  url: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.check(
+        (url) => /^postgres(ql)?:\/\/./.test(url) && URL.canParse(url),
+        'must be a URL such as "postgres://user:password@host:5432/database"',
       ),
     ),
-    pool: v.optional(whole(1, 1000)),
-    timeoutMs: v.optional(whole(100, 600_000)),
-  },
-  unknownKey,
-)
+  ),
+  pool: v.optional(whole(1, 1000)),
+  timeoutMs: v.optional(whole(100, 600_000)),
+})
 
 const httpServer = v.pipe(
-  v.strictObject(
-    {
-      headersTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.headersTimeout),
-      requestTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.requestTimeout),
-      keepAliveTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.keepAliveTimeout),
-      maxHeaderSize: v.optional(whole(1024, 1_048_576), DEFAULT_HTTP_LIMITS.maxHeaderSize),
-    },
-    unknownKey,
-  ),
+  strictObject({
+    headersTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.headersTimeout),
+    requestTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.requestTimeout),
+    keepAliveTimeout: v.optional(milliseconds, DEFAULT_HTTP_LIMITS.keepAliveTimeout),
+    maxHeaderSize: v.optional(whole(1024, 1_048_576), DEFAULT_HTTP_LIMITS.maxHeaderSize),
+  }),
   v.check(
     (limits) => limits.headersTimeout <= limits.requestTimeout,
     (issue) =>
@@ -280,10 +261,7 @@ const httpServer = v.pipe(
 )
 
 // An object is checked field by field, so its messages name the field; anything else is one message.
-const metricsListener = v.strictObject(
-  { host: v.optional(text('a loopback address')), port: whole(0, 65_535) },
-  unknownKey,
-)
+const metricsListener = strictObject({ host: v.optional(text('a loopback address')), port: whole(0, 65_535) })
 const metrics = v.lazy((input) =>
   typeof input === 'object' && input !== null && !Array.isArray(input)
     ? metricsListener
@@ -295,77 +273,128 @@ const paletteRules = v.array(
   'must be a list of module names or patterns such as "node-red-contrib-*" or "some-module@<2"',
 )
 
-const externalModules = v.strictObject(
-  {
-    palette: v.optional(
-      v.strictObject(
-        {
-          allowInstall: v.optional(v.boolean('must be true or false')),
-          allowUpload: v.optional(v.boolean('must be true or false')),
-          allowList: v.optional(paletteRules),
-          denyList: v.optional(paletteRules),
-          allowScripts: v.optional(v.boolean('must be true or false')),
-          registry: v.optional(
-            v.pipe(
-              v.string('must be a string'),
-              issueOf((url) => (urlProblem(url) === null ? null : 'must be an http or https URL')),
-            ),
-          ),
-          timeout: v.optional(whole(1, 3_600)),
-          wait: v.optional(whole(0, 600)),
-        },
-        unknownKey,
+const externalModules = strictObject({
+  palette: v.optional(
+    strictObject({
+      allowInstall: v.optional(v.boolean('must be true or false')),
+      allowUpload: v.optional(v.boolean('must be true or false')),
+      allowList: v.optional(paletteRules),
+      denyList: v.optional(paletteRules),
+      allowScripts: v.optional(v.boolean('must be true or false')),
+      registry: v.optional(
+        v.pipe(
+          v.string('must be a string'),
+          issueOf((url) => (urlProblem(url) === null ? null : 'must be an http or https URL')),
+        ),
       ),
-    ),
-  },
-  unknownKey,
-)
+      timeout: v.optional(whole(1, 3_600)),
+      wait: v.optional(whole(0, 600)),
+    }),
+  ),
+})
 
-const schema = v.strictObject(
-  {
-    uiHost: v.optional(text('a host name or address')),
-    uiPort: v.optional(whole(0, 65_535)),
-    userDir: v.optional(text('a folder')),
-    httpAdminRoot: v.optional(
-      v.pipe(v.string('must be a string'), v.regex(ADMIN_ROOT, 'must be "" or a path such as "/admin"')),
+const schema = strictObject({
+  uiHost: v.optional(text('a host name or address')),
+  uiPort: v.optional(whole(0, 65_535)),
+  userDir: v.optional(text('a folder')),
+  httpAdminRoot: v.optional(
+    v.pipe(v.string('must be a string'), v.regex(ADMIN_ROOT, 'must be "" or a path such as "/admin"')),
+  ),
+  storage: v.optional(
+    v.picklist(['sqlite', 'memory', 'postgres'], 'must be "sqlite", "memory" or "postgres"'),
+  ),
+  postgres: v.optional(postgres),
+  adminAuth: v.optional(adminAuth),
+  auditLog: v.optional(
+    v.union(
+      [v.picklist(['stdout', 'off']), strictObject({ file: text('a file path') })],
+      'must be "stdout", "off" or {"file": "<path>"}',
     ),
-    storage: v.optional(
-      v.picklist(['sqlite', 'memory', 'postgres'], 'must be "sqlite", "memory" or "postgres"'),
-    ),
-    postgres: v.optional(postgres),
-    adminAuth: v.optional(adminAuth),
-    auditLog: v.optional(
-      v.union(
-        [v.picklist(['stdout', 'off']), v.strictObject({ file: text('a file path') }, unknownKey)],
-        'must be "stdout", "off" or {"file": "<path>"}',
-      ),
-    ),
-    trustProxy: v.optional(
-      v.array(
-        v.pipe(v.string('must be a string'), issueOf(trustProxyProblem)),
-        'must be a list of addresses',
-      ),
-    ),
-    httpAdminCors: v.optional(v.strictObject({ origin: origins }, unknownKey)),
-    apiMaxLength: v.optional(
-      v.pipe(v.union([v.number(), sizeText], SIZE_MESSAGE), whole(1, MAX_API_MAX_LENGTH)),
-    ),
-    httpServer: v.optional(httpServer),
-    metrics: v.optional(metrics),
-    shutdownTimeout: v.optional(whole(0, 3_600_000)),
-    console: v.optional(v.boolean('must be true or false')),
-    externalModules: v.optional(externalModules),
-  },
-  unknownKey,
-)
+  ),
+  trustProxy: v.optional(
+    v.array(v.pipe(v.string('must be a string'), issueOf(trustProxyProblem)), 'must be a list of addresses'),
+  ),
+  httpAdminCors: v.optional(strictObject({ origin: origins })),
+  apiMaxLength: v.optional(
+    v.pipe(v.union([v.number(), sizeText], SIZE_MESSAGE), whole(1, MAX_API_MAX_LENGTH)),
+  ),
+  httpServer: v.optional(httpServer),
+  metrics: v.optional(metrics),
+  shutdownTimeout: v.optional(whole(0, 3_600_000)),
+  console: v.optional(v.boolean('must be true or false')),
+  externalModules: v.optional(externalModules),
+})
 
 export type SettingsInput = v.InferInput<typeof schema>
 
-/** The message of a strict object's own issues: an unknown key, a missing key, or not an object. */
-function unknownKey(issue: v.StrictObjectIssue): string {
-  if (issue.expected === 'never') return 'unknown setting'
-  if (issue.expected?.startsWith('"')) return 'is required'
-  return 'must be an object'
+/**
+ * An object that takes only these keys. An unknown key is reported with the nearest known one,
+ * when it is close enough to be a slip (`uiPrt`: did you mean uiPort?).
+ */
+function strictObject<const TEntries extends v.ObjectEntries>(entries: TEntries) {
+  const known = Object.keys(entries)
+  return v.strictObject(entries, (issue: v.StrictObjectIssue) => {
+    if (issue.expected === 'never') {
+      const key = issue.path?.[0]?.key
+      const nearest = typeof key === 'string' ? nearestWord(key, known) : null
+      if (nearest !== null) suggestions.set(issue, nearest)
+      return 'unknown setting'
+    }
+    if (issue.expected?.startsWith('"')) return 'is required'
+    return 'must be an object'
+  })
+}
+
+/** The known key suggested for an unknown-key issue; its field is completed once its path is. */
+const suggestions = new WeakMap<object, string>()
+
+/** Longest key compared for a suggestion: anything longer is no slip of a known key. */
+const MAX_SUGGESTED_FROM = 64
+
+/**
+ * The word of `words` nearest to `word` (case aside), when it is within a slip of it: one edit for
+ * words of up to 4 characters, two up to 8, three beyond. Null when none is that close.
+ */
+function nearestWord(word: string, words: readonly string[]): string | null {
+  if (word.length > MAX_SUGGESTED_FROM) return null
+  const allowed = word.length <= 4 ? 1 : word.length <= 8 ? 2 : 3
+  let best: string | null = null
+  let bestDistance = allowed + 1
+  for (const candidate of words) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase())
+    if (distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  return best
+}
+
+/**
+ * Edits (insert, delete, replace, swap two neighbours) that turn `a` into `b`: the optimal string
+ * alignment distance.
+ */
+function editDistance(a: string, b: string): number {
+  let before: number[] = []
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let distance = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      )
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        distance = Math.min(distance, (before[j - 2] as number) + 1)
+      }
+      current.push(distance)
+    }
+    before = previous
+    previous = current
+  }
+  return previous[b.length] as number
 }
 
 function duplicates(users: Array<{ username: string }>): string {
@@ -375,15 +404,25 @@ function duplicates(users: Array<{ username: string }>): string {
   return [...twice].join(', ')
 }
 
-/** `adminAuth.users[0].permissions`, from a valibot issue path. */
-function fieldOf(issue: v.BaseIssue<unknown>): string {
+/** `adminAuth.users[0].permissions`, from a valibot issue path (or the path up to its last key). */
+function fieldOf(path: readonly { key: unknown }[]): string {
   let field = ''
-  for (const item of issue.path ?? []) {
+  for (const item of path) {
     const key = item.key
     if (typeof key === 'number') field += `[${key}]`
     else field += field === '' ? String(key) : `.${String(key)}`
   }
   return field
+}
+
+/** One line of a refusal: the field and the issue's message, with the key suggested for it. */
+function issueLine(issue: v.BaseIssue<unknown>, source: string): string {
+  const path = issue.path ?? []
+  const field = fieldOf(path)
+  const nearest = suggestions.get(issue)
+  const hint =
+    nearest === undefined ? '' : `; did you mean ${fieldOf([...path.slice(0, -1), { key: nearest }])}?`
+  return `${source}: ${field === '' ? '' : `${field}: `}${issue.message}${hint}`
 }
 
 /**
@@ -396,11 +435,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
   }
   const result = v.safeParse(schema, input, { abortEarly: false })
   if (!result.success) {
-    const lines = result.issues.map((issue) => {
-      const field = fieldOf(issue)
-      return `${source}: ${field === '' ? '' : `${field}: `}${issue.message}`
-    })
-    throw new SettingsError(lines.join('\n'))
+    throw new SettingsError(result.issues.map((issue) => issueLine(issue, source)).join('\n'))
   }
   const parsed = result.output
   if (parsed.postgres !== undefined && parsed.storage !== 'postgres') {
@@ -440,8 +475,8 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
 }
 
 /**
- * Reads and validates a settings file: JSON (`.json`), or an ES module (`.js`, `.mjs`) whose
- * default export is the settings object. Without a file, the defaults with `cwd` as userDir.
+ * Reads and validates a settings file: JSON (`.json`), or a module (`.js`, `.mjs`, ES or CommonJS)
+ * whose default export is the settings object. Without a file, the defaults with `cwd` as userDir.
  */
 export async function loadSettings(file?: string, cwd = process.cwd()): Promise<Settings> {
   if (file === undefined) return parseSettings({}, 'settings', cwd)
@@ -453,34 +488,135 @@ export async function loadSettings(file?: string, cwd = process.cwd()): Promise<
   const extension = path.extname(absolute).toLowerCase()
   let raw: unknown
   if (extension === '.js' || extension === '.mjs') {
-    raw = await importSettings(absolute, file)
+    raw = await evaluateSettings(absolute, file)
   } else if (extension === '.json') {
     const source = await readFile(absolute, 'utf8').catch((error: unknown) => {
       throw new SettingsError(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? error}`)
     })
-    try {
-      raw = JSON.parse(source)
-    } catch (error) {
-      throw new SettingsError(`${file}: not valid JSON: ${messageOf(error)}`)
-    }
+    raw = parseJson(source.replace(/^\uFEFF/, ''), file)
   } else {
     throw new SettingsError(`${file}: settings must be a .json, .js or .mjs file`)
   }
   return parseSettings(raw, file, path.dirname(absolute))
 }
 
-let imports = 0
-
-async function importSettings(absolute: string, file: string): Promise<unknown> {
-  let module: { default?: unknown }
+/**
+ * The JSON of a settings file. A mistake is reported at its line and column; the text is never
+ * repeated (JSON.parse's messages may quote it, and it may hold a password).
+ */
+function parseJson(source: string, file: string): unknown {
   try {
-    // A query of its own each time, so reading the file again (on SIGHUP) sees its new content.
-    module = await import(`${pathToFileURL(absolute).href}?read=${++imports}`)
-  } catch (error) {
-    throw new SettingsError(`${file}: cannot load: ${messageOf(error)}`)
+    return JSON.parse(source)
+  } catch {
+    const mistake = jsonMistake(source)
+    if (mistake === null) throw new SettingsError(`${file}: not valid JSON`)
+    throw new SettingsError(`${file}:${mistake.line}:${mistake.column}: not valid JSON: ${mistake.problem}`)
   }
-  if (module.default === undefined) {
+}
+
+/** Longest a settings module may take to give its settings before it is given up. */
+const SETTINGS_MODULE_TIMEOUT_MS = 30_000
+
+/** Marks a value JSON cannot carry (a function, a symbol, a bigint) on its way out of the child. */
+const NOT_DATA = '\u0000flowadmin:not-data'
+
+/**
+ * Run by a child `node` with the settings module's URL: imports it (ES module or CommonJS, as
+ * Node resolves it) and sends its default export back as JSON, or why it cannot.
+ */
+const EVALUATE = `
+const NOT_DATA = ${JSON.stringify(NOT_DATA)}
+const send = (message) => process.send(message, () => process.exit(0))
+const messageOf = (error) => (error instanceof Error ? error.message : String(error)) || 'unknown error'
+try {
+  const exported = (await import(process.argv[1])).default
+  if (exported === undefined) send({ missing: true })
+  else {
+    const marked = (key, value) =>
+      typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint'
+        ? { [NOT_DATA]: typeof value }
+        : value
+    let json
+    try {
+      json = JSON.stringify(exported, marked)
+    } catch (error) {
+      send({ notData: messageOf(error) })
+    }
+    if (json !== undefined) send({ json })
+  }
+} catch (error) {
+  send({ failed: messageOf(error) })
+}
+`
+
+type Evaluated = { missing: true } | { json: string } | { notData: string } | { failed: string }
+
+/** A stand-in for a function of the settings module: it is refused by validation as one would be. */
+function notData(): void {}
+
+/**
+ * The default export of a `.js`/`.mjs` settings file, evaluated in a child `node` process and
+ * handed over as JSON. Importing it here would keep every version of the module for the life of
+ * the process, one more at each reload (a module is never unloaded); the child ends with its
+ * module, and each load reads the file and whatever it imports afresh. What the module prints
+ * goes to standard error, never into the command's output or the audit lines on stdout.
+ * Functions, symbols and bigints come back as functions, which validation refuses as before.
+ */
+async function evaluateSettings(absolute: string, file: string): Promise<unknown> {
+  const outcome = await runSettingsModule(absolute).catch((error: unknown) => {
+    throw new SettingsError(`${file}: cannot load: ${messageOf(error)}`)
+  })
+  if ('failed' in outcome) throw new SettingsError(`${file}: cannot load: ${outcome.failed}`)
+  if ('notData' in outcome) {
+    const reason = /circular/i.test(outcome.notData) ? 'this object refers to itself' : outcome.notData
+    throw new SettingsError(
+      `${file}: cannot load: the settings must be plain data (JSON values), and ${reason}`,
+    )
+  }
+  if ('missing' in outcome) {
     throw new SettingsError(`${file}: must export the settings object as its default export`)
   }
-  return module.default
+  return JSON.parse(outcome.json, (_key, value: unknown) =>
+    typeof value === 'object' && value !== null && NOT_DATA in value ? notData : value,
+  )
+}
+
+function runSettingsModule(absolute: string): Promise<Evaluated> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '--eval', EVALUATE, pathToFileURL(absolute).href],
+      // The module's own output goes to standard error; the fourth channel carries its settings.
+      { stdio: ['ignore', 2, 2, 'ipc'] },
+    )
+    let settled = false
+    const settle = (outcome: () => void) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      // Whatever the module left running (a timer, a socket) ends with its process.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      outcome()
+    }
+    const timer = setTimeout(
+      () =>
+        settle(() =>
+          reject(new Error(`it gave no settings within ${SETTINGS_MODULE_TIMEOUT_MS / 1000} seconds`)),
+        ),
+      SETTINGS_MODULE_TIMEOUT_MS,
+    )
+    child.once('message', (message) => settle(() => resolve(message as Evaluated)))
+    child.once('error', (error) => settle(() => reject(error)))
+    // 'close' comes after every message of the channel, so a module that gave its settings is
+    // never taken for one that ended its process first.
+    child.once('close', (code, signal) =>
+      settle(() =>
+        reject(
+          new Error(
+            `it ended its process (${signal === null ? `exit code ${code}` : signal}) before giving its settings`,
+          ),
+        ),
+      ),
+    )
+  })
 }

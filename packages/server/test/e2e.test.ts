@@ -348,7 +348,7 @@ describe('flowadmin start, failing to start', () => {
     await writeSettings({ uiport: 1880 })
     const run = runCli(['start', '--settings', 'settings.json', '--port', '0'], { cwd: userDir })
     expect(await run.exited).toBe(2)
-    expect(run.stderr).toBe('flowadmin: settings.json: uiport: unknown setting\n')
+    expect(run.stderr).toBe('flowadmin: settings.json: uiport: unknown setting; did you mean uiPort?\n')
   })
 
   it('names a settings file that does not exist', async () => {

@@ -101,7 +101,9 @@ describe('reloading the settings file', () => {
     const broken = await server.reload()
     expect(broken).toMatchObject({
       ok: false,
-      message: expect.stringContaining('settings.json: not valid JSON'),
+      message: expect.stringContaining(
+        'settings.json:1:15: not valid JSON: expected a value, found the end of the file',
+      ),
     })
     expect(await login(server, 'one')).toBe(200)
     expect(log.entries()).toEqual([
@@ -114,7 +116,9 @@ describe('reloading the settings file', () => {
       {
         level: 'error',
         time: expect.any(String),
-        reason: expect.stringContaining('settings.json: not valid JSON'),
+        reason: expect.stringContaining(
+          'settings.json:1:15: not valid JSON: expected a value, found the end of the file',
+        ),
         msg: 'settings not reloaded, the running settings stay',
       },
     ])

@@ -285,10 +285,43 @@ describe('parseSettings', () => {
       adminAuth: { type: 'credentials', users: [{ ...admin, role: 'x' }], throttel: {} },
     })
     expect(message.split('\n').sort()).toEqual([
-      'settings.json: adminAuth.throttel: unknown setting',
+      'settings.json: adminAuth.throttel: unknown setting; did you mean adminAuth.throttle?',
       'settings.json: adminAuth.users[0].role: unknown setting',
-      'settings.json: uiport: unknown setting',
+      'settings.json: uiport: unknown setting; did you mean uiPort?',
     ])
+  })
+
+  it.each([
+    [{ uiPrt: 1 }, 'uiPrt: unknown setting; did you mean uiPort?'],
+    [{ UIPORT: 1 }, 'UIPORT: unknown setting; did you mean uiPort?'],
+    [{ storge: 'memory' }, 'storge: unknown setting; did you mean storage?'],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], sesionExpiryTime: 60 } },
+      'adminAuth.sesionExpiryTime: unknown setting; did you mean adminAuth.sessionExpiryTime?',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [{ ...admin, pasword: HASH }] } },
+      'adminAuth.users[0].pasword: unknown setting; did you mean adminAuth.users[0].password?',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], apiTokens: { allowNoExpire: true } } },
+      'adminAuth.apiTokens.allowNoExpire: unknown setting; did you mean adminAuth.apiTokens.allowNoExpiry?',
+    ],
+    [
+      { externalModules: { palette: { allowInstal: false } } },
+      'externalModules.palette.allowInstal: unknown setting; did you mean externalModules.palette.allowInstall?',
+    ],
+  ])('suggests the nearest known setting for %j', (input, message) => {
+    expect(refusal(input)).toBe(`settings.json: ${message}`)
+  })
+
+  it.each([
+    [{ colour: 'blue' }, 'colour: unknown setting'],
+    [{ port: 1880 }, 'port: unknown setting'],
+    [{ postgres: { host: 'db' }, storage: 'postgres' }, 'postgres.host: unknown setting'],
+    [{ ['u'.repeat(10_000)]: 1 }, `${'u'.repeat(10_000)}: unknown setting`],
+  ])('suggests nothing when no known setting is close (case %#)', (input, message) => {
+    expect(refusal(input)).toBe(`settings.json: ${message}`)
   })
 
   it('refuses settings that are not an object', () => {
@@ -333,6 +366,63 @@ describe('loadSettings', () => {
     expect((await loadSettings(file)).uiPort).toBe(2001)
   })
 
+  it('evaluates a .mjs or CommonJS .js settings file outside this process: loading it again adds no module here', async () => {
+    const counting =
+      'globalThis.flowadminSettingsEvaluations = (globalThis.flowadminSettingsEvaluations ?? 0) + 1\n'
+    await writeFile(path.join(dir, 'settings.mjs'), `${counting}export default { uiPort: 2000 }\n`)
+    await writeFile(path.join(dir, 'settings.js'), `${counting}module.exports = { uiPort: 2001 }\n`)
+    const evaluations = () =>
+      (globalThis as { flowadminSettingsEvaluations?: number }).flowadminSettingsEvaluations
+    for (let reload = 0; reload < 25; reload++) {
+      expect((await loadSettings(path.join(dir, 'settings.mjs'))).uiPort).toBe(2000)
+      expect((await loadSettings(path.join(dir, 'settings.js'))).uiPort).toBe(2001)
+    }
+    // Each import of a new module URL in this process evaluated the file here, and kept it for good.
+    expect(evaluations()).toBeUndefined()
+  })
+
+  it('reads the files a settings module imports afresh too', async () => {
+    const file = path.join(dir, 'settings.mjs')
+    await writeFile(file, "import port from './port.mjs'\nexport default { uiPort: port }\n")
+    await writeFile(path.join(dir, 'port.mjs'), 'export default 2000\n')
+    expect((await loadSettings(file)).uiPort).toBe(2000)
+    await writeFile(path.join(dir, 'port.mjs'), 'export default 2001\n')
+    expect((await loadSettings(file)).uiPort).toBe(2001)
+  })
+
+  it('refuses a settings module whose settings hold a function, as it always has', async () => {
+    await writeFile(
+      path.join(dir, 'settings.mjs'),
+      'export default { uiPort: () => 1880, adminAuth: { authenticate() {} }, logging: { level: 1n } }\n',
+    )
+    const error = await loadSettings('settings.mjs', dir).catch((caught: unknown) => caught)
+    expect((error as Error).message.split('\n').sort()).toEqual([
+      'settings.mjs: adminAuth.authenticate: unknown setting',
+      'settings.mjs: adminAuth.type: is required',
+      'settings.mjs: adminAuth.users: is required',
+      'settings.mjs: logging: unknown setting',
+      'settings.mjs: uiPort: must be a number',
+    ])
+  })
+
+  it('names what a settings module threw, and a module that ends its process', async () => {
+    await writeFile(path.join(dir, 'settings.mjs'), "throw new Error('DATABASE_URL is not set')\n")
+    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+      'settings.mjs: cannot load: DATABASE_URL is not set',
+    )
+    await writeFile(path.join(dir, 'settings.mjs'), 'process.exit(3)\n')
+    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+      'settings.mjs: cannot load: it ended its process (exit code 3) before giving its settings',
+    )
+  })
+
+  it('refuses a settings object that refers to itself', async () => {
+    await writeFile(path.join(dir, 'settings.mjs'), 'const s = { uiPort: 1 }\ns.self = s\nexport default s\n')
+    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+      'settings.mjs: cannot load: the settings must be plain data (JSON values), and this object refers to itself',
+    )
+  })
+
   it('keeps API token lifetimes as given', () => {
     const apiTokens = { expiryTime: 3600, maxExpiryTime: 7200, allowNoExpiry: true }
     const settings = parseSettings(
@@ -368,9 +458,59 @@ describe('loadSettings', () => {
     expect((error as Error).message).toBe('nowhere/settings.json: settings file not found')
   })
 
-  it('names the file with invalid JSON', async () => {
-    await writeFile(path.join(dir, 'settings.json'), '{"uiPort": 1880,}')
-    await expect(loadSettings('settings.json', dir)).rejects.toThrow(/^settings\.json: not valid JSON: /)
+  it.each([
+    [
+      '{"uiPort": 1880,}',
+      "1:17: not valid JSON: expected a property name in double quotes, found '}' (a comma too many before it?)",
+    ],
+    ['{\n  "uiPort": 1880\n  "uiHost": "::1"\n}', "3:3: not valid JSON: expected ',' or '}', found '\"'"],
+    ['{\n  "uiPort" 1880\n}', "2:12: not valid JSON: expected ':' after the property name, found '1880'"],
+    [
+      '{\n  uiPort: 1880\n}',
+      "2:3: not valid JSON: expected a property name in double quotes, found 'uiPort'",
+    ],
+    [
+      "{\n  'uiPort': 1880\n}",
+      '2:3: not valid JSON: expected a property name in double quotes, found a single quote (JSON takes double quotes)',
+    ],
+    [
+      '{\n  // the port\n  "uiPort": 1880\n}',
+      "2:3: not valid JSON: expected a property name in double quotes, found '/' (JSON has no comments)",
+    ],
+    ['{"console": tru}', "1:13: not valid JSON: expected a value, found 'tru'"],
+    ['{"uiHost": "::1\n}', '1:16: not valid JSON: a string that is not closed before the end of its line'],
+    ['{"uiHost": "a\tb"}', '1:14: not valid JSON: a tab inside a string (write it as \\t)'],
+    ['{"uiHost": "a\\qb"}', '1:14: not valid JSON: an unknown escape \\q in a string'],
+    ['{"uiPort": 01}', "1:13: not valid JSON: expected ',' or '}', found '1'"],
+    ['{"uiPort": -}', "1:13: not valid JSON: expected a digit, found '}'"],
+    [
+      '{"trustProxy": ["::1",]}',
+      "1:23: not valid JSON: expected a value, found ']' (a comma too many before it?)",
+    ],
+    ['{"uiPort": 1880}}', "1:17: not valid JSON: expected the end of the file after the settings, found '}'"],
+    ['{"uiPort": 1880', "1:16: not valid JSON: expected ',' or '}', found the end of the file"],
+    ['', '1:1: not valid JSON: expected a value, found the end of the file'],
+    ['['.repeat(100_000), '1:100001: not valid JSON: expected a value, found the end of the file'],
+  ])('names the line and column of a JSON mistake (case %#)', async (source, message) => {
+    await writeFile(path.join(dir, 'settings.json'), source)
+    const error = await loadSettings('settings.json', dir).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(SettingsError)
+    expect((error as Error).message).toBe(`settings.json:${message}`)
+  })
+
+  it('never repeats the text of a JSON file it cannot read, which may hold a password', async () => {
+    await writeFile(
+      path.join(dir, 'settings.json'),
+      '{"storage": "postgres", "postgres": {"url": "postgres://flow:s3cret@db/flows"} "uiPort": 1}',
+    )
+    await expect(loadSettings('settings.json', dir)).rejects.toThrow(
+      /^settings\.json:1:80: not valid JSON: expected ',' or '}', found '"'$/,
+    )
+  })
+
+  it('reads a JSON file that starts with a byte order mark', async () => {
+    await writeFile(path.join(dir, 'settings.json'), '\uFEFF{"uiPort": 1990}')
+    expect((await loadSettings('settings.json', dir)).uiPort).toBe(1990)
   })
 
   it('refuses other file types', async () => {
