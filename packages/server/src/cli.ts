@@ -1,48 +1,101 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { messageOf } from '@flowadmin/core'
 import { hashPassword } from './argon2.js'
 import { migrateStore, type RunningServer, startServer, VERSION } from './compose.js'
 import { EXIT_RUNTIME, EXIT_USAGE, StartupError } from './errors.js'
+import { PortInUseError } from './listen.js'
 import { createLogger, type Logger } from './log.js'
 import { forgetModule } from './modules-cli.js'
 import { readPassword } from './password-input.js'
 import { lowerHelperThreadPriority } from './process-tuning.js'
-import { tokensCommand } from './tokens-cli.js'
+import { TOKENS, tokensCommand } from './tokens-cli.js'
+import {
+  type CommandSpec,
+  HELP_OPTION,
+  helpOf,
+  optionLines,
+  parseCommand,
+  SETTINGS_OPTION,
+  USER_DIR_OPTION,
+  UsageError,
+} from './usage.js'
+
+/** The exit codes of a command that fails at run time when its database cannot be used. */
+const STORE_EXIT_CODES =
+  'Exit codes: 0 success, 1 run-time failure (unreadable database or file, PostgreSQL unreachable\n' +
+  'or refusing), 2 usage or settings error.'
+
+const START = {
+  name: 'start',
+  usage: ['[options]'],
+  summary: 'Start the admin API server',
+  options: {
+    settings: SETTINGS_OPTION,
+    port: { short: 'p', value: 'N', text: 'port to listen on (overrides uiPort; 0 picks a free port)' },
+    host: { value: 'H', text: 'address to listen on (overrides uiHost)' },
+    'user-dir': USER_DIR_OPTION,
+    'allow-open-admin': { text: 'allow listening on a non-loopback address without adminAuth' },
+    demo: {
+      text:
+        "run the demo: the repository's examples/demo settings and userDir\n" +
+        '(users admin / flowadmin-demo and viewer / flowadmin-view); no --settings',
+    },
+    pretty: {
+      text: 'write the log for people to read, not JSON lines (the default when\nstandard error is a terminal)',
+    },
+    help: HELP_OPTION,
+  },
+  exitCodes:
+    'Exit codes: 0 stopped on SIGINT or SIGTERM, 1 run-time failure (port in use, unreadable\n' +
+    'database or file, PostgreSQL unreachable or refusing), 2 usage or settings error.',
+} satisfies CommandSpec
+
+const HASH_PW = {
+  name: 'hash-pw',
+  usage: [''],
+  summary: 'Read a password and print its argon2id hash, for adminAuth.users[].password',
+  details: 'hash-pw reads the first line of standard input when it is piped, or prompts twice without echo.',
+  options: { help: HELP_OPTION },
+  exitCodes: 'Exit codes: 0 success, 2 empty password or passwords that differ, 130 interrupted prompt.',
+} satisfies CommandSpec
+
+const MIGRATE = {
+  name: 'migrate',
+  usage: ['[options]'],
+  summary: "Apply the store's schema migrations and exit (start applies them too)",
+  details:
+    'With "storage": "postgres", instances starting at once, or a migrate beside them, take turns\n' +
+    'under an advisory lock.',
+  options: { settings: SETTINGS_OPTION, 'user-dir': USER_DIR_OPTION, help: HELP_OPTION },
+  exitCodes: STORE_EXIT_CODES,
+} satisfies CommandSpec
+
+const MODULES = {
+  name: 'modules',
+  usage: ['forget NAME [options]'],
+  summary: 'Drop the stored state (enabled flags) of a module that is gone for good',
+  details:
+    'The store is the one of the settings (SQLite in userDir, or PostgreSQL); it may run while the\n' +
+    'server runs. A forgotten module that is still installed starts enabled at the next start.',
+  options: { settings: SETTINGS_OPTION, 'user-dir': USER_DIR_OPTION, help: HELP_OPTION },
+  exitCodes: STORE_EXIT_CODES,
+} satisfies CommandSpec
+
+const COMMANDS: CommandSpec[] = [START, HASH_PW, TOKENS, MIGRATE, MODULES]
 
 const HELP = `Usage: flowadmin <command> [options]
 
 Commands:
-  start      Start the admin API server
-  hash-pw    Read a password and print its argon2id hash, for adminAuth.users[].password
-  tokens     List, revoke or create sessions and API tokens (flowadmin tokens --help)
-  migrate    Apply the store's schema migrations and exit (start applies them too)
-  modules forget NAME
-             Drop the stored state (enabled flags) of a module that is gone for good
-             (accepts --settings and --user-dir, as start does)
+${COMMANDS.map((command) => `  ${command.name.padEnd(9)}  ${command.summary}`).join('\n')}
 
-Options of start:
-  -s, --settings FILE     settings file (.json, or .js/.mjs exporting the settings object)
-  -p, --port N            port to listen on (overrides uiPort; 0 picks a free port)
-      --host H            address to listen on (overrides uiHost)
-  -u, --user-dir DIR      folder with node_modules/, flows.json and flowadmin.db (overrides userDir)
-      --allow-open-admin  allow listening on a non-loopback address without adminAuth
-      --demo              run the demo: the repository's examples/demo settings and userDir
-                          (users admin / flowadmin-demo and viewer / flowadmin-view); no --settings
-      --pretty            write the log for people to read, not JSON lines (the default when
-                          standard error is a terminal)
+Run "flowadmin <command> --help" for the options of a command.
 
-  -h, --help              show this help
-  -v, --version           show the version
+Options:
+${optionLines({ help: HELP_OPTION, version: { short: 'v', text: 'show the version' } })}
 
-Options of migrate: -s/--settings and -u/--user-dir, as for start. With "storage": "postgres",
-instances starting at once, or a migrate beside them, take turns under an advisory lock.
-
-hash-pw reads the first line of standard input when it is piped, or prompts without echo.
-
-Exit codes: 0 success, 1 run-time failure (port in use, unreadable database or file),
-2 usage or settings error, 130 interrupted prompt.
+Exit codes: 0 success, 1 run-time failure (port in use, unreadable database or file,
+PostgreSQL unreachable or refusing), 2 usage or settings error, 130 interrupted prompt.
 `
 
 const DEMO_WARNING =
@@ -64,14 +117,35 @@ function demoSettings(): string {
   return file
 }
 
-class UsageError extends StartupError {
-  constructor(message: string) {
-    super(`${message}\nRun "flowadmin --help" for usage.`, EXIT_USAGE)
+/** Where PostgreSQL's address comes from, in the order the server looks. */
+const POSTGRES_ADDRESS_SOURCES =
+  'its address comes from "postgres.url" in the settings, else the DATABASE_URL variable, ' +
+  'else the PG* variables (PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD)'
+
+/**
+ * What to do about a failure, when the command knows better than the message: another port for
+ * one in use, where PostgreSQL's address comes from when it cannot be used. Never the address
+ * itself, which may hold a password.
+ */
+function hintOf(error: unknown): string | null {
+  if (error instanceof PortInUseError) {
+    return `port ${error.port} is taken: pick another with --port N, or "uiPort" in the settings`
   }
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    // The PostgreSQL store's error, told by its name: its package is loaded only when used.
+    if (cause.name !== 'PostgresStoreError') continue
+    const { code, target } = cause as Error & { code?: string; target?: string }
+    if (code === 'unreachable')
+      return `is PostgreSQL running at ${target?.replace(/\/.*$/, '')}? ${POSTGRES_ADDRESS_SOURCES}`
+    if (code === 'refused')
+      return `check the user, password and database name of the address: ${POSTGRES_ADDRESS_SOURCES}`
+  }
+  return null
 }
 
 function fail(error: unknown): void {
-  const lines = messageOf(error).split('\n')
+  const hint = hintOf(error)
+  const lines = [...messageOf(error).split('\n'), ...(hint === null ? [] : [hint])]
   for (const line of lines) process.stderr.write(`flowadmin: ${line}\n`)
   process.exitCode = error instanceof StartupError ? error.exitCode : EXIT_RUNTIME
 }
@@ -79,33 +153,20 @@ function fail(error: unknown): void {
 function parsePort(value: string | undefined): number | undefined {
   if (value === undefined) return undefined
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
-    throw new UsageError(`--port must be a whole number from 0 to 65535, not "${value}"`)
+    throw new UsageError(`--port must be a whole number from 0 to 65535, not "${value}"`, START.name)
   }
   return Number(value)
 }
 
 async function start(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      settings: { type: 'string', short: 's' },
-      port: { type: 'string', short: 'p' },
-      host: { type: 'string' },
-      'user-dir': { type: 'string', short: 'u' },
-      'allow-open-admin': { type: 'boolean' },
-      demo: { type: 'boolean' },
-      pretty: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  })
+  const { values } = parseCommand(START, args)
   if (values.help) {
-    process.stdout.write(HELP)
+    process.stdout.write(helpOf(START))
     return
   }
-  if (values.host === '') throw new UsageError('--host must not be empty')
+  if (values.host === '') throw new UsageError('--host must not be empty', START.name)
   if (values.demo && values.settings !== undefined) {
-    throw new UsageError('--demo runs the demo with its own settings; leave out --settings')
+    throw new UsageError('--demo runs the demo with its own settings; leave out --settings', START.name)
   }
   const settingsFile = values.demo ? demoSettings() : values.settings
   if (values.demo) process.stderr.write(`flowadmin: ${DEMO_WARNING}\n`)
@@ -169,17 +230,9 @@ function stopOnSignals(server: RunningServer, logger: Logger): void {
 }
 
 async function migrate(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      settings: { type: 'string', short: 's' },
-      'user-dir': { type: 'string', short: 'u' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  })
+  const { values } = parseCommand(MIGRATE, args)
   if (values.help) {
-    process.stdout.write(HELP)
+    process.stdout.write(helpOf(MIGRATE))
     return
   }
   const line = await migrateStore({ settingsFile: values.settings, userDir: values['user-dir'] })
@@ -187,9 +240,9 @@ async function migrate(args: string[]): Promise<void> {
 }
 
 async function hashPw(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true })
+  const { values } = parseCommand(HASH_PW, args)
   if (values.help) {
-    process.stdout.write(HELP)
+    process.stdout.write(helpOf(HASH_PW))
     return
   }
   const password = await readPassword()
@@ -197,24 +250,18 @@ async function hashPw(args: string[]): Promise<void> {
 }
 
 async function modules(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      settings: { type: 'string', short: 's' },
-      'user-dir': { type: 'string', short: 'u' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    allowPositionals: true,
-    strict: true,
-  })
+  const { values, positionals } = parseCommand(MODULES, args, true)
   if (values.help) {
-    process.stdout.write(HELP)
+    process.stdout.write(helpOf(MODULES))
     return
   }
   const [action, name, ...extra] = positionals
-  if (action !== 'forget') throw new UsageError('modules takes one action: forget NAME')
+  if (action === undefined) throw new UsageError('modules needs an action: forget NAME', MODULES.name)
+  if (action !== 'forget') {
+    throw new UsageError(`unknown modules action "${action}": the action is forget NAME`, MODULES.name)
+  }
   if (name === undefined || name === '' || extra.length > 0) {
-    throw new UsageError('modules forget takes exactly one module name')
+    throw new UsageError('modules forget takes exactly one module name', MODULES.name)
   }
   const line = await forgetModule({ settingsFile: values.settings, userDir: values['user-dir'] }, name)
   process.stdout.write(`${line}\n`)
@@ -224,8 +271,11 @@ async function modules(args: string[]): Promise<void> {
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv
   try {
-    if (command === '-h' || command === '--help' || command === 'help') process.stdout.write(HELP)
-    else if (command === '-v' || command === '--version') process.stdout.write(`${VERSION}\n`)
+    if (command === '-h' || command === '--help' || command === 'help') {
+      // `flowadmin help start` is `flowadmin start --help`.
+      const named = COMMANDS.find((spec) => spec.name === rest[0])
+      process.stdout.write(named === undefined ? HELP : helpOf(named))
+    } else if (command === '-v' || command === '--version') process.stdout.write(`${VERSION}\n`)
     else if (command === 'start') await start(rest)
     else if (command === 'hash-pw') await hashPw(rest)
     else if (command === 'tokens') await tokensCommand(rest)
@@ -235,9 +285,7 @@ export async function main(argv: string[]): Promise<void> {
       throw new UsageError('a command is needed: start, hash-pw, tokens, modules or migrate')
     } else throw new UsageError(`unknown command "${command}"`)
   } catch (error) {
-    // parseArgs reports unknown or malformed options with these codes.
-    const code = (error as { code?: string }).code
-    fail(code?.startsWith('ERR_PARSE_ARGS') ? new UsageError(messageOf(error)) : error)
+    fail(error)
   }
 }
 

@@ -101,11 +101,25 @@ export async function listen(
   }
 }
 
+/**
+ * The port asked for is taken by another program. The command adds how to pick another; the
+ * message itself names only the address.
+ */
+export class PortInUseError extends StartupError {
+  override readonly name: string = 'PortInUseError'
+  constructor(
+    readonly host: string,
+    readonly port: number,
+  ) {
+    super(`cannot listen on ${host}:${port}: the port is already in use`)
+  }
+}
+
 function bindError(error: NodeJS.ErrnoException, host: string, port: number): StartupError {
   const where = `${host}:${port}`
   switch (error.code) {
     case 'EADDRINUSE':
-      return new StartupError(`cannot listen on ${where}: the port is already in use`)
+      return new PortInUseError(host, port)
     case 'EACCES':
       return new StartupError(
         `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`,

@@ -1,13 +1,12 @@
 import { existsSync } from 'node:fs'
 import * as path from 'node:path'
-import { createSqliteStores } from '@flowadmin/adapter-sqlite'
-import { messageOf } from '@flowadmin/core'
-import { resolveSettings, type ServerOptions } from './compose.js'
+import { openStores, resolveSettings, type ServerOptions } from './compose.js'
 import { EXIT_USAGE, StartupError } from './errors.js'
 
 /**
  * `flowadmin modules forget NAME`: drops the stored state (the `enabled` flags) of a module, for
- * a module gone for good. Discovery never forgets on its own. Returns the line to print.
+ * a module gone for good, from the store of the settings (SQLite in userDir, or PostgreSQL).
+ * Discovery never forgets on its own. Returns the line to print.
  */
 export async function forgetModule(options: ServerOptions, name: string): Promise<string> {
   const settings = await resolveSettings(options, options.cwd ?? process.cwd())
@@ -17,16 +16,11 @@ export async function forgetModule(options: ServerOptions, name: string): Promis
       EXIT_USAGE,
     )
   }
-  const file = path.join(settings.userDir, 'flowadmin.db')
-  // Never create a database just to find it empty.
-  if (!existsSync(file))
+  // Never create a SQLite database just to find it empty.
+  if (settings.storage === 'sqlite' && !existsSync(path.join(settings.userDir, 'flowadmin.db'))) {
     return `no stored state for ${name} (there is no database in ${settings.userDir} yet)`
-  let stores: ReturnType<typeof createSqliteStores>
-  try {
-    stores = createSqliteStores(file)
-  } catch (error) {
-    throw new StartupError(messageOf(error), undefined, { cause: error })
   }
+  const { stores } = await openStores(settings)
   try {
     return (await stores.modules.remove(name))
       ? `forgot the stored state of ${name}: if it is installed, its node sets start enabled at the next start`

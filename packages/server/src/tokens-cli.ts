@@ -1,35 +1,61 @@
-import { parseArgs } from 'node:util'
 import { tokenJson } from '@flowadmin/adapter-http'
 import { type Core, type DomainError, operator } from '@flowadmin/core'
 import { createAuditLog } from './audit.js'
 import { createServerCore, openStores, resolveSettings } from './compose.js'
 import { EXIT_USAGE, StartupError } from './errors.js'
 import { createLogger, logTo } from './log.js'
+import {
+  type CommandSpec,
+  HELP_OPTION,
+  helpOf,
+  parseCommand,
+  SETTINGS_OPTION,
+  USER_DIR_OPTION,
+  UsageError,
+} from './usage.js'
 
-export const TOKENS_HELP = `Usage: flowadmin tokens <list|revoke|create> [options]
+const ACTIONS = ['list', 'revoke', 'create']
 
-Works on the database directly, whether the server runs or not; a running server refuses a
-revoked token on its next request.
+export const TOKENS = {
+  name: 'tokens',
+  usage: [
+    'list [--user U] [--json] --settings FILE',
+    'revoke ID | --user U | --all --settings FILE',
+    'create --user U --name N [--scope read] [--expires 30d|never] --settings FILE',
+  ],
+  summary: 'List, revoke or create sessions and API tokens',
+  details: `Works on the database directly, whether the server runs or not; a running server refuses a
+revoked token on its next request. It reads the server's settings file (adminAuth, the store).
 
-  tokens list [--user U] [--json]
-      Every unexpired session and API token, or those of user U.
-  tokens revoke ID | --user U | --all
-      End one token by its id, every token of user U, or every token.
-  tokens create --user U --name N [--scope read] [--expires 30d|never]
-      Create a named API token for U and print it on standard output, this once. The scope
-      defaults to U's permissions; --expires takes s, m, h or d (default 90d; "never" only
-      when adminAuth.apiTokens.allowNoExpiry is true).
-
-Options of every tokens command:
-  -s, --settings FILE   settings file (the same as the server's)
-  -u, --user-dir DIR    folder with flowadmin.db (overrides userDir)
-`
+  list      Every unexpired session and API token, or those of user U.
+  revoke    End one token by its id, every token of user U, or every token.
+  create    Create a named API token for U and print it on standard output, this once. The scope
+            defaults to U's permissions; "never" expires only when
+            adminAuth.apiTokens.allowNoExpiry is true.`,
+  options: {
+    settings: SETTINGS_OPTION,
+    'user-dir': USER_DIR_OPTION,
+    user: { value: 'U', text: "the user whose tokens are listed, revoked or created ('*': everyone)" },
+    name: { value: 'N', text: 'create: the name of the API token' },
+    scope: { value: 'SCOPE', text: "create: * or read (default: the user's permissions)" },
+    expires: {
+      value: 'TIME',
+      text: 'create: lifetime in s, m, h or d (e.g. 12h, 30d; default 90d), or never',
+    },
+    json: { text: 'list: print JSON (the fields of GET /auth/tokens) instead of a table' },
+    all: { text: 'revoke: every token of every user' },
+    help: HELP_OPTION,
+  },
+  exitCodes:
+    'Exit codes: 0 success, 1 no token with that id, or the database cannot be used,\n' +
+    '2 usage or settings error, or a refused create (a scope or lifetime beyond the bounds, an unknown user).',
+} satisfies CommandSpec
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
 
-class TokensUsageError extends StartupError {
+class TokensUsageError extends UsageError {
   constructor(message: string) {
-    super(`${message}\nRun "flowadmin tokens --help" for usage.`, EXIT_USAGE)
+    super(message, TOKENS.name)
   }
 }
 
@@ -67,6 +93,12 @@ async function withCore<T>(
   values: { settings?: string; 'user-dir'?: string },
   run: (core: Core) => Promise<T>,
 ) {
+  // Without the server's settings there are no users, so no tokens: say what is missing.
+  if (values.settings === undefined) {
+    throw new TokensUsageError(
+      "no settings file given: tokens needs the server's settings (adminAuth and the database); add --settings FILE",
+    )
+  }
   const settings = await resolveSettings(
     { settingsFile: values.settings, userDir: values['user-dir'] },
     process.cwd(),
@@ -76,12 +108,13 @@ async function withCore<T>(
   if (settings.storage === 'memory') {
     throw new StartupError('storage is "memory": tokens live only inside the running server', EXIT_USAGE)
   }
-  // Audit lines go where the server writes them; "stdout" becomes standard error here, so the
-  // command's own output stays clean.
+  // Audit events go to the audit file of the settings, as the server's do. Audit lines on stdout
+  // are the running server's stream; here stdout is the command's result, and stderr is for
+  // people, so with "stdout" the command writes none (its result says what it did).
   const log = logTo(createLogger())
   const audit = createAuditLog(
-    settings.auditLog,
-    (text) => process.stderr.write(text),
+    settings.auditLog === 'stdout' ? 'off' : settings.auditLog,
+    undefined,
     (message, fields) => log('error', message, fields),
   )
   const { stores } = await openStores(settings)
@@ -96,32 +129,24 @@ async function withCore<T>(
 
 /** `flowadmin tokens ...`: the session inventory and API tokens from the command line. */
 export async function tokensCommand(args: string[]): Promise<void> {
-  const [sub, ...rest] = args
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: {
-      settings: { type: 'string', short: 's' },
-      'user-dir': { type: 'string', short: 'u' },
-      user: { type: 'string' },
-      name: { type: 'string' },
-      scope: { type: 'string' },
-      expires: { type: 'string' },
-      json: { type: 'boolean' },
-      all: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    allowPositionals: true,
-    strict: true,
-  })
-  if (sub === undefined || sub === '--help' || sub === '-h' || values.help) {
-    process.stdout.write(TOKENS_HELP)
+  const { values, positionals } = parseCommand(TOKENS, args, true)
+  if (values.help) {
+    process.stdout.write(helpOf(TOKENS))
     return
   }
-  if (sub === 'list') return list(values)
-  if (sub === 'revoke') return revoke(values, positionals)
-  if (sub === 'create') return create(values)
-  throw new TokensUsageError(`unknown tokens command "${sub}"`)
+  const [action, ...rest] = positionals
+  if (action === undefined) throw new TokensUsageError(`tokens needs an action: ${listed(ACTIONS, 'or')}`)
+  if (!ACTIONS.includes(action)) {
+    throw new TokensUsageError(`unknown tokens action "${action}": the actions are ${listed(ACTIONS, 'and')}`)
+  }
+  if (action === 'revoke') return revoke(values, rest)
+  if (rest.length > 0) throw new TokensUsageError(`${action} takes no argument, not "${rest[0]}"`)
+  return action === 'list' ? list(values) : create(values)
 }
+
+/** `a, b or c`. */
+const listed = (words: readonly string[], last: 'and' | 'or') =>
+  `${words.slice(0, -1).join(', ')} ${last} ${words.at(-1)}`
 
 type Values = {
   settings?: string

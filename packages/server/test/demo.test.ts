@@ -46,7 +46,7 @@ describe('flowadmin start --demo', () => {
     expect(await run.exited).toBe(2)
     expect(run.stderr).toBe(
       'flowadmin: --demo runs the demo with its own settings; leave out --settings\n' +
-        'flowadmin: Run "flowadmin --help" for usage.\n',
+        'flowadmin: Run "flowadmin start --help" for usage.\n',
     )
   })
 })

@@ -99,7 +99,7 @@ describe('stored module state across starts without the modules on disk', () => 
     const bare = runCli(['modules', 'forget', '--user-dir', userDir])
     expect(await bare.exited).toBe(2)
     expect(bare.stderr).toBe(
-      'flowadmin: modules forget takes exactly one module name\nflowadmin: Run "flowadmin --help" for usage.\n',
+      'flowadmin: modules forget takes exactly one module name\nflowadmin: Run "flowadmin modules --help" for usage.\n',
     )
     const memory = path.join(userDir, 'memory.json')
     await writeFile(memory, JSON.stringify({ storage: 'memory' }))
