@@ -373,7 +373,7 @@ describe('loadSettings', () => {
     await writeFile(path.join(dir, 'settings.js'), `${counting}module.exports = { uiPort: 2001 }\n`)
     const evaluations = () =>
       (globalThis as { flowadminSettingsEvaluations?: number }).flowadminSettingsEvaluations
-    for (let reload = 0; reload < 25; reload++) {
+    for (let reload = 0; reload < 10; reload++) {
       expect((await loadSettings(path.join(dir, 'settings.mjs'))).uiPort).toBe(2000)
       expect((await loadSettings(path.join(dir, 'settings.js'))).uiPort).toBe(2001)
     }
