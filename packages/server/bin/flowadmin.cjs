@@ -1,8 +1,18 @@
-#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1 node --max-semi-space-size=4
+#!/bin/sh
+':' //; export GLIBC_TUNABLES="glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}"; exec node --max-semi-space-size=4 "$0" "$@"
 // Launcher for the built CLI: the bin exists before the first build, so package managers can link it.
 //
-// The process-wide memory tuning lives here, in the program's entry point, never in the packages
-// embedders import. The first line sets it for glibc's allocator, which reads it only at start:
+// Run as a program, this file is first a shell script: the line above sets the process-wide
+// memory tuning and replaces the shell with node running this same file, which reads that line
+// as a string and a comment. (`#!/usr/bin/env -S VAR=... node` said the same in one line, but
+// pnpm's shim cannot run it, and a shell line is one that every launcher can: pnpm's shim runs
+// the file with sh, npm's global install links it, and node finds this file's real folder behind
+// the link.) The shell is gone before node starts, so the tuning costs no process and almost no
+// time. Started as `node bin/flowadmin.cjs`, the line is not run and the defaults apply.
+//
+// The tuning lives here, in the program's entry point, never in the packages embedders import.
+// GLIBC_TUNABLES tunes glibc's allocator, which reads it only at start (an operator's own
+// GLIBC_TUNABLES comes after these, and wins):
 // - mmap_threshold: every block of 128 KiB or more gets its own mapping, returned to the system
 //   when freed. Without it the allocator raises this threshold past the 19 MiB an argon2 hash
 //   works in, the first time one is freed, and keeps every later one in its arenas: each hashing
@@ -15,7 +25,6 @@
 // And one for V8: --max-semi-space-size=4 holds the young generation at 4 MiB a half, so a flood
 // of requests does not grow it to V8's largest (peak 130 MB instead of 152 MB under
 // `pnpm bench:flood`; 1 MiB would cost a tenth more CPU a request, 4 MiB costs none measurable).
-// Started as `node bin/flowadmin.cjs`, the first line is not read and the defaults apply.
 'use strict'
 const { statSync, readdirSync } = require('node:fs')
 const { availableParallelism } = require('node:os')

@@ -1,0 +1,202 @@
+// Runs a `flowadmin` launcher the way a shell does: the file itself as a program (through its
+// first line), not `node file`, with this node first on PATH; and looks at the process it became.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs'
+import { delimiter, dirname } from 'node:path'
+import { expect } from 'vitest'
+
+/** This process's environment with this node first on PATH, as the launchers find `node` there. */
+export const programEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+  ...process.env,
+  NO_COLOR: '1',
+  ...env,
+  PATH: `${dirname(process.execPath)}${delimiter}${env.PATH ?? process.env.PATH ?? ''}`,
+})
+
+export interface ProgramRun {
+  child: ChildProcess
+  readonly stdout: string
+  readonly stderr: string
+  /** The exit code (or the signal's name), once the process has ended. */
+  exited: Promise<number | string>
+  /** Resolves with the first stdout line matching `pattern`; rejects if the process ends first. */
+  line(pattern: RegExp): Promise<string>
+}
+
+/** Every process started here, and whether it leads a process group of its own. */
+const running = new Map<ChildProcess, boolean>()
+
+/**
+ * Starts `command args`; `input`, when given, is piped to stdin and closed. `detached` gives it a
+ * process group of its own, as a shell gives a job: {@link stopGroups} then ends the whole group.
+ */
+export function runProgram(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; detached?: boolean } = {},
+): ProgramRun {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: programEnv(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  })
+  running.set(child, options.detached ?? false)
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  if (options.input !== undefined) child.stdin?.end(options.input)
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('close', (code, signal) => {
+      if (!options.detached) running.delete(child)
+      resolve(code ?? signal ?? 'unknown')
+    })
+  })
+  return {
+    child,
+    get stdout() {
+      return stdout
+    },
+    get stderr() {
+      return stderr
+    },
+    exited,
+    line(pattern) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = stdout.split('\n').find((line) => pattern.test(line))
+          if (found === undefined) return false
+          child.stdout?.off('data', check)
+          resolve(found)
+          return true
+        }
+        if (check()) return
+        child.stdout?.on('data', check)
+        exited.then((code) => {
+          if (!check()) reject(new Error(`${command} ended (${code}) before printing ${pattern}:\n${stderr}`))
+        })
+      })
+    },
+  }
+}
+
+/** The processes whose process group is `group`, by /proc. */
+export function groupMembers(group: number): number[] {
+  const members: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      // The fields after the command's name, which is in parentheses and may hold anything.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[2]) === group && fields[0] !== 'Z') members.push(Number(name))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return members
+}
+
+/** Polls `check` every 20 ms until it returns a value other than undefined; throws after `ms`. */
+export async function until<T>(what: string, check: () => T | undefined, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+const NODE = realpathSync(process.execPath)
+
+/** Whether process `pid` is running this node (and no longer the shell that started it). */
+function isNode(pid: number): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`) === NODE
+  } catch {
+    return false
+  }
+}
+
+/** What a running node process was started with: its GLIBC_TUNABLES and its argv. */
+export interface Started {
+  pid: number
+  /** GLIBC_TUNABLES as the process got it, or undefined. */
+  tunables: string | undefined
+  argv: string[]
+}
+
+/**
+ * GLIBC_TUNABLES in a process's environment block. glibc cuts the variable in place at each ':'
+ * as it reads it, so the pieces that follow it in the block are put back together.
+ */
+function tunablesOf(environ: string): string | undefined {
+  const entries = environ.split('\0')
+  const first = entries.findIndex((entry) => entry.startsWith('GLIBC_TUNABLES='))
+  if (first === -1) return undefined
+  const pieces = [entries[first] as string]
+  for (const entry of entries.slice(first + 1)) {
+    if (!entry.startsWith('glibc.')) break
+    pieces.push(entry)
+  }
+  return pieces.join(':').slice('GLIBC_TUNABLES='.length)
+}
+
+function startedOf(pid: number): Started {
+  return {
+    pid,
+    tunables: tunablesOf(readFileSync(`/proc/${pid}/environ`, 'utf8')),
+    argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1),
+  }
+}
+
+/** Waits until process `pid` runs node (a launcher execs it), then says what it was started with. */
+export async function nodeStarted(pid: number): Promise<Started> {
+  await until(`process ${pid} to run node`, () => (isNode(pid) ? true : undefined))
+  return startedOf(pid)
+}
+
+/** The node process of process group `group` running `script` (the server under `pnpm exec`). */
+export async function nodeInGroup(group: number, script: RegExp): Promise<Started> {
+  const pid = await until(`a node process running ${script} in group ${group}`, () =>
+    groupMembers(group).find((pid) => isNode(pid) && script.test(startedOf(pid).argv.join(' '))),
+  )
+  return startedOf(pid)
+}
+
+/** The allocator's tuning the launcher sets. */
+export const TUNABLES = 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1'
+
+/** Asserts that node was started with the allocator's and V8's tuning, as the launcher gives it. */
+export function expectTuned(started: Started): void {
+  expect(started.tunables).toBe(TUNABLES)
+  // The node flag is one of node's own (process.execArgv), before the script.
+  const flag = started.argv.indexOf('--max-semi-space-size=4')
+  const script = started.argv.findIndex((arg, index) => index > 0 && !arg.startsWith('-'))
+  expect(flag).toBeGreaterThan(0)
+  expect(script).toBeGreaterThan(flag)
+}
+
+/** Ends every process this module started, with the whole process group of each detached one. */
+export async function stopGroups(): Promise<void> {
+  const groups: number[] = []
+  for (const [child, detached] of running) {
+    if (child.pid === undefined) continue
+    if (detached) groups.push(child.pid)
+    try {
+      process.kill(detached ? -child.pid : child.pid, 'SIGKILL')
+    } catch {
+      // Gone already.
+    }
+  }
+  running.clear()
+  await until('the stopped process groups to be empty', () =>
+    groups.every((group) => groupMembers(group).length === 0) ? true : undefined,
+  )
+}
