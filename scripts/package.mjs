@@ -1,12 +1,22 @@
 #!/usr/bin/env node
 // Packs the server into one installable tarball, `flowadmin-<version>.tgz`: the server and the
-// workspace packages it uses (core, adapters) bundled into its dist by esbuild, and every
-// third-party package (argon2, better-sqlite3, hono, ...) left to npm as a dependency, so
-// `npm install -g ./flowadmin-<version>.tgz` installs and builds those as usual.
+// workspace packages it uses (core, adapters) bundled into its dist by esbuild, the console's built
+// page and assets beside them, and every third-party package (argon2, better-sqlite3, hono, ...)
+// left to npm as a dependency, so `npm install -g ./flowadmin-<version>.tgz` installs and builds
+// those as usual. The console must have been built (`pnpm build`, or `pnpm package`, which builds it).
 //
 //   node scripts/package.mjs [--out DIR]     (prints the tarball's path)
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,8 +30,21 @@ const PACKAGES = path.join(ROOT, 'packages')
 const NAME = 'flowadmin'
 const WORKSPACE = '@flowadmin/'
 
+/** The console's page and assets as `pnpm build` writes them (packages/console/build.mjs). */
+const CONSOLE = path.join(PACKAGES, 'console', 'dist', 'public')
+/** What the console's build writes beside the page for its own report, and the server never sends. */
+const CONSOLE_REPORT = 'sizes.json'
+
 const { values } = parseArgs({ options: { out: { type: 'string', default: ROOT } } })
 const out = path.resolve(values.out)
+
+// A package without its console would install and start, and answer 404 at `/`: refuse it here.
+if (!existsSync(path.join(CONSOLE, 'index.html'))) {
+  process.stderr.write(
+    `package: the console is not built (${path.relative(ROOT, path.join(CONSOLE, 'index.html'))} is missing): run \`pnpm build\` first\n`,
+  )
+  process.exit(1)
+}
 
 const manifestOf = (folder) => JSON.parse(readFileSync(path.join(PACKAGES, folder, 'package.json'), 'utf8'))
 
@@ -54,6 +77,12 @@ try {
     external: Object.keys(dependencies).flatMap((name) => [name, `${name}/*`]),
     // Beside the entry points: the server finds its package.json one folder up from its code.
     chunkNames: '[name]-[hash]',
+  })
+  // The console's code, bundled into dist/ like the rest, finds its page at `../dist/public` from
+  // its own file (packages/console/src/serve.ts): that is dist/public here too.
+  cpSync(CONSOLE, path.join(stage, 'dist', 'public'), {
+    recursive: true,
+    filter: (source) => path.basename(source) !== CONSOLE_REPORT,
   })
   cpSync(path.join(PACKAGES, 'server', 'bin'), path.join(stage, 'bin'), { recursive: true })
   copyFileSync(path.join(ROOT, 'README.md'), path.join(stage, 'README.md'))

@@ -1,42 +1,68 @@
 // The installable package: `node scripts/package.mjs` packs one tarball, `npm install -g` puts it
 // into a fresh prefix (third-party packages from the registry, native ones built as usual), and
-// the installed `flowadmin` command serves the API.
+// the installed `flowadmin` command, run as a program from <prefix>/bin, serves the API and the
+// console.
 import { execFile } from 'node:child_process'
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import satisfies from 'semver/functions/satisfies.js'
+import minVersion from 'semver/ranges/min-version.js'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { killAll, runCli, startCli } from './cli-process.js'
+import { killAll, runCli } from './cli-process.js'
 import { logIn } from './password-grant.js'
+import { expectTuned, nodeStarted, runProgram, stopGroups } from './program-process.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const DEMO = path.join(ROOT, 'examples', 'demo')
+const CONSOLE = path.join(ROOT, 'packages', 'console', 'dist', 'public')
 const { version } = JSON.parse(await readFile(path.join(ROOT, 'packages', 'server', 'package.json'), 'utf8'))
+const { engines } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8'))
 
 let dir: string
 let tarball: string
 let installed: string
+/** What `npm install` printed, warnings included. */
+let installOutput: string
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'flowadmin-package-'))
   const packed = await run(process.execPath, [path.join(ROOT, 'scripts', 'package.mjs'), '--out', dir])
   tarball = packed.stdout.trim()
   const prefix = path.join(dir, 'prefix')
-  // npm 11.16 and later run no install script of a global install unless it is allowed.
-  await run(
+  // npm 11.16 and later run no install script of a global install unless it is allowed. Its
+  // warnings are kept, those about the engines among them.
+  const install = await run(
     'npm',
-    ['install', '--global', '--prefix', prefix, '--allow-scripts=argon2,better-sqlite3', tarball],
+    [
+      'install',
+      '--global',
+      '--prefix',
+      prefix,
+      '--allow-scripts=argon2,better-sqlite3',
+      '--loglevel=warn',
+      tarball,
+    ],
     { cwd: dir, maxBuffer: 16 * 1024 * 1024 },
   )
+  installOutput = install.stdout + install.stderr
   installed = path.join(prefix, 'bin', 'flowadmin')
 }, 900_000)
 afterAll(async () => {
   await killAll()
+  await stopGroups()
   await rm(dir, { recursive: true, force: true })
 })
+
+/** A package's own package.json below node_modules (`name/`, `@scope/name/`, nested or not). */
+const PACKAGE_MANIFEST = /^((@[^/]+\/)?[^/@.][^/]*\/node_modules\/)*(@[^/]+\/)?[^/@.][^/]*\/package\.json$/
+
+/** Runs the installed command as a user's shell does: <prefix>/bin/flowadmin, as a program. */
+const flowadmin = (args: string[], options: { cwd?: string; input?: string } = {}) =>
+  runProgram(installed, args, options)
 
 it('packs one tarball named after the version, with the workspace packages bundled in', async () => {
   expect(path.basename(tarball)).toBe(`flowadmin-${version}.tgz`)
@@ -48,14 +74,48 @@ it('packs one tarball named after the version, with the workspace packages bundl
   const manifest = JSON.parse((await run('tar', ['-xzOf', tarball, 'package/package.json'])).stdout)
   expect(manifest).toMatchObject({ name: 'flowadmin', version, bin: { flowadmin: './bin/flowadmin.cjs' } })
   expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@flowadmin/'))).toEqual([])
+  // Type declarations are for building, not for running.
+  expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@types/'))).toEqual([])
+  expect(manifest.engines).toEqual(engines)
+})
+
+it("holds the console's built page and assets, each with its compressed variants", async () => {
+  const { stdout } = await run('tar', ['-tzf', tarball])
+  const files = stdout.trim().split('\n')
+  const built = (await readdir(CONSOLE, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile() && /\.(html|js|css|svg)(\.br|\.gz)?$/.test(entry.name))
+    .map((entry) => path.relative(CONSOLE, path.join(entry.parentPath, entry.name)))
+  expect(built).toContain('index.html')
+  expect(built).toContain('index.html.br')
+  expect(files.filter((file) => file.startsWith('package/dist/public/')).sort()).toEqual(
+    built.map((file) => `package/dist/public/${file}`).sort(),
+  )
+})
+
+it('installs without a warning about engines: every dependency runs on the Node.js it declares', async () => {
+  expect(installOutput).not.toMatch(/EBADENGINE|Unsupported engine/)
+  // And on the oldest Node.js the package accepts, not only on this one.
+  const oldest = minVersion(engines.node)?.version as string
+  const refusing: string[] = []
+  const installedPackages = path.join(dir, 'prefix', 'lib', 'node_modules', 'flowadmin', 'node_modules')
+  for (const entry of await readdir(installedPackages, { recursive: true })) {
+    if (!PACKAGE_MANIFEST.test(entry.split(path.sep).join('/'))) continue
+    const manifest = JSON.parse(await readFile(path.join(installedPackages, entry), 'utf8'))
+    const wants = manifest.engines?.node
+    if (wants !== undefined && !satisfies(oldest, wants)) {
+      refusing.push(`${manifest.name}@${manifest.version} wants node ${wants}`)
+    }
+  }
+  expect(refusing).toEqual([])
 })
 
 it('installs with npm into a fresh prefix, and the installed command works', async () => {
-  const versionRun = runCli(['--version'], { bin: installed })
+  const versionRun = flowadmin(['--version'])
   expect(await versionRun.exited).toBe(0)
+  expect(versionRun.stderr).toBe('')
   expect(versionRun.stdout).toBe(`${version}\n`)
 
-  const hashRun = runCli(['hash-pw'], { bin: installed, input: 'admin-pw\n' })
+  const hashRun = flowadmin(['hash-pw'], { input: 'admin-pw\n' })
   expect(await hashRun.exited).toBe(0)
   const hash = hashRun.stdout.trim()
   expect(hash).toMatch(/^\$argon2id\$/)
@@ -70,15 +130,41 @@ it('installs with npm into a fresh prefix, and the installed command works', asy
       adminAuth: { type: 'credentials', users: [{ username: 'admin', password: hash, permissions: '*' }] },
     }),
   )
-  const {
-    run: server,
-    url,
-    line,
-  } = await startCli(['--settings', settingsFile, '--port', '0'], { bin: installed })
+  const server = flowadmin(['start', '--settings', settingsFile, '--port', '0'])
+  const line = await server.line(/^flowadmin listening on /)
+  const url = /listening on (http:\/\/\S+)/.exec(line)?.[1]
   expect(line).toContain(`(storage: ${path.join(userDir, 'flowadmin.db')}, auth: on)`)
+  // The installed server runs with the launcher's tuning, and warns of nothing missing.
+  expectTuned(await nodeStarted(server.child.pid as number))
+  expect(server.stderr).not.toContain('the console is not built')
+
   expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'ok' })
   expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' })
-  const login = await logIn(url, 'admin-pw')
+
+  // The console: the page at /, and the assets it names.
+  const page = await fetch(`${url}/`)
+  expect(page.status).toBe(200)
+  expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+  const html = await page.text()
+  expect(html).toContain('<title>flowadmin</title>')
+  const assets = [...html.matchAll(/(?:src|href)="(console\/[^"]+)"/g)].map((match) => match[1])
+  expect(assets.map((asset) => path.extname(asset as string)).sort()).toEqual(['.css', '.js', '.svg'])
+  for (const asset of assets) {
+    const response = await fetch(`${url}/${asset}`)
+    expect(response.status, asset).toBe(200)
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(
+      await readFile(path.join(CONSOLE, asset as string)),
+    )
+  }
+
+  expect(await (await fetch(`${url}/auth/login`)).json()).toEqual({
+    type: 'credentials',
+    prompts: [
+      { id: 'username', type: 'text', label: 'Username' },
+      { id: 'password', type: 'password', label: 'Password' },
+    ],
+  })
+  const login = await logIn(url as string, 'admin-pw')
   expect(login.status).toBe(200)
   const { access_token: token } = (await login.json()) as { access_token: string }
   const disabled = await fetch(`${url}/nodes/@flowadmin-examples/text-tools`, {
@@ -100,4 +186,35 @@ it('refuses --demo in an installation, which has no demo, with a usage error tha
   expect(demo.stderr).toContain(
     '--demo runs the demo of the flowadmin repository (examples/demo), which this installation does not include',
   )
+})
+
+it('refuses to pack a checkout whose console is not built, saying what to run', async () => {
+  // A checkout of its own: the packaging script and the repository's packages and dependencies,
+  // with the console's sources but not its build.
+  const checkout = path.join(dir, 'unbuilt')
+  await mkdir(path.join(checkout, 'scripts'), { recursive: true })
+  for (const script of ['package.mjs', 'command-build.mjs']) {
+    await cp(path.join(ROOT, 'scripts', script), path.join(checkout, 'scripts', script))
+  }
+  for (const name of ['node_modules', 'package.json', 'README.md']) {
+    await symlink(path.join(ROOT, name), path.join(checkout, name))
+  }
+  await mkdir(path.join(checkout, 'packages', 'console'), { recursive: true })
+  for (const name of await readdir(path.join(ROOT, 'packages'))) {
+    if (name !== 'console')
+      await symlink(path.join(ROOT, 'packages', name), path.join(checkout, 'packages', name))
+  }
+  for (const name of await readdir(path.join(ROOT, 'packages', 'console'))) {
+    const from = path.join(ROOT, 'packages', 'console', name)
+    if (name !== 'dist') await symlink(from, path.join(checkout, 'packages', 'console', name))
+  }
+  const packing = runProgram(process.execPath, [path.join(checkout, 'scripts', 'package.mjs')], {
+    cwd: checkout,
+  })
+  expect(await packing.exited).toBe(1)
+  expect(packing.stdout).toBe('')
+  expect(packing.stderr).toBe(
+    'package: the console is not built (packages/console/dist/public/index.html is missing): run `pnpm build` first\n',
+  )
+  expect((await readdir(checkout)).filter((name) => name.endsWith('.tgz'))).toEqual([])
 })
