@@ -239,13 +239,14 @@ describe('reloading the settings (SIGHUP) while PostgreSQL refuses connections',
 })
 
 describe('starting without a reachable PostgreSQL', () => {
-  it('exits non-zero with one line naming host and port, and no password', async () => {
+  it('exits non-zero with one line naming host and port, one saying where the address comes from, and no password', async () => {
     const port = await freePort()
     const settings = await prepareInstance({ url: `postgres://admin:hunter2@127.0.0.1:${port}/flows` })
     const run = runCli(['start', '--settings', settings, '--port', '0'])
     expect(await run.exited).toBe(1)
     expect(run.stderr).toBe(
-      `flowadmin: cannot reach PostgreSQL at 127.0.0.1:${port}/flows: connect ECONNREFUSED 127.0.0.1:${port}\n`,
+      `flowadmin: cannot reach PostgreSQL at 127.0.0.1:${port}/flows: connect ECONNREFUSED 127.0.0.1:${port}\n` +
+        `flowadmin: is PostgreSQL running at 127.0.0.1:${port}? its address comes from "postgres.url" in the settings, else the DATABASE_URL variable, else the PG* variables (PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD)\n`,
     )
     expect(run.stdout).toBe('')
   })
