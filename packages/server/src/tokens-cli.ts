@@ -30,7 +30,7 @@ revoked token on its next request. It reads the server's settings file (adminAut
   list      Every unexpired session and API token, or those of user U.
   revoke    End one token by its id, every token of user U, or every token.
   create    Create a named API token for U and print it on standard output, this once. The scope
-            defaults to U's permissions; "never" expires only when
+            defaults to U's permissions; --expires never only when
             adminAuth.apiTokens.allowNoExpiry is true.`,
   options: {
     settings: SETTINGS_OPTION,
@@ -48,7 +48,8 @@ revoked token on its next request. It reads the server's settings file (adminAut
   },
   exitCodes:
     'Exit codes: 0 success, 1 no token with that id, or the database cannot be used,\n' +
-    '2 usage or settings error, or a refused create (a scope or lifetime beyond the bounds, an unknown user).',
+    '2 usage or settings error, or a refused create (a scope or lifetime beyond the bounds,\n' +
+    'an unknown user).',
 } satisfies CommandSpec
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
