@@ -1,7 +1,13 @@
 import { createLogin, type User } from './auth/login.js'
+import {
+  createLoginQueue,
+  DEFAULT_LOGIN_QUEUE,
+  type LoginQueueBounds,
+  type LoginQueueLoad,
+  type LoginQueueOptions,
+} from './auth/login-queue.js'
 import { hasPermission, toPermissionList } from './auth/permissions.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
-import { createVerifierGate, DEFAULT_VERIFIER_GATE, type VerifierGateOptions } from './auth/verifier-gate.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createModules } from './modules/modules.js'
 import type {
@@ -45,7 +51,7 @@ export interface AdminAuthOptions {
   /** Lifetimes of named API tokens: 90 days by default, at most a year, never "never". */
   apiTokens?: Partial<ApiTokenOptions> | undefined
   /** The queue in front of password verification. */
-  loginQueue?: Partial<VerifierGateOptions> | undefined
+  loginQueue?: Partial<LoginQueueOptions> | undefined
 }
 
 /** A configured user as settings give it. */
@@ -147,12 +153,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     ...DEFAULT_THROTTLE,
     ...auth?.throttle,
   })
-  const gate = createVerifierGate({ ...DEFAULT_VERIFIER_GATE, ...auth?.loginQueue })
+  const queue = createLoginQueue({ ...DEFAULT_LOGIN_QUEUE, ...auth?.loginQueue })
   const login = createLogin({
     users,
     clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),
     verifier: ports.verifier,
-    gate,
+    queue,
     throttle,
     tokens,
     events,
@@ -195,17 +201,19 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     /** Seconds a newly issued token lives. */
     tokenLifetime: lifetime,
 
-    /**
-     * New bounds for the verifier queue's lanes, from the next login on (the server sets them
-     * once it has measured the verify rate). A bound that is not a whole number from 0 throws.
-     */
-    resizeLoginQueue(bounds: { maxWaiting?: number; maxWaitingKnown?: number }): void {
-      gate.resize(bounds)
-    },
-
-    /** Password verifications running, and logins waiting for one in each lane, now (for metrics). */
-    verifierLoad(): { running: number; known: number; general: number } {
-      return gate.load()
+    /** The login queue in front of password verification (`adminAuth.loginQueue`). */
+    loginQueue: {
+      /**
+       * New bounds for its lanes, from the next login on (the server sets them once it has
+       * measured the verify rate). A bound that is not a whole number from 0 throws.
+       */
+      resize(bounds: LoginQueueBounds): void {
+        queue.resize(bounds)
+      },
+      /** Password verifications running, and logins waiting for one in each lane, now (for metrics). */
+      load(): LoginQueueLoad {
+        return queue.load()
+      },
     },
 
     /** The login scheme clients discover: `{}` when the API is open. */

@@ -1,10 +1,23 @@
 export { addressScope } from './auth/address-scope.js'
 export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
 export type { LoginError, LoginRequest, User } from './auth/login.js'
+export {
+  DEFAULT_LOGIN_QUEUE,
+  type LoginQueueBounds,
+  type LoginQueueLoad,
+  type LoginQueueOptions,
+} from './auth/login-queue.js'
 export { hasPermission, intersectPermissions, toPermissionList } from './auth/permissions.js'
 export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
-export { DEFAULT_VERIFIER_GATE, type VerifierGateOptions } from './auth/verifier-gate.js'
+export {
+  type AbortSignalLike,
+  createKeyedQueue,
+  createTaskQueue,
+  type RunOptions,
+  type TaskQueue,
+  type TaskQueueOptions,
+} from './concurrency.js'
 export {
   type AccessError,
   type AdminAuthOptions,

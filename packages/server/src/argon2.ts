@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import type { PasswordVerifier } from '@flowadmin/core'
 import { ARGON2ID_COST } from '@flowadmin/verifier-wasm'
-import { createLimit } from './limit.js'
 
 /** The argon2 package's number for argon2id (`argon2.argon2id`). */
 const ARGON2ID = 2
@@ -41,18 +40,11 @@ function randomDummyHash(): string {
 }
 
 /**
- * Verifications at once by default: one fewer than the cores, at least one. The core left over
- * is the event loop's, so a storm of logins slows logins, not every other request.
+ * Verifications at once in the server: one fewer than the cores, at least one (the login queue's
+ * concurrency, `adminAuth.loginQueue.concurrency`). The core left over is the event loop's, so a
+ * storm of logins slows logins, not every other request.
  */
 export const DEFAULT_VERIFY_CONCURRENCY = Math.max(1, availableParallelism() - 1)
-
-export interface Argon2VerifierOptions {
-  /**
-   * Verifications run at once; more wait their turn. Default: `DEFAULT_VERIFY_CONCURRENCY`. Each
-   * takes 19 MiB while it runs, so this also bounds the memory that a storm of logins costs.
-   */
-  concurrency?: number
-}
 
 /**
  * The password verifier over argon2. Its dummy hash is random, fresh for each verifier, so no
@@ -60,19 +52,16 @@ export interface Argon2VerifierOptions {
  * thread pool, off the event loop. Creating one changes nothing process-wide: the `flowadmin`
  * command lowers the priority of those threads itself (process-tuning.ts).
  */
-export async function createArgon2Verifier(options: Argon2VerifierOptions = {}): Promise<PasswordVerifier> {
-  const limit = createLimit(options.concurrency ?? DEFAULT_VERIFY_CONCURRENCY)
+export async function createArgon2Verifier(): Promise<PasswordVerifier> {
   return {
     dummyHash: randomDummyHash(),
-    verify(hash, password) {
-      return limit(async () => {
-        try {
-          return await (await loadArgon2()).verify(hash, password)
-        } catch {
-          // A malformed or unsupported hash matches no password.
-          return false
-        }
-      })
+    async verify(hash, password) {
+      try {
+        return await (await loadArgon2()).verify(hash, password)
+      } catch {
+        // A malformed or unsupported hash matches no password.
+        return false
+      }
     },
   }
 }

@@ -14,6 +14,7 @@ import {
   createCore,
   type Digest,
   type EventSink,
+  type LoginQueueBounds,
   type ModuleInstaller,
   messageOf,
   type NodeSetLoader,
@@ -29,7 +30,7 @@ import { EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 import { createFlowsTypeUsage } from './flows.js'
 import { type Listener, listen } from './listen.js'
 import { createLogger, type Log, type Logger, logTo } from './log.js'
-import { createLoginQueue, type LoginQueue, type LoginQueueBounds } from './login-queue.js'
+import { type LoginQueueSizing, sizeLoginQueue } from './login-queue-sizing.js'
 import { createMetrics, fanOut, metricsFetch } from './metrics.js'
 import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import { createNpmInstaller, sweepStaging } from './npm-installer.js'
@@ -109,7 +110,7 @@ export interface RunningServer {
   /** The settings in effect: those of the start, with the users of the last reload. */
   settings: Settings
   /** The bounds of the queue in front of password verification, as configured or derived. */
-  loginQueue: LoginQueue
+  loginQueue: LoginQueueSizing
   core: Core
   /**
    * Reads the settings file again and applies its users, passwords and permissions from the next
@@ -200,7 +201,11 @@ export async function createServerCore(
   events: EventSink,
   modules: readonly DiscoveredModule[],
   log: Log,
-  login: { verifier?: PasswordVerifier; loginQueue?: LoginQueue; observer?: CoreObserver | undefined } = {},
+  login: {
+    verifier?: PasswordVerifier
+    loginQueue?: LoginQueueSizing
+    observer?: CoreObserver | undefined
+  } = {},
   /** The loader (default: one over `modules`) and the installer (default: none, installs refused). */
   palette: { loader?: NodeSetLoader; installer?: ModuleInstaller } = {},
 ): Promise<Core> {
@@ -308,7 +313,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
     const argon2 = await createArgon2Verifier()
     const configured = settings.adminAuth?.loginQueue ?? {}
-    const queueing = createLoginQueue(configured, DEFAULT_VERIFY_CONCURRENCY, settings.adminAuth !== null)
+    const queueing = sizeLoginQueue(configured, DEFAULT_VERIFY_CONCURRENCY, settings.adminAuth !== null)
     const loginQueue = queueing.queue
     // The core exists only below; the first verification cannot end before it does.
     let resize: (bounds: LoginQueueBounds) => void = () => {}
@@ -337,14 +342,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       { verifier, loginQueue, observer: metrics?.observer },
       { loader, installer },
     )
-    resize = (bounds) => core.resizeLoginQueue(bounds)
+    resize = (bounds) => core.loginQueue.resize(bounds)
     await core.modules.sync(toDescriptors(modules))
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
     metrics?.track({
       liveTokens: () => stores.tokens.countLive(Date.now()),
-      verifierLoad: () => core.verifierLoad(),
+      loginQueueLoad: () => core.loginQueue.load(),
     })
     let closing: Promise<void> | null = null
     const readiness = createReadiness(stores.tokens, () => (closing !== null ? 'closing' : 'running'))

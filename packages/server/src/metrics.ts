@@ -25,7 +25,7 @@ export interface MetricsSources {
   /** Live access tokens now, by kind, from the store. */
   liveTokens: () => Promise<Record<TokenKind, number>>
   /** Verifications running and logins waiting for one, by lane, now. */
-  verifierLoad: () => { running: number; known: number; general: number }
+  loginQueueLoad: () => { running: number; known: number; general: number }
 }
 
 /** Seconds: from a cheap route (tens of microseconds) to a login under load. */
@@ -48,7 +48,7 @@ const STORAGE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
 export function createMetrics(): Metrics {
   let sources: MetricsSources = {
     liveTokens: async () => ({ session: 0, api: 0 }),
-    verifierLoad: () => ({ running: 0, known: 0, general: 0 }),
+    loginQueueLoad: () => ({ running: 0, known: 0, general: 0 }),
   }
 
   /** flowadmin's own metrics, in the order they are made here: the order of the exposition. */
@@ -93,7 +93,7 @@ export function createMetrics(): Metrics {
       name: 'flowadmin_verifier_queue_depth',
       help: 'Logins waiting for a password verification, by lane (known clients, general).',
       collect() {
-        const { known, general } = sources.verifierLoad()
+        const { known, general } = sources.loginQueueLoad()
         return [
           { labels: { lane: 'known' }, value: known },
           { labels: { lane: 'general' }, value: general },
@@ -105,7 +105,7 @@ export function createMetrics(): Metrics {
     createGauge({
       name: 'flowadmin_verifier_running',
       help: 'Password verifications running now.',
-      collect: () => [{ labels: {}, value: sources.verifierLoad().running }],
+      collect: () => [{ labels: {}, value: sources.loginQueueLoad().running }],
     }),
   )
   const verifierWait = made(

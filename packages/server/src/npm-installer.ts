@@ -2,8 +2,13 @@ import { spawn } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import * as path from 'node:path'
-import type { InstallFailure, InstallRequest, ModuleDescriptor, ModuleInstaller } from '@flowadmin/core'
-import { createBoundedMutex } from './bounded-mutex.js'
+import {
+  createTaskQueue,
+  type InstallFailure,
+  type InstallRequest,
+  type ModuleDescriptor,
+  type ModuleInstaller,
+} from '@flowadmin/core'
 import type { Log } from './log.js'
 import { type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import type { PalettePolicy } from './palette-policy.js'
@@ -113,7 +118,18 @@ async function claimStaging(userDir: string): Promise<{ dir: string; release(): 
 
 export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstaller {
   const { userDir, policy, log } = options
-  const queue = createBoundedMutex(options.waitMs)
+  const queue = createTaskQueue()
+  /** Runs `task` after the install or removal before it; `busy` when that one runs past `waitMs`. */
+  async function oneAtATime<T>(task: () => Promise<T>): Promise<T | Outcome<never>> {
+    const signal = AbortSignal.timeout(options.waitMs)
+    try {
+      // The lane is unbounded, so run never refuses.
+      return await (queue.run(task, { signal }) as Promise<T>)
+    } catch (error) {
+      if (signal.aborted && error === signal.reason) return failed({ code: 'busy' })
+      throw error
+    }
+  }
 
   /** Copies what npm reads into the staging folder `dir`. */
   async function stage(dir: string): Promise<void> {
@@ -287,7 +303,7 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
         '--',
         spec,
       ]
-      return queue.run(async () =>
+      return oneAtATime(async () =>
         change<{ module: ModuleDescriptor }>(
           install,
           wanted,
@@ -317,7 +333,7 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
     async remove(name: string) {
       if (!policy.canRemove())
         return failed({ code: 'module_not_allowed', message: 'Removing modules is not allowed' })
-      return queue.run(() =>
+      return oneAtATime(() =>
         change<Record<never, never>>(
           ['uninstall', ...common(), '--save', '--', name],
           name,

@@ -242,7 +242,7 @@ describe('createMetrics', () => {
     await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
     metrics.track({
       liveTokens: () => stores.tokens.countLive(5),
-      verifierLoad: () => ({ running: 4, known: 2, general: 7 }),
+      loginQueueLoad: () => ({ running: 4, known: 2, general: 7 }),
     })
 
     const { body } = await metrics.exposition()
@@ -264,7 +264,7 @@ describe('createMetrics', () => {
     await stores.tokens.save(tokenRecord('h', { createdAt: 0, expiresAt: 10 }))
     metrics.track({
       liveTokens: () => stores.tokens.countLive(5),
-      verifierLoad: () => ({ running: 0, known: 0, general: 0 }),
+      loginQueueLoad: () => ({ running: 0, known: 0, general: 0 }),
     })
     expect(sample((await metrics.exposition()).body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)
 
@@ -294,7 +294,7 @@ describe('createMetrics', () => {
     metrics.events.emit({ type: 'login.succeeded', at: 0, ...actor })
     metrics.track({
       liveTokens: async () => ({ session: 2, api: 1 }),
-      verifierLoad: () => ({ running: 1, known: 0, general: 3 }),
+      loginQueueLoad: () => ({ running: 1, known: 0, general: 3 }),
     })
     const { body } = await metrics.exposition()
 

@@ -107,7 +107,7 @@ describe('the library', () => {
     const threadsBefore = threadNiceness('self')
 
     // A verification (libuv's thread pool starts with the first hash) and a whole server.
-    const verifier = await createArgon2Verifier({ concurrency: 2 })
+    const verifier = await createArgon2Verifier()
     const hash = await hashPassword('correct horse')
     expect(await verifier.verify(hash, 'correct horse')).toBe(true)
     const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-effects-'))

@@ -1,9 +1,9 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { AttemptOutcome, Clock, CoreObserver, EventSink, PasswordVerifier } from '../ports/index.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
+import type { Lane, LoginQueue } from './login-queue.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
-import type { Lane, VerifierGate } from './verifier-gate.js'
 
 /** A configured user. `passwordHash` is whatever the verifier understands (argon2id in the server). */
 export interface User {
@@ -38,7 +38,7 @@ export interface LoginDeps {
   users: ReadonlyMap<string, User>
   clients: ReadonlySet<string>
   verifier: PasswordVerifier
-  gate: VerifierGate
+  queue: LoginQueue
   throttle: Throttle
   tokens: Tokens
   events: EventSink
@@ -65,7 +65,7 @@ export function createLogin({
   users,
   clients,
   verifier,
-  gate,
+  queue,
   throttle,
   tokens,
   events,
@@ -141,13 +141,13 @@ export function createLogin({
     const { username, clientId } = actor
     const user = users.get(username)
     const queued = clock.now()
-    const verification = gate.run(lane, () => {
+    const verification = queue.run(lane, () => {
       observer?.verifierWait?.(clock.now() - queued)
       return verifier.verify(user?.passwordHash ?? verifier.dummyHash, password)
     })
     if (verification === null) {
-      events.emit({ type: 'login.shed', at: clock.now(), retryAfter: gate.retryAfter, ...actor })
-      return err({ code: 'temporarily_unavailable', retryAfter: gate.retryAfter })
+      events.emit({ type: 'login.shed', at: clock.now(), retryAfter: queue.retryAfter, ...actor })
+      return err({ code: 'temporarily_unavailable', retryAfter: queue.retryAfter })
     }
     const passwordOk = await verification
     const granted = user && passwordOk ? grantScope(scope, user.permissions) : null

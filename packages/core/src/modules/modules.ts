@@ -1,3 +1,4 @@
+import { createKeyedQueue } from '../concurrency.js'
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type {
   Actor,
@@ -12,7 +13,6 @@ import type {
   NodeSetRecord,
   TypeUsage,
 } from '../ports/index.js'
-import { createSerialQueue } from './serial.js'
 
 /** A node set as clients see it: the stored state plus whether this process loaded it. */
 export interface NodeSetView {
@@ -83,7 +83,7 @@ export function createModules({ store, loader, typeUsage, events, clock, install
   const loadState = new Map<string, LoadState>()
   /** The modules discovery (or an install) found on disk since start. */
   const installed = new Set<string>()
-  const serial = createSerialQueue()
+  const serial = createKeyedQueue()
 
   const viewOf = (set: NodeSetRecord, version: string): NodeSetView => {
     const state: LoadState | undefined = installed.has(set.module)

@@ -1,10 +1,10 @@
 import type { OpenStores } from '../store-contract.js'
 import { describeAuth } from './auth.js'
 import { describeEvents } from './events.js'
+import { describeLoginQueue } from './login-queue.js'
 import { describeModules } from './modules.js'
 import { describeThrottle } from './throttle.js'
 import { describeTokens } from './tokens.js'
-import { describeVerifierQueue } from './verifier-queue.js'
 
 /**
  * The core's rules that involve a store (logins, tokens, modules, throttling, events), over the
@@ -16,5 +16,5 @@ export function describeCore(name: string, open: OpenStores): void {
   describeModules(name, open)
   describeThrottle(name, open)
   describeEvents(name, open)
-  describeVerifierQueue(name, open)
+  describeLoginQueue(name, open)
 }

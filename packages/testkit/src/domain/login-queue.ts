@@ -5,7 +5,7 @@ import { waitFor } from '../waiting.js'
 import { ADDRESS, adminLogin, OTHER_ADDRESS, useTestCore } from './fixture.js'
 
 /** The core's login queue over the stores `open` gives (fresh ones for each core). */
-export function describeVerifierQueue(name: string, open: OpenStores): void {
+export function describeLoginQueue(name: string, open: OpenStores): void {
   const createTestCore = useTestCore(open)
 
   describe(`verifier queue: ${name}`, () => {
@@ -53,7 +53,7 @@ export function describeVerifierQueue(name: string, open: OpenStores): void {
       })
     })
 
-    it('take more waiting attempts once the queue is resized (core.resizeLoginQueue)', async () => {
+    it('take more waiting attempts once the queue is resized (core.loginQueue.resize)', async () => {
       const { core, hasher } = await createTestCore({
         loginQueue: { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0, retryAfter: 1 },
       })
@@ -63,12 +63,12 @@ export function describeVerifierQueue(name: string, open: OpenStores): void {
       expect(await core.login(adminLogin({ password: 'guess' }), '10.0.0.2')).toMatchObject({
         error: { code: 'temporarily_unavailable' },
       })
-      core.resizeLoginQueue({ maxWaiting: 1 })
+      core.loginQueue.resize({ maxWaiting: 1 })
       const second = core.login(adminLogin({ password: 'guess' }), '10.0.0.3')
       hold.restore()
       expect(await first).toMatchObject({ error: { code: 'invalid_credentials' } })
       expect(await second).toMatchObject({ error: { code: 'invalid_credentials' } })
-      expect(() => core.resizeLoginQueue({ maxWaiting: -1 })).toThrow(RangeError)
+      expect(() => core.loginQueue.resize({ maxWaiting: -1 })).toThrow(RangeError)
     })
   })
 }

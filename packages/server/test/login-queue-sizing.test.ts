@@ -1,7 +1,7 @@
-import type { PasswordVerifier } from '@flowadmin/core'
+import type { LoginQueueBounds, PasswordVerifier } from '@flowadmin/core'
 import { createFixedClock, type FixedClock } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
-import { createLoginQueue, type LoginQueueBounds } from '../src/login-queue.js'
+import { sizeLoginQueue } from '../src/login-queue-sizing.js'
 
 /**
  * A verifier that takes `ms` on the queue's clock: the clock moves on while the check is under
@@ -19,7 +19,7 @@ const slowVerifier = (clock: FixedClock, ms: number): PasswordVerifier => ({
 describe('the login queue bounds', () => {
   it('start provisional (10 verifications/s per hashing thread, two seconds of them), then follow the measured rate', async () => {
     const clock = createFixedClock()
-    const { queue, measuring } = createLoginQueue({}, 2, true, { clock })
+    const { queue, measuring } = sizeLoginQueue({}, 2, true, { clock })
     expect(queue).toEqual({
       concurrency: 2,
       maxWaiting: 40,
@@ -42,7 +42,7 @@ describe('the login queue bounds', () => {
 
   it('follow later verifications through a running mean (the newest weighs a fifth)', async () => {
     const clock = createFixedClock()
-    const { queue, measuring } = createLoginQueue({}, 2, true, { clock })
+    const { queue, measuring } = sizeLoginQueue({}, 2, true, { clock })
     const durations = [100, 600]
     const verifier = measuring(
       {
@@ -65,7 +65,7 @@ describe('the login queue bounds', () => {
 
   it('never go below the concurrency, and a failing verification still counts', async () => {
     const clock = createFixedClock()
-    const { queue, measuring } = createLoginQueue({}, 3, true, { clock })
+    const { queue, measuring } = sizeLoginQueue({}, 3, true, { clock })
     const verifier = measuring(
       {
         dummyHash: 'd',
@@ -86,7 +86,7 @@ describe('the login queue bounds', () => {
 
   it('keep a configured bound, derive the other, and measure nothing when both are set or auth is off', async () => {
     const clock = createFixedClock()
-    const one = createLoginQueue({ maxWaiting: 5 }, 2, true, { clock })
+    const one = sizeLoginQueue({ maxWaiting: 5 }, 2, true, { clock })
     const applied: LoginQueueBounds[] = []
     await one.measuring(slowVerifier(clock, 5), (bounds) => applied.push(bounds)).verify('a', 'a')
     // 5 ms a verification on two slots: 400 per second, 800 in two seconds.
@@ -97,16 +97,13 @@ describe('the login queue bounds', () => {
 
     const verifier = slowVerifier(clock, 1)
     expect(
-      createLoginQueue({ maxWaiting: 5, maxWaitingKnown: 6 }, 2, true, { clock }).measuring(
-        verifier,
-        () => {},
-      ),
+      sizeLoginQueue({ maxWaiting: 5, maxWaitingKnown: 6 }, 2, true, { clock }).measuring(verifier, () => {}),
     ).toBe(verifier)
-    expect(createLoginQueue({}, 2, false, { clock }).measuring(verifier, () => {})).toBe(verifier)
+    expect(sizeLoginQueue({}, 2, false, { clock }).measuring(verifier, () => {})).toBe(verifier)
   })
 
   it('time verifications on the monotonic clock when given none', async () => {
-    const { queue, measuring } = createLoginQueue({}, 1, true)
+    const { queue, measuring } = sizeLoginQueue({}, 1, true)
     await measuring({ dummyHash: 'd', verify: async () => true }, () => {}).verify('a', 'a')
     expect(queue.measuredRate).toBeGreaterThan(0)
   })

@@ -1,4 +1,4 @@
-import type { Clock, PasswordVerifier, VerifierGateOptions } from '@flowadmin/core'
+import type { Clock, LoginQueueBounds, LoginQueueOptions, PasswordVerifier } from '@flowadmin/core'
 
 /** The longest a login should wait for its password check; the queue bounds derive from it. */
 export const LOGIN_WAIT_TARGET_SECONDS = 2
@@ -12,8 +12,8 @@ export const PROVISIONAL_RATE_PER_THREAD = 10
 /** Weight of the newest verification in the running mean of their durations. */
 const SMOOTHING = 0.2
 
-/** The verifier queue the core is given, and the rate its bounds derive from. */
-export interface LoginQueue extends VerifierGateOptions {
+/** The login queue's settings the core is given, and the rate its bounds derive from. */
+export interface LoginQueueSizing extends LoginQueueOptions {
   /**
    * Verifications per second, from the durations of the verifications made so far; null before
    * the first, and when both bounds are configured.
@@ -21,12 +21,7 @@ export interface LoginQueue extends VerifierGateOptions {
   measuredRate: number | null
 }
 
-export interface LoginQueueBounds {
-  maxWaiting?: number
-  maxWaitingKnown?: number
-}
-
-export interface LoginQueueOptions {
+export interface SizingOptions {
   /** Times the verifications; the real, monotonic clock unless a test drives its own. */
   clock?: Clock
 }
@@ -38,20 +33,20 @@ export interface LoginQueueOptions {
 const monotonicClock: Clock = { now: () => performance.timeOrigin + performance.now() }
 
 /**
- * The verifier queue's bounds: as configured, or as many attempts as the verify rate allows in
+ * The login queue's bounds: as configured, or as many attempts as the verify rate allows in
  * LOGIN_WAIT_TARGET_SECONDS, so the last one in line waits about that long. The rate is measured
  * on the verifications themselves (`measuring`), so it costs nothing at start and follows the
  * machine's load; until the first, the bounds assume PROVISIONAL_RATE_PER_THREAD.
  */
-export function createLoginQueue(
+export function sizeLoginQueue(
   configured: LoginQueueBounds,
   concurrency: number,
   enabled: boolean,
-  { clock = monotonicClock }: LoginQueueOptions = {},
+  { clock = monotonicClock }: SizingOptions = {},
 ) {
   const derive = (rate: number) => Math.max(concurrency, Math.round(rate * LOGIN_WAIT_TARGET_SECONDS))
   const provisional = derive(PROVISIONAL_RATE_PER_THREAD * concurrency)
-  const queue: LoginQueue = {
+  const queue: LoginQueueSizing = {
     concurrency,
     maxWaiting: configured.maxWaiting ?? provisional,
     maxWaitingKnown: configured.maxWaitingKnown ?? provisional,

@@ -1,6 +1,6 @@
-import { DEFAULT_VERIFIER_GATE } from '@flowadmin/core'
+import { DEFAULT_LOGIN_QUEUE } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
-import { createVerifierGate } from '../src/auth/verifier-gate.js'
+import { createLoginQueue } from '../src/auth/login-queue.js'
 
 /** Work that ends when the test says so, recording when it started. */
 function heldWork(started: string[]) {
@@ -17,9 +17,9 @@ function heldWork(started: string[]) {
   }
 }
 
-describe('the verifier gate', () => {
+describe('the login queue', () => {
   it('runs at most `concurrency` at once, refuses at once when a lane is full, and serves the known lane first', async () => {
-    const gate = createVerifierGate({ concurrency: 2, maxWaiting: 2, maxWaitingKnown: 1, retryAfter: 2 })
+    const gate = createLoginQueue({ concurrency: 2, maxWaiting: 2, maxWaitingKnown: 1, retryAfter: 2 })
     const started: string[] = []
     const { work, releaseOne } = heldWork(started)
     const runs = ['g1', 'g2', 'g3', 'g4'].map((name) => gate.run('general', work(name)))
@@ -39,7 +39,7 @@ describe('the verifier gate', () => {
   })
 
   it('frees its slot when the work fails', async () => {
-    const gate = createVerifierGate({ ...DEFAULT_VERIFIER_GATE, concurrency: 1, maxWaiting: 0 })
+    const gate = createLoginQueue({ ...DEFAULT_LOGIN_QUEUE, concurrency: 1, maxWaiting: 0 })
     await expect(gate.run('general', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom')
     expect(await gate.run('general', async () => 'next')).toBe('next')
   })
@@ -47,14 +47,14 @@ describe('the verifier gate', () => {
   it.each([{ concurrency: 0 }, { maxWaiting: -1 }, { maxWaitingKnown: 1.5 }, { retryAfter: 0 }])(
     'refuses %o',
     (bad) => {
-      expect(() => createVerifierGate({ ...DEFAULT_VERIFIER_GATE, ...bad })).toThrow(RangeError)
+      expect(() => createLoginQueue({ ...DEFAULT_LOGIN_QUEUE, ...bad })).toThrow(RangeError)
     },
   )
 })
 
 describe('resizing the verifier queue', () => {
   it('applies new bounds to the next attempts, keeps the waiting ones, and refuses a bad bound', async () => {
-    const gate = createVerifierGate({ concurrency: 1, maxWaiting: 1, maxWaitingKnown: 0, retryAfter: 1 })
+    const gate = createLoginQueue({ concurrency: 1, maxWaiting: 1, maxWaitingKnown: 0, retryAfter: 1 })
     const started: string[] = []
     const { work, releaseOne } = heldWork(started)
     const runs = [gate.run('general', work('g1')), gate.run('general', work('g2'))]
