@@ -1,0 +1,60 @@
+/** The request as this package reads it: Node's `IncomingMessage` (and Express's) fits. */
+export interface Request {
+  method?: string | undefined
+  url?: string | undefined
+  headers: Record<string, string | string[] | undefined>
+}
+
+/** The response as this package reads it: Node's `ServerResponse` (and Express's) fits. */
+export interface Response {
+  once(event: 'finish' | 'close', listener: () => void): unknown
+}
+
+export type NextFunction = (error?: unknown) => void
+
+/**
+ * Express middleware, as Node-RED's `httpAdminMiddleware` takes it: `(req, res, next)`, or an
+ * error handler `(error, req, res, next)`. Any such function fits, whatever its parameter types.
+ */
+export type Middleware = (...args: never[]) => unknown
+
+export interface FlowadminOptions {
+  /** flowadmin's address, e.g. `https://flowadmin.example:1880` (a path prefix is kept). */
+  url: string
+  /** The flowadmin client this instance authenticates as. */
+  clientId: string
+  clientSecret: string
+  /** How long an active introspection is reused, 0 to 5000 ms; a revoked token stays usable that long. Default 0. */
+  cacheMs?: number
+  /** The longest a login or token check waits for flowadmin, 1 to 60000 ms. Default 3000. */
+  timeoutMs?: number
+  /** The instance's own httpAdminMiddleware, run first. */
+  middleware?: Middleware | ReadonlyArray<Middleware | ReadonlyArray<Middleware>>
+  /** Where the one-line reports go (an outage, its end). Default: console.warn. */
+  log?: (line: string) => void
+  /** The clock of the cache, in ms. Default: Date.now. */
+  now?: () => number
+}
+
+/** A user as Node-RED takes it: one permission as a string, several as an array. */
+export interface NodeRedUser {
+  username: string
+  permissions: string | string[]
+}
+
+/** A complete Node-RED `adminAuth` setting. */
+export interface AdminAuth {
+  type: 'credentials'
+  /** Always null: see the README. */
+  users(username: string): Promise<NodeRedUser | null>
+  /** The login form's check; `token` is flowadmin's, handed to the editor. */
+  authenticate(username: string, password: string): Promise<(NodeRedUser & { token: string }) | null>
+  /** Any bearer token, introspected at flowadmin. */
+  tokens(token: string): Promise<NodeRedUser | null>
+}
+
+export function adminAuth(options: FlowadminOptions): AdminAuth
+
+export function httpAdminMiddleware(
+  options: FlowadminOptions,
+): (req: Request, res: Response, next: NextFunction) => void

@@ -1,0 +1,28 @@
+'use strict'
+
+const { createAdminAuth } = require('./lib/admin-auth')
+const { createMiddleware } = require('./lib/middleware')
+const { parseOptions } = require('./lib/options')
+const { stateOf } = require('./lib/state')
+
+/**
+ * Node-RED's `adminAuth` setting: logins and tokens checked at flowadmin. Throws on bad options,
+ * so Node-RED stops at start with the message.
+ * @param {object} options
+ */
+function adminAuth(options) {
+  const settings = parseOptions(options)
+  return createAdminAuth(settings, stateOf(options, settings))
+}
+
+/**
+ * Node-RED's `httpAdminMiddleware` setting: runs `options.middleware`, then forwards the editor's
+ * logout to flowadmin. Give it the same options object as adminAuth.
+ * @param {object} options
+ */
+function httpAdminMiddleware(options) {
+  const settings = parseOptions(options)
+  return createMiddleware(settings, stateOf(options, settings))
+}
+
+module.exports = { adminAuth, httpAdminMiddleware }

@@ -1,0 +1,151 @@
+'use strict'
+
+// The options both exports take, checked once when Node-RED loads its settings file: a mistake
+// stops Node-RED at start with a message naming the option, never at the first login.
+
+/** The longest a token's introspection may be reused: a revoked token stays usable that long. */
+const MAX_CACHE_MS = 5000
+const DEFAULT_TIMEOUT_MS = 3000
+/** A hook waits this long at most; Node-RED holds the editor's request meanwhile. */
+const MAX_TIMEOUT_MS = 60000
+
+const KNOWN = ['url', 'clientId', 'clientSecret', 'cacheMs', 'timeoutMs', 'middleware', 'log', 'now']
+
+/**
+ * @typedef {object} Settings
+ * @property {string} url flowadmin's base address, without a trailing slash
+ * @property {string} clientId
+ * @property {string} clientSecret
+ * @property {number} cacheMs
+ * @property {number} timeoutMs
+ * @property {Function[]} middleware the instance's own httpAdminMiddleware, flattened
+ * @property {(line: string) => void} log
+ * @property {() => number} now
+ */
+
+/** A settings error: Node-RED prints the message and does not start. */
+function invalid(message) {
+  return new Error(`@flowadmin/node-red: ${message}`)
+}
+
+/** A value as a message may show it: short, one line. Never used for the client secret. */
+function shown(value) {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
+  if (typeof value === 'function') return 'a function'
+  if (Array.isArray(value)) return 'an array'
+  if (value === null) return 'null'
+  return typeof value === 'object' ? 'an object' : String(value)
+}
+
+/** One line on stderr, as Node-RED's own warnings go to the console. */
+function defaultLog(line) {
+  console.warn(`[flowadmin] ${line}`)
+}
+
+/** flowadmin's base address: http(s), no credentials, query or fragment; no trailing slash. */
+function parseUrl(value) {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw invalid(`url is missing: give flowadmin's address, e.g. "https://flowadmin.example:1880"`)
+  }
+  let url
+  try {
+    url = new URL(value)
+  } catch {
+    throw invalid(`url is not a valid URL: ${shown(value)}`)
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw invalid('url must not contain a user or password: give them as clientId and clientSecret')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalid(`url must start with https:// or http://, got ${shown(value)}`)
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw invalid(`url must not have a query or fragment, got ${shown(value)}`)
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
+}
+
+function parseString(options, name, hint) {
+  const value = options[name]
+  if (typeof value !== 'string' || value === '') {
+    throw invalid(`${name} is missing${value === undefined ? '' : ` or empty`}${hint}`)
+  }
+  return value
+}
+
+function parseMs(options, name, fallback, min, max, why) {
+  const value = options[name]
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(
+      `${name} must be a whole number of milliseconds from ${min} to ${max}${why}, got ${shown(value)}`,
+    )
+  }
+  return value
+}
+
+/**
+ * The log option, made harmless: a log that throws would otherwise turn a refused token into a
+ * rejected hook, which stops Node-RED.
+ */
+function safeLog(log) {
+  return (line) => {
+    try {
+      log(line)
+    } catch {
+      // Nothing else to tell it to.
+    }
+  }
+}
+
+function parseFunction(options, name, fallback) {
+  const value = options[name]
+  if (value === undefined) return fallback
+  if (typeof value !== 'function') throw invalid(`${name} must be a function, got ${shown(value)}`)
+  return value
+}
+
+/** A function or an array of them, nested as Express allows, flattened. */
+function parseMiddleware(value) {
+  if (value === undefined) return []
+  const list = Array.isArray(value) ? value.flat(Number.POSITIVE_INFINITY) : [value]
+  if (!list.every((item) => typeof item === 'function')) {
+    throw invalid(
+      `middleware must be a function or an array of functions (the instance's own httpAdminMiddleware), got ${shown(value)}`,
+    )
+  }
+  return list
+}
+
+/**
+ * Checks and completes the options.
+ * @returns {Settings}
+ */
+function parseOptions(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw invalid('options must be an object: { url, clientId, clientSecret }')
+  }
+  const unknown = Object.keys(options).filter((key) => !KNOWN.includes(key))
+  if (unknown.length > 0) {
+    throw invalid(`unknown option ${shown(unknown[0])}; the options are ${KNOWN.join(', ')}`)
+  }
+  return {
+    url: parseUrl(options.url),
+    clientId: parseString(options, 'clientId', ': the id of the flowadmin client this instance uses'),
+    clientSecret: parseString(options, 'clientSecret', ' (is the environment variable that holds it set?)'),
+    cacheMs: parseMs(
+      options,
+      'cacheMs',
+      0,
+      0,
+      MAX_CACHE_MS,
+      ' (a revoked token stays usable on this instance for up to cacheMs)',
+    ),
+    timeoutMs: parseMs(options, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, ''),
+    middleware: parseMiddleware(options.middleware),
+    log: safeLog(parseFunction(options, 'log', defaultLog)),
+    now: parseFunction(options, 'now', Date.now),
+  }
+}
+
+module.exports = { parseOptions, MAX_CACHE_MS }

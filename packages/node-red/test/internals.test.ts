@@ -1,0 +1,90 @@
+import { createRequire } from 'node:module'
+import { describe, expect, test } from 'vitest'
+import { fixedClock } from './load.js'
+
+const require = createRequire(import.meta.url)
+
+interface Health {
+  begin(): number
+  ok(ticket: number): void
+  fail(ticket: number, kind: string, line: string, recovered: string): void
+}
+interface Cache {
+  get(token: string): object | undefined
+  share(
+    token: string,
+    introspect: (keep: (user: object, expiresAt: number | null) => void) => Promise<object | null>,
+  ): Promise<object | null>
+  forget(token: string): void
+}
+const { createHealth } = require('../lib/health.js') as {
+  createHealth: (log: (line: string) => void) => Health
+}
+const { createTokenCache } = require('../lib/cache.js') as {
+  createTokenCache: (settings: { cacheMs: number; now: () => number }) => Cache
+}
+
+describe('outage state', () => {
+  test('a request that began before a change cannot undo it: no flapping from slow requests', () => {
+    const lines: string[] = []
+    const health = createHealth((line) => lines.push(line))
+    const slowBefore = health.begin()
+    const failing = health.begin()
+    health.fail(failing, 'unreachable', 'down', 'up again')
+    health.ok(slowBefore) // began before the outage was seen: says nothing about now
+    expect(lines).toEqual(['down'])
+
+    const slowDuring = health.begin()
+    const recovering = health.begin()
+    health.ok(recovering)
+    health.fail(slowDuring, 'unreachable', 'down', 'up again') // began before the recovery
+    expect(lines).toEqual(['down', 'up again'])
+
+    health.fail(health.begin(), 'unreachable', 'down', 'up again')
+    expect(lines).toEqual(['down', 'up again', 'down'])
+  })
+
+  test('another kind of problem is a new line; its recovery line is its own', () => {
+    const lines: string[] = []
+    const health = createHealth((line) => lines.push(line))
+    health.fail(health.begin(), 'unreachable', 'down', 'up again')
+    health.fail(health.begin(), 'client', 'client refused', 'client accepted again')
+    health.fail(health.begin(), 'client', 'client refused', 'client accepted again')
+    health.ok(health.begin())
+    expect(lines).toEqual(['down', 'client refused', 'client accepted again'])
+  })
+})
+
+describe('token cache', () => {
+  test('an introspection in flight when its token is forgotten (revoked here) does not store its answer', async () => {
+    const cache = createTokenCache({ cacheMs: 5000, now: fixedClock().now })
+    let answer: (user: object) => void = () => {}
+    const pending = cache.share(
+      't',
+      (keep) =>
+        new Promise((resolve) => {
+          answer = (user) => {
+            keep(user, null)
+            resolve(user)
+          }
+        }),
+    )
+    cache.forget('t')
+    answer({ username: 'admin' })
+    expect(await pending).toEqual({ username: 'admin' })
+    expect(cache.get('t')).toBeUndefined()
+  })
+
+  test('it holds 10000 tokens at most: the oldest go first', async () => {
+    const cache = createTokenCache({ cacheMs: 5000, now: fixedClock().now })
+    for (let i = 0; i <= 10000; i++) {
+      await cache.share(`t${i}`, async (keep) => {
+        keep({ i }, null)
+        return { i }
+      })
+    }
+    expect(cache.get('t0')).toBeUndefined()
+    expect(cache.get('t1')).toEqual({ i: 1 })
+    expect(cache.get('t10000')).toEqual({ i: 10000 })
+  })
+})

@@ -1,0 +1,214 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+import type { AdminAuth, FlowadminOptions } from '../index.js'
+import { fixedClock, flowadmin, optionsFor } from './load.js'
+import { type StubFlowadmin, startStubFlowadmin } from './stub-flowadmin.js'
+
+let stub: StubFlowadmin
+let nodeRed: Server | undefined
+beforeEach(async () => {
+  stub = await startStubFlowadmin()
+})
+afterEach(async () => {
+  if (nodeRed !== undefined) {
+    nodeRed.closeAllConnections()
+    await new Promise((resolve) => nodeRed?.close(resolve))
+    nodeRed = undefined
+  }
+  await stub.close()
+})
+
+/**
+ * A stand-in for Node-RED's admin app: the middleware, then (what Node-RED does after it) the
+ * routes, each checking the bearer token through adminAuth.tokens as Node-RED's `tokens`
+ * strategy does: 401 without a user, else 200. `nexts` counts the calls of next().
+ */
+async function startNodeRed(options: FlowadminOptions) {
+  const adminAuth: AdminAuth = flowadmin.adminAuth(options)
+  const middleware = flowadmin.httpAdminMiddleware(options)
+  const seen = { nexts: 0 }
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    middleware(req, res, (error?: unknown) => {
+      seen.nexts += 1
+      if (error !== undefined) return res.writeHead(500).end(`error: ${String(error)}`)
+      const header = req.headers.authorization ?? ''
+      const token = header.startsWith('Bearer ') ? header.slice(7) : ''
+      adminAuth.tokens(token).then((user) => res.writeHead(user ? 200 : 401).end())
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  nodeRed = server
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return { adminAuth, seen, base }
+}
+
+/** The editor's logout: its token as bearer and, form-encoded, in the body. */
+function logout(base: string, token: string, path = '/auth/revoke') {
+  return fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token }),
+  })
+}
+
+type Next = (error?: unknown) => void
+type RequestHandler = (req: IncomingMessage, res: ServerResponse, next: Next) => void
+type ErrorHandler = (error: unknown, req: IncomingMessage, res: ServerResponse, next: Next) => void
+
+const revokeOf = (token: string) => (r: { path: string; form: Record<string, string> }) =>
+  r.path === '/auth/revoke' && r.form.token === token
+
+describe('httpAdminMiddleware: the editor’s logout also revokes the token at flowadmin', () => {
+  test('POST /auth/revoke: Node-RED’s revoke runs and answers 200, then flowadmin revokes the token', async () => {
+    const { options } = optionsFor(stub)
+    const { adminAuth, seen, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+
+    const response = await logout(base, token)
+    // 200: Node-RED's own check of the bearer ran before flowadmin revoked it.
+    expect(response.status).toBe(200)
+    expect(seen.nexts).toBe(1)
+    const revoke = await stub.waitFor(revokeOf(token))
+    expect(revoke.authorization).toBe(`Bearer ${token}`)
+    expect(revoke.form).toEqual({ token })
+    expect(stub.isLive(token)).toBe(false)
+    expect(await adminAuth.tokens(token)).toBeNull()
+  })
+
+  test('with a cache: the logout drops the token from it, so it is refused at once', async () => {
+    const { options } = optionsFor(stub, { cacheMs: 5000, now: fixedClock().now })
+    const { adminAuth, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    expect(await adminAuth.tokens(token)).not.toBeNull()
+
+    expect((await logout(base, token)).status).toBe(200)
+    await stub.waitFor(revokeOf(token))
+    expect(await adminAuth.tokens(token)).toBeNull()
+  })
+
+  test('the path as Express matches it: any case, a trailing slash, a query', async () => {
+    const { options } = optionsFor(stub)
+    const { adminAuth, base } = await startNodeRed(options)
+    for (const path of ['/AUTH/Revoke', '/auth/revoke/', '/auth/revoke?x=1']) {
+      const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+      await logout(base, token, path)
+      await stub.waitFor(revokeOf(token))
+    }
+  })
+
+  test('other requests pass straight to Node-RED: nothing is revoked', async () => {
+    const { options } = optionsFor(stub)
+    const { adminAuth, seen, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    const headers = { Authorization: `Bearer ${token}` }
+    expect((await fetch(`${base}/settings`, { headers })).status).toBe(200)
+    expect((await fetch(`${base}/auth/revoke`, { headers })).status).toBe(200) // GET
+    expect((await fetch(`${base}/auth/revoked`, { method: 'POST', headers })).status).toBe(200)
+    expect((await fetch(`${base}/flows`, { method: 'POST', headers })).status).toBe(200)
+    expect(seen.nexts).toBe(4)
+
+    // A logout afterwards is the only revocation flowadmin gets.
+    await logout(base, token)
+    await stub.waitFor(revokeOf(token))
+    expect(stub.to('/auth/revoke')).toHaveLength(1)
+  })
+
+  test('a logout without a bearer token: Node-RED answers 401, nothing is sent to flowadmin', async () => {
+    const { options } = optionsFor(stub)
+    const { adminAuth, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    const response = await fetch(`${base}/auth/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }),
+    })
+    expect(response.status).toBe(401)
+    await logout(base, token)
+    await stub.waitFor(revokeOf(token))
+    expect(stub.to('/auth/revoke')).toHaveLength(1)
+  })
+
+  test('flowadmin down at logout: Node-RED still logs out (cached token), the outage is logged', async () => {
+    const { options, lines } = optionsFor(stub, { cacheMs: 5000, now: fixedClock().now })
+    const { adminAuth, seen, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    stub.setMode('down')
+    expect((await logout(base, token)).status).toBe(200)
+    expect(seen.nexts).toBe(1)
+    await vi.waitFor(() => expect(lines).toHaveLength(1))
+    expect(lines[0]).toContain(`flowadmin at ${stub.url} is unreachable (`)
+  })
+})
+
+describe('httpAdminMiddleware: the instance’s own middleware (option `middleware`)', () => {
+  test('runs first, in order, nested arrays flattened, then Node-RED', async () => {
+    const order: string[] = []
+    const mark =
+      (name: string): RequestHandler =>
+      (_req, res, next) => {
+        order.push(name)
+        res.setHeader(`x-${name}`, '1')
+        next()
+      }
+    const { options } = optionsFor(stub, { middleware: [mark('a'), [mark('b'), mark('c')]] })
+    const { seen, base } = await startNodeRed(options)
+    const response = await fetch(`${base}/settings`)
+    expect(response.headers.get('x-a')).toBe('1')
+    expect(response.headers.get('x-c')).toBe('1')
+    expect(order).toEqual(['a', 'b', 'c'])
+    expect(seen.nexts).toBe(1)
+  })
+
+  test('one function works as well as an array', async () => {
+    let ran = 0
+    const { options } = optionsFor(stub, {
+      middleware: (_req: unknown, _res: unknown, next: () => void) => {
+        ran += 1
+        next()
+      },
+    })
+    const { seen, base } = await startNodeRed(options)
+    await fetch(`${base}/settings`)
+    expect([ran, seen.nexts]).toEqual([1, 1])
+  })
+
+  test('a gate that answers itself: neither Node-RED nor flowadmin sees the logout', async () => {
+    const gate: RequestHandler = (_req, res) => {
+      res.writeHead(403).end()
+    }
+    const { options } = optionsFor(stub, { middleware: gate })
+    const { adminAuth, seen, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    expect((await logout(base, token)).status).toBe(403)
+    expect(seen.nexts).toBe(0)
+    expect(stub.to('/auth/revoke')).toEqual([])
+    expect(stub.isLive(token)).toBe(true)
+  })
+
+  test('an error goes to the next error handler of the chain, as in Express', async () => {
+    const failing: RequestHandler = (_req, _res, next) => next(new Error('boom'))
+    const skipped: RequestHandler = () => {
+      throw new Error('a plain middleware must be skipped after an error')
+    }
+    const handler: ErrorHandler = (error, _req, res, _next) => {
+      res.writeHead(418).end(String((error as Error).message))
+    }
+    const { options } = optionsFor(stub, { middleware: [failing, skipped, handler] })
+    const { seen, base } = await startNodeRed(options)
+    const response = await fetch(`${base}/settings`)
+    expect([response.status, await response.text()]).toEqual([418, 'boom'])
+    expect(seen.nexts).toBe(0)
+  })
+
+  test('an error no handler of the chain takes goes on to Node-RED, and so does a throw', async () => {
+    const throwing: RequestHandler = () => {
+      throw new Error('thrown')
+    }
+    const { options } = optionsFor(stub, { middleware: throwing })
+    const { seen, base } = await startNodeRed(options)
+    const response = await fetch(`${base}/settings`)
+    expect([response.status, await response.text()]).toEqual([500, 'error: Error: thrown'])
+    expect(seen.nexts).toBe(1)
+  })
+})
