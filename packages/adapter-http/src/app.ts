@@ -6,6 +6,7 @@ import type { RouteDeps } from './env.js'
 import { emptyResponse, storageUnavailable, toResponse, UNEXPECTED_ERROR } from './errors.js'
 import { authRoutes } from './routes/auth.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
+import { introspectRoutes } from './routes/introspect.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
@@ -103,6 +104,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
   const api = new Hono()
     .route('/', authRoutes(deps))
     .route('/', tokensRoutes(deps))
+    .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
     .route(

@@ -59,6 +59,12 @@ const mapping: Mapping = {
   invalid_scope: (error) => oauthError(400, 'invalid_scope', error.message),
   // Every credential failure looks alike: same status, same headers, no body.
   invalid_credentials: () => ({ status: 401, body: null }),
+  // RFC 6749 §5.2: a client that authenticated with HTTP Basic is challenged in that scheme.
+  invalid_client: () => ({
+    status: 401,
+    headers: { 'WWW-Authenticate': `Basic realm="${REALM}"` },
+    body: { error: 'invalid_client', error_description: 'Client authentication failed' },
+  }),
   throttled: (error) => ({
     ...oauthError(
       429,

@@ -41,6 +41,12 @@ export const json = (schema: v.GenericSchema, examples?: Record<string, Example>
   'application/json': { schema: schemaOf(schema), ...(examples === undefined ? {} : { examples }) },
 })
 
+/** Form or JSON content, the same fields: what the OAuth endpoints take. */
+export const formOrJson = (schema: v.GenericSchema, examples: Record<string, Example>): Content => ({
+  'application/x-www-form-urlencoded': { schema: schemaOf(schema), examples },
+  ...json(schema, examples),
+})
+
 const DESCRIBED = Symbol('described')
 
 /**
@@ -240,6 +246,12 @@ export async function createOpenApiDocument(app: RoutesOf, deps: RouteDeps): Pro
             type: 'http',
             scheme: 'bearer',
             description: 'An access token from `POST /auth/token`: `Authorization: Bearer <token>`.',
+          },
+          basicAuth: {
+            type: 'http',
+            scheme: 'basic',
+            description:
+              'A resource server of `adminAuth.resourceServers`: its id and secret, each form-urlencoded (RFC 6749 §2.3.1).',
           },
         },
       },

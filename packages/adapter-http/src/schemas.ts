@@ -57,6 +57,15 @@ export const RevokeRequestSchema = v.object(
   NOT_AN_OBJECT,
 )
 
+/** `POST /auth/introspect` (RFC 7662): `token_type_hint` is accepted and, as the RFC allows, not needed. */
+export const IntrospectRequestSchema = v.object(
+  {
+    token: v.string('Invalid parameter: token must be a string'),
+    token_type_hint: optionalString('token_type_hint'),
+  },
+  NOT_AN_OBJECT,
+)
+
 /** `POST /auth/tokens`: a named API token. */
 export const CreateTokenRequestSchema = v.object(
   {

@@ -41,6 +41,15 @@ export interface WorldOptions {
  * A core over memory stores and the test doubles, with PLAIN and SCOPED installed, and the app
  * over it. Users (password `pw` each): admin `*`, reader `read`, editor `nodes.read nodes.write`.
  */
+/** The secret of the resource server `fleet` that every world configures. */
+export const FLEET_SECRET = 'fleet-secret'
+
+/** An HTTP Basic header of these credentials, each form-urlencoded first (RFC 6749 §2.3.1). */
+export const basicHeader = (id: string, secret: string) =>
+  `Basic ${btoa(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`)}`
+
+export const fleetBasic = () => basicHeader('fleet', FLEET_SECRET)
+
 export async function createWorld(options: WorldOptions = {}) {
   const doubles = createCoreWithDoubles({
     stores: options.stores ?? createMemoryStores(),
@@ -56,6 +65,7 @@ export async function createWorld(options: WorldOptions = {}) {
             default: options.defaultPermissions ? { permissions: options.defaultPermissions } : undefined,
             sessionExpiryTime: options.sessionExpiryTime,
             loginQueue: options.loginQueue,
+            resourceServers: [{ id: 'fleet', secret: hasher.hash(FLEET_SECRET) }],
           },
     loaderFailures: options.loaderFailures,
     typesInUse: options.typesInUse,
@@ -83,6 +93,17 @@ export async function createWorld(options: WorldOptions = {}) {
     },
     request(path: string, init?: RequestInit) {
       return app.request(`${prefix}${path}`, init)
+    },
+    /** POST /auth/introspect as the resource server `fleet` (or with the `authorization` given). */
+    introspect(token: string, authorization: string | null = fleetBasic()) {
+      return world.request('/auth/introspect', {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          ...(authorization === null ? {} : { Authorization: authorization }),
+        },
+        body: new URLSearchParams({ token }).toString(),
+      })
     },
     /** POST /auth/token with these fields, as a form (default) or JSON. */
     tokenRequest(fields: Record<string, unknown>, as: 'form' | 'json' = 'form') {

@@ -12,7 +12,7 @@ import {
   RevokeRequestSchema,
   TokenRequestSchema,
 } from '../src/schemas.js'
-import { createWorld, EXTRA, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
+import { basicHeader, createWorld, EXTRA, fleetBasic, PLAIN, SCOPED, VERSION, type World } from './helpers.js'
 import {
   createResponseValidator,
   METHODS,
@@ -82,6 +82,7 @@ describe('the document lists every route, and only those', () => {
     const document = await served((await createWorld()).app)
     expect(document.components.securitySchemes).toEqual({
       bearer: { type: 'http', scheme: 'bearer', description: expect.any(String) },
+      basicAuth: { type: 'http', scheme: 'basic', description: expect.any(String) },
     })
     expect(document.security).toEqual([{ bearer: [] }])
     const open = operationsOf(document)
@@ -274,7 +275,9 @@ describe('the documented example requests', () => {
       for (const { template, method, operation } of operations) {
         for (const example of examplesOf(base, template, operation)) {
           const headers: Record<string, string> = {}
-          if (operation.security?.length !== 0 && document.security !== undefined) {
+          if (operation.security?.some((scheme) => 'basicAuth' in scheme)) {
+            headers.Authorization = fleetBasic()
+          } else if (operation.security?.length !== 0 && document.security !== undefined) {
             headers.Authorization = `Bearer ${await world.login()}`
           }
           let body: string | undefined
@@ -348,6 +351,34 @@ describe('every response the app gives conforms to the document', () => {
       world.request('/auth/token', { method: 'POST', headers: form, body: big }),
     )
     for (let i = 0; i < 6; i++) await token({ ...grant, username: 'ghost', password: 'x' })
+
+    // Introspection: live and not, a malformed request, refused clients, too large, throttled.
+    const introspect = (token: string, authorization?: string | null) =>
+      check('POST', '/auth/introspect', world.introspect(token, authorization))
+    await introspect(admin)
+    await introspect('no-such-token')
+    await check(
+      'POST',
+      '/auth/introspect',
+      world.request('/auth/introspect', {
+        method: 'POST',
+        headers: { ...form, Authorization: fleetBasic() },
+        body: '',
+      }),
+    )
+    await check(
+      'POST',
+      '/auth/introspect',
+      world.request('/auth/introspect', {
+        method: 'POST',
+        headers: { ...form, Authorization: fleetBasic() },
+        body: `token=${'x'.repeat(3000)}`,
+      }),
+    )
+    await introspect(admin, null)
+    for (let i = 0; i < 6; i++) await introspect(admin, basicHeader('fleet', `guess ${i}`))
+    await check('GET', '/auth/resource-servers', world.get('/auth/resource-servers', admin))
+    await check('GET', '/auth/resource-servers', world.get('/auth/resource-servers', reader))
     // One verification held in the one slot, and no room to wait: the next login is shed.
     const hold = holdVerifications(world.hasher)
     const held = world.tokenRequest({ ...grant, password: 'x' })
@@ -643,6 +674,16 @@ async function brokenChecks(
     ['PUT', `/nodes/${PLAIN.name}/random`, put],
     ['POST', '/nodes', { ...put, method: 'POST', body: JSON.stringify({ module: EXTRA.name }) }],
     ['DELETE', `/nodes/${PLAIN.name}`, { method: 'DELETE', headers: auth }],
+    [
+      'POST',
+      '/auth/introspect',
+      {
+        method: 'POST',
+        headers: { Authorization: fleetBasic(), 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'token=t',
+      },
+    ],
+    ['GET', '/auth/resource-servers', { headers: auth }],
   ]
   const results: ResponseCheck[] = []
   for (const [method, path, init] of requests) {

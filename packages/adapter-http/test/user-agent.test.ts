@@ -3,10 +3,7 @@ import { describeUserAgent } from '../src/user-agent.js'
 
 describe('describeUserAgent', () => {
   it.each([
-    [
-      'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
-      'Firefox 133 on Linux',
-    ],
+    ['Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', 'Firefox 133 on Linux'],
     [
       'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.70',
       'Edge 131 on Windows',

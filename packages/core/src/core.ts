@@ -1,4 +1,4 @@
-import { createLogin, type User } from './auth/login.js'
+import { createLogin, type LoginError, type LoginRequest, type User } from './auth/login.js'
 import {
   createLoginQueue,
   DEFAULT_LOGIN_QUEUE,
@@ -7,6 +7,12 @@ import {
   type LoginQueueOptions,
 } from './auth/login-queue.js'
 import { hasPermission, toPermissionList } from './auth/permissions.js'
+import {
+  type ClientError,
+  createResourceServers,
+  type ResourceServerActivity,
+  type ResourceServerOptions,
+} from './auth/resource-servers.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createModules } from './modules/modules.js'
@@ -21,6 +27,7 @@ import type {
   PasswordVerifier,
   RandomSource,
   Stores,
+  TokenKind,
   TypeUsage,
 } from './ports/index.js'
 import { systemClock, systemRandom, webDigest } from './system.js'
@@ -32,7 +39,7 @@ import {
   DEFAULT_API_TOKENS,
   type InventoryCaller,
 } from './tokens/inventory.js'
-import { createTokens } from './tokens/tokens.js'
+import { createTokens, type IssuedToken } from './tokens/tokens.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -52,7 +59,34 @@ export interface AdminAuthOptions {
   apiTokens?: Partial<ApiTokenOptions> | undefined
   /** The queue in front of password verification. */
   loginQueue?: Partial<LoginQueueOptions> | undefined
+  /** Programs that may ask about tokens (introspection) and check passwords for their users. */
+  resourceServers?: readonly ResourceServerOptions[] | undefined
 }
+
+/** What a resource server presents: its id and secret (HTTP Basic). */
+export interface ClientCredentials {
+  id: string
+  secret: string
+}
+
+/**
+ * What a resource server learns of a token (RFC 7662): whether it is live, and then whose it is
+ * and what it may do now. Anything not live is just `{active: false}`.
+ */
+export type Introspection =
+  | { active: false }
+  | {
+      active: true
+      username: string
+      /** The token's rights now: its scope ∩ its user's permissions. Never empty. */
+      permissions: string[]
+      clientId: string
+      kind: TokenKind
+      /** Milliseconds since the epoch. */
+      issuedAt: number
+      /** Milliseconds since the epoch; null: never expires. */
+      expiresAt: number | null
+    }
 
 /** A configured user as settings give it. */
 export type UserOptions = AdminAuthOptions['users'][number]
@@ -154,6 +188,10 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     ...auth?.throttle,
   })
   const queue = createLoginQueue({ ...DEFAULT_LOGIN_QUEUE, ...auth?.loginQueue })
+  const resourceServers = createResourceServers(
+    { verifier: ports.verifier, queue, throttle, digest, events, clock },
+    auth?.resourceServers ?? [],
+  )
   const login = createLogin({
     users,
     clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),
@@ -221,8 +259,66 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       return auth === null ? {} : CREDENTIALS_SCHEME
     },
 
-    /** Exchanges credentials for a token (OAuth2 password grant). `address` is the client's. */
-    login,
+    /**
+     * Exchanges credentials for a token (OAuth2 password grant). `address` is the client's,
+     * `agent` what it is (see TokenRecord.agent).
+     */
+    login: (request: LoginRequest, address: string, agent: string | null = null) =>
+      login(request, address, agent),
+
+    /**
+     * The password grant asked by a resource server that authenticates itself (a Node-RED
+     * instance checking its editor's login form): the client is checked first, and the token is
+     * issued to it as `client_id`. A `client_id` in the request must be the same.
+     */
+    async loginAsClient(
+      client: ClientCredentials | null,
+      request: LoginRequest,
+      address: string,
+      agent: string | null = null,
+    ): Promise<Result<IssuedToken, LoginError | ClientError>> {
+      if (auth === null || client === null) return err({ code: 'invalid_client' })
+      const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
+      if (!authenticated.ok) return authenticated
+      if (request.clientId !== undefined && request.clientId !== client.id)
+        return err({ code: 'invalid_client' })
+      return login({ ...request, clientId: client.id }, address, agent, client.id)
+    },
+
+    /**
+     * Token introspection (RFC 7662) for a resource server: refused (`invalid_client`) unless its
+     * credentials hold; then the token's state now, through the same rules as every request
+     * (expired, revoked, user removed, password changed, or no rights left: not active). Asking
+     * is not a use of the token: its last use stays as its own requests wrote it.
+     */
+    async introspect(
+      client: ClientCredentials | null,
+      token: string,
+      address: string,
+    ): Promise<Result<Introspection, ClientError>> {
+      if (auth === null || client === null) return err({ code: 'invalid_client' })
+      const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
+      if (!authenticated.ok) return authenticated
+      const live = await tokens.authenticate(token, null)
+      if (live === null || live.permissions.length === 0) return ok({ active: false })
+      const { record } = live
+      return ok({
+        active: true,
+        username: record.username,
+        permissions: live.permissions,
+        clientId: record.clientId,
+        kind: record.kind,
+        issuedAt: record.createdAt,
+        expiresAt: record.expiresAt,
+      })
+    },
+
+    /** The configured resource servers and when each last called (since start or reload). */
+    resourceServers: {
+      activity: (): ResourceServerActivity[] => resourceServers.activity(),
+      /** Replaces them (a reload): every secret is verified again on its next use. */
+      set: (list: readonly ResourceServerOptions[]) => resourceServers.set(list),
+    },
 
     /**
      * The principal behind a bearer token (`null` when none was sent). Given the client's

@@ -22,6 +22,8 @@ export type DomainError =
    * Deliberately carries no detail: all of these must look alike to the caller.
    */
   | { code: 'invalid_credentials' }
+  /** A resource server's id or secret was refused (RFC 6749 §5.2). Carries no detail. */
+  | { code: 'invalid_client' }
   /** Too many failed logins; `retryAfter` is in whole seconds (at least 1). */
   | { code: 'throttled'; retryAfter: number }
   /**

@@ -8,6 +8,11 @@ export {
   type LoginQueueOptions,
 } from './auth/login-queue.js'
 export { hasPermission, intersectPermissions, toPermissionList } from './auth/permissions.js'
+export type {
+  ClientError,
+  ResourceServerActivity,
+  ResourceServerOptions,
+} from './auth/resource-servers.js'
 export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
 export {
@@ -22,12 +27,14 @@ export {
   type AccessError,
   type AdminAuthOptions,
   actorOf,
+  type ClientCredentials,
   type Core,
   type CoreOptions,
   type CorePorts,
   createCore,
   DEFAULT_CLIENTS,
   DEFAULT_SESSION_EXPIRY,
+  type Introspection,
   type LoginScheme,
   operator,
   type Principal,

@@ -2,16 +2,16 @@ import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { webDigest } from '@flowadmin/core'
 import { createEventRecorder, createFixedClock, createPlainHasher } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
+import { createLoginQueue } from '../src/auth/login-queue.js'
 import { createResourceServers } from '../src/auth/resource-servers.js'
 import { createThrottle, DEFAULT_THROTTLE } from '../src/auth/throttle.js'
-import { createTaskQueue } from '../src/concurrency.js'
 
 function setup() {
   const clock = createFixedClock()
   const hasher = createPlainHasher()
   const events = createEventRecorder()
   const throttle = createThrottle(createMemoryStores().throttle, clock, webDigest, DEFAULT_THROTTLE)
-  const queue = createTaskQueue({ concurrency: 1, lanes: { known: 8, general: 8 } })
+  const queue = createLoginQueue({ concurrency: 1, maxWaiting: 8, maxWaitingKnown: 8, retryAfter: 1 })
   const servers = createResourceServers(
     { verifier: hasher, queue, throttle, digest: webDigest, events, clock },
     [{ id: 'fleet', secret: hasher.hash('s3cret') }],

@@ -7,12 +7,11 @@ import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import {
   describe,
-  type Example,
+  formOrJson,
   json,
   NO_STORE_HEADERS,
   oauthErrorContent,
   RETRY_AFTER,
-  schemaOf,
   unauthorized,
   use,
 } from '../openapi.js'
@@ -24,6 +23,7 @@ import {
   TokenRequestSchema,
 } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
+import { basicCredentials } from './introspect.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
 export const noStore = createMiddleware(async (c, next) => {
@@ -58,12 +58,6 @@ const TokenResponse = v.strictObject({
   access_token: v.string(),
   expires_in: v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Seconds the token is valid.')),
   token_type: v.literal('Bearer'),
-})
-
-/** Form or JSON, the same fields. */
-const formOrJson = (schema: v.GenericSchema, examples: Record<string, Example>) => ({
-  'application/x-www-form-urlencoded': { schema: schemaOf(schema), examples },
-  ...json(schema, examples),
 })
 
 /**
@@ -102,7 +96,8 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       operationId: 'issueToken',
       summary: 'Exchange credentials for an access token',
       description:
-        'Every credential failure (unknown user, wrong password, unknown client, a scope beyond the user’s permissions) is the same empty 401.',
+        'Every credential failure (unknown user, wrong password, unknown client, a scope beyond the user’s permissions) is the same empty 401. ' +
+        'A resource server (`adminAuth.resourceServers`) checking a password for its users authenticates itself with HTTP Basic; its id is then the client.',
       tags: ['auth'],
       security: [],
       requestBody: {
@@ -132,7 +127,12 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
           ...noStoreHeaders,
           content: oauthErrorContent(['invalid_request', 'unsupported_grant_type', 'invalid_scope']),
         },
-        401: { description: 'The credentials were refused. Empty body.', ...noStoreHeaders },
+        401: {
+          description:
+            'The credentials were refused. Empty body. (A resource server authenticating with HTTP Basic whose ' +
+            'id or secret is refused gets `{"error":"invalid_client"}` with `WWW-Authenticate: Basic`.)',
+          ...noStoreHeaders,
+        },
         413: tooLarge,
         429: {
           description:
@@ -164,11 +164,13 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
 
       const { client_id, grant_type, scope, username, password } = fields.output
-      const result = await core.login(
-        { clientId: client_id, grantType: grant_type, scope, username, password },
-        deps.clientAddress(c),
-        describeUserAgent(c.req.header('user-agent')),
-      )
+      const request = { clientId: client_id, grantType: grant_type, scope, username, password }
+      const agent = describeUserAgent(c.req.header('user-agent'))
+      // A resource server checking a password for its own users authenticates itself (HTTP Basic).
+      const authorization = c.req.header('authorization')
+      const result = /^basic\b/i.test(authorization ?? '')
+        ? await core.loginAsClient(basicCredentials(authorization), request, deps.clientAddress(c), agent)
+        : await core.login(request, deps.clientAddress(c), agent)
       if (!result.ok) return toResponse(errorAnswerOf(result.error))
       return c.json({
         access_token: result.value.accessToken,

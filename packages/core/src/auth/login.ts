@@ -84,6 +84,8 @@ export function createLogin({
     request: LoginRequest,
     address: string,
     agent: string | null = null,
+    /** A client that proved its secret (a resource server): accepted as `client_id` besides the configured ones. */
+    authenticatedClient: string | null = null,
   ): Promise<Result<IssuedToken, LoginError>> {
     const { clientId, grantType, scope, username, password } = request
     if (grantType === undefined || grantType === '') return err(missing('grant_type'))
@@ -115,7 +117,8 @@ export function createLogin({
     let outcome: AttemptOutcome = 'abandoned'
     let verified: Result<Granted, LoginError>
     try {
-      verified = await attempt(actor, password, requested.value, decision.known ? 'known' : 'general')
+      const lane = decision.known ? 'known' : 'general'
+      verified = await attempt(actor, password, requested.value, lane, authenticatedClient)
       outcome = verified.ok
         ? 'succeeded'
         : verified.error.code === 'invalid_credentials'
@@ -137,6 +140,7 @@ export function createLogin({
     password: string,
     scope: string[],
     lane: Lane,
+    authenticatedClient: string | null,
   ): Promise<Result<Granted, LoginError>> {
     const { username, clientId } = actor
     const user = users.get(username)
@@ -151,7 +155,8 @@ export function createLogin({
     }
     const passwordOk = await verification
     const granted = user && passwordOk ? grantScope(scope, user.permissions) : null
-    if (!user || granted === null || clientId === null || !clients.has(clientId)) {
+    const knownClient = clientId !== null && (clients.has(clientId) || clientId === authenticatedClient)
+    if (!user || granted === null || !knownClient) {
       events.emit({ type: 'login.failed', at: clock.now(), ...actor })
       return err({ code: 'invalid_credentials' })
     }

@@ -1,6 +1,6 @@
-import type { TaskQueue } from '../concurrency.js'
-import { err, ok, type Result } from '../errors.js'
+import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { AttemptOutcome, Clock, Digest, EventSink, PasswordVerifier } from '../ports/index.js'
+import type { LoginQueue } from './login-queue.js'
 import type { Throttle } from './throttle.js'
 
 /**
@@ -14,10 +14,10 @@ export interface ResourceServerOptions {
   secret: string
 }
 
-export type ClientError =
-  | { code: 'invalid_client' }
-  | { code: 'throttled'; retryAfter: number }
-  | { code: 'temporarily_unavailable'; retryAfter: number }
+export type ClientError = Extract<
+  DomainError,
+  { code: 'invalid_client' | 'throttled' | 'temporarily_unavailable' }
+>
 
 /** What an id and secret were found to be. */
 export interface AuthenticatedClient {
@@ -43,7 +43,7 @@ const throttleName = (id: string) => `\u0000resource-server\u0000${id}`
 export interface ResourceServerDeps {
   verifier: PasswordVerifier
   /** The login queue: a secret costs one password verification, and waits its turn like a login. */
-  queue: TaskQueue<'known' | 'general'>
+  queue: LoginQueue
   throttle: Throttle
   digest: Digest
   events: EventSink
@@ -81,9 +81,9 @@ export function createResourceServers(
     known: boolean,
   ): Promise<Result<AuthenticatedClient, ClientError>> {
     const server = servers.get(id)
-    const verification = queue.run(() => verifier.verify(server?.secret ?? verifier.dummyHash, secret), {
-      lane: known ? 'known' : 'general',
-    })
+    const verification = queue.run(known ? 'known' : 'general', () =>
+      verifier.verify(server?.secret ?? verifier.dummyHash, secret),
+    )
     const actor = { username: null, clientId: id, address }
     if (verification === null) {
       events.emit({ type: 'client.shed', at: clock.now(), retryAfter: BUSY_RETRY_AFTER, ...actor })

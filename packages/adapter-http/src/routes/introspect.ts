@@ -1,0 +1,227 @@
+import type { ClientCredentials, Introspection } from '@flowadmin/core'
+import { Hono } from 'hono'
+import * as v from 'valibot'
+import { requirePermission } from '../auth.js'
+import { readBody } from '../body.js'
+import type { AppEnv, RouteDeps } from '../env.js'
+import { errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import {
+  describe,
+  formOrJson,
+  json,
+  NO_STORE_HEADERS,
+  oauthErrorContent,
+  RETRY_AFTER,
+  use,
+} from '../openapi.js'
+import { firstIssueMessage, IntrospectRequestSchema, NullableTime } from '../schemas.js'
+import { noStore } from './auth.js'
+
+/**
+ * The credentials of an HTTP Basic `Authorization` header (RFC 6749 §2.3.1: id and secret each
+ * form-urlencoded, then joined by `:` and base64-encoded), or null when there are none or they
+ * are malformed.
+ */
+export function basicCredentials(header: string | undefined): ClientCredentials | null {
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header ?? '')
+  if (match === null) return null
+  let decoded: string
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(
+      Uint8Array.from(atob(match[1] as string), (char) => char.charCodeAt(0)),
+    )
+  } catch {
+    return null
+  }
+  const colon = decoded.indexOf(':')
+  if (colon < 1) return null
+  const formDecode = (text: string) => decodeURIComponent(text.replace(/\+/g, ' '))
+  try {
+    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) }
+  } catch {
+    return null
+  }
+}
+
+/** `POST /auth/introspect` 200 (RFC 7662 §2.2). */
+const IntrospectionResponse = v.pipe(
+  v.union([
+    v.strictObject({ active: v.literal(false) }),
+    v.strictObject({
+      active: v.literal(true),
+      username: v.string(),
+      scope: v.pipe(
+        v.string(),
+        v.description('The token’s rights now (its scope ∩ its user’s permissions), space-separated.'),
+      ),
+      client_id: v.string(),
+      token_type: v.literal('Bearer'),
+      exp: v.optional(
+        v.pipe(v.number(), v.integer(), v.description('Seconds since the epoch; absent: never expires.')),
+      ),
+      iat: v.pipe(v.number(), v.integer()),
+      sub: v.string(),
+    }),
+  ]),
+  v.metadata({ ref: 'Introspection' }),
+)
+
+const seconds = (ms: number) => Math.floor(ms / 1000)
+
+/** RFC 7662's answer: the token's state, or exactly `{active: false}`. */
+export function introspectionJson(answer: Introspection) {
+  if (!answer.active) return { active: false as const }
+  return {
+    active: true as const,
+    username: answer.username,
+    scope: answer.permissions.join(' '),
+    client_id: answer.clientId,
+    token_type: 'Bearer' as const,
+    ...(answer.expiresAt === null ? {} : { exp: seconds(answer.expiresAt) }),
+    iat: seconds(answer.issuedAt),
+    sub: answer.username,
+  }
+}
+
+const BASIC_CHALLENGE = {
+  'WWW-Authenticate': {
+    required: true,
+    schema: { type: 'string' as const, pattern: '^Basic realm="flowadmin"$' },
+  },
+}
+
+/**
+ * `POST /auth/introspect` (RFC 7662) for the resource servers of `adminAuth.resourceServers`, and
+ * `GET /auth/resource-servers`: which of them called, for people with `*`. Only when auth is on.
+ */
+export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
+  const { core } = deps
+  const routes = new Hono<AppEnv>()
+  if (!core.authEnabled) return routes
+
+  routes.post(
+    '/auth/introspect',
+    describe({
+      operationId: 'introspectToken',
+      summary: 'What a token is worth now (RFC 7662)',
+      description:
+        'For resource servers (`adminAuth.resourceServers`), authenticated with HTTP Basic `id:secret`. ' +
+        'A token that is unknown, expired, revoked, of a removed user, from before a password change, or ' +
+        'left with no rights is exactly `{"active": false}`: a bad token is never a 4xx. The first call ' +
+        'with a secret costs one password verification; later calls with it cost a hash.',
+      tags: ['auth'],
+      security: [{ basicAuth: [] }],
+      requestBody: {
+        required: true,
+        content: formOrJson(IntrospectRequestSchema, {
+          introspect: {
+            summary: 'A token to look up',
+            value: { token: 'a-token-to-look-up', token_type_hint: 'access_token' },
+          },
+          missing: { summary: 'No token (400)', value: {} },
+        }),
+      },
+      responses: {
+        200: {
+          description: 'The token’s state.',
+          headers: NO_STORE_HEADERS,
+          content: json(IntrospectionResponse, {
+            live: {
+              summary: 'A live token',
+              value: {
+                active: true,
+                username: 'alice',
+                scope: 'flows.read nodes.write',
+                client_id: 'service-admin',
+                token_type: 'Bearer',
+                exp: 1_798_761_600,
+                iat: 1_798_156_800,
+                sub: 'alice',
+              },
+            },
+            other: { summary: 'Anything else', value: { active: false } },
+          }),
+        },
+        400: {
+          description: 'Another content type, or `token` missing or not a string.',
+          headers: NO_STORE_HEADERS,
+          content: oauthErrorContent(['invalid_request']),
+        },
+        401: {
+          description: 'No client credentials, an unknown client, or a wrong secret.',
+          headers: { ...NO_STORE_HEADERS, ...BASIC_CHALLENGE },
+          content: oauthErrorContent(['invalid_client']),
+        },
+        413: {
+          description: 'The body is larger than the configured limit.',
+          headers: NO_STORE_HEADERS,
+          content: oauthErrorContent(['invalid_request']),
+        },
+        429: {
+          description:
+            'Too many wrong secrets for this client from this address; the secret was not checked.',
+          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
+          content: oauthErrorContent(['temporarily_unavailable']),
+        },
+        500: use('Unexpected'),
+        503: use('StorageUnavailable'),
+      },
+    }),
+    noStore,
+    async (c) => {
+      // The client first: nothing about the request is looked at for an unauthenticated caller.
+      const client = basicCredentials(c.req.header('authorization'))
+      if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
+      if (!body.ok) return toResponse(oauthBodyError(body.error))
+      const fields = v.safeParse(IntrospectRequestSchema, body.value)
+      if (!fields.success)
+        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
+      const answer = await core.introspect(client, fields.output.token, deps.clientAddress(c))
+      if (!answer.ok) return toResponse(errorAnswerOf(answer.error))
+      return c.json(introspectionJson(answer.value))
+    },
+  )
+
+  routes.get(
+    '/auth/resource-servers',
+    describe({
+      operationId: 'listResourceServers',
+      summary: 'The resource servers and their last call',
+      description:
+        'Every configured resource server with the time it last called this instance (since its start or ' +
+        'last reload), null when it has not. Needs `*`.',
+      tags: ['auth'],
+      responses: {
+        200: {
+          description: 'The resource servers, by id.',
+          content: json(
+            v.strictObject({
+              resource_servers: v.array(
+                v.strictObject({
+                  id: v.string(),
+                  last_call_at: NullableTime(
+                    'When it last called this instance; null: not since start or reload.',
+                  ),
+                }),
+              ),
+            }),
+          ),
+        },
+        401: use('Unauthorized'),
+        500: use('Unexpected'),
+        503: use('StorageUnavailable'),
+      },
+    }),
+    requirePermission(deps, '*'),
+    (c) =>
+      c.json({
+        resource_servers: core.resourceServers.activity().map(({ id, lastCallAt }) => ({
+          id,
+          last_call_at: lastCallAt === null ? null : new Date(lastCallAt).toISOString(),
+        })),
+      }),
+  )
+
+  return routes
+}

@@ -1,0 +1,218 @@
+import { describe, expect, test } from 'vitest'
+import { basicCredentials } from '../src/routes/introspect.js'
+import { basicHeader, createWorld, FLEET_SECRET, fleetBasic, type World } from './helpers.js'
+
+const DAY = 86_400_000
+const seconds = (ms: number) => Math.floor(ms / 1000)
+
+async function introspection(world: World, token: string) {
+  const res = await world.introspect(token)
+  expect(res.status).toBe(200)
+  expect(res.headers.get('Cache-Control')).toBe('no-store')
+  return res.json()
+}
+
+const INACTIVE = { active: false }
+
+describe('POST /auth/introspect (RFC 7662)', () => {
+  test('answers a live token with whose it is and what it may do now', async () => {
+    const world = await createWorld()
+    const issuedAt = world.clock.now()
+    const token = await world.login('editor', '')
+    expect(await introspection(world, token)).toEqual({
+      active: true,
+      username: 'editor',
+      scope: 'nodes.read nodes.write',
+      client_id: 'service-admin',
+      token_type: 'Bearer',
+      exp: seconds(issuedAt + 7 * DAY),
+      iat: seconds(issuedAt),
+      sub: 'editor',
+    })
+  })
+
+  test('an API token: its scope is what it was granted, its client `api`', async () => {
+    const world = await createWorld()
+    const owner = await world.login()
+    const created = await world.post('/auth/tokens', { name: 'ci', scope: 'read', expires_in: 3600 }, owner)
+    const { token } = (await created.json()) as { token: string }
+    expect(await introspection(world, token)).toEqual({
+      active: true,
+      username: 'admin',
+      scope: 'read',
+      client_id: 'api',
+      token_type: 'Bearer',
+      exp: seconds(world.clock.now()) + 3600,
+      iat: seconds(world.clock.now()),
+      sub: 'admin',
+    })
+  })
+
+  test('is exactly {active: false} for anything not live, never a 4xx for a bad token', async () => {
+    const world = await createWorld()
+    expect(await introspection(world, 'no-such-token')).toEqual(INACTIVE)
+    expect(await introspection(world, '')).toEqual(INACTIVE)
+    expect(await introspection(world, 'x'.repeat(5000))).toEqual(INACTIVE)
+
+    const revoked = await world.login()
+    await world.post('/auth/revoke', { token: revoked }, revoked)
+    expect(await introspection(world, revoked)).toEqual(INACTIVE)
+
+    const expired = await world.login()
+    world.clock.advance(7 * DAY)
+    expect(await introspection(world, expired)).toEqual(INACTIVE)
+  })
+
+  test('follows the user: removed, password changed, or left with no rights is not active', async () => {
+    const world = await createWorld()
+    const users = (overrides: Record<string, { password?: string; permissions?: string | string[] }>) =>
+      world.core.setUsers(
+        (['admin', 'reader', 'editor'] as const).map((username) => ({
+          username,
+          password: world.hasher.hash(overrides[username]?.password ?? 'pw'),
+          permissions:
+            overrides[username]?.permissions ??
+            { admin: '*', reader: 'read', editor: ['nodes.read', 'nodes.write'] }[username],
+        })),
+      )
+    const reader = await world.login('reader', 'read')
+    const editor = await world.login('editor', '')
+    const admin = await world.login('admin', '*')
+    // The editor now holds nothing its token was granted; the admin's `*` token acts as `read`.
+    await users({ editor: { permissions: 'flows.read' }, admin: { permissions: 'read' } })
+    expect(await introspection(world, editor)).toEqual(INACTIVE)
+    expect(await introspection(world, admin)).toMatchObject({ active: true, scope: 'read' })
+    await users({ reader: { password: 'changed' } })
+    expect(await introspection(world, reader)).toEqual(INACTIVE)
+    await world.core.setUsers([])
+    expect(await introspection(world, admin)).toEqual(INACTIVE)
+  })
+
+  test('refuses a missing, malformed, unknown or wrong client with 401 invalid_client and a Basic challenge', async () => {
+    const world = await createWorld()
+    const token = await world.login()
+    for (const authorization of [
+      null,
+      `Bearer ${token}`,
+      'Basic !!!',
+      `Basic ${btoa('no-colon')}`,
+      basicHeader('fleet', 'wrong'),
+      basicHeader('other', FLEET_SECRET),
+    ]) {
+      const res = await world.introspect(token, authorization)
+      expect(res.status, String(authorization)).toBe(401)
+      expect(res.headers.get('WWW-Authenticate')).toBe('Basic realm="flowadmin"')
+      expect(res.headers.get('Cache-Control')).toBe('no-store')
+      expect(await res.json()).toEqual({
+        error: 'invalid_client',
+        error_description: 'Client authentication failed',
+      })
+    }
+    expect(world.events.ofType('client.failed').map((event) => event.clientId)).toEqual(['fleet', 'other'])
+  })
+
+  test('verifies a secret once: later calls with it cost no password verification', async () => {
+    const world = await createWorld()
+    const token = await world.login()
+    const before = world.hasher.verified.length
+    for (let i = 0; i < 5; i++) await introspection(world, token)
+    expect(world.hasher.verified.length - before).toBe(1)
+    expect(world.events.ofType('client.authenticated')).toHaveLength(1)
+  })
+
+  test('throttles guessing: after five wrong secrets from one address, 429 without a check', async () => {
+    const world = await createWorld()
+    for (let i = 0; i < 5; i++)
+      expect((await world.introspect('t', basicHeader('fleet', `guess ${i}`))).status).toBe(401)
+    const checked = world.hasher.verified.length
+    const res = await world.introspect('t', fleetBasic())
+    expect(res.status).toBe(429)
+    expect(Number(res.headers.get('Retry-After'))).toBeGreaterThan(0)
+    expect(world.hasher.verified.length).toBe(checked)
+    world.setAddress('192.0.2.200')
+    expect((await world.introspect('t', fleetBasic())).status).toBe(200)
+  })
+
+  test('a malformed request is 400 invalid_request', async () => {
+    const world = await createWorld()
+    const res = await world.request('/auth/introspect', {
+      method: 'POST',
+      headers: { Authorization: fleetBasic(), 'Content-Type': 'application/json' },
+      body: '{"token": 7}',
+    })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'Invalid parameter: token must be a string',
+    })
+  })
+})
+
+describe('a resource server checking a password (POST /auth/token with HTTP Basic)', () => {
+  const grant = { grant_type: 'password', scope: '', username: 'reader', password: 'pw' }
+  const asFleet = (world: World, fields: Record<string, string>, authorization = fleetBasic()) =>
+    world.request('/auth/token', {
+      method: 'POST',
+      headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    })
+
+  test('issues the user a token whose client is the resource server', async () => {
+    const world = await createWorld()
+    const res = await asFleet(world, { ...grant, client_id: 'fleet' })
+    expect(res.status).toBe(200)
+    const { access_token } = (await res.json()) as { access_token: string }
+    expect(await introspection(world, access_token)).toMatchObject({
+      active: true,
+      username: 'reader',
+      scope: 'read',
+      client_id: 'fleet',
+    })
+    // Without client_id in the body too.
+    expect((await asFleet(world, grant)).status).toBe(200)
+  })
+
+  test('refuses a wrong secret or another client_id with invalid_client, a wrong password with the empty 401', async () => {
+    const world = await createWorld()
+    const wrongSecret = await asFleet(world, grant, basicHeader('fleet', 'nope'))
+    expect(wrongSecret.status).toBe(401)
+    expect(wrongSecret.headers.get('WWW-Authenticate')).toBe('Basic realm="flowadmin"')
+    expect((await asFleet(world, { ...grant, client_id: 'service-admin' })).status).toBe(401)
+    const wrongPassword = await asFleet(world, { ...grant, password: 'nope' })
+    expect(wrongPassword.status).toBe(401)
+    expect(await wrongPassword.text()).toBe('')
+    // A client id that only a resource server may use is not accepted without its secret.
+    expect((await world.tokenRequest({ ...grant, client_id: 'fleet' })).status).toBe(401)
+  })
+})
+
+describe('GET /auth/resource-servers', () => {
+  test('lists each configured server with its last call, for callers with *', async () => {
+    const world = await createWorld()
+    const admin = await world.login()
+    const list = async () => (await (await world.get('/auth/resource-servers', admin)).json()) as unknown
+    expect(await list()).toEqual({ resource_servers: [{ id: 'fleet', last_call_at: null }] })
+    await world.introspect(admin)
+    expect(await list()).toEqual({
+      resource_servers: [{ id: 'fleet', last_call_at: new Date(world.clock.now()).toISOString() }],
+    })
+    const reader = await world.login('reader', 'read')
+    expect((await world.get('/auth/resource-servers', reader)).status).toBe(401)
+  })
+})
+
+describe('basicCredentials', () => {
+  test('decodes form-urlencoded id and secret, and refuses what is not Basic', () => {
+    expect(basicCredentials(basicHeader('fleet one', 'p:ss wörd%'))).toEqual({
+      id: 'fleet one',
+      secret: 'p:ss wörd%',
+    })
+    expect(basicCredentials(`basic ${btoa('a:b')}`)).toEqual({ id: 'a', secret: 'b' })
+    expect(basicCredentials(`Basic ${btoa('a+b:c+d')}`)).toEqual({ id: 'a b', secret: 'c d' })
+    expect(basicCredentials(undefined)).toBeNull()
+    expect(basicCredentials(`Basic ${btoa(':secret')}`)).toBeNull()
+    expect(basicCredentials(`Basic ${btoa('a:%zz')}`)).toBeNull()
+    expect(basicCredentials('Basic \u00ff')).toBeNull()
+    expect(basicCredentials(`Basic ${btoa('\u00ff:x')}`)).toBeNull()
+  })
+})
