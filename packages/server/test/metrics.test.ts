@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createCore } from '@flowadmin/core'
-import { createPlainHasher, holdVerifications, tokenRecord } from '@flowadmin/testkit'
+import { createPlainHasher, holdVerifications, tokenRecord, waitFor } from '@flowadmin/testkit'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   createMetrics,
@@ -384,8 +384,12 @@ describe('createMetrics', () => {
     const first = core.login(login, '10.0.0.1')
     await hold.started
     const second = core.login(login, '10.0.0.2')
-    // The second waits for the first's verification: a quarter of a second on the core's clock.
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    // The second waits for the first's verification: a quarter of a second on the core's clock,
+    // which moves once the second is in the queue (its wait started on the clock's reading then).
+    await waitFor(
+      () => core.loginQueue.load().general === 1,
+      () => `the second login to wait in the verifier queue (${JSON.stringify(core.loginQueue.load())})`,
+    )
     now += 250
     hold.restore()
     const results = [await first, await second]
