@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
+import { waitFor } from '@flowadmin/testkit'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type RunningServer, type SettingsInput, startServer } from '../src/index.js'
 import { writeNodeModulePackage } from './ecosystem.js'
@@ -491,8 +492,13 @@ describe('hostile and refused installs: the documented error, and userDir exactl
   it('past the time limit: 504 install_timeout, npm stopped, nothing changed; a second request waits, then 409 busy', async () => {
     const server = await start({ timeout: 10, wait: 1 })
     const before = await snapshot()
+    const asked = registry.requestsFor(SLOW.name).length
     const slow = post(server, { module: SLOW.name })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // npm asking the registry for it means the first install holds the queue.
+    await waitFor(
+      () => registry.requestsFor(SLOW.name).length > asked,
+      `npm to ask the registry for ${SLOW.name}`,
+    )
     const second = await post(server, { module: TOOLS.name })
     expect(second.status).toBe(409)
     expect(await second.json()).toEqual({
