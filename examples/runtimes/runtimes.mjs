@@ -1,13 +1,13 @@
 // Starts the examples under their runtimes, as a user would from a shell: Node, and the binaries
-// the `bun`, `deno` and `workerd` packages install, on a free port of 127.0.0.1. Used by the
-// end-to-end tests and by bench.mjs; typed in runtimes.d.mts.
+// the `bun`, `deno` and `workerd` packages install in this folder's own node_modules (`pnpm
+// install:runtimes`), on a free port of 127.0.0.1. Used by the end-to-end tests and by bench.mjs;
+// typed in runtimes.d.mts.
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const EXAMPLES = fileURLToPath(new URL('./', import.meta.url))
-const bin = (path) => `${ROOT}node_modules/${path}`
+const bin = (path) => `${EXAMPLES}node_modules/${path}`
 
 export const RUNTIMES = [
   { name: 'node', persists: true, command: process.execPath, args: () => ['node/server.js'] },
