@@ -19,7 +19,7 @@ export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeC
 /** Checks that the workspace at `root` was built, with a message that says what to do. */
 export function checkBuilt(root) {
   for (const path of [
-    'packages/server/dist/cli.js',
+    'packages/server/dist/cli/main.js',
     'packages/core/dist/index.js',
     'packages/adapter-sqlite/dist/index.js',
   ]) {

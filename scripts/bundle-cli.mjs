@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bundles the built `flowadmin` command (packages/server/dist/cli.js and what it imports) into
+// Bundles the built `flowadmin` command (packages/server/dist/cli/main.js and what it imports) into
 // packages/server/dist/bundle/, the last step of `pnpm build`. The command starts from it in a good
 // deal less time than from the two hundred files it is made of: each file costs a resolution, a
 // read and a compilation of its own. bin/flowadmin.cjs runs the bundle only while it is newer than
@@ -71,7 +71,7 @@ const externals = {
 
 await rm(OUT, { recursive: true, force: true })
 await build({
-  entryPoints: { cli: path.join(SERVER, 'dist', 'cli.js') },
+  entryPoints: { cli: path.join(SERVER, 'dist', 'cli', 'main.js') },
   outdir: OUT,
   ...COMMAND_BUILD,
   chunkNames: 'chunk-[hash]',

@@ -17,7 +17,7 @@ import { chromium } from 'playwright-core'
 const REPO = fileURLToPath(new URL('../', import.meta.url))
 const DEMO = 'examples/demo'
 const BIN = path.join(REPO, 'packages/server/bin/flowadmin.cjs')
-const BUILT = ['packages/server/dist/cli.js', 'packages/console/dist/public/index.html']
+const BUILT = ['packages/server/dist/cli/main.js', 'packages/console/dist/public/index.html']
 const CHROMIUM = '/usr/bin/chromium'
 /** Keep Chromium off the network: without them it tries Google's services and hangs offline. */
 const CHROMIUM_FLAGS = [

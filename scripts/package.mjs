@@ -68,7 +68,7 @@ const work = mkdtempSync(path.join(tmpdir(), 'flowadmin-package-'))
 try {
   const stage = path.join(work, NAME)
   await build({
-    entryPoints: { cli: 'packages/server/src/cli.ts', index: 'packages/server/src/index.ts' },
+    entryPoints: { cli: 'packages/server/src/cli/main.ts', index: 'packages/server/src/index.ts' },
     absWorkingDir: ROOT,
     outdir: path.join(stage, 'dist'),
     ...COMMAND_BUILD,

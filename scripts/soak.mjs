@@ -33,7 +33,7 @@ if (!(minutes > 0) || !Number.isInteger(connections) || connections < 1) {
   console.error('usage: node scripts/soak.mjs [--minutes N (> 0)] [--connections C (>= 1)]')
   process.exit(2)
 }
-if (!existsSync(path.join(ROOT, 'packages/server/dist/cli.js'))) {
+if (!existsSync(path.join(ROOT, 'packages/server/dist/cli/main.js'))) {
   console.error('soak: the server is not built; run `pnpm build` first')
   process.exit(2)
 }

@@ -296,10 +296,19 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       token: string,
       address: string,
     ): Promise<Result<Introspection, ClientError>> {
-      if (auth === null || client === null) return err({ code: 'invalid_client' })
+      const observe = ports.observer?.introspection
+      if (auth === null || client === null) {
+        observe?.('invalid_client')
+        return err({ code: 'invalid_client' })
+      }
       const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
-      if (!authenticated.ok) return authenticated
+      if (!authenticated.ok) {
+        const { code } = authenticated.error
+        observe?.(code === 'temporarily_unavailable' ? 'shed' : code)
+        return authenticated
+      }
       const live = await tokens.authenticate(token, null)
+      observe?.(live === null || live.permissions.length === 0 ? 'inactive' : 'active')
       if (live === null || live.permissions.length === 0) return ok({ active: false })
       const { record } = live
       return ok({

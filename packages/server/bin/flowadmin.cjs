@@ -26,7 +26,7 @@
 // of requests does not grow it to V8's largest (peak 130 MB instead of 152 MB under
 // `pnpm bench:flood`; 1 MiB would cost a tenth more CPU a request, 4 MiB costs none measurable).
 'use strict'
-const { statSync, readdirSync } = require('node:fs')
+const { existsSync, statSync, readdirSync } = require('node:fs')
 const { availableParallelism } = require('node:os')
 const { join } = require('node:path')
 
@@ -40,12 +40,12 @@ process.env.UV_THREADPOOL_SIZE ??= String(Math.max(2, availableParallelism()) + 
 
 /**
  * The command as `pnpm build` bundles it (dist/bundle/cli.js, see scripts/bundle-cli.mjs), which
- * starts faster than its files one by one (dist/cli.js). The bundle is used only while it is newer
- * than the last compilation of every package, so a `tsc -b` after a change is never run stale.
- * An installed package has no bundle here: its dist/cli.js is bundled already.
+ * starts faster than its files one by one (dist/cli/main.js). The bundle is used only while it is
+ * newer than the last compilation of every package, so a `tsc -b` after a change is never run
+ * stale. An installed package has neither: its dist/cli.js is bundled already.
  */
 function entry() {
-  const files = '../dist/cli.js'
+  const files = existsSync(join(__dirname, '../dist/cli/main.js')) ? '../dist/cli/main.js' : '../dist/cli.js'
   let bundled
   try {
     bundled = statSync(join(__dirname, '../dist/bundle/cli.js')).mtimeMs

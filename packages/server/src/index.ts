@@ -1,25 +1,17 @@
-export { ARGON2_OPTIONS, createArgon2Verifier, DEFAULT_VERIFY_CONCURRENCY, hashPassword } from './argon2.js'
+export {
+  ARGON2_OPTIONS,
+  createArgon2Verifier,
+  DEFAULT_VERIFY_CONCURRENCY,
+  hashPassword,
+} from './adapters/argon2.js'
 export {
   type AuditFileReport,
   type AuditLog,
   type AuditTarget,
   createAuditLog,
   formatAuditLine,
-} from './audit.js'
-export {
-  isLoopback,
-  RELOADED_SETTINGS,
-  type ReloadOutcome,
-  type RunningServer,
-  type ServerOptions,
-  socketAddress,
-  startServer,
-  VERSION,
-} from './compose.js'
-export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
-export { createFlowsTypeUsage } from './flows.js'
-export { type Listener, listen } from './listen.js'
-export { createLogger, type Log, type Logger, type LoggerSetup, logTo } from './log.js'
+} from './adapters/audit.js'
+export { createFlowsTypeUsage } from './adapters/flows.js'
 export {
   createMetrics,
   fanOut,
@@ -27,7 +19,7 @@ export {
   type Metrics,
   type MetricsSources,
   metricsFetch,
-} from './metrics.js'
+} from './adapters/metrics.js'
 export {
   createDiskLoader,
   type DiscoveredModule,
@@ -37,8 +29,15 @@ export {
   toDescriptors,
   typesOf,
   type Warn,
-} from './modules-on-disk.js'
-export { createReadiness, type ServiceState } from './readiness.js'
+} from './adapters/modules-on-disk.js'
+export { RELOADED_SETTINGS, type ReloadOutcome } from './compose/reload.js'
+export {
+  isLoopback,
+  type RunningServer,
+  type ServerOptions,
+  socketAddress,
+  startServer,
+} from './compose/start.js'
 export {
   type AdminAuthSettings,
   DEFAULT_HOST,
@@ -47,4 +46,9 @@ export {
   parseSettings,
   type Settings,
   type SettingsInput,
-} from './settings.js'
+} from './config/settings.js'
+export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
+export { type Listener, listen } from './http/listen.js'
+export { createReadiness, type ServiceState } from './http/readiness.js'
+export { createLogger, type Log, type Logger, type LoggerSetup, logTo } from './log.js'
+export { VERSION } from './package-files.js'

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 export const BIN = fileURLToPath(new URL('../bin/flowadmin.cjs', import.meta.url))
 
 const BUILT = [
-  'server/dist/cli.js',
+  'server/dist/cli/main.js',
   'adapter-http/dist/index.js',
   'adapter-sqlite/dist/index.js',
   'adapter-postgres/dist/index.js',

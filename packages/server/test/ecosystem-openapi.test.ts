@@ -7,6 +7,7 @@ import { waitFor } from '@flowadmin/testkit'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { OpenApiDocument } from '../../adapter-http/src/openapi.js'
 import { createResponseValidator, type ResponseCheck } from '../../adapter-http/test/openapi-validate.js'
+import { hashPassword } from '../src/index.js'
 import { killAll, requireBuild, startCli } from './cli-process.js'
 import { ADMIN_PASSWORD, FLOWS, SHOUT, TOOLS, writeAuthSettings, writeEcosystemUserDir } from './ecosystem.js'
 import { type LocalRegistry, startLocalRegistry } from './local-registry.js'
@@ -48,7 +49,10 @@ describe('the served OpenAPI document', () => {
           palette: { registry: registry.url, denyList: ['node-red-contrib-evil'], timeout: 10, wait: 0 },
         },
       },
-      { loginQueue: { maxWaiting: 0, maxWaitingKnown: 0 } },
+      {
+        loginQueue: { maxWaiting: 0, maxWaitingKnown: 0 },
+        resourceServers: [{ id: 'fleet', secret: await hashPassword('fleet-secret') }],
+      },
     )
     const { url } = await startCli(['--settings', settings, '--port', '0'])
     expect(url).toMatch(/\/admin$/)
@@ -242,6 +246,29 @@ describe('the served OpenAPI document', () => {
     )
     expect((await tokens('DELETE', '/auth/tokens?user=someone-else', reader)).status).toBe(401)
     expect((await call('GET', '/settings', { headers: as(spare) })).status).toBe(200)
+
+    // A resource server asks about tokens (RFC 7662), and who called is listed.
+    const fleet = `Basic ${btoa('fleet:fleet-secret')}`
+    const introspect = (body: BodyInit, authorization: string | null = fleet) =>
+      call('POST', '/auth/introspect', {
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          ...(authorization ? { Authorization: authorization } : {}),
+        },
+        body,
+      })
+    expect(await (await introspect(form({ token: spare }))).json()).toMatchObject({
+      active: true,
+      username: 'admin',
+    })
+    expect(await (await introspect(form({ token: 'unknown' }))).json()).toEqual({ active: false })
+    expect((await introspect('')).status).toBe(400)
+    expect((await introspect(`token=${'x'.repeat(70_000)}`)).status).toBe(413)
+    expect((await introspect(form({ token: spare }), null)).status).toBe(401)
+    for (let i = 0; i < 5; i++) await introspect(form({ token: spare }), `Basic ${btoa(`fleet:guess${i}`)}`)
+    expect((await introspect(form({ token: spare }), `Basic ${btoa('fleet:guess')}`)).status).toBe(429)
+    expect((await call('GET', '/auth/resource-servers', { headers: as(admin) })).status).toBe(200)
+    expect((await call('GET', '/auth/resource-servers', { headers: as(reader) })).status).toBe(401)
 
     // Revoke, then the token is refused.
     const revoke = (body: BodyInit, headers: Record<string, string> = {}) =>

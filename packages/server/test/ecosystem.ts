@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import { hashPassword } from '../src/argon2.js'
+import { hashPassword } from '../src/adapters/argon2.js'
 
 /** The client's entry point, from the pinned devDependency. */
 export const NODE_RED_ADMIN = createRequire(import.meta.url).resolve('node-red-admin/node-red-admin.js')

@@ -1,7 +1,12 @@
 // Who the client is: the socket peer, or behind trusted reverse proxies the right-most address of
 // X-Forwarded-For that is not a trusted proxy.
 import { describe, expect, it } from 'vitest'
-import { canonicalAddress, clientAddressOf, parseTrustedProxies, trustProxyProblem } from '../src/proxy.js'
+import {
+  canonicalAddress,
+  clientAddressOf,
+  parseTrustedProxies,
+  trustProxyProblem,
+} from '../src/http/proxy.js'
 
 describe('canonicalAddress', () => {
   it.each([

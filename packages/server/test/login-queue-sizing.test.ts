@@ -1,7 +1,7 @@
 import type { LoginQueueBounds, PasswordVerifier } from '@flowadmin/core'
 import { createFixedClock, type FixedClock } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
-import { sizeLoginQueue } from '../src/login-queue-sizing.js'
+import { sizeLoginQueue } from '../src/compose/login-queue-sizing.js'
 
 /**
  * A verifier that takes `ms` on the queue's clock: the clock moves on while the check is under

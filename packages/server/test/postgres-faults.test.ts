@@ -268,7 +268,7 @@ describe('flowadmin migrate', () => {
       )
       const again = runCli(['migrate', '--settings', settings])
       expect(await again.exited).toBe(0)
-      expect(again.stdout).toMatch(/is at schema version 1; nothing to do\n$/)
+      expect(again.stdout).toMatch(/is at schema version 2; nothing to do\n$/)
       expect(first.stdout + first.stderr + again.stdout + again.stderr).not.toContain('not-needed-by-trust')
     } finally {
       await database.current().admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)

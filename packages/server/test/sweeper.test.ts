@@ -3,8 +3,8 @@ import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { storeUnavailable } from '@flowadmin/core'
 import { createCoreWithDoubles } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
+import { type Schedule, startSweeper } from '../src/compose/sweeper.js'
 import { logTo } from '../src/log.js'
-import { type Schedule, startSweeper } from '../src/sweeper.js'
 import { type CapturedLog, captureLog } from './log-capture.js'
 
 const logOf = (log: CapturedLog) => logTo(log.logger)

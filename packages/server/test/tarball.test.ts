@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { createGzip, gzipSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { readTarballManifest } from '../src/adapters/tarball.js'
 import { type RunningServer, startServer } from '../src/index.js'
-import { readTarballManifest } from '../src/tarball.js'
 import { captureLog } from './log-capture.js'
 
 const MIB = 1024 * 1024

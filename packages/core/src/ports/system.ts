@@ -4,7 +4,12 @@
 export interface CoreObserver {
   /** A login waited this many milliseconds in the verifier queue before its verification began. */
   verifierWait?(milliseconds: number): void
+  /** A resource server asked about a token, and how that ended. */
+  introspection?(outcome: IntrospectionOutcome): void
 }
+
+/** How an introspection ended: the token's state, or why the resource server was refused. */
+export type IntrospectionOutcome = 'active' | 'inactive' | 'invalid_client' | 'throttled' | 'shed'
 
 export interface Clock {
   /** Milliseconds since the Unix epoch. */

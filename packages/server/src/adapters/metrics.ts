@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client'
 
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
 export const LOGIN_OUTCOMES = ['succeeded', 'failed', 'throttled', 'shed'] as const
+export const INTROSPECTION_OUTCOMES = ['active', 'inactive', 'invalid_client', 'throttled', 'shed'] as const
 
 /** What the server measures, in one Prometheus registry of its own. */
 export interface Metrics {
@@ -81,6 +82,13 @@ export function createMetrics(): Metrics {
     }),
   )
   for (const change of ['enabled', 'disabled']) moduleChanges.inc({ change }, 0)
+  const introspections = made(
+    createCounter({
+      name: 'flowadmin_introspections_total',
+      help: 'Token introspections (POST /auth/introspect) by outcome: active, inactive, invalid_client, throttled, shed.',
+    }),
+  )
+  for (const outcome of INTROSPECTION_OUTCOMES) introspections.inc({ outcome }, 0)
   const permissionDenied = made(
     createCounter({
       name: 'flowadmin_permission_denied_total',
@@ -225,6 +233,9 @@ export function createMetrics(): Metrics {
     observer: {
       verifierWait(milliseconds) {
         verifierWaitTiming.observe(milliseconds / 1000)
+      },
+      introspection(outcome) {
+        introspections.inc({ outcome })
       },
     },
     instrument(stores) {

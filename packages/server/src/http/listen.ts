@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import { StartupError } from './errors.js'
+import { StartupError } from '../errors.js'
 
 type Fetch = (request: Request, env: never) => Response | Promise<Response>
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { messageOf } from '@flowadmin/core'
-import { EXIT_USAGE, StartupError } from './errors.js'
+import { EXIT_USAGE, StartupError } from '../errors.js'
 
 /** One option of a command: its one-letter form, the value it takes (none: a switch), what it does. */
 export interface OptionSpec {

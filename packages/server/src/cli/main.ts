@@ -1,15 +1,16 @@
 import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { messageOf } from '@flowadmin/core'
-import { hashPassword } from './argon2.js'
-import { migrateStore, type RunningServer, startServer, VERSION } from './compose.js'
-import { EXIT_RUNTIME, EXIT_USAGE, StartupError } from './errors.js'
-import { PortInUseError } from './listen.js'
-import { createLogger, type Logger } from './log.js'
-import { forgetModule } from './modules-cli.js'
+import { hashPassword } from '../adapters/argon2.js'
+import { type RunningServer, startServer } from '../compose/start.js'
+import { migrateStore } from '../compose/stores.js'
+import { EXIT_RUNTIME, EXIT_USAGE, StartupError } from '../errors.js'
+import { PortInUseError } from '../http/listen.js'
+import { createLogger, type Logger } from '../log.js'
+import { DEMO_SETTINGS, VERSION } from '../package-files.js'
+import { forgetModule } from './modules.js'
 import { readPassword } from './password-input.js'
 import { lowerHelperThreadPriority } from './process-tuning.js'
-import { TOKENS, tokensCommand } from './tokens-cli.js'
+import { TOKENS, tokensCommand } from './tokens.js'
 import {
   type CommandSpec,
   HELP_OPTION,
@@ -107,7 +108,7 @@ const DEMO_WARNING =
  * built in; its folder is the demo's userDir (example node modules, deployed flows).
  */
 function demoSettings(): string {
-  const file = fileURLToPath(new URL('../../../examples/demo/settings.json', import.meta.url))
+  const file = DEMO_SETTINGS
   if (!existsSync(file)) {
     throw new StartupError(
       '--demo runs the demo of the flowadmin repository (examples/demo), which this installation does not include',

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs'
 import * as path from 'node:path'
-import { openStores, resolveSettings, type ServerOptions } from './compose.js'
-import { EXIT_USAGE, StartupError } from './errors.js'
+import type { ServerOptions } from '../compose/start.js'
+import { openStores, resolveSettings } from '../compose/stores.js'
+import { EXIT_USAGE, StartupError } from '../errors.js'
 
 /**
  * `flowadmin modules forget NAME`: drops the stored state (the `enabled` flags) of a module, for

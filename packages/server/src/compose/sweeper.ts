@@ -1,5 +1,5 @@
 import { messageOf } from '@flowadmin/core'
-import type { Log } from './log.js'
+import type { Log } from '../log.js'
 
 /** How often expired tokens and ended throttle windows are deleted. */
 export const SWEEP_INTERVAL_MS = 60_000

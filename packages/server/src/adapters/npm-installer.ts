@@ -9,7 +9,7 @@ import {
   type ModuleDescriptor,
   type ModuleInstaller,
 } from '@flowadmin/core'
-import type { Log } from './log.js'
+import type { Log } from '../log.js'
 import { type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
 import type { PalettePolicy } from './palette-policy.js'
 import { readTarballManifest } from './tarball.js'

@@ -1,4 +1,4 @@
-// Process-wide tuning of the `flowadmin` command, applied by its start path only (cli.ts): the
+// Process-wide tuning of the `flowadmin` command, applied by its start path only (cli/main.ts): the
 // pieces an embedder imports (createServer, the verifier, the stores) never change the process.
 import { execFile } from 'node:child_process'
 import { readdirSync } from 'node:fs'

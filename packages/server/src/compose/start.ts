@@ -1,59 +1,29 @@
-import { createHmac, hash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
-import * as path from 'node:path'
 import { createHttpApp } from '@flowadmin/adapter-http'
-import { createMemoryStores } from '@flowadmin/adapter-memory'
-import type { PostgresStores } from '@flowadmin/adapter-postgres'
-import { createSqliteStores, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from '@flowadmin/adapter-sqlite'
 import { consolePaths, createConsole } from '@flowadmin/console'
-import {
-  type Core,
-  type CoreObserver,
-  createCore,
-  type Digest,
-  type EventSink,
-  type LoginQueueBounds,
-  type ModuleInstaller,
-  messageOf,
-  type NodeSetLoader,
-  type PasswordVerifier,
-  type Stores,
-} from '@flowadmin/core'
+import { type Core, type LoginQueueBounds, messageOf } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { getPath } from 'hono/utils/url'
-import { createArgon2Verifier, DEFAULT_VERIFY_CONCURRENCY } from './argon2.js'
-import { type AuditLog, createAuditLog } from './audit.js'
-import { EXIT_USAGE, SettingsError, StartupError } from './errors.js'
-import { createFlowsTypeUsage } from './flows.js'
-import { type Listener, listen } from './listen.js'
-import { createLogger, type Log, type Logger, logTo } from './log.js'
+import { createArgon2Verifier, DEFAULT_VERIFY_CONCURRENCY } from '../adapters/argon2.js'
+import { createAuditLog } from '../adapters/audit.js'
+import { createMetrics, fanOut, metricsFetch } from '../adapters/metrics.js'
+import { createDiskLoader, discoverModules, toDescriptors } from '../adapters/modules-on-disk.js'
+import { createNpmInstaller, sweepStaging } from '../adapters/npm-installer.js'
+import { createPalettePolicy } from '../adapters/palette-policy.js'
+import { isBcryptHash, type Settings, type SettingsInput } from '../config/settings.js'
+import { EXIT_USAGE, SettingsError, StartupError } from '../errors.js'
+import { type Listener, listen } from '../http/listen.js'
+import { canonicalAddress, clientAddressOf, parseTrustedProxies } from '../http/proxy.js'
+import { createReadiness } from '../http/readiness.js'
+import { createLogger, type Log, type Logger, logTo } from '../log.js'
+import { VERSION } from '../package-files.js'
+import { createServerCore } from './core.js'
 import { type LoginQueueSizing, sizeLoginQueue } from './login-queue-sizing.js'
-import { createMetrics, fanOut, metricsFetch } from './metrics.js'
-import { createDiskLoader, type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
-import { createNpmInstaller, sweepStaging } from './npm-installer.js'
-import { createPalettePolicy } from './palette-policy.js'
-import { canonicalAddress, clientAddressOf, parseTrustedProxies } from './proxy.js'
-import { createReadiness } from './readiness.js'
-import { loadSettings, parseSettings, type Settings, type SettingsInput } from './settings.js'
+import { type ReloadOutcome, refuseReload, reloadSettings, reopenAuditLog } from './reload.js'
+import { openStores, resolveSettings } from './stores.js'
 import { startSweeper } from './sweeper.js'
-
-/** The product version, from this package's manifest (one level above both src and dist). */
-export const VERSION: string = JSON.parse(
-  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
-).version
-
-/**
- * SHA-256 on the event loop. Web Crypto's digest runs on libuv's thread pool, where it would
- * queue behind password hashing: every authenticated request would wait out a login storm.
- * `hash` is the one-shot form: a third of `createHash`'s cost for a token-sized input.
- */
-const nodeDigest: Digest = {
-  sha256: async (text) => hash('sha256', text, 'hex'),
-  hmacSha256: async (key, text) => createHmac('sha256', key).update(text).digest('hex'),
-}
 
 export interface ServerOptions {
   /** A settings file: JSON, or an ES module whose default export is the settings object. */
@@ -81,23 +51,6 @@ export interface ServerOptions {
   /** Milliseconds `close()` lets requests in flight finish. Default: the `shutdownTimeout` setting. */
   shutdownGraceMs?: number | undefined
 }
-
-/** What a reload of the settings file did. */
-export type ReloadOutcome =
-  | {
-      ok: true
-      /** How many users are configured now. */
-      users: number
-      /** Settings that changed in the file but take effect only after a restart. */
-      needRestart: string[]
-    }
-  | { ok: false; message: string }
-
-/**
- * Settings a running server takes from its file again: the users, their passwords and their
- * permissions. Every other setting needs a restart.
- */
-export const RELOADED_SETTINGS: readonly string[] = ['adminAuth.users']
 
 export interface RunningServer {
   /** Where the API answers, e.g. `http://127.0.0.1:1880` (with `httpAdminRoot` when set). */
@@ -142,128 +95,6 @@ export function socketAddress(c: Context): string {
   } catch {
     return 'unknown'
   }
-}
-
-/** The settings of a start with these options: the file or object, then the overriding flags. */
-export async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
-  const base =
-    options.settingsFile !== undefined
-      ? await loadSettings(options.settingsFile, cwd)
-      : parseSettings(options.settings ?? {}, 'settings', cwd)
-  return {
-    ...base,
-    uiHost: options.host ?? base.uiHost,
-    uiPort: options.port ?? base.uiPort,
-    userDir: options.userDir !== undefined ? path.resolve(cwd, options.userDir) : base.userDir,
-  }
-}
-
-/** The PostgreSQL stores of these settings: `postgres.url`, else DATABASE_URL, else the PG* variables. */
-export async function openPostgresStores(settings: Settings): Promise<PostgresStores> {
-  // Loaded only when used: the PostgreSQL driver costs start-up time and memory on SQLite.
-  const { createPostgresStores } = await import('@flowadmin/adapter-postgres')
-  try {
-    return await createPostgresStores({
-      url: settings.postgres.url ?? (process.env.DATABASE_URL || undefined),
-      pool: settings.postgres.pool,
-      timeoutMs: settings.postgres.timeoutMs,
-    })
-  } catch (error) {
-    // One line naming host, port and database; never the URL, which may hold a password.
-    throw new StartupError(messageOf(error), undefined, { cause: error })
-  }
-}
-
-export async function openStores(settings: Settings): Promise<{
-  stores: Stores & { close(): Promise<void> }
-  storage: string
-  postgres?: PostgresStores
-}> {
-  if (settings.storage === 'memory') return { stores: createMemoryStores(), storage: 'memory' }
-  if (settings.storage === 'postgres') {
-    const stores = await openPostgresStores(settings)
-    return { stores, storage: `postgres ${stores.target}`, postgres: stores }
-  }
-  const file = path.join(settings.userDir, 'flowadmin.db')
-  try {
-    // Given the path, the stores own the connection and close it with themselves.
-    return { stores: createSqliteStores(file), storage: file }
-  } catch (error) {
-    // The store's message names the file and says what to do.
-    throw new StartupError(messageOf(error), undefined, { cause: error })
-  }
-}
-
-/** The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk. */
-export async function createServerCore(
-  settings: Settings,
-  stores: Stores,
-  events: EventSink,
-  modules: readonly DiscoveredModule[],
-  log: Log,
-  login: {
-    verifier?: PasswordVerifier
-    loginQueue?: LoginQueueSizing
-    observer?: CoreObserver | undefined
-  } = {},
-  /** The loader (default: one over `modules`) and the installer (default: none, installs refused). */
-  palette: { loader?: NodeSetLoader; installer?: ModuleInstaller } = {},
-): Promise<Core> {
-  const { loginQueue } = login
-  return createCore(
-    {
-      stores,
-      verifier: login.verifier ?? (await createArgon2Verifier()),
-      digest: nodeDigest,
-      loader: palette.loader ?? createDiskLoader(modules),
-      installer: palette.installer,
-      typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
-        log('error', 'flows file unreadable; disabling modules is refused until it is fixed', {
-          reason: message,
-        }),
-      ),
-      events,
-      observer: login.observer,
-    },
-    {
-      adminAuth: settings.adminAuth && {
-        ...settings.adminAuth,
-        ...(loginQueue && {
-          loginQueue: {
-            concurrency: loginQueue.concurrency,
-            maxWaiting: loginQueue.maxWaiting,
-            maxWaitingKnown: loginQueue.maxWaitingKnown,
-            retryAfter: loginQueue.retryAfter,
-          },
-        }),
-      },
-    },
-  )
-}
-
-/**
- * Applies the store's schema migrations and stops: what `flowadmin migrate` runs before the
- * instances start (they would apply them at start too). Returns a line fit to print.
- */
-export async function migrateStore(
-  options: Pick<ServerOptions, 'settingsFile' | 'settings' | 'userDir' | 'cwd'>,
-): Promise<string> {
-  const cwd = options.cwd ?? process.cwd()
-  const settings = await resolveSettings(options, cwd)
-  if (settings.storage === 'memory') {
-    throw new SettingsError('storage is "memory": there is no schema to migrate')
-  }
-  if (settings.storage === 'postgres') {
-    const stores = await openPostgresStores(settings)
-    await stores.close()
-    const { from, to } = stores.schema
-    return from === to
-      ? `the database at ${stores.target} is at schema version ${to}; nothing to do`
-      : `migrated the database at ${stores.target} from schema version ${from} to ${to}`
-  }
-  const { stores, storage } = await openStores(settings)
-  await stores.close()
-  return `the database ${storage} is at schema version ${SQLITE_SCHEMA_VERSION}`
 }
 
 /**
@@ -333,15 +164,18 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       log,
       onChange: (installed) => loader.update(installed),
     })
-    const core = await createServerCore(
+    const core = await createServerCore({
       settings,
       stores,
       events,
-      modules,
       log,
-      { verifier, loginQueue, observer: metrics?.observer },
-      { loader, installer },
-    )
+      modules,
+      verifier,
+      loginQueue,
+      observer: metrics?.observer,
+      loader,
+      installer,
+    })
     resize = (bounds) => core.loginQueue.resize(bounds)
     await core.modules.sync(toDescriptors(modules))
     await core.sweep()
@@ -409,6 +243,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
     }
+    for (const line of bcryptWarnings(settings)) warn(line)
     let reloading: Promise<unknown> = Promise.resolve()
     const running: RunningServer = {
       url: `${origin(listener)}${settings.httpAdminRoot}`,
@@ -448,78 +283,27 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
 }
 
-/** The dotted names of the settings whose values differ, `adminAuth` looked into one level. */
-function changedSettings(before: Settings, after: Settings): string[] {
-  const changed: string[] = []
-  const differ = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b)
-  for (const key of Object.keys(after) as Array<keyof Settings>) {
-    if (key !== 'adminAuth') {
-      // Named as in the settings file.
-      if (differ(before[key], after[key])) changed.push(key === 'palette' ? 'externalModules.palette' : key)
-      continue
-    }
-    const was: Record<string, unknown> = { ...before.adminAuth }
-    const now: Record<string, unknown> = { ...after.adminAuth }
-    for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
-      if (differ(was[field], now[field])) changed.push(`adminAuth.${field}`)
-    }
-  }
-  return changed
-}
-
-async function reloadSettings(
-  server: RunningServer,
-  options: ServerOptions,
-  cwd: string,
-  log: Log,
-): Promise<ReloadOutcome> {
-  const refuse = (message: string) => refuseReload(log, message)
-  if (options.settingsFile === undefined) return refuse('the server was started without a settings file')
-  let next: Settings
-  try {
-    next = await resolveSettings(options, cwd)
-  } catch (error) {
-    return refuse(messageOf(error).split('\n').join('; '))
-  }
-  if ((next.adminAuth === null) !== (server.settings.adminAuth === null)) {
-    return refuse('adminAuth: turning authentication on or off needs a restart')
-  }
-  const changed = changedSettings(server.settings, next)
-  const needRestart = changed.filter((name) => !RELOADED_SETTINGS.includes(name))
-  if (next.adminAuth !== null && server.settings.adminAuth !== null) {
-    try {
-      // The tokens of removed users go first; the users change only once they are gone.
-      await server.core.setUsers(next.adminAuth.users)
-    } catch (error) {
-      return refuse(`the tokens of removed users could not be deleted: ${messageOf(error)}`)
-    }
-    server.settings = {
-      ...server.settings,
-      adminAuth: { ...server.settings.adminAuth, users: next.adminAuth.users },
-    }
-  }
-  const users = next.adminAuth?.users.length ?? 0
-  log('info', 'settings reloaded', { users })
-  if (needRestart.length > 0)
-    log('warning', 'these settings change only after a restart', { settings: needRestart })
-  return { ok: true, users, needRestart }
-}
-
-/** A reload that did not happen: one line saying why; the running settings stay as they were. */
-function refuseReload(log: Log, message: string): ReloadOutcome {
-  log('error', 'settings not reloaded, the running settings stay', { reason: message })
-  return { ok: false, message }
-}
-
-/** Reopens the audit log file by its name (after a rotation); a failure keeps the old file and is logged. */
-function reopenAuditLog(audit: AuditLog, log: Log): void {
-  try {
-    audit.reopen()
-  } catch (error) {
-    log('error', 'audit log not reopened; its lines still go to the file open before', {
-      reason: messageOf(error),
-    })
-  }
+/**
+ * One line for each user (and resource server) whose hash is bcrypt, as Node-RED's settings.js
+ * holds it: it is verified, but argon2id is what flowadmin hashes with.
+ */
+export function bcryptWarnings(settings: Settings): string[] {
+  const auth = settings.adminAuth
+  if (auth === null) return []
+  return [
+    ...auth.users
+      .filter((user) => isBcryptHash(user.password))
+      .map(
+        (user) =>
+          `user ${user.username}: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from \`flowadmin hash-pw\``,
+      ),
+    ...(auth.resourceServers ?? [])
+      .filter((server) => isBcryptHash(server.secret))
+      .map(
+        (server) =>
+          `resource server ${server.id}: the secret is a bcrypt hash; it is accepted, but replace it with an argon2id hash from \`flowadmin hash-pw\``,
+      ),
+  ]
 }
 
 /** `http://host:port` of a listener, an IPv6 address in brackets. */

@@ -6,11 +6,11 @@ import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
 import { DEFAULT_API_TOKENS, messageOf } from '@flowadmin/core'
 import bytes from 'bytes'
 import * as v from 'valibot'
-import { SettingsError } from './errors.js'
+import { ruleProblem, urlProblem } from '../adapters/palette-policy.js'
+import { SettingsError } from '../errors.js'
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../http/listen.js'
+import { trustProxyProblem } from '../http/proxy.js'
 import { jsonMistake } from './json-mistake.js'
-import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './listen.js'
-import { ruleProblem, urlProblem } from './palette-policy.js'
-import { trustProxyProblem } from './proxy.js'
 
 /** Settings after validation, with every default applied and every path absolute. */
 export interface Settings {
@@ -113,6 +113,8 @@ export interface AdminAuthSettings {
     | undefined
   /** Bounds of the queue in front of password verification; by default derived from its measured rate. */
   loginQueue?: { maxWaiting?: number | undefined; maxWaitingKnown?: number | undefined } | undefined
+  /** Programs (Node-RED instances) that ask about tokens: an id and a secret's hash each. */
+  resourceServers?: Array<{ id: string; secret: string }> | undefined
 }
 
 export const DEFAULT_HOST = '127.0.0.1'
@@ -129,7 +131,7 @@ const SIZE_MESSAGE = 'must be a number of bytes or a size such as "64kb" or "1mb
 
 /** A hundred years: the longest an API token may be allowed to live. */
 const MAX_API_TOKEN_SECONDS = 100 * 365 * 86_400
-const PERMISSION = /^(\*|read|write|[a-z][a-zA-Z0-9_-]*\.(read|write))$/
+const PERMISSION = /^(\*|read|write|\*\.(read|write)|[a-z][a-zA-Z0-9_-]*\.(read|write))$/
 const ADMIN_ROOT = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)*\/?$/
 
 const text = (what: string) =>
@@ -145,7 +147,8 @@ const permissionWord = v.pipe(
   v.string('must be a string'),
   v.regex(
     PERMISSION,
-    (issue) => `${issue.received} is not a permission (use *, read, write, or <resource>.read|write)`,
+    (issue) =>
+      `${issue.received} is not a permission (use *, read, write, *.read, *.write, or <resource>.read|write)`,
   ),
 )
 const permissions = v.union(
@@ -154,13 +157,39 @@ const permissions = v.union(
   'must be a permission or a non-empty list of permissions (e.g. "*" or ["read"])',
 )
 
+/**
+ * A password's (or secret's) hash: argon2 as `flowadmin hash-pw` makes it, or bcrypt as Node-RED's
+ * settings.js holds it (`$2a$`, `$2b$`, `$2y$`; accepted so users move without new passwords).
+ */
+const BCRYPT = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/
+const passwordHash = (what: string) =>
+  v.pipe(
+    v.string(`must be a string (${what} made by \`flowadmin hash-pw\`)`),
+    v.check(
+      (hash) => hash.startsWith('$argon2') || BCRYPT.test(hash),
+      (issue) =>
+        (issue.input as string).startsWith('$2')
+          ? 'is not a whole bcrypt hash ($2a$, $2b$ or $2y$, a cost, then 53 characters)'
+          : `must be ${what} made by \`flowadmin hash-pw\` (or a bcrypt hash from Node-RED), not a plain password`,
+    ),
+  )
+
+/** True for a bcrypt hash (from Node-RED's settings.js), which `flowadmin hash-pw` should replace. */
+export const isBcryptHash = (hash: string): boolean => BCRYPT.test(hash)
+
 const user = strictObject({
   username: text('a username'),
-  password: v.pipe(
-    v.string('must be a string (an argon2 hash made by `flowadmin hash-pw`)'),
-    v.startsWith('$argon2', 'must be an argon2 hash made by `flowadmin hash-pw`, not a plain password'),
-  ),
+  password: passwordHash('an argon2 hash'),
   permissions,
+})
+
+const resourceServer = strictObject({
+  id: v.pipe(
+    text('a resource server id'),
+    v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it is sent in HTTP Basic)'),
+    v.check((id) => !id.includes(':'), 'must not contain ":" (HTTP Basic separates id and secret with it)'),
+  ),
+  secret: passwordHash('the argon2 hash of its secret'),
 })
 
 const adminAuth = strictObject({
@@ -184,6 +213,15 @@ const adminAuth = strictObject({
       inFlightAllowance: v.optional(whole(1, 1_000)),
       knownClientDays: v.optional(whole(0, 3_650)),
     }),
+  ),
+  resourceServers: v.optional(
+    v.pipe(
+      v.array(resourceServer, 'must be a list of resource servers ({"id", "secret"})'),
+      v.check(
+        (servers) => new Set(servers.map((server) => server.id)).size === servers.length,
+        'resource server ids must be unique',
+      ),
+    ),
   ),
   loginQueue: v.optional(
     strictObject({

@@ -1,4 +1,4 @@
-import { EXIT_USAGE, StartupError } from './errors.js'
+import { EXIT_USAGE, StartupError } from '../errors.js'
 
 /** Exit code of an interrupted prompt (128 + SIGINT), as shells report Ctrl-C. */
 const EXIT_INTERRUPTED = 130

@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, openSync, writeSync } from 'node:fs'
 import type { DomainEvent, EventSink } from '@flowadmin/core'
 import { pino } from 'pino'
-import { StartupError } from './errors.js'
-import { escapingDestination, LINE_OPTIONS, type Logger } from './log.js'
+import { StartupError } from '../errors.js'
+import { escapingDestination, LINE_OPTIONS, type Logger } from '../log.js'
 
 export type AuditTarget = 'stdout' | 'off' | { file: string }
 

@@ -1,9 +1,10 @@
 import { tokenJson } from '@flowadmin/adapter-http'
 import { type Core, type DomainError, operator } from '@flowadmin/core'
-import { createAuditLog } from './audit.js'
-import { createServerCore, openStores, resolveSettings } from './compose.js'
-import { EXIT_USAGE, StartupError } from './errors.js'
-import { createLogger, logTo } from './log.js'
+import { createAuditLog } from '../adapters/audit.js'
+import { createServerCore } from '../compose/core.js'
+import { openStores, resolveSettings } from '../compose/stores.js'
+import { EXIT_USAGE, StartupError } from '../errors.js'
+import { createLogger, logTo } from '../log.js'
 import {
   type CommandSpec,
   HELP_OPTION,
@@ -120,7 +121,7 @@ async function withCore<T>(
   )
   const { stores } = await openStores(settings)
   try {
-    const core = await createServerCore(settings, stores, audit, [], log)
+    const core = await createServerCore({ settings, stores, events: audit, log })
     return await run(core)
   } finally {
     await stores.close()

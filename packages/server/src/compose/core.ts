@@ -1,0 +1,83 @@
+// The core as this service assembles it, from the settings and the adapters.
+import { createHmac, hash } from 'node:crypto'
+import * as path from 'node:path'
+import {
+  type Core,
+  type CoreObserver,
+  createCore,
+  type Digest,
+  type EventSink,
+  type ModuleInstaller,
+  type NodeSetLoader,
+  type PasswordVerifier,
+  type Stores,
+} from '@flowadmin/core'
+import { createArgon2Verifier } from '../adapters/argon2.js'
+import { createFlowsTypeUsage } from '../adapters/flows.js'
+import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
+import type { Settings } from '../config/settings.js'
+import type { Log } from '../log.js'
+import type { LoginQueueSizing } from './login-queue-sizing.js'
+
+/**
+ * SHA-256 on the event loop. Web Crypto's digest runs on libuv's thread pool, where it would
+ * queue behind password hashing: every authenticated request would wait out a login storm.
+ * `hash` is the one-shot form: a third of `createHash`'s cost for a token-sized input.
+ */
+const nodeDigest: Digest = {
+  sha256: async (text) => hash('sha256', text, 'hex'),
+  hmacSha256: async (key, text) => createHmac('sha256', key).update(text).digest('hex'),
+}
+
+/** What the core of this service is made of; everything but the settings, stores and sinks has a default. */
+export interface ServerCoreOptions {
+  settings: Settings
+  stores: Stores
+  events: EventSink
+  log: Log
+  /** The node modules discovery found: the default loader loads from them. Default: none. */
+  modules?: readonly DiscoveredModule[] | undefined
+  /** Default: argon2id. */
+  verifier?: PasswordVerifier | undefined
+  /** The login queue's settings, as sized from the verify rate. Default: the core's. */
+  loginQueue?: LoginQueueSizing | undefined
+  observer?: CoreObserver | undefined
+  /** Default: one over `modules`. */
+  loader?: NodeSetLoader | undefined
+  /** Default: none, so installs are refused. */
+  installer?: ModuleInstaller | undefined
+}
+
+/** The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk. */
+export async function createServerCore(options: ServerCoreOptions): Promise<Core> {
+  const { settings, stores, events, log, loginQueue } = options
+  return createCore(
+    {
+      stores,
+      verifier: options.verifier ?? (await createArgon2Verifier()),
+      digest: nodeDigest,
+      loader: options.loader ?? createDiskLoader(options.modules ?? []),
+      installer: options.installer,
+      typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
+        log('error', 'flows file unreadable; disabling modules is refused until it is fixed', {
+          reason: message,
+        }),
+      ),
+      events,
+      observer: options.observer,
+    },
+    {
+      adminAuth: settings.adminAuth && {
+        ...settings.adminAuth,
+        ...(loginQueue && {
+          loginQueue: {
+            concurrency: loginQueue.concurrency,
+            maxWaiting: loginQueue.maxWaiting,
+            maxWaitingKnown: loginQueue.maxWaitingKnown,
+            retryAfter: loginQueue.retryAfter,
+          },
+        }),
+      },
+    },
+  )
+}
