@@ -26,6 +26,7 @@ const OUT = path.join(SERVER, 'dist', 'bundle')
 const EXTERNAL = [
   'argon2',
   'better-sqlite3',
+  '@node-rs/bcrypt',
   '@flowadmin/adapter-postgres',
   'prom-client',
   'hono-openapi',

@@ -32,6 +32,7 @@ export {
 } from './adapters/modules-on-disk.js'
 export { RELOADED_SETTINGS, type ReloadOutcome } from './compose/reload.js'
 export {
+  bcryptWarnings,
   isLoopback,
   type RunningServer,
   type ServerOptions,

@@ -1,5 +1,12 @@
+import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import { ARGON2_OPTIONS, createArgon2Verifier, hashPassword } from '../src/index.js'
+
+/** bcryptjs as Node-RED's editor API loads it: what `node-red admin hash-pw` hashes with. */
+function nodeRedBcrypt(): { hashSync(password: string, rounds: number): string } {
+  const fromNodeRed = createRequire(createRequire(import.meta.url).resolve('node-red/package.json'))
+  return createRequire(fromNodeRed.resolve('@node-red/editor-api/package.json'))('bcryptjs')
+}
 
 describe('argon2 verifier', () => {
   it('hashes with argon2id and the OWASP parameters, salted', async () => {
@@ -45,5 +52,19 @@ describe('argon2 verifier', () => {
     const parts = (hash: string) => hash.split('$').map((part) => part.length)
     expect(parts(verifier.dummyHash)).toEqual(parts(real))
     expect(argon2.needsRehash(verifier.dummyHash, ARGON2_OPTIONS)).toBe(false)
+  })
+
+  it('verifies the bcrypt hashes of Node-RED settings ($2a$, $2b$, $2y$), so users move without new passwords', async () => {
+    const verifier = await createArgon2Verifier()
+    const made = nodeRedBcrypt().hashSync('correct horse', 8)
+    expect(made).toMatch(/^\$2b\$08\$/)
+    for (const [hash, password] of [
+      [made, 'correct horse'],
+      [made.replace('$2b$', '$2a$'), 'correct horse'],
+      [made.replace('$2b$', '$2y$'), 'correct horse'],
+    ] as const) {
+      expect(await verifier.verify(hash, password), hash.slice(0, 4)).toBe(true)
+      expect(await verifier.verify(hash, `${password}!`), hash.slice(0, 4)).toBe(false)
+    }
   })
 })

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { loadSettings, parseSettings, SettingsError } from '../src/index.js'
+import { bcryptWarnings, loadSettings, parseSettings, SettingsError } from '../src/index.js'
 
 const HASH = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA'
 const admin = { username: 'admin', password: HASH, permissions: '*' }
@@ -201,6 +201,37 @@ describe('parseSettings', () => {
     [
       { adminAuth: { type: 'credentials', users: [{ ...admin, password: 'secret' }] } },
       'settings.json: adminAuth.users[0].password: must be an argon2 hash made by `flowadmin hash-pw`',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [{ ...admin, password: '$2b$08$short' }] } },
+      'settings.json: adminAuth.users[0].password: is not a whole bcrypt hash',
+    ],
+    [
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [admin],
+          resourceServers: [{ id: 'fleet', secret: 'plain' }],
+        },
+      },
+      'settings.json: adminAuth.resourceServers[0].secret: must be the argon2 hash of its secret made by `flowadmin hash-pw`',
+    ],
+    [
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [admin],
+          resourceServers: [
+            { id: 'fleet', secret: HASH },
+            { id: 'fleet', secret: HASH },
+          ],
+        },
+      },
+      'settings.json: adminAuth.resourceServers: resource server ids must be unique',
+    ],
+    [
+      { adminAuth: { type: 'credentials', users: [admin], resourceServers: [{ id: 'a:b', secret: HASH }] } },
+      'settings.json: adminAuth.resourceServers[0].id: must not contain ":"',
     ],
     [
       { adminAuth: { type: 'credentials', users: [admin, { ...admin, permissions: [] }] } },
@@ -421,6 +452,33 @@ describe('loadSettings', () => {
     await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
       'settings.mjs: cannot load: the settings must be plain data (JSON values), and this object refers to itself',
     )
+  })
+
+  it("takes Node-RED's bcrypt hashes, *.read and *.write, and resource servers", () => {
+    const bcrypt = '$2b$08$.nkzJ0fZOHDhnyAfK9WCX.3iAmAbWBRaZEA1jbL1HV9duZqYAKpxC'
+    const settings = parseSettings(
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [
+            { username: 'alice', password: bcrypt, permissions: ['*.read', 'flows.write'] },
+            { username: 'bob', password: bcrypt.replace('$2b$', '$2y$'), permissions: '*.write' },
+          ],
+          resourceServers: [{ id: 'fleet', secret: HASH }],
+        },
+      },
+      'settings.json',
+      '/srv',
+    )
+    expect(settings.adminAuth?.users.map((user) => user.permissions)).toEqual([
+      ['*.read', 'flows.write'],
+      '*.write',
+    ])
+    expect(settings.adminAuth?.resourceServers).toEqual([{ id: 'fleet', secret: HASH }])
+    expect(bcryptWarnings(settings)).toEqual([
+      'user alice: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from `flowadmin hash-pw`',
+      'user bob: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from `flowadmin hash-pw`',
+    ])
   })
 
   it('keeps API token lifetimes as given', () => {

@@ -20,6 +20,16 @@ const loadArgon2 = () => {
   return argon2
 }
 
+let bcrypt: Promise<typeof import('@node-rs/bcrypt')> | undefined
+/** Loaded at the first bcrypt hash only: most servers never see one. */
+const loadBcrypt = () => {
+  bcrypt ??= import('@node-rs/bcrypt')
+  return bcrypt
+}
+
+/** Node-RED's settings.js holds bcrypt hashes (`$2a$`, `$2b$`, `$2y$`): verified, never made. */
+const isBcrypt = (hash: string) => /^\$2[aby]\$/.test(hash)
+
 /** An argon2id hash of `password` in PHC string form (`$argon2id$v=19$m=19456,p=1,t=2$...`). */
 export async function hashPassword(password: string): Promise<string> {
   return (await loadArgon2()).hash(password, ARGON2_OPTIONS)
@@ -57,6 +67,8 @@ export async function createArgon2Verifier(): Promise<PasswordVerifier> {
     dummyHash: randomDummyHash(),
     async verify(hash, password) {
       try {
+        // Both hash on libuv's thread pool, off the event loop.
+        if (isBcrypt(hash)) return await (await loadBcrypt()).verify(password, hash)
         return await (await loadArgon2()).verify(hash, password)
       } catch {
         // A malformed or unsupported hash matches no password.
