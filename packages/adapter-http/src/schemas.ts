@@ -77,7 +77,9 @@ export const CreateTokenRequestSchema = v.object(
     scope: v.optional(
       v.pipe(
         v.string((issue) => `Invalid field: scope must be a string, not ${kindOf(issue.input)}`),
-        v.description(`${SCOPE_WORDS}. Default: the caller’s rights.`),
+        v.description(
+          'Space-separated permission words (`*`, `read`, `write`, `*.read`, `*.write`, `<resource>.read|write`), within the owner’s rights. Default: the caller’s rights.',
+        ),
       ),
     ),
     expires_in: v.optional(

@@ -219,6 +219,29 @@ describe('POST /auth/tokens', () => {
     ])
   })
 
+  test('takes any subset of the caller’s rights as its scope, in permission words', async () => {
+    const world = await createWorld()
+    const editor = await world.login('editor', '')
+    const create = async (scope: string) => send(world, 'POST', '/auth/tokens', editor, { name: 'x', scope })
+    const narrow = await create('nodes.read')
+    expect(narrow.status).toBe(201)
+    const { token, scope } = (await narrow.json()) as { token: string; scope: string[] }
+    expect(scope).toEqual(['nodes.read'])
+    expect((await world.get('/nodes', token)).status).toBe(200)
+    await expectChallenge(
+      await world.put('/nodes/node-red-node-random', { enabled: false }, token),
+      'insufficient_scope',
+    )
+    for (const [words, description] of [
+      ['flows.read', 'The scope exceeds the rights of the token owner'],
+      ['nodes.delete', 'Unsupported scope: nodes.delete'],
+    ]) {
+      const res = await create(words as string)
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as { error_description: string }).error_description).toContain(description)
+    }
+  })
+
   test.each([
     [{ name: 'x', scope: '*' }, 'invalid_scope'],
     [{ name: 'x', scope: 'write' }, 'invalid_scope'],

@@ -7,13 +7,13 @@ export {
   type LoginQueueLoad,
   type LoginQueueOptions,
 } from './auth/login-queue.js'
-export { hasPermission, intersectPermissions, toPermissionList } from './auth/permissions.js'
+export { hasPermission, intersectPermissions, PERMISSION_WORD, toPermissionList } from './auth/permissions.js'
 export type {
   ClientError,
   ResourceServerActivity,
   ResourceServerOptions,
 } from './auth/resource-servers.js'
-export { grantScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
+export { grantScope, parsePermissionScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
 export {
   type AbortSignalLike,

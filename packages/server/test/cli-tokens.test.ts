@@ -137,7 +137,8 @@ describe('flowadmin tokens, refusing', () => {
     expect(refused).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'flowadmin: Unsupported scope: read,write (valid scopes: * and read, separated by spaces)\n',
+      stderr:
+        'flowadmin: Unsupported scope: read,write (a scope is permission words separated by spaces: *, read, write, *.read, *.write or <resource>.read|write)\n',
     })
   })
 })

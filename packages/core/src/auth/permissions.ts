@@ -3,6 +3,13 @@
 // `read` and every `<resource>.read`; `write` and `*.write` likewise; any other word covers only
 // itself. A differential test holds this rule against Node-RED's own.
 
+/**
+ * A permission word as flowadmin accepts it in settings and API token scopes: `*`, `read`,
+ * `write`, `*.read`, `*.write`, or `<resource>.read|write` with a resource of letters, digits,
+ * `_` and `-` starting with a letter.
+ */
+export const PERMISSION_WORD = /^(\*|read|write|\*\.(read|write)|[a-z][a-zA-Z0-9_-]*\.(read|write))$/
+
 /** Settings may give permissions as one word or a list; the core works with lists. */
 export function toPermissionList(permissions: string | readonly string[] | undefined | null): string[] {
   if (permissions == null) return []

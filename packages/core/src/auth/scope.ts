@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../errors.js'
-import { hasPermission } from './permissions.js'
+import { hasPermission, PERMISSION_WORD } from './permissions.js'
 
 /** The scope words a client may request. */
 export const SCOPE_WORDS: readonly string[] = ['*', 'read']
@@ -17,6 +17,22 @@ export function parseScope(scope: string): Result<string[], ScopeError> {
     return err({
       code: 'invalid_scope',
       message: `Unsupported scope: ${unknown.slice(0, 64)} (valid scopes: ${SCOPE_WORDS.join(' and ')}, separated by spaces)`,
+    })
+  }
+  return ok([...new Set(words)])
+}
+
+/**
+ * Parses the scope of a named API token: permission words separated by spaces (any word of
+ * PERMISSION_WORD, so a token may carry any subset of its owner's rights). Empty: the owner's.
+ */
+export function parsePermissionScope(scope: string): Result<string[], ScopeError> {
+  const words = scope.split(' ').filter((word) => word !== '')
+  const unknown = words.find((word) => !PERMISSION_WORD.test(word))
+  if (unknown !== undefined) {
+    return err({
+      code: 'invalid_scope',
+      message: `Unsupported scope: ${unknown.slice(0, 64)} (a scope is permission words separated by spaces: *, read, write, *.read, *.write or <resource>.read|write)`,
     })
   }
   return ok([...new Set(words)])

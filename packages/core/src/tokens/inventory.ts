@@ -1,6 +1,6 @@
 import type { User } from '../auth/login.js'
 import { hasPermission } from '../auth/permissions.js'
-import { grantScope, parseScope } from '../auth/scope.js'
+import { grantScope, parsePermissionScope } from '../auth/scope.js'
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { Actor, Clock, EventSink, TokenKind, TokenRecord } from '../ports/index.js'
 import type { Tokens } from './tokens.js'
@@ -213,7 +213,7 @@ export function createTokenInventory({ tokens, users, events, clock, options }: 
       if (owner === undefined) return err(invalid(`No such user: ${ownerName.slice(0, 64)}`))
       const lifetime = lifetimeOf(request.expiresIn)
       if (!lifetime.ok) return lifetime
-      const requested = parseScope(request.scope ?? '')
+      const requested = parsePermissionScope(request.scope ?? '')
       if (!requested.ok) return requested
       const rights = ownerName === caller.username ? caller.permissions : owner.permissions
       const scope = grantScope(requested.value, rights)

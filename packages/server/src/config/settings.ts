@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
-import { DEFAULT_API_TOKENS, messageOf } from '@flowadmin/core'
+import { DEFAULT_API_TOKENS, messageOf, PERMISSION_WORD } from '@flowadmin/core'
 import bytes from 'bytes'
 import * as v from 'valibot'
 import { ruleProblem, urlProblem } from '../adapters/palette-policy.js'
@@ -131,7 +131,6 @@ const SIZE_MESSAGE = 'must be a number of bytes or a size such as "64kb" or "1mb
 
 /** A hundred years: the longest an API token may be allowed to live. */
 const MAX_API_TOKEN_SECONDS = 100 * 365 * 86_400
-const PERMISSION = /^(\*|read|write|\*\.(read|write)|[a-z][a-zA-Z0-9_-]*\.(read|write))$/
 const ADMIN_ROOT = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)*\/?$/
 
 const text = (what: string) =>
@@ -146,7 +145,7 @@ const whole = (min: number, max: number) =>
 const permissionWord = v.pipe(
   v.string('must be a string'),
   v.regex(
-    PERMISSION,
+    PERMISSION_WORD,
     (issue) =>
       `${issue.received} is not a permission (use *, read, write, *.read, *.write, or <resource>.read|write)`,
   ),
