@@ -6,6 +6,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { hashPassword } from '../src/index.js'
 import {
   ADMIN_PASSWORD,
   type LoginFields,
@@ -22,7 +23,7 @@ useWorkspace((created) => {
 
 const RESULTS = fileURLToPath(new URL('../../../test-results/fail2ban/', import.meta.url))
 const PROXY = '127.0.0.70'
-const FAILED = new Set(['login.failed', 'login.throttled'])
+const FAILED = new Set(['login.failed', 'login.throttled', 'client.failed', 'client.throttled'])
 
 /** A password grant from `from`, through the trusted proxy when `forwardedFor` is given. */
 function attempt(url: string, fields: LoginFields, from: string, forwardedFor?: string) {
@@ -40,11 +41,28 @@ function attempt(url: string, fields: LoginFields, from: string, forwardedFor?: 
   })
 }
 
+/** An introspection by the resource server `fleet` with this secret, from `from`. */
+function introspect(url: string, secret: string, from: string) {
+  return send(url, {
+    method: 'POST',
+    path: '/auth/introspect',
+    from,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`fleet:${secret}`).toString('base64')}`,
+    },
+    body: 'token=some-token',
+  })
+}
+
 describe('audit lines for fail2ban', () => {
   it('carry the client address on every login event, and hostile usernames as one escaped line', async () => {
-    await workspace.writeSettings({ trustProxy: [PROXY] })
+    await workspace.writeSettings({
+      trustProxy: [PROXY],
+      adminAuth: { resourceServers: [{ id: 'fleet', secret: await hashPassword('fleet-secret') }] },
+    })
     const { run, url } = await workspace.start()
-    const expected: Array<{ status: number; address: string }> = []
+    const expected: Array<{ status: number; address: string; client?: boolean }> = []
     const fail = async (fields: LoginFields, from: string, forwardedFor?: string, status = 401) => {
       expect((await attempt(url, fields, from, forwardedFor)).status).toBe(status)
       expected.push({ status, address: forwardedFor ?? from })
@@ -77,6 +95,14 @@ describe('audit lines for fail2ban', () => {
     for (let i = 0; i < 5; i++) await fail({ username: 'viewer', password: `guess-${i}` }, '127.0.0.67')
     await fail({ username: 'viewer', password: VIEWER_PASSWORD, scope: 'read' }, '127.0.0.67', undefined, 429)
     await succeed({ username: 'viewer', password: VIEWER_PASSWORD, scope: 'read' }, '127.0.0.68')
+    // A resource server's wrong secrets are guesses too, throttled like logins; its right one is not.
+    const client = async (secret: string, from: string, status: number) => {
+      expect((await introspect(url, secret, from)).status).toBe(status)
+      if (status !== 200) expected.push({ status, address: from, client: true })
+    }
+    for (let i = 0; i < 5; i++) await client(`guess-${i}`, '127.0.0.71', 401)
+    await client('fleet-secret', '127.0.0.71', 429)
+    await client('fleet-secret', '127.0.0.69', 200)
 
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)
@@ -94,7 +120,10 @@ describe('audit lines for fail2ban', () => {
     const failed = events.filter((event) => FAILED.has(event.event))
     expect(failed.map((event) => event.address)).toEqual(expected.map((attempt) => attempt.address))
     expect(failed.map((event) => event.event)).toEqual(
-      expected.map((attempt) => (attempt.status === 429 ? 'login.throttled' : 'login.failed')),
+      expected.map(
+        (attempt) =>
+          `${attempt.client ? 'client' : 'login'}.${attempt.status === 429 ? 'throttled' : 'failed'}`,
+      ),
     )
     expect(events.filter((event) => event.event === 'login.succeeded').map((event) => event.address)).toEqual(
       ['127.0.0.61', '198.51.100.20', '127.0.0.68'],
