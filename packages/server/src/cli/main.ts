@@ -7,6 +7,7 @@ import { EXIT_RUNTIME, EXIT_USAGE, StartupError } from '../errors.js'
 import { PortInUseError } from '../http/listen.js'
 import { createLogger, type Logger } from '../log.js'
 import { DEMO_SETTINGS, VERSION } from '../package-files.js'
+import { IMPORT_NODE_RED, importNodeRedCommand } from './import-node-red.js'
 import { forgetModule } from './modules.js'
 import { readPassword } from './password-input.js'
 import { lowerHelperThreadPriority } from './process-tuning.js'
@@ -83,12 +84,15 @@ const MODULES = {
   exitCodes: STORE_EXIT_CODES,
 } satisfies CommandSpec
 
-const COMMANDS: CommandSpec[] = [START, HASH_PW, TOKENS, MIGRATE, MODULES]
+const COMMANDS: CommandSpec[] = [START, HASH_PW, TOKENS, MIGRATE, MODULES, IMPORT_NODE_RED]
+
+/** The column the summaries of the list of commands start at: after the longest name. */
+const NAME_WIDTH = Math.max(...COMMANDS.map((command) => command.name.length))
 
 const HELP = `Usage: flowadmin <command> [options]
 
 Commands:
-${COMMANDS.map((command) => `  ${command.name.padEnd(9)}  ${command.summary}`).join('\n')}
+${COMMANDS.map((command) => `  ${command.name.padEnd(NAME_WIDTH)}  ${command.summary}`).join('\n')}
 
 Run "flowadmin <command> --help" for the options of a command.
 
@@ -282,6 +286,7 @@ export async function main(argv: string[]): Promise<void> {
     else if (command === 'tokens') await tokensCommand(rest)
     else if (command === 'migrate') await migrate(rest)
     else if (command === 'modules') await modules(rest)
+    else if (command === 'import-node-red') await importNodeRedCommand(rest)
     else if (command === undefined) {
       throw new UsageError('a command is needed: start, hash-pw, tokens, modules or migrate')
     } else throw new UsageError(`unknown command "${command}"`)
