@@ -154,7 +154,7 @@ describe('a command without its action', () => {
       code: 2,
       stdout: '',
       stderr:
-        'flowadmin: a command is needed: start, hash-pw, tokens, modules or migrate\n' +
+        'flowadmin: a command is needed: start, hash-pw, tokens, migrate, modules or import-node-red\n' +
         'flowadmin: Run "flowadmin --help" for usage.\n',
     })
   })

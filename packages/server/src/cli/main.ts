@@ -288,7 +288,9 @@ export async function main(argv: string[]): Promise<void> {
     else if (command === 'modules') await modules(rest)
     else if (command === 'import-node-red') await importNodeRedCommand(rest)
     else if (command === undefined) {
-      throw new UsageError('a command is needed: start, hash-pw, tokens, modules or migrate')
+      // Derived from the commands, so a new one is named here too.
+      const names = COMMANDS.map((spec) => spec.name)
+      throw new UsageError(`a command is needed: ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`)
     } else throw new UsageError(`unknown command "${command}"`)
   } catch (error) {
     fail(error)
