@@ -207,6 +207,7 @@ export interface Offers {
   install: boolean
   remove: boolean
   tokens: boolean
+  resourceServers: boolean
 }
 
 export async function offers(): Promise<Offers> {
@@ -216,9 +217,10 @@ export async function offers(): Promise<Offers> {
       install: paths['/nodes']?.post !== undefined,
       remove: paths['/nodes/{module}']?.delete !== undefined,
       tokens: paths['/auth/tokens']?.get !== undefined,
+      resourceServers: paths['/auth/resource-servers']?.get !== undefined,
     }
   } catch {
-    return { install: false, remove: false, tokens: false }
+    return { install: false, remove: false, tokens: false, resourceServers: false }
   }
 }
 
@@ -249,6 +251,17 @@ export const endToken = (id: string): Promise<void> =>
 export const endAllTokens = (user: string): Promise<void> =>
   succeed(`auth/tokens?${new URLSearchParams({ user })}`, { method: 'DELETE' })
 
+/** A resource server of `adminAuth.resourceServers`, and when it last called this instance. */
+export interface ResourceServer {
+  id: string
+  /** null: not since the server's start or last reload. */
+  last_call_at: string | null
+}
+
+/** The configured resource servers, by id, with their last call (needs `*`). */
+export const listResourceServers = async (): Promise<ResourceServer[]> =>
+  (await json<{ resource_servers: ResourceServer[] }>('auth/resource-servers')).resource_servers
+
 /**
  * A module with its node sets by id, the order of `GET /nodes`. The module's own answers
  * (`PUT /nodes/:module`) list them in its package.json order instead: without this, switching a
@@ -272,3 +285,6 @@ export function modulesOf(sets: NodeSet[]): NodeModule[] {
 
 /** True when these permissions let the user switch modules. */
 export const canWriteNodes = (permissions: string[]): boolean => hasPermission(permissions, 'nodes.write')
+
+/** True when these permissions are everything (`*`), which instance-wide views need. */
+export const isAdmin = (permissions: string[]): boolean => hasPermission(permissions, '*')

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'hono/jsx/dom'
 import {
   ApiError,
+  isAdmin,
   loginScheme,
   logOut,
   type Offers,
@@ -13,6 +14,7 @@ import {
 } from './api.js'
 import { LoginForm } from './login.js'
 import { Modules } from './modules.js'
+import { ResourceServers } from './resource-servers.js'
 import { Sessions } from './sessions.js'
 
 /** The page's icon, whose hashed name the page links. */
@@ -26,7 +28,7 @@ type Screen =
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: 'loading' })
-  const [view, setView] = useState<'modules' | 'sessions'>('modules')
+  const [view, setView] = useState<'modules' | 'sessions' | 'servers'>('modules')
 
   /** Decides the screen from the server: its login scheme, then who this tab's token is. */
   const start = useCallback(async (notice: string | null) => {
@@ -65,6 +67,8 @@ export function App() {
   // Sessions and tokens belong to a logged-in user, on a server that offers them.
   const tokens =
     screen.name === 'ready' && screen.auth && screen.offers.tokens && screen.user.username !== undefined
+  // The resource servers are the instance's, for whoever holds `*`, on a server that lists them.
+  const servers = screen.name === 'ready' && screen.offers.resourceServers && isAdmin(screen.user.permissions)
 
   return (
     <div class="shell">
@@ -106,7 +110,7 @@ export function App() {
         {screen.name === 'login' && (
           <LoginForm prompts={screen.prompts} notice={screen.notice} onDone={() => void start(null)} />
         )}
-        {screen.name === 'ready' && tokens && (
+        {screen.name === 'ready' && (tokens || servers) && (
           <nav class="nav tabs" aria-label="Sections">
             <button
               type="button"
@@ -116,14 +120,26 @@ export function App() {
             >
               Node modules
             </button>
-            <button
-              type="button"
-              class="button"
-              aria-current={view === 'sessions' ? 'page' : undefined}
-              onClick={() => setView('sessions')}
-            >
-              Sessions and tokens
-            </button>
+            {tokens && (
+              <button
+                type="button"
+                class="button"
+                aria-current={view === 'sessions' ? 'page' : undefined}
+                onClick={() => setView('sessions')}
+              >
+                Sessions and tokens
+              </button>
+            )}
+            {servers && (
+              <button
+                type="button"
+                class="button"
+                aria-current={view === 'servers' ? 'page' : undefined}
+                onClick={() => setView('servers')}
+              >
+                Resource servers
+              </button>
+            )}
           </nav>
         )}
         {screen.name === 'ready' && view === 'modules' && (
@@ -132,6 +148,7 @@ export function App() {
         {screen.name === 'ready' && view === 'sessions' && (
           <Sessions user={screen.user} onSessionEnded={ended} />
         )}
+        {screen.name === 'ready' && view === 'servers' && <ResourceServers onSessionEnded={ended} />}
       </main>
       {screen.name === 'ready' && <footer class="foot muted">flowadmin {screen.version}</footer>}
     </div>

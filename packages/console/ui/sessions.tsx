@@ -19,7 +19,8 @@ const LIFETIMES = [
   { label: '1 year', seconds: 365 * DAY },
 ]
 
-const when = (time: string | null, otherwise: string) =>
+/** A time as the person reads it (date and minute, in their locale), or `otherwise` when there is none. */
+export const when = (time: string | null, otherwise: string) =>
   time === null
     ? otherwise
     : new Date(time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })

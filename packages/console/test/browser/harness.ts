@@ -22,7 +22,8 @@ export const BROKEN = 'flowadmin-example-broken'
 
 export const USERS = { admin: 'admin-pw', viewer: 'viewer-pw' } as const
 
-const hash = (password: string) =>
+/** An argon2id hash as `flowadmin hash-pw` makes one: for users' passwords and resource servers' secrets. */
+export const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
 
 export interface Server {

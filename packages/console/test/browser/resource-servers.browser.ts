@@ -1,0 +1,174 @@
+// The resource servers and their last call, in Chromium against the built server.
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  apiToken,
+  axeFindings,
+  hash,
+  logIn,
+  open,
+  type Server,
+  screenshot,
+  startServer,
+  USERS,
+  useBrowserAndServer,
+} from './harness.js'
+
+const FLEET = { id: 'fleet', secret: 'fleet-secret' }
+const SPARE = { id: 'spare', secret: 'spare-secret' }
+
+const env = useBrowserAndServer(async () => ({
+  adminAuth: {
+    resourceServers: [
+      { id: FLEET.id, secret: await hash(FLEET.secret) },
+      { id: SPARE.id, secret: await hash(SPARE.secret) },
+    ],
+  },
+}))
+
+/** What a Node-RED instance does on each request: asks about a token, with HTTP Basic. */
+const introspect = (url: string, token: string) =>
+  fetch(`${url}/auth/introspect`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${FLEET.id}:${FLEET.secret}`).toString('base64')}` },
+    body: new URLSearchParams({ token }),
+  })
+
+/** Logs in and waits for the modules, noting every call the page makes to the API. */
+async function loggedIn(user: keyof typeof USERS, options: Parameters<typeof open>[2] = {}) {
+  const tab = await open(env.browser, `${env.server.url}/`, options)
+  const calls: string[] = []
+  tab.page.on('request', (request) => calls.push(new URL(request.url()).pathname))
+  await logIn(tab.page, user, USERS[user])
+  await tab.page.getByRole('heading', { name: 'Node modules' }).waitFor()
+  return { ...tab, calls }
+}
+
+async function resourceServersOf(page: Page) {
+  await page.getByRole('button', { name: 'Resource servers' }).click()
+  await page.getByRole('heading', { name: 'Resource servers' }).waitFor()
+  await page.getByRole('list', { name: 'Resource servers' }).waitFor()
+}
+
+const row = (page: Page, id: string) =>
+  page.getByRole('list', { name: 'Resource servers' }).getByRole('listitem').filter({ hasText: id })
+
+describe('resource servers', () => {
+  it('an admin sees each one, "never" before its first call, and the time of its last call after a refresh', async () => {
+    const { page, problems, context } = await loggedIn('admin')
+    await resourceServersOf(page)
+    const rows = page.getByRole('list', { name: 'Resource servers' }).getByRole('listitem')
+    await expect(rows.count()).resolves.toBe(2)
+    for (const id of [FLEET.id, SPARE.id]) {
+      await expect(row(page, id).getByRole('heading', { name: id, exact: true }).count()).resolves.toBe(1)
+      expect(await row(page, id).textContent()).toMatch(/Last call\s*never since start/)
+    }
+    expect(await axeFindings(page)).toEqual([])
+
+    const before = Date.now()
+    const answer = await introspect(env.server.url, await apiToken(env.server.url, 'viewer'))
+    const after = Date.now()
+    expect(answer.status).toBe(200)
+    expect(await answer.json()).toMatchObject({ active: true, username: 'viewer' })
+
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    const time = row(page, FLEET.id).locator('time')
+    await time.waitFor()
+    const at = Date.parse((await time.getAttribute('datetime')) ?? '')
+    expect(at).toBeGreaterThanOrEqual(before)
+    expect(at).toBeLessThanOrEqual(after)
+    // Shown as the sessions show their times: the date and the minute, in the person's locale.
+    const shown = await page.evaluate(
+      (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }),
+      at,
+    )
+    expect(shown).toMatch(/\d{4}.*\d{1,2}:\d{2}/)
+    expect(await row(page, FLEET.id).textContent()).toContain(`Last call${shown}`)
+    expect(await row(page, SPARE.id).textContent()).toMatch(/Last call\s*never since start/)
+    await expect(
+      page.getByRole('status').filter({ hasText: 'Resource servers refreshed.' }).count(),
+    ).resolves.toBe(1)
+    await expect(page.getByRole('alert').count()).resolves.toBe(0)
+    expect(await axeFindings(page)).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('a viewer has no such section, and the page never asks for it', async () => {
+    const viewer = await apiToken(env.server.url, 'viewer')
+    const refused = await fetch(`${env.server.url}/auth/resource-servers`, {
+      headers: { authorization: `Bearer ${viewer}` },
+    })
+    expect(refused.status).toBe(401)
+
+    const { page, problems, context, calls } = await loggedIn('viewer')
+    await page.getByRole('button', { name: 'Sessions and tokens' }).click()
+    await page.getByRole('heading', { name: 'Sessions and API tokens' }).waitFor()
+    await expect(page.getByRole('button', { name: 'Resource servers' }).count()).resolves.toBe(0)
+    await expect(page.getByText('Resource servers').count()).resolves.toBe(0)
+    await expect(page.getByRole('alert').count()).resolves.toBe(0)
+    expect(calls.filter((path) => path.endsWith('/auth/resource-servers'))).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('a server whose API has no /auth/resource-servers shows no section and no error', async () => {
+    const tab = await open(env.browser, 'about:blank')
+    // An older server: its own OpenAPI document, without that path.
+    await tab.page.route('**/openapi.json', async (route) => {
+      const response = await route.fetch()
+      const document = (await response.json()) as { paths: Record<string, unknown> }
+      delete document.paths['/auth/resource-servers']
+      await route.fulfill({ response, json: document })
+    })
+    const calls: string[] = []
+    tab.page.on('request', (request) => calls.push(new URL(request.url()).pathname))
+    await tab.page.goto(`${env.server.url}/`)
+    await logIn(tab.page, 'admin', USERS.admin)
+    await tab.page.getByRole('heading', { name: 'Node modules' }).waitFor()
+    await tab.page.getByRole('navigation', { name: 'Sections' }).waitFor()
+    await expect(tab.page.getByRole('button', { name: 'Sessions and tokens' }).count()).resolves.toBe(1)
+    await expect(tab.page.getByRole('button', { name: 'Resource servers' }).count()).resolves.toBe(0)
+    await expect(tab.page.getByRole('alert').count()).resolves.toBe(0)
+    expect(calls.filter((path) => path.endsWith('/auth/resource-servers'))).toEqual([])
+    expect(tab.problems).toEqual([])
+    await tab.context.close()
+  })
+
+  for (const colorScheme of ['light', 'dark'] as const) {
+    for (const width of [360, 1440]) {
+      it(`reads well at ${width} px, ${colorScheme}`, async () => {
+        const { page, context } = await loggedIn('admin', { width, height: 900, colorScheme })
+        await resourceServersOf(page)
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+        expect(overflow).toBeLessThanOrEqual(0)
+        await screenshot(page, `resource-servers-${width}-${colorScheme}`)
+        expect(await axeFindings(page)).toEqual([])
+        await context.close()
+      })
+    }
+  }
+})
+
+describe('without adminAuth.resourceServers', () => {
+  let bare: Server
+  beforeAll(async () => {
+    bare = await startServer()
+  })
+  afterAll(() => bare?.stop())
+
+  it('an admin is told that none is configured, and where to configure them', async () => {
+    const { page, problems, context } = await open(env.browser, `${bare.url}/`)
+    await logIn(page, 'admin', USERS.admin)
+    await page.getByRole('button', { name: 'Resource servers' }).click()
+    await page.getByRole('heading', { name: 'Resource servers' }).waitFor()
+    await page
+      .getByText('None is configured: add them to adminAuth.resourceServers in the settings.')
+      .waitFor()
+    await expect(page.getByRole('list', { name: 'Resource servers' }).count()).resolves.toBe(0)
+    await expect(page.getByRole('alert').count()).resolves.toBe(0)
+    expect(await axeFindings(page)).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  })
+})
