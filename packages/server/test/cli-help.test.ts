@@ -2,16 +2,12 @@
 // --help`), the global help lists the commands, and a command that needs an action and gets none
 // is a usage error (exit 2) naming the actions there are.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { killAll, requireBuild, runCli } from './cli-process.js'
+import { killAll, requireBuild, runCliToEnd } from './cli-process.js'
 
 beforeAll(() => requireBuild())
 afterAll(killAll)
 
-async function run(...args: string[]) {
-  const cli = runCli(args)
-  const code = await cli.exited
-  return { code, stdout: cli.stdout, stderr: cli.stderr }
-}
+const run = (...args: string[]) => runCliToEnd(args)
 
 /** The option lines of a help text: those starting with a dash after the indentation. */
 const optionLines = (help: string) => help.split('\n').filter((line) => /^\s+-/.test(line))

@@ -1,31 +1,15 @@
 // Start-up errors of the built `flowadmin` command that say how to fix themselves: a misspelt
 // setting, a JSON mistake at its line and column, a port already in use.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import * as path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild, runCli, startCli } from './cli-process.js'
+import { writeFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { runCli, runCliToEnd, startCli, useUserDir } from './cli-process.js'
 
-let userDir: string
-let settingsFile: string
+const dir = useUserDir('cli-messages')
 
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-cli-messages-'))
-  settingsFile = path.join(userDir, 'settings.json')
-})
-afterEach(async () => {
-  await killAll()
-  await rm(userDir, { recursive: true, force: true })
-})
-afterAll(killAll)
-
-/** `flowadmin start --settings settings.json` in userDir, to its end. */
+/** `flowadmin start --settings settings.json` in the userDir, to its end. */
 async function startWith(source: string, ...args: string[]) {
-  await writeFile(settingsFile, source)
-  const run = runCli(['start', '--settings', 'settings.json', ...args], { cwd: userDir })
-  const code = await run.exited
-  return { code, stdout: run.stdout, stderr: run.stderr }
+  await writeFile(dir.settingsFile, source)
+  return runCliToEnd(['start', '--settings', 'settings.json', ...args], { cwd: dir.userDir })
 }
 
 describe('flowadmin start, with a mistake in the settings', () => {
@@ -65,10 +49,10 @@ describe('flowadmin start, with a mistake in the settings', () => {
 
 describe('flowadmin start, on a port in use', () => {
   it('says how to pick another port', async () => {
-    await writeFile(settingsFile, '{"storage": "memory"}')
-    const { url } = await startCli(['--settings', settingsFile, '--port', '0'])
+    await writeFile(dir.settingsFile, '{"storage": "memory"}')
+    const { url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
     const port = new URL(url).port
-    const run = runCli(['start', '--settings', settingsFile, '--port', port])
+    const run = runCli(['start', '--settings', dir.settingsFile, '--port', port])
     expect(await run.exited).toBe(1)
     expect(run.stderr).toBe(
       `flowadmin: cannot listen on 127.0.0.1:${port}: the port is already in use\n` +

@@ -1,41 +1,24 @@
 // The built `flowadmin` command with `"storage": "postgres"`, on a throw-away database:
 // `modules forget` works on that database, and a server that cannot be reached or refuses says
 // where its address comes from, never printing the URL's password.
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import * as path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { readdir, writeFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
 import { freePort, useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
-import { killAll, requireBuild, runCli } from './cli-process.js'
+import { runCliToEnd, useUserDir } from './cli-process.js'
 
 const database = useTestDatabase()
-let userDir: string
-let settingsFile: string
 
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-cli-pg-'))
-  settingsFile = path.join(userDir, 'settings.json')
-})
-afterEach(async () => {
-  await killAll()
-  await rm(userDir, { recursive: true, force: true })
-})
-afterAll(killAll)
+const dir = useUserDir('cli-pg')
 
-async function flowadmin(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const run = runCli(args, { env })
-  const code = await run.exited
-  return { code, stdout: run.stdout, stderr: run.stderr }
-}
+const flowadmin = (args: string[], env: NodeJS.ProcessEnv = {}) => runCliToEnd(args, { env })
 
 const writeSettings = (postgres: Record<string, unknown> | undefined) =>
-  writeFile(settingsFile, JSON.stringify({ storage: 'postgres', ...(postgres && { postgres }) }))
+  writeFile(dir.settingsFile, JSON.stringify({ storage: 'postgres', ...(postgres && { postgres }) }))
 
 describe('flowadmin modules forget, with "storage": "postgres"', () => {
   it('drops the stored state from the configured database, not from a file in userDir', async () => {
     await writeSettings({ url: database.current().url })
-    expect((await flowadmin(['migrate', '--settings', settingsFile])).code).toBe(0)
+    expect((await flowadmin(['migrate', '--settings', dir.settingsFile])).code).toBe(0)
     await database
       .current()
       .query("INSERT INTO flowadmin_modules (name, version) VALUES ('gone-module', '1.0.0')")
@@ -45,7 +28,7 @@ describe('flowadmin modules forget, with "storage": "postgres"', () => {
         "INSERT INTO flowadmin_node_sets (module, name, position, types, enabled) VALUES ('gone-module', 'gone', 0, ARRAY['gone'], false)",
       )
 
-    const forgot = await flowadmin(['modules', 'forget', 'gone-module', '--settings', settingsFile])
+    const forgot = await flowadmin(['modules', 'forget', 'gone-module', '--settings', dir.settingsFile])
     expect(forgot).toEqual({
       code: 0,
       stdout:
@@ -54,23 +37,23 @@ describe('flowadmin modules forget, with "storage": "postgres"', () => {
     })
     expect((await database.current().query('SELECT name FROM flowadmin_modules')).rows).toEqual([])
     expect((await database.current().query('SELECT name FROM flowadmin_node_sets')).rows).toEqual([])
-    expect(await flowadmin(['modules', 'forget', 'gone-module', '--settings', settingsFile])).toEqual({
+    expect(await flowadmin(['modules', 'forget', 'gone-module', '--settings', dir.settingsFile])).toEqual({
       code: 0,
       stdout: 'no stored state for gone-module\n',
       stderr: '',
     })
     // No SQLite file was made on the way.
-    expect(await readdir(userDir)).toEqual(['settings.json'])
+    expect(await readdir(dir.userDir)).toEqual(['settings.json'])
   })
 
   it('takes the address from DATABASE_URL when the settings name none', async () => {
     await writeSettings(undefined)
     const env = { DATABASE_URL: database.current().url }
-    expect((await flowadmin(['migrate', '--settings', settingsFile], env)).code).toBe(0)
+    expect((await flowadmin(['migrate', '--settings', dir.settingsFile], env)).code).toBe(0)
     await database
       .current()
       .query("INSERT INTO flowadmin_modules (name, version) VALUES ('env-module', '2.0.0')")
-    const forgot = await flowadmin(['modules', 'forget', 'env-module', '--settings', settingsFile], env)
+    const forgot = await flowadmin(['modules', 'forget', 'env-module', '--settings', dir.settingsFile], env)
     expect(forgot.code).toBe(0)
     expect(forgot.stdout).toMatch(/^forgot the stored state of env-module: /)
   })
@@ -83,7 +66,7 @@ describe('flowadmin start, when PostgreSQL cannot be used', () => {
   it('says where the address comes from when nothing answers there, without the password', async () => {
     const port = await freePort()
     await writeSettings({ url: `postgres://flow:s3cret-pw@127.0.0.1:${port}/flows`, timeoutMs: 2000 })
-    const started = await flowadmin(['start', '--settings', settingsFile, '--port', '0'])
+    const started = await flowadmin(['start', '--settings', dir.settingsFile, '--port', '0'])
     expect(started.code).toBe(1)
     expect(started.stdout).toBe('')
     expect(started.stderr).toBe(
@@ -98,7 +81,7 @@ describe('flowadmin start, when PostgreSQL cannot be used', () => {
     url.password = 's3cret-pw'
     url.pathname = '/flowadmin_no_such_database'
     await writeSettings(undefined)
-    const started = await flowadmin(['start', '--settings', settingsFile, '--port', '0'], {
+    const started = await flowadmin(['start', '--settings', dir.settingsFile, '--port', '0'], {
       DATABASE_URL: url.toString(),
     })
     expect(started.code).toBe(1)

@@ -1,7 +1,12 @@
 // Runs the built `flowadmin` command as a child process, as a user would from a shell.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
+import { type ChildRun, type Ended, ended, killChildren, watchChild } from './child-output.js'
 
 export const BIN = fileURLToPath(new URL('../bin/flowadmin.cjs', import.meta.url))
 
@@ -26,16 +31,8 @@ export function requireBuild(): void {
   }
 }
 
-export interface CliRun {
-  child: ChildProcess
-  /** Everything written to stdout and stderr so far. */
-  readonly stdout: string
-  readonly stderr: string
-  /** The exit code (or the signal's name), once the process has ended. */
-  exited: Promise<number | string>
-  /** Resolves with the first stdout line matching `pattern`; rejects if the process ends first. */
-  line(pattern: RegExp): Promise<string>
-}
+/** A running `flowadmin` command. */
+export type CliRun = ChildRun
 
 const children = new Set<ChildProcess>()
 
@@ -53,63 +50,48 @@ export function runCli(
     env: { ...process.env, NO_COLOR: '1', ...options.env },
   })
   children.add(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  if (options.input !== undefined) child.stdin?.end(options.input)
-  const exited = new Promise<number | string>((resolve) => {
-    child.once('close', (code, signal) => {
-      children.delete(child)
-      resolve(code ?? signal ?? 'unknown')
-    })
-  })
+  return watchChild(child, 'flowadmin', { input: options.input, onClose: () => children.delete(child) })
+}
 
-  return {
-    child,
-    get stdout() {
-      return stdout
-    },
-    get stderr() {
-      return stderr
-    },
-    exited,
-    line(pattern) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = stdout.split('\n').find((line) => pattern.test(line))
-          if (found === undefined) return false
-          child.stdout?.off('data', check)
-          resolve(found)
-          return true
-        }
-        if (check()) return
-        child.stdout?.on('data', check)
-        exited.then((code) => {
-          if (!check()) reject(new Error(`flowadmin ended (${code}) before printing ${pattern}:\n${stderr}`))
-        })
-      })
-    },
-  }
+/** Runs `flowadmin <args>` to its end: its exit code, stdout and stderr. */
+export function runCliToEnd(
+  args: string[],
+  options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Ended> {
+  return ended(runCli(args, options))
 }
 
 /** Kills every child still running; for afterEach. */
 export async function killAll(): Promise<void> {
-  await Promise.all(
-    [...children].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve()
-          child.once('close', () => resolve())
-          child.kill('SIGKILL')
-        }),
-    ),
-  )
+  await killChildren(children)
   children.clear()
+}
+
+/** A test's userDir and the path of the settings file in it (which the test writes). */
+export interface UserDir {
+  readonly userDir: string
+  readonly settingsFile: string
+}
+
+/**
+ * The hooks of a test file that runs the built command in a userDir of its own: the build is
+ * checked first; each test gets a fresh `flowadmin-<name>-…` temp folder, made ready by `prepare`;
+ * after each test every command still running is killed and the folder removed.
+ */
+export function useUserDir(name: string, prepare?: (userDir: string) => Promise<void>): UserDir {
+  const current = { userDir: '', settingsFile: '' }
+  beforeAll(() => requireBuild())
+  beforeEach(async () => {
+    current.userDir = await mkdtemp(path.join(tmpdir(), `flowadmin-${name}-`))
+    current.settingsFile = path.join(current.userDir, 'settings.json')
+    await prepare?.(current.userDir)
+  })
+  afterEach(async () => {
+    await killAll()
+    await rm(current.userDir, { recursive: true, force: true })
+  })
+  afterAll(killAll)
+  return current
 }
 
 /** Starts the server and waits for its listening line; returns the run and its base URL. */

@@ -1,21 +1,16 @@
 // Tokens that follow their user, over a real socket with the built `flowadmin` command, a SQLite
 // file and argon2 hashes: a removed user, a downgraded user and a changed password, after a
 // restart and after SIGHUP; the session inventory on the command line while the server runs.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import * as path from 'node:path'
+import { writeFile } from 'node:fs/promises'
 import * as argon2 from 'argon2'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { type CliRun, killAll, logEntries, requireBuild, runCli, startCli } from './cli-process.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { type CliRun, logEntries, runCliToEnd, startCli, useUserDir } from './cli-process.js'
 
+const dir = useUserDir('e2e-tokens')
 const PASSWORDS = ['alice-pw', 'bob-pw', 'carol-pw', 'dave-pw', 'carol-new-pw']
 const hashes = new Map<string, string>()
 
-let userDir: string
-let settingsFile: string
-
 beforeAll(async () => {
-  requireBuild()
   for (const password of PASSWORDS) {
     hashes.set(
       password,
@@ -23,15 +18,6 @@ beforeAll(async () => {
     )
   }
 })
-beforeEach(async () => {
-  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-e2e-tokens-'))
-  settingsFile = path.join(userDir, 'settings.json')
-})
-afterEach(async () => {
-  await killAll()
-  await rm(userDir, { recursive: true, force: true })
-})
-afterAll(killAll)
 
 type Team = Array<[username: string, password: string, permissions: string]>
 
@@ -56,8 +42,8 @@ async function writeTeam(team: Team, extra: Record<string, unknown> = {}): Promi
     permissions,
   }))
   await writeFile(
-    settingsFile,
-    JSON.stringify({ userDir, adminAuth: { type: 'credentials', users, ...extra } }, null, 2),
+    dir.settingsFile,
+    JSON.stringify({ userDir: dir.userDir, adminAuth: { type: 'credentials', users, ...extra } }, null, 2),
   )
 }
 
@@ -78,7 +64,7 @@ async function login(url: string, username: string, password: string, scope = '*
   return ((await res.json()) as { access_token: string }).access_token
 }
 
-const start = () => startCli(['--settings', settingsFile, '--port', '0'])
+const start = () => startCli(['--settings', dir.settingsFile, '--port', '0'])
 const get = (url: string, route: string, token: string) => fetch(`${url}${route}`, { headers: bearer(token) })
 const disable = (url: string, token: string) =>
   fetch(`${url}/nodes/no-such-module`, {
@@ -98,11 +84,7 @@ const READ_ONLY = { read: 200, write: 401, challenge: 'Bearer realm="flowadmin",
 const NONE = { read: 401, write: 401, challenge: 'Bearer realm="flowadmin", error="invalid_token"' }
 
 /** Runs `flowadmin tokens ...` to the end; returns its exit code and output. */
-async function tokensCli(...args: string[]) {
-  const run = runCli(['tokens', ...args, '--settings', settingsFile])
-  const code = await run.exited
-  return { code, stdout: run.stdout, stderr: run.stderr }
-}
+const tokensCli = (...args: string[]) => runCliToEnd(['tokens', ...args, '--settings', dir.settingsFile])
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
@@ -220,9 +202,9 @@ describe('tokens follow their user', () => {
     await expectChanged(url, tokens)
 
     await writeFile(
-      settingsFile,
+      dir.settingsFile,
       JSON.stringify({
-        userDir,
+        userDir: dir.userDir,
         adminAuth: {
           type: 'credentials',
           users: [{ username: 'dave', password: 'plain', permissions: 'read' }],

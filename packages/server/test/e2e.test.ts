@@ -1,39 +1,27 @@
 // The built `flowadmin` command on a real socket, a real SQLite file and real argon2 hashes,
 // driven over HTTP as a user would drive it.
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { cp, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, logEntries, requireBuild, runCli, startCli } from './cli-process.js'
+import { describe, expect, it } from 'vitest'
+import { logEntries, runCli, startCli, useUserDir } from './cli-process.js'
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 const GREETING = 'flowadmin-example-greeting'
 const TEXT_TOOLS = '@flowadmin-examples/text-tools'
 
-let userDir: string
-let settingsFile: string
-
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-e2e-'))
-  settingsFile = path.join(userDir, 'settings.json')
-  // The demo's two example node modules and its flows, which use the `greeting` type.
+// The demo's two example node modules and its flows, which use the `greeting` type.
+const dir = useUserDir('e2e', async (userDir) => {
   await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })
   await cp(path.join(DEMO, 'flows.json'), path.join(userDir, 'flows.json'))
 })
-afterEach(async () => {
-  await killAll()
-  await rm(userDir, { recursive: true, force: true })
-})
-afterAll(killAll)
 
 const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
 
 async function writeSettings(settings: object): Promise<void> {
-  await writeFile(settingsFile, JSON.stringify(settings, null, 2))
+  await writeFile(dir.settingsFile, JSON.stringify(settings, null, 2))
 }
 
 async function writeAuthSettings(): Promise<void> {
@@ -98,11 +86,11 @@ const states = (module: ModuleBody) =>
 describe('flowadmin start, with adminAuth', () => {
   it('walks login, settings, enable and disable, refusals and revoke, then keeps its state across a restart', async () => {
     await writeAuthSettings()
-    const args = ['--settings', settingsFile, '--port', '0']
+    const args = ['--settings', dir.settingsFile, '--port', '0']
     const first = await startCli(args)
     expect(first.line).toMatch(
       new RegExp(
-        `^flowadmin listening on http://127\\.0\\.0\\.1:\\d+ \\(storage: ${literal(path.join(userDir, 'flowadmin.db'))}, auth: on\\)$`,
+        `^flowadmin listening on http://127\\.0\\.0\\.1:\\d+ \\(storage: ${literal(path.join(dir.userDir, 'flowadmin.db'))}, auth: on\\)$`,
       ),
     )
     const url = first.url
@@ -231,7 +219,7 @@ describe('flowadmin start, with adminAuth', () => {
 
   it('logs audit events as JSON lines on stdout, without passwords or tokens', async () => {
     await writeAuthSettings()
-    const { run, url } = await startCli(['--settings', settingsFile, '--port', '0'])
+    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
     const token = await tokenFor(url, 'admin', 'admin-pw', '*', 'form', 'service-admin')
     await login(
       url,
@@ -276,7 +264,7 @@ describe('flowadmin start, with adminAuth', () => {
 describe('flowadmin start, without adminAuth', () => {
   it('answers {} and leaves every route open, with a warning', async () => {
     await writeSettings({ storage: 'memory' })
-    const { run, url, line } = await startCli(['--settings', settingsFile, '--port', '0'])
+    const { run, url, line } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
     expect(line).toMatch(/\(storage: memory, auth: off\)$/)
     expect(await (await fetch(`${url}/auth/login`)).json()).toEqual({})
     const settings = await fetch(`${url}/settings`)
@@ -296,7 +284,7 @@ describe('flowadmin start, without adminAuth', () => {
 
   it('writes its log for people to read with --pretty', async () => {
     await writeSettings({ storage: 'memory' })
-    const { run } = await startCli(['--settings', settingsFile, '--port', '0', '--pretty'])
+    const { run } = await startCli(['--settings', dir.settingsFile, '--port', '0', '--pretty'])
     run.child.kill('SIGTERM')
     expect(await run.exited, run.stderr).toBe(0)
     const lines = run.stderr.trimEnd().split('\n')
@@ -308,11 +296,11 @@ describe('flowadmin start, without adminAuth', () => {
   })
 
   it('runs without a settings file on the --user-dir given, storing there', async () => {
-    const { run, line, url } = await startCli(['--user-dir', path.basename(userDir), '--port', '0'], {
-      cwd: path.dirname(userDir),
+    const { run, line, url } = await startCli(['--user-dir', path.basename(dir.userDir), '--port', '0'], {
+      cwd: path.dirname(dir.userDir),
     })
     expect(line).toBe(
-      `flowadmin listening on ${url} (storage: ${path.join(userDir, 'flowadmin.db')}, auth: off)`,
+      `flowadmin listening on ${url} (storage: ${path.join(dir.userDir, 'flowadmin.db')}, auth: off)`,
     )
     expect((await setEnabled(url, TEXT_TOOLS, false)).status).toBe(200)
     run.child.kill('SIGTERM')
@@ -321,7 +309,7 @@ describe('flowadmin start, without adminAuth', () => {
 
   it('refuses to listen on a non-loopback address without --allow-open-admin', async () => {
     await writeSettings({})
-    const run = runCli(['start', '--settings', settingsFile, '--port', '0', '--host', '0.0.0.0'])
+    const run = runCli(['start', '--settings', dir.settingsFile, '--port', '0', '--host', '0.0.0.0'])
     expect(await run.exited).toBe(2)
     expect(run.stdout).toBe('')
     expect(run.stderr).toMatch(/^flowadmin: refusing to listen on 0\.0\.0\.0: adminAuth is not set/)
@@ -337,31 +325,31 @@ describe('flowadmin start, failing to start', () => {
         users: [{ username: 'admin', password: await hash('pw'), permissions: [] }],
       },
     })
-    const run = runCli(['start', '--settings', settingsFile, '--port', '0'])
+    const run = runCli(['start', '--settings', dir.settingsFile, '--port', '0'])
     expect(await run.exited).toBe(2)
     expect(run.stderr).toBe(
-      `flowadmin: ${settingsFile}: adminAuth.users[0].permissions: must list at least one permission\n`,
+      `flowadmin: ${dir.settingsFile}: adminAuth.users[0].permissions: must list at least one permission\n`,
     )
   })
 
   it('reports unknown settings', async () => {
     await writeSettings({ uiport: 1880 })
-    const run = runCli(['start', '--settings', 'settings.json', '--port', '0'], { cwd: userDir })
+    const run = runCli(['start', '--settings', 'settings.json', '--port', '0'], { cwd: dir.userDir })
     expect(await run.exited).toBe(2)
     expect(run.stderr).toBe('flowadmin: settings.json: uiport: unknown setting; did you mean uiPort?\n')
   })
 
   it('names a settings file that does not exist', async () => {
-    const run = runCli(['start', '--settings', path.join(userDir, 'missing.json')])
+    const run = runCli(['start', '--settings', path.join(dir.userDir, 'missing.json')])
     expect(await run.exited).toBe(2)
-    expect(run.stderr).toBe(`flowadmin: ${path.join(userDir, 'missing.json')}: settings file not found\n`)
+    expect(run.stderr).toBe(`flowadmin: ${path.join(dir.userDir, 'missing.json')}: settings file not found\n`)
   })
 
   it('names a corrupt database file and leaves it as it was', async () => {
     await writeSettings({})
-    const db = path.join(userDir, 'flowadmin.db')
+    const db = path.join(dir.userDir, 'flowadmin.db')
     await writeFile(db, 'not a database '.repeat(500))
-    const run = runCli(['start', '--settings', settingsFile, '--port', '0'])
+    const run = runCli(['start', '--settings', dir.settingsFile, '--port', '0'])
     expect(await run.exited).toBe(1)
     expect(run.stderr).toContain(db)
     expect(run.stderr).not.toMatch(/\n\s+at /)
@@ -376,9 +364,9 @@ describe('flowadmin start, failing to start', () => {
 
   it('fails when the port is in use', async () => {
     await writeSettings({ storage: 'memory' })
-    const { url } = await startCli(['--settings', settingsFile, '--port', '0'])
+    const { url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
     const port = new URL(url).port
-    const run = runCli(['start', '--settings', settingsFile, '--port', port])
+    const run = runCli(['start', '--settings', dir.settingsFile, '--port', port])
     expect(await run.exited).toBe(1)
     expect(run.stderr).toContain(`flowadmin: cannot listen on 127.0.0.1:${port}: the port is already in use`)
   })

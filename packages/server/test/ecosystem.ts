@@ -6,6 +6,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { hashPassword } from '../src/adapters/argon2.js'
+import { type Ended, ended, killChildren, watchChild } from './child-output.js'
 
 /** The client's entry point, from the pinned devDependency. */
 export const NODE_RED_ADMIN = createRequire(import.meta.url).resolve('node-red-admin/node-red-admin.js')
@@ -79,12 +80,8 @@ export async function writeAuthSettings(
   return file
 }
 
-export interface AdminRun {
-  /** The exit code, or the signal's name. */
-  code: number | string
-  stdout: string
-  stderr: string
-}
+/** A finished `node-red-admin` run. */
+export type AdminRun = Ended
 
 const running = new Set<ChildProcess>()
 
@@ -99,42 +96,24 @@ export function nodeRedAdmin(home: string, args: string[], answers: string[] = [
   delete env.NR_TRACE
   const child = spawn(process.execPath, [NODE_RED_ADMIN, ...args], { env, stdio: 'pipe' })
   running.add(child)
-  let stdout = ''
-  let stderr = ''
+  const run = watchChild(child, 'node-red-admin', { onClose: () => running.delete(child) })
   let answered = 0
   if (answers.length === 0) child.stdin.end()
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-    const prompts = stdout.match(/(Username|Password): /g)?.length ?? 0
+  // After watchChild's own listener, so run.stdout already holds the chunk.
+  child.stdout.on('data', () => {
+    const prompts = run.stdout.match(/(Username|Password): /g)?.length ?? 0
     while (answered < prompts && answered < answers.length) {
       child.stdin.write(`${answers[answered]}\n`)
       answered++
       if (answered === answers.length) child.stdin.end()
     }
   })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  return new Promise((resolve) => {
-    child.once('close', (code, signal) => {
-      running.delete(child)
-      resolve({ code: code ?? signal ?? 'unknown', stdout, stderr })
-    })
-  })
+  return ended(run)
 }
 
 /** Kills every client still running; for afterEach. */
 export async function killClients(): Promise<void> {
-  await Promise.all(
-    [...running].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve()
-          child.once('close', () => resolve())
-          child.kill('SIGKILL')
-        }),
-    ),
-  )
+  await killChildren(running)
   running.clear()
 }
 

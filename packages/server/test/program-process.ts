@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs'
 import { delimiter, dirname } from 'node:path'
 import { expect } from 'vitest'
+import { type ChildRun, watchChild } from './child-output.js'
 
 /** This process's environment with this node first on PATH, as the launchers find `node` there. */
 export const programEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
@@ -13,15 +14,8 @@ export const programEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
   PATH: `${dirname(process.execPath)}${delimiter}${env.PATH ?? process.env.PATH ?? ''}`,
 })
 
-export interface ProgramRun {
-  child: ChildProcess
-  readonly stdout: string
-  readonly stderr: string
-  /** The exit code (or the signal's name), once the process has ended. */
-  exited: Promise<number | string>
-  /** Resolves with the first stdout line matching `pattern`; rejects if the process ends first. */
-  line(pattern: RegExp): Promise<string>
-}
+/** A running program. */
+export type ProgramRun = ChildRun
 
 /** Every process started here, and whether it leads a process group of its own. */
 const running = new Map<ChildProcess, boolean>()
@@ -42,47 +36,12 @@ export function runProgram(
     detached: options.detached ?? false,
   })
   running.set(child, options.detached ?? false)
-  let stdout = ''
-  let stderr = ''
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  if (options.input !== undefined) child.stdin?.end(options.input)
-  const exited = new Promise<number | string>((resolve) => {
-    child.once('close', (code, signal) => {
+  return watchChild(child, command, {
+    input: options.input,
+    onClose: () => {
       if (!options.detached) running.delete(child)
-      resolve(code ?? signal ?? 'unknown')
-    })
+    },
   })
-  return {
-    child,
-    get stdout() {
-      return stdout
-    },
-    get stderr() {
-      return stderr
-    },
-    exited,
-    line(pattern) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = stdout.split('\n').find((line) => pattern.test(line))
-          if (found === undefined) return false
-          child.stdout?.off('data', check)
-          resolve(found)
-          return true
-        }
-        if (check()) return
-        child.stdout?.on('data', check)
-        exited.then((code) => {
-          if (!check()) reject(new Error(`${command} ended (${code}) before printing ${pattern}:\n${stderr}`))
-        })
-      })
-    },
-  }
 }
 
 /** The processes whose process group is `group`, by /proc. */
