@@ -1,19 +1,7 @@
 // The settings that guard against hostile clients: trustProxy, httpAdminCors, apiMaxLength and
 // httpServer (timeouts, header size).
 import { describe, expect, it } from 'vitest'
-import { parseSettings, SettingsError } from '../src/index.js'
-
-const parse = (input: object) => parseSettings(input, 'settings.json', '/srv/flows')
-
-function refusal(input: object): string {
-  try {
-    parse(input)
-  } catch (error) {
-    expect(error).toBeInstanceOf(SettingsError)
-    return (error as Error).message
-  }
-  throw new Error('the settings were accepted')
-}
+import { parse, refusal } from './settings-parse.js'
 
 describe('trustProxy', () => {
   it('takes addresses and CIDR ranges of both families; none by default', () => {

@@ -1,17 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseSettings, SettingsError } from '../src/index.js'
-
-const parse = (input: object) => parseSettings(input, 'settings.json', '/srv/flows')
-
-function refusal(input: object): string {
-  try {
-    parse(input)
-  } catch (error) {
-    expect(error).toBeInstanceOf(SettingsError)
-    return (error as Error).message
-  }
-  throw new Error('the settings were accepted')
-}
+import { parse, refusal } from './settings-parse.js'
 
 describe('the postgres settings', () => {
   it('keep the URL, pool size and timeout given', () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { bcryptWarnings, loadSettings, parseSettings, SettingsError } from '../src/index.js'
+import { parse, refusal } from './settings-parse.js'
 
 const HASH = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA'
 const admin = { username: 'admin', password: HASH, permissions: '*' }
@@ -15,20 +16,15 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-/** The message a settings object is refused with. */
-function refusal(input: unknown): string {
-  try {
-    parseSettings(input, 'settings.json', '/srv/flows')
-  } catch (error) {
-    expect(error).toBeInstanceOf(SettingsError)
-    return (error as Error).message
-  }
-  throw new Error('the settings were accepted')
+/** Writes `source` as settings.mjs in the temp folder and expects loading it to fail with `message`. */
+async function expectModuleRefused(source: string, message: string | RegExp): Promise<void> {
+  await writeFile(path.join(dir, 'settings.mjs'), source)
+  await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(message)
 }
 
 describe('parseSettings', () => {
   it('applies every default', () => {
-    expect(parseSettings({}, 'settings.json', '/srv/flows')).toEqual({
+    expect(parse({})).toEqual({
       uiHost: '127.0.0.1',
       uiPort: 1880,
       userDir: '/srv/flows',
@@ -437,19 +433,19 @@ describe('loadSettings', () => {
   })
 
   it('names what a settings module threw, and a module that ends its process', async () => {
-    await writeFile(path.join(dir, 'settings.mjs'), "throw new Error('DATABASE_URL is not set')\n")
-    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+    await expectModuleRefused(
+      "throw new Error('DATABASE_URL is not set')\n",
       'settings.mjs: cannot load: DATABASE_URL is not set',
     )
-    await writeFile(path.join(dir, 'settings.mjs'), 'process.exit(3)\n')
-    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+    await expectModuleRefused(
+      'process.exit(3)\n',
       'settings.mjs: cannot load: it ended its process (exit code 3) before giving its settings',
     )
   })
 
   it('refuses a settings object that refers to itself', async () => {
-    await writeFile(path.join(dir, 'settings.mjs'), 'const s = { uiPort: 1 }\ns.self = s\nexport default s\n')
-    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+    await expectModuleRefused(
+      'const s = { uiPort: 1 }\ns.self = s\nexport default s\n',
       'settings.mjs: cannot load: the settings must be plain data (JSON values), and this object refers to itself',
     )
   })
@@ -492,22 +488,18 @@ describe('loadSettings', () => {
   })
 
   it('validates an ES module like a JSON file, naming the file', async () => {
-    await writeFile(path.join(dir, 'settings.mjs'), 'export default { uiPort: -1 }\n')
-    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
-      'settings.mjs: uiPort: must be at least 0',
-    )
+    await expectModuleRefused('export default { uiPort: -1 }\n', 'settings.mjs: uiPort: must be at least 0')
   })
 
   it('refuses a module without a default export', async () => {
-    await writeFile(path.join(dir, 'settings.mjs'), 'export const uiPort = 1\n')
-    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(
+    await expectModuleRefused(
+      'export const uiPort = 1\n',
       'settings.mjs: must export the settings object as its default export',
     )
   })
 
   it('refuses a module that fails to load, naming it', async () => {
-    await writeFile(path.join(dir, 'settings.mjs'), 'export default {\n')
-    await expect(loadSettings('settings.mjs', dir)).rejects.toThrow(/^settings\.mjs: cannot load: /)
+    await expectModuleRefused('export default {\n', /^settings\.mjs: cannot load: /)
   })
 
   it('names the file that is missing', async () => {
