@@ -68,34 +68,10 @@ export function createMetrics(): Metrics {
     }),
   )
   const requestTimings = new Map<string, AggregatedChild>()
-  const logins = made(
-    createCounter({
-      name: 'flowadmin_logins_total',
-      help: 'Login attempts (POST /auth/token with well-formed fields), by outcome.',
-    }),
-  )
-  for (const outcome of LOGIN_OUTCOMES) logins.inc({ outcome }, 0)
-  const moduleChanges = made(
-    createCounter({
-      name: 'flowadmin_module_changes_total',
-      help: 'Modules or node sets enabled or disabled through the API, by change.',
-    }),
-  )
-  for (const change of ['enabled', 'disabled']) moduleChanges.inc({ change }, 0)
-  const introspections = made(
-    createCounter({
-      name: 'flowadmin_introspections_total',
-      help: 'Token introspections (POST /auth/introspect) by outcome: active, inactive, invalid_client, throttled, shed.',
-    }),
-  )
-  for (const outcome of INTROSPECTION_OUTCOMES) introspections.inc({ outcome }, 0)
-  const permissionDenied = made(
-    createCounter({
-      name: 'flowadmin_permission_denied_total',
-      help: 'Requests refused because the token lacked the permission.',
-    }),
-  )
-  permissionDenied.inc({}, 0)
+  const logins = made(createCounter('flowadmin_logins_total'))
+  const moduleChanges = made(createCounter('flowadmin_module_changes_total'))
+  const introspections = made(createCounter('flowadmin_introspections_total'))
+  const permissionDenied = made(createCounter('flowadmin_permission_denied_total'))
   made(
     createGauge({
       name: 'flowadmin_verifier_queue_depth',
@@ -125,12 +101,7 @@ export function createMetrics(): Metrics {
     }),
   )
   const verifierWaitTiming = verifierWait.child([])
-  const storageErrors = made(
-    createCounter({
-      name: 'flowadmin_storage_errors_total',
-      help: 'Store calls that failed (the storage threw), by store and operation.',
-    }),
-  )
+  const storageErrors = made(createCounter('flowadmin_storage_errors_total'))
   let liveTokens: Sample[] = []
   /** Counts the live tokens, before the registry reads anything, so a failure is in this scrape. */
   const countLiveTokens = async () => {
@@ -313,11 +284,38 @@ function ownMetric(
   return { figures: () => ({ name, help, type, aggregator: 'sum', values: values() }) }
 }
 
-/** A counter kept in a plain map, one entry a label set. */
-function createCounter(options: { name: string; help: string }) {
-  const { name, help } = options
+/**
+ * flowadmin's counters by name: their help, and the series each has from the start, at 0, so that
+ * rates and alerts work at once (a storage error's labels name what failed: none is known before).
+ */
+const COUNTERS = {
+  flowadmin_logins_total: {
+    help: 'Login attempts (POST /auth/token with well-formed fields), by outcome.',
+    start: LOGIN_OUTCOMES.map((outcome) => ({ outcome })),
+  },
+  flowadmin_module_changes_total: {
+    help: 'Modules or node sets enabled or disabled through the API, by change.',
+    start: [{ change: 'enabled' }, { change: 'disabled' }],
+  },
+  flowadmin_introspections_total: {
+    help: 'Token introspections (POST /auth/introspect) by outcome: active, inactive, invalid_client, throttled, shed.',
+    start: INTROSPECTION_OUTCOMES.map((outcome) => ({ outcome })),
+  },
+  flowadmin_permission_denied_total: {
+    help: 'Requests refused because the token lacked the permission.',
+    start: [{}],
+  },
+  flowadmin_storage_errors_total: {
+    help: 'Store calls that failed (the storage threw), by store and operation.',
+    start: [],
+  },
+} satisfies Record<string, { help: string; start: Array<Record<string, string>> }>
+
+/** One of {@link COUNTERS}, kept in a plain map (one entry a label set), its starting series at 0. */
+function createCounter(name: keyof typeof COUNTERS) {
+  const { help, start } = COUNTERS[name]
   const series = new Map<string, Sample>()
-  return {
+  const counter = {
     inc(labels: Record<string, string>, by = 1) {
       const key = JSON.stringify(labels)
       const sample = series.get(key)
@@ -326,6 +324,8 @@ function createCounter(options: { name: string; help: string }) {
     },
     metric: ownMetric(name, help, 'counter', () => [...series.values()]),
   }
+  for (const labels of start) counter.inc(labels, 0)
+  return counter
 }
 
 /** A gauge whose series are read at each scrape, by `collect`. */
