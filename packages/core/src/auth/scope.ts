@@ -7,19 +7,32 @@ export const SCOPE_WORDS: readonly string[] = ['*', 'read']
 export type ScopeError = { code: 'invalid_scope'; message: string }
 
 /**
+ * Words separated by spaces, each one `isValid` accepts, without repeats; an empty scope is an
+ * empty list. A word refused is named in the error, followed by `valid`, which says what is.
+ */
+function parseWords(
+  scope: string,
+  isValid: (word: string) => boolean,
+  valid: string,
+): Result<string[], ScopeError> {
+  const words = scope.split(' ').filter((word) => word !== '')
+  const unknown = words.find((word) => !isValid(word))
+  if (unknown !== undefined) {
+    return err({ code: 'invalid_scope', message: `Unsupported scope: ${unknown.slice(0, 64)} (${valid})` })
+  }
+  return ok([...new Set(words)])
+}
+
+/**
  * Parses a requested scope: words separated by spaces, each `*` or `read`. An empty scope is
  * returned as an empty list, meaning "the user's own permissions".
  */
 export function parseScope(scope: string): Result<string[], ScopeError> {
-  const words = scope.split(' ').filter((word) => word !== '')
-  const unknown = words.find((word) => !SCOPE_WORDS.includes(word))
-  if (unknown !== undefined) {
-    return err({
-      code: 'invalid_scope',
-      message: `Unsupported scope: ${unknown.slice(0, 64)} (valid scopes: ${SCOPE_WORDS.join(' and ')}, separated by spaces)`,
-    })
-  }
-  return ok([...new Set(words)])
+  return parseWords(
+    scope,
+    (word) => SCOPE_WORDS.includes(word),
+    `valid scopes: ${SCOPE_WORDS.join(' and ')}, separated by spaces`,
+  )
 }
 
 /**
@@ -27,15 +40,11 @@ export function parseScope(scope: string): Result<string[], ScopeError> {
  * PERMISSION_WORD, so a token may carry any subset of its owner's rights). Empty: the owner's.
  */
 export function parsePermissionScope(scope: string): Result<string[], ScopeError> {
-  const words = scope.split(' ').filter((word) => word !== '')
-  const unknown = words.find((word) => !PERMISSION_WORD.test(word))
-  if (unknown !== undefined) {
-    return err({
-      code: 'invalid_scope',
-      message: `Unsupported scope: ${unknown.slice(0, 64)} (a scope is permission words separated by spaces: *, read, write, *.read, *.write or <resource>.read|write)`,
-    })
-  }
-  return ok([...new Set(words)])
+  return parseWords(
+    scope,
+    (word) => PERMISSION_WORD.test(word),
+    'a scope is permission words separated by spaces: *, read, write, *.read, *.write or <resource>.read|write',
+  )
 }
 
 /**
