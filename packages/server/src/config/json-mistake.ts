@@ -150,25 +150,17 @@ function readJson(text: string): void {
   const value = (afterComma: boolean): boolean => {
     space()
     const char = text[at]
-    if (char === '{') {
+    const closer = char === '{' ? '}' : char === '[' ? ']' : undefined
+    if (closer !== undefined) {
       at++
       space()
-      if (text[at] === '}') {
+      if (text[at] === closer) {
         at++
         return false
       }
-      name(false)
-      closers.push('}')
-      return true
-    }
-    if (char === '[') {
-      at++
-      space()
-      if (text[at] === ']') {
-        at++
-        return false
-      }
-      closers.push(']')
+      // An object's first member starts with its name.
+      if (closer === '}') name(false)
+      closers.push(closer)
       return true
     }
     if (char === '"') {
