@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { type Core, storeUnavailable, type TokenStore } from '@flowadmin/core'
-import { createCoreWithDoubles, type PlainHasher } from '@flowadmin/testkit'
+import { createCoreWithDoubles, createSignal, type PlainHasher } from '@flowadmin/testkit'
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { hashPassword, type RunningServer, startServer } from '../src/index.js'
 import { type CapturedLog, captureLog } from './log-capture.js'
@@ -237,25 +237,19 @@ describe('the users of a reload and the store work they need, in the core', () =
   })
 
   it('makes the new users live only once the removed users’ tokens are gone', async () => {
-    let release!: () => void
-    const held = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let asked!: () => void
-    const purging = new Promise<void>((resolve) => {
-      asked = resolve
-    })
+    const held = createSignal()
+    const purging = createSignal()
     const { core, hasher, stores } = world(async (store) => {
-      asked()
-      await held
+      purging.give()
+      await held.given
       return store.usernames()
     })
     expect(await logIn(core, 'alice')).toMatchObject({ ok: true })
     const applied = core.setUsers(team(hasher, 'bob', 'carol'))
-    await purging
+    await purging.given
     // While the store work runs, the users are those of before.
     expect(await logIn(core, 'carol')).toMatchObject({ ok: false })
-    release()
+    held.give()
     await applied
     expect(await stores.tokens.list('alice')).toEqual([])
     expect(await logIn(core, 'carol')).toMatchObject({ ok: true })

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { hostname, tmpdir } from 'node:os'
 import * as path from 'node:path'
+import { createSignal } from '@flowadmin/testkit'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type RunningServer, startServer } from '../src/index.js'
 import { type LocalRegistry, startLocalRegistry } from './local-registry.js'
@@ -36,17 +37,11 @@ afterEach(async () => {
  * resolves with the first request, when npm is at work in its staging folder.
  */
 async function startGatedRegistry(upstream: string) {
-  let release!: () => void
-  const released = new Promise<void>((resolve) => {
-    release = resolve
-  })
-  let asked!: () => void
-  const first = new Promise<void>((resolve) => {
-    asked = resolve
-  })
+  const released = createSignal()
+  const asked = createSignal()
   const server: Server = createServer(async (req, res) => {
-    asked()
-    await released
+    asked.give()
+    await released.given
     const answer = await fetch(new URL((req.url ?? '/').slice(1), upstream), {
       headers: { accept: req.headers.accept ?? '*/*' },
     })
@@ -56,10 +51,10 @@ async function startGatedRegistry(upstream: string) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    asked: first,
-    release,
+    asked: asked.given,
+    release: released.give,
     async close() {
-      release()
+      released.give()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },

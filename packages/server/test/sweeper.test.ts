@@ -1,7 +1,7 @@
 // The sweeper of expired tokens while the store hangs: one sweep at a time, the next when it ends.
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { storeUnavailable } from '@flowadmin/core'
-import { createCoreWithDoubles } from '@flowadmin/testkit'
+import { createCoreWithDoubles, createSignal } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { type Schedule, startSweeper } from '../src/compose/sweeper.js'
 import { logTo } from '../src/log.js'
@@ -13,10 +13,7 @@ const logOf = (log: CapturedLog) => logTo(log.logger)
 function coreWithHangingSweep() {
   const stores = createMemoryStores()
   let calls = 0
-  let release!: () => void
-  const held = new Promise<void>((resolve) => {
-    release = resolve
-  })
+  const held = createSignal()
   const { core } = createCoreWithDoubles({
     stores: {
       ...stores,
@@ -24,14 +21,14 @@ function coreWithHangingSweep() {
         ...stores.tokens,
         async deleteExpired(now, limit) {
           calls++
-          await held
+          await held.given
           return stores.tokens.deleteExpired(now, limit)
         },
       },
     },
     adminAuth: () => ({ users: [] }),
   })
-  return { core, calls: () => calls, release }
+  return { core, calls: () => calls, release: held.give }
 }
 
 /** A schedule the test drives: `tick()` is one interval passing. */

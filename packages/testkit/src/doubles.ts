@@ -13,7 +13,7 @@ import type {
   RandomSource,
   TypeUsage,
 } from '@flowadmin/core'
-import { type WaitOptions, withDeadline } from './waiting.js'
+import { createSignal, type WaitOptions, withDeadline } from './waiting.js'
 
 /** A clock that only moves when told. Starts at 2026-01-01T00:00:00Z unless given a time. */
 export function createFixedClock(start = Date.UTC(2026, 0, 1)) {
@@ -87,27 +87,21 @@ export type PlainHasher = ReturnType<typeof createPlainHasher>
  */
 export function holdVerifications(hasher: PlainHasher, deadline: WaitOptions = {}) {
   const verify = hasher.verify
-  let release!: () => void
-  const released = new Promise<void>((resolve) => {
-    release = resolve
-  })
-  let begun!: () => void
-  const started = new Promise<void>((resolve) => {
-    begun = resolve
-  })
+  const released = createSignal()
+  const started = createSignal()
   hasher.verify = async (hash, password) => {
-    begun()
-    await released
+    started.give()
+    await released.given
     return verify.call(hasher, hash, password)
   }
   return {
     /** A deadline starts with each look, so a test that never awaits this leaves no timer behind. */
     get started(): Promise<void> {
-      return withDeadline(started, 'a held verification to begin', deadline)
+      return withDeadline(started.given, 'a held verification to begin', deadline)
     },
-    release,
+    release: released.give,
     restore() {
-      release()
+      released.give()
       hasher.verify = verify
     },
   }

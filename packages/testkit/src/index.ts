@@ -21,4 +21,11 @@ export {
   tokenRecord,
 } from './store-contract.js'
 export { describeTokenLifecycle } from './token-lifecycle.js'
-export { DEFAULT_WAIT_MS, type WaitOptions, waitFor, withDeadline } from './waiting.js'
+export {
+  createSignal,
+  DEFAULT_WAIT_MS,
+  type Signal,
+  type WaitOptions,
+  waitFor,
+  withDeadline,
+} from './waiting.js'

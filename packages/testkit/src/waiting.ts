@@ -42,3 +42,19 @@ export function withDeadline<T>(
   })
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
 }
+
+/** A signal one part of a test gives and another waits for. */
+export interface Signal {
+  /** Resolves once `give()` has been called. */
+  given: Promise<void>
+  give: () => void
+}
+
+/** A new signal, not given yet; a wait on it has no deadline (see {@link withDeadline}). */
+export function createSignal(): Signal {
+  let give!: () => void
+  const given = new Promise<void>((resolve) => {
+    give = resolve
+  })
+  return { given, give }
+}
