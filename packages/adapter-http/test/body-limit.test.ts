@@ -1,10 +1,18 @@
 import { describe, expect, test } from 'vitest'
 import { createHttpApp } from '../src/index.js'
-import { createWorld, expectChallenge, PLAIN } from './helpers.js'
+import { createWorld, expectChallenge, PLAIN, type World } from './helpers.js'
 
 describe('body size limit', () => {
   const big = (bytes: number) =>
     JSON.stringify({ enabled: false, pad: 'x'.repeat(bytes - 30) }).padEnd(bytes, ' ')
+  /** PUT /nodes/<PLAIN> with a streamed JSON body, which has no Content-Length. */
+  const putStreamed = (world: World, token: string, body: ReadableStream<Uint8Array>) =>
+    world.request(`/nodes/${PLAIN.name}`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body,
+      duplex: 'half',
+    } as RequestInit)
 
   test('the default is 64 KiB: exactly that is accepted, one byte more is 413', async () => {
     const world = await createWorld()
@@ -48,12 +56,7 @@ describe('body size limit', () => {
         else controller.enqueue(chunk)
       },
     })
-    const res = await world.request(`/nodes/${PLAIN.name}`, {
-      method: 'PUT',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-      body,
-      duplex: 'half',
-    } as RequestInit)
+    const res = await putStreamed(world, token, body)
     expect(res.status).toBe(413)
     // It stopped reading soon after the limit.
     expect(pulled).toBeLessThan(10)
@@ -69,12 +72,7 @@ describe('body size limit', () => {
         controller.close()
       },
     })
-    const res = await world.request(`/nodes/${PLAIN.name}`, {
-      method: 'PUT',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-      body,
-      duplex: 'half',
-    } as RequestInit)
+    const res = await putStreamed(world, token, body)
     expect(res.status).toBe(200)
   })
 

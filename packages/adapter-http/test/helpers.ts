@@ -133,10 +133,10 @@ export async function createWorld(options: WorldOptions = {}) {
     get(path: string, token?: string) {
       return world.request(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
     },
-    /** PUT with a JSON body (a string is sent as is). */
-    put(path: string, body: unknown, token?: string, contentType = 'application/json') {
+    /** A request with a body: JSON unless `contentType` says otherwise (a string is sent as is). */
+    send(method: string, path: string, body: unknown, token?: string, contentType = 'application/json') {
       return world.request(path, {
-        method: 'PUT',
+        method,
         headers: {
           'Content-Type': contentType,
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
@@ -144,16 +144,11 @@ export async function createWorld(options: WorldOptions = {}) {
         body: typeof body === 'string' ? body : JSON.stringify(body),
       })
     },
-    /** POST with a JSON body (a string is sent as is). */
-    post(path: string, body: unknown, token?: string, contentType = 'application/json') {
-      return world.request(path, {
-        method: 'POST',
-        headers: {
-          'Content-Type': contentType,
-          ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      })
+    put(path: string, body: unknown, token?: string, contentType?: string) {
+      return world.send('PUT', path, body, token, contentType)
+    },
+    post(path: string, body: unknown, token?: string, contentType?: string) {
+      return world.send('POST', path, body, token, contentType)
     },
     delete(path: string, token?: string) {
       return world.request(path, {
