@@ -51,10 +51,14 @@ export function createFlowadminTarget({
   postgres = null,
 }) {
   const seeds = new Map()
-  /** Starts the CLI on a new user folder; `prepare(userDir)` runs before it starts. */
+  const bin = flowadminBin(serverRoot)
+  // Read now, in every run: a launcher line the bench cannot read fails the smoke run, not the
+  // first profiled start.
+  const launcher = readLauncher(bin)
   /**
-   * `profile`: write a V8 CPU profile of this process into the --cpu-prof folder; `preload`: a
-   * module node loads first (NODE_OPTIONS=--require).
+   * Starts the CLI on a new user folder; `prepare(userDir)` runs before it starts. `profile`:
+   * write a V8 CPU profile of this process into the --cpu-prof folder; `preload`: a module node
+   * loads first (NODE_OPTIONS=--require).
    */
   const launch = async ({ postgresUrl, prepare, profile = false, preload = null } = {}) => {
     const userDir = newUserDir(root, 'flowadmin')
@@ -62,19 +66,19 @@ export function createFlowadminTarget({
     prepare?.(userDir)
     const args = ['start', '--settings', settings, '--port', '0']
     const started = performance.now()
-    const bin = flowadminBin(serverRoot)
     const env = { ...process.env, ...serverEnv }
-    // The program as users run it: the bin, through its first line (which sets the process-wide
-    // tuning), with the node first on PATH, this one. The profiler's flags are node's own
-    // (NODE_OPTIONS refuses them), so a profiled start runs node with the variables of that line.
+    // The program as users run it: the bin, through its launcher line (which sets the
+    // process-wide tuning), with the node first on PATH, this one. The profiler's flags are
+    // node's own (NODE_OPTIONS refuses them), so a profiled start runs node with the variables
+    // and flags that line would give it.
     env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ''}`
     const [command, argv] =
       profile && cpuProfDir
         ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, bin, ...args]]
         : [bin, args]
     if (command !== bin) {
-      Object.assign(env, launcherVariables(bin), serverEnv)
-      argv.unshift(...launcherNodeFlags(bin))
+      Object.assign(env, launcher.variables(env))
+      argv.unshift(...launcher.nodeFlags)
     }
     if (preload) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim()
     const child = track(spawn(command, argv, { cwd: userDir, env, stdio: ['ignore', 'pipe', 'pipe'] }))
@@ -139,18 +143,66 @@ export function createFlowadminTarget({
   }
 }
 
-/** The variables the bin's first line sets (`#!/usr/bin/env -S NAME=value ... node`). */
-/** The node flags the bin's first line gives (after `node`), for a start that bypasses the line. */
-function launcherNodeFlags(bin) {
-  const words = readFileSync(bin, 'utf8').split('\n', 1)[0].split(/\s+/)
-  return words.slice(words.indexOf('node') + 1).filter((word) => word.startsWith('--'))
+/**
+ * How the bin starts node, for a start that bypasses it (the profiler's flags are node's own):
+ * `variables(env)` gives the environment the bin's launcher line would give node when started
+ * with `env`, `nodeFlags` the flags it gives node. Two forms are read: the shell line after
+ * `#!/bin/sh` (`':' //; export NAME="value${NAME:+:$NAME}"; exec node --flag "$0" "$@"`) and the
+ * older `#!/usr/bin/env -S NAME=value node --flag` (a checkout measured with --server may have
+ * it). Anything else throws: a profiled start must not silently lose the tuning.
+ */
+export function readLauncher(bin) {
+  const [first = '', second = ''] = readFileSync(bin, 'utf8').split('\n', 2)
+  const unreadable = (why) =>
+    new Error(
+      `bench: cannot read how ${bin} starts node (${why}); bench/targets.mjs (readLauncher) must learn its launcher line`,
+    )
+  if (first.startsWith('#!/usr/bin/env -S ')) {
+    const words = first.slice('#!/usr/bin/env -S '.length).trim().split(/\s+/)
+    const at = words.indexOf('node')
+    if (at < 0) throw unreadable('no `node` in its first line')
+    const set = Object.fromEntries(
+      words
+        .slice(0, at)
+        .filter((word) => /^[A-Z_][A-Z0-9_]*=/.test(word))
+        .map((word) => word.split(/=(.*)/s, 2)),
+    )
+    return { variables: () => ({ ...set }), nodeFlags: words.slice(at + 1).filter((w) => w.startsWith('--')) }
+  }
+  if (first.trim() !== '#!/bin/sh')
+    throw unreadable(`its first line is neither #!/bin/sh nor #!/usr/bin/env -S: ${first}`)
+  const exec = /(?:^|;)\s*exec node((?:\s+--[^\s"';]+)*)\s+"\$0"\s+"\$@"\s*$/.exec(second)
+  if (exec === null)
+    throw unreadable(`its second line does not end in exec node [--flags] "$0" "$@": ${second}`)
+  const exports = []
+  for (const statement of second.slice(0, exec.index).split(';')) {
+    const text = statement.trim()
+    if (text === '' || text === "':' //") continue
+    const match = /^export ([A-Z_][A-Z0-9_]*)="([^"]*)"$/.exec(text)
+    if (match === null) throw unreadable(`its second line has a statement it does not know: ${text}`)
+    exports.push([match[1], match[2]])
+  }
+  return {
+    variables(env) {
+      const now = { ...env }
+      for (const [name, value] of exports) now[name] = expand(value, now, unreadable)
+      return Object.fromEntries(exports.map(([name]) => [name, now[name]]))
+    },
+    nodeFlags: exec[1].trim().split(/\s+/).filter(Boolean),
+  }
 }
 
-function launcherVariables(bin) {
-  const first = readFileSync(bin, 'utf8').split('\n', 1)[0]
-  const words = first.startsWith('#!/usr/bin/env -S ') ? first.slice(18).split(/\s+/) : []
-  return Object.fromEntries(
-    words.filter((word) => /^[A-Z_][A-Z0-9_]*=/.test(word)).map((word) => word.split(/=(.*)/s, 2)),
+/** The shell's expansion of a double-quoted word: `$NAME`, `${NAME}` and `${NAME:+word}`, nothing else. */
+function expand(word, env, unreadable) {
+  return word.replace(
+    /\$\{([A-Z_][A-Z0-9_]*)(?::\+([^}]*))?\}|\$([A-Z_][A-Z0-9_]*)|\$/g,
+    (_match, braced, alternative, bare) => {
+      const name = braced ?? bare
+      if (name === undefined) throw unreadable(`a $ it cannot expand in ${word}`)
+      const value = env[name] ?? ''
+      if (alternative === undefined) return value
+      return value === '' ? '' : expand(alternative, env, unreadable)
+    },
   )
 }
 
