@@ -14,6 +14,7 @@ export {
   type PlainHasher,
 } from './doubles.js'
 export {
+  describeFileStoreContract,
   describeStoreContract,
   type OpenedStores,
   type OpenStores,

@@ -579,3 +579,22 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     })
   })
 }
+
+/**
+ * The contract for stores kept in a database file: each test opens `open(file)` over a new file
+ * from `newFile()`, and a second connection is another handle on that same file.
+ */
+export function describeFileStoreContract(
+  name: string,
+  open: (file: string) => OpenedStores,
+  newFile: () => string,
+): void {
+  let file: string
+  describeStoreContract(name, {
+    open: async () => {
+      file = newFile()
+      return open(file)
+    },
+    connect: async () => open(file),
+  })
+}
