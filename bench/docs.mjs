@@ -13,7 +13,14 @@ const COLUMN = {
   'node-red': 'Node-RED',
   hono: 'bare Hono',
   'node-http': 'raw node:http',
+  'nr-own': 'Node-RED, own tokens',
+  'nr-fa-cache0': 'flowadmin tokens, cacheMs 0',
+  'nr-fa-cache1000': 'flowadmin tokens, cacheMs 1000',
 }
+const column = (name) => COLUMN[name] ?? name
+/** Short names for the ratio columns of a scenario with `ratioTo`. */
+const SHORT = { 'nr-own': 'own tokens', 'nr-fa-cache0': 'cacheMs 0', 'nr-fa-cache1000': 'cacheMs 1000' }
+const short = (name) => SHORT[name] ?? column(name)
 
 const fmt = (value, digits) =>
   value === undefined || value === null || Number.isNaN(value)
@@ -53,10 +60,26 @@ function scenarioRows(scenario) {
       ['RSS peak MB', (r) => r.rssPeakMb, 1],
     ]
   }
+  const p50p99 = (r) => (r?.p50 === undefined ? null : `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`)
+  if (scenario.paired) {
+    const { label, reference } = scenario.paired
+    return [
+      [`${label}/s`, (r) => r.rps, 0],
+      [`${label} p50 / p99 ms`, p50p99],
+      [`${label}: server CPU ms/req`, (r) => r.cpuPerRequest, 3],
+      [`${reference} req/s, same server and connections`, (r) => r.reference?.rps, 0],
+      [`${reference} p50 / p99 ms`, (r) => p50p99(r.reference)],
+      [`${reference}: server CPU ms/req`, (r) => r.reference?.cpuPerRequest, 3],
+      [`${label} ÷ ${reference}, req/s`, (r) => r.rps / r.reference?.rps, 2],
+      [`${label} ÷ ${reference}, CPU per request`, (r) => r.cpuPerRequest / r.reference?.cpuPerRequest, 2],
+      ['RSS peak MB', (r) => r.rssPeakMb, 1],
+    ]
+  }
   return [
     ['req/s', (r) => r.rps, 0],
-    ['p50 / p99 ms', (r) => (r.p50 === undefined ? null : `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`)],
+    ['p50 / p99 ms', p50p99],
     ['server CPU ms/req', (r) => r.cpuPerRequest, 3],
+    ...(scenario.peerCpu ? [[`of which ${scenario.peerCpu} CPU ms/req`, (r) => r.peerCpuPerRequest, 3]] : []),
     ['RSS idle after a login MB', (r) => r.rssIdleMb, 1],
     ['RSS peak MB', (r) => r.rssPeakMb, 1],
     ['RSS after the load MB', (r) => r.rssEndMb, 1],
@@ -79,20 +102,26 @@ function scenarioSection(scenario) {
     )
     return lines.join('\n')
   }
-  const names = Object.keys(scenario.combined).filter((name) => scenario.combined[name])
-  const others = names.filter((name) => name !== 'flowadmin')
-  const header = ['', ...names.map((n) => COLUMN[n] ?? n), ...others.map((n) => `÷ ${COLUMN[n] ?? n}`)]
+  // flowadmin first, its req/s ÷ each other's; a scenario with `ratioTo` has that target first
+  // and each other's req/s ÷ its.
+  const first = scenario.ratioTo ?? 'flowadmin'
+  const present = Object.keys(scenario.combined).filter((name) => scenario.combined[name])
+  const names = [...present.filter((name) => name === first), ...present.filter((name) => name !== first)]
+  const others = names.slice(1)
+  const header = [
+    '',
+    ...names.map(column),
+    ...others.map((n) => (scenario.ratioTo ? `${short(n)} ÷ ${short(first)}` : `÷ ${column(n)}`)),
+  ]
   const rows = scenarioRows(scenario).map(([label, get, digits]) => {
     const values = names.map((name) => get(scenario.combined[name]))
     const cells = values.map((v) => (typeof v === 'string' ? v : fmt(v, digits)))
-    const fa = values[0]
-    const ratios = values
-      .slice(1)
-      .map((v) =>
-        typeof fa === 'number' && typeof v === 'number' && v > 0 && label === 'req/s'
-          ? `${fmt(fa / v, 2)}×`
-          : '',
-      )
+    const base = values[0]
+    const ratios = values.slice(1).map((v) => {
+      if (typeof base !== 'number' || typeof v !== 'number' || !(v > 0 && base > 0) || label !== 'req/s')
+        return ''
+      return `${fmt(scenario.ratioTo ? v / base : base / v, 2)}×`
+    })
     return [label, ...cells, ...ratios]
   })
   lines.push(table(header, rows))
@@ -105,7 +134,7 @@ function scenarioSection(scenario) {
     const frames = scenario.profile.byFunction.filter((f) => !f.name.startsWith('(idle)')).slice(0, 10)
     lines.push(
       '',
-      `Top CPU frames of flowadmin (self time; a profiled round after the measured ones, ${fmt(scenario.profile.totalMs, 0)} ms sampled from spawn to stop):`,
+      `Top CPU frames of flowadmin${scenario.ratioTo ? ' (the one behind the helper, cacheMs 0)' : ''} (self time; a profiled round after the measured ones, ${fmt(scenario.profile.totalMs, 0)} ms sampled from spawn to stop):`,
       '',
       table(
         ['share', 'ms', 'function  file:line'],
@@ -219,6 +248,16 @@ is an argon2id hash at OWASP parameters (m=19456 KiB, t=2, p=1). Node-RED gets t
 bare Hono app on @hono/node-server and a raw \`node:http\` server, both checking the bearer token
 with a SHA-256 and a lookup in SQLite. The raw SQLite loop commits single-row changes on the
 store's own connection settings, in the bench's process: the disk's floor for a durable write.
+
+Two scenarios are about Node-RED instances that take flowadmin's logins and tokens
+([@flowadmin/node-red](../packages/node-red/README.md)). **introspect**: flowadmin, with a resource
+server in \`adminAuth.resourceServers\`, answering \`POST /auth/introspect\` (HTTP Basic, the
+token in a form body) about a live token, and on the same server, with the same connections,
+authenticated \`GET /settings\` with that token: the two windows follow each other, in turns
+from one round to the next. **nr-flows**: Node-RED's \`GET /flows\` with a token it
+issued itself, then with a flowadmin token through the helper (introspection at every request
+with \`cacheMs: 0\`, at most one a second with \`cacheMs: 1000\`), each from its own start;
+the flowadmin behind the helper is started with Node-RED, and its CPU counts in the server's.
 
 - **req/s**, and **p50 / p99** from the exact time of every response;
 - **server CPU ms/req**: user + system time of the server process (\`/proc/<pid>/stat\`) over the

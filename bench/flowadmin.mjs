@@ -29,8 +29,17 @@ export function checkBuilt(root) {
   }
 }
 
-/** Writes settings.json for the user folder; returns its path. */
-export function writeFlowadminSettings(userDir, { username, passwordHash, postgresUrl }) {
+/**
+ * The resource server of the bench (a Node-RED instance through @flowadmin/node-red, or the
+ * introspection load): its id and secret as it sends them; flowadmin's settings hold the secret's hash.
+ */
+export const RESOURCE_SERVER = { id: 'fleet', secret: 'bench-fleet-secret-0123' }
+
+/**
+ * Writes settings.json for the user folder; returns its path. `resourceServers`:
+ * adminAuth.resourceServers ({id, secret: its hash}), none when not given.
+ */
+export function writeFlowadminSettings(userDir, { username, passwordHash, postgresUrl, resourceServers }) {
   const settings = {
     userDir: '.',
     uiHost: '127.0.0.1',
@@ -38,6 +47,7 @@ export function writeFlowadminSettings(userDir, { username, passwordHash, postgr
     adminAuth: {
       type: 'credentials',
       users: [{ username, password: passwordHash, permissions: '*' }],
+      ...(resourceServers ? { resourceServers } : {}),
     },
     auditLog: 'off',
   }

@@ -8,12 +8,14 @@ import { cpuMs } from './proc.mjs'
 /**
  * Runs autocannon against `url` for `durationMs` (or until `amount` responses), closed loop, one
  * request in flight per connection. Only the responses inside the window count; the server's CPU
- * time (`pid`) is read at both ends of the window.
+ * time (`pid`, and `peerPids`: processes that serve its requests with it) is read at both ends of
+ * the window, the peers' also on their own (`peerCpuMs`).
  * `requests` / `setupClient` are autocannon's (per-connection request lists, dynamic requests).
  */
 export function runLoad({
   url,
   pid,
+  peerPids = [],
   durationMs,
   connections,
   method,
@@ -28,7 +30,9 @@ export function runLoad({
     const statuses = {}
     let errors = 0
     let open = true
+    const peersCpu = () => peerPids.reduce((sum, peer) => sum + cpuMs(peer), 0)
     const cpuStart = cpuMs(pid)
+    const peerCpuStart = peersCpu()
     const clientStart = process.cpuUsage()
     const start = process.hrtime.bigint()
     const settings = {
@@ -60,7 +64,12 @@ export function runLoad({
       clearTimeout(timer)
       const elapsedMs = Number(process.hrtime.bigint() - start) / 1e6
       const client = process.cpuUsage(clientStart)
-      result = summarise({ latencies, statuses, errors, elapsedMs, cpuMs: cpuMs(pid) - cpuStart })
+      const peerCpuMs = peersCpu() - peerCpuStart
+      result = summarise({ latencies, statuses, errors, elapsedMs, cpuMs: cpuMs(pid) - cpuStart + peerCpuMs })
+      if (peerPids.length > 0) {
+        result.peerCpuMs = peerCpuMs
+        result.peerCpuPerRequest = result.count > 0 ? peerCpuMs / result.count : Number.NaN
+      }
       // The load generator's own CPU (this process), to tell a saturated server from a saturated client.
       result.clientCpuMs = (client.user + client.system) / 1000
       result.clientCpuPerRequest = result.count > 0 ? result.clientCpuMs / result.count : Number.NaN

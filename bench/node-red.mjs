@@ -1,11 +1,13 @@
-// The Node-RED peer: installed with npm into a cached temp folder (never a dependency of the project),
-// configured with the same user, the same node modules and the same deployed flows as flowadmin.
+// The Node-RED peer: the project's own development copy when it is the version measured, else
+// installed with npm into a cached temp folder; configured with the same user, the same node
+// modules and the same deployed flows as flowadmin, or with @flowadmin/node-red checking its logins
+// and tokens at a flowadmin.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { track } from './cleanup.mjs'
 
 export const NODE_RED_VERSION = '4.1.15'
@@ -23,8 +25,24 @@ function installedVersion(home) {
   }
 }
 
-/** Installs node-red into the cache folder unless it is already there; returns its red.js. */
+/** The node-red of the project's dev dependencies, when it is NODE_RED_VERSION: its folder, else null. */
+function devDependencyHome() {
+  try {
+    const require = createRequire(new URL('../package.json', import.meta.url))
+    const manifest = require.resolve('node-red/package.json')
+    return JSON.parse(readFileSync(manifest, 'utf8')).version === NODE_RED_VERSION ? dirname(manifest) : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Node-RED's red.js: the project's dev dependency when it is NODE_RED_VERSION, else the one
+ * installed into the cache folder (installing it there unless it is already).
+ */
 export async function installNodeRed(log) {
+  const dev = devDependencyHome()
+  if (dev) return join(dev, 'red.js')
   if (installedVersion(nodeRedHome) !== NODE_RED_VERSION) {
     // Install beside the cache and rename, so an interrupted install never looks complete.
     const staging = `${nodeRedHome}.partial-${process.pid}`
@@ -73,9 +91,9 @@ function run(command, args, cwd) {
   })
 }
 
-/** A bcrypt hash (cost 8) made with Node-RED's own bcrypt module. */
-export function bcryptHash(password) {
-  const require = createRequire(join(nodeRedHome, 'node_modules/node-red/package.json'))
+/** A bcrypt hash (cost 8) made with the bcrypt module of the Node-RED whose red.js is `redJs`. */
+export function bcryptHash(password, redJs) {
+  const require = createRequire(join(dirname(redJs), 'package.json'))
   let bcrypt
   try {
     bcrypt = require('@node-rs/bcrypt')
@@ -85,8 +103,13 @@ export function bcryptHash(password) {
   return bcrypt.hashSync(password, 8)
 }
 
-/** Writes settings.js (loopback, the given port, one admin user, quiet logs) and an empty flows file. */
-export function writeNodeRedSettings(userDir, { port, username, passwordHash }) {
+/**
+ * Writes settings.js (loopback, the given port, one admin user, quiet logs). Given `helper`
+ * ({module, url, clientId, clientSecret, cacheMs}), adminAuth and httpAdminMiddleware are
+ * @flowadmin/node-red's (from the folder `module`), as its README sets them: logins and tokens are
+ * flowadmin's.
+ */
+export function writeNodeRedSettings(userDir, { port, username, passwordHash, helper = null }) {
   const settings = {
     uiHost: '127.0.0.1',
     uiPort: port,
@@ -105,7 +128,24 @@ export function writeNodeRedSettings(userDir, { port, username, passwordHash }) 
     editorTheme: { tours: false, projects: { enabled: false } },
   }
   const file = join(userDir, 'settings.js')
-  writeFileSync(file, `module.exports = ${JSON.stringify(settings, null, 2)}\n`)
+  if (helper === null) {
+    writeFileSync(file, `module.exports = ${JSON.stringify(settings, null, 2)}\n`)
+    return file
+  }
+  const { module, ...options } = helper
+  writeFileSync(
+    file,
+    [
+      `const flowadmin = require(${JSON.stringify(module)})`,
+      `const options = ${JSON.stringify(options)}`,
+      `module.exports = {`,
+      `  ...${JSON.stringify({ ...settings, adminAuth: undefined })},`,
+      '  adminAuth: flowadmin.adminAuth(options),',
+      '  httpAdminMiddleware: flowadmin.httpAdminMiddleware(options),',
+      '}',
+      '',
+    ].join('\n'),
+  )
   return file
 }
 

@@ -27,6 +27,7 @@ export function combine(rounds) {
     poolExhausted: rounds.some((r) => r.poolExhausted),
   }
   if (rounds[0].logins) result.logins = mergeLoads(rounds.map((r) => r.logins))
+  if (rounds[0].reference) result.reference = mergeLoads(rounds.map((r) => r.reference))
   for (const key of ['loopDelay', 'clientLoopDelay']) {
     const delays = rounds.map((r) => r[key]).filter(Boolean)
     if (delays.length) {
@@ -76,6 +77,10 @@ function mergeLoads(parts) {
     cpuMs: sum('cpuMs'),
   })
   if (parts[0].sent !== undefined) merged.sent = sum('sent')
+  if (parts[0].peerCpuMs !== undefined) {
+    merged.peerCpuMs = sum('peerCpuMs')
+    merged.peerCpuPerRequest = merged.count > 0 ? merged.peerCpuMs / merged.count : Number.NaN
+  }
   if (parts[0].clientCpuMs !== undefined) {
     merged.clientCpuMs = sum('clientCpuMs')
     merged.clientCpuPerRequest = merged.count > 0 ? merged.clientCpuMs / merged.count : Number.NaN
@@ -121,11 +126,45 @@ function rows(scenario) {
       ['non-2xx + errors', (r) => r.non2xx + r.errors + r.logins.non2xx + r.logins.errors, 0, false],
     ]
   }
+  if (scenario.paired) {
+    // One server measured twice: `reference` is the request the scenario's own is compared with.
+    const { label, reference } = scenario.paired
+    const ref = (get) => (r) => (r.reference ? get(r.reference) : undefined)
+    return [
+      [`${label}/s`, (r) => r.rps, 0],
+      [`${label} p50 ms`, (r) => r.p50, 3],
+      [`${label} p99 ms`, (r) => r.p99, 3],
+      [`${label}: server CPU ms/req`, (r) => r.cpuPerRequest, 3],
+      [`${reference} req/s (same server, same connections)`, ref((r) => r.rps), 0],
+      [`${reference} p50 ms`, ref((r) => r.p50), 3],
+      [`${reference} p99 ms`, ref((r) => r.p99), 3],
+      [`${reference}: server CPU ms/req`, ref((r) => r.cpuPerRequest), 3],
+      [`${label} ÷ ${reference}, req/s`, (r) => r.rps / r.reference?.rps, 2, false],
+      [
+        `${label} ÷ ${reference}, server CPU per request`,
+        (r) => r.cpuPerRequest / r.reference?.cpuPerRequest,
+        2,
+        false,
+      ],
+      ['RSS at listen MB', (r) => r.rssStartMb, 1],
+      ['RSS peak MB', (r) => r.rssPeakMb, 1],
+      ['requests measured', (r) => r.count + (r.reference?.count ?? 0), 0, false],
+      [
+        'non-2xx + errors',
+        (r) => r.non2xx + r.errors + (r.reference ? r.reference.non2xx + r.reference.errors : 0),
+        0,
+        false,
+      ],
+    ]
+  }
   return [
     ['req/s', (r) => r.rps, 0],
     ['p50 ms', (r) => r.p50, 3],
     ['p99 ms', (r) => r.p99, 3],
     ['server CPU ms/req', (r) => r.cpuPerRequest, 3],
+    ...(scenario.peerCpu
+      ? [[`  of which ${scenario.peerCpu} CPU ms/req`, (r) => r.peerCpuPerRequest, 3]]
+      : []),
     ['load generator CPU ms/req', (r) => r.clientCpuPerRequest, 3],
     ['RSS at listen MB', (r) => r.rssStartMb, 1],
     ['RSS idle (after a login) MB', (r) => r.rssIdleMb, 1],
@@ -139,17 +178,33 @@ function rows(scenario) {
 }
 
 /** Short names of the other targets, for the ratio columns. */
-const SHORT = { 'node-red': 'nr', hono: 'hono', 'node-http': 'node:http' }
+const SHORT = {
+  flowadmin: 'fa',
+  'node-red': 'nr',
+  hono: 'hono',
+  'node-http': 'node:http',
+  'nr-own': 'own',
+  'nr-fa-cache0': 'fa 0',
+  'nr-fa-cache1000': 'fa 1000',
+}
+const short = (name) => SHORT[name] ?? name
 
 /**
  * The table of one scenario: one column per target measured (flowadmin first), then flowadmin's
- * ratio to each other one (flowadmin ÷ node-red, ÷ bare Hono, ÷ raw node:http).
+ * ratio to each other one (flowadmin ÷ node-red, ÷ bare Hono, ÷ raw node:http). A scenario with
+ * `ratioTo` has that target first instead, and each other one's ratio to it (other ÷ it).
  */
 export function scenarioTable(scenario, combined, { floor, durationS, rounds }) {
-  const fa = combined.flowadmin
-  const others = Object.keys(combined).filter((name) => name !== 'flowadmin' && combined[name])
+  const first = scenario.ratioTo ?? 'flowadmin'
+  const fa = combined[first]
+  const others = Object.keys(combined).filter((name) => name !== first && combined[name])
   const lines = [`\n## ${scenario.title}  [${scenario.id}; ${durationS} s × ${rounds} round(s) each]`]
-  const header = ['', 'flowadmin', ...others, ...others.map((name) => `fa ÷ ${SHORT[name] ?? name}`)]
+  const header = [
+    '',
+    first,
+    ...others,
+    ...others.map((name) => (scenario.ratioTo ? `${short(name)} ÷ ${short(first)}` : `fa ÷ ${short(name)}`)),
+  ]
   const body = rows(scenario).map(([label, get, digits, withRatio = true]) => {
     const a = get(fa)
     const values = others.map((name) => get(combined[name]))
@@ -157,7 +212,7 @@ export function scenarioTable(scenario, combined, { floor, durationS, rounds }) 
       label,
       fmt(a, digits),
       ...values.map((v) => fmt(v, digits)),
-      ...values.map((v) => (withRatio ? ratio(a, v) : '')),
+      ...values.map((v) => (withRatio ? (scenario.ratioTo ? ratio(v, a) : ratio(a, v)) : '')),
     ]
   })
   const blank = header.slice(2).map(() => '')
@@ -165,7 +220,7 @@ export function scenarioTable(scenario, combined, { floor, durationS, rounds }) 
     body.push([`argon2id floor /s (${floor.concurrency} at once)`, fmt(floor.perSecond, 1), ...blank])
     body.push(['logins ÷ floor', fmt(fa.rps / floor.perSecond, 2), ...blank])
   }
-  if (fa.poolExhausted || others.some((name) => combined[name].poolExhausted))
+  if (fa?.poolExhausted || others.some((name) => combined[name].poolExhausted))
     body.push(['(token pool used up: window ended early)', '', ...blank])
   const widths = header.map((_, i) => Math.max(...[header, ...body].map((row) => (row[i] ?? '').length)))
   const line = (cells) =>
@@ -211,6 +266,24 @@ export function evaluateTargets(results, { floor, sessionSizes }) {
     (v) => v >= 0.75,
     '×',
   )
+  const introspect = fa('introspect')
+  add(
+    'introspection ÷ authenticated GET /settings ≥ 0.8× (same server, same connections)',
+    introspect?.reference ? introspect.rps / introspect.reference.rps : null,
+    0.8,
+    (v) => v >= 0.8,
+    '×',
+  )
+  const flows = (name) => results['nr-flows']?.[name]
+  for (const cacheMs of [0, 1000]) {
+    const helper = flows(`nr-fa-cache${cacheMs}`)
+    const own = flows('nr-own')
+    figure(
+      `Node-RED GET /flows, flowadmin tokens through @flowadmin/node-red (cacheMs ${cacheMs}) ÷ its own tokens`,
+      helper && own ? helper.rps / own.rps : null,
+      '×',
+    )
+  }
   figure('GET /auth/login ÷ raw node:http', toBaseline('login-page', 'node-http'), '×')
   figure('authenticated GET ÷ raw node:http', toBaseline('settings', 'node-http'), '×')
   add('durable toggle, 1 connection ≥ 15× Node-RED', rpsRatio('toggle-1'), 15, (v) => v >= 15, '×')

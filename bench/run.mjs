@@ -8,7 +8,14 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { trackFolder } from './cleanup.mjs'
 import { writeDocs } from './docs.mjs'
-import { ARGON2_OPTIONS, argon2, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
+import {
+  ARGON2_OPTIONS,
+  argon2,
+  checkBuilt,
+  measureArgon2Floor,
+  RESOURCE_SERVER,
+  repositoryRoot,
+} from './flowadmin.mjs'
 import { waitForIdle } from './load.mjs'
 import { bcryptHash, installNodeRed, NODE_RED_VERSION } from './node-red.mjs'
 import { createPostgresStorage, createTwoInstanceScenarios, DEFAULT_PG } from './postgres.mjs'
@@ -28,6 +35,7 @@ import {
   BENCH_MODULES,
   createBaselineTarget,
   createFlowadminTarget,
+  createNodeRedHelperTarget,
   createNodeRedTarget,
 } from './targets.mjs'
 import { versions } from './versions.mjs'
@@ -40,11 +48,12 @@ const HELP = `Usage: pnpm bench [options]
   --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
   --only ID,ID        run only these scenarios (ids: start sqlite-commits login-page healthz settings
-                      settings-1 toggle-1 toggle-10 login logins-100 revoke login-N revoke-N storm; with
-                      --storage postgres also login-2i toggle-2i)
+                      introspect nr-flows settings-1 toggle-1 toggle-10 login logins-100 revoke login-N
+                      revoke-N storm; with --storage postgres also login-2i toggle-2i)
   --cpu-prof DIR      after each scenario's measured rounds, one more flowadmin round with the V8
                       CPU profiler on, its profile written into DIR and its top frames reported
-                      (the figures come from the unprofiled rounds)
+                      (the figures come from the unprofiled rounds; for nr-flows, the flowadmin
+                      behind the helper with cacheMs 0)
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
   --server-env K=V    set an environment variable for the flowadmin processes only (repeatable)
   --storage S         flowadmin's store: sqlite (default) or postgres; with postgres every start gets a
@@ -114,6 +123,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The PostgreSQL databases of a `--storage postgres` run. */
 let postgres = null
+/** The bench's resource server ({id, secret, hash}) when a scenario of the run needs one. */
+let resourceServer = null
 
 async function main() {
   const serverRoot = args.server ? pathToFileURL(`${resolve(args.server)}/`) : repositoryRoot
@@ -144,38 +155,72 @@ async function main() {
           root: serverRoot,
         })
       : null
-  const targets = [
-    createFlowadminTarget({
-      postgres,
-      root: work,
-      serverRoot,
-      serverEnv,
-      username: credentials.username,
-      passwordHash: await argon2.hash(credentials.password, ARGON2_OPTIONS),
-      cpuProfDir,
-    }),
-  ]
-  if (options.peer === 'node-red') {
-    const redJs = await installNodeRed(log)
-    targets.push(
-      createNodeRedTarget({
-        root: work,
-        username: credentials.username,
-        passwordHash: bcryptHash(credentials.password),
-        redJs,
-      }),
-    )
-  }
-
-  /** The targets a scenario runs against: all, or those it names. */
-  const targetsOf = (scenario) =>
-    scenario.targets ? targets.filter((target) => scenario.targets.includes(target.name)) : targets
   const all = [
     ...createScenarios(options),
     ...(postgres ? createTwoInstanceScenarios({ modules: BENCH_MODULES }) : []),
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
+  const named = new Set(scenarios.flatMap((s) => s.targets ?? []))
+  // The resource server's secret as flowadmin's settings hold it: `flowadmin hash-pw`'s hash.
+  resourceServer =
+    scenarios.some((s) => s.resourceServers) || named.has('nr-fa-cache0') || named.has('nr-fa-cache1000')
+      ? {
+          ...RESOURCE_SERVER,
+          hash: await (await import('@flowadmin/server')).hashPassword(RESOURCE_SERVER.secret),
+        }
+      : null
+  const flowadmin = createFlowadminTarget({
+    postgres,
+    root: work,
+    serverRoot,
+    serverEnv,
+    username: credentials.username,
+    passwordHash: await argon2.hash(credentials.password, ARGON2_OPTIONS),
+    cpuProfDir,
+  })
+  const targets = [flowadmin]
+  const nodeRedNamed = ['nr-own', 'nr-fa-cache0', 'nr-fa-cache1000'].some((name) => named.has(name))
+  const redJs = options.peer === 'node-red' || nodeRedNamed ? await installNodeRed(log) : null
+  const nodeRedHash = redJs ? bcryptHash(credentials.password, redJs) : null
+  if (options.peer === 'node-red') {
+    targets.push(
+      createNodeRedTarget({ root: work, username: credentials.username, passwordHash: nodeRedHash, redJs }),
+    )
+  }
+  if (nodeRedNamed) {
+    // Node-RED with its own tokens, and with flowadmin's through @flowadmin/node-red: for the
+    // scenarios that name them, whatever --peer says.
+    targets.push(
+      createNodeRedTarget({
+        name: 'nr-own',
+        namedOnly: true,
+        root: work,
+        username: credentials.username,
+        passwordHash: nodeRedHash,
+        redJs,
+      }),
+    )
+    for (const cacheMs of [0, 1000]) {
+      targets.push(
+        createNodeRedHelperTarget({
+          name: `nr-fa-cache${cacheMs}`,
+          root: work,
+          serverRoot,
+          redJs,
+          flowadmin,
+          resourceServer,
+          cacheMs,
+        }),
+      )
+    }
+  }
+
+  /** The targets a scenario runs against: those it names, or all but those run only when named. */
+  const targetsOf = (scenario) =>
+    scenario.targets
+      ? targets.filter((target) => scenario.targets.includes(target.name))
+      : targets.filter((target) => !target.namedOnly)
   if (scenarios.some((s) => s.baselines)) {
     // The baselines answer flowadmin's own bodies and headers, recorded from it in this run.
     const routesFile = join(work, 'routes.json')
@@ -244,9 +289,11 @@ async function main() {
       combined[target.name] = rounds[target.name].length > 0 ? combine(rounds[target.name]) : null
     }
     results[scenario.id] = combined
-    const profile = cpuProfDir
-      ? await profileRound(scenario, targets[0], { credentials, durationMs, warmupMs, cpuProfDir })
-      : null
+    const profiled = scenarioTargets.find((t) => t.name === (scenario.profileTarget ?? 'flowadmin'))
+    const profile =
+      cpuProfDir && profiled
+        ? await profileRound(scenario, profiled, { credentials, durationMs, warmupMs, cpuProfDir })
+        : null
     const floor = scenarioFloors.length
       ? {
           perSecond: scenarioFloors.reduce((s, f) => s + f.perSecond, 0) / scenarioFloors.length,
@@ -265,6 +312,9 @@ async function main() {
     report.scenarios.push({
       id: scenario.id,
       title: scenario.title,
+      ...(scenario.ratioTo ? { ratioTo: scenario.ratioTo } : {}),
+      ...(scenario.paired ? { paired: scenario.paired } : {}),
+      ...(scenario.peerCpu ? { peerCpu: scenario.peerCpu } : {}),
       argon2Floor: floor,
       rounds: Object.fromEntries(Object.entries(rounds).map(([name, list]) => [name, list.map(strip)])),
       combined: Object.fromEntries(Object.entries(combined).map(([name, c]) => [name, c && strip(c)])),
@@ -272,7 +322,7 @@ async function main() {
     })
   }
 
-  const names = targets.filter((t) => !t.baseline).map((t) => t.name)
+  const names = targets.filter((t) => !t.baseline && !t.namedOnly).map((t) => t.name)
   const growth = growthTable(results, options.sessionSizes, names)
   const floor = floors[0] ?? null
   const evaluated = evaluateTargets(results, { floor, sessionSizes: options.sessionSizes })
@@ -288,12 +338,12 @@ async function main() {
     startedAt,
     finishedAt,
     machine: { ...host, loadavgAtEnd: machine().loadavg },
-    versions: versions({ serverRoot, nodeRed: options.peer ? NODE_RED_VERSION : null }),
+    versions: versions({ serverRoot, nodeRed: redJs ? NODE_RED_VERSION : null }),
     options: { ...options, only: options.only && [...options.only] },
     server: serverRoot.pathname,
     serverEnv,
     storage: args.storage,
-    nodeRed: options.peer ? NODE_RED_VERSION : null,
+    nodeRed: redJs ? NODE_RED_VERSION : null,
     argon2: { options: { ...ARGON2_OPTIONS, type: 'argon2id' }, floor },
     scenarios: report.scenarios,
     targets: evaluated,
@@ -330,7 +380,11 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs, pr
   const seed = sessions > 0 ? await target.seed(sessions) : null
   // flowadmin's own loop only: Node-RED does not keep the recorder's signal handler.
   const preload = scenario.loopDelay && target.name === 'flowadmin' ? LOOP_DELAY : null
-  const instance = await target.start({ seed, profile, preload })
+  const resourceServers =
+    scenario.resourceServers && target.name === 'flowadmin'
+      ? [{ id: resourceServer.id, secret: resourceServer.hash }]
+      : undefined
+  const instance = await target.start({ seed, profile, preload, resourceServers })
   try {
     const rssStartMb = memory(instance.pid).rssMb
     const loginPage = await fetch(`${instance.url}/auth/login`, { signal: AbortSignal.timeout(15_000) })
@@ -345,9 +399,9 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs, pr
     const pool = scenario.pool
       ? { tokens: seed.tokens.slice(0, sessions - (scenario.sessions ?? 0)), next: 0 }
       : null
-    const context = { instance, target, token, credentials, pool }
+    const context = { instance, target, token, credentials, pool, profiling: profile }
     if (preload) context.loopDelay = loopDelayProbe(instance)
-    if (!scenario.noWarmup) await scenario.load({ ...context, durationMs: warmupMs })
+    if (!scenario.noWarmup) await scenario.load({ ...context, durationMs: warmupMs, warmup: true })
     // Requests the warm-up left queued must not eat into the measured window.
     const drainMs = await waitForIdle(instance.pid)
     const result = await scenario.load({ ...context, durationMs })

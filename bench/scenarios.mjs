@@ -1,6 +1,7 @@
 // What is measured. Each scenario loads one started server for a window (after a warm-up window
 // of the same load) and returns the load's summary; run.mjs starts and stops the servers.
-import { runLoad, runPaced } from './load.mjs'
+import { RESOURCE_SERVER } from './flowadmin.mjs'
+import { runLoad, runPaced, waitForIdle } from './load.mjs'
 import { measureSqliteCommits } from './sqlite-commits.mjs'
 import { BENCH_MODULES } from './targets.mjs'
 
@@ -72,6 +73,7 @@ function getLoad(path, { authenticated, connections = 10 }) {
     runLoad({
       url: `${instance.url}${path}`,
       pid: instance.pid,
+      peerPids: instance.peerPids,
       durationMs,
       connections,
       headers: authenticated ? bearer(token) : undefined,
@@ -142,6 +144,64 @@ function revokeLoad({ instance, pool, durationMs }) {
   }).then((result) => ({ ...result, poolExhausted: pool.next >= pool.tokens.length }))
 }
 
+/** RFC 6749 §2.3.1: the client's id and secret, each form-encoded, joined and base64'd. */
+function basicAuthorization({ id, secret }) {
+  const form = (text) => new URLSearchParams([['', text]]).toString().slice(1)
+  return `Basic ${Buffer.from(`${form(id)}:${form(secret)}`).toString('base64')}`
+}
+
+/** One introspection of `token` by the bench's resource server; throws unless the token is active. */
+async function checkIntrospection(instance, token) {
+  const response = await fetch(`${instance.url}/auth/introspect`, {
+    method: 'POST',
+    headers: { authorization: basicAuthorization(RESOURCE_SERVER), 'content-type': FORM },
+    body: `token=${encodeURIComponent(token)}`,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  })
+  const body = await response.text()
+  if (response.status !== 200 || JSON.parse(body).active !== true)
+    throw new Error(`POST /auth/introspect answered ${response.status} ${body}, not an active token`)
+}
+
+/**
+ * The bench's resource server introspecting the bench user's live token, and beside it, on the
+ * same server and the same number of connections, authenticated GET /settings with that token:
+ * `reference` in the result. The two windows follow each other (the server idle in between),
+ * in one order in one measured round and the other in the next; the warm-up runs both, in the
+ * order of the window it precedes, and its first introspection is the one that verifies the
+ * secret (argon2). A profiled round runs the introspections alone, so its profile is theirs.
+ */
+function introspectLoad(connections) {
+  let measured = 0
+  return async (context) => {
+    const { instance, token, durationMs, warmup, profiling } = context
+    const introspect = () =>
+      runLoad({
+        url: `${instance.url}/auth/introspect`,
+        pid: instance.pid,
+        durationMs,
+        connections,
+        method: 'POST',
+        headers: { authorization: basicAuthorization(RESOURCE_SERVER), 'content-type': FORM },
+        body: `token=${encodeURIComponent(token)}`,
+      })
+    if (warmup) await checkIntrospection(instance, token)
+    if (profiling) return introspect()
+    const get = getLoad('/settings', { authenticated: true, connections })
+    const introspectFirst = measured % 2 === 1
+    if (!warmup) measured++
+    const between = () => waitForIdle(instance.pid)
+    if (introspectFirst) {
+      const introspections = await introspect()
+      await between()
+      return { ...introspections, reference: await get(context) }
+    }
+    const reference = await get(context)
+    await between()
+    return { ...(await introspect()), reference }
+  }
+}
+
 /** Authenticated GETs at a fixed rate while logins run flat out on 4 connections. */
 function stormLoad(rate) {
   return async (context) => {
@@ -159,7 +219,8 @@ function stormLoad(rate) {
 
 /** A summary without its latency arrays (for the JSON file). */
 export function strip({ latencies, ...rest }) {
-  return rest.logins ? { ...rest, logins: strip(rest.logins) } : rest
+  for (const key of ['logins', 'reference']) if (rest[key]) rest[key] = strip(rest[key])
+  return rest
 }
 
 /**
@@ -208,6 +269,26 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
       title: 'GET /settings (authenticated)',
       load: getLoad('/settings', { authenticated: true }),
       baselines: true,
+    },
+    {
+      id: 'introspect',
+      title:
+        'POST /auth/introspect (a resource server asking about a live token) beside authenticated GET /settings, 10 connections each',
+      load: introspectLoad(10),
+      targets: ['flowadmin'],
+      resourceServers: true,
+      paired: { label: 'introspections', reference: 'GET /settings' },
+    },
+    {
+      id: 'nr-flows',
+      title:
+        "Node-RED's GET /flows with its own tokens, and with flowadmin's through @flowadmin/node-red (cacheMs 0, 1000), 10 connections",
+      load: getLoad('/flows', { authenticated: true }),
+      targets: ['nr-own', 'nr-fa-cache0', 'nr-fa-cache1000'],
+      ratioTo: 'nr-own',
+      peerCpu: 'flowadmin',
+      // The profiled round: the flowadmin behind the helper, which every request asks.
+      profileTarget: 'nr-fa-cache0',
     },
     {
       // With the raw commit, the floor of a toggle on one connection: a toggle is an

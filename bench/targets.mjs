@@ -1,10 +1,20 @@
-// The two servers under test, started the same way for every measurement: a fresh user folder
+// The servers under test, started the same way for every measurement: a fresh user folder
 // (settings, empty flows, the ten bench modules, optionally a seeded token store), a spawned
 // process on a free 127.0.0.1 port, and the time from spawn to listening.
 import { spawn } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import net from 'node:net'
 import { delimiter, dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { removeFolder, track } from './cleanup.mjs'
 import {
   copyDatabase,
@@ -58,11 +68,16 @@ export function createFlowadminTarget({
   /**
    * Starts the CLI on a new user folder; `prepare(userDir)` runs before it starts. `profile`:
    * write a V8 CPU profile of this process into the --cpu-prof folder; `preload`: a module node
-   * loads first (NODE_OPTIONS=--require).
+   * loads first (NODE_OPTIONS=--require); `resourceServers`: adminAuth.resourceServers.
    */
-  const launch = async ({ postgresUrl, prepare, profile = false, preload = null } = {}) => {
+  const launch = async ({ postgresUrl, prepare, profile = false, preload = null, resourceServers } = {}) => {
     const userDir = newUserDir(root, 'flowadmin')
-    const settings = writeFlowadminSettings(userDir, { username, passwordHash, postgresUrl })
+    const settings = writeFlowadminSettings(userDir, {
+      username,
+      passwordHash,
+      postgresUrl,
+      resourceServers,
+    })
     prepare?.(userDir)
     const args = ['start', '--settings', settings, '--port', '0']
     const started = performance.now()
@@ -103,9 +118,9 @@ export function createFlowadminTarget({
         }
         return seeds.get(count)
       },
-      async start({ seed, profile, preload } = {}) {
+      async start({ seed, profile, preload, resourceServers } = {}) {
         const database = await postgres.create(seed?.template)
-        const first = await launch({ postgresUrl: database.url, profile, preload })
+        const first = await launch({ postgresUrl: database.url, profile, preload, resourceServers })
         const peers = []
         return {
           ...first,
@@ -138,8 +153,13 @@ export function createFlowadminTarget({
       }
       return seeds.get(count)
     },
-    start: ({ seed, profile, preload } = {}) =>
-      launch({ prepare: (userDir) => seed && copyDatabase(seed.file, userDir), profile, preload }),
+    start: ({ seed, profile, preload, resourceServers } = {}) =>
+      launch({
+        prepare: (userDir) => seed && copyDatabase(seed.file, userDir),
+        profile,
+        preload,
+        resourceServers,
+      }),
   }
 }
 
@@ -207,13 +227,23 @@ function expand(word, env, unreadable) {
 }
 
 /**
- * Node-RED, installed in its cache folder: same user (bcrypt, cost 8), same modules, same flows.
- * It prints nothing with logging off, so listening is when its port accepts a connection.
+ * Node-RED (see installNodeRed): same user (bcrypt, cost 8), same modules, same flows. It prints
+ * nothing with logging off, so listening is when its port accepts a connection. `namedOnly`: the
+ * target runs only in the scenarios that name it. `start({ helper })` starts it with
+ * @flowadmin/node-red's settings instead of its own user (see writeNodeRedSettings).
  */
-export function createNodeRedTarget({ root, username, passwordHash, redJs }) {
+export function createNodeRedTarget({
+  name = 'node-red',
+  namedOnly = false,
+  root,
+  username,
+  passwordHash,
+  redJs,
+}) {
   const seeds = new Map()
   return {
-    name: 'node-red',
+    name,
+    namedOnly,
     clientId: NODE_RED_CLIENT,
     async seed(count) {
       if (!seeds.has(count)) {
@@ -226,10 +256,10 @@ export function createNodeRedTarget({ root, username, passwordHash, redJs }) {
       }
       return seeds.get(count)
     },
-    async start({ seed } = {}) {
+    async start({ seed, helper = null } = {}) {
       const userDir = newUserDir(root, 'node-red')
       const port = await freePort()
-      const settings = writeNodeRedSettings(userDir, { port, username, passwordHash })
+      const settings = writeNodeRedSettings(userDir, { port, username, passwordHash, helper })
       if (seed) cpSync(seed.file, nodeRedSessionsFile(userDir))
       const env = { ...process.env, NODE_RED_DISABLE_TELEMETRY: 'true' }
       const started = performance.now()
@@ -256,6 +286,77 @@ export function createNodeRedTarget({ root, username, passwordHash, redJs }) {
       }
       const spawnMs = performance.now() - started
       return instance({ child, userDir, url: `http://127.0.0.1:${port}`, spawnMs, output })
+    },
+  }
+}
+
+/**
+ * Node-RED whose logins and tokens are flowadmin's, through @flowadmin/node-red (the build's
+ * packages/node-red, set as its README says, with `cacheMs`): each start also starts a flowadmin
+ * (the target `flowadmin`) with `resourceServer` among its adminAuth.resourceServers, and stops it
+ * with Node-RED. The instance is Node-RED's; `peerPids` holds flowadmin's, whose CPU is counted as
+ * the server's too (every request may cost an introspection there). `start({ profile })` profiles
+ * the flowadmin. Runs only in the scenarios that name it.
+ */
+export function createNodeRedHelperTarget({
+  name,
+  root,
+  serverRoot,
+  redJs,
+  flowadmin,
+  resourceServer,
+  cacheMs,
+}) {
+  const helperFolder = fileURLToPath(new URL('packages/node-red/', serverRoot))
+  if (!existsSync(join(helperFolder, 'index.js')))
+    throw new Error(`${helperFolder}index.js is missing: the Node-RED helper of the build measured`)
+  const nodeRed = createNodeRedTarget({ name, root, redJs })
+  return {
+    name,
+    namedOnly: true,
+    clientId: NODE_RED_CLIENT,
+    async start({ profile } = {}) {
+      const backend = await flowadmin.start({
+        profile,
+        resourceServers: [{ id: resourceServer.id, secret: resourceServer.hash }],
+      })
+      let front
+      try {
+        front = await nodeRed.start({
+          helper: {
+            module: helperFolder,
+            url: backend.url,
+            clientId: resourceServer.id,
+            clientSecret: resourceServer.secret,
+            cacheMs,
+          },
+        })
+      } catch (error) {
+        await backend.stop()
+        throw error
+      }
+      return {
+        ...front,
+        peerPids: [backend.pid],
+        output: {
+          get stdout() {
+            return front.output.stdout
+          },
+          get stderr() {
+            const flowadminStderr = backend.output.stderr.trim()
+            return flowadminStderr
+              ? `${front.output.stderr}\n(flowadmin) ${flowadminStderr}`
+              : front.output.stderr
+          },
+        },
+        async stop() {
+          try {
+            await front.stop()
+          } finally {
+            await backend.stop()
+          }
+        },
+      }
     },
   }
 }
