@@ -1,5 +1,6 @@
 export { type CoreWithDoublesOptions, createCoreWithDoubles } from './core-with-doubles.js'
 export { describeCore } from './domain/index.js'
+export { adminLogin, createCoreOverStores, toolsModule } from './domain-over-stores.js'
 export {
   createEventRecorder,
   createFakeInstaller,
