@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises'
 import * as argon2 from 'argon2'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type CliRun, logEntries, runCliToEnd, startCli, useUserDir } from './cli-process.js'
+import { logInAs } from './password-grant.js'
 
 const dir = useUserDir('e2e-tokens')
 const PASSWORDS = ['alice-pw', 'bob-pw', 'carol-pw', 'dave-pw', 'carol-new-pw']
@@ -50,16 +51,7 @@ async function writeTeam(team: Team, extra: Record<string, unknown> = {}): Promi
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
 async function login(url: string, username: string, password: string, scope = '*'): Promise<string> {
-  const res = await fetch(`${url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope,
-      username,
-      password,
-    }),
-  })
+  const res = await logInAs(url, username, password, scope)
   expect(res.status).toBe(200)
   return ((await res.json()) as { access_token: string }).access_token
 }
@@ -134,20 +126,7 @@ async function expectChanged(url: string, tokens: Tokens): Promise<void> {
   expect(await rights(url, tokens.dave)).toEqual(READ_ONLY)
   // carol's new password works; bob's new login gets `read` only.
   expect(await rights(url, await login(url, 'carol', 'carol-new-pw'))).toEqual(FULL)
-  expect(
-    (
-      await fetch(`${url}/auth/token`, {
-        method: 'POST',
-        body: new URLSearchParams({
-          client_id: 'service-admin',
-          grant_type: 'password',
-          scope: '*',
-          username: 'alice',
-          password: 'alice-pw',
-        }),
-      })
-    ).status,
-  ).toBe(401)
+  expect((await logInAs(url, 'alice', 'alice-pw')).status).toBe(401)
 }
 
 const auditOf = (run: CliRun, event: string) =>

@@ -7,6 +7,7 @@ import { createCoreWithDoubles, createSignal, type PlainHasher } from '@flowadmi
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { hashPassword, type RunningServer, startServer } from '../src/index.js'
 import { type CapturedLog, captureLog } from './log-capture.js'
+import { logInAs } from './password-grant.js'
 
 let dir: string
 let settingsFile: string
@@ -46,18 +47,9 @@ async function start(options: { settingsFile?: string } = { settingsFile }): Pro
   return server
 }
 
+/** `username` logs in with the password `<username>-pw`: the status of the answer. */
 async function login(server: RunningServer, username: string): Promise<number> {
-  const res = await fetch(`${server.url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope: '*',
-      username,
-      password: `${username}-pw`,
-    }),
-  })
-  return res.status
+  return (await logInAs(server.url, username, `${username}-pw`)).status
 }
 
 describe('reloading the settings file', () => {
