@@ -3,20 +3,9 @@
 import { createHash } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import {
-  ADMIN_PASSWORD,
-  login,
-  send,
-  tokenOf,
-  useWorkspace,
-  VIEWER_PASSWORD,
-  type Workspace,
-} from './hostile-http.js'
+import { ADMIN_PASSWORD, login, send, tokenOf, useWorkspace, VIEWER_PASSWORD } from './hostile-http.js'
 
-let workspace: Workspace
-useWorkspace((created) => {
-  workspace = created
-})
+const workspace = useWorkspace()
 
 const ADMIN_AT = '127.0.0.50'
 const VIEWER_AT = '127.0.0.51'

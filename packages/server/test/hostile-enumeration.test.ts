@@ -8,13 +8,9 @@ import {
   type RawResponse,
   useWorkspace,
   VIEWER_PASSWORD,
-  type Workspace,
 } from './hostile-http.js'
 
-let workspace: Workspace
-useWorkspace((created) => {
-  workspace = created
-})
+const workspace = useWorkspace()
 
 /** Status, every header but Date (names and values as sent, in order) and the body. */
 const wire = (res: RawResponse) => ({

@@ -7,19 +7,9 @@ import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/index.js'
-import {
-  ADMIN_PASSWORD,
-  type LoginFields,
-  send,
-  useWorkspace,
-  VIEWER_PASSWORD,
-  type Workspace,
-} from './hostile-http.js'
+import { ADMIN_PASSWORD, type LoginFields, send, useWorkspace, VIEWER_PASSWORD } from './hostile-http.js'
 
-let workspace: Workspace
-useWorkspace((created) => {
-  workspace = created
-})
+const workspace = useWorkspace()
 
 const RESULTS = fileURLToPath(new URL('../../../test-results/fail2ban/', import.meta.url))
 const PROXY = '127.0.0.70'

@@ -1,15 +1,12 @@
 // The client address behind a reverse proxy, end to end: X-Forwarded-For counts only from a
 // trusted proxy, and the address it yields is what the audit log and the throttle use.
 import { describe, expect, it } from 'vitest'
-import { ADMIN_PASSWORD, login, send, useWorkspace, type Workspace } from './hostile-http.js'
+import { ADMIN_PASSWORD, login, send, useWorkspace } from './hostile-http.js'
 import { passwordGrant } from './password-grant.js'
 
 const PROXY = '127.0.0.20'
 
-let workspace: Workspace
-useWorkspace((created) => {
-  workspace = created
-})
+const workspace = useWorkspace()
 
 /** A failed login from `from` carrying these X-Forwarded-For headers; returns the audited address. */
 async function auditedAddress(url: string, from: string, forwardedFor?: string | string[]) {

@@ -3,22 +3,11 @@
 import * as path from 'node:path'
 import { openDatabase } from '@flowadmin/adapter-sqlite'
 import { describe, expect, it } from 'vitest'
-import {
-  ADMIN_PASSWORD,
-  login,
-  type RawResponse,
-  send,
-  tokenOf,
-  useWorkspace,
-  type Workspace,
-} from './hostile-http.js'
+import { ADMIN_PASSWORD, login, type RawResponse, send, tokenOf, useWorkspace } from './hostile-http.js'
 
 const EDITOR = 'https://editor.example'
 
-let workspace: Workspace
-useWorkspace((created) => {
-  workspace = created
-})
+const workspace = useWorkspace()
 
 const corsHeaders = (res: RawResponse) =>
   Object.fromEntries(Object.entries(res.headers).filter(([name]) => name.startsWith('access-control-')))

@@ -49,25 +49,26 @@ let hashes: Promise<{ admin: string; viewer: string }> | null = null
 const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
 
-/** A temporary userDir with the demo's node modules and flows (whose `greeting` type is in use). */
 /**
- * Registers a suite's hooks over the built server: a fresh workspace for each test (handed to
- * `use`), and every process started meanwhile killed and the workspace removed after it.
+ * Registers a suite's hooks over the built server: a fresh workspace for each test, and every
+ * process started meanwhile killed and the workspace removed after it. The object returned holds
+ * the workspace of the test running (its fields are replaced before each test).
  */
-export function useWorkspace(use: (workspace: Workspace) => void): void {
-  let current: Workspace | undefined
+export function useWorkspace(): Workspace {
+  const current = {} as Workspace
   beforeAll(() => requireBuild())
   beforeEach(async () => {
-    current = await createWorkspace()
-    use(current)
+    Object.assign(current, await createWorkspace())
   })
   afterEach(async () => {
     await killAll()
-    await current?.remove()
+    await current.remove()
   })
   afterAll(killAll)
+  return current
 }
 
+/** A temporary userDir with the demo's node modules and flows (whose `greeting` type is in use). */
 export async function createWorkspace(): Promise<Workspace> {
   const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-hostile-'))
   await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })

@@ -3,12 +3,9 @@
 // address are never answered "throttled". Clients bind source addresses of 127.0.0.0/8.
 import { DEFAULT_THROTTLE } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
-import { ADMIN_PASSWORD, login, type RawResponse, useWorkspace, type Workspace } from './hostile-http.js'
+import { ADMIN_PASSWORD, login, type RawResponse, useWorkspace } from './hostile-http.js'
 
-let workspace: Workspace
-useWorkspace((created) => {
-  workspace = created
-})
+const workspace = useWorkspace()
 
 const GUESSER = '127.0.0.90'
 const OFFICE = '127.0.0.91'

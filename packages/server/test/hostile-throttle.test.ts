@@ -1,12 +1,9 @@
 // Login throttling over HTTP against the built server: per username and address, per address,
 // persisted across a restart. Clients bind source addresses of 127.0.0.0/8, all loopback.
 import { describe, expect, it } from 'vitest'
-import { ADMIN_PASSWORD, type AuditLine, login, useWorkspace, type Workspace } from './hostile-http.js'
+import { ADMIN_PASSWORD, type AuditLine, login, useWorkspace } from './hostile-http.js'
 
-let workspace: Workspace
-useWorkspace((created) => {
-  workspace = created
-})
+const workspace = useWorkspace()
 
 const wrong = { username: 'admin', password: 'guess' }
 const right = { username: 'admin', password: ADMIN_PASSWORD }
