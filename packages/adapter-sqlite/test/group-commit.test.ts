@@ -3,6 +3,7 @@ import { tokenRecord } from '@flowadmin/testkit'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createSqliteStores, openDatabase, type SqliteDatabase } from '../src/index.js'
+import { module, POLICY } from './records.js'
 import { createTempFolder } from './temp.js'
 
 const temp = createTempFolder()
@@ -11,24 +12,10 @@ afterAll(() => temp.remove())
 const T0 = Date.UTC(2026, 0, 1)
 
 const token = (hash: string) => tokenRecord(hash, { id: `id-${hash.slice(0, 8)}`, expiresAt: T0 + 3_600_000 })
-const POLICY = {
-  pairLimit: 5,
-  addressLimit: 20,
-  windowMs: 60_000,
-  allowance: 1,
-  leaseMs: 1_000,
-  knownMs: 1_000,
-}
 const attempt = (address: string) => ({
   pairKey: `user ${address} alice`,
   addressKey: `addr ${address}`,
   knownKey: `known ${address}`,
-})
-
-const module = (name: string): ModuleDescriptor => ({
-  name,
-  version: '1.0.0',
-  sets: [{ name: 'main', types: [`${name}-node`] }],
 })
 
 /**
@@ -86,14 +73,22 @@ function observer(path: string) {
   }
 }
 
+/**
+ * Stores over a new counted database holding the modules mod-0 to mod-9; `before` is the count of
+ * commits once they are in.
+ */
+async function withTenModules() {
+  const path = temp.file()
+  const { db, counter } = countedDatabase(path)
+  const stores = createSqliteStores(db)
+  const names = Array.from({ length: 10 }, (_, i) => `mod-${i}`)
+  for (const name of names) await stores.modules.upsert(module(name))
+  return { path, db, counter, stores, names, before: counter.commits }
+}
+
 describe('group commit', () => {
   it('changes made together, by every store, share one commit, and each resolves once it is committed', async () => {
-    const path = temp.file()
-    const { db, counter } = countedDatabase(path)
-    const stores = createSqliteStores(db)
-    const names = Array.from({ length: 10 }, (_, i) => `mod-${i}`)
-    for (const name of names) await stores.modules.upsert(module(name))
-    const before = counter.commits
+    const { path, db, counter, stores, names, before } = await withTenModules()
     const seen = observer(path)
 
     const settled: string[] = []
@@ -177,12 +172,7 @@ describe('group commit', () => {
   })
 
   it('a read no pending change touches answers at once, so concurrent read-then-write requests share a commit', async () => {
-    const path = temp.file()
-    const { db, counter } = countedDatabase(path)
-    const stores = createSqliteStores(db)
-    const names = Array.from({ length: 10 }, (_, i) => `mod-${i}`)
-    for (const name of names) await stores.modules.upsert(module(name))
-    const before = counter.commits
+    const { db, counter, stores, names, before } = await withTenModules()
     // As a request to toggle one module does: read it, then change it.
     const toggles = names.map(async (name) => {
       const found = await stores.modules.find(name)

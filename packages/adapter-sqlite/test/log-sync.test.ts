@@ -37,6 +37,15 @@ function heldSync() {
   }
 }
 
+/** Stores over a new database file whose log is synced by a {@link heldSync}. */
+function storesWithHeldSync() {
+  const path = temp.file()
+  const db = openDatabase(path)
+  const held = heldSync()
+  syncLogAsync(db, held.sync)
+  return { path, db, held, stores: createSqliteStores(db) }
+}
+
 /** Settled or not, without waiting. */
 function state(promise: Promise<unknown>) {
   const seen = { settled: false, error: undefined as unknown }
@@ -54,11 +63,7 @@ function state(promise: Promise<unknown>) {
 
 describe('the log synced after the commit, off the event loop', () => {
   it('answers a change only once its sync is done; a read that could see it waits too, an unrelated one does not', async () => {
-    const path = temp.file()
-    const db = openDatabase(path)
-    const held = heldSync()
-    syncLogAsync(db, held.sync)
-    const stores = createSqliteStores(db)
+    const { path, db, held, stores } = storesWithHeldSync()
     const first = stores.tokens.save(live('other'))
     await turn()
     expect(held.pending).toHaveLength(1)
@@ -108,11 +113,7 @@ describe('the log synced after the commit, off the event loop', () => {
   }, 20_000)
 
   it('commits the changes that waited for a failed sync, and answers them after a sync of their own', async () => {
-    const path = temp.file()
-    const db = openDatabase(path)
-    const held = heldSync()
-    syncLogAsync(db, held.sync)
-    const stores = createSqliteStores(db)
+    const { path, db, held, stores } = storesWithHeldSync()
     const failing = state(stores.tokens.save(live('first')))
     await turn()
     const waiting = state(stores.tokens.save(live('second')))

@@ -22,6 +22,7 @@ import {
   SqliteStoreError,
 } from '../src/index.js'
 import { childScript } from './children.js'
+import { POLICY } from './records.js'
 import { createTempFolder } from './temp.js'
 
 const temp = createTempFolder()
@@ -31,6 +32,8 @@ const pragma = (db: SqliteDatabase, name: string) =>
   Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0]
 
 const T0 = Date.UTC(2026, 0, 1)
+/** admin's login attempt from 10.0.0.1, as the throttle counts it. */
+const ATTEMPT = { pairKey: 'user 10.0.0.1 admin', addressKey: 'addr 10.0.0.1', knownKey: 'known k' }
 const record = (hash: string) => tokenRecord(hash, { expiresAt: T0 + 60_000 })
 
 /** A database holding `count` tokens, closed, so its file is complete without a WAL. */
@@ -38,6 +41,17 @@ async function databaseWith(path: string, count: number): Promise<string> {
   const stores = createSqliteStores(path)
   for (let i = 0; i < count; i++) await stores.tokens.save(record(`${i}`.padStart(64, 'a')))
   await stores.close()
+  return path
+}
+
+/** A new file at schema 1 (as that release left it) holding what `fill` writes, closed. */
+function schema1File(fill: (raw: Database.Database) => void): string {
+  const path = temp.file()
+  const raw = new Database(path)
+  raw.exec(MIGRATIONS[0] as string)
+  raw.pragma('user_version = 1')
+  fill(raw)
+  raw.close()
   return path
 }
 
@@ -82,29 +96,17 @@ describe('openDatabase: settings and migrations', () => {
   })
 
   it('brings a version 1 file up to date, keeping its failure counters', async () => {
-    const path = temp.file()
-    const raw = new Database(path)
-    raw.exec(MIGRATIONS[0] as string)
-    raw.pragma('user_version = 1')
-    raw
-      .prepare('INSERT INTO throttle (key, count, reset_at) VALUES (?, ?, ?)')
-      .run('user 10.0.0.1 admin', 5, T0 + 60_000)
-    raw.close()
+    const path = schema1File((raw) =>
+      raw
+        .prepare('INSERT INTO throttle (key, count, reset_at) VALUES (?, ?, ?)')
+        .run('user 10.0.0.1 admin', 5, T0 + 60_000),
+    )
     const stores = createSqliteStores(path)
-    const attempt = { pairKey: 'user 10.0.0.1 admin', addressKey: 'addr 10.0.0.1', knownKey: 'known k' }
-    const policy = {
-      pairLimit: 5,
-      addressLimit: 20,
-      windowMs: 60_000,
-      allowance: 1,
-      leaseMs: 1_000,
-      knownMs: 1_000,
-    }
-    expect(await stores.throttle.begin(attempt, policy, T0)).toEqual({
+    expect(await stores.throttle.begin(ATTEMPT, POLICY, T0)).toEqual({
       outcome: 'throttled',
       retryAt: T0 + 60_000,
     })
-    expect(await stores.throttle.begin(attempt, policy, T0 + 60_000)).toEqual({
+    expect(await stores.throttle.begin(ATTEMPT, POLICY, T0 + 60_000)).toEqual({
       outcome: 'proceed',
       known: false,
     })
@@ -114,17 +116,8 @@ describe('openDatabase: settings and migrations', () => {
   it('keeps synchronous=FULL for every other write: the throttle relaxes it for its own transactions only', async () => {
     const db = openDatabase(temp.file())
     const mine = createSqliteStores(db)
-    const attempt = { pairKey: 'user 10.0.0.1 admin', addressKey: 'addr 10.0.0.1', knownKey: 'known k' }
-    const policy = {
-      pairLimit: 5,
-      addressLimit: 20,
-      windowMs: 60_000,
-      allowance: 1,
-      leaseMs: 1_000,
-      knownMs: 1_000,
-    }
-    expect(await mine.throttle.begin(attempt, policy, T0)).toEqual({ outcome: 'proceed', known: false })
-    await mine.throttle.finish(attempt, 'succeeded', policy, T0)
+    expect(await mine.throttle.begin(ATTEMPT, POLICY, T0)).toEqual({ outcome: 'proceed', known: false })
+    await mine.throttle.finish(ATTEMPT, 'succeeded', POLICY, T0)
     expect(pragma(db, 'synchronous')).toBe(2)
     db.close()
   })
@@ -163,15 +156,12 @@ describe('openDatabase: settings and migrations', () => {
   })
 
   it('upgrades a schema 1 file: its tokens, which carry no credential fingerprint, end; modules stay', async () => {
-    const path = temp.file()
-    const raw = new Database(path)
-    raw.exec(MIGRATIONS[0] as string)
-    raw.pragma('user_version = 1')
-    raw
-      .prepare('INSERT INTO tokens VALUES (?, ?, ?, ?, ?, ?)')
-      .run('a'.repeat(64), 'admin', 'service-admin', '["*"]', T0, T0 + 60_000)
-    raw.prepare("INSERT INTO modules VALUES ('greeting', '1.0.0')").run()
-    raw.close()
+    const path = schema1File((raw) => {
+      raw
+        .prepare('INSERT INTO tokens VALUES (?, ?, ?, ?, ?, ?)')
+        .run('a'.repeat(64), 'admin', 'service-admin', '["*"]', T0, T0 + 60_000)
+      raw.prepare("INSERT INTO modules VALUES ('greeting', '1.0.0')").run()
+    })
     const stores = createSqliteStores(path)
     expect(await stores.tokens.findByHash('a'.repeat(64))).toBeNull()
     expect(await stores.modules.find('greeting')).toMatchObject({ version: '1.0.0' })

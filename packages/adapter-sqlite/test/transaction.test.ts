@@ -3,16 +3,11 @@ import { tokenRecord } from '@flowadmin/testkit'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createSqliteStores, openDatabase } from '../src/index.js'
+import { module } from './records.js'
 import { createTempFolder } from './temp.js'
 
 const temp = createTempFolder()
 afterAll(() => temp.remove())
-
-const module = (name: string): ModuleDescriptor => ({
-  name,
-  version: '1.0.0',
-  sets: [{ name: 'main', types: [`${name}-node`] }],
-})
 
 /**
  * A database on which a token named "fail at commit" makes the commit of its transaction fail: a
