@@ -3,17 +3,15 @@
 // userDir, a few rounds. What it acknowledged before the kill must all be there after it.
 import * as http from 'node:http'
 import { createSeededNumbers } from '@flowadmin/testkit'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { killAll, requireBuild } from './cli-process.js'
+import { expect, it } from 'vitest'
 import {
   ADMIN,
-  createHostileUserDir,
   enabledStates,
   GREETING,
-  type HostileUserDir,
   loginFor,
   TEXT_TOOLS,
   tokenStatus,
+  useHostileUserDir,
 } from './target-server.js'
 
 /**
@@ -23,12 +21,7 @@ import {
 const SEED = Number(process.env.FLOWADMIN_CRASH_SEED ?? 5_150)
 const ROUNDS = 5
 
-let dir: HostileUserDir | undefined
-beforeAll(() => requireBuild())
-afterAll(async () => {
-  await killAll()
-  await dir?.remove()
-})
+const createUserDir = useHostileUserDir()
 
 interface Answer {
   status: number
@@ -78,7 +71,7 @@ const form = (fields: Record<string, string>) => ({
 it(`keeps every acknowledged login, revoke and toggle across ${ROUNDS} SIGKILLs under load`, async () => {
   const killPoints = createSeededNumbers(SEED)
   const random = createSeededNumbers(SEED + 1)
-  dir = await createHostileUserDir({ auditLog: 'off' })
+  const dir = await createUserDir({ auditLog: 'off' })
   let server = await dir.start()
   const operator = await loginFor(server.url, ADMIN)
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` })

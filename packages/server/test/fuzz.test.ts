@@ -4,34 +4,20 @@
 // error, wrote only JSON audit lines, and its modules and tokens are exactly what the valid
 // requests made them.
 import fc from 'fast-check'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { killAll, requireBuild } from './cli-process.js'
+import { expect, it } from 'vitest'
 import { responseProblems } from './fuzz-checks.js'
 import { type Holder, revokedBy, routeOf, toggleOf } from './fuzz-oracle.js'
 import { headerOf, type RawOutcome, sendRaw } from './fuzz-raw-http.js'
 import { fuzzRequest } from './fuzz-requests.js'
 import { type Tokens, toWire, VICTIMS } from './fuzz-wire.js'
-import {
-  ADMIN,
-  createHostileUserDir,
-  enabledStates,
-  type HostileUserDir,
-  loginFor,
-  tokenStatus,
-  VIEWER,
-} from './target-server.js'
+import { ADMIN, enabledStates, loginFor, tokenStatus, useHostileUserDir, VIEWER } from './target-server.js'
 
 /** Replay another run with FLOWADMIN_FUZZ_SEED=<n>. */
 const SEED = Number(process.env.FLOWADMIN_FUZZ_SEED ?? 20_251_122)
 const BATCHES = 60
 const BATCH_SIZE = 50
 
-let dir: HostileUserDir | undefined
-beforeAll(() => requireBuild())
-afterAll(async () => {
-  await killAll()
-  await dir?.remove()
-})
+const createUserDir = useHostileUserDir()
 
 const preview = (bytes: Buffer) => JSON.stringify(bytes.toString('latin1').slice(0, 700))
 const outcomeText = (outcome: RawOutcome) =>
@@ -42,7 +28,7 @@ const outcomeText = (outcome: RawOutcome) =>
 it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a change it should refuse`, async () => {
   // Installing and removing is refused here (npm would reach for the internet); every such
   // request must then change nothing. The palette tests install against a local registry.
-  dir = await createHostileUserDir({ externalModules: { palette: { allowInstall: false } } })
+  const dir = await createUserDir({ externalModules: { palette: { allowInstall: false } } })
   const { run, url } = await dir.start()
   const port = Number(new URL(url).port)
 

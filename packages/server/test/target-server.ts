@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
-import { startCli } from './cli-process.js'
+import { afterAll, beforeAll } from 'vitest'
+import { killAll, requireBuild, startCli } from './cli-process.js'
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 
@@ -43,6 +44,24 @@ export interface HostileUserDir {
 
 const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
+
+/**
+ * The hooks of a test file that attacks the built server: the build is checked first, and after
+ * the file's tests every process is killed and the userDir removed. Returns the function that
+ * makes that userDir (see {@link createHostileUserDir}).
+ */
+export function useHostileUserDir(): (extra?: Record<string, unknown>) => Promise<HostileUserDir> {
+  let dir: HostileUserDir | undefined
+  beforeAll(() => requireBuild())
+  afterAll(async () => {
+    await killAll()
+    await dir?.remove()
+  })
+  return async (extra) => {
+    dir = await createHostileUserDir(extra)
+    return dir
+  }
+}
 
 /** A fresh userDir in the temp folder with the settings above (plus `extra` settings). */
 export async function createHostileUserDir(extra: Record<string, unknown> = {}): Promise<HostileUserDir> {
