@@ -167,12 +167,18 @@ export async function readBody(
   if (bytes === 'incomplete') return invalid('Request body incomplete')
   let text: string
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    text = UTF8.decode(bytes)
   } catch {
     return invalid('Request body is not valid UTF-8')
   }
   return format === 'json' ? parseJson(text) : parseForm(text)
 }
+
+/**
+ * One strict decoder for every body: a decode without `stream` starts afresh each time, so it can be
+ * shared, and making one per request is a measurable part of a small request's cost.
+ */
+export const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 /** True when the request carries a multipart form (an upload). */
 export function isMultipart(request: Request): boolean {

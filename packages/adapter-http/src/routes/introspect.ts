@@ -2,7 +2,7 @@ import type { ClientCredentials, Introspection } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
-import { readBody } from '../body.js'
+import { readBody, UTF8 } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import {
@@ -27,9 +27,7 @@ export function basicCredentials(header: string | undefined): ClientCredentials 
   if (match === null) return null
   let decoded: string
   try {
-    decoded = new TextDecoder('utf-8', { fatal: true }).decode(
-      Uint8Array.from(atob(match[1] as string), (char) => char.charCodeAt(0)),
-    )
+    decoded = UTF8.decode(Uint8Array.from(atob(match[1] as string), (char) => char.charCodeAt(0)))
   } catch {
     return null
   }
