@@ -46,6 +46,9 @@ afterAll(async () => {
 
 const admin = (...args: string[]) => nodeRedAdmin(home, args)
 const ok = (stdout: string[]) => ({ code: 0, stdout: [...stdout, ''], stderr: [''] })
+/** What `info <module>` prints: the module's name and version, then the table of its node sets. */
+const moduleInfo = (module: { name: string; version: string }, table: string[]) =>
+  ok([`Module:    ${module.name}`, `Version:   ${module.version}`, '', ...table])
 const failed = (stderr: string) => ({ code: 1, stdout: [''], stderr: [stderr, ''] })
 /** A run with its output split into lines, trailing padding removed. */
 const printed = async (run: ReturnType<typeof nodeRedAdmin>) => {
@@ -98,10 +101,7 @@ describe('node-red-admin against flowadmin', () => {
     )
 
     expect(await printed(admin('info', SHOUT.name))).toEqual(
-      ok([
-        `Module:    ${SHOUT.name}`,
-        `Version:   ${SHOUT.version}`,
-        '',
+      moduleInfo(SHOUT, [
         'Nodes                          Types   State',
         'node-red-contrib-shout/shout   shout   enabled',
       ]),
@@ -194,26 +194,15 @@ describe('node-red-admin against flowadmin', () => {
       await admin('target', url)
       await nodeRedAdmin(home, ['login'], ['admin', ADMIN_PASSWORD])
 
-      expect(await printed(admin('install', `${WAVE.name}@^1`))).toEqual(
-        ok([
-          `Module:    ${WAVE.name}`,
-          `Version:   ${WAVE.version}`,
-          '',
-          'Nodes                        Types   State',
-          'node-red-contrib-wave/wave   wave    enabled',
-        ]),
-      )
+      // install prints what info prints.
+      const waveInfo = moduleInfo(WAVE, [
+        'Nodes                        Types   State',
+        'node-red-contrib-wave/wave   wave    enabled',
+      ])
+      expect(await printed(admin('install', `${WAVE.name}@^1`))).toEqual(waveInfo)
       const manifest = JSON.parse(await readFile(path.join(userDir, 'package.json'), 'utf8'))
       expect(manifest.dependencies).toEqual({ [WAVE.name]: '^1.0.0' })
-      expect(await printed(admin('info', WAVE.name))).toEqual(
-        ok([
-          `Module:    ${WAVE.name}`,
-          `Version:   ${WAVE.version}`,
-          '',
-          'Nodes                        Types   State',
-          'node-red-contrib-wave/wave   wave    enabled',
-        ]),
-      )
+      expect(await printed(admin('info', WAVE.name))).toEqual(waveInfo)
 
       // Refused by the settings: the client prints the server's message; nothing was fetched.
       const asked = registry.requests.length
