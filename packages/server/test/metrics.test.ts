@@ -228,22 +228,28 @@ describe('readiness', () => {
   })
 })
 
+/**
+ * Metrics over memory stores they instrument (`raw` the stores below), holding one session live at
+ * time 5, which is when the live tokens are counted; `load` is the login queue's at each scrape.
+ */
+async function metricsOfStores(load: { running: number; known: number; general: number }) {
+  const metrics = createMetrics()
+  const raw = createMemoryStores()
+  const stores = metrics.instrument(raw)
+  await stores.tokens.save(tokenRecord('h', { createdAt: 0, expiresAt: 10 }))
+  metrics.track({ liveTokens: () => stores.tokens.countLive(5), loginQueueLoad: () => load })
+  return { metrics, raw, stores }
+}
+
 describe('createMetrics', () => {
   it('times every store call and counts the ones that throw, by store and operation', async () => {
-    const metrics = createMetrics()
-    const raw = createMemoryStores()
-    const stores = metrics.instrument(raw)
-    await stores.tokens.save(tokenRecord('h', { createdAt: 0, expiresAt: 10 }))
+    const { metrics, raw, stores } = await metricsOfStores({ running: 4, known: 2, general: 7 })
     expect(await stores.tokens.countLive(5)).toEqual({ session: 1, api: 0 })
     raw.modules.list = async () => {
       throw new Error('disk I/O error')
     }
     await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
     await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
-    metrics.track({
-      liveTokens: () => stores.tokens.countLive(5),
-      loginQueueLoad: () => ({ running: 4, known: 2, general: 7 }),
-    })
 
     const { body } = await metrics.exposition()
     const timed = 'flowadmin_storage_operation_duration_seconds_count'
@@ -258,14 +264,7 @@ describe('createMetrics', () => {
   })
 
   it('keeps the last count of live tokens when counting fails, and counts the failure', async () => {
-    const metrics = createMetrics()
-    const raw = createMemoryStores()
-    const stores = metrics.instrument(raw)
-    await stores.tokens.save(tokenRecord('h', { createdAt: 0, expiresAt: 10 }))
-    metrics.track({
-      liveTokens: () => stores.tokens.countLive(5),
-      loginQueueLoad: () => ({ running: 0, known: 0, general: 0 }),
-    })
+    const { metrics, raw, stores } = await metricsOfStores({ running: 0, known: 0, general: 0 })
     expect(sample((await metrics.exposition()).body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)
 
     raw.tokens.countLive = async () => {
