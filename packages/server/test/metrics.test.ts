@@ -93,6 +93,10 @@ function sample(exposition: string, series: string): number | null {
   return line === undefined ? null : Number(line.slice(series.length + 1))
 }
 
+/** The value of each of `series` in the exposition, by series (null where one is missing). */
+const samples = (exposition: string, series: string[]) =>
+  Object.fromEntries(series.map((name) => [name, sample(exposition, name)]))
+
 describe('GET /metrics beside the API', () => {
   it('counts what users did, by outcome and route template, for a token with metrics.read', async () => {
     await install('greeting-nodes')
@@ -125,36 +129,33 @@ describe('GET /metrics beside the API', () => {
     expect(res.headers.get('Content-Type')).toBe('text/plain; version=0.0.4; charset=utf-8')
     const text = await res.text()
 
-    expect(sample(text, 'flowadmin_logins_total{outcome="succeeded"}')).toBe(3)
-    expect(sample(text, 'flowadmin_logins_total{outcome="failed"}')).toBe(1)
-    expect(sample(text, 'flowadmin_logins_total{outcome="throttled"}')).toBe(0)
-    expect(sample(text, 'flowadmin_logins_total{outcome="shed"}')).toBe(0)
-    expect(sample(text, 'flowadmin_tokens_live{kind="session"}')).toBe(3)
-    expect(sample(text, 'flowadmin_tokens_live{kind="api"}')).toBe(0)
-    expect(sample(text, 'flowadmin_module_changes_total{change="disabled"}')).toBe(1)
-    expect(sample(text, 'flowadmin_module_changes_total{change="enabled"}')).toBe(0)
-    expect(sample(text, 'flowadmin_permission_denied_total')).toBe(1)
-    expect(sample(text, 'flowadmin_verifier_queue_depth{lane="known"}')).toBe(0)
-    expect(sample(text, 'flowadmin_verifier_queue_depth{lane="general"}')).toBe(0)
-    expect(sample(text, 'flowadmin_verifier_running')).toBe(0)
-    expect(sample(text, 'flowadmin_verifier_wait_seconds_count')).toBe(4)
     const requests = 'flowadmin_http_request_duration_seconds_count'
-    expect(sample(text, `${requests}{method="POST",route="/auth/token",status="200"}`)).toBe(3)
-    expect(sample(text, `${requests}{method="POST",route="/auth/token",status="401"}`)).toBe(1)
-    expect(sample(text, `${requests}{method="PUT",route="/nodes/*",status="200"}`)).toBe(1)
-    expect(sample(text, `${requests}{method="GET",route="/nodes/*",status="404"}`)).toBe(1)
-    expect(sample(text, `${requests}{method="GET",route="unmatched",status="404"}`)).toBe(1)
+    const storage = 'flowadmin_storage_operation_duration_seconds_count'
+    const expected = {
+      'flowadmin_logins_total{outcome="succeeded"}': 3,
+      'flowadmin_logins_total{outcome="failed"}': 1,
+      'flowadmin_logins_total{outcome="throttled"}': 0,
+      'flowadmin_logins_total{outcome="shed"}': 0,
+      'flowadmin_tokens_live{kind="session"}': 3,
+      'flowadmin_tokens_live{kind="api"}': 0,
+      'flowadmin_module_changes_total{change="disabled"}': 1,
+      'flowadmin_module_changes_total{change="enabled"}': 0,
+      flowadmin_permission_denied_total: 1,
+      'flowadmin_verifier_queue_depth{lane="known"}': 0,
+      'flowadmin_verifier_queue_depth{lane="general"}': 0,
+      flowadmin_verifier_running: 0,
+      flowadmin_verifier_wait_seconds_count: 4,
+      [`${requests}{method="POST",route="/auth/token",status="200"}`]: 3,
+      [`${requests}{method="POST",route="/auth/token",status="401"}`]: 1,
+      [`${requests}{method="PUT",route="/nodes/*",status="200"}`]: 1,
+      [`${requests}{method="GET",route="/nodes/*",status="404"}`]: 1,
+      [`${requests}{method="GET",route="unmatched",status="404"}`]: 1,
+      [`${storage}{store="tokens",operation="save"}`]: 3,
+      [`${storage}{store="modules",operation="setEnabled"}`]: 1,
+    }
+    expect(samples(text, Object.keys(expected))).toEqual(expected)
     expect(text).not.toContain('secret-looking-name')
     expect(text).not.toContain('route-4711')
-    expect(
-      sample(text, 'flowadmin_storage_operation_duration_seconds_count{store="tokens",operation="save"}'),
-    ).toBe(3)
-    expect(
-      sample(
-        text,
-        'flowadmin_storage_operation_duration_seconds_count{store="modules",operation="setEnabled"}',
-      ),
-    ).toBe(1)
     expect(text).not.toContain('flowadmin_storage_errors_total{')
     for (const name of [
       'nodejs_eventloop_lag_seconds',
