@@ -69,33 +69,38 @@ const NodeModule = v.pipe(
   v.metadata({ ref: 'NodeModule' }),
 )
 
-// The path parameters as {@link parseNodesPath} reads them; a scoped name's slash may be `%2F`.
-const MODULE_PARAMETER = {
-  name: 'module',
+/** A required path parameter: a string matching `pattern`, with examples named as in ENABLE_EXAMPLES. */
+const pathParameter = (
+  name: string,
+  description: string,
+  pattern: string,
+  examples: Record<'plain' | 'scoped' | 'unknown', { summary: string; value: string }>,
+) => ({
+  name,
   in: 'path' as const,
   required: true,
-  description:
-    'A package name, plain (`node-red-node-random`) or scoped (`@scope/name`). The slash of a ' +
+  description,
+  schema: { type: 'string' as const, pattern },
+  examples,
+})
+
+// The path parameters as {@link parseNodesPath} reads them; a scoped name's slash may be `%2F`.
+const MODULE_PARAMETER = pathParameter(
+  'module',
+  'A package name, plain (`node-red-node-random`) or scoped (`@scope/name`). The slash of a ' +
     'scoped name may be sent as it is or as `%2F`. Case-sensitive.',
-  schema: { type: 'string' as const, pattern: '^(@[^/]+/[^/]+|[^@/][^/]*)$' },
-  examples: {
+  '^(@[^/]+/[^/]+|[^@/][^/]*)$',
+  {
     plain: { summary: 'A plain name', value: 'node-red-node-random' },
     scoped: { summary: 'A scoped name', value: '@acme/flow-kit' },
     unknown: { summary: 'No such module (404)', value: 'no-such-module' },
   },
-}
-const SET_PARAMETER = {
-  name: 'set',
-  in: 'path' as const,
-  required: true,
-  description: 'The name of one of the module’s node sets.',
-  schema: { type: 'string' as const, pattern: '^[^/]+$' },
-  examples: {
-    plain: { summary: 'The set of the plain module', value: 'random' },
-    scoped: { summary: 'A set of the scoped module', value: 'beta' },
-    unknown: { summary: 'No such set (404)', value: 'nope' },
-  },
-}
+)
+const SET_PARAMETER = pathParameter('set', 'The name of one of the module’s node sets.', '^[^/]+$', {
+  plain: { summary: 'The set of the plain module', value: 'random' },
+  scoped: { summary: 'A set of the scoped module', value: 'beta' },
+  unknown: { summary: 'No such set (404)', value: 'nope' },
+})
 
 const ENABLE_EXAMPLES = {
   plain: { summary: 'Disable', value: { enabled: false } },
