@@ -1,6 +1,7 @@
 // The identity provider port over openid-client (certified OpenID Connect relying party): discovery,
 // the authorization URL with PKCE (S256), the code exchange with the ID token's checks (signature
-// against the provider's JWKS, fetched again when a key id is unknown; iss, aud, exp, nonce; state),
+// against the provider's JWKS, fetched again when a key id is unknown, at most once a minute; iss,
+// aud, exp, nonce; state),
 // and the userinfo claims when the ID token lacks the ones the settings name. Logout tokens are
 // verified with jose (the library openid-client verifies with) against the same JWKS.
 import type {
@@ -81,7 +82,11 @@ export function createOidcProvider(settings: OidcSettings): IdentityProvider {
     configuration ??= client
       .discovery(issuer, settings.clientId, undefined, client.ClientSecretBasic(settings.clientSecret), {
         timeout: PROVIDER_TIMEOUT_SECONDS,
-        ...(insecure && { execute: [client.allowInsecureRequests] }),
+        // The ID token's signature is verified against the provider's keys even though it comes
+        // straight from the token endpoint (OpenID Connect would let TLS stand in for it).
+        execute: insecure
+          ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
+          : [client.enableNonRepudiationChecks],
       })
       .catch((error: unknown) => {
         configuration = null
