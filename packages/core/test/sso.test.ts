@@ -2,6 +2,7 @@ import { createMemoryStores } from '@flowadmin/adapter-memory'
 import {
   createCore,
   type IdentityProvider,
+  operator,
   type PendingSignIn,
   type ProviderIdentity,
   type ProviderResult,
@@ -219,6 +220,32 @@ describe('single sign-on in the core', () => {
     expect((await core.authenticate(a.value.accessToken)).ok).toBe(false)
     expect((await core.authenticate(b.value.accessToken)).ok).toBe(false)
     expect((await core.authenticate(other.value.accessToken)).ok).toBe(true)
+  })
+
+  it('lets the command line make an API token for a signed-in person, within their rights and session', async () => {
+    const { core, signIn, clock } = world({ maxSessionSeconds: 3600 })
+    const issued = await signIn('sub-ida', { preferred_username: 'ida', groups: ['nr-deployers'] })
+    if (!issued.ok) throw new Error('refused')
+    clock.advance(600_000)
+    const made = await core.tokens.create(operator, { name: 'ci', user: 'ida' }, null)
+    if (!made.ok) throw new Error(JSON.stringify(made.error))
+    expect(made.value.view).toMatchObject({
+      user: 'ida',
+      kind: 'api',
+      scope: ['flows.write', 'nodes.read'],
+      provider: 'Sign in with Example ID',
+      expiresAt: clock.now() + 3_000_000,
+    })
+    const wider = await core.tokens.create(operator, { name: 'ci', user: 'ida', scope: '*' }, null)
+    expect(wider.ok || wider.error.code).toBe('invalid_scope')
+    const longer = await core.tokens.create(operator, { name: 'ci', user: 'ida', expiresIn: 86_400 }, null)
+    expect(longer.ok || longer.error).toEqual({
+      code: 'invalid_request',
+      message:
+        'expires_in must be at most 3000 seconds: a token of a single sign-on ends with the session it was created in',
+    })
+    const unknown = await core.tokens.create(operator, { name: 'ci', user: 'nobody' }, null)
+    expect(unknown.ok || unknown.error).toEqual({ code: 'invalid_request', message: 'No such user: nobody' })
   })
 
   it('keeps signed-in people’s tokens when the settings’ users are purged', async () => {

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type RunningServer, startServer } from '../src/index.js'
+import { hashPassword, type RunningServer, startServer } from '../src/index.js'
 import { captureLog } from './log-capture.js'
 import {
   browse,
@@ -26,6 +26,8 @@ const MAP = { 'nr-admins': '*', 'nr-deployers': ['flows.write', 'nodes.read'], '
 let userDir: string
 let provider: TestProvider
 let server: RunningServer
+/** Passwords and the provider together. */
+let both: RunningServer
 const audit: string[] = []
 
 /** The issue's settings, with the test provider's issuer. */
@@ -38,13 +40,16 @@ const oidcSettings = (issuer: string) => ({
   permissions: { claim: 'groups', map: MAP },
 })
 
-async function start(issuer: string): Promise<RunningServer> {
+async function start(issuer: string, users?: unknown[]): Promise<RunningServer> {
   return startServer({
     port: 0,
     userDir,
     stdout: (line: string) => audit.push(line),
     logger: captureLog().logger,
-    settings: { storage: 'memory', adminAuth: { oidc: oidcSettings(issuer) } },
+    settings: {
+      storage: 'memory',
+      adminAuth: users === undefined ? { oidc: oidcSettings(issuer) } : { users, oidc: oidcSettings(issuer) },
+    } as never,
   })
 }
 
@@ -52,8 +57,11 @@ beforeAll(async () => {
   userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-sso-'))
   provider = await startProvider()
   server = await start(provider.issuer)
+  both = await start(provider.issuer, [
+    { username: 'admin', password: await hashPassword('admin-pw'), permissions: '*' },
+  ])
   await provider.register({
-    redirectUris: [`${server.url}/auth/strategy/callback`],
+    redirectUris: [`${server.url}/auth/strategy/callback`, `${both.url}/auth/strategy/callback`],
     backchannelLogoutUri: `${server.url}/auth/strategy/backchannel-logout`,
   })
   provider.people.set('alice-sub', { username: 'alice', groups: ['nr-deployers', 'sales'] })
@@ -63,6 +71,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await server?.close()
+  await both?.close()
   await provider?.close()
   await rm(userDir, { recursive: true, force: true })
 })
@@ -77,16 +86,16 @@ const toConsole = (url: string) => url.includes('#sso_code=')
 const toCallback = (url: string) => url.includes('/auth/strategy/callback?')
 
 /** Signs in as `login` through the provider's pages; the one-time code from the console's URL. */
-async function signIn(jar: CookieJar, login: string, returnTo?: string) {
+async function signIn(jar: CookieJar, login: string, returnTo?: string, at: RunningServer = server) {
   const query = returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`
-  const walked = await walkSignIn(jar, `${server.url}/auth/strategy${query}`, login, toConsole)
+  const walked = await walkSignIn(jar, `${at.url}/auth/strategy${query}`, login, toConsole)
   const code = new URL(walked.url).hash.match(/^#sso_code=([\w-]+)$/)?.[1]
   return { ...walked, code }
 }
 
 /** Trades a one-time code at POST /auth/token from the browser of `jar`. */
-function exchange(jar: CookieJar, code: string, clientId = 'service-editor') {
-  return browse(jar, `${server.url}/auth/token`, {
+function exchange(jar: CookieJar, code: string, clientId = 'service-editor', at: RunningServer = server) {
+  return browse(jar, `${at.url}/auth/token`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: clientId }),
@@ -243,6 +252,50 @@ describe('signing in with the identity provider', () => {
     await provider.backchannelLogout('carol-sub', sid ?? '')
     expect((await get(`${server.url}/settings`, token)).status).toBe(401)
     expect(audited('sso.logout')).toContainEqual(expect.objectContaining({ owner: 'carol' }))
+  })
+})
+
+describe('passwords and the identity provider together', () => {
+  it('announces the credentials prompts with the button beside them, and both sign people in', async () => {
+    const scheme = await (await fetch(`${both.url}/auth/login`)).json()
+    expect(scheme).toEqual({
+      type: 'credentials',
+      prompts: [
+        { id: 'username', type: 'text', label: 'Username' },
+        { id: 'password', type: 'password', label: 'Password' },
+      ],
+      sso: { type: 'button', label: LABEL, url: '/auth/strategy' },
+    })
+    const password = await fetch(`${both.url}/auth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: 'service-admin',
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: 'admin-pw',
+      }),
+    })
+    expect(password.status).toBe(200)
+    const admin = ((await password.json()) as { access_token: string }).access_token
+
+    const jar = createCookieJar()
+    const { code } = await signIn(jar, 'alice-sub', undefined, both)
+    const signedIn = await exchange(jar, code ?? '', 'service-editor', both)
+    expect(signedIn.status).toBe(200)
+
+    // The administrator sees and manages the signed-in person like any other user.
+    const everyone = await get(`${both.url}/auth/tokens?user=*`, admin)
+    const listed = ((await everyone.json()) as { tokens: Array<Record<string, unknown>> }).tokens
+    expect(listed.find((entry) => entry.user === 'alice')).toMatchObject({ provider: LABEL, kind: 'session' })
+    expect(listed.find((entry) => entry.user === 'admin')).not.toHaveProperty('provider')
+    const ended = await fetch(`${both.url}/auth/tokens?user=alice`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${admin}` },
+    })
+    expect(ended.status).toBe(200)
+    expect(await ended.json()).toEqual({ revoked: 1 })
+    expect((await get(`${both.url}/settings`, admin)).status).toBe(200)
   })
 })
 
