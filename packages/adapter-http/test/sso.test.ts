@@ -23,7 +23,8 @@ import { createResponseValidator, type OpenApiDocument, type ResponseCheck } fro
 
 const ORIGIN = 'http://flowadmin.example'
 
-function world() {
+function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
+  const redirectUris: string[] = []
   let answer: ProviderResult<ProviderIdentity> = {
     ok: true,
     value: {
@@ -40,6 +41,7 @@ function world() {
   const provider: IdentityProvider = {
     issuer: 'https://id.example',
     async authorizationUrl(pending) {
+      redirectUris.push(pending.redirectUri)
       if (down)
         return {
           ok: false,
@@ -75,9 +77,10 @@ function world() {
       },
     },
   )
-  const app = createHttpApp(core, { version: '1.0.0', onUnexpectedError: () => {} })
+  const app = createHttpApp(core, { version: '1.0.0', onUnexpectedError: () => {}, ...options })
   return {
     app,
+    redirectUris,
     request: (path: string, init?: RequestInit) => app.request(`${ORIGIN}${path}`, init),
     answer: (next: ProviderResult<ProviderIdentity>) => {
       answer = next
@@ -95,6 +98,27 @@ const methodsOf = (document: OpenApiDocument) =>
   Object.entries(document.paths).flatMap(([template, item]) =>
     Object.keys(item).map((m) => `${m} ${template}`),
   )
+
+describe('the redirect URI and the sign-in cookie', () => {
+  test('below httpAdminRoot: the browser’s origin, the root’s callback, a cookie for the root’s /auth', async () => {
+    const w = world({ basePath: '/admin' })
+    const res = await w.request('/admin/auth/strategy?return_to=%2Fadmin%2F%3Fview%3Dtokens')
+    expect(res.status).toBe(302)
+    expect(w.redirectUris).toEqual([`${ORIGIN}/admin/auth/strategy/callback`])
+    expect(res.headers.get('set-cookie')).toMatch(
+      /^flowadmin_sso=[\w-]{43}; Path=\/admin\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/,
+    )
+    const outside = await w.request(`/admin/auth/strategy?return_to=${encodeURIComponent('/elsewhere')}`)
+    expect(outside.status).toBe(400)
+  })
+
+  test('the settings’ redirect URI when given; Secure cookies when it is https', async () => {
+    const w = world({ ssoRedirectUri: 'https://flowadmin.example.com/auth/strategy/callback' })
+    const res = await w.request('/auth/strategy')
+    expect(w.redirectUris).toEqual(['https://flowadmin.example.com/auth/strategy/callback'])
+    expect(res.headers.get('set-cookie')).toMatch(/; HttpOnly; SameSite=Lax; Secure$/)
+  })
+})
 
 describe('the single sign-on routes and their document', () => {
   test('are listed when single sign-on is configured, and every documented status is produced', async () => {

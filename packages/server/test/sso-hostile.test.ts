@@ -25,7 +25,14 @@ import {
 type Forgery = (claims: JWTPayload) => Promise<string>
 
 let userDir: string
-let fake: { issuer: string; server: Server; forge: Forgery; logoutKey: CryptoKey; kid: string }
+let fake: {
+  issuer: string
+  server: Server
+  forge: Forgery
+  tokenDown: boolean
+  logoutKey: CryptoKey
+  kid: string
+}
 let flowadmin: RunningServer
 const audit: string[] = []
 
@@ -48,8 +55,9 @@ async function startFakeProvider() {
   const published: JWK = { ...(await exportJWK(privateKey)), kid: 'published', alg: 'RS256', use: 'sig' }
   const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = published
   let nonce = ''
-  const state: { issuer: string; forge: Forgery } = {
+  const state: { issuer: string; forge: Forgery; tokenDown: boolean } = {
     issuer: '',
+    tokenDown: false,
     forge: (claims) =>
       new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'published' }).sign(privateKey),
   }
@@ -77,6 +85,10 @@ async function startFakeProvider() {
       back.searchParams.set('code', 'a-code')
       back.searchParams.set('state', url.searchParams.get('state') ?? '')
       res.writeHead(302, { Location: back.href }).end()
+      return
+    }
+    if (url.pathname === '/token' && state.tokenDown) {
+      req.socket.destroy()
       return
     }
     if (url.pathname === '/token') {
@@ -113,6 +125,10 @@ async function startFakeProvider() {
     },
     set forge(forgery: Forgery) {
       state.forge = forgery
+    },
+    /** The token endpoint hangs up on every request while true. */
+    set tokenDown(down: boolean) {
+      state.tokenDown = down
     },
     logoutKey: privateKey,
     kid: 'published',
@@ -209,6 +225,21 @@ describe('ID tokens the provider did not make as it should', () => {
       expect(refused.some((event) => event.event === 'sso.succeeded')).toBe(false)
     })
   }
+})
+
+describe('a provider that goes away in the middle of a sign-in', () => {
+  it('503 with a page that says so, no code; the next sign-in works', async () => {
+    fake.tokenDown = true
+    try {
+      const res = await signIn()
+      expect(res.status).toBe(503)
+      expect(res.headers.get('location')).toBeNull()
+      expect(await res.text()).toContain('The identity provider cannot be reached')
+    } finally {
+      fake.tokenDown = false
+    }
+    expect((await signIn()).status).toBe(302)
+  })
 })
 
 describe('logout tokens that are not the provider’s', () => {

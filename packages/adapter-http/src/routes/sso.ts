@@ -1,11 +1,11 @@
-import type { Core, SsoRefusal } from '@flowadmin/core'
+import type { SsoRefusal } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import { getCookie } from 'hono/cookie'
 import * as v from 'valibot'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, oauthBodyError, oauthError, toResponse } from '../errors.js'
-import { describe, NO_STORE_HEADERS, oauthErrorContent, use } from '../openapi.js'
+import { describe, NO_STORE_HEADERS, oauthErrorContent, schemaOf, use } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
 import { noStore } from './auth.js'
 
@@ -74,10 +74,8 @@ function page(status: number, title: string, message: string, back: string): Res
   })
 }
 
-const HTML = { 'text/html': { schema: { type: 'string' as const } } } as unknown as Record<
-  string,
-  { schema: never }
->
+/** A short HTML page for the person in the browser. */
+const HTML = { 'text/html': { schema: schemaOf(v.string()) } }
 
 /**
  * Where a sign-in may return to: a path of this service below its root, nothing that a browser
@@ -244,5 +242,3 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
 
   return routes
 }
-
-export type { Core }

@@ -53,17 +53,18 @@ function classify(error: unknown): { ok: false; error: ProviderFailure } {
     const description = error.error_description ? `: ${error.error_description}` : ''
     return failure('invalid', `The identity provider refused the code (${error.error}${description}).`)
   }
-  const code = (error as { code?: unknown }).code
-  if (
-    error instanceof TypeError &&
-    (code === undefined || code === 'ERR_INVALID_URL' || messageOf(error) === 'fetch failed')
-  ) {
-    return failure('unavailable', `The identity provider cannot be reached (${messageOf(error)}).`)
+  // fetch's own failure (refused, reset, no such host) or a timeout, itself or as the cause the
+  // library wraps: the provider is not there now.
+  for (let seen: unknown = error, depth = 0; seen instanceof Error && depth < 4; depth++) {
+    if (seen instanceof TypeError && seen.message === 'fetch failed') {
+      return failure('unavailable', `The identity provider cannot be reached (${detailOf(seen)}).`)
+    }
+    if (seen.name === 'TimeoutError' || seen.name === 'AbortError') {
+      return failure('unavailable', 'The identity provider did not answer in time.')
+    }
+    seen = seen.cause
   }
-  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return failure('unavailable', 'The identity provider did not answer in time.')
-  }
-  if (typeof code === 'string' && code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') {
+  if ((error as { code?: unknown }).code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') {
     return failure('unavailable', `The identity provider gave an unusable answer (${messageOf(error)}).`)
   }
   return failure('invalid', `The identity provider's answer failed a check: ${detailOf(error)}.`)
