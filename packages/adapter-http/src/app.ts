@@ -10,6 +10,7 @@ import { introspectRoutes } from './routes/introspect.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
+import { ssoRoutes } from './routes/sso.js'
 import { tokensRoutes } from './routes/tokens.js'
 
 /** Options of {@link createHttpApp}. */
@@ -43,6 +44,11 @@ export interface HttpAppOptions {
   metrics?: () => Promise<MetricsExposition>
   /** Called after every response with its route template (never the raw path), status and duration. */
   onResponse?: (sample: ResponseSample) => void
+  /**
+   * The redirect URI registered at the identity provider (`adminAuth.oidc.redirectUri`). Default:
+   * the origin the browser used, then `<basePath>/auth/strategy/callback`.
+   */
+  ssoRedirectUri?: string | undefined
 }
 
 /** One answered request, as `onResponse` receives it. */
@@ -88,6 +94,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     clientAddress: options.clientAddress ?? (() => 'unknown'),
     maxBodyBytes,
     metrics: options.metrics !== undefined,
+    ssoRedirectUri: options.ssoRedirectUri,
   }
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error(error))
   const unexpected = (error: unknown, c: Context): Response => {
@@ -103,6 +110,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
 
   const api = new Hono()
     .route('/', authRoutes(deps))
+    .route('/', ssoRoutes(deps))
     .route('/', tokensRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))

@@ -20,4 +20,6 @@ export interface RouteDeps {
   /** Whether `GET /metrics` is served (the OpenAPI document lists it then). */
   metrics: boolean
   maxUploadBytes: number
+  /** The single sign-on redirect URI from the settings; undefined: the origin the browser used. */
+  ssoRedirectUri?: string | undefined
 }

@@ -38,10 +38,17 @@ export const TokenRequestSchema = v.object(
       'client_id',
       '`service-admin`, `service-editor`, or a client id added by `adminAuth.clients`.',
     ),
-    grant_type: optionalString('grant_type', '`password`: the only grant.'),
+    grant_type: optionalString(
+      'grant_type',
+      '`password`, or `authorization_code` to trade the one-time code of a single sign-on.',
+    ),
     scope: optionalString('scope', `${SCOPE_WORDS}; \`""\` means the user’s own permissions.`),
     username: optionalString('username'),
     password: optionalString('password'),
+    code: optionalString(
+      'code',
+      'The one-time code a single sign-on handed the console (`authorization_code`).',
+    ),
   },
   NOT_AN_OBJECT,
 )

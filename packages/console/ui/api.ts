@@ -126,9 +126,62 @@ const jsonBody = (value: unknown): RequestInit => ({
   body: JSON.stringify(value),
 })
 
-/** `{}` when the server has no login; its prompts otherwise. */
-export async function loginScheme(): Promise<{ type?: string; prompts?: Prompt[] }> {
+/** The identity provider's sign-in button, as GET /auth/login announces it. */
+export interface SignInButton {
+  type: 'button'
+  label: string
+  url: string
+}
+
+/** `{}` when the server has no login; its prompts otherwise, and the sign-in button when it has one. */
+export interface LoginScheme {
+  type?: string
+  prompts?: Array<Prompt | SignInButton>
+  sso?: SignInButton
+}
+
+export async function loginScheme(): Promise<LoginScheme> {
   return json('auth/login')
+}
+
+const isButton = (prompt: Prompt | SignInButton): prompt is SignInButton =>
+  prompt.type === 'button' && typeof (prompt as SignInButton).url === 'string'
+
+/** The fields of the credentials scheme (none when only the identity provider signs people in). */
+export const credentialPrompts = (scheme: LoginScheme): Prompt[] =>
+  (scheme.prompts ?? []).filter((prompt): prompt is Prompt => !isButton(prompt))
+
+/** The identity provider's button: beside the credentials (`sso`), or the strategy's prompt. */
+export const signInButton = (scheme: LoginScheme): SignInButton | null =>
+  scheme.sso ?? (scheme.prompts ?? []).find(isButton) ?? null
+
+/** Where the button leads: its URL below the API's root. */
+export const signInUrl = (button: SignInButton): string => new URL(button.url.replace(/^\/+/, ''), ROOT).href
+
+/**
+ * The one-time code a sign-in with the identity provider left in this page's address (its
+ * fragment, never sent to a server), taken out of the address at once.
+ */
+export function takeSignInCode(): string | null {
+  const code = /^#sso_code=([\w-]+)$/.exec(location.hash)?.[1]
+  if (code === undefined) return null
+  history.replaceState(null, '', `${location.pathname}${location.search}`)
+  return code
+}
+
+/**
+ * Trades the one-time code for a token (the authorization code grant): the browser's sign-in
+ * cookie goes with it, so only the browser that started the sign-in can.
+ */
+export async function exchangeSignInCode(code: string): Promise<LoginResult> {
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code, client_id: 'service-editor' })
+  const response = await call('auth/token', { method: 'POST', body: form })
+  const body = await bodyOf(response)
+  if (response.ok && typeof body.access_token === 'string') {
+    token.set(body.access_token)
+    return { ok: true }
+  }
+  return { ok: false, message: `The sign-in did not complete: ${failure(response, body).message}` }
 }
 
 export type LoginResult = { ok: true } | { ok: false; message: string }

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useState } from 'hono/jsx/dom'
 import {
   ApiError,
+  credentialPrompts,
+  exchangeSignInCode,
   isAdmin,
   loginScheme,
   logOut,
@@ -8,6 +10,9 @@ import {
   offers,
   type Prompt,
   SessionEnded,
+  type SignInButton,
+  signInButton,
+  takeSignInCode,
   token,
   type User,
   whoAmI,
@@ -23,7 +28,7 @@ const ICON = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.href ?
 type Screen =
   | { name: 'loading' }
   | { name: 'unreachable'; message: string }
-  | { name: 'login'; prompts: Prompt[]; notice: string | null }
+  | { name: 'login'; prompts: Prompt[]; button: SignInButton | null; notice: string | null }
   | { name: 'ready'; user: User; version: string; auth: boolean; offers: Offers }
 
 export function App() {
@@ -31,21 +36,30 @@ export function App() {
   const [view, setView] = useState<'modules' | 'sessions' | 'servers'>('modules')
 
   /** Decides the screen from the server: its login scheme, then who this tab's token is. */
-  const start = useCallback(async (notice: string | null) => {
+  const start = useCallback(async (given: string | null) => {
     try {
+      let notice = given
+      // Back from the identity provider: the one-time code becomes this tab's token.
+      const code = takeSignInCode()
+      if (code !== null) {
+        const exchanged = await exchangeSignInCode(code)
+        if (!exchanged.ok) notice = exchanged.message
+      }
       const scheme = await loginScheme()
-      const prompts = scheme.prompts ?? []
+      const prompts = credentialPrompts(scheme)
+      const button = signInButton(scheme)
       const auth = scheme.type !== undefined
       setView('modules')
       if (auth && token.get() === null) {
-        setScreen({ name: 'login', prompts, notice })
+        setScreen({ name: 'login', prompts, button, notice })
         return
       }
       try {
         const [{ user, version }, offered] = await Promise.all([whoAmI(), offers()])
         setScreen({ name: 'ready', user, version, auth, offers: offered })
       } catch (error) {
-        if (error instanceof SessionEnded) setScreen({ name: 'login', prompts, notice: error.message })
+        if (error instanceof SessionEnded)
+          setScreen({ name: 'login', prompts, button, notice: error.message })
         else throw error
       }
     } catch (error) {
@@ -108,7 +122,12 @@ export function App() {
           </div>
         )}
         {screen.name === 'login' && (
-          <LoginForm prompts={screen.prompts} notice={screen.notice} onDone={() => void start(null)} />
+          <LoginForm
+            prompts={screen.prompts}
+            button={screen.button}
+            notice={screen.notice}
+            onDone={() => void start(null)}
+          />
         )}
         {screen.name === 'ready' && (tokens || servers) && (
           <nav class="nav tabs" aria-label="Sections">

@@ -1,9 +1,23 @@
 import { useState } from 'hono/jsx/dom'
-import { logIn, type Prompt } from './api.js'
+import { logIn, type Prompt, type SignInButton, signInUrl } from './api.js'
 
 const AUTOCOMPLETE: Record<string, string> = { username: 'username', password: 'current-password' }
 
-export function LoginForm(props: { prompts: Prompt[]; notice: string | null; onDone: () => void }) {
+/** The identity provider's button: a link to `/auth/strategy`, which sends the browser there. */
+function SignIn(props: { button: SignInButton; primary: boolean }) {
+  return (
+    <a class={props.primary ? 'button primary sso' : 'button sso'} href={signInUrl(props.button)}>
+      {props.button.label}
+    </a>
+  )
+}
+
+export function LoginForm(props: {
+  prompts: Prompt[]
+  button: SignInButton | null
+  notice: string | null
+  onDone: () => void
+}) {
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
 
@@ -29,14 +43,26 @@ export function LoginForm(props: { prompts: Prompt[]; notice: string | null; onD
     }
   }
 
+  const notice = props.notice !== null && (
+    <p class="notice" role="status">
+      {props.notice}
+    </p>
+  )
+  // Only the identity provider signs people in here: its button is the whole page.
+  if (props.prompts.length === 0 && props.button !== null) {
+    return (
+      <section class="panel login" aria-labelledby="login-title">
+        <h2 id="login-title">Log in</h2>
+        {notice}
+        <SignIn button={props.button} primary={true} />
+      </section>
+    )
+  }
+
   return (
     <form class="panel login" onSubmit={submit} aria-labelledby="login-title" noValidate>
       <h2 id="login-title">Log in</h2>
-      {props.notice !== null && (
-        <p class="notice" role="status">
-          {props.notice}
-        </p>
-      )}
+      {notice}
       {props.prompts.map((prompt, index) => (
         <div class="field" key={prompt.id}>
           <label for={`login-${prompt.id}`}>{prompt.label}</label>
@@ -60,6 +86,7 @@ export function LoginForm(props: { prompts: Prompt[]; notice: string | null; onD
       <button type="submit" class="button primary" aria-busy={busy ? 'true' : 'false'}>
         {busy ? 'Logging in…' : 'Log in'}
       </button>
+      {props.button !== null && <SignIn button={props.button} primary={false} />}
     </form>
   )
 }

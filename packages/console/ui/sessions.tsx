@@ -195,6 +195,12 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
                   <dd>{entry.scope.join(' ')}</dd>
                   <dt>Client</dt>
                   <dd>{entry.client_id}</dd>
+                  {entry.provider !== undefined && (
+                    <>
+                      <dt>Signed in with</dt>
+                      <dd>{entry.provider}</dd>
+                    </>
+                  )}
                   {entry.agent !== null && (
                     <>
                       <dt>Browser or tool</dt>

@@ -13,6 +13,7 @@ import {
   type ResourceServerActivity,
   type ResourceServerOptions,
 } from './auth/resource-servers.js'
+import { createSso, type SsoOptions } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createModules } from './modules/modules.js'
@@ -22,6 +23,7 @@ import type {
   CoreObserver,
   Digest,
   EventSink,
+  IdentityProvider,
   ModuleInstaller,
   NodeSetLoader,
   PasswordVerifier,
@@ -39,7 +41,7 @@ import {
   DEFAULT_API_TOKENS,
   type InventoryCaller,
 } from './tokens/inventory.js'
-import { createTokens, type IssuedToken } from './tokens/tokens.js'
+import { createTokens, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -47,7 +49,15 @@ export const DEFAULT_SESSION_EXPIRY = 604_800
 
 /** The users and rules of the credentials scheme. Without it the API is open. */
 export interface AdminAuthOptions {
-  users: ReadonlyArray<{ username: string; password: string; permissions: string | readonly string[] }>
+  /** People who log in with a password; none when everyone signs in with the identity provider. */
+  users?:
+    | ReadonlyArray<{ username: string; password: string; permissions: string | readonly string[] }>
+    | undefined
+  /**
+   * Single sign-on with the organisation's OpenID provider (needs the `identityProvider` port):
+   * the button's label, and how the person's groups map to permissions.
+   */
+  oidc?: SsoOptions | undefined
   /** Permissions of requests that carry no token. Without it such requests are refused. */
   default?: { permissions: string | readonly string[] } | undefined
   /** Seconds a token lives; default 604800 (seven days). */
@@ -89,7 +99,7 @@ export type Introspection =
     }
 
 /** A configured user as settings give it. */
-export type UserOptions = AdminAuthOptions['users'][number]
+export type UserOptions = NonNullable<AdminAuthOptions['users']>[number]
 
 export interface CoreOptions {
   adminAuth?: AdminAuthOptions | null | undefined
@@ -111,14 +121,31 @@ export interface CorePorts {
   digest?: Digest | undefined
   /** Told what the core measures of itself (for metrics); nothing by default. */
   observer?: CoreObserver | undefined
+  /** The organisation's OpenID provider, for `adminAuth.oidc`. */
+  identityProvider?: IdentityProvider | undefined
 }
 
+/** The sign-in button of the identity provider, as Node-RED announces a strategy's. */
+export interface StrategyButton {
+  type: 'button'
+  label: string
+  /** Below the API's root: `/auth/strategy`. */
+  url: string
+}
+
+/**
+ * `{}` when the API is open; the credentials scheme when people log in with passwords (with an
+ * `sso` button beside it when the identity provider is configured too); Node-RED's `strategy`
+ * scheme with one button when only the identity provider is.
+ */
 export type LoginScheme =
   | Record<string, never>
   | {
       type: 'credentials'
       prompts: Array<{ id: 'username' | 'password'; type: 'text' | 'password'; label: string }>
+      sso?: StrategyButton
     }
+  | { type: 'strategy'; prompts: StrategyButton[] }
 
 /** Whoever makes a request, once authenticated. */
 export type Principal =
@@ -130,12 +157,14 @@ export type Principal =
       permissions: string[]
       /** The public id of the token in use. */
       tokenId: string
+      /** The identity provider the token's owner signed in with (its label); absent for a password. */
+      provider?: string | undefined
     }
   | { kind: 'anonymous'; permissions: string[] }
 
 export type AccessError = Extract<DomainError, { code: 'unauthenticated' | 'forbidden' }>
 
-const CREDENTIALS_SCHEME: LoginScheme = {
+const CREDENTIALS_SCHEME: Extract<LoginScheme, { type: 'credentials' }> = {
   type: 'credentials',
   prompts: [
     { id: 'username', type: 'text', label: 'Username' },
@@ -168,6 +197,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     }
   }
   fillUsers(auth?.users ?? [])
+  const ssoOptions = auth?.oidc ?? null
+  const identityProvider = ports.identityProvider ?? null
+  if (ssoOptions !== null && identityProvider === null) {
+    throw new Error('adminAuth.oidc needs the identityProvider port')
+  }
+  const clients = new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])])
   const apiTokenOptions = { ...DEFAULT_API_TOKENS, ...auth?.apiTokens }
   checkApiTokenOptions(apiTokenOptions)
   const anonymousPermissions =
@@ -181,8 +216,30 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     events,
     users,
     lifetime,
+    sso: ssoOptions !== null,
   })
-  const inventory = createTokenInventory({ tokens, users, events, clock, options: apiTokenOptions })
+  const sso =
+    ssoOptions === null || identityProvider === null
+      ? null
+      : createSso({
+          provider: identityProvider,
+          tokens,
+          clock,
+          random: ports.random ?? systemRandom,
+          digest,
+          events,
+          options: ssoOptions,
+          lifetime,
+          clients,
+        })
+  const inventory = createTokenInventory({
+    tokens,
+    users,
+    events,
+    clock,
+    options: apiTokenOptions,
+    sso: sso && { label: sso.label, apiTokensOutliveSessions: sso.apiTokensOutliveSessions },
+  })
   const throttle = createThrottle(ports.stores.throttle, clock, digest, {
     ...DEFAULT_THROTTLE,
     ...auth?.throttle,
@@ -194,7 +251,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   )
   const login = createLogin({
     users,
-    clients: new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])]),
+    clients,
     verifier: ports.verifier,
     queue,
     throttle,
@@ -230,6 +287,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       clientId: live.record.clientId,
       permissions: live.permissions,
       tokenId: live.record.id,
+      ...(sso !== null && isSsoRecord(live.record) && { provider: sso.label }),
     })
   }
 
@@ -256,8 +314,19 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
 
     /** The login scheme clients discover: `{}` when the API is open. */
     loginScheme(): LoginScheme {
-      return auth === null ? {} : CREDENTIALS_SCHEME
+      if (auth === null) return {}
+      if (sso === null) return CREDENTIALS_SCHEME
+      const button: StrategyButton = { type: 'button', label: sso.label, url: '/auth/strategy' }
+      return users.size === 0
+        ? { type: 'strategy', prompts: [button] }
+        : { ...CREDENTIALS_SCHEME, sso: button }
     },
+
+    /**
+     * Single sign-on with the organisation's OpenID provider; null when `adminAuth.oidc` is not
+     * configured. See createSso.
+     */
+    sso,
 
     /**
      * Exchanges credentials for a token (OAuth2 password grant). `address` is the client's,

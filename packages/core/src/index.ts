@@ -14,6 +14,17 @@ export type {
   ResourceServerOptions,
 } from './auth/resource-servers.js'
 export { grantScope, parsePermissionScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
+export {
+  DEFAULT_SSO_SESSION,
+  DEFAULT_USERNAME_CLAIM,
+  ONE_TIME_CODE_MS,
+  permissionsOfGroups,
+  SIGN_IN_MS,
+  type Sso,
+  type SsoExchangeError,
+  type SsoOptions,
+  type SsoRefusal,
+} from './auth/sso.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
 export {
   type AbortSignalLike,
@@ -38,6 +49,7 @@ export {
   type LoginScheme,
   operator,
   type Principal,
+  type StrategyButton,
   type UserOptions,
 } from './core.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
@@ -57,5 +69,11 @@ export {
   MAX_TOKEN_NAME,
   type TokenView,
 } from './tokens/inventory.js'
-export type { IssuedToken } from './tokens/tokens.js'
-export { API_TOKEN_PREFIX, LAST_USE_RESOLUTION_MS, TOKEN_BYTES } from './tokens/tokens.js'
+export type { IssuedToken, SsoUser, TokenOwner } from './tokens/tokens.js'
+export {
+  API_TOKEN_PREFIX,
+  isSsoRecord,
+  LAST_USE_RESOLUTION_MS,
+  SSO_FINGERPRINT_PREFIX,
+  TOKEN_BYTES,
+} from './tokens/tokens.js'

@@ -7,6 +7,17 @@ import { parse, refusal } from './settings-parse.js'
 
 const HASH = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA'
 const admin = { username: 'admin', password: HASH, permissions: '*' }
+/** The example of single sign-on settings. */
+const OIDC = {
+  issuer: 'https://id.example.com/realms/ops',
+  clientId: 'flowadmin',
+  clientSecret: 'a-secret',
+  label: 'Sign in with Example ID',
+  permissions: {
+    claim: 'groups',
+    map: { 'nr-admins': '*', 'nr-deployers': ['flows.write', 'nodes.read'], 'nr-viewers': 'read' },
+  },
+}
 
 let dir: string
 beforeEach(async () => {
@@ -177,7 +188,38 @@ describe('parseSettings', () => {
     [{ auditLog: { file: '' } }, 'settings.json: auditLog.file: must not be empty'],
     [{ auditLog: 5 }, 'settings.json: auditLog: must be "stdout", "off" or {"file": "<path>"}'],
     [{ adminAuth: 'yes' }, 'settings.json: adminAuth: must be an object'],
-    [{ adminAuth: { users: [admin] } }, 'settings.json: adminAuth.type: is required'],
+    [
+      { adminAuth: {} },
+      'settings.json: adminAuth: list users (adminAuth.users) or configure single sign-on (adminAuth.oidc), or both',
+    ],
+    [
+      { adminAuth: { type: 'credentials', oidc: OIDC } },
+      'settings.json: adminAuth.users: is required when type is "credentials"; for single sign-on alone, omit type or set it to "strategy"',
+    ],
+    [
+      { adminAuth: { type: 'saml', users: [admin] } },
+      'settings.json: adminAuth.type: must be "credentials" (passwords) or "strategy" (oidc)',
+    ],
+    [
+      { adminAuth: { oidc: { ...OIDC, clientSecret: undefined } } },
+      'settings.json: adminAuth.oidc.clientSecret: is required: set it here or in the environment as FLOWADMIN_OIDC_CLIENT_SECRET',
+    ],
+    [
+      { adminAuth: { oidc: { ...OIDC, issuer: 'http://id.example.com' } } },
+      'settings.json: adminAuth.oidc.issuer: must be an https URL (http only on 127.0.0.1, ::1 or localhost)',
+    ],
+    [
+      { adminAuth: { oidc: { ...OIDC, permissions: { claim: 'groups', map: { admins: 'root' } } } } },
+      'settings.json: adminAuth.oidc.permissions.map.admins: "root" is not a permission',
+    ],
+    [
+      { adminAuth: { oidc: { ...OIDC, permissions: { claim: 'groups', map: {} } } } },
+      'settings.json: adminAuth.oidc.permissions.map: must map at least one group',
+    ],
+    [
+      { adminAuth: { oidc: { ...OIDC, scope: 'profile' } } },
+      'settings.json: adminAuth.oidc.scope: must include openid',
+    ],
     [
       { adminAuth: { type: 'credentials', users: [null] } },
       'settings.json: adminAuth.users[0]: must be an object',
@@ -188,7 +230,7 @@ describe('parseSettings', () => {
     ],
     [
       { adminAuth: { type: 'strategy', users: [admin] } },
-      'settings.json: adminAuth.type: must be "credentials"',
+      'settings.json: adminAuth.oidc: is required when type is "strategy"',
     ],
     [
       { adminAuth: { type: 'credentials', users: [] } },
@@ -425,8 +467,6 @@ describe('loadSettings', () => {
     const error = await loadSettings('settings.mjs', dir).catch((caught: unknown) => caught)
     expect((error as Error).message.split('\n').sort()).toEqual([
       'settings.mjs: adminAuth.authenticate: unknown setting',
-      'settings.mjs: adminAuth.type: is required',
-      'settings.mjs: adminAuth.users: is required',
       'settings.mjs: logging: unknown setting',
       'settings.mjs: uiPort: must be a number',
     ])
@@ -567,6 +607,44 @@ describe('loadSettings', () => {
     await writeFile(path.join(dir, 'settings.yaml'), 'uiPort: 1')
     await expect(loadSettings('settings.yaml', dir)).rejects.toThrow(
       'settings.yaml: settings must be a .json, .js or .mjs file',
+    )
+  })
+})
+
+describe('single sign-on settings', () => {
+  const parse = (adminAuth: unknown) => parseSettings({ adminAuth }, 'settings.json', '/srv')
+
+  it('start an OIDC-only server from the issue’s settings exactly, with or without type "strategy"', () => {
+    for (const adminAuth of [{ oidc: OIDC }, { type: 'strategy', oidc: OIDC }]) {
+      expect(parse(adminAuth).adminAuth).toEqual({ type: 'strategy', users: [], oidc: OIDC })
+    }
+  })
+
+  it('take passwords and the provider together', () => {
+    expect(parse({ type: 'credentials', users: [admin], oidc: OIDC }).adminAuth).toEqual({
+      type: 'credentials',
+      users: [admin],
+      oidc: OIDC,
+    })
+  })
+
+  it('take the client secret from FLOWADMIN_OIDC_CLIENT_SECRET, and give the button a label', () => {
+    const { clientSecret: _, label: __, ...rest } = OIDC
+    process.env.FLOWADMIN_OIDC_CLIENT_SECRET = 'from-the-environment'
+    try {
+      expect(parse({ oidc: rest }).adminAuth?.oidc).toEqual({
+        ...rest,
+        clientSecret: 'from-the-environment',
+        label: 'Sign in with single sign-on',
+      })
+    } finally {
+      delete process.env.FLOWADMIN_OIDC_CLIENT_SECRET
+    }
+  })
+
+  it('take an http issuer on a loopback address (for tests), never elsewhere', () => {
+    expect(parse({ oidc: { ...OIDC, issuer: 'http://127.0.0.1:4000' } }).adminAuth?.oidc?.issuer).toBe(
+      'http://127.0.0.1:4000',
     )
   })
 })

@@ -16,7 +16,7 @@ const ADDRESS = '192.0.2.10'
 const MINUTE = 60_000
 const DAY = 86_400_000
 
-type UserList = AdminAuthOptions['users']
+type UserList = NonNullable<AdminAuthOptions['users']>
 
 /** alice, bob and carol with `*`, dave with `read`; each password is the name followed by `-pw`. */
 const team = (hasher: PlainHasher): UserList =>

@@ -1,4 +1,4 @@
-import { Hono } from 'hono'
+import { type Context, Hono } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
@@ -24,6 +24,7 @@ import {
 } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
 import { basicCredentials } from './introspect.js'
+import { bindingOf, clearBinding } from './sso.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
 export const noStore = createMiddleware(async (c, next) => {
@@ -40,7 +41,18 @@ export const noStore = createMiddleware(async (c, next) => {
   }
 })
 
-/** `GET /auth/login`: `{}` when authentication is off, else the credentials scheme. */
+/** The identity provider's sign-in button, as Node-RED announces a strategy's. */
+const StrategyButton = v.strictObject({
+  type: v.literal('button'),
+  label: v.string(),
+  url: v.pipe(v.literal('/auth/strategy'), v.description('Below the API’s root.')),
+})
+
+/**
+ * `GET /auth/login`: `{}` when authentication is off, else the credentials scheme (with the sign-in
+ * button beside it as `sso` when single sign-on is configured too), or Node-RED's strategy scheme
+ * when only single sign-on is.
+ */
 const LoginScheme = v.pipe(
   v.union([
     v.strictObject({}),
@@ -56,7 +68,9 @@ const LoginScheme = v.pipe(
         ),
         v.description('The inputs a client collects, username then password.'),
       ),
+      sso: v.optional(StrategyButton),
     }),
+    v.strictObject({ type: v.literal('strategy'), prompts: v.array(StrategyButton) }),
   ]),
   v.metadata({ ref: 'LoginScheme' }),
 )
@@ -67,6 +81,38 @@ const TokenResponse = v.strictObject({
   expires_in: v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Seconds the token is valid.')),
   token_type: v.literal('Bearer'),
 })
+
+/**
+ * The one-time code of a single sign-on for a session: from the browser whose cookie started the
+ * sign-in, once, within 30 s. The cookie is removed whatever the outcome.
+ */
+async function exchangeCode(
+  c: Context,
+  deps: RouteDeps,
+  code: string | undefined,
+  clientId: string | undefined,
+): Promise<Response> {
+  if (deps.core.sso === null)
+    return toResponse(oauthError(400, 'unsupported_grant_type', 'No single sign-on here'))
+  if (code === undefined || code === '')
+    return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: code'))
+  if (clientId === undefined || clientId === '')
+    return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: client_id'))
+  const agent = describeUserAgent(c.req.header('user-agent'))
+  const result = await deps.core.sso.exchange(bindingOf(c), code, clientId, deps.clientAddress(c), agent)
+  const secure =
+    new URL(c.req.url).protocol === 'https:' || (deps.ssoRedirectUri?.startsWith('https:') ?? false)
+  c.header('Set-Cookie', clearBinding(deps, secure))
+  if (!result.ok) {
+    const answer = oauthError(400, 'invalid_grant', result.error.message)
+    return c.json(answer.body, 400)
+  }
+  return c.json({
+    access_token: result.value.accessToken,
+    expires_in: result.value.expiresIn,
+    token_type: 'Bearer',
+  })
+}
 
 /**
  * `GET /auth/login` always; `POST /auth/token` and `POST /auth/revoke` only when auth is on
@@ -133,7 +179,12 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
           description:
             'A malformed request: another content type, a malformed field, a missing field, a grant type other than `password`, an unknown scope word.',
           ...noStoreHeaders,
-          content: oauthErrorContent(['invalid_request', 'unsupported_grant_type', 'invalid_scope']),
+          content: oauthErrorContent([
+            'invalid_request',
+            'unsupported_grant_type',
+            'invalid_scope',
+            'invalid_grant',
+          ]),
         },
         401: {
           description:
@@ -171,7 +222,10 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (!fields.success)
         return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
 
-      const { client_id, grant_type, scope, username, password } = fields.output
+      const { client_id, grant_type, scope, username, password, code } = fields.output
+      if (grant_type === 'authorization_code' && core.sso !== null) {
+        return exchangeCode(c, deps, code, client_id)
+      }
       const request = { clientId: client_id, grantType: grant_type, scope, username, password }
       const agent = describeUserAgent(c.req.header('user-agent'))
       // A resource server checking a password for its own users authenticates itself (HTTP Basic).

@@ -52,6 +52,14 @@ const TokenInfo = v.pipe(
       ),
     ),
     current: v.pipe(v.boolean(), v.description('True for the token of this request.')),
+    provider: v.optional(
+      v.pipe(
+        v.string(),
+        v.description(
+          'The identity provider its owner signed in with (the label of `adminAuth.oidc`); absent for a password user’s token.',
+        ),
+      ),
+    ),
   }),
   v.metadata({ ref: 'TokenInfo' }),
 )
@@ -104,6 +112,7 @@ export function tokenJson(view: TokenView) {
     last_address: view.lastAddress,
     agent: view.agent,
     current: view.current,
+    ...(view.provider !== null && { provider: view.provider }),
   }
 }
 

@@ -43,6 +43,8 @@ export interface ServerOptions {
   extra?: Record<string, unknown>
   /** adminAuth settings besides type and users. */
   adminAuth?: Record<string, unknown>
+  /** false: no password users (single sign-on alone, with `adminAuth.oidc`). */
+  users?: boolean
 }
 
 export async function startServer(options: ServerOptions = {}): Promise<Server> {
@@ -71,14 +73,17 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
   )
   const settings: Record<string, unknown> = { storage: 'sqlite', auditLog: 'off', ...options.extra }
   if (options.auth !== false) {
-    settings.adminAuth = {
-      type: 'credentials',
-      users: [
-        { username: 'admin', password: await hash(USERS.admin), permissions: '*' },
-        { username: 'viewer', password: await hash(USERS.viewer), permissions: 'read' },
-      ],
-      ...options.adminAuth,
-    }
+    settings.adminAuth =
+      options.users === false
+        ? { ...options.adminAuth }
+        : {
+            type: 'credentials',
+            users: [
+              { username: 'admin', password: await hash(USERS.admin), permissions: '*' },
+              { username: 'viewer', password: await hash(USERS.viewer), permissions: 'read' },
+            ],
+            ...options.adminAuth,
+          }
   }
   const file = path.join(userDir, 'settings.json')
   await writeFile(file, JSON.stringify(settings))

@@ -42,6 +42,22 @@ export type DomainEvent =
       count: number
       reason: 'request' | 'user_removed'
     } & Actor)
+  /** Someone signed in with the identity provider and was handed a one-time code. */
+  | ({ type: 'sso.succeeded'; at: number; provider: string; permissions: string[] } & Actor)
+  /**
+   * A sign-in with the identity provider that got no token, and why: the provider could not be
+   * reached, refused it, its answer failed a check, it named no username, or the person's groups
+   * map to no permission here. `detail` is the message the person was shown.
+   */
+  | ({
+      type: 'sso.refused'
+      at: number
+      provider: string
+      reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'no_permissions'
+      detail: string
+    } & Actor)
+  /** The identity provider ended a person's session (back-channel logout); `count` tokens ended. */
+  | ({ type: 'sso.logout'; at: number; provider: string; owner: string | null; count: number } & Actor)
   | ({ type: 'module.enabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.disabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.installed'; at: number; module: string; version: string } & Actor)

@@ -5,6 +5,7 @@ import type { ThrottleStore } from './throttle.js'
 import type { TokenStore } from './tokens.js'
 
 export type * from './events.js'
+export type * from './identity.js'
 export type * from './modules.js'
 export type * from './node-modules.js'
 export type * from './system.js'

@@ -3,7 +3,7 @@ import { hasPermission } from '../auth/permissions.js'
 import { grantScope, parsePermissionScope } from '../auth/scope.js'
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { Actor, Clock, EventSink, TokenKind, TokenRecord } from '../ports/index.js'
-import type { Tokens } from './tokens.js'
+import { isSsoRecord, type SsoUser, type TokenOwner, type Tokens } from './tokens.js'
 
 /** Seconds in a day. */
 const DAY = 86_400
@@ -43,6 +43,8 @@ export interface TokenView {
   agent: string | null
   /** True for the token the caller is using. */
   current: boolean
+  /** The identity provider its owner signed in with (its label); null for a password user's. */
+  provider: string | null
 }
 
 /** Whoever asks, as the inventory needs them: the caller's token id when they use one. */
@@ -84,9 +86,33 @@ export interface InventoryDeps {
   events: EventSink
   clock: Clock
   options: ApiTokenOptions
+  /**
+   * The identity provider people sign in with, when one is configured: its label, and whether
+   * their API tokens may outlive the session they were created in.
+   */
+  sso?: { label: string; apiTokensOutliveSessions: boolean } | null | undefined
 }
 
 const invalid = (message: string): InventoryError => ({ code: 'invalid_request', message })
+
+/**
+ * The lifetime of an API token of a signed-in person, which ends with their session: the default
+ * is cut to the session's remaining seconds, a longer one asked for is refused.
+ */
+function withinSession(
+  lifetime: number | null,
+  asked: number | null | undefined,
+  remainingMs: number,
+): Result<number | null, InventoryError> {
+  const remaining = Math.max(1, Math.floor(remainingMs / 1000))
+  if (lifetime !== null && lifetime <= remaining) return ok(lifetime)
+  if (asked === undefined) return ok(remaining)
+  return err(
+    invalid(
+      `expires_in must be at most ${remaining} seconds: a token of a single sign-on ends with the session it was created in`,
+    ),
+  )
+}
 
 /** Checks API token lifetimes from settings; throws a RangeError naming the field. */
 export function checkApiTokenOptions(options: ApiTokenOptions): void {
@@ -102,7 +128,7 @@ export function checkApiTokenOptions(options: ApiTokenOptions): void {
 }
 
 /** The session inventory and named API tokens: who may see, end and create which tokens. */
-export function createTokenInventory({ tokens, users, events, clock, options }: InventoryDeps) {
+export function createTokenInventory({ tokens, users, events, clock, options, sso = null }: InventoryDeps) {
   const mayAct = (caller: InventoryCaller, owner: string) =>
     caller.username === owner || hasPermission(caller.permissions, '*')
 
@@ -119,7 +145,36 @@ export function createTokenInventory({ tokens, users, events, clock, options }: 
     lastAddress: record.lastAddress,
     agent: record.agent,
     current: caller !== null && record.id === caller.tokenId,
+    provider: isSsoRecord(record) ? (sso?.label ?? null) : null,
   })
+
+  /**
+   * The owner of a new API token who is not in the settings' users: a person signed in with the
+   * identity provider, known by a live token of theirs (the caller's own, or their latest session
+   * when someone with `*` asks). Their rights are that token's now; the new token ends no later
+   * than it unless the settings allow longer.
+   */
+  async function ssoOwner(
+    caller: InventoryCaller,
+    ownerName: string,
+  ): Promise<{ owner: SsoUser; rights: readonly string[]; endsAt: number | null } | null> {
+    if (sso === null) return null
+    let record =
+      caller.username === ownerName && caller.tokenId !== null ? await tokens.findById(caller.tokenId) : null
+    if (record === null || !isSsoRecord(record)) {
+      const live = (await tokens.list(ownerName)).filter(
+        (each) => isSsoRecord(each) && each.kind === 'session',
+      )
+      record = live.at(-1) ?? null
+    }
+    if (record === null) return null
+    const rights = caller.username === ownerName ? caller.permissions : record.scope
+    return {
+      owner: { username: ownerName, permissions: [...rights], fingerprint: record.fingerprint },
+      rights,
+      endsAt: sso.apiTokensOutliveSessions ? null : record.expiresAt,
+    }
+  }
 
   function lifetimeOf(expiresIn: number | null | undefined): Result<number | null, InventoryError> {
     if (expiresIn === undefined) return ok(options.expiryTime)
@@ -209,13 +264,24 @@ export function createTokenInventory({ tokens, users, events, clock, options }: 
       const ownerName = request.user ?? caller.username
       if (ownerName === null) return err(invalid('Missing required field: user'))
       if (!mayAct(caller, ownerName)) return err({ code: 'forbidden', permission: '*' })
-      const owner = users.get(ownerName)
+      const configured = users.get(ownerName)
+      const signedIn = configured === undefined ? await ssoOwner(caller, ownerName) : null
+      const owner: TokenOwner | undefined = configured ?? signedIn?.owner
       if (owner === undefined) return err(invalid(`No such user: ${ownerName.slice(0, 64)}`))
-      const lifetime = lifetimeOf(request.expiresIn)
+      let lifetime = lifetimeOf(request.expiresIn)
       if (!lifetime.ok) return lifetime
+      if (signedIn != null && signedIn.endsAt !== null) {
+        lifetime = withinSession(lifetime.value, request.expiresIn, signedIn.endsAt - clock.now())
+        if (!lifetime.ok) return lifetime
+      }
       const requested = parsePermissionScope(request.scope ?? '')
       if (!requested.ok) return requested
-      const rights = ownerName === caller.username ? caller.permissions : owner.permissions
+      const rights =
+        signedIn != null
+          ? signedIn.rights
+          : ownerName === caller.username
+            ? caller.permissions
+            : owner.permissions
       const scope = grantScope(requested.value, rights)
       if (scope === null || scope.length === 0) {
         return err({ code: 'invalid_scope', message: 'The scope exceeds the rights of the token owner' })

@@ -35,6 +35,29 @@ const MAX_TOUCHED = 10_000
 /** What the credential fingerprint is a keyed hash of: fixed, so only the key (the password hash) varies. */
 const FINGERPRINT_LABEL = 'flowadmin token credential v1'
 
+/**
+ * The fingerprint of every token of a person the identity provider vouched for starts with this:
+ * `sso:<identity>:<session>`, keyed hashes of the provider's subject and session. A password
+ * user's fingerprint is hex, so the two never meet.
+ */
+export const SSO_FINGERPRINT_PREFIX = 'sso:'
+
+/** A person the identity provider vouched for, as their tokens need them. */
+export interface SsoUser {
+  username: string
+  /** Their permissions as derived from the provider's claims at their latest sign-in. */
+  permissions: string[]
+  /** `sso:<identity>:<session>` (see SSO_FINGERPRINT_PREFIX). */
+  fingerprint: string
+}
+
+/** Whom a token is for: a configured user, or a person signed in with the identity provider. */
+export type TokenOwner = User | SsoUser
+
+/** True for a token of a person signed in with the identity provider. */
+export const isSsoRecord = (record: TokenRecord): boolean =>
+  record.fingerprint.startsWith(SSO_FINGERPRINT_PREFIX)
+
 export interface IssuedToken {
   accessToken: string
   /** Seconds until it expires. */
@@ -66,6 +89,11 @@ export interface TokenDeps {
   users: ReadonlyMap<string, User>
   /** Seconds a session lives. */
   lifetime: number
+  /**
+   * Whether people may sign in with an identity provider: their tokens carry their rights (narrowed
+   * at each sign-in); without a provider configured, such tokens are refused and deleted.
+   */
+  sso?: boolean | undefined
 }
 
 /** How many tokens of one user ended. */
@@ -85,7 +113,16 @@ export interface TokenCaller {
 const mayManage = (record: TokenRecord, caller: TokenCaller) =>
   record.username === caller.username || hasPermission(caller.permissions, '*')
 
-export function createTokens({ store, clock, random, digest, events, users, lifetime }: TokenDeps) {
+export function createTokens({
+  store,
+  clock,
+  random,
+  digest,
+  events,
+  users,
+  lifetime,
+  sso = false,
+}: TokenDeps) {
   const hashOf = (token: string) => digest.sha256(token)
 
   // Fingerprints by password hash: one keyed hash per credential, not one per request, and
@@ -135,7 +172,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
   }
 
   async function save(
-    user: User,
+    user: TokenOwner,
     fields: {
       kind: TokenKind
       name: string | null
@@ -158,7 +195,7 @@ export function createTokens({ store, clock, random, digest, events, users, life
       username: user.username,
       clientId: fields.clientId,
       scope: fields.scope,
-      fingerprint: await fingerprintOf(user),
+      fingerprint: 'fingerprint' in user ? user.fingerprint : await fingerprintOf(user),
       createdAt: now,
       expiresAt: fields.expiresIn === null ? null : now + fields.expiresIn * 1000,
       lastUsedAt: fields.address === null ? null : now,
@@ -169,15 +206,34 @@ export function createTokens({ store, clock, random, digest, events, users, life
     return { token, record }
   }
 
-  /** Deletes every token of the users `which` selects; one entry per user that had any. */
-  async function revokeUsers(which: (username: string) => boolean): Promise<UserCount[]> {
+  /**
+   * Deletes every token of the users `which` selects; one entry per user that had any. With
+   * `keepSso`, tokens of people signed in with the identity provider stay: they are not in the
+   * settings' users, and their provider, not the settings, says what they are worth.
+   */
+  async function revokeUsers(which: (username: string) => boolean, keepSso = false): Promise<UserCount[]> {
     const ended: UserCount[] = []
     for (const username of await store.usernames()) {
       if (!which(username)) continue
-      const count = await store.deleteByUser(username)
+      const count = keepSso ? await deleteAllBut(username, isSsoRecord) : await store.deleteByUser(username)
       if (count > 0) ended.push({ username, count })
     }
     return ended
+  }
+
+  /** Deletes the tokens of a user that `kept` does not select; how many. */
+  async function deleteAllBut(username: string, kept: (record: TokenRecord) => boolean): Promise<number> {
+    const records = await store.list(username)
+    const doomed = records.filter((record) => !kept(record))
+    if (doomed.length === records.length) return store.deleteByUser(username)
+    return deleteRecords(doomed)
+  }
+
+  /** Deletes these records; how many were there. */
+  async function deleteRecords(records: readonly TokenRecord[]): Promise<number> {
+    let count = 0
+    for (const record of records) if (await store.delete(record.id)) count++
+    return count
   }
 
   /** Deletes a record whose user is gone or whose credential changed, and records why. */
@@ -205,27 +261,28 @@ export function createTokens({ store, clock, random, digest, events, users, life
      * login counts as its first use, so requests in the minute after it write nothing.
      */
     async issue(
-      user: User,
+      user: TokenOwner,
       clientId: string,
       scope: string[],
       address: string,
       agent: string | null = null,
+      expiresIn: number = lifetime,
     ): Promise<IssuedToken> {
       const { token } = await save(user, {
         kind: 'session',
         name: null,
         clientId,
         scope,
-        expiresIn: lifetime,
+        expiresIn,
         address,
         agent,
       })
-      return { accessToken: token, expiresIn: lifetime, tokenType: 'Bearer', scope }
+      return { accessToken: token, expiresIn, tokenType: 'Bearer', scope }
     },
 
     /** Creates a named API token (`fa_…`) for a user; `expiresIn` in seconds, null for never. */
     create(
-      user: User,
+      user: TokenOwner,
       fields: {
         name: string
         clientId: string
@@ -251,6 +308,15 @@ export function createTokens({ store, clock, random, digest, events, users, life
       if (record.expiresAt !== null && record.expiresAt <= now) {
         await store.delete(record.id)
         return null
+      }
+      if (isSsoRecord(record)) {
+        if (!sso) {
+          await invalidate(record, 'user_removed', address)
+          return null
+        }
+        // Their rights were narrowed in the record at their latest sign-in (see narrow).
+        if (address !== null && dueForTouch(record, now)) await noteUse(record, address, now)
+        return { record, permissions: [...record.scope] }
       }
       const user = users.get(record.username)
       if (user === undefined) {
@@ -303,10 +369,49 @@ export function createTokens({ store, clock, random, digest, events, users, life
 
     /**
      * Deletes every token of users not in `kept` (default: the users configured now); one entry
-     * per such user with the count.
+     * per such user with the count. Tokens of people signed in with the identity provider stay
+     * while a provider is configured.
      */
     purgeRemovedUsers: (kept: { has(username: string): boolean } = users) =>
-      revokeUsers((username) => !kept.has(username)),
+      revokeUsers((username) => !kept.has(username), sso),
+
+    /** The record with this public id, or null (expired ones included). */
+    findById: (id: string): Promise<TokenRecord | null> => store.findById(id),
+
+    /**
+     * The unexpired tokens whose fingerprint starts with `prefix` (one person of the identity
+     * provider: `sso:<identity>:`), whoever's username they carry. Reads every record: sign-ins
+     * and logouts are rare beside requests.
+     */
+    async withFingerprint(prefix: string): Promise<TokenRecord[]> {
+      const now = clock.now()
+      return (await store.list(null)).filter(
+        (record) =>
+          record.fingerprint.startsWith(prefix) && (record.expiresAt === null || record.expiresAt > now),
+      )
+    },
+
+    /**
+     * Narrows each record's scope to `permissions` (what the person may do now): a record whose
+     * scope keeps nothing is deleted. Returns how many records were deleted.
+     */
+    async narrow(records: readonly TokenRecord[], permissions: readonly string[]): Promise<number> {
+      let deleted = 0
+      for (const record of records) {
+        const scope = intersectPermissions(record.scope, permissions)
+        if (scope.length === 0) {
+          if (await store.delete(record.id)) deleted++
+        } else if (
+          scope.length !== record.scope.length ||
+          scope.some((word, i) => word !== record.scope[i])
+        ) {
+          await store.save({ ...record, scope })
+        }
+      }
+      return deleted
+    },
+
+    deleteRecords,
 
     /** Deletes up to `limit` expired records; returns how many. */
     sweep(limit: number): Promise<number> {

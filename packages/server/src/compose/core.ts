@@ -7,6 +7,7 @@ import {
   createCore,
   type Digest,
   type EventSink,
+  type IdentityProvider,
   type ModuleInstaller,
   type NodeSetLoader,
   type PasswordVerifier,
@@ -15,6 +16,7 @@ import {
 import { createArgon2Verifier } from '../adapters/argon2.js'
 import { createFlowsTypeUsage } from '../adapters/flows.js'
 import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
+import { createOidcProvider } from '../adapters/oidc.js'
 import type { Settings } from '../config/settings.js'
 import type { Log } from '../log.js'
 import type { LoginQueueSizing } from './login-queue-sizing.js'
@@ -46,6 +48,8 @@ export interface ServerCoreOptions {
   loader?: NodeSetLoader | undefined
   /** Default: none, so installs are refused. */
   installer?: ModuleInstaller | undefined
+  /** Default: openid-client over `adminAuth.oidc`, when it is set. */
+  identityProvider?: IdentityProvider | undefined
 }
 
 /** The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk. */
@@ -65,6 +69,9 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
       ),
       events,
       observer: options.observer,
+      identityProvider:
+        options.identityProvider ??
+        (settings.adminAuth?.oidc === undefined ? undefined : createOidcProvider(settings.adminAuth.oidc)),
     },
     {
       adminAuth: settings.adminAuth && {

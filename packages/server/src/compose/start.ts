@@ -198,6 +198,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const app = createHttpApp(core, {
       version: VERSION,
       basePath: settings.httpAdminRoot,
+      ssoRedirectUri: settings.adminAuth?.oidc?.redirectUri,
       clientAddress: (c) => clientAddressOf(socketAddress(c), c.req.header('X-Forwarded-For'), proxies),
       maxBodyBytes: settings.apiMaxLength,
       cors: settings.httpAdminCors ?? undefined,

@@ -89,8 +89,12 @@ export const DEFAULT_SHUTDOWN_TIMEOUT = 10_000
 export const DEFAULT_METRICS_HOST = '127.0.0.1'
 
 export interface AdminAuthSettings {
-  type: 'credentials'
+  /** `credentials` (passwords) or `strategy` (Node-RED's word for a sign-in elsewhere). */
+  type: 'credentials' | 'strategy'
+  /** Empty when everyone signs in with the identity provider. */
   users: Array<{ username: string; password: string; permissions: string | string[] }>
+  /** Single sign-on with the organisation's OpenID provider. */
+  oidc?: OidcSettings | undefined
   default?: { permissions: string | string[] } | undefined
   sessionExpiryTime?: number | undefined
   clients?: string[] | undefined
@@ -116,6 +120,28 @@ export interface AdminAuthSettings {
   /** Programs (Node-RED instances) that ask about tokens: an id and a secret's hash each. */
   resourceServers?: Array<{ id: string; secret: string }> | undefined
 }
+
+/** `adminAuth.oidc`, with the client secret resolved (from the file or the environment). */
+export interface OidcSettings {
+  issuer: string
+  clientId: string
+  clientSecret: string
+  label: string
+  /** Default `preferred_username`. */
+  usernameClaim?: string | undefined
+  /** Default `openid profile email`. */
+  scope?: string | undefined
+  /** Default: the origin the browser used, then `<httpAdminRoot>/auth/strategy/callback`. */
+  redirectUri?: string | undefined
+  /** Default 28800 (eight hours). */
+  maxSessionSeconds?: number | undefined
+  apiTokensOutliveSessions?: boolean | undefined
+  permissions: { claim: string; map: Record<string, string | string[]> }
+}
+
+/** Where the client secret comes from when the settings file does not hold it. */
+export const OIDC_SECRET_ENV = 'FLOWADMIN_OIDC_CLIENT_SECRET'
+export const DEFAULT_OIDC_LABEL = 'Sign in with single sign-on'
 
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_PORT = 1880
@@ -191,16 +217,70 @@ const resourceServer = strictObject({
   secret: passwordHash('the argon2 hash of its secret'),
 })
 
-const adminAuth = strictObject({
-  type: v.literal('credentials', 'must be "credentials"'),
-  users: v.pipe(
-    v.array(user, 'must be a list of users'),
-    v.nonEmpty('must list at least one user'),
-    v.check(
-      (users) => new Set(users.map((entry) => entry.username)).size === users.length,
-      (issue) => `usernames must be unique (${duplicates(issue.input as Array<{ username: string }>)})`,
+const issueOf = (problem: (value: string) => string | null) =>
+  v.rawCheck<string>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return
+    const message = problem(dataset.value)
+    if (message !== null) addIssue({ message })
+  })
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
+
+/** Why a URL of the identity provider's settings is unusable, or null: https, or http on loopback. */
+function providerUrlProblem(text: string): string | null {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return 'must be a URL such as "https://id.example.com/realms/ops"'
+  }
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
+    return url.username === '' && url.password === '' && url.hash === ''
+      ? null
+      : 'must not hold credentials or a #fragment'
+  }
+  return 'must be an https URL (http only on 127.0.0.1, ::1 or localhost)'
+}
+
+const oidc = strictObject({
+  issuer: v.pipe(text('the provider’s issuer URL'), issueOf(providerUrlProblem)),
+  clientId: text('the client id registered at the provider'),
+  clientSecret: v.optional(text(`the client secret, or set ${OIDC_SECRET_ENV}`)),
+  label: v.optional(text('the sign-in button’s label')),
+  usernameClaim: v.optional(text('a claim name')),
+  scope: v.optional(
+    v.pipe(
+      text('scopes separated by spaces'),
+      v.check((scope) => scope.split(' ').includes('openid'), 'must include openid'),
     ),
   ),
+  redirectUri: v.optional(v.pipe(text('a URL'), issueOf(providerUrlProblem))),
+  maxSessionSeconds: v.optional(whole(60, 31_536_000)),
+  apiTokensOutliveSessions: v.optional(v.boolean('must be true or false')),
+  permissions: strictObject({
+    claim: text('the claim that lists the person’s groups, e.g. "groups"'),
+    map: v.pipe(
+      v.record(v.string(), permissions, 'must map group names to permissions'),
+      v.check((map) => Object.keys(map).length > 0, 'must map at least one group'),
+    ),
+  }),
+})
+
+const adminAuth = strictObject({
+  type: v.optional(
+    v.picklist(['credentials', 'strategy'], 'must be "credentials" (passwords) or "strategy" (oidc)'),
+  ),
+  users: v.optional(
+    v.pipe(
+      v.array(user, 'must be a list of users'),
+      v.nonEmpty('must list at least one user'),
+      v.check(
+        (users) => new Set(users.map((entry) => entry.username)).size === users.length,
+        (issue) => `usernames must be unique (${duplicates(issue.input as Array<{ username: string }>)})`,
+      ),
+    ),
+  ),
+  oidc: v.optional(oidc),
   default: v.optional(strictObject({ permissions })),
   sessionExpiryTime: v.optional(whole(1, 2_147_483_647)),
   clients: v.optional(v.array(text('a client id'), 'must be a list of client ids')),
@@ -244,13 +324,6 @@ const adminAuth = strictObject({
     ),
   ),
 })
-
-const issueOf = (problem: (value: string) => string | null) =>
-  v.rawCheck<string>(({ dataset, addIssue }) => {
-    if (!dataset.typed) return
-    const message = problem(dataset.value)
-    if (message !== null) addIssue({ message })
-  })
 
 const origins = v.union(
   [
@@ -489,7 +562,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
       pool: parsed.postgres?.pool ?? DEFAULT_POSTGRES_POOL,
       timeoutMs: parsed.postgres?.timeoutMs ?? DEFAULT_POSTGRES_TIMEOUT_MS,
     },
-    adminAuth: parsed.adminAuth ?? null,
+    adminAuth: parsed.adminAuth === undefined ? null : adminAuthOf(parsed.adminAuth, source),
     auditLog:
       typeof parsed.auditLog === 'object'
         ? { file: path.resolve(baseDir, parsed.auditLog.file) }
@@ -508,6 +581,43 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
     shutdownTimeout: parsed.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
     console: parsed.console ?? true,
     palette: { ...DEFAULT_PALETTE, ...parsed.externalModules?.palette },
+  }
+}
+
+/**
+ * `adminAuth` as the server uses it: users always a list, the type named, the client secret taken
+ * from the environment when the file has none. Refuses a scheme with no way to sign in.
+ */
+function adminAuthOf(parsed: v.InferOutput<typeof adminAuth>, source: string): AdminAuthSettings {
+  const { oidc: sso, users, type, ...rest } = parsed
+  const problem = (field: string, message: string) =>
+    new SettingsError(`${source}: adminAuth${field}: ${message}`)
+  if (users === undefined && sso === undefined) {
+    throw problem('', 'list users (adminAuth.users) or configure single sign-on (adminAuth.oidc), or both')
+  }
+  if (type === 'credentials' && users === undefined) {
+    throw problem(
+      '.users',
+      'is required when type is "credentials"; for single sign-on alone, omit type or set it to "strategy"',
+    )
+  }
+  if (type === 'strategy' && sso === undefined) throw problem('.oidc', 'is required when type is "strategy"')
+  let oidcSettings: OidcSettings | undefined
+  if (sso !== undefined) {
+    const clientSecret = sso.clientSecret ?? process.env[OIDC_SECRET_ENV]
+    if (clientSecret === undefined || clientSecret === '') {
+      throw problem(
+        '.oidc.clientSecret',
+        `is required: set it here or in the environment as ${OIDC_SECRET_ENV}`,
+      )
+    }
+    oidcSettings = { ...sso, clientSecret, label: sso.label ?? DEFAULT_OIDC_LABEL }
+  }
+  return {
+    ...rest,
+    type: type ?? (users === undefined ? 'strategy' : 'credentials'),
+    users: users ?? [],
+    ...(oidcSettings !== undefined && { oidc: oidcSettings }),
   }
 }
 

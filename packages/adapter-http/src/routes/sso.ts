@@ -1,0 +1,244 @@
+import type { SsoRefusal } from '@flowadmin/core'
+import { type Context, Hono } from 'hono'
+import { getCookie } from 'hono/cookie'
+import * as v from 'valibot'
+import { readBody } from '../body.js'
+import type { AppEnv, RouteDeps } from '../env.js'
+import { emptyResponse, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { describe, NO_STORE_HEADERS, oauthErrorContent, schemaOf, use } from '../openapi.js'
+import { firstIssueMessage } from '../schemas.js'
+import { noStore } from './auth.js'
+
+// Single sign-on with the organisation's OpenID provider, in Node-RED's words: `/auth/strategy`
+// sends the browser to the provider, `/auth/strategy/callback` takes it back and hands the console
+// a one-time code (never a token) in the URL's fragment, which the console trades at
+// `POST /auth/token` (grant_type=authorization_code). The sign-in is bound to the browser by an
+// HttpOnly cookie: the callback and the exchange are refused from any other browser.
+
+/** The cookie that binds a sign-in to the browser that started it. */
+export const SSO_COOKIE = 'flowadmin_sso'
+/** Seconds the binding cookie lives: as long as a sign-in may take. */
+const COOKIE_SECONDS = 600
+/** The fragment parameter that carries the one-time code to the console. */
+export const SSO_CODE_FRAGMENT = 'sso_code'
+
+const LogoutRequestSchema = v.object(
+  {
+    logout_token: v.pipe(
+      v.string('Invalid parameter: logout_token must be a string'),
+      v.nonEmpty('Missing required parameter: logout_token'),
+    ),
+  },
+  'Invalid request: the body must be a form',
+)
+
+const STATUS_OF: Record<SsoRefusal['reason'], 400 | 403 | 503> = {
+  invalid: 400,
+  refused: 403,
+  no_username: 403,
+  no_permissions: 403,
+  unavailable: 503,
+}
+
+const TITLE_OF: Record<SsoRefusal['reason'], string> = {
+  invalid: 'Sign-in failed',
+  refused: 'Sign-in refused',
+  no_username: 'Sign-in refused',
+  no_permissions: 'No access',
+  unavailable: 'Identity provider unavailable',
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
+
+/** A short page for the person in the browser: what happened and the way back. No script. */
+function page(status: number, title: string, message: string, back: string): Response {
+  const body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>${escapeHtml(title)} – flowadmin</title></head>
+<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem">
+<h1>${escapeHtml(title)}</h1>
+<p id="message">${escapeHtml(message)}</p>
+<p><a href="${escapeHtml(back)}">Back to the console</a></p>
+</body></html>
+`
+  return new Response(body, {
+    status,
+    headers: {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+      'Cache-Control': 'no-store',
+      Pragma: 'no-cache',
+      'X-Content-Type-Options': 'nosniff',
+      ...(status === 503 && { 'Retry-After': '30' }),
+    },
+  })
+}
+
+/** A short HTML page for the person in the browser. */
+const HTML = { 'text/html': { schema: schemaOf(v.string()) } }
+
+/**
+ * Where a sign-in may return to: a path of this service below its root, nothing that a browser
+ * could read as another origin (`//host`, `/\host`, a scheme).
+ */
+export function returnPathProblem(path: string, basePath: string): string | null {
+  if (
+    !path.startsWith(`${basePath}/`) ||
+    /^\/[/\\]/.test(path) ||
+    /[\\\s]/.test(path) ||
+    path.includes('#')
+  ) {
+    return `return_to must be a path of this console, starting with ${basePath}/`
+  }
+  return null
+}
+
+/** The sign-in cookie: HttpOnly, SameSite=Lax (it must come back from the provider's redirect), Secure on https. */
+function bindingCookie(value: string, maxAge: number, basePath: string, secure: boolean): string {
+  return `${SSO_COOKIE}=${value}; Path=${basePath}/auth; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
+}
+
+/** The sign-in cookie of this request, or null. */
+export const bindingOf = (c: Context): string | null => getCookie(c, SSO_COOKIE) ?? null
+
+/** A Set-Cookie that removes the sign-in cookie (after the exchange). */
+export const clearBinding = (deps: RouteDeps, secure: boolean): string =>
+  bindingCookie('', 0, deps.basePath, secure)
+
+/** `/auth/strategy`, its callback and back-channel logout, when `adminAuth.oidc` is set. */
+export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>()
+  const sso = deps.core.sso
+  if (sso === null) return routes
+  const home = `${deps.basePath}/`
+  /** The redirect URI: the settings', else the origin the browser used below this service's root. */
+  const redirectUriOf = (c: Context) =>
+    deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${deps.basePath}/auth/strategy/callback`
+  const secureOf = (c: Context) => redirectUriOf(c).startsWith('https:')
+  const refusal = (error: SsoRefusal) =>
+    page(STATUS_OF[error.reason], TITLE_OF[error.reason], error.message, home)
+
+  routes.get(
+    '/auth/strategy',
+    describe({
+      operationId: 'startSignIn',
+      summary: 'Start a sign-in with the identity provider',
+      description:
+        'Sends the browser to the provider (authorization code flow with PKCE S256, state and nonce) and sets an HttpOnly cookie that binds the sign-in to this browser.',
+      tags: ['auth'],
+      security: [],
+      parameters: [
+        {
+          name: 'return_to',
+          in: 'query',
+          required: false,
+          description: 'Where the console lands afterwards: a path of this service. Default: the console.',
+          schema: { type: 'string' },
+          examples: { elsewhere: { summary: 'Another site (400)', value: 'https://evil.example/' } },
+        },
+      ],
+      responses: {
+        302: { description: 'To the provider.' },
+        400: { description: '`return_to` is not a path of this service (an HTML page).', content: HTML },
+        503: { description: 'The provider cannot be reached (an HTML page).', content: HTML },
+      },
+    }),
+    async (c) => {
+      const returnTo = c.req.query('return_to') ?? home
+      const problem = returnPathProblem(returnTo, deps.basePath)
+      if (problem !== null) return page(400, 'Sign-in failed', problem, home)
+      const started = await sso.begin(redirectUriOf(c), returnTo, deps.clientAddress(c))
+      if (!started.ok) return refusal(started.error)
+      return new Response(null, {
+        status: 302,
+        headers: {
+          Location: started.value.url,
+          'Set-Cookie': bindingCookie(started.value.binding, COOKIE_SECONDS, deps.basePath, secureOf(c)),
+          'Cache-Control': 'no-store',
+          'X-Content-Type-Options': 'nosniff',
+        },
+      })
+    },
+  )
+
+  routes.get(
+    '/auth/strategy/callback',
+    describe({
+      operationId: 'completeSignIn',
+      summary: 'The identity provider’s answer',
+      description:
+        'Checks the answer (state, the code exchanged with its PKCE verifier, the ID token: signature, iss, aud, exp, nonce), maps the person’s groups to permissions, and sends the browser to the console with a one-time code in the fragment (`#sso_code=…`, single use, 30 s, this browser only).',
+      tags: ['auth'],
+      security: [],
+      responses: {
+        302: { description: 'To the console, with the one-time code.' },
+        400: {
+          description: 'The answer failed a check, or this browser did not start the sign-in (an HTML page).',
+          content: HTML,
+        },
+        403: {
+          description:
+            'The provider refused the sign-in, or the person’s groups give no permission here (an HTML page that says which).',
+          content: HTML,
+        },
+        503: { description: 'The provider cannot be reached (an HTML page).', content: HTML },
+      },
+    }),
+    async (c) => {
+      const query = new URL(c.req.url).search
+      const completed = await sso.complete(bindingOf(c), `${redirectUriOf(c)}${query}`, deps.clientAddress(c))
+      if (!completed.ok) return refusal(completed.error)
+      const { code, returnTo } = completed.value
+      return new Response(null, {
+        status: 302,
+        headers: {
+          Location: `${returnTo}#${SSO_CODE_FRAGMENT}=${code}`,
+          'Cache-Control': 'no-store',
+          'Referrer-Policy': 'no-referrer',
+          'X-Content-Type-Options': 'nosniff',
+        },
+      })
+    },
+  )
+
+  routes.post(
+    '/auth/strategy/backchannel-logout',
+    describe({
+      operationId: 'backchannelLogout',
+      summary: 'The identity provider ended a session (Back-Channel Logout 1.0)',
+      description:
+        'A `logout_token` signed by the provider (iss, aud, iat, the back-channel logout event, sub or sid): every token of that person ends.',
+      tags: ['auth'],
+      security: [],
+      responses: {
+        200: { description: 'Done. Empty body.', headers: NO_STORE_HEADERS },
+        400: {
+          description: 'A missing or invalid logout token.',
+          headers: NO_STORE_HEADERS,
+          content: oauthErrorContent(['invalid_request']),
+        },
+        500: use('Unexpected'),
+        503: {
+          description: 'The provider’s keys cannot be fetched now.',
+          headers: NO_STORE_HEADERS,
+          content: oauthErrorContent(['temporarily_unavailable']),
+        },
+      },
+    }),
+    noStore,
+    async (c) => {
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form'], c.env)
+      if (!body.ok) return toResponse(oauthBodyError(body.error))
+      const fields = v.safeParse(LogoutRequestSchema, body.value)
+      if (!fields.success)
+        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
+      const ended = await sso.logout(fields.output.logout_token, deps.clientAddress(c))
+      if (ended.ok) return emptyResponse(200)
+      return ended.error.reason === 'unavailable'
+        ? toResponse(oauthError(503, 'temporarily_unavailable', ended.error.message))
+        : toResponse(oauthError(400, 'invalid_request', ended.error.message))
+    },
+  )
+
+  return routes
+}

@@ -1,0 +1,311 @@
+// Single sign-on with the organisation's OpenID provider: who gets which token. The protocol is the
+// identity provider port's (a certified library in the adapter); here are the rules around it:
+// a sign-in is bound to the browser that started it, its result is a one-time code (no token in a
+// URL), the person's rights come from the provider's claims at each sign-in, and the provider may
+// end a person's tokens (back-channel logout).
+import { err, ok, type Result } from '../errors.js'
+import type {
+  Clock,
+  Digest,
+  EventSink,
+  IdentityProvider,
+  PendingSignIn,
+  ProviderFailure,
+  RandomSource,
+} from '../ports/index.js'
+import { base64url } from '../tokens/encoding.js'
+import { type IssuedToken, SSO_FINGERPRINT_PREFIX, type SsoUser, type Tokens } from '../tokens/tokens.js'
+import { toPermissionList } from './permissions.js'
+
+/** `adminAuth.oidc` as the core needs it. */
+export interface SsoOptions {
+  /** What the sign-in button says, e.g. "Sign in with Example ID". */
+  label: string
+  /** The claim that names the person; default `preferred_username`. */
+  usernameClaim?: string | undefined
+  /** Which claim holds the person's groups, and what each group may do here. */
+  permissions: { claim: string; map: Readonly<Record<string, string | readonly string[]>> }
+  /** Seconds a token of a signed-in person lives at most; default 28800 (eight hours). */
+  maxSessionSeconds?: number | undefined
+  /** Whether their API tokens may outlive the session they were created in; default false. */
+  apiTokensOutliveSessions?: boolean | undefined
+}
+
+export const DEFAULT_SSO_SESSION = 28_800
+export const DEFAULT_USERNAME_CLAIM = 'preferred_username'
+/** Milliseconds a sign-in may take between its start and the provider's answer. */
+export const SIGN_IN_MS = 10 * 60_000
+/** Milliseconds a one-time code is good for. */
+export const ONE_TIME_CODE_MS = 30_000
+/** Most sign-ins, and most one-time codes, waiting at once: the oldest go first beyond that. */
+const MAX_WAITING = 10_000
+/** 32 bytes: state, nonce, PKCE verifier, browser binding and one-time codes each. */
+const SECRET_BYTES = 32
+
+/** Why a sign-in got no token (see the `sso.refused` event). */
+export interface SsoRefusal {
+  reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'no_permissions'
+  message: string
+}
+
+/** Why a one-time code was not exchanged: RFC 6749's `invalid_grant`, with a description. */
+export interface SsoExchangeError {
+  code: 'invalid_grant'
+  message: string
+}
+
+export interface SsoDeps {
+  provider: IdentityProvider
+  tokens: Tokens
+  clock: Clock
+  random: RandomSource
+  digest: Digest
+  events: EventSink
+  options: SsoOptions
+  /** Seconds a session lives (`sessionExpiryTime`); SSO sessions live the shorter of it and theirs. */
+  lifetime: number
+  /** Client ids a one-time code may be exchanged by. */
+  clients: ReadonlySet<string>
+}
+
+interface Waiting {
+  pending: PendingSignIn
+  returnTo: string
+  expiresAt: number
+}
+
+interface OneTimeCode {
+  binding: string
+  owner: SsoUser
+  expiresAt: number
+}
+
+/** The permissions a person's groups map to: every mapped group's, `*` alone when any gives it. */
+export function permissionsOfGroups(
+  groups: unknown,
+  map: Readonly<Record<string, string | readonly string[]>>,
+): string[] {
+  const names = typeof groups === 'string' ? [groups] : Array.isArray(groups) ? groups : []
+  const granted = new Set<string>()
+  for (const name of names) {
+    if (typeof name !== 'string' || !Object.hasOwn(map, name)) continue
+    for (const word of toPermissionList(map[name])) granted.add(word)
+  }
+  return granted.has('*') ? ['*'] : [...granted]
+}
+
+/** Drops expired entries, then the oldest while the map is full (Maps keep insertion order). */
+function prune<T extends { expiresAt: number }>(map: Map<string, T>, now: number): void {
+  for (const [key, value] of map) if (value.expiresAt <= now) map.delete(key)
+  while (map.size >= MAX_WAITING) {
+    const oldest = map.keys().next()
+    if (oldest.done) break
+    map.delete(oldest.value)
+  }
+}
+
+export function createSso({
+  provider,
+  tokens,
+  clock,
+  random,
+  digest,
+  events,
+  options,
+  lifetime,
+  clients,
+}: SsoDeps) {
+  const label = options.label
+  const usernameClaim = options.usernameClaim ?? DEFAULT_USERNAME_CLAIM
+  const sessionSeconds = Math.min(lifetime, options.maxSessionSeconds ?? DEFAULT_SSO_SESSION)
+  // In this process only: a sign-in's callback and its code's exchange come back within minutes and
+  // seconds; several instances behind one address need the sign-in to stick to one of them.
+  const waiting = new Map<string, Waiting>()
+  const codes = new Map<string, OneTimeCode>()
+  const secret = () => base64url(random.bytes(SECRET_BYTES))
+
+  /** `sso:<identity>:`: the fingerprint prefix of one person's tokens, from the provider's subject. */
+  const personPrefix = async (subject: string) =>
+    `${SSO_FINGERPRINT_PREFIX}${await digest.hmacSha256(provider.issuer, `sub:${subject}`)}:`
+
+  function refuse(
+    reason: SsoRefusal['reason'],
+    message: string,
+    actor: { username: string | null; address: string | null },
+  ): { ok: false; error: SsoRefusal } {
+    events.emit({
+      type: 'sso.refused',
+      at: clock.now(),
+      provider: label,
+      reason,
+      detail: message,
+      username: actor.username,
+      clientId: null,
+      address: actor.address,
+    })
+    return err({ reason, message })
+  }
+
+  const fromProvider = (failure: ProviderFailure, address: string | null) =>
+    refuse(failure.kind, failure.message, { username: null, address })
+
+  return {
+    label,
+    /** Seconds a signed-in person's session lives. */
+    sessionSeconds,
+    apiTokensOutliveSessions: options.apiTokensOutliveSessions ?? false,
+
+    /**
+     * Starts a sign-in: the provider's URL to send the browser to, and the browser binding to set
+     * in an HttpOnly cookie (the callback and the exchange must come from the same browser).
+     * `returnTo` is where the console wants to land afterwards: the adapter checked it.
+     */
+    async begin(
+      redirectUri: string,
+      returnTo: string,
+      address: string | null,
+    ): Promise<Result<{ url: string; binding: string }, SsoRefusal>> {
+      const pending: PendingSignIn = { redirectUri, state: secret(), nonce: secret(), codeVerifier: secret() }
+      const url = await provider.authorizationUrl(pending)
+      if (!url.ok) return fromProvider(url.error, address)
+      const now = clock.now()
+      prune(waiting, now)
+      const binding = secret()
+      waiting.set(binding, { pending, returnTo, expiresAt: now + SIGN_IN_MS })
+      return ok({ url: url.value, binding })
+    },
+
+    /**
+     * The provider sent the browser back: checks its answer (the port verifies the ID token), maps
+     * the person's groups to permissions, narrows their existing tokens to those, and hands out a
+     * one-time code. Each started sign-in completes at most once.
+     */
+    async complete(
+      binding: string | null,
+      callbackUrl: string,
+      address: string | null,
+    ): Promise<Result<{ code: string; returnTo: string }, SsoRefusal>> {
+      const entry = binding === null ? undefined : waiting.get(binding)
+      if (binding !== null) waiting.delete(binding)
+      if (binding === null || entry === undefined || entry.expiresAt <= clock.now()) {
+        return refuse(
+          'invalid',
+          'This sign-in was not started in this browser, was already used, or took longer than 10 minutes. Start again.',
+          { username: null, address },
+        )
+      }
+      const identity = await provider.complete(callbackUrl, entry.pending)
+      if (!identity.ok) return fromProvider(identity.error, address)
+      const { claims, subject, sessionId } = identity.value
+      const username = claims[usernameClaim]
+      if (typeof username !== 'string' || username === '') {
+        return refuse('no_username', `The provider's answer has no ${usernameClaim} claim to name you by.`, {
+          username: null,
+          address,
+        })
+      }
+      const prefix = await personPrefix(subject)
+      const existing = await tokens.withFingerprint(prefix)
+      const permissions = permissionsOfGroups(claims[options.permissions.claim], options.permissions.map)
+      if (permissions.length === 0) {
+        // Worth nothing now: so are the tokens they hold.
+        await tokens.deleteRecords(existing)
+        const groups = groupsOf(claims[options.permissions.claim])
+        return refuse(
+          'no_permissions',
+          `Signed in as ${username}, but your groups (${groups === '' ? 'none' : groups}) give no permission here. Ask an administrator to add you to a group that does.`,
+          { username, address },
+        )
+      }
+      await tokens.narrow(existing, permissions)
+      const session = sessionId === null ? '-' : await digest.hmacSha256(provider.issuer, `sid:${sessionId}`)
+      const code = secret()
+      const now = clock.now()
+      prune(codes, now)
+      codes.set(await digest.sha256(code), {
+        binding,
+        owner: { username, permissions, fingerprint: `${prefix}${session}` },
+        expiresAt: now + ONE_TIME_CODE_MS,
+      })
+      events.emit({
+        type: 'sso.succeeded',
+        at: now,
+        provider: label,
+        permissions,
+        username,
+        clientId: null,
+        address,
+      })
+      return ok({ code, returnTo: entry.returnTo })
+    },
+
+    /**
+     * Trades a one-time code for a session (RFC 6749's authorization code grant, without a
+     * redirect URI: the code never left flowadmin's origin): once, within 30 s, from the browser
+     * that started the sign-in, by a known client.
+     */
+    async exchange(
+      binding: string | null,
+      code: string,
+      clientId: string,
+      address: string,
+      agent: string | null,
+    ): Promise<Result<IssuedToken, SsoExchangeError>> {
+      const key = await digest.sha256(code)
+      const entry = codes.get(key)
+      codes.delete(key)
+      const invalid = (message: string) => err<SsoExchangeError>({ code: 'invalid_grant', message })
+      if (entry === undefined || entry.expiresAt <= clock.now())
+        return invalid('The code is unknown, used or expired: sign in again')
+      if (entry.binding !== binding) return invalid('The code was not issued to this browser: sign in again')
+      if (!clients.has(clientId)) return invalid(`Unknown client_id: ${clientId.slice(0, 64)}`)
+      const { owner } = entry
+      return ok(await tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds))
+    },
+
+    /**
+     * OpenID Connect Back-Channel Logout: the provider ended a person's session, so every token of
+     * that person ends (with only a session id, the tokens of that session). Returns how many.
+     */
+    async logout(logoutToken: string, address: string | null): Promise<Result<number, SsoRefusal>> {
+      const verified = await provider.verifyLogoutToken(logoutToken)
+      if (!verified.ok) return err({ reason: verified.error.kind, message: verified.error.message })
+      const { subject, sessionId } = verified.value
+      let records: Awaited<ReturnType<Tokens['withFingerprint']>>
+      if (subject !== null) records = await tokens.withFingerprint(await personPrefix(subject))
+      else {
+        const session = `:${await digest.hmacSha256(provider.issuer, `sid:${sessionId ?? ''}`)}`
+        records = (await tokens.withFingerprint(SSO_FINGERPRINT_PREFIX)).filter((record) =>
+          record.fingerprint.endsWith(session),
+        )
+      }
+      const count = await tokens.deleteRecords(records)
+      events.emit({
+        type: 'sso.logout',
+        at: clock.now(),
+        provider: label,
+        owner: records[0]?.username ?? null,
+        count,
+        username: null,
+        clientId: null,
+        address,
+      })
+      return ok(count)
+    },
+
+    /** How many sign-ins and one-time codes wait now (for tests). */
+    waiting: () => ({ signIns: waiting.size, codes: codes.size }),
+  }
+}
+
+/** The groups claim as a short list for a message. */
+function groupsOf(claim: unknown): string {
+  const names = typeof claim === 'string' ? [claim] : Array.isArray(claim) ? claim : []
+  return names
+    .filter((name): name is string => typeof name === 'string')
+    .slice(0, 10)
+    .map((name) => name.slice(0, 64))
+    .join(', ')
+}
+
+export type Sso = ReturnType<typeof createSso>
