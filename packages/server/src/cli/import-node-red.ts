@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process'
 import { stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { messageOf } from '@flowadmin/core'
+import { evaluateInChild } from '../config/child-eval.js'
 import { isBcryptHash, parseSettings } from '../config/settings.js'
 import { SettingsError } from '../errors.js'
 import { type CommandSpec, HELP_OPTION, helpOf, parseCommand, UsageError } from './usage.js'
@@ -22,9 +22,6 @@ through @flowadmin/node-red. So: flowadmin import-node-red settings.js > flowadm
     'Exit codes: 0 success, 2 usage error, or a SETTINGS_JS that is missing, fails when run, has no\n' +
     "adminAuth, or holds what flowadmin's settings refuse (nothing is printed on standard output then).",
 } satisfies CommandSpec
-
-/** Longest the settings.js may take to be evaluated before it is given up. */
-const EVALUATE_TIMEOUT_MS = 30_000
 
 /** Marks a value JSON cannot carry (a function, a symbol, a bigint) on its way out of the child. */
 const NOT_DATA = '\u0000flowadmin:not-data'
@@ -122,30 +119,10 @@ async function readNodeRedAuth(file: string): Promise<NodeRedAuth> {
 }
 
 function runSettingsJs(absolute: string): Promise<Evaluated> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=commonjs', '--eval', EVALUATE, absolute], {
-      stdio: ['ignore', 2, 2, 'ipc'],
-    })
-    let settled = false
-    const settle = (outcome: () => void) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-      outcome()
-    }
-    const timer = setTimeout(
-      () => settle(() => reject(new Error(`it did not finish within ${EVALUATE_TIMEOUT_MS / 1000} seconds`))),
-      EVALUATE_TIMEOUT_MS,
-    )
-    child.once('message', (message) => settle(() => resolve(message as Evaluated)))
-    child.once('error', (error) => settle(() => reject(error)))
-    child.once('close', (code, signal) =>
-      settle(() =>
-        reject(new Error(`it ended its process (${signal === null ? `exit code ${code}` : signal})`)),
-      ),
-    )
-  })
+  return evaluateInChild(
+    ['--input-type=commonjs', '--eval', EVALUATE, absolute],
+    'settings',
+  ) as Promise<Evaluated>
 }
 
 /** flowadmin's adminAuth made from Node-RED's, and what could not be carried over. */

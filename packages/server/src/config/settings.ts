@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -10,6 +9,7 @@ import { ruleProblem, urlProblem } from '../adapters/palette-policy.js'
 import { SettingsError } from '../errors.js'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../http/listen.js'
 import { trustProxyProblem } from '../http/proxy.js'
+import { evaluateInChild } from './child-eval.js'
 import { jsonMistake } from './json-mistake.js'
 
 /** Settings after validation, with every default applied and every path absolute. */
@@ -661,9 +661,6 @@ function parseJson(source: string, file: string): unknown {
   }
 }
 
-/** Longest a settings module may take to give its settings before it is given up. */
-const SETTINGS_MODULE_TIMEOUT_MS = 30_000
-
 /** Marks a value JSON cannot carry (a function, a symbol, a bigint) on its way out of the child. */
 const NOT_DATA = '\u0000flowadmin:not-data'
 
@@ -729,41 +726,8 @@ async function evaluateSettings(absolute: string, file: string): Promise<unknown
 }
 
 function runSettingsModule(absolute: string): Promise<Evaluated> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--input-type=module', '--eval', EVALUATE, pathToFileURL(absolute).href],
-      // The module's own output goes to standard error; the fourth channel carries its settings.
-      { stdio: ['ignore', 2, 2, 'ipc'] },
-    )
-    let settled = false
-    const settle = (outcome: () => void) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      // Whatever the module left running (a timer, a socket) ends with its process.
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-      outcome()
-    }
-    const timer = setTimeout(
-      () =>
-        settle(() =>
-          reject(new Error(`it gave no settings within ${SETTINGS_MODULE_TIMEOUT_MS / 1000} seconds`)),
-        ),
-      SETTINGS_MODULE_TIMEOUT_MS,
-    )
-    child.once('message', (message) => settle(() => resolve(message as Evaluated)))
-    child.once('error', (error) => settle(() => reject(error)))
-    // 'close' comes after every message of the channel, so a module that gave its settings is
-    // never taken for one that ended its process first.
-    child.once('close', (code, signal) =>
-      settle(() =>
-        reject(
-          new Error(
-            `it ended its process (${signal === null ? `exit code ${code}` : signal}) before giving its settings`,
-          ),
-        ),
-      ),
-    )
-  })
+  return evaluateInChild(
+    ['--input-type=module', '--eval', EVALUATE, pathToFileURL(absolute).href],
+    'settings',
+  ) as Promise<Evaluated>
 }
