@@ -164,6 +164,25 @@ describe('the editor’s “Sign in with …” goes through flowadmin and the p
     expect((await get(`${env.nodeRed.url}/settings`, token)).status).toBe(401)
   })
 
+  it('a person moved to a viewer group at the provider: their next sign-in narrows the editor they hold', async () => {
+    const before = await tokenOf('dee-sub')
+    expect((await deploy(env.nodeRed.url, before)).status).toBe(200)
+    env.provider.people.set('dee-sub', { username: 'dee', groups: ['nr-viewers'] })
+    const after = await tokenOf('dee-sub')
+    for (const token of [before, after]) {
+      expect((await deploy(env.nodeRed.url, token)).status).toBe(401)
+      expect((await get(`${env.nodeRed.url}/flows`, token)).status).toBe(200)
+    }
+  })
+
+  it('a person whose groups give nothing is stopped at flowadmin’s page, never back at the editor', async () => {
+    const { token, url, res } = await signIn('mal-sub')
+    expect(token).toBeNull()
+    expect(url.startsWith(`${env.flowadmin.url}/auth/strategy/callback?`)).toBe(true)
+    expect(res.status).toBe(403)
+    expect(await res.text()).toContain('give no permission here')
+  })
+
   it('a person removed at the provider cannot sign in again: stopped there, never back at the editor', async () => {
     expect(await tokenOf('vic-sub')).not.toBe('')
     const vic = env.provider.people.get('vic-sub')

@@ -24,6 +24,8 @@ export const PEOPLE = {
   'ada-sub': { username: 'ada', groups: ['nr-admins'] },
   'vic-sub': { username: 'vic', groups: ['nr-viewers'] },
   'leo-sub': { username: 'leo', groups: ['nr-admins'] },
+  'dee-sub': { username: 'dee', groups: ['nr-admins'] },
+  'mal-sub': { username: 'mal', groups: ['marketing'] },
 } as const
 
 export interface NodeRedSso {
