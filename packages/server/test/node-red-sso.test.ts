@@ -127,6 +127,16 @@ describe('the editor’s “Sign in with …” goes through flowadmin and the p
       scope: '*',
       client_id: FLEET,
     })
+    // flowadmin audited the sign-in, with the resource server as the client.
+    await expect
+      .poll(() =>
+        env.flowadmin.run.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((event) => event.event === 'sso.succeeded' && event.user === 'ada'),
+      )
+      .toEqual([expect.objectContaining({ client: FLEET, permissions: ['*'] })])
     const sessions = await readFile(path.join(env.nodeRed.userDir, '.sessions.json'), 'utf8').catch(
       () => '{}',
     )
