@@ -34,6 +34,30 @@ export interface FlowadminOptions {
   log?: (line: string) => void
   /** The clock of the cache, in ms. Default: Date.now. */
   now?: () => number
+  /** The editor signs people in through flowadmin ("Sign in with …") instead of the login form. */
+  sso?: SsoOptions
+}
+
+export interface SsoOptions {
+  /**
+   * This instance's sign-in callback, `<its address><httpAdminRoot>/auth/strategy/callback`,
+   * exactly as it is in the resource server's `redirectUris` at flowadmin.
+   */
+  redirectUri: string
+  /** The button's text. Default "Sign in with single sign-on". */
+  label?: string
+  /** A Font Awesome class for the button, e.g. "fa-sign-in". */
+  icon?: string
+  /** flowadmin's address as people's browsers reach it. Default: `url`. */
+  url?: string
+}
+
+/** A Passport strategy class as Node-RED instantiates it. */
+export interface StrategyClass {
+  new (
+    options: object,
+    verify: (...args: never[]) => unknown,
+  ): { name: string; authenticate(req: unknown): void }
 }
 
 /** A user as Node-RED takes it: one permission as a string, several as an array. */
@@ -53,6 +77,17 @@ export interface AdminAuth {
   tokens(token: string): Promise<NodeRedUser | null>
 }
 
+/** The `adminAuth` setting in SSO mode: Node-RED's "Sign in with …" button, through flowadmin. */
+export interface StrategyAdminAuth {
+  type: 'strategy'
+  strategy: { name: 'flowadmin'; label: string; icon?: string; strategy: StrategyClass; options: object }
+  /** Always null: see the README. */
+  users(username: string): Promise<NodeRedUser | null>
+  /** Any bearer token, introspected at flowadmin. */
+  tokens(token: string): Promise<NodeRedUser | null>
+}
+
+export function adminAuth(options: FlowadminOptions & { sso: SsoOptions }): StrategyAdminAuth
 export function adminAuth(options: FlowadminOptions): AdminAuth
 
 export function httpAdminMiddleware(

@@ -47,7 +47,15 @@ export const TokenRequestSchema = v.object(
     password: optionalString('password'),
     code: optionalString(
       'code',
-      'The one-time code a single sign-on handed the console (`authorization_code`).',
+      'The one-time code a single sign-on handed the console, or a resource server (`authorization_code`).',
+    ),
+    redirect_uri: optionalString(
+      'redirect_uri',
+      'A resource server’s `authorization_code` grant: the redirect URI the code was sent to.',
+    ),
+    code_verifier: optionalString(
+      'code_verifier',
+      'A resource server’s `authorization_code` grant: the PKCE verifier (RFC 7636).',
     ),
   },
   NOT_AN_OBJECT,

@@ -22,6 +22,12 @@ import { createHttpApp } from '../src/index.js'
 import { createResponseValidator, type OpenApiDocument, type ResponseCheck } from './openapi-validate.js'
 
 const ORIGIN = 'http://flowadmin.example'
+/** The redirect URI registered for the resource server `fleet`. */
+const FLEET_REDIRECT = 'https://nodered.example/auth/strategy/callback'
+const FLEET_BASIC = `Basic ${btoa('fleet:fleet-secret')}`
+/** A PKCE verifier and its S256 challenge (base64url of its SHA-256). */
+const VERIFIER = 'dBjftJeZ4CVP-mJ0kn1_Hw6rCNBlTmh5uZaW2Yx52vo'
+const CHALLENGE = 'nF-WeNg1AWSxdD8mB442ntqo08DNc2v1tzWpInIV00Y'
 
 function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
   const redirectUris: string[] = []
@@ -74,6 +80,9 @@ function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
     {
       adminAuth: {
         oidc: { label: 'Sign in with Example ID', permissions: { claim: 'groups', map: { admins: '*' } } },
+        resourceServers: [
+          { id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: [FLEET_REDIRECT] },
+        ],
       },
     },
   )
@@ -238,6 +247,120 @@ describe('the single sign-on routes and their document', () => {
           )
         }
       }
+    }
+  })
+})
+
+describe('a resource server’s sign-in (GET /auth/authorize)', () => {
+  const authorize = (params: Record<string, string> = {}) =>
+    `/auth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: 'fleet',
+      redirect_uri: FLEET_REDIRECT,
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+      state: 'xyz',
+      ...params,
+    })}`
+
+  test('every documented status is produced, and the code goes to the registered URI only', async () => {
+    const w = world()
+    const document = (await (await w.request('/openapi.json')).json()) as OpenApiDocument
+    expect(methodsOf(document)).toContain('get /auth/authorize')
+    const validator = createResponseValidator(document)
+    const checks: ResponseCheck[] = []
+    const check = async (path: string, init?: RequestInit) => {
+      const res = await w.request(path, init)
+      checks.push(await validator.check('GET', `${ORIGIN}${path}`, res))
+      return res
+    }
+
+    // 400: an unregistered redirect URI (exact match) or an unknown client; nothing is set or sent.
+    for (const params of [
+      { redirect_uri: `${FLEET_REDIRECT}/` } as Record<string, string>,
+      { redirect_uri: 'https://evil.example/auth/strategy/callback' },
+      { client_id: 'other' },
+    ]) {
+      const res = await check(authorize(params))
+      expect(res.status).toBe(400)
+      expect(res.headers.get('location')).toBeNull()
+      expect(res.headers.get('set-cookie')).toBeNull()
+    }
+    expect(w.redirectUris).toEqual([])
+    // 302 to the client with an error: no PKCE, or another response type.
+    const plain = await check(authorize({ code_challenge_method: 'plain' }))
+    expect(plain.headers.get('location')).toBe(
+      `${FLEET_REDIRECT}?error=invalid_request&error_description=PKCE+is+required%3A+code_challenge+with+code_challenge_method+S256&state=xyz`,
+    )
+    const token = await check(authorize({ response_type: 'token' }))
+    expect(new URL(token.headers.get('location') ?? '').searchParams.get('error')).toBe(
+      'unsupported_response_type',
+    )
+    // 503: the provider is down.
+    w.down(true)
+    expect((await check(authorize())).status).toBe(503)
+    w.down(false)
+    // 302 to the provider, then the callback sends the browser to the redirect URI with the code.
+    const start = await check(authorize())
+    expect(start.status).toBe(302)
+    expect(w.redirectUris.at(-1)).toBe(`${ORIGIN}/auth/strategy/callback`)
+    const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const state = new URL(start.headers.get('location') ?? '').searchParams.get('state') ?? ''
+    const back = await w.request(`/auth/strategy/callback?code=c&state=${state}`, {
+      headers: { Cookie: cookie },
+    })
+    expect(back.status).toBe(302)
+    const location = new URL(back.headers.get('location') ?? '')
+    expect(`${location.origin}${location.pathname}`).toBe(FLEET_REDIRECT)
+    expect(location.searchParams.get('state')).toBe('xyz')
+    const code = location.searchParams.get('code') ?? ''
+
+    const redeem = (fields: Record<string, string>) =>
+      w.request('/auth/token', {
+        method: 'POST',
+        headers: { Authorization: FLEET_BASIC, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          redirect_uri: FLEET_REDIRECT,
+          ...fields,
+        }),
+      })
+    // The console's exchange (no client authentication) cannot spend it.
+    const fromConsole = await w.request('/auth/token', {
+      method: 'POST',
+      headers: { Cookie: cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: 'service-editor' }),
+    })
+    expect(fromConsole.status).toBe(400)
+    expect((await redeem({ code })).status).toBe(400)
+    const issued = await redeem({ code, code_verifier: VERIFIER })
+    expect(issued.status).toBe(200)
+    const { access_token } = (await issued.json()) as { access_token: string }
+    const introspected = await w.request('/auth/introspect', {
+      method: 'POST',
+      headers: { Authorization: FLEET_BASIC, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: access_token }),
+    })
+    expect(await introspected.json()).toMatchObject({
+      active: true,
+      username: 'ann',
+      scope: '*',
+      client_id: 'fleet',
+    })
+    expect(await (await redeem({ code, code_verifier: VERIFIER })).json()).toMatchObject({
+      error: 'invalid_grant',
+    })
+
+    expect(
+      checks.flatMap((result) =>
+        result.problems.map((problem) => `${result.operation} ${result.status}: ${problem}`),
+      ),
+    ).toEqual([])
+    const produced = new Set(checks.map((result) => `${result.operation} ${result.status}`))
+    for (const status of Object.keys(
+      (document.paths['/auth/authorize'] as { get: { responses: object } }).get.responses,
+    )) {
+      expect(produced).toContain(`authorize ${status}`)
     }
   })
 })

@@ -13,7 +13,7 @@ import {
   type ResourceServerActivity,
   type ResourceServerOptions,
 } from './auth/resource-servers.js'
-import { createSso, type SsoOptions } from './auth/sso.js'
+import { createSso, type SsoExchangeError, type SsoOptions } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createModules } from './modules/modules.js'
@@ -352,6 +352,35 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       if (request.clientId !== undefined && request.clientId !== client.id)
         return err({ code: 'invalid_client' })
       return login({ ...request, clientId: client.id }, address, agent, client.id)
+    },
+
+    /**
+     * Whether a resource server may be sent a person's authorization code at `redirectUri`: the
+     * server exists and registered exactly that URI. Checked before a sign-in begins, so an
+     * unregistered URI never receives anything.
+     */
+    redirectRegistered: (clientId: string, redirectUri: string): boolean =>
+      resourceServers.redirects(clientId, redirectUri),
+
+    /**
+     * The authorization code grant of a resource server (a Node-RED editor's sign-in through
+     * flowadmin): the client authenticates itself (HTTP Basic) first, then the code, its redirect
+     * URI and PKCE verifier are checked (see Sso.redeem). A `client_id` in the request must be the
+     * same as the authenticated one.
+     */
+    async redeemCode(
+      client: ClientCredentials | null,
+      request: { clientId: string | undefined; code: string; redirectUri: string; codeVerifier: string },
+      address: string,
+      agent: string | null = null,
+    ): Promise<Result<IssuedToken, ClientError | SsoExchangeError>> {
+      if (auth === null || client === null || sso === null) return err({ code: 'invalid_client' })
+      const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
+      if (!authenticated.ok) return authenticated
+      if (request.clientId !== undefined && request.clientId !== client.id)
+        return err({ code: 'invalid_client' })
+      const { code, redirectUri, codeVerifier } = request
+      return sso.redeem(client.id, code, redirectUri, codeVerifier, address, agent)
     },
 
     /**

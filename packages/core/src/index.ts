@@ -15,6 +15,7 @@ export type {
 } from './auth/resource-servers.js'
 export { grantScope, parsePermissionScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
 export {
+  type AuthorizationRequest,
   DEFAULT_SSO_SESSION,
   DEFAULT_USERNAME_CLAIM,
   ONE_TIME_CODE_MS,

@@ -1,6 +1,7 @@
 'use strict'
 
 const { MAX_TOKEN_LENGTH } = require('./client')
+const { createStrategyClass, NAME } = require('./strategy')
 
 /**
  * A username or password longer than this is refused without asking: far beyond any real one,
@@ -58,10 +59,13 @@ function createAdminAuth(settings, state) {
     return answer.user
   }
 
-  return {
-    // The login form (Node-RED shows it for this type only) and POST /auth/token.
-    type: 'credentials',
+  /** The token's user now, through the cache (a sign-in puts its new token there). */
+  const userOf = async (token, signal) => {
+    const user = await cache.share(token, (keep) => introspect(token, signal, keep))
+    return user && copyOf(user)
+  }
 
+  const hooks = {
     /**
      * Always null. Node-RED asks for a user by name only for a session token it issued itself
      * (`Tokens.get` found it, in its bearer strategy and on the editor's socket); a flowadmin
@@ -84,6 +88,41 @@ function createAdminAuth(settings, state) {
     }),
 
     /**
+     * Every admin request's bearer token (Node-RED's `tokens` strategy, after its own sessions),
+     * and the editor's socket when it connects: `{username, permissions}` while flowadmin says the
+     * token is active, else null, which Node-RED answers with 401.
+     */
+    tokens: neverRejects(log, 'tokens', async (token) => {
+      if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH) return null
+      const cached = cache.get(token)
+      if (cached !== undefined) return copyOf(cached)
+      return userOf(token, AbortSignal.timeout(timeoutMs))
+    }),
+  }
+
+  if (settings.sso !== null) {
+    // The editor's "Sign in with …" button: the person signs in through flowadmin (and its
+    // identity provider); the token the editor gets is flowadmin's, checked like any other.
+    const { label, icon } = settings.sso
+    return {
+      type: 'strategy',
+      strategy: {
+        name: NAME,
+        label,
+        ...(icon !== null && { icon }),
+        strategy: createStrategyClass(settings, state, userOf),
+        options: {},
+      },
+      ...hooks,
+    }
+  }
+
+  return {
+    // The login form (Node-RED shows it for this type only) and POST /auth/token.
+    type: 'credentials',
+    ...hooks,
+
+    /**
      * The login form's check: the password grant at flowadmin, then the new token's introspection
      * for the name and permissions. Node-RED (3.0 and later) hands `token` to the editor instead
      * of issuing its own. Null for wrong credentials, a throttled user, or flowadmin failing.
@@ -96,19 +135,6 @@ function createAdminAuth(settings, state) {
       if (login.outcome !== 'issued') return null
       const user = await cache.share(login.token, (keep) => introspect(login.token, signal, keep))
       return user && { ...copyOf(user), token: login.token }
-    }),
-
-    /**
-     * Every admin request's bearer token (Node-RED's `tokens` strategy, after its own sessions),
-     * and the editor's socket when it connects: `{username, permissions}` while flowadmin says the
-     * token is active, else null, which Node-RED answers with 401.
-     */
-    tokens: neverRejects(log, 'tokens', async (token) => {
-      if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH) return null
-      const cached = cache.get(token)
-      if (cached !== undefined) return copyOf(cached)
-      const user = await cache.share(token, (keep) => introspect(token, AbortSignal.timeout(timeoutMs), keep))
-      return user && copyOf(user)
     }),
   }
 }

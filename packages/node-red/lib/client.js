@@ -100,7 +100,7 @@ function createClient(settings, health) {
         `flowadmin at ${url} answers HTTP ${status}${code} to POST ${path}: logins and tokens are refused until it recovers`,
         reachable,
       )
-    } else if (status === 401 && path === '/auth/introspect') {
+    } else if (status === 401 && (path === '/auth/introspect' || body?.error === 'invalid_client')) {
       health.fail(
         ticket,
         'client',
@@ -169,6 +169,35 @@ function createClient(settings, health) {
       // flowadmin: Node-RED tells the user the login failed, and nothing is logged here.
       if (status === 401 || status === 429) {
         return { outcome: 'refused' }
+      }
+      failAnswer(answer, '/auth/token')
+      return { outcome: 'failed' }
+    },
+
+    /**
+     * The authorization code grant (a person signed in through flowadmin's /auth/authorize): the
+     * code, the redirect URI it was sent to and the PKCE verifier, with this client's credentials.
+     * @returns {Promise<{outcome: 'issued', token: string} | {outcome: 'refused', reason: string} | {outcome: 'failed'}>}
+     */
+    async redeem(code, redirectUri, codeVerifier, signal) {
+      const form = {
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: codeVerifier,
+      }
+      const answer = await post('/auth/token', form, clientAuthorization, signal)
+      if (answer === null) return { outcome: 'failed' }
+      const { status, body } = answer
+      if (status === 200 && typeof body?.access_token === 'string' && body.access_token !== '') {
+        health.ok(answer.ticket)
+        return { outcome: 'issued', token: body.access_token }
+      }
+      // A spent, expired or foreign code is about this sign-in, not about flowadmin.
+      if (status === 400 && body?.error === 'invalid_grant') {
+        const reason = typeof body.error_description === 'string' ? body.error_description.slice(0, 200) : ''
+        return { outcome: 'refused', reason }
       }
       failAnswer(answer, '/auth/token')
       return { outcome: 'failed' }

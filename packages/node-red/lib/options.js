@@ -9,7 +9,9 @@ const DEFAULT_TIMEOUT_MS = 3000
 /** A hook waits this long at most; Node-RED holds the editor's request meanwhile. */
 const MAX_TIMEOUT_MS = 60000
 
-const KNOWN = ['url', 'clientId', 'clientSecret', 'cacheMs', 'timeoutMs', 'middleware', 'log', 'now']
+const KNOWN = ['url', 'clientId', 'clientSecret', 'cacheMs', 'timeoutMs', 'middleware', 'log', 'now', 'sso']
+const SSO_KNOWN = ['redirectUri', 'label', 'icon', 'url']
+const DEFAULT_SSO_LABEL = 'Sign in with single sign-on'
 
 /**
  * @typedef {object} Settings
@@ -21,6 +23,16 @@ const KNOWN = ['url', 'clientId', 'clientSecret', 'cacheMs', 'timeoutMs', 'middl
  * @property {Function[]} middleware the instance's own httpAdminMiddleware, flattened
  * @property {(line: string) => void} log
  * @property {() => number} now
+ * @property {SsoSettings | null} sso the editor signs in through flowadmin, or null: the login form
+ */
+
+/**
+ * @typedef {object} SsoSettings
+ * @property {string} redirectUri this instance's `<httpAdminRoot>/auth/strategy/callback`, as
+ *   registered at flowadmin
+ * @property {string} label the sign-in button's text
+ * @property {string | null} icon a Font Awesome class for the button, e.g. "fa-sign-in"
+ * @property {string} url flowadmin's address as people's browsers reach it
  */
 
 /** A settings error: Node-RED prints the message and does not start. */
@@ -117,6 +129,51 @@ function parseMiddleware(value) {
   return list
 }
 
+/** An absolute http(s) URL without credentials or fragment, as given (it is compared exactly). */
+function parseRedirectUri(value) {
+  if (typeof value !== 'string' || value === '') {
+    throw invalid(
+      'sso.redirectUri is missing: give this instance\'s sign-in callback as flowadmin has it registered, e.g. "https://nodered.example/auth/strategy/callback"',
+    )
+  }
+  let url
+  try {
+    url = new URL(value)
+  } catch {
+    throw invalid(`sso.redirectUri is not a valid URL: ${shown(value)}`)
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || value.includes('#')) {
+    throw invalid(
+      `sso.redirectUri must be an http(s) URL without credentials or #fragment, got ${shown(value)}`,
+    )
+  }
+  return value
+}
+
+/** The SSO mode's options, or null without them. */
+function parseSso(value, url) {
+  if (value === undefined) return null
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalid('sso must be an object: { redirectUri, label }')
+  }
+  const unknown = Object.keys(value).filter((key) => !SSO_KNOWN.includes(key))
+  if (unknown.length > 0) {
+    throw invalid(`unknown option sso.${String(unknown[0])}; the options of sso are ${SSO_KNOWN.join(', ')}`)
+  }
+  const optional = (name) => {
+    if (value[name] === undefined) return null
+    if (typeof value[name] !== 'string' || value[name] === '')
+      throw invalid(`sso.${name} must be a non-empty string`)
+    return value[name]
+  }
+  return {
+    redirectUri: parseRedirectUri(value.redirectUri),
+    label: optional('label') ?? DEFAULT_SSO_LABEL,
+    icon: optional('icon'),
+    url: value.url === undefined ? url : parseUrl(value.url),
+  }
+}
+
 /**
  * Checks and completes the options.
  * @returns {Settings}
@@ -129,8 +186,9 @@ function parseOptions(options) {
   if (unknown.length > 0) {
     throw invalid(`unknown option ${shown(unknown[0])}; the options are ${KNOWN.join(', ')}`)
   }
+  const url = parseUrl(options.url)
   return {
-    url: parseUrl(options.url),
+    url,
     clientId: parseString(options, 'clientId', ': the id of the flowadmin client this instance uses'),
     clientSecret: parseString(options, 'clientSecret', ' (is the environment variable that holds it set?)'),
     cacheMs: parseMs(
@@ -145,6 +203,7 @@ function parseOptions(options) {
     middleware: parseMiddleware(options.middleware),
     log: safeLog(parseFunction(options, 'log', defaultLog)),
     now: parseFunction(options, 'now', Date.now),
+    sso: parseSso(options.sso, url),
   }
 }
 

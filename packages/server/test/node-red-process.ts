@@ -81,12 +81,14 @@ function end(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
  * resolves once it listens: its "Server now running at" line names the port it got, so it is
  * given port 0 and no port can be taken in between. `extraEnv` is added to its environment (a
  * secret the settings read from `process.env`). Rejects with its output if it ends first or
- * does not listen within the deadline (it is killed then).
+ * does not listen within the deadline (it is killed then). `port`, when not 0, is one the test
+ * must know beforehand (a redirect URI registered at flowadmin names it): see freePort.
  */
 export async function startNodeRed(
   userDir: string,
   settings: NodeRedSettings,
   extraEnv: NodeJS.ProcessEnv = {},
+  port = 0,
 ): Promise<NodeRedRun> {
   await mkdir(userDir, { recursive: true })
   const settingsFile = path.join(userDir, 'settings.js')
@@ -94,7 +96,7 @@ export async function startNodeRed(
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...extraEnv }
   const child = spawn(
     process.execPath,
-    [NODE_RED, '--userDir', userDir, '--settings', settingsFile, '--port', '0'],
+    [NODE_RED, '--userDir', userDir, '--settings', settingsFile, '--port', String(port)],
     { env, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   running.add(child)
@@ -145,4 +147,18 @@ export async function startNodeRed(
 /** Stops every Node-RED still running; for afterAll, also after a failure. */
 export async function stopNodeReds(): Promise<void> {
   await Promise.all([...running].map((child) => end(child, 'SIGTERM')))
+}
+
+/**
+ * A port free on 127.0.0.1 now, for a Node-RED whose address must be written in settings before
+ * it starts (its sign-in callback, registered at flowadmin). Another process could take it in
+ * between; the start then fails with Node-RED's "address in use" rather than passing wrongly.
+ */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net')
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as import('node:net').AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
 }

@@ -272,6 +272,26 @@ describe('parseSettings', () => {
       'settings.json: adminAuth.resourceServers[0].id: must not contain ":"',
     ],
     [
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [admin],
+          resourceServers: [{ id: 'fleet', secret: HASH, redirectUris: ['/auth/strategy/callback'] }],
+        },
+      },
+      'settings.json: adminAuth.resourceServers[0].redirectUris[0]: must be an absolute URL such as "https://nodered.example/auth/strategy/callback"',
+    ],
+    [
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [admin],
+          resourceServers: [{ id: 'fleet', secret: HASH, redirectUris: ['https://nodered.example/cb#x'] }],
+        },
+      },
+      'settings.json: adminAuth.resourceServers[0].redirectUris[0]: must not hold credentials or a #fragment',
+    ],
+    [
       { adminAuth: { type: 'credentials', users: [admin, { ...admin, permissions: [] }] } },
       'settings.json: adminAuth.users[1].permissions: must list at least one permission',
     ],

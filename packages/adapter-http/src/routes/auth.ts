@@ -115,6 +115,52 @@ async function exchangeCode(
 }
 
 /**
+ * A resource server's authorization code (a Node-RED editor's sign-in through flowadmin): the
+ * client authenticates with HTTP Basic and proves the code with its redirect URI and PKCE verifier.
+ */
+async function redeemCode(
+  c: Context,
+  deps: RouteDeps,
+  fields: {
+    client_id?: string | undefined
+    code?: string | undefined
+    redirect_uri?: string | undefined
+    code_verifier?: string | undefined
+  },
+): Promise<Response> {
+  const missing = (['code', 'redirect_uri', 'code_verifier'] as const).find(
+    (name) => fields[name] === undefined || fields[name] === '',
+  )
+  if (missing !== undefined)
+    return toResponse(oauthError(400, 'invalid_request', `Missing required parameter: ${missing}`))
+  const agent = describeUserAgent(c.req.header('user-agent'))
+  const result = await deps.core.redeemCode(
+    basicCredentials(c.req.header('authorization')),
+    {
+      clientId: fields.client_id,
+      code: fields.code as string,
+      redirectUri: fields.redirect_uri as string,
+      codeVerifier: fields.code_verifier as string,
+    },
+    deps.clientAddress(c),
+    agent,
+  )
+  if (!result.ok) {
+    const { error } = result
+    if (error.code === 'invalid_grant') {
+      const answer = oauthError(400, 'invalid_grant', error.message)
+      return c.json(answer.body, 400)
+    }
+    return toResponse(errorAnswerOf(error))
+  }
+  return c.json({
+    access_token: result.value.accessToken,
+    expires_in: result.value.expiresIn,
+    token_type: 'Bearer',
+  })
+}
+
+/**
  * `GET /auth/login` always; `POST /auth/token` and `POST /auth/revoke` only when auth is on
  * (otherwise they do not exist: 404).
  */
@@ -223,13 +269,16 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
 
       const { client_id, grant_type, scope, username, password, code } = fields.output
+      // A resource server authenticates itself (HTTP Basic): checking a password for its own
+      // users, or trading the code of a person who signed in through flowadmin.
+      const authorization = c.req.header('authorization')
       if (grant_type === 'authorization_code' && core.sso !== null) {
-        return exchangeCode(c, deps, code, client_id)
+        return /^basic\b/i.test(authorization ?? '')
+          ? redeemCode(c, deps, fields.output)
+          : exchangeCode(c, deps, code, client_id)
       }
       const request = { clientId: client_id, grantType: grant_type, scope, username, password }
       const agent = describeUserAgent(c.req.header('user-agent'))
-      // A resource server checking a password for its own users authenticates itself (HTTP Basic).
-      const authorization = c.req.header('authorization')
       const result = /^basic\b/i.test(authorization ?? '')
         ? await core.loginAsClient(basicCredentials(authorization), request, deps.clientAddress(c), agent)
         : await core.login(request, deps.clientAddress(c), agent)

@@ -1,4 +1,4 @@
-import type { SsoRefusal } from '@flowadmin/core'
+import type { AuthorizationRequest, SsoRefusal } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import { getCookie } from 'hono/cookie'
 import * as v from 'valibot'
@@ -93,6 +93,66 @@ export function returnPathProblem(path: string, basePath: string): string | null
   return null
 }
 
+/** A PKCE S256 challenge: base64url of a SHA-256, 43 characters (RFC 7636 §4.2). */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
+/** The longest `state` a client may have echoed back. */
+const MAX_STATE = 1024
+
+/** The query of an authorization request, as the OpenAPI document shows it. */
+const AUTHORIZE_EXAMPLE = {
+  response_type: 'code',
+  client_id: 'fleet',
+  redirect_uri: 'https://nodered.example/auth/strategy/callback',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+  code_challenge_method: 'S256',
+  state: 'af0ifjsldkj',
+}
+
+/** A query parameter given once, or undefined (absent, or repeated: RFC 6749 §3.1). */
+function single(c: Context, name: string): string | undefined {
+  const values = c.req.queries(name)
+  return values?.length === 1 ? values[0] : undefined
+}
+
+/** The client's redirect URI with `params` added to its query (RFC 6749 §4.1.2). */
+function redirectTo(redirectUri: string, params: Record<string, string | null>): Response {
+  const url = new URL(redirectUri)
+  for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.set(name, value)
+  return new Response(null, {
+    status: 302,
+    headers: {
+      Location: url.href,
+      'Cache-Control': 'no-store',
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+    },
+  })
+}
+
+/**
+ * The parts of an authorization request that, when wrong, are told to the client at its redirect
+ * URI (RFC 6749 §4.1.2.1): the response type, PKCE S256 (required), the state's length.
+ */
+function authorizationProblem(c: Context): { error: string; description: string } | null {
+  if (single(c, 'response_type') !== 'code')
+    return { error: 'unsupported_response_type', description: 'response_type must be code' }
+  if (
+    single(c, 'code_challenge_method') !== 'S256' ||
+    !S256_CHALLENGE.test(single(c, 'code_challenge') ?? '')
+  )
+    return {
+      error: 'invalid_request',
+      description: 'PKCE is required: code_challenge with code_challenge_method S256',
+    }
+  const state = c.req.queries('state')
+  if (state !== undefined && (state.length !== 1 || (state[0] as string).length > MAX_STATE))
+    return {
+      error: 'invalid_request',
+      description: `state must be given once, at most ${MAX_STATE} characters`,
+    }
+  return null
+}
+
 /** The sign-in cookie: HttpOnly, SameSite=Lax (it must come back from the provider's redirect), Secure on https. */
 function bindingCookie(value: string, maxAge: number, basePath: string, secure: boolean): string {
   return `${SSO_COOKIE}=${value}; Path=${basePath}/auth; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
@@ -162,6 +222,76 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
   )
 
   routes.get(
+    '/auth/authorize',
+    describe({
+      operationId: 'authorize',
+      summary: 'A resource server signs a person in through flowadmin',
+      description:
+        'OAuth 2.0 authorization endpoint (RFC 6749 §4.1, PKCE S256 required) for resource servers (a Node-RED editor through `@flowadmin/node-red`): ' +
+        '`client_id` must be a resource server and `redirect_uri` exactly one of its `redirectUris`, else an HTML page and nothing is sent anywhere. ' +
+        'The person then signs in with the identity provider, and the callback sends the browser to `redirect_uri?code=…&state=…`; the code is traded at `POST /auth/token` (`authorization_code`, HTTP Basic, `redirect_uri`, `code_verifier`).',
+      tags: ['auth'],
+      security: [],
+      parameters: Object.entries(AUTHORIZE_EXAMPLE).map(([name, value]) => ({
+        name,
+        in: 'query' as const,
+        required: name !== 'state',
+        schema: { type: 'string' as const },
+        examples: { signIn: { summary: 'A Node-RED editor’s sign-in', value } },
+      })),
+      responses: {
+        302: {
+          description:
+            'To the provider; or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`) and `state`.',
+        },
+        400: {
+          description: 'An unknown client, or a redirect URI not registered for it (an HTML page).',
+          content: HTML,
+        },
+        503: { description: 'The provider cannot be reached (an HTML page).', content: HTML },
+      },
+    }),
+    async (c) => {
+      const clientId = single(c, 'client_id') ?? ''
+      const redirectUri = single(c, 'redirect_uri') ?? ''
+      if (!deps.core.redirectRegistered(clientId, redirectUri)) {
+        const shown = (text: string) => JSON.stringify(text.slice(0, 200))
+        return page(
+          400,
+          'Sign-in refused',
+          `The redirect URI ${shown(redirectUri)} is not registered for the client ${shown(clientId)}, so nothing is sent to it. An administrator registers it in adminAuth.resourceServers[].redirectUris (exactly).`,
+          home,
+        )
+      }
+      const problem = authorizationProblem(c)
+      const state = single(c, 'state') ?? null
+      if (problem !== null)
+        return redirectTo(redirectUri, {
+          error: problem.error,
+          error_description: problem.description,
+          state,
+        })
+      const authorization: AuthorizationRequest = {
+        clientId,
+        redirectUri,
+        codeChallenge: single(c, 'code_challenge') as string,
+        state,
+      }
+      const started = await sso.begin(redirectUriOf(c), home, deps.clientAddress(c), authorization)
+      if (!started.ok) return refusal(started.error)
+      return new Response(null, {
+        status: 302,
+        headers: {
+          Location: started.value.url,
+          'Set-Cookie': bindingCookie(started.value.binding, COOKIE_SECONDS, deps.basePath, secureOf(c)),
+          'Cache-Control': 'no-store',
+          'X-Content-Type-Options': 'nosniff',
+        },
+      })
+    },
+  )
+
+  routes.get(
     '/auth/strategy/callback',
     describe({
       operationId: 'completeSignIn',
@@ -171,7 +301,10 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       tags: ['auth'],
       security: [],
       responses: {
-        302: { description: 'To the console, with the one-time code.' },
+        302: {
+          description:
+            'To the console, with the one-time code; or, for a sign-in a resource server asked for (`/auth/authorize`), to its redirect URI with `code` and `state`.',
+        },
         400: {
           description: 'The answer failed a check, or this browser did not start the sign-in (an HTML page).',
           content: HTML,
@@ -188,7 +321,9 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       const query = new URL(c.req.url).search
       const completed = await sso.complete(bindingOf(c), `${redirectUriOf(c)}${query}`, deps.clientAddress(c))
       if (!completed.ok) return refusal(completed.error)
-      const { code, returnTo } = completed.value
+      const { code, returnTo, authorization } = completed.value
+      if (authorization !== null)
+        return redirectTo(authorization.redirectUri, { code, state: authorization.state })
       return new Response(null, {
         status: 302,
         headers: {

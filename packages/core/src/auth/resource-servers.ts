@@ -12,6 +12,11 @@ export interface ResourceServerOptions {
   id: string
   /** A hash the password verifier understands (`flowadmin hash-pw`), never the secret itself. */
   secret: string
+  /**
+   * Where `GET /auth/authorize` may send a person back with an authorization code (a Node-RED
+   * editor's sign-in): absolute URLs, compared exactly. None: the server cannot sign people in.
+   */
+  redirectUris?: readonly string[] | undefined
 }
 
 export type ClientError = Extract<
@@ -137,6 +142,14 @@ export function createResourceServers(
       } finally {
         await throttle.finish(decision.attempt, outcome)
       }
+    },
+
+    /**
+     * Whether `redirectUri` is registered for the server `id`: exactly one of its `redirectUris`,
+     * character for character (RFC 6749 §3.1.2.3; no prefix, pattern or normalisation).
+     */
+    redirects(id: string, redirectUri: string): boolean {
+      return servers.get(id)?.redirectUris?.includes(redirectUri) ?? false
     },
 
     /** Every configured server with its last call in this process, by id. */

@@ -68,16 +68,40 @@ export interface SsoDeps {
   clients: ReadonlySet<string>
 }
 
+/**
+ * A resource server's authorization request (`GET /auth/authorize`, RFC 6749 §4.1 with PKCE): a
+ * Node-RED editor signing in through flowadmin. The adapter checked the client and the redirect
+ * URI (registered, exact match) before the sign-in began.
+ */
+export interface AuthorizationRequest {
+  clientId: string
+  redirectUri: string
+  /** The PKCE challenge, S256 (RFC 7636): base64url of the verifier's SHA-256. */
+  codeChallenge: string
+  /** The client's `state`, echoed back with the code. */
+  state: string | null
+}
+
 interface Waiting {
   pending: PendingSignIn
   returnTo: string
+  authorization: AuthorizationRequest | null
   expiresAt: number
 }
 
 interface OneTimeCode {
-  binding: string
+  /** The browser that signed in (the console's codes), or null for a resource server's code. */
+  binding: string | null
   owner: SsoUser
+  authorization: AuthorizationRequest | null
   expiresAt: number
+}
+
+/** `ab12…` (hex) → base64url of those bytes. */
+function hexToBase64url(hex: string): string {
+  const bytes = new Uint8Array(hex.length / 2)
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16)
+  return base64url(bytes)
 }
 
 /** The permissions a person's groups map to: every mapped group's, `*` alone when any gives it. */
@@ -164,6 +188,7 @@ export function createSso({
       redirectUri: string,
       returnTo: string,
       address: string | null,
+      authorization: AuthorizationRequest | null = null,
     ): Promise<Result<{ url: string; binding: string }, SsoRefusal>> {
       const pending: PendingSignIn = { redirectUri, state: secret(), nonce: secret(), codeVerifier: secret() }
       const url = await provider.authorizationUrl(pending)
@@ -171,20 +196,24 @@ export function createSso({
       const now = clock.now()
       prune(waiting, now)
       const binding = secret()
-      waiting.set(binding, { pending, returnTo, expiresAt: now + SIGN_IN_MS })
+      waiting.set(binding, { pending, returnTo, authorization, expiresAt: now + SIGN_IN_MS })
       return ok({ url: url.value, binding })
     },
 
     /**
      * The provider sent the browser back: checks its answer (the port verifies the ID token), maps
      * the person's groups to permissions, narrows their existing tokens to those, and hands out a
-     * one-time code. Each started sign-in completes at most once.
+     * one-time code: for the console, or, when the sign-in began with a resource server's
+     * authorization request, for that client (`authorization`: where to send it). Each started
+     * sign-in completes at most once.
      */
     async complete(
       binding: string | null,
       callbackUrl: string,
       address: string | null,
-    ): Promise<Result<{ code: string; returnTo: string }, SsoRefusal>> {
+    ): Promise<
+      Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
+    > {
       const entry = binding === null ? undefined : waiting.get(binding)
       if (binding !== null) waiting.delete(binding)
       if (binding === null || entry === undefined || entry.expiresAt <= clock.now()) {
@@ -222,9 +251,11 @@ export function createSso({
       const code = secret()
       const now = clock.now()
       prune(codes, now)
+      const { authorization } = entry
       codes.set(await digest.sha256(code), {
-        binding,
+        binding: authorization === null ? binding : null,
         owner: { username, permissions, fingerprint: `${prefix}${session}` },
+        authorization,
         expiresAt: now + ONE_TIME_CODE_MS,
       })
       events.emit({
@@ -233,10 +264,10 @@ export function createSso({
         provider: label,
         permissions,
         username,
-        clientId: null,
+        clientId: authorization?.clientId ?? null,
         address,
       })
-      return ok({ code, returnTo: entry.returnTo })
+      return ok({ code, returnTo: entry.returnTo, authorization })
     },
 
     /**
@@ -253,12 +284,45 @@ export function createSso({
     ): Promise<Result<IssuedToken, SsoExchangeError>> {
       const key = await digest.sha256(code)
       const entry = codes.get(key)
-      codes.delete(key)
       const invalid = (message: string) => err<SsoExchangeError>({ code: 'invalid_grant', message })
+      // A resource server's code is not the console's to spend.
+      if (entry?.authorization != null) return invalid('The code is unknown, used or expired: sign in again')
+      codes.delete(key)
       if (entry === undefined || entry.expiresAt <= clock.now())
         return invalid('The code is unknown, used or expired: sign in again')
       if (entry.binding !== binding) return invalid('The code was not issued to this browser: sign in again')
       if (!clients.has(clientId)) return invalid(`Unknown client_id: ${clientId.slice(0, 64)}`)
+      const { owner } = entry
+      return ok(await tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds))
+    },
+
+    /**
+     * Trades a resource server's authorization code for a session of the person who signed in
+     * (RFC 6749 §4.1.3 with PKCE, RFC 7636): once, within 30 s, by the client it was issued to
+     * (authenticated by the caller), with the same redirect URI and the verifier of its challenge.
+     * The token's client is the resource server; it ends like the person's other tokens.
+     */
+    async redeem(
+      clientId: string,
+      code: string,
+      redirectUri: string,
+      codeVerifier: string,
+      address: string,
+      agent: string | null,
+    ): Promise<Result<IssuedToken, SsoExchangeError>> {
+      const key = await digest.sha256(code)
+      const entry = codes.get(key)
+      const invalid = (message: string) => err<SsoExchangeError>({ code: 'invalid_grant', message })
+      const request = entry?.authorization
+      if (entry === undefined || request == null || entry.expiresAt <= clock.now())
+        return invalid('The code is unknown, used or expired: sign in again')
+      // Spent by any attempt of its own client: a guess at the verifier gets one try.
+      if (request.clientId !== clientId) return invalid('The code was not issued to this client')
+      codes.delete(key)
+      if (request.redirectUri !== redirectUri)
+        return invalid('redirect_uri is not the one the code was issued for')
+      if (hexToBase64url(await digest.sha256(codeVerifier)) !== request.codeChallenge)
+        return invalid('code_verifier does not match the code_challenge')
       const { owner } = entry
       return ok(await tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds))
     },

@@ -118,7 +118,7 @@ export interface AdminAuthSettings {
   /** Bounds of the queue in front of password verification; by default derived from its measured rate. */
   loginQueue?: { maxWaiting?: number | undefined; maxWaitingKnown?: number | undefined } | undefined
   /** Programs (Node-RED instances) that ask about tokens: an id and a secret's hash each. */
-  resourceServers?: Array<{ id: string; secret: string }> | undefined
+  resourceServers?: Array<{ id: string; secret: string; redirectUris?: string[] | undefined }> | undefined
 }
 
 /** `adminAuth.oidc`, with the client secret resolved (from the file or the environment). */
@@ -208,14 +208,22 @@ const user = strictObject({
   permissions,
 })
 
-const resourceServer = strictObject({
-  id: v.pipe(
-    text('a resource server id'),
-    v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it is sent in HTTP Basic)'),
-    v.check((id) => !id.includes(':'), 'must not contain ":" (HTTP Basic separates id and secret with it)'),
-  ),
-  secret: passwordHash('the argon2 hash of its secret'),
-})
+/**
+ * Why a resource server's redirect URI is unusable, or null: an absolute http(s) URL without
+ * credentials or fragment (RFC 6749 §3.1.2). It is compared exactly, as written.
+ */
+function redirectUriProblem(text: string): string | null {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return 'must be an absolute URL such as "https://nodered.example/auth/strategy/callback"'
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https (or http) URL'
+  if (url.username !== '' || url.password !== '' || text.includes('#'))
+    return 'must not hold credentials or a #fragment'
+  return null
+}
 
 const issueOf = (problem: (value: string) => string | null) =>
   v.rawCheck<string>(({ dataset, addIssue }) => {
@@ -223,6 +231,21 @@ const issueOf = (problem: (value: string) => string | null) =>
     const message = problem(dataset.value)
     if (message !== null) addIssue({ message })
   })
+
+const resourceServer = strictObject({
+  id: v.pipe(
+    text('a resource server id'),
+    v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it is sent in HTTP Basic)'),
+    v.check((id) => !id.includes(':'), 'must not contain ":" (HTTP Basic separates id and secret with it)'),
+  ),
+  secret: passwordHash('the argon2 hash of its secret'),
+  redirectUris: v.optional(
+    v.array(
+      v.pipe(text('a redirect URI'), issueOf(redirectUriProblem)),
+      'must be a list of redirect URIs (where its editors come back after signing in)',
+    ),
+  ),
+})
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
 

@@ -1,0 +1,97 @@
+// A stock Node-RED 4.1 editor in Chromium, its "Sign in with …" button through the built flowadmin
+// and a real OpenID provider (oidc-provider) and back to the editor, which deploys with the token
+// it got, for a person in an admin group, and is refused for a viewer. All on 127.0.0.1.
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LABEL, type NodeRedSso, startNodeRedSso } from '../../../server/test/node-red-sso.js'
+import { launch, open } from './harness.js'
+
+let env: NodeRedSso
+let browser: Browser
+
+beforeAll(async () => {
+  env = await startNodeRedSso()
+  browser = await launch()
+})
+afterAll(async () => {
+  await browser?.close()
+  await env?.stop()
+})
+
+/** Through the provider's development login and consent pages, as a person would. */
+async function throughProvider(page: Page, login: string): Promise<void> {
+  await page.locator('input[name="login"]').fill(login)
+  await page.locator('input[name="password"]').fill('any password')
+  await page.locator('button[type="submit"]').click()
+  await page.getByRole('button', { name: 'Continue' }).click()
+}
+
+/**
+ * A full deploy from the editor's page, through the editor's own request setup (which adds its
+ * token): the HTTP status Node-RED answered.
+ */
+const deployFromEditor = (page: Page) =>
+  page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        const flows = [
+          { id: 'tab1', type: 'tab', label: 'Flow 1' },
+          { id: 'n1', type: 'inject', z: 'tab1', name: 'from the editor', wires: [] },
+        ]
+        const $ = (window as unknown as { $: { ajax(options: object): JQueryLike } }).$
+        $.ajax({
+          url: 'flows',
+          type: 'POST',
+          data: JSON.stringify({ flows }),
+          contentType: 'application/json; charset=utf-8',
+          headers: { 'Node-RED-Deployment-Type': 'full' },
+        })
+          .done((_data, _text, xhr) => resolve(xhr.status))
+          .fail((xhr) => resolve(xhr.status))
+      }),
+  )
+
+interface JQueryLike {
+  done(callback: (data: unknown, text: string, xhr: { status: number }) => void): JQueryLike
+  fail(callback: (xhr: { status: number }) => void): JQueryLike
+}
+
+/** Opens the editor, signs in with the button, and waits for the editor to load. */
+async function signInToEditor(login: string) {
+  const tab = await open(browser, `${env.nodeRed.url}/`)
+  const button = tab.page.getByRole('link', { name: LABEL }).or(tab.page.getByRole('button', { name: LABEL }))
+  await button.first().waitFor({ state: 'visible', timeout: 20_000 })
+  await button.first().click()
+  await tab.page.waitForURL((url) => url.origin === env.provider.issuer, { timeout: 15_000 })
+  await throughProvider(tab.page, login)
+  await tab.page.waitForURL((url) => url.origin === env.nodeRed.url && url.search === '', { timeout: 15_000 })
+  await tab.page.locator('#red-ui-header-button-deploy').waitFor({ state: 'visible', timeout: 30_000 })
+  return tab
+}
+
+describe('a Node-RED editor signs in through flowadmin', () => {
+  it('a person in the admin group comes back to the editor and deploys', async () => {
+    const { page, context } = await signInToEditor('ada-sub')
+    // The editor holds flowadmin's token, issued to the fleet.
+    const token = await page.evaluate(
+      () =>
+        (
+          window as unknown as { RED: { settings: { get(key: string): { access_token: string } } } }
+        ).RED.settings.get('auth-tokens').access_token,
+    )
+    const answer = await fetch(`${env.flowadmin.url}/auth/introspect`, {
+      method: 'POST',
+      headers: { Authorization: env.basic, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }),
+    })
+    expect(await answer.json()).toMatchObject({ active: true, username: 'ada', scope: '*' })
+    expect(await deployFromEditor(page)).toBe(200)
+    await context.close()
+  })
+
+  it('a viewer comes back to the editor, and their deploy is refused', async () => {
+    const { page, context } = await signInToEditor('vic-sub')
+    expect(await deployFromEditor(page)).toBe(401)
+    await context.close()
+  })
+})
