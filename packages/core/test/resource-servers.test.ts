@@ -16,7 +16,7 @@ function setup() {
     { verifier: hasher, queue, throttle, digest: webDigest, events, clock },
     [{ id: 'fleet', secret: hasher.hash('s3cret') }],
   )
-  return { clock, hasher, events, servers }
+  return { clock, hasher, events, servers, throttle }
 }
 
 describe('resource servers', () => {
@@ -79,5 +79,37 @@ describe('resource servers', () => {
     servers.set([])
     expect(servers.activity()).toEqual([])
     expect((await servers.authenticate('fleet', 'rotated', '10.0.0.1')).ok).toBe(false)
+  })
+
+  it('are not locked out by the wrong passwords of the users who log in through them (the same address)', async () => {
+    const { servers, throttle } = setup()
+    // Twenty failed logins from the instance's address close that address for logins.
+    for (let i = 0; i < DEFAULT_THROTTLE.maxFailuresPerAddress; i++) {
+      const decision = await throttle.begin(`user${i}`, '10.0.0.7')
+      if (decision.outcome !== 'proceed') throw new Error(decision.outcome)
+      await throttle.finish(decision.attempt, 'failed')
+    }
+    expect((await throttle.begin('another', '10.0.0.7')).outcome).toBe('throttled')
+    expect(await servers.authenticate('fleet', 's3cret', '10.0.0.7')).toEqual({
+      ok: true,
+      value: { id: 'fleet' },
+    })
+  })
+
+  it('refuse a secret that a reload replaced while it was being checked', async () => {
+    const { hasher, servers } = setup()
+    const verify = hasher.verify
+    let reload = () => {}
+    hasher.verify = async (hash, password) => {
+      reload()
+      return verify(hash, password)
+    }
+    reload = () => servers.set([{ id: 'fleet', secret: hasher.hash('rotated') }])
+    expect(await servers.authenticate('fleet', 's3cret', '10.0.0.1')).toEqual({
+      ok: false,
+      error: { code: 'invalid_client' },
+    })
+    reload = () => {}
+    expect((await servers.authenticate('fleet', 'rotated', '10.0.0.1')).ok).toBe(true)
   })
 })

@@ -1,5 +1,6 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { AttemptOutcome, Clock, Digest, EventSink, PasswordVerifier } from '../ports/index.js'
+import { addressScope } from './address-scope.js'
 import type { LoginQueue } from './login-queue.js'
 import type { Throttle } from './throttle.js'
 
@@ -38,6 +39,13 @@ export interface ResourceServerActivity {
 
 /** Seconds a call shed because too many attempts of its key are in flight is told to wait. */
 const BUSY_RETRY_AFTER = 1
+
+/**
+ * The address a resource server's attempts count under: the client's own, in a namespace of its
+ * own, so the wrong passwords of users logging in through that client (from the same address) and
+ * its own secret never share a counter.
+ */
+const clientAddressKey = (address: string) => `resource-server ${addressScope(address)}`
 
 /**
  * Throttle keys of resource servers: a prefix no username can carry (settings refuse control
@@ -94,12 +102,13 @@ export function createResourceServers(
       events.emit({ type: 'client.shed', at: clock.now(), retryAfter: BUSY_RETRY_AFTER, ...actor })
       return err({ code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER })
     }
-    if (!(await verification) || server === undefined) {
+    // A reload while the secret was checked (servers set again) decides against the old secret.
+    if (!(await verification) || server === undefined || servers.get(id) !== server) {
       events.emit({ type: 'client.failed', at: clock.now(), ...actor })
       return err({ code: 'invalid_client' })
     }
     // Remembered under the secret it was verified for: a reload (set) forgets it.
-    if (servers.get(id) === server) verified.set(id, await digest.sha256(secret))
+    verified.set(id, await digest.sha256(secret))
     events.emit({ type: 'client.authenticated', at: clock.now(), ...actor })
     return ok({ id })
   }
@@ -115,11 +124,14 @@ export function createResourceServers(
       address: string,
     ): Promise<Result<AuthenticatedClient, ClientError>> {
       const known = verified.get(id)
-      if (known !== undefined && known === (await digest.sha256(secret))) {
+      // Checked again after the hash: a reload in between forgets the secret it was verified for.
+      if (known !== undefined && known === (await digest.sha256(secret)) && verified.get(id) === known) {
         lastCall.set(id, clock.now())
         return ok({ id })
       }
-      const decision = await throttle.begin(throttleName(id), address)
+      // Counted apart from the logins of the same address (a Node-RED instance's users reach
+      // flowadmin from the instance's address): their wrong passwords never lock the instance out.
+      const decision = await throttle.begin(throttleName(id), clientAddressKey(address))
       if (decision.outcome === 'throttled') {
         events.emit({
           type: 'client.throttled',
