@@ -193,6 +193,11 @@ describe('the single sign-on routes and their document', () => {
       await w.request(`/auth/strategy?return_to=${encodeURIComponent('https://evil.example/')}`),
     )
     expect(elsewhere.status).toBe(400)
+    // A return path a Location header cannot carry, or too long for a pending sign-in to keep.
+    for (const path of ['/\u0001x', '/caf\u00e9', `/${'x'.repeat(3000)}`]) {
+      const refused = await w.request(`/auth/strategy?return_to=${encodeURIComponent(path)}`)
+      expect(refused.status, path.slice(0, 12)).toBe(400)
+    }
     // 503: the provider is down.
     w.down(true)
     expect((await check('GET', '/auth/strategy', await w.request('/auth/strategy'))).status).toBe(503)

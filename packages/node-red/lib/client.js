@@ -167,7 +167,8 @@ function createClient(settings, health) {
       }
       // Wrong credentials (401) and a throttled user (429) are answers about this login, not about
       // flowadmin: Node-RED tells the user the login failed, and nothing is logged here.
-      if (status === 401 || status === 429) {
+      // A refused client id or secret is this instance's settings, not the person: logged.
+      if ((status === 401 && body?.error !== 'invalid_client') || status === 429) {
         return { outcome: 'refused' }
       }
       failAnswer(answer, '/auth/token')

@@ -16,7 +16,8 @@ function bearerOf(req) {
   const header = req.headers?.authorization
   if (typeof header !== 'string') return null
   const [scheme, token] = header.split(' ')
-  return scheme === 'Bearer' && token && token.length <= MAX_TOKEN_LENGTH ? token : null
+  // The scheme in any case, as Node-RED's own bearer strategy reads it.
+  return /^bearer$/i.test(scheme ?? '') && token && token.length <= MAX_TOKEN_LENGTH ? token : null
 }
 
 /**

@@ -70,6 +70,13 @@ describe('adminAuth.authenticate: the login form checks the password at flowadmi
     expect(lines).toEqual([])
   })
 
+  test('a client id or secret flowadmin refuses: null, and a line that says so (it is the settings, not the person)', async () => {
+    const { options, lines } = optionsFor(stub, { clientSecret: 'not-the-secret' })
+    expect(await flowadmin.adminAuth(options).authenticate('admin', 'pw')).toBeNull()
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/invalid_client|client/i)
+  })
+
   test('a throttled user (429): null, nothing logged', async () => {
     const { options, lines } = optionsFor(stub)
     expect(await flowadmin.adminAuth(options).authenticate('slow', 'pw')).toBeNull()

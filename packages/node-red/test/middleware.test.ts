@@ -33,7 +33,8 @@ async function startNodeRed(options: FlowadminOptions) {
       seen.nexts += 1
       if (error !== undefined) return res.writeHead(500).end(`error: ${String(error)}`)
       const header = req.headers.authorization ?? ''
-      const token = header.startsWith('Bearer ') ? header.slice(7) : ''
+      // As passport-http-bearer reads it: the scheme in any case.
+      const token = /^bearer /i.test(header) ? header.slice(7) : ''
       adminAuth.tokens(token).then((user) => res.writeHead(user ? 200 : 401).end())
     })
   })
@@ -44,10 +45,10 @@ async function startNodeRed(options: FlowadminOptions) {
 }
 
 /** The editor's logout: its token as bearer and, form-encoded, in the body. */
-function logout(base: string, token: string, path = '/auth/revoke') {
+function logout(base: string, token: string, path = '/auth/revoke', scheme = 'Bearer') {
   return fetch(`${base}${path}`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+    headers: { Authorization: `${scheme} ${token}`, 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ token }),
   })
 }
@@ -74,6 +75,15 @@ describe('httpAdminMiddleware: the editor’s logout also revokes the token at f
     expect(revoke.form).toEqual({ token })
     expect(stub.isLive(token)).toBe(false)
     expect(await adminAuth.tokens(token)).toBeNull()
+  })
+
+  test('the bearer scheme in any case, as Node-RED reads it: the token is revoked at flowadmin too', async () => {
+    const { options } = optionsFor(stub)
+    const { adminAuth, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    expect((await logout(base, token, '/auth/revoke', 'bearer')).status).toBe(200)
+    await stub.waitFor(revokeOf(token))
+    expect(stub.isLive(token)).toBe(false)
   })
 
   test('with a cache: the logout drops the token from it, so it is refused at once', async () => {

@@ -108,7 +108,8 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
 
     if (path === '/auth/token') {
       const user = users[form.username ?? '']
-      if (!clientOk(req)) return res.writeHead(401).end()
+      // As flowadmin answers a refused client (RFC 6749 §5.2).
+      if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' }, { 'WWW-Authenticate': 'Basic' })
       if (user?.throttled)
         return json(res, 429, { error: 'temporarily_unavailable' }, { 'Retry-After': '60' })
       const scope = form.scope ?? ''

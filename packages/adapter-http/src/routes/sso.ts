@@ -85,7 +85,10 @@ export function returnPathProblem(path: string, basePath: string): string | null
   if (
     !path.startsWith(`${basePath}/`) ||
     /^\/[/\\]/.test(path) ||
-    /[\\\s]/.test(path) ||
+    // Printable ASCII only (what a Location header may carry), no backslash, and short: a pending
+    // sign-in keeps it.
+    !/^[\x21-\x7e]{1,2048}$/.test(path) ||
+    path.includes('\\') ||
     path.includes('#')
   ) {
     return `return_to must be a path of this console, starting with ${basePath}/`

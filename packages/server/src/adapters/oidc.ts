@@ -192,7 +192,8 @@ export function createOidcProvider(settings: OidcSettings): IdentityProvider {
       if (
         typeof events !== 'object' ||
         events === null ||
-        typeof (events as Record<string, unknown>)[BACKCHANNEL_LOGOUT_EVENT] !== 'object'
+        typeof (events as Record<string, unknown>)[BACKCHANNEL_LOGOUT_EVENT] !== 'object' ||
+        (events as Record<string, unknown>)[BACKCHANNEL_LOGOUT_EVENT] === null
       ) {
         return failure(
           'invalid',
