@@ -90,6 +90,14 @@ function createClient(settings, health) {
   }
 
   /** Tells the health state about an answer outside the contract, or one that is an outage. */
+  /** A token flowadmin issued (200 with an access token), noting that flowadmin answered; else null. */
+  function issuedOf(answer) {
+    const { status, body } = answer
+    if (status !== 200 || typeof body?.access_token !== 'string' || body.access_token === '') return null
+    health.ok(answer.ticket)
+    return { outcome: 'issued', token: body.access_token }
+  }
+
   function failAnswer(answer, path) {
     const { ticket, status, body } = answer
     const code = typeof body?.error === 'string' ? ` ${body.error.slice(0, 64)}` : ''
@@ -161,10 +169,8 @@ function createClient(settings, health) {
       const answer = await post('/auth/token', form, clientAuthorization, signal)
       if (answer === null) return { outcome: 'failed' }
       const { status, body } = answer
-      if (status === 200 && typeof body?.access_token === 'string' && body.access_token !== '') {
-        health.ok(answer.ticket)
-        return { outcome: 'issued', token: body.access_token }
-      }
+      const issued = issuedOf(answer)
+      if (issued !== null) return issued
       // Wrong credentials (401) and a throttled user (429) are answers about this login, not about
       // flowadmin: Node-RED tells the user the login failed, and nothing is logged here.
       // A refused client id or secret is this instance's settings, not the person: logged.
@@ -191,10 +197,8 @@ function createClient(settings, health) {
       const answer = await post('/auth/token', form, clientAuthorization, signal)
       if (answer === null) return { outcome: 'failed' }
       const { status, body } = answer
-      if (status === 200 && typeof body?.access_token === 'string' && body.access_token !== '') {
-        health.ok(answer.ticket)
-        return { outcome: 'issued', token: body.access_token }
-      }
+      const issued = issuedOf(answer)
+      if (issued !== null) return issued
       // A spent, expired or foreign code is about this sign-in, not about flowadmin.
       if (status === 400 && body?.error === 'invalid_grant') {
         const reason = typeof body.error_description === 'string' ? body.error_description.slice(0, 200) : ''

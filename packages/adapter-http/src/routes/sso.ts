@@ -181,6 +181,18 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
   const refusal = (error: SsoRefusal) =>
     page(STATUS_OF[error.reason], TITLE_OF[error.reason], error.message, home)
 
+  /** To the provider, the browser bound to its pending sign-in by a cookie. */
+  const toProvider = (c: Context, started: { url: string; binding: string }) =>
+    new Response(null, {
+      status: 302,
+      headers: {
+        Location: started.url,
+        'Set-Cookie': bindingCookie(started.binding, COOKIE_SECONDS, deps.basePath, secureOf(c)),
+        'Cache-Control': 'no-store',
+        'X-Content-Type-Options': 'nosniff',
+      },
+    })
+
   routes.get(
     '/auth/strategy',
     describe({
@@ -212,15 +224,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (problem !== null) return page(400, 'Sign-in failed', problem, home)
       const started = await sso.begin(redirectUriOf(c), returnTo, deps.clientAddress(c))
       if (!started.ok) return refusal(started.error)
-      return new Response(null, {
-        status: 302,
-        headers: {
-          Location: started.value.url,
-          'Set-Cookie': bindingCookie(started.value.binding, COOKIE_SECONDS, deps.basePath, secureOf(c)),
-          'Cache-Control': 'no-store',
-          'X-Content-Type-Options': 'nosniff',
-        },
-      })
+      return toProvider(c, started.value)
     },
   )
 
@@ -282,15 +286,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       }
       const started = await sso.begin(redirectUriOf(c), home, deps.clientAddress(c), authorization)
       if (!started.ok) return refusal(started.error)
-      return new Response(null, {
-        status: 302,
-        headers: {
-          Location: started.value.url,
-          'Set-Cookie': bindingCookie(started.value.binding, COOKIE_SECONDS, deps.basePath, secureOf(c)),
-          'Cache-Control': 'no-store',
-          'X-Content-Type-Options': 'nosniff',
-        },
-      })
+      return toProvider(c, started.value)
     },
   )
 
