@@ -158,6 +158,54 @@ describe('sizes', () => {
     expect((await put(JSON.stringify({ enabled: true, padding: 'p'.repeat(1_900) }))).status).toBe(200)
   })
 
+  it('reads a body alike whether it comes with its headers or after them, in pieces', async () => {
+    const body = new URLSearchParams({
+      client_id: 'service-admin',
+      grant_type: 'password',
+      scope: 'read',
+      username: 'admin',
+      password: ADMIN_PASSWORD,
+    }).toString()
+    const head = (framing: string) =>
+      'POST /auth/token HTTP/1.1\r\nHost: flowadmin\r\nConnection: close\r\n' +
+      `Content-Type: application/x-www-form-urlencoded\r\n${framing}\r\n\r\n`
+    /** Sends `parts` on a raw connection, `gapMs` apart; resolves with what came back. */
+    const exchange = async (parts: string[], gapMs = 0) => {
+      const connection = await open('127.0.0.41')
+      for (const part of parts) {
+        connection.socket.write(part)
+        if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs))
+      }
+      await connection.closed
+      return connection.received
+    }
+    const issued = (received: string) => {
+      expect(received).toMatch(/^HTTP\/1\.1 200 /)
+      expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        access_token: expect.any(String),
+        token_type: 'Bearer',
+      })
+    }
+    const length = `Content-Length: ${Buffer.byteLength(body)}`
+    // In one write: the parser has the whole body before the route reads it.
+    issued(await exchange([head(length) + body]))
+    // The headers first, then the body in three pieces, 60 ms apart.
+    const third = Math.ceil(body.length / 3)
+    issued(
+      await exchange(
+        [head(length), body.slice(0, third), body.slice(third, 2 * third), body.slice(2 * third)],
+        60,
+      ),
+    )
+    // A whole chunked body in one write, past apiMaxLength: refused like one that trickles in.
+    const big = `${body}&padding=${'p'.repeat(2_100)}`
+    const over = await exchange([
+      `${head('Transfer-Encoding: chunked')}${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`,
+    ])
+    expect(over).toMatch(/^HTTP\/1\.1 413 /)
+    expect(over).toContain('{"error":"invalid_request","error_description":"Request body too large"}')
+  })
+
   it('counts the bytes of a chunked body (no Content-Length), and survives a body cut off midway', async () => {
     const token = await tokenOf(login(url, { username: 'admin', password: ADMIN_PASSWORD }))
     /** A PUT sent in chunks of `body` on a raw connection; resolves with what came back. */
