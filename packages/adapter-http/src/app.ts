@@ -3,7 +3,7 @@ import { type Context, Hono } from 'hono'
 import { matchedRoutes } from 'hono/route'
 import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
-import { emptyResponse, storageUnavailable, toResponse, UNEXPECTED_ERROR } from './errors.js'
+import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
 import { authRoutes } from './routes/auth.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
@@ -105,7 +105,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     } catch {
       // A failing logger must not turn a 500 or 503 into something else.
     }
-    return toResponse(unavailable ? storageUnavailable(error.retryAfter) : UNEXPECTED_ERROR)
+    return toResponse(thrownAnswer(error))
   }
 
   const api = new Hono()

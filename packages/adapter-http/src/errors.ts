@@ -1,4 +1,4 @@
-import type { DomainError, DomainErrorCode, ErrorOf } from '@flowadmin/core'
+import { type DomainError, type DomainErrorCode, type ErrorOf, isStoreUnavailable } from '@flowadmin/core'
 import type { BodyProblem } from './body.js'
 
 // The one place where outcomes become HTTP: domain errors, edge validation failures and the
@@ -143,6 +143,11 @@ export const storageUnavailable = (retryAfter: number): ErrorAnswer => ({
 export const UNEXPECTED_ERROR: ErrorAnswer = {
   status: 500,
   body: { code: 'unexpected_error', message: 'Internal error' },
+}
+
+/** The answer to something a route threw: 503 when a store could not answer, else 500. */
+export function thrownAnswer(error: unknown): ErrorAnswer {
+  return isStoreUnavailable(error) ? storageUnavailable(error.retryAfter) : UNEXPECTED_ERROR
 }
 
 /** A response without a body; `Content-Length: 0` spares servers a chunked empty body. */
