@@ -92,8 +92,8 @@ const concat = (chunks: Uint8Array[], size: number) => {
 /**
  * The whole body when Node's parser has already seen all of it: a small request's body mostly comes
  * in the same packet as its headers, and a microtask after the request event the stream holds it,
- * ended. One read takes it without the events of a flowing stream (a third of a small POST's
- * cost). Undefined when it has not all arrived, or something else reads the stream.
+ * ended. One read takes it without the events and ticks of a flowing stream. Undefined when it
+ * has not all arrived, or something else reads the stream.
  */
 function readArrived(incoming: NodeIncoming, limit: number): Uint8Array | null | undefined {
   if (!incoming.complete || incoming.readableFlowing === true || incoming.destroyed) return undefined

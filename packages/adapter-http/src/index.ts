@@ -13,7 +13,6 @@ export { type MetricsExposition, READINESS_TIMEOUT_MS, type Readiness } from './
 export {
   answerIntrospection,
   basicCredentials,
-  INTROSPECTION_HEADERS,
   type IntrospectionReply,
   introspectionFailure,
 } from './routes/introspect.js'

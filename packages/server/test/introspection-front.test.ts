@@ -1,9 +1,9 @@
 // Which requests the introspection fast path takes from the app: only plain well-formed calls.
-import type { Core } from '@flowadmin/core'
+import { type Core, storeUnavailable } from '@flowadmin/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { introspectionPath } from '../src/http/introspection.js'
 import { DEFAULT_HTTP_LIMITS, type Listener, listen } from '../src/http/listen.js'
-import { send } from './hostile-http.js'
+import { connectRaw, send } from './hostile-http.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 const BASIC = `Basic ${Buffer.from('fleet:secret').toString('base64')}`
@@ -14,13 +14,18 @@ afterEach(async () => {
   listener = undefined
 })
 
-/** A server whose app answers 418 and whose core calls every token inactive. */
-async function serve(options: { authEnabled?: boolean; basePath?: string } = {}) {
+/**
+ * A server whose app answers 418 and whose core calls every token inactive, or throws `throws`
+ * when given; what answering threw is in `thrown`.
+ */
+async function serve(options: { authEnabled?: boolean; basePath?: string; throws?: unknown } = {}) {
   const calls: string[] = []
+  const thrown: unknown[] = []
   const core = {
     authEnabled: options.authEnabled ?? true,
     introspect: async (client: { id: string }, token: string) => {
       calls.push(`${client.id} ${token}`)
+      if (options.throws !== undefined) throw options.throws
       return { ok: true, value: { active: false } }
     },
   } as unknown as Core
@@ -29,7 +34,7 @@ async function serve(options: { authEnabled?: boolean; basePath?: string } = {})
     basePath: options.basePath ?? '',
     maxBodyBytes: 64,
     clientAddress: () => '127.0.0.1',
-    onThrown: () => {},
+    onThrown: (error) => thrown.push(error),
   })
   listener = await listen(
     async () => new Response('app', { status: 418 }),
@@ -38,7 +43,7 @@ async function serve(options: { authEnabled?: boolean; basePath?: string } = {})
     DEFAULT_HTTP_LIMITS,
     front.handle,
   )
-  return { url: `http://127.0.0.1:${listener.address.port}`, calls }
+  return { url: `http://127.0.0.1:${listener.address.port}`, calls, thrown }
 }
 
 interface Call {
@@ -85,6 +90,44 @@ describe('the introspection fast path', () => {
       expect({ other, status: answer.status, body: answer.body }).toEqual({ other, status: 418, body: 'app' })
     }
     expect(calls).toEqual([])
+  })
+
+  it('answers what the core throws as the app does: 503 for a store down, 500 for anything else', async () => {
+    const down = storeUnavailable('the database cannot be reached', 2)
+    const outage = await serve({ throws: down })
+    const unavailable = await call(outage.url, {})
+    expect(unavailable.status).toBe(503)
+    expect(unavailable.headers['retry-after']).toBe('2')
+    expect(unavailable.headers['cache-control']).toBe('no-store')
+    expect(JSON.parse(unavailable.body)).toEqual({
+      code: 'storage_unavailable',
+      message: 'The store cannot be reached now; try again shortly',
+    })
+    expect(outage.thrown).toEqual([down])
+    await listener?.close(0)
+
+    const bug = new Error('/secret/path/in/a/stack')
+    const broken = await serve({ throws: bug })
+    const failed = await call(broken.url, {})
+    expect(failed.status).toBe(500)
+    expect(failed.headers['cache-control']).toBe('no-store')
+    expect(JSON.parse(failed.body)).toEqual({ code: 'unexpected_error', message: 'Internal error' })
+    expect(broken.thrown).toEqual([bug])
+  })
+
+  it('survives a client that goes away mid-body, and answers the next one', async () => {
+    const { url, calls } = await serve()
+    const connection = await connectRaw(url)
+    connection.socket.write(
+      `POST /auth/introspect HTTP/1.1\r\nHost: x\r\nContent-Type: ${FORM}\r\nAuthorization: ${BASIC}\r\nContent-Length: 20\r\n\r\ntoken=`,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    connection.socket.destroy()
+    await connection.closed
+    expect(connection.received).toBe('')
+    expect((await call(url, {})).status).toBe(200)
+    // The cut-off call never reached the core.
+    expect(calls).toEqual(['fleet t1'])
   })
 
   it('takes nothing when auth is off, and only below the base path', async () => {

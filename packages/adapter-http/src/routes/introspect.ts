@@ -99,7 +99,7 @@ export function introspectionJson(answer: Introspection) {
 }
 
 /** The headers of every introspection answer: never stored (RFC 7662 §2.2, RFC 6749 §5.1). */
-export const INTROSPECTION_HEADERS: Readonly<Record<string, string>> = {
+const INTROSPECTION_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
   'content-type': 'application/json',
   pragma: 'no-cache',
