@@ -97,6 +97,10 @@ interface OneTimeCode {
   expiresAt: number
 }
 
+/** What an unknown, spent or expired code is told. */
+const SPENT = 'The code is unknown, used or expired: sign in again'
+const invalidGrant = (message: string) => err<SsoExchangeError>({ code: 'invalid_grant', message })
+
 /** `ab12…` (hex) → base64url of those bytes. */
 function hexToBase64url(hex: string): string {
   const bytes = new Uint8Array(hex.length / 2)
@@ -147,6 +151,15 @@ export function createSso({
   const waiting = new Map<string, Waiting>()
   const codes = new Map<string, OneTimeCode>()
   const secret = () => base64url(random.bytes(SECRET_BYTES))
+
+  /** A one-time code's entry, found by its SHA-256 (the only form the code is kept in), and that key. */
+  const codeEntry = async (code: string) => {
+    const key = await digest.sha256(code)
+    return { key, entry: codes.get(key) }
+  }
+  /** The session a spent code grants: its owner's rights, for the client that spent it. */
+  const issueFor = (owner: SsoUser, clientId: string, address: string, agent: string | null) =>
+    tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds)
 
   /** `sso:<identity>:`: the fingerprint prefix of one person's tokens, from the provider's subject. */
   const personPrefix = async (subject: string) =>
@@ -282,18 +295,15 @@ export function createSso({
       address: string,
       agent: string | null,
     ): Promise<Result<IssuedToken, SsoExchangeError>> {
-      const key = await digest.sha256(code)
-      const entry = codes.get(key)
-      const invalid = (message: string) => err<SsoExchangeError>({ code: 'invalid_grant', message })
+      const { key, entry } = await codeEntry(code)
       // A resource server's code is not the console's to spend.
-      if (entry?.authorization != null) return invalid('The code is unknown, used or expired: sign in again')
+      if (entry?.authorization != null) return invalidGrant(SPENT)
       codes.delete(key)
-      if (entry === undefined || entry.expiresAt <= clock.now())
-        return invalid('The code is unknown, used or expired: sign in again')
-      if (entry.binding !== binding) return invalid('The code was not issued to this browser: sign in again')
-      if (!clients.has(clientId)) return invalid(`Unknown client_id: ${clientId.slice(0, 64)}`)
-      const { owner } = entry
-      return ok(await tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds))
+      if (entry === undefined || entry.expiresAt <= clock.now()) return invalidGrant(SPENT)
+      if (entry.binding !== binding)
+        return invalidGrant('The code was not issued to this browser: sign in again')
+      if (!clients.has(clientId)) return invalidGrant(`Unknown client_id: ${clientId.slice(0, 64)}`)
+      return ok(await issueFor(entry.owner, clientId, address, agent))
     },
 
     /**
@@ -310,21 +320,17 @@ export function createSso({
       address: string,
       agent: string | null,
     ): Promise<Result<IssuedToken, SsoExchangeError>> {
-      const key = await digest.sha256(code)
-      const entry = codes.get(key)
-      const invalid = (message: string) => err<SsoExchangeError>({ code: 'invalid_grant', message })
+      const { key, entry } = await codeEntry(code)
       const request = entry?.authorization
-      if (entry === undefined || request == null || entry.expiresAt <= clock.now())
-        return invalid('The code is unknown, used or expired: sign in again')
+      if (entry === undefined || request == null || entry.expiresAt <= clock.now()) return invalidGrant(SPENT)
       // Spent by any attempt of its own client: a guess at the verifier gets one try.
-      if (request.clientId !== clientId) return invalid('The code was not issued to this client')
+      if (request.clientId !== clientId) return invalidGrant('The code was not issued to this client')
       codes.delete(key)
       if (request.redirectUri !== redirectUri)
-        return invalid('redirect_uri is not the one the code was issued for')
+        return invalidGrant('redirect_uri is not the one the code was issued for')
       if (hexToBase64url(await digest.sha256(codeVerifier)) !== request.codeChallenge)
-        return invalid('code_verifier does not match the code_challenge')
-      const { owner } = entry
-      return ok(await tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds))
+        return invalidGrant('code_verifier does not match the code_challenge')
+      return ok(await issueFor(entry.owner, clientId, address, agent))
     },
 
     /**
