@@ -2,15 +2,10 @@
 // them is produced by a real request and conforms to the document, and the document lists them
 // exactly when single sign-on is configured.
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import {
-  createCore,
-  type IdentityProvider,
-  type LogoutRequest,
-  type ProviderIdentity,
-  type ProviderResult,
-} from '@flowadmin/core'
+import { createCore } from '@flowadmin/core'
 import {
   createEventRecorder,
+  createFakeIdentityProvider,
   createFakeLoader,
   createFakeTypeUsage,
   createFixedClock,
@@ -30,41 +25,9 @@ const VERIFIER = 'dBjftJeZ4CVP-mJ0kn1_Hw6rCNBlTmh5uZaW2Yx52vo'
 const CHALLENGE = 'nF-WeNg1AWSxdD8mB442ntqo08DNc2v1tzWpInIV00Y'
 
 function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
-  const redirectUris: string[] = []
-  let answer: ProviderResult<ProviderIdentity> = {
-    ok: true,
-    value: {
-      subject: 'sub-ann',
-      sessionId: 'sid-1',
-      claims: { preferred_username: 'ann', groups: ['admins'] },
-    },
-  }
-  let logout: ProviderResult<LogoutRequest> | Error = {
-    ok: true,
-    value: { subject: 'sub-ann', sessionId: null },
-  }
-  let down = false
-  const provider: IdentityProvider = {
-    issuer: 'https://id.example',
-    async authorizationUrl(pending) {
-      redirectUris.push(pending.redirectUri)
-      if (down)
-        return {
-          ok: false,
-          error: { kind: 'unavailable', message: 'The identity provider cannot be reached.' },
-        }
-      return { ok: true, value: `https://id.example/authorize?state=${pending.state}` }
-    },
-    async complete(url, pending) {
-      if (new URL(url).searchParams.get('state') !== pending.state)
-        return { ok: false, error: { kind: 'invalid', message: 'state mismatch' } }
-      return answer
-    },
-    async verifyLogoutToken() {
-      if (logout instanceof Error) throw logout
-      return logout
-    },
-  }
+  const fake = createFakeIdentityProvider()
+  fake.signsIn('sub-ann', { preferred_username: 'ann', groups: ['admins'] }, 'sid-1')
+  fake.logsOut('sub-ann', null)
   const hasher = createPlainHasher()
   const core = createCore(
     {
@@ -75,7 +38,7 @@ function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
       events: createEventRecorder(),
       clock: createFixedClock(),
       random: createSeededRandom(5),
-      identityProvider: provider,
+      identityProvider: fake.provider,
     },
     {
       adminAuth: {
@@ -89,17 +52,11 @@ function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
   const app = createHttpApp(core, { version: '1.0.0', onUnexpectedError: () => {}, ...options })
   return {
     app,
-    redirectUris,
+    redirectUris: fake.redirectUris,
     request: (path: string, init?: RequestInit) => app.request(`${ORIGIN}${path}`, init),
-    answer: (next: ProviderResult<ProviderIdentity>) => {
-      answer = next
-    },
-    logout: (next: ProviderResult<LogoutRequest> | Error) => {
-      logout = next
-    },
-    down: (value: boolean) => {
-      down = value
-    },
+    answer: fake.answer,
+    logout: fake.logout,
+    down: fake.down,
   }
 }
 

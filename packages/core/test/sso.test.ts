@@ -1,15 +1,8 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import {
-  createCore,
-  type IdentityProvider,
-  operator,
-  type PendingSignIn,
-  type ProviderIdentity,
-  type ProviderResult,
-  permissionsOfGroups,
-} from '@flowadmin/core'
+import { createCore, operator, permissionsOfGroups } from '@flowadmin/core'
 import {
   createEventRecorder,
+  createFakeIdentityProvider,
   createFakeLoader,
   createFakeTypeUsage,
   createFixedClock,
@@ -18,45 +11,13 @@ import {
 } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
-/** A provider whose next answer the test sets; it checks the state the way the real library does. */
-function fakeProvider() {
-  let next: ProviderResult<ProviderIdentity> = { ok: false, error: { kind: 'invalid', message: 'unset' } }
-  let logout: ProviderResult<{ subject: string | null; sessionId: string | null }> = {
-    ok: false,
-    error: { kind: 'invalid', message: 'unset' },
-  }
-  const provider: IdentityProvider = {
-    issuer: 'https://id.example/realms/ops',
-    async authorizationUrl(pending: PendingSignIn) {
-      return { ok: true, value: `https://id.example/authorize?state=${pending.state}` }
-    },
-    async complete(callbackUrl, pending) {
-      const state = new URL(callbackUrl).searchParams.get('state')
-      if (state !== pending.state) return { ok: false, error: { kind: 'invalid', message: 'state mismatch' } }
-      return next
-    },
-    async verifyLogoutToken() {
-      return logout
-    },
-  }
-  return {
-    provider,
-    signsIn(subject: string, claims: Record<string, unknown>, sessionId: string | null = 's1') {
-      next = { ok: true, value: { subject, sessionId, claims } }
-    },
-    logsOut(subject: string | null, sessionId: string | null) {
-      logout = { ok: true, value: { subject, sessionId } }
-    },
-  }
-}
-
 const MAP = { 'nr-admins': '*', 'nr-deployers': ['flows.write', 'nodes.read'], 'nr-viewers': 'read' } as const
 
 function world(options: { users?: boolean; maxSessionSeconds?: number } = {}) {
   const clock = createFixedClock()
   const hasher = createPlainHasher()
   const events = createEventRecorder()
-  const fake = fakeProvider()
+  const fake = createFakeIdentityProvider('https://id.example/realms/ops')
   const core = createCore(
     {
       stores: createMemoryStores(),

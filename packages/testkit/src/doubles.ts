@@ -2,14 +2,18 @@ import type {
   Clock,
   DomainEvent,
   EventSink,
+  IdentityProvider,
   InstallFailure,
   InstallRequest,
   LoadOutcome,
+  LogoutRequest,
   ModuleDescriptor,
   ModuleInstaller,
   NodeSetLoader,
   NodeSetRef,
   PasswordVerifier,
+  ProviderIdentity,
+  ProviderResult,
   RandomSource,
   TypeUsage,
 } from '@flowadmin/core'
@@ -197,4 +201,63 @@ export function createFakeInstaller() {
       return failed === null ? { ok: true as const } : { ok: false as const, error: failed }
     },
   } satisfies ModuleInstaller & Record<string, unknown>
+}
+
+const UNSET = { ok: false, error: { kind: 'invalid', message: 'unset' } } as const
+
+/**
+ * An OpenID provider whose answers the test sets. It checks a callback's `state` the way the real
+ * library does, records the redirect URI of each sign-in it is asked to start, and can be down.
+ */
+export function createFakeIdentityProvider(issuer = 'https://id.example') {
+  let next: ProviderResult<ProviderIdentity> = UNSET
+  let logout: ProviderResult<LogoutRequest> | Error = UNSET
+  let down = false
+  const redirectUris: string[] = []
+  const provider: IdentityProvider = {
+    issuer,
+    async authorizationUrl(pending) {
+      redirectUris.push(pending.redirectUri)
+      if (down)
+        return {
+          ok: false,
+          error: { kind: 'unavailable', message: 'The identity provider cannot be reached.' },
+        }
+      return { ok: true, value: `https://id.example/authorize?state=${pending.state}` }
+    },
+    async complete(callbackUrl, pending) {
+      if (new URL(callbackUrl).searchParams.get('state') !== pending.state)
+        return { ok: false, error: { kind: 'invalid', message: 'state mismatch' } }
+      return next
+    },
+    async verifyLogoutToken() {
+      if (logout instanceof Error) throw logout
+      return logout
+    },
+  }
+  return {
+    provider,
+    /** The redirect URI of every sign-in started, in order. */
+    redirectUris,
+    /** What the next callback completes to. */
+    answer(result: ProviderResult<ProviderIdentity>) {
+      next = result
+    },
+    /** The next callback signs `subject` in with these claims. */
+    signsIn(subject: string, claims: Record<string, unknown>, sessionId: string | null = 's1') {
+      next = { ok: true, value: { subject, sessionId, claims } }
+    },
+    /** What the next logout token verifies to, or throws. */
+    logout(result: ProviderResult<LogoutRequest> | Error) {
+      logout = result
+    },
+    /** The next logout token ends this subject's (or session's) sessions. */
+    logsOut(subject: string | null, sessionId: string | null) {
+      logout = { ok: true, value: { subject, sessionId } }
+    },
+    /** Whether starting a sign-in finds the provider unreachable. */
+    down(value: boolean) {
+      down = value
+    },
+  }
 }

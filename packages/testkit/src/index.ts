@@ -3,6 +3,7 @@ export { describeCore } from './domain/index.js'
 export { adminLogin, createCoreOverStores, toolsModule } from './domain-over-stores.js'
 export {
   createEventRecorder,
+  createFakeIdentityProvider,
   createFakeInstaller,
   createFakeLoader,
   createFakeTypeUsage,
