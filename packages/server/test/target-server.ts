@@ -89,26 +89,34 @@ export async function createHostileUserDir(extra: Record<string, unknown> = {}):
   }
 }
 
-/** Logs in with a form body from 127.0.0.1 and returns the access token; throws unless 200. */
+/**
+ * Logs in with a form body from 127.0.0.1 and returns the access token; throws unless 200. A 503
+ * (the login queue full, as it is when many logins arrive at once on a busy machine) is retried
+ * after its Retry-After, as a well-behaved client does, a few times at most.
+ */
 export async function loginFor(
   url: string,
   user: { username: string; password: string },
   scope = '*',
 ): Promise<string> {
-  const response = await fetch(`${url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope,
-      username: user.username,
-      password: user.password,
-    }),
-  })
-  const text = await response.text()
-  if (response.status !== 200)
-    throw new Error(`login of ${user.username} answered ${response.status}: ${text}`)
-  return (JSON.parse(text) as { access_token: string }).access_token
+  for (let attempt = 1; ; attempt++) {
+    const response = await fetch(`${url}/auth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: 'service-admin',
+        grant_type: 'password',
+        scope,
+        username: user.username,
+        password: user.password,
+      }),
+    })
+    const text = await response.text()
+    if (response.status === 200) return (JSON.parse(text) as { access_token: string }).access_token
+    const retryAfter = Number(response.headers.get('retry-after'))
+    if (response.status !== 503 || attempt === 10 || !(retryAfter > 0))
+      throw new Error(`login of ${user.username} answered ${response.status}: ${text}`)
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000))
+  }
 }
 
 /** `{setId: enabled}` of every node set, from GET /nodes with `token`. */
