@@ -36,6 +36,12 @@ export interface FlowadminOptions {
   now?: () => number
   /** The editor signs people in through flowadmin ("Sign in with …") instead of the login form. */
   sso?: SsoOptions
+  /**
+   * Accept a plain `http://` url (and `sso.url`) to a host other than this one (127.0.0.0/8,
+   * [::1], localhost): the client secret, passwords and tokens then cross the network in clear.
+   * Default false: such a url is refused at start.
+   */
+  allowInsecureHttp?: boolean
 }
 
 export interface SsoOptions {
