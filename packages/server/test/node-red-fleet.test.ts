@@ -577,3 +577,22 @@ describe('two instances with the helper on one flowadmin', () => {
     }
   })
 })
+
+describe('the transport to flowadmin', () => {
+  it('a plain-http url to another host stops Node-RED at start, with a message that says why and what to do', async () => {
+    const started = startNodeRed(
+      path.join(work.dir, 'insecure'),
+      helperSettings('http://flowadmin.example:1880'),
+      secretEnv,
+    )
+    const error = await started.then(
+      () => new Error('Node-RED started'),
+      (refused: Error) => refused,
+    )
+    expect(error.message).toMatch(/^Node-RED ended \(1\) before it listened:/)
+    expect(error.message).toContain(
+      'Error: @flowadmin/node-red: url is plain http to flowadmin.example, so the client secret, passwords and tokens would cross the network in clear: use https://, or set allowInsecureHttp: true if that network is trusted (see the README)',
+    )
+    expect(error.message).not.toContain(SECRET)
+  })
+})
