@@ -1,9 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import type { AdminAuth, FlowadminOptions } from '../index.js'
 import { fixedClock, flowadmin, optionsFor } from './load.js'
 import { type StubFlowadmin, startStubFlowadmin } from './stub-flowadmin.js'
+
+const require = createRequire(import.meta.url)
 
 let stub: StubFlowadmin
 let nodeRed: Server | undefined
@@ -235,6 +238,66 @@ describe('httpAdminMiddleware: the logout’s 200 means the token is dead', () =
     await stub.waitFor(revokeOf(token))
     expect(stub.isLive(token)).toBe(false)
     expect(await statusWith(base, token)).toBe(401)
+  })
+})
+
+describe('httpAdminMiddleware: a logout that cannot be done is an error, never a 200', () => {
+  type Middleware = (req: object, res: object, next: Next) => void
+  const { createMiddleware } = require('../lib/middleware.js') as {
+    createMiddleware: (settings: object, state: object) => Middleware
+  }
+
+  /** The middleware over `state` (its parts replaced), before a Node-RED that answers 200. */
+  async function withState(state: { client: object; revocations: object }) {
+    const lines: string[] = []
+    const seen = { nexts: 0 }
+    const middleware = createMiddleware(
+      { middleware: [], timeoutMs: 1000, log: (line: string) => lines.push(line) },
+      { cache: { get: () => undefined, forget: () => {} }, ...state },
+    )
+    const server = createServer((req, res) =>
+      middleware(req, res, () => {
+        seen.nexts += 1
+        res.writeHead(200).end()
+      }),
+    )
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    nodeRed = server
+    return { lines, seen, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+  }
+
+  const unverified = { introspect: async () => ({ outcome: 'failed' }) }
+
+  test('too many logouts waiting for flowadmin: the next is answered 503 and does not reach Node-RED', async () => {
+    const { seen, base } = await withState({
+      client: unverified,
+      revocations: { refuses: () => false, revoke: async () => 'full' },
+    })
+    const response = await logout(base, 'a-token')
+    expect(response.status).toBe(503)
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    expect(await response.json()).toEqual({
+      code: 'logout_unavailable',
+      message: 'The logout could not reach flowadmin and could not be kept: try again later',
+    })
+    expect(seen.nexts).toBe(0)
+  })
+
+  test('an unexpected error: 503, one line, nothing for Node-RED', async () => {
+    const { lines, seen, base } = await withState({
+      client: unverified,
+      revocations: {
+        refuses: () => false,
+        revoke: async () => {
+          throw new Error('broke')
+        },
+      },
+    })
+    const response = await logout(base, 'a-token')
+    expect(response.status).toBe(503)
+    expect(await response.json()).toMatchObject({ code: 'logout_unavailable' })
+    expect(seen.nexts).toBe(0)
+    expect(lines).toEqual(['the logout failed unexpectedly (Error: broke): answered 503'])
   })
 })
 
