@@ -5,9 +5,13 @@ export interface Request {
   headers: Record<string, string | string[] | undefined>
 }
 
-/** The response as this package reads it: Node's `ServerResponse` (and Express's) fits. */
+/** The response as this package uses it: Node's `ServerResponse` (and Express's) fits. */
 export interface Response {
   once(event: 'finish' | 'close', listener: () => void): unknown
+  /** A logout that can be neither revoked nor kept is answered 503 here. */
+  statusCode: number
+  setHeader(name: string, value: string): unknown
+  end(chunk: string): unknown
 }
 
 export type NextFunction = (error?: unknown) => void
