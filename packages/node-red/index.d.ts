@@ -5,9 +5,13 @@ export interface Request {
   headers: Record<string, string | string[] | undefined>
 }
 
-/** The response as this package reads it: Node's `ServerResponse` (and Express's) fits. */
+/** The response as this package uses it: Node's `ServerResponse` (and Express's) fits. */
 export interface Response {
   once(event: 'finish' | 'close', listener: () => void): unknown
+  /** A logout that can be neither revoked nor kept is answered 503 here. */
+  statusCode: number
+  setHeader(name: string, value: string): unknown
+  end(chunk: string): unknown
 }
 
 export type NextFunction = (error?: unknown) => void
@@ -36,6 +40,12 @@ export interface FlowadminOptions {
   now?: () => number
   /** The editor signs people in through flowadmin ("Sign in with …") instead of the login form. */
   sso?: SsoOptions
+  /**
+   * Accept a plain `http://` url (and `sso.url`) to a host other than this one (127.0.0.0/8,
+   * [::1], localhost): the client secret, passwords and tokens then cross the network in clear.
+   * Default false: such a url is refused at start.
+   */
+  allowInsecureHttp?: boolean
 }
 
 export interface SsoOptions {

@@ -47,7 +47,7 @@ function neverRejects(log, name, hook) {
  * @param {import('./state').State} state
  */
 function createAdminAuth(settings, state) {
-  const { client, cache } = state
+  const { client, cache, revocations } = state
   const { log, timeoutMs } = settings
   let sessionRefusalLogged = false
 
@@ -94,6 +94,11 @@ function createAdminAuth(settings, state) {
      */
     tokens: neverRejects(log, 'tokens', async (token) => {
       if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH) return null
+      // The editor's logout, held by the middleware until its token was revoked, runs once as
+      // its user through this ticket (see middleware.js); a ticket is never asked at flowadmin.
+      if (revocations.isTicket(token)) return revocations.takeTicket(token) ?? null
+      // Logged out here, its revocation not yet at flowadmin: refused.
+      if (revocations.refuses(token)) return null
       const cached = cache.get(token)
       if (cached !== undefined) return copyOf(cached)
       return userOf(token, AbortSignal.timeout(timeoutMs))

@@ -13,8 +13,9 @@
  * from before an outage, or from before the recovery, cannot flip the state back and forth.
  *
  * @param {(line: string) => void} log
+ * @param {() => void} [recovered] called when a problem ends (after its line is logged)
  */
-function createHealth(log) {
+function createHealth(log, recovered = () => {}) {
   /** @type {Problem | null} */
   let problem = null
   let recoveredLine = ''
@@ -33,6 +34,7 @@ function createHealth(log) {
       problem = null
       changedAt = begun
       log(recoveredLine)
+      recovered()
     },
     /**
      * The request failed with this problem: logs `line` when it is a new problem; `recovered` is

@@ -46,33 +46,98 @@ function runChain(chain, req, res, done) {
 }
 
 /**
+ * Who Node-RED's logout runs as when flowadmin could not say whose the token is (it was
+ * unreachable): no name and no permissions, as Node-RED's own anonymous user has them.
+ */
+const UNVERIFIED = Object.freeze({ anonymous: true, permissions: [] })
+
+/** The answer to a logout that could be neither revoked nor remembered (see revocations.js). */
+function refuseLogout(res) {
+  res.statusCode = 503
+  res.setHeader('Content-Type', 'application/json; charset=utf-8')
+  res.end(
+    JSON.stringify({
+      code: 'logout_unavailable',
+      message: 'The logout could not reach flowadmin and could not be kept: try again later',
+    }),
+  )
+}
+
+/**
  * Node-RED's `httpAdminMiddleware`: the instance's own middleware first (it may be a gate: what it
- * refuses reaches neither flowadmin nor Node-RED), then the logout watch, then Node-RED.
+ * refuses reaches neither flowadmin nor Node-RED), then the logout, then Node-RED.
  *
- * The logout (`POST /auth/revoke`) is forwarded to flowadmin once Node-RED has answered it, not
- * before: Node-RED's revoke route first checks the request's own bearer token (`needsPermission`),
- * which would fail with 401 had flowadmin already revoked it. The token revoked is that bearer
- * token; the editor sends the same one in the body. The body is never read here: Node-RED parses
- * it after this middleware.
+ * The logout (`POST /auth/revoke`) is held here until its bearer token is dead, and only then
+ * goes on to Node-RED's own logout, which answers the editor (200, or its
+ * `editorTheme.logout.redirect`) and writes its audit line:
+ * 1. whose the token is: the cache, else an introspection (an inactive token goes on to Node-RED
+ *    unchanged, which refuses it with 401 as any dead token);
+ * 2. the token leaves the cache and is refused here from then on;
+ * 3. flowadmin revokes it. When flowadmin cannot be reached, the token stays refused here and the
+ *    revocation is retried until flowadmin takes it (revocations.js): the logout still succeeds,
+ *    since the stock editor forgets its token only on a 200, and shows nothing on an error.
+ * 4. Node-RED's revoke route checks the request's bearer token first (`needsPermission`), which
+ *    is no longer good: so the request carries a one-time ticket instead, which `adminAuth.tokens`
+ *    answers with the token's user, once. The body (Node-RED parses it after this middleware) is
+ *    never read: the token revoked is the bearer one, and the editor sends the same in both.
+ * The steps share one deadline, `timeoutMs`.
  *
  * @param {import('./options').Settings} settings
  * @param {import('./state').State} state
  */
 function createMiddleware(settings, state) {
-  const { client, cache } = state
+  const { client, cache, revocations } = state
 
-  /** After the response: the token leaves the cache, then flowadmin revokes it. */
-  function forwardLogout(res, token) {
-    let done = false
-    const forward = () => {
-      if (done) return
-      done = true
-      cache.forget(token)
-      // Failures are told to the health state; the editor has its answer already.
-      client.revoke(token, AbortSignal.timeout(settings.timeoutMs)).catch(() => {})
+  /**
+   * Steps 1 to 3: the user Node-RED's logout runs as; null for a token flowadmin says is not
+   * valid (nothing to revoke); undefined when the logout can be neither revoked nor kept.
+   */
+  async function endToken(token) {
+    // A second logout of a token already refused here: nothing more to do.
+    if (revocations.refuses(token)) return UNVERIFIED
+    const signal = AbortSignal.timeout(settings.timeoutMs)
+    let user = cache.get(token)
+    let expiresAt = null
+    if (user === undefined) {
+      const answer = await client.introspect(token, signal)
+      if (answer.outcome === 'inactive') return null
+      if (answer.outcome === 'active') {
+        user = answer.user
+        expiresAt = answer.expiresAt
+      }
     }
-    res.once('finish', forward)
-    res.once('close', forward)
+    cache.forget(token)
+    const outcome = await revocations.revoke(token, expiresAt, signal)
+    if (outcome === 'full') return undefined
+    return user ?? UNVERIFIED
+  }
+
+  /** Step 4: Node-RED's logout runs with a ticket for `user` in place of the dead token. */
+  function runAs(req, res, user, next) {
+    const ticket = revocations.ticketFor({ ...user })
+    const drop = () => revocations.dropTicket(ticket)
+    res.once('finish', drop)
+    res.once('close', drop)
+    req.headers.authorization = `Bearer ${ticket}`
+    next()
+  }
+
+  function logout(req, res, token, next) {
+    endToken(token)
+      .then(
+        (user) => {
+          if (user === null) return next()
+          if (user === undefined) return refuseLogout(res)
+          runAs(req, res, user, next)
+        },
+        (error) => {
+          const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+          settings.log(`the logout failed unexpectedly (${what.split('\n')[0]}): answered 503`)
+          refuseLogout(res)
+        },
+      )
+      // Whatever happens above stays here: nothing rejects into Node-RED.
+      .catch(() => {})
   }
 
   return function flowadminAdminMiddleware(req, res, next) {
@@ -80,8 +145,8 @@ function createMiddleware(settings, state) {
       if (error !== undefined) return next(error)
       const path = typeof req.url === 'string' ? req.url.split('?')[0] : ''
       const token = req.method === 'POST' && REVOKE_PATH.test(path) ? bearerOf(req) : null
-      if (token !== null) forwardLogout(res, token)
-      next()
+      if (token === null) return next()
+      logout(req, res, token, next)
     })
   }
 }

@@ -9,7 +9,18 @@ const DEFAULT_TIMEOUT_MS = 3000
 /** A hook waits this long at most; Node-RED holds the editor's request meanwhile. */
 const MAX_TIMEOUT_MS = 60000
 
-const KNOWN = ['url', 'clientId', 'clientSecret', 'cacheMs', 'timeoutMs', 'middleware', 'log', 'now', 'sso']
+const KNOWN = [
+  'url',
+  'clientId',
+  'clientSecret',
+  'cacheMs',
+  'timeoutMs',
+  'middleware',
+  'log',
+  'now',
+  'sso',
+  'allowInsecureHttp',
+]
 const SSO_KNOWN = ['redirectUri', 'label', 'icon', 'url']
 const DEFAULT_SSO_LABEL = 'Sign in with single sign-on'
 
@@ -54,8 +65,29 @@ function defaultLog(line) {
   console.warn(`[flowadmin] ${line}`)
 }
 
+/**
+ * Whether `hostname` (as URL parses it: IPv4 normalised, IPv6 in brackets) names this host only:
+ * 127.0.0.0/8, [::1] or localhost. Plain http stays on the machine there.
+ */
+function isLoopback(hostname) {
+  const host = hostname.toLowerCase().replace(/\.$/, '')
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/**
+ * Plain http to another host carries the client secret, every password of the login form and every
+ * token in clear: refused unless allowInsecureHttp says so.
+ */
+function requireTransport(url, name, allowInsecureHttp) {
+  if (url.protocol === 'https:' || allowInsecureHttp || isLoopback(url.hostname)) return
+  throw invalid(
+    `${name} is plain http to ${url.hostname}, so the client secret, passwords and tokens would cross the network in clear: ` +
+      `use https://, or set allowInsecureHttp: true if that network is trusted (see the README)`,
+  )
+}
+
 /** flowadmin's base address: http(s), no credentials, query or fragment; no trailing slash. */
-function parseUrl(value) {
+function parseUrl(value, name = 'url', allowInsecureHttp = false) {
   if (typeof value !== 'string' || value.trim() === '') {
     throw invalid(`url is missing: give flowadmin's address, e.g. "https://flowadmin.example:1880"`)
   }
@@ -74,6 +106,7 @@ function parseUrl(value) {
   if (url.search !== '' || url.hash !== '') {
     throw invalid(`url must not have a query or fragment, got ${shown(value)}`)
   }
+  requireTransport(url, name, allowInsecureHttp)
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
 }
 
@@ -108,6 +141,13 @@ function safeLog(log) {
       // Nothing else to tell it to.
     }
   }
+}
+
+function parseBoolean(options, name) {
+  const value = options[name]
+  if (value === undefined) return false
+  if (typeof value !== 'boolean') throw invalid(`${name} must be true or false, got ${shown(value)}`)
+  return value
 }
 
 function parseFunction(options, name, fallback) {
@@ -151,7 +191,7 @@ function parseRedirectUri(value) {
 }
 
 /** The SSO mode's options, or null without them. */
-function parseSso(value, url) {
+function parseSso(value, url, allowInsecureHttp) {
   if (value === undefined) return null
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw invalid('sso must be an object: { redirectUri, label }')
@@ -170,7 +210,7 @@ function parseSso(value, url) {
     redirectUri: parseRedirectUri(value.redirectUri),
     label: optional('label') ?? DEFAULT_SSO_LABEL,
     icon: optional('icon'),
-    url: value.url === undefined ? url : parseUrl(value.url),
+    url: value.url === undefined ? url : parseUrl(value.url, 'sso.url', allowInsecureHttp),
   }
 }
 
@@ -186,7 +226,8 @@ function parseOptions(options) {
   if (unknown.length > 0) {
     throw invalid(`unknown option ${shown(unknown[0])}; the options are ${KNOWN.join(', ')}`)
   }
-  const url = parseUrl(options.url)
+  const allowInsecureHttp = parseBoolean(options, 'allowInsecureHttp')
+  const url = parseUrl(options.url, 'url', allowInsecureHttp)
   return {
     url,
     clientId: parseString(options, 'clientId', ': the id of the flowadmin client this instance uses'),
@@ -203,7 +244,7 @@ function parseOptions(options) {
     middleware: parseMiddleware(options.middleware),
     log: safeLog(parseFunction(options, 'log', defaultLog)),
     now: parseFunction(options, 'now', Date.now),
-    sso: parseSso(options.sso, url),
+    sso: parseSso(options.sso, url, allowInsecureHttp),
   }
 }
 

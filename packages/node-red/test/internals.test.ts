@@ -88,3 +88,56 @@ describe('token cache', () => {
     expect(cache.get('t10000')).toEqual({ i: 10000 })
   })
 })
+
+interface Revocations {
+  refuses(token: string): boolean
+  revoke(token: string, expiresAt: number | null, signal: AbortSignal): Promise<string>
+}
+const { createRevocations, MAX_PENDING } = require('../lib/revocations.js') as {
+  createRevocations: (
+    settings: { log: (line: string) => void; now: () => number; timeoutMs: number; url: string },
+    client: { revoke: (token: string) => Promise<string> },
+  ) => Revocations
+  MAX_PENDING: number
+}
+
+describe('logouts waiting for flowadmin', () => {
+  /** flowadmin unreachable: every revocation fails. */
+  const unreachable = { revoke: async () => 'failed' }
+  const signal = () => AbortSignal.timeout(1000)
+
+  test('a token is refused until its expiry, then forgotten', async () => {
+    const clock = fixedClock()
+    const lines: string[] = []
+    const revocations = createRevocations(
+      { log: (line) => lines.push(line), now: clock.now, timeoutMs: 1000, url: 'https://fa' },
+      unreachable,
+    )
+    expect(await revocations.revoke('t', clock.now() + 60_000, signal())).toBe('pending')
+    expect(revocations.refuses('t')).toBe(true)
+    clock.advance(59_999)
+    expect(revocations.refuses('t')).toBe(true)
+    clock.advance(1)
+    expect(revocations.refuses('t')).toBe(false)
+    expect(lines).toHaveLength(1)
+  })
+
+  test('at most 10000 wait: a logout beyond is refused ("full"), none already kept is forgotten', async () => {
+    const clock = fixedClock()
+    const lines: string[] = []
+    const revocations = createRevocations(
+      { log: (line) => lines.push(line), now: clock.now, timeoutMs: 1000, url: 'https://fa' },
+      unreachable,
+    )
+    expect(MAX_PENDING).toBe(10000)
+    for (let i = 0; i < MAX_PENDING; i++) await revocations.revoke(`t${i}`, null, signal())
+    expect(await revocations.revoke('one-more', null, signal())).toBe('full')
+    expect(await revocations.revoke('another', null, signal())).toBe('full')
+    expect(revocations.refuses('t0')).toBe(true)
+    expect(revocations.refuses('one-more')).toBe(false)
+    expect(lines).toEqual([
+      'a logout could not be revoked at flowadmin at https://fa: its token is refused on this instance and the revocation is retried until flowadmin takes it',
+      '10000 logouts wait for flowadmin at https://fa to revoke their tokens: further logouts are refused (503) until it answers',
+    ])
+  })
+})

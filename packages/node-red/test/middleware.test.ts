@@ -1,9 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import type { AdminAuth, FlowadminOptions } from '../index.js'
 import { fixedClock, flowadmin, optionsFor } from './load.js'
 import { type StubFlowadmin, startStubFlowadmin } from './stub-flowadmin.js'
+
+const require = createRequire(import.meta.url)
 
 let stub: StubFlowadmin
 let nodeRed: Server | undefined
@@ -61,13 +64,13 @@ const revokeOf = (token: string) => (r: { path: string; form: Record<string, str
   r.path === '/auth/revoke' && r.form.token === token
 
 describe('httpAdminMiddleware: the editor’s logout also revokes the token at flowadmin', () => {
-  test('POST /auth/revoke: Node-RED’s revoke runs and answers 200, then flowadmin revokes the token', async () => {
+  test('POST /auth/revoke: flowadmin revokes the token, then Node-RED’s revoke runs and answers 200', async () => {
     const { options } = optionsFor(stub)
     const { adminAuth, seen, base } = await startNodeRed(options)
     const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
 
     const response = await logout(base, token)
-    // 200: Node-RED's own check of the bearer ran before flowadmin revoked it.
+    // 200: Node-RED's own check of the bearer passed, with a ticket in place of the dead token.
     expect(response.status).toBe(200)
     expect(seen.nexts).toBe(1)
     const revoke = await stub.waitFor(revokeOf(token))
@@ -139,15 +142,162 @@ describe('httpAdminMiddleware: the editor’s logout also revokes the token at f
     expect(stub.to('/auth/revoke')).toHaveLength(1)
   })
 
-  test('flowadmin down at logout: Node-RED still logs out (cached token), the outage is logged', async () => {
+  test('a token flowadmin says is not valid: Node-RED refuses the logout (401), nothing is revoked', async () => {
+    const { options } = optionsFor(stub)
+    const { seen, base } = await startNodeRed(options)
+    expect((await logout(base, 'not-a-token')).status).toBe(401)
+    expect(seen.nexts).toBe(1)
+    expect(stub.to('/auth/revoke')).toEqual([])
+  })
+})
+
+/** The status of a request with the token, as the editor sends it. */
+async function statusWith(base: string, token: string): Promise<number> {
+  const response = await fetch(`${base}/settings`, { headers: { Authorization: `Bearer ${token}` } })
+  await response.arrayBuffer()
+  return response.status
+}
+
+describe('httpAdminMiddleware: the logout’s 200 means the token is dead', () => {
+  test('the logout is held until flowadmin has revoked the token: used right after the 200, it is refused', async () => {
+    const { options } = optionsFor(stub, { timeoutMs: 30_000 })
+    const { adminAuth, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    stub.holdRevocations()
+    let answered = false
+    const response = logout(base, token).then((res) => {
+      answered = true
+      return res
+    })
+    await stub.waitFor(revokeOf(token))
+    // flowadmin has the revocation and has not answered it: neither has the logout.
+    expect(answered).toBe(false)
+    stub.releaseRevocations()
+    expect((await response).status).toBe(200)
+    expect(await statusWith(base, token)).toBe(401)
+    expect(stub.isLive(token)).toBe(false)
+  })
+
+  test('flowadmin slow to revoke: after timeoutMs the logout answers 200 and the token is refused here at once', async () => {
+    const { options } = optionsFor(stub, { timeoutMs: 300 })
+    const { adminAuth, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    stub.holdRevocations()
+    expect((await logout(base, token)).status).toBe(200)
+    // Still live at flowadmin (its revocation is held), refused on this instance.
+    expect(stub.isLive(token)).toBe(true)
+    expect(await statusWith(base, token)).toBe(401)
+    expect(await adminAuth.tokens(token)).toBeNull()
+  })
+
+  test('flowadmin down at logout: 200, the token is refused here, and the revocation reaches flowadmin once it is back, then stops', async () => {
     const { options, lines } = optionsFor(stub, { cacheMs: 5000, now: fixedClock().now })
     const { adminAuth, seen, base } = await startNodeRed(options)
     const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    const other = (await adminAuth.authenticate('reader', 'pw'))?.token ?? ''
     stub.setMode('down')
     expect((await logout(base, token)).status).toBe(200)
     expect(seen.nexts).toBe(1)
-    await vi.waitFor(() => expect(lines).toHaveLength(1))
-    expect(lines[0]).toContain(`flowadmin at ${stub.url} is unreachable (`)
+    expect(await statusWith(base, token)).toBe(401)
+
+    // flowadmin is back: the token is live there until the retry, and still refused here.
+    stub.setMode('up')
+    expect(stub.isLive(token)).toBe(true)
+    expect(await statusWith(base, token)).toBe(401)
+    expect(await statusWith(base, other)).toBe(200)
+    await stub.waitFor(revokeOf(token))
+    expect(stub.isLive(token)).toBe(false)
+    expect(stub.isLive(other)).toBe(true)
+    await vi.waitFor(() => expect(lines).toHaveLength(4))
+    expect(lines).toEqual([
+      expect.stringContaining(`flowadmin at ${stub.url} is unreachable (`),
+      `a logout could not be revoked at flowadmin at ${stub.url}: its token is refused on this instance and the revocation is retried until flowadmin takes it`,
+      `flowadmin at ${stub.url} is reachable again`,
+      `the logouts that waited for flowadmin at ${stub.url} are revoked there`,
+    ])
+
+    // Done: another outage and recovery send it no more.
+    stub.setMode('down')
+    expect(await adminAuth.tokens(stub.issue('admin', '*'))).toBeNull()
+    stub.setMode('up')
+    expect(await adminAuth.tokens(other)).not.toBeNull()
+    const last = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    expect((await logout(base, last)).status).toBe(200)
+    expect(stub.to('/auth/revoke').map((r) => r.form.token)).toEqual([token, last])
+  })
+
+  test('flowadmin down, no cache: the logout still answers 200 and the token is refused; a second logout of it too', async () => {
+    const { options } = optionsFor(stub)
+    const { adminAuth, base } = await startNodeRed(options)
+    const token = (await adminAuth.authenticate('admin', 'pw'))?.token ?? ''
+    stub.setMode('down')
+    expect((await logout(base, token)).status).toBe(200)
+    expect((await logout(base, token)).status).toBe(200)
+    stub.setMode('up')
+    expect(await statusWith(base, token)).toBe(401)
+    await stub.waitFor(revokeOf(token))
+    expect(stub.isLive(token)).toBe(false)
+    expect(await statusWith(base, token)).toBe(401)
+  })
+})
+
+describe('httpAdminMiddleware: a logout that cannot be done is an error, never a 200', () => {
+  type Middleware = (req: object, res: object, next: Next) => void
+  const { createMiddleware } = require('../lib/middleware.js') as {
+    createMiddleware: (settings: object, state: object) => Middleware
+  }
+
+  /** The middleware over `state` (its parts replaced), before a Node-RED that answers 200. */
+  async function withState(state: { client: object; revocations: object }) {
+    const lines: string[] = []
+    const seen = { nexts: 0 }
+    const middleware = createMiddleware(
+      { middleware: [], timeoutMs: 1000, log: (line: string) => lines.push(line) },
+      { cache: { get: () => undefined, forget: () => {} }, ...state },
+    )
+    const server = createServer((req, res) =>
+      middleware(req, res, () => {
+        seen.nexts += 1
+        res.writeHead(200).end()
+      }),
+    )
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    nodeRed = server
+    return { lines, seen, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+  }
+
+  const unverified = { introspect: async () => ({ outcome: 'failed' }) }
+
+  test('too many logouts waiting for flowadmin: the next is answered 503 and does not reach Node-RED', async () => {
+    const { seen, base } = await withState({
+      client: unverified,
+      revocations: { refuses: () => false, revoke: async () => 'full' },
+    })
+    const response = await logout(base, 'a-token')
+    expect(response.status).toBe(503)
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    expect(await response.json()).toEqual({
+      code: 'logout_unavailable',
+      message: 'The logout could not reach flowadmin and could not be kept: try again later',
+    })
+    expect(seen.nexts).toBe(0)
+  })
+
+  test('an unexpected error: 503, one line, nothing for Node-RED', async () => {
+    const { lines, seen, base } = await withState({
+      client: unverified,
+      revocations: {
+        refuses: () => false,
+        revoke: async () => {
+          throw new Error('broke')
+        },
+      },
+    })
+    const response = await logout(base, 'a-token')
+    expect(response.status).toBe(503)
+    expect(await response.json()).toMatchObject({ code: 'logout_unavailable' })
+    expect(seen.nexts).toBe(0)
+    expect(lines).toEqual(['the logout failed unexpectedly (Error: broke): answered 503'])
   })
 })
 

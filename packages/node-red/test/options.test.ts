@@ -67,6 +67,61 @@ describe('options', () => {
     )
   })
 
+  test.each([
+    'http://flowadmin.example:1880',
+    'http://10.0.0.5',
+    'http://[fd00::1]:1880',
+    'http://127.0.0.1.nip.io',
+  ])(
+    'plain http to another host (%s) is refused at start: the secret and tokens would travel in clear',
+    (url) => {
+      const host = new URL(url).hostname
+      expect(refusal({ ...good, url })).toBe(
+        `@flowadmin/node-red: url is plain http to ${host}, so the client secret, passwords and tokens would cross the network in clear: ` +
+          'use https://, or set allowInsecureHttp: true if that network is trusted (see the README)',
+      )
+    },
+  )
+
+  test.each([
+    'http://127.0.0.1:1880',
+    'http://127.8.9.10',
+    'http://[::1]:1880/flowadmin',
+    'http://localhost:1880',
+    'http://LOCALHOST.',
+  ])('plain http on this host (%s) is accepted: it never leaves the machine', (url) => {
+    expect(refusal({ ...good, url })).toBe('accepted')
+  })
+
+  test('allowInsecureHttp: true accepts plain http to another host; it must be a boolean', () => {
+    expect(refusal({ ...good, url: 'http://flowadmin.internal', allowInsecureHttp: true })).toBe('accepted')
+    expect(refusal({ ...good, url: 'http://flowadmin.internal', allowInsecureHttp: false })).toContain(
+      'url is plain http to flowadmin.internal',
+    )
+    expect(refusal({ ...good, allowInsecureHttp: 'yes' })).toBe(
+      '@flowadmin/node-red: allowInsecureHttp must be true or false, got "yes"',
+    )
+  })
+
+  test('sso.url, where browsers reach flowadmin, follows the same rule', () => {
+    const sso = { redirectUri: 'https://nodered.example/auth/strategy/callback' }
+    const refused = (options: object) => {
+      try {
+        flowadmin.adminAuth(options as never)
+      } catch (error) {
+        return (error as Error).message
+      }
+      return 'accepted'
+    }
+    expect(refused({ ...good, sso: { ...sso, url: 'http://flowadmin.example' } })).toContain(
+      '@flowadmin/node-red: sso.url is plain http to flowadmin.example',
+    )
+    expect(refused({ ...good, sso: { ...sso, url: 'http://localhost:1880' } })).toBe('accepted')
+    expect(
+      refused({ ...good, allowInsecureHttp: true, sso: { ...sso, url: 'http://flowadmin.example' } }),
+    ).toBe('accepted')
+  })
+
   test('a message never shows the client secret', () => {
     expect(refusal({ ...good, url: 'https://fleet:hunter2@flowadmin.example' })).not.toContain('hunter2')
   })

@@ -5,7 +5,7 @@ import { flowadmin } from './load.js'
 
 const REDIRECT = 'https://nodered.example/auth/strategy/callback'
 const good = {
-  url: 'http://flowadmin.internal:1880',
+  url: 'https://flowadmin.internal:1880',
   clientId: 'fleet',
   clientSecret: 'secret',
   sso: { redirectUri: REDIRECT, label: 'Sign in with Example ID' },

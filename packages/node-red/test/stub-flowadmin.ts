@@ -72,6 +72,9 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
   const received: Received[] = []
   const waiters: Array<{ test: (r: Received) => boolean; resolve: (r: Received) => void }> = []
   let mode: Mode = 'up'
+  /** While true, revocations are received and recorded, and answered only at release. */
+  let holdingRevocations = false
+  const heldRevocations: Array<() => void> = []
 
   function clientOk(req: IncomingMessage) {
     const pair = decodeBasic(req.headers.authorization)
@@ -138,6 +141,7 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
       })
     }
     if (path === '/auth/revoke') {
+      if (holdingRevocations) await new Promise<void>((resolve) => heldRevocations.push(resolve))
       const bearer = req.headers.authorization?.startsWith('Bearer ')
         ? req.headers.authorization.slice(7)
         : ''
@@ -162,6 +166,15 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     to: (path: string) => received.filter((r) => r.path === path),
     setMode(next: Mode) {
       mode = next
+    },
+    /** Revocations from now on wait (unanswered, not applied) until releaseRevocations(). */
+    holdRevocations() {
+      holdingRevocations = true
+    },
+    /** Applies and answers the revocations held, and stops holding them. */
+    releaseRevocations() {
+      holdingRevocations = false
+      for (const release of heldRevocations.splice(0)) release()
     },
     /** A token issued as a login would, without one. */
     issue,

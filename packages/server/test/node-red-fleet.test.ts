@@ -188,6 +188,15 @@ function editorLogin(url: string, username: string, password: string): Promise<R
   })
 }
 
+/** The editor's logout at a Node-RED instance: the token as bearer and in the body. */
+function editorLogout(url: string, token: string): Promise<Response> {
+  return fetch(`${url}/auth/revoke`, {
+    method: 'POST',
+    headers: bearer(token),
+    body: new URLSearchParams({ token }),
+  })
+}
+
 /** flowadmin's audit lines (its stdout, one JSON object per line after the listening line). */
 function audit(run: CliRun): Array<Record<string, unknown>> {
   return run.stdout
@@ -364,19 +373,11 @@ describe("Node-RED's editor login and logout with the helper", () => {
     expect(await statusOf(fleetA.url, '/flows', token)).toBe(200)
     expect(await statusOf(fleetB.url, '/flows', token)).toBe(200)
 
-    // The editor's logout: the token as bearer and in the body.
-    const revokedBefore = audit(flowadmin.run).filter((entry) => entry.event === 'token.revoked').length
-    const logout = await fetch(`${fleetA.url}/auth/revoke`, {
-      method: 'POST',
-      headers: bearer(token),
-      body: new URLSearchParams({ token }),
-    })
+    // The editor's logout: the token as bearer and in the body. Its 200 comes once flowadmin has
+    // revoked the token: nothing is waited for after it.
+    const logout = await editorLogout(fleetA.url, token)
     expect(logout.status).toBe(200)
-    // The helper revokes it at flowadmin once Node-RED has answered the editor.
-    await whenOutput(
-      flowadmin.run.child,
-      () => audit(flowadmin.run).filter((entry) => entry.event === 'token.revoked').length > revokedBefore,
-    )
+    expect(await statusOf(fleetA.url, '/flows', token)).toBe(401)
     expect(await introspect(token)).toEqual({ active: false })
     expect(await statusOf(flowadmin.url, '/settings', token)).toBe(401)
     expect(await statusOf(fleetA.url, '/flows', token)).toBe(401)
@@ -509,6 +510,41 @@ describe('two instances with the helper on one flowadmin', () => {
     }
   })
 
+  it('a logout while flowadmin is stopped: 200, the token is refused, and flowadmin revokes it once it is back', async () => {
+    const token = (
+      (await (await editorLogin(fleetA.url, 'admin', passwordOf('admin'))).json()) as {
+        access_token: string
+      }
+    ).access_token
+    const other = await tokenFor('admin', '*')
+    expect(await statusOf(fleetA.url, '/flows', token)).toBe(200)
+    const mark = fleetA.stderr.length
+
+    flowadmin.run.child.kill('SIGTERM')
+    expect(await flowadmin.run.exited).toBe(0)
+    expect((await editorLogout(fleetA.url, token)).status).toBe(200)
+    expect(await statusOf(fleetA.url, '/flows', token)).toBe(401)
+
+    const port = new URL(flowadmin.url).port
+    flowadmin = await startCli(['--settings', settingsFile, '--port', port])
+    // Back, and still refused at the instance; another token gets in (and its introspection, the
+    // first good answer, starts the retry at once).
+    expect(await statusOf(fleetA.url, '/flows', token)).toBe(401)
+    expect(await statusOf(fleetA.url, '/flows', other)).toBe(200)
+    const revoked = () => audit(flowadmin.run).some((entry) => entry.event === 'token.revoked')
+    await whenOutput(flowadmin.run.child, revoked)
+    expect(await introspect(token)).toEqual({ active: false })
+    expect(await statusOf(fleetB.url, '/flows', token)).toBe(401)
+    expect(await introspect(other)).toMatchObject({ active: true })
+    const said = () => helperLines(fleetA, mark)
+    await whenOutput(fleetA.child, () => said().length === 4)
+    expect(said().slice(1)).toEqual([
+      `a logout could not be revoked at flowadmin at ${flowadmin.url}: its token is refused on this instance and the revocation is retried until flowadmin takes it`,
+      `flowadmin at ${flowadmin.url} is reachable again`,
+      `the logouts that waited for flowadmin at ${flowadmin.url} are revoked there`,
+    ])
+  })
+
   it('refuse every token while flowadmin is stopped, and accept them again once it is back on its port', async () => {
     const token = await tokenFor('admin', '*')
     const fleet = [fleetA, fleetB]
@@ -539,5 +575,24 @@ describe('two instances with the helper on one flowadmin', () => {
         `flowadmin at ${flowadmin.url} is reachable again`,
       ])
     }
+  })
+})
+
+describe('the transport to flowadmin', () => {
+  it('a plain-http url to another host stops Node-RED at start, with a message that says why and what to do', async () => {
+    const started = startNodeRed(
+      path.join(work.dir, 'insecure'),
+      helperSettings('http://flowadmin.example:1880'),
+      secretEnv,
+    )
+    const error = await started.then(
+      () => new Error('Node-RED started'),
+      (refused: Error) => refused,
+    )
+    expect(error.message).toMatch(/^Node-RED ended \(1\) before it listened:/)
+    expect(error.message).toContain(
+      'Error: @flowadmin/node-red: url is plain http to flowadmin.example, so the client secret, passwords and tokens would cross the network in clear: use https://, or set allowInsecureHttp: true if that network is trusted (see the README)',
+    )
+    expect(error.message).not.toContain(SECRET)
   })
 })

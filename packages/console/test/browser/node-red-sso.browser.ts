@@ -89,6 +89,33 @@ describe('a Node-RED editor signs in through flowadmin', () => {
     await context.close()
   })
 
+  it('the editor’s Logout: the editor shows its sign-in again and the token is already dead at flowadmin', async () => {
+    const { page, context } = await signInToEditor('ada-sub')
+    const token = await page.evaluate(
+      () =>
+        (
+          window as unknown as { RED: { settings: { get(key: string): { access_token: string } } } }
+        ).RED.settings.get('auth-tokens').access_token,
+    )
+    expect(await page.evaluate(() => localStorage.getItem('auth-tokens'))).toContain(token)
+    const revoke = page.waitForResponse((response) => new URL(response.url()).pathname === '/auth/revoke')
+    await page.locator('#red-ui-header-button-user').click()
+    await page.locator('#usermenu-item-logout').click()
+    // Node-RED's own answer, given once flowadmin had revoked the token.
+    expect((await revoke).status()).toBe(200)
+    const answer = await fetch(`${env.flowadmin.url}/auth/introspect`, {
+      method: 'POST',
+      headers: { Authorization: env.basic, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }),
+    })
+    expect(await answer.json()).toEqual({ active: false })
+    // The editor forgot its token (it does so only on a 200) and shows the sign-in button.
+    const button = page.getByRole('link', { name: LABEL }).or(page.getByRole('button', { name: LABEL }))
+    await button.first().waitFor({ state: 'visible', timeout: 20_000 })
+    expect(await page.evaluate(() => localStorage.getItem('auth-tokens'))).toBeNull()
+    await context.close()
+  })
+
   it('a viewer comes back to the editor, and their deploy is refused', async () => {
     const { page, context } = await signInToEditor('vic-sub')
     expect(await deployFromEditor(page)).toBe(401)
