@@ -8,7 +8,7 @@ import { type CliRun, logEntries, runCliToEnd, startCli, useUserDir } from './cl
 import { logInAs } from './password-grant.js'
 
 const dir = useUserDir('e2e-tokens')
-const PASSWORDS = ['alice-pw', 'bob-pw', 'carol-pw', 'dave-pw', 'carol-new-pw']
+const PASSWORDS = ['alice-pw', 'bob-pw', 'carol-pw', 'dave-pw', 'carol-new-pw', 'fleet-secret']
 const hashes = new Map<string, string>()
 
 beforeAll(async () => {
@@ -207,7 +207,7 @@ describe('tokens follow their user', () => {
 
 describe('flowadmin tokens, on the database while the server runs', () => {
   it('lists, revokes by id and by user, and creates an API token the server accepts', async () => {
-    await writeTeam(BEFORE)
+    await writeTeam(BEFORE, { resourceServers: [{ id: 'fleet', secret: hashes.get('fleet-secret') }] })
     const { run, url } = await start()
     const alice = await login(url, 'alice', 'alice-pw')
     const bob1 = await login(url, 'bob', 'bob-pw')
@@ -217,8 +217,15 @@ describe('flowadmin tokens, on the database while the server runs', () => {
     const table = await tokensCli('list')
     expect(table.code).toBe(0)
     const lines = table.stdout.trim().split('\n')
-    expect(lines[0]).toMatch(/^ID +USER +KIND +NAME +CLIENT +SCOPE +CREATED +EXPIRES +LAST USED +FROM$/)
-    expect(lines.slice(1).map((line) => line.split(/ +/)[1])).toEqual(['alice', 'bob', 'bob', 'dave'])
+    expect(lines[0]).toMatch(
+      /^ID +USER +KIND +NAME +CLIENT +AUDIENCE +SCOPE +CREATED +EXPIRES +LAST USED +FROM$/,
+    )
+    expect(lines.slice(1).map((line) => line.split(/ +/).slice(1, 6))).toEqual([
+      ['alice', 'session', '-', 'service-admin', 'flowadmin'],
+      ['bob', 'session', '-', 'service-admin', 'flowadmin'],
+      ['bob', 'session', '-', 'service-admin', 'flowadmin'],
+      ['dave', 'session', '-', 'service-admin', 'flowadmin'],
+    ])
     for (const token of [alice, bob1, bob2, dave]) expect(table.stdout).not.toContain(token)
 
     const aliceId = (
@@ -244,14 +251,55 @@ describe('flowadmin tokens, on the database while the server runs', () => {
     const created = await tokensCli('create', '--user', 'dave', '--name', 'backup job', '--expires', '30d')
     expect(created.code).toBe(0)
     expect(created.stdout).toMatch(/^fa_[A-Za-z0-9_-]{43}\n$/)
-    expect(created.stderr).toMatch(/created API token \S+ "backup job" for dave, scope read, expires /)
+    expect(created.stderr).toMatch(
+      /created API token \S+ "backup job" for dave, scope read, audience flowadmin, expires /,
+    )
     const api = created.stdout.trim()
     expect(await rights(url, api)).toEqual(READ_ONLY)
     const [listed] = JSON.parse((await tokensCli('list', '--user', 'dave', '--json')).stdout).filter(
       (token: { kind: string }) => token.kind === 'api',
     )
-    expect(listed).toMatchObject({ name: 'backup job', client_id: 'cli', scope: ['read'] })
+    expect(listed).toMatchObject({
+      name: 'backup job',
+      client_id: 'cli',
+      audience: 'flowadmin',
+      scope: ['read'],
+    })
     expect(Date.parse(listed.expires_at) - Date.parse(listed.created_at)).toBe(30 * 86_400_000)
+
+    // A token for the resource server `fleet`: active when fleet asks, refused by flowadmin's API.
+    const probe = await tokensCli('create', '--user', 'dave', '--name', 'probe', '--audience', 'fleet')
+    expect(probe.code, probe.stderr).toBe(0)
+    expect(probe.stderr).toMatch(
+      /created API token \S+ "probe" for dave, scope read, audience fleet, expires /,
+    )
+    const probeToken = probe.stdout.trim()
+    expect(await rights(url, probeToken)).toEqual(NONE)
+    const introspected = await fetch(`${url}/auth/introspect`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from('fleet:fleet-secret').toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ token: probeToken }).toString(),
+    })
+    expect(await introspected.json()).toMatchObject({ active: true, username: 'dave', aud: 'fleet' })
+    expect((await tokensCli('list', '--user', 'dave')).stdout).toMatch(/ probe +cli +fleet +read /)
+    expect(
+      (
+        await tokensCli(
+          'revoke',
+          JSON.parse((await tokensCli('list', '--user', 'dave', '--json')).stdout).find(
+            (token: { name: string }) => token.name === 'probe',
+          ).id,
+        )
+      ).code,
+    ).toBe(0)
+    expect(await tokensCli('create', '--user', 'dave', '--name', 'x', '--audience', 'nowhere')).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'flowadmin: Unknown audience: nowhere (flowadmin, or the id of a configured resource server)\n',
+    })
 
     expect(await tokensCli('create', '--user', 'dave', '--name', 'x', '--scope', '*')).toMatchObject({
       code: 2,
