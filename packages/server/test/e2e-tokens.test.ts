@@ -2,6 +2,9 @@
 // file and argon2 hashes: a removed user, a downgraded user and a changed password, after a
 // restart and after SIGHUP; the session inventory on the command line while the server runs.
 import { writeFile } from 'node:fs/promises'
+import * as path from 'node:path'
+import { createSqliteStores } from '@flowadmin/adapter-sqlite'
+import { webDigest } from '@flowadmin/core'
 import * as argon2 from 'argon2'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type CliRun, logEntries, runCliToEnd, startCli, useUserDir } from './cli-process.js'
@@ -317,5 +320,74 @@ describe('flowadmin tokens, on the database while the server runs', () => {
     expect(await rights(url, dave)).toEqual(NONE)
     expect((await tokensCli('list')).stdout).toBe('no tokens\n')
     expect(run.child.exitCode).toBeNull()
+  })
+})
+
+describe('tokens saved before tokens had an audience', () => {
+  it('get their client’s at start, for good: a resource server’s id, or flowadmin', async () => {
+    await writeTeam(BEFORE, { resourceServers: [{ id: 'fleet', secret: hashes.get('fleet-secret') }] })
+    // Two sessions of alice as an earlier version saved them: the console's and a fleet editor's.
+    const stores = createSqliteStores(path.join(dir.userDir, 'flowadmin.db'))
+    const fingerprint = await webDigest.hmacSha256(
+      hashes.get('alice-pw') as string,
+      'flowadmin token credential v1',
+    )
+    const saved = {
+      console: 'console-token-saved-before-audiences',
+      editor: 'editor-token-saved-before-audiences',
+    }
+    for (const [name, clientId] of [
+      ['console', 'service-admin'],
+      ['editor', 'fleet'],
+    ] as const) {
+      await stores.tokens.save({
+        hash: await webDigest.sha256(saved[name]),
+        id: `${name}-before`,
+        kind: 'session',
+        name: null,
+        username: 'alice',
+        clientId,
+        audience: null,
+        scope: ['*'],
+        fingerprint,
+        createdAt: Date.now(),
+        expiresAt: Date.now() + 86_400_000,
+        lastUsedAt: null,
+        lastAddress: null,
+        agent: null,
+      })
+    }
+    await stores.close()
+
+    const { run, url } = await start()
+    const introspect = async (token: string) =>
+      (
+        await fetch(`${url}/auth/introspect`, {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from('fleet:fleet-secret').toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({ token }).toString(),
+        })
+      ).json()
+    expect(await rights(url, saved.console)).toEqual(FULL)
+    expect(await introspect(saved.console)).toEqual({ active: false })
+    expect(await rights(url, saved.editor)).toEqual(NONE)
+    expect(await introspect(saved.editor)).toMatchObject({ active: true, username: 'alice', aud: 'fleet' })
+    await stop(run)
+
+    // Settled in the database: a settings file without the fleet no longer changes them.
+    const reopened = createSqliteStores(path.join(dir.userDir, 'flowadmin.db'))
+    expect((await reopened.tokens.list('alice')).map((token) => [token.id, token.audience])).toEqual([
+      ['console-before', 'flowadmin'],
+      ['editor-before', 'fleet'],
+    ])
+    await reopened.close()
+    await writeTeam(BEFORE)
+    const again = await start()
+    expect(await rights(again.url, saved.editor)).toEqual(NONE)
+    expect(await rights(again.url, saved.console)).toEqual(FULL)
+    await stop(again.run)
   })
 })

@@ -105,6 +105,40 @@ describe('resource servers', () => {
     await context.close()
   })
 
+  it('an admin makes an API token for a resource server: offered by name, listed with it, good there alone', async () => {
+    const { page, problems, context } = await loggedIn('admin')
+    await page.getByRole('button', { name: 'Sessions and tokens' }).click()
+    await page.getByRole('heading', { name: 'Sessions and API tokens' }).waitFor()
+    const offered = page.locator('#token-audiences option')
+    await expect
+      .poll(() =>
+        offered.evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value)),
+      )
+      .toEqual(['flowadmin', FLEET.id, SPARE.id])
+    await page.getByLabel('Name').fill('fleet probe')
+    await page.getByLabel('For', { exact: true }).fill(FLEET.id)
+    await page.getByRole('button', { name: 'Create' }).click()
+    const shown = page.getByLabel('Token', { exact: true })
+    await shown.waitFor()
+    const token = await shown.inputValue()
+    expect(await (await introspect(env.server.url, token)).json()).toMatchObject({
+      active: true,
+      aud: FLEET.id,
+    })
+    const settings = await fetch(`${env.server.url}/settings`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(settings.status).toBe(401)
+    await page.getByRole('button', { name: 'Done' }).click()
+    const entry = page
+      .getByRole('list', { name: 'Your sessions and API tokens' })
+      .getByRole('listitem')
+      .filter({ hasText: 'fleet probe' })
+    expect(await entry.locator('dt:text-is("For") + dd').textContent()).toBe(`resource server ${FLEET.id}`)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('a viewer has no such section, and the page never asks for it', async () => {
     const viewer = await apiToken(env.server.url, 'viewer')
     const refused = await fetch(`${env.server.url}/auth/resource-servers`, {
