@@ -164,7 +164,23 @@ async function checkIntrospection(instance, token) {
 }
 
 /**
- * The bench's resource server introspecting the bench user's live token, and beside it, on the
+ * A token of the bench user for the bench's resource server (the one audience that may introspect
+ * it): the password grant asked with the server's credentials, as a Node-RED editor's login is.
+ */
+async function resourceServerToken({ instance, credentials }) {
+  const response = await fetch(`${instance.url}/auth/token`, {
+    method: 'POST',
+    headers: { authorization: basicAuthorization(RESOURCE_SERVER), 'content-type': FORM },
+    body: new URLSearchParams({ grant_type: 'password', scope: '', ...credentials }).toString(),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  })
+  const body = await response.text()
+  if (response.status !== 200) throw new Error(`resource server login answered ${response.status} ${body}`)
+  return JSON.parse(body).access_token
+}
+
+/**
+ * The bench's resource server introspecting the bench user's live token for it, and beside it, on the
  * same server and the same number of connections, authenticated GET /settings with that token:
  * `reference` in the result. The two windows follow each other (the server idle in between),
  * in one order in one measured round and the other in the next; the warm-up runs both, in the
@@ -173,8 +189,12 @@ async function checkIntrospection(instance, token) {
  */
 function introspectLoad(connections) {
   let measured = 0
+  /** The token introspected, one per started server. */
+  const tokens = new WeakMap()
   return async (context) => {
-    const { instance, token, durationMs, warmup, profiling } = context
+    const { instance, durationMs, warmup, profiling } = context
+    if (!tokens.has(instance)) tokens.set(instance, await resourceServerToken(context))
+    const token = tokens.get(instance)
     const introspect = () =>
       runLoad({
         url: `${instance.url}/auth/introspect`,

@@ -1,3 +1,4 @@
+import type { AudienceOptions } from '@flowadmin/core'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv, RouteDeps } from './env.js'
 import { errorAnswerOf, toResponse } from './errors.js'
@@ -17,13 +18,14 @@ export function bearerTokenOf(header: string | undefined): string | null {
 
 /**
  * Authenticates the caller and checks `permission` before anything else runs (the body is not
- * read, the module not looked up). Sets `principal` and `address` for the handler.
+ * read, the module not looked up). Sets `principal` and `address` for the handler. Only tokens
+ * for flowadmin are accepted, unless `options` says any audience (see AudienceOptions).
  */
-export function requirePermission(deps: RouteDeps, permission: string) {
+export function requirePermission(deps: RouteDeps, permission: string, options: AudienceOptions = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const token = bearerTokenOf(c.req.header('Authorization'))
     const address = deps.clientAddress(c)
-    const authorized = await deps.core.authorize(token, permission, address)
+    const authorized = await deps.core.authorize(token, permission, address, options)
     if (!authorized.ok) return toResponse(errorAnswerOf(authorized.error, { tokenSent: token !== null }))
     c.set('principal', authorized.value)
     c.set('address', address)

@@ -112,6 +112,15 @@ export const CreateTokenRequestSchema = v.object(
         v.description('Seconds. Default 90 days; null: never expires (only when the settings allow).'),
       ),
     ),
+    audience: v.optional(
+      v.pipe(
+        v.string((issue) => `Invalid field: audience must be a string, not ${kindOf(issue.input)}`),
+        v.nonEmpty('Invalid field: audience must not be empty'),
+        v.description(
+          'Whom the token is for: `flowadmin` (this API; the default), or the id of one configured resource server, where alone it works (by introspection); flowadmin’s API refuses it.',
+        ),
+      ),
+    ),
   },
   NOT_AN_OBJECT,
 )

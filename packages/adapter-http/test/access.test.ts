@@ -172,3 +172,36 @@ describe('auth off: the API is open', () => {
     }
   })
 })
+
+describe('audience: flowadmin’s API takes only tokens for flowadmin', () => {
+  test('a resource server’s token is as unknown on every bearer route of the OpenAPI document but the revocation', async () => {
+    const world = await createWorld()
+    const admin = await world.login()
+    const fleet = await world.loginAsFleet()
+    const document = (await (await world.get('/openapi.json')).json()) as {
+      paths: Record<string, Record<string, { operationId: string; security?: unknown[] }>>
+    }
+    const checked: string[] = []
+    for (const [template, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        // Routes without a bearer (public, or HTTP Basic for resource servers) are not flowadmin's
+        // API for tokens; POST /auth/revoke takes any token to end itself (see revoke.test.ts).
+        if (operation.security !== undefined || operation.operationId === 'revokeToken') continue
+        const path = template.replace(/\{[^}]+\}/g, 'x')
+        const send = (token: string) =>
+          world.send(method.toUpperCase(), path, method === 'get' ? undefined : {}, token)
+        const unknown = await send('garbage')
+        const refused = await send(fleet)
+        expect([refused.status, refused.headers.get('WWW-Authenticate')], `${method} ${template}`).toEqual([
+          401,
+          'Bearer realm="flowadmin", error="invalid_token"',
+        ])
+        expect(await refused.text()).toBe(await unknown.text())
+        checked.push(`${method} ${template}`)
+      }
+    }
+    expect(checked).toEqual(expect.arrayContaining(['get /settings', 'get /nodes', 'get /auth/tokens']))
+    // The same user's token for flowadmin still works.
+    expect((await world.get('/auth/tokens?user=*', admin)).status).toBe(200)
+  })
+})

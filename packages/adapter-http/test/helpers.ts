@@ -130,6 +130,19 @@ export async function createWorld(options: WorldOptions = {}) {
       expect(res.status).toBe(200)
       return ((await res.json()) as { access_token: string }).access_token
     },
+    /**
+     * Logs in through the resource server `fleet` (its editor's login form: HTTP Basic, the
+     * password grant) and returns the token, which is for `fleet` alone.
+     */
+    async loginAsFleet(username = 'admin', scope = '*'): Promise<string> {
+      const res = await world.request('/auth/token', {
+        method: 'POST',
+        headers: { Authorization: fleetBasic(), 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'password', scope, username, password: 'pw' }).toString(),
+      })
+      expect(res.status).toBe(200)
+      return ((await res.json()) as { access_token: string }).access_token
+    },
     get(path: string, token?: string) {
       return world.request(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
     },

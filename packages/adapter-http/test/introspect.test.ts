@@ -18,12 +18,13 @@ describe('POST /auth/introspect (RFC 7662)', () => {
   test('answers a live token with whose it is and what it may do now', async () => {
     const world = await createWorld()
     const issuedAt = world.clock.now()
-    const token = await world.login('editor', '')
+    const token = await world.loginAsFleet('editor', '')
     expect(await introspection(world, token)).toEqual({
       active: true,
       username: 'editor',
       scope: 'nodes.read nodes.write',
-      client_id: 'service-admin',
+      client_id: 'fleet',
+      aud: 'fleet',
       token_type: 'Bearer',
       exp: seconds(issuedAt + 7 * DAY),
       iat: seconds(issuedAt),
@@ -31,16 +32,32 @@ describe('POST /auth/introspect (RFC 7662)', () => {
     })
   })
 
-  test('an API token: its scope is what it was granted, its client `api`', async () => {
+  test('only to its audience: a token for flowadmin (the console’s login, an API token) is as unknown', async () => {
     const world = await createWorld()
     const owner = await world.login()
-    const created = await world.post('/auth/tokens', { name: 'ci', scope: 'read', expires_in: 3600 }, owner)
+    const created = await world.post('/auth/tokens', { name: 'ci', scope: 'read' }, owner)
+    const { token } = (await created.json()) as { token: string }
+    expect((await world.get('/settings', owner)).status).toBe(200)
+    expect((await world.get('/settings', token)).status).toBe(200)
+    expect(await introspection(world, owner)).toEqual(INACTIVE)
+    expect(await introspection(world, token)).toEqual(INACTIVE)
+  })
+
+  test('an API token for a resource server: its scope is what it was granted, its client `api`', async () => {
+    const world = await createWorld()
+    const owner = await world.login()
+    const created = await world.post(
+      '/auth/tokens',
+      { name: 'ci', scope: 'read', expires_in: 3600, audience: 'fleet' },
+      owner,
+    )
     const { token } = (await created.json()) as { token: string }
     expect(await introspection(world, token)).toEqual({
       active: true,
       username: 'admin',
       scope: 'read',
       client_id: 'api',
+      aud: 'fleet',
       token_type: 'Bearer',
       exp: seconds(world.clock.now()) + 3600,
       iat: seconds(world.clock.now()),
@@ -54,11 +71,12 @@ describe('POST /auth/introspect (RFC 7662)', () => {
     expect(await introspection(world, '')).toEqual(INACTIVE)
     expect(await introspection(world, 'x'.repeat(5000))).toEqual(INACTIVE)
 
-    const revoked = await world.login()
+    const revoked = await world.loginAsFleet()
+    expect(await introspection(world, revoked)).toMatchObject({ active: true })
     await world.post('/auth/revoke', { token: revoked }, revoked)
     expect(await introspection(world, revoked)).toEqual(INACTIVE)
 
-    const expired = await world.login()
+    const expired = await world.loginAsFleet()
     world.clock.advance(7 * DAY)
     expect(await introspection(world, expired)).toEqual(INACTIVE)
   })
@@ -75,9 +93,11 @@ describe('POST /auth/introspect (RFC 7662)', () => {
             { admin: '*', reader: 'read', editor: ['nodes.read', 'nodes.write'] }[username],
         })),
       )
-    const reader = await world.login('reader', 'read')
-    const editor = await world.login('editor', '')
-    const admin = await world.login('admin', '*')
+    const reader = await world.loginAsFleet('reader', 'read')
+    const editor = await world.loginAsFleet('editor', '')
+    const admin = await world.loginAsFleet('admin', '*')
+    for (const token of [reader, editor, admin])
+      expect(await introspection(world, token)).toMatchObject({ active: true })
     // The editor now holds nothing its token was granted; the admin's `*` token acts as `read`.
     await users({ editor: { permissions: 'flows.read' }, admin: { permissions: 'read' } })
     expect(await introspection(world, editor)).toEqual(INACTIVE)

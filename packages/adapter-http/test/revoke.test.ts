@@ -57,6 +57,34 @@ describe('POST /auth/revoke', () => {
     await expectChallenge(await world.get('/settings', reader), 'invalid_token')
   })
 
+  test('a resource server’s token ends itself: 200, then inactive to its server and refused here', async () => {
+    const world = await createWorld()
+    const token = await world.loginAsFleet()
+    expect(await (await world.introspect(token)).json()).toMatchObject({ active: true })
+    await expectEmptyOk(await revoke(world, token, token))
+    expect(await (await world.introspect(token)).json()).toEqual({ active: false })
+    await expectChallenge(await revoke(world, token, token), 'invalid_token')
+    expect(world.events.ofType('token.revoked')).toEqual([
+      expect.objectContaining({ owner: 'admin', username: 'admin', clientId: 'fleet' }),
+    ])
+  })
+
+  test('a resource server’s token, even with `*`, ends nothing but itself', async () => {
+    const world = await createWorld()
+    const editor = await world.loginAsFleet('admin', '*')
+    const console = await world.login('admin')
+    const sibling = await world.loginAsFleet('admin', '*')
+    const reader = await world.login('reader', 'read')
+    for (const other of [console, sibling, reader]) await expectEmptyOk(await revoke(world, other, editor))
+    expect((await world.get('/settings', console)).status).toBe(200)
+    expect((await world.get('/settings', reader)).status).toBe(200)
+    expect(await (await world.introspect(sibling)).json()).toMatchObject({ active: true })
+    expect(world.events.ofType('token.revoked')).toEqual([])
+    // flowadmin's own token of the same user ends the resource server's tokens, as before.
+    await expectEmptyOk(await revoke(world, sibling, console))
+    expect(await (await world.introspect(sibling)).json()).toEqual({ active: false })
+  })
+
   test('an unknown token: 200 empty', async () => {
     const world = await createWorld()
     const token = await world.login()

@@ -9,6 +9,7 @@ interface TokenJson {
   kind: 'session' | 'api'
   name: string | null
   client_id: string
+  audience: string
   scope: string[]
   created_at: string
   expires_at: string | null
@@ -50,6 +51,7 @@ describe('GET /auth/tokens', () => {
         kind: 'session',
         name: null,
         client_id: 'service-admin',
+        audience: 'flowadmin',
         scope: ['*'],
         created_at: new Date(world.clock.now() - 1000).toISOString(),
         expires_at: new Date(world.clock.now() - 1000 + 7 * DAY).toISOString(),
@@ -207,6 +209,7 @@ describe('POST /auth/tokens', () => {
       name: 'nightly deploy',
       token: expect.stringMatching(/^fa_[A-Za-z0-9_-]{43}$/),
       scope: ['nodes.read', 'nodes.write'],
+      audience: 'flowadmin',
       expires_at: new Date(world.clock.now() + 90 * DAY).toISOString(),
     })
     expect((await world.get('/nodes', body.token)).status).toBe(200)
@@ -217,6 +220,49 @@ describe('POST /auth/tokens', () => {
     expect(world.events.ofType('token.created')).toEqual([
       expect.objectContaining({ owner: 'editor', id: body.id, name: 'nightly deploy', address: ADDRESS }),
     ])
+  })
+
+  test('names its audience: a resource server’s token works there alone, and is listed with it', async () => {
+    const world = await createWorld()
+    const admin = await world.login()
+    world.clock.advance(1000)
+    const res = await send(world, 'POST', '/auth/tokens', admin, {
+      name: 'probe',
+      scope: 'read',
+      audience: 'fleet',
+    })
+    expect(res.status).toBe(201)
+    const body = (await res.json()) as { id: string; token: string; audience: string }
+    expect(body.audience).toBe('fleet')
+    await expectChallenge(await world.get('/nodes', body.token), 'invalid_token')
+    expect(await (await world.introspect(body.token)).json()).toMatchObject({ active: true, aud: 'fleet' })
+    world.clock.advance(1000)
+    const fleetSession = await world.loginAsFleet('admin', 'read')
+    const listed = await list(world, admin)
+    expect(listed.map((view) => [view.kind, view.client_id, view.audience])).toEqual([
+      ['session', 'service-admin', 'flowadmin'],
+      ['api', 'api', 'fleet'],
+      ['session', 'fleet', 'fleet'],
+    ])
+    // The resource server's tokens are worth nothing on flowadmin's own API, the inventory included.
+    await expectChallenge(await world.get('/auth/tokens?user=*', fleetSession), 'invalid_token')
+    await expectChallenge(
+      await send(world, 'POST', '/auth/tokens', fleetSession, { name: 'x' }),
+      'invalid_token',
+    )
+  })
+
+  test.each([
+    ['nowhere', 'Unknown audience: nowhere (flowadmin, or the id of a configured resource server)'],
+    ['', 'Invalid field: audience must not be empty'],
+    [7, 'Invalid field: audience must be a string, not a number'],
+  ])('an unknown audience %j is refused: 400, nothing created', async (audience, description) => {
+    const world = await createWorld()
+    const admin = await world.login()
+    const res = await send(world, 'POST', '/auth/tokens', admin, { name: 'x', audience })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({ error: 'invalid_request', error_description: description })
+    expect(await list(world, admin)).toHaveLength(1)
   })
 
   test('takes any subset of the caller’s rights as its scope, in permission words', async () => {

@@ -59,6 +59,11 @@ export const MIGRATIONS: readonly string[] = [
   -- What asked for each token (a browser or tool, described in a few words), to tell them apart.
   ALTER TABLE flowadmin_tokens ADD COLUMN agent text;
   `,
+  `
+  -- Whom each token is for: 'flowadmin' or a resource server's id. Null for the tokens saved
+  -- before: flowadmin gives them their client's audience at start.
+  ALTER TABLE flowadmin_tokens ADD COLUMN audience text;
+  `,
 ]
 
 /** The schema version this code writes. */

@@ -78,6 +78,11 @@ export const MIGRATIONS: readonly string[] = [
   -- What asked for each token (a browser or tool, described in a few words), to tell them apart.
   ALTER TABLE tokens ADD COLUMN agent TEXT;
   `,
+  `
+  -- Whom each token is for: 'flowadmin' or a resource server's id. Null for the tokens saved
+  -- before: flowadmin gives them their client's audience at start.
+  ALTER TABLE tokens ADD COLUMN audience TEXT;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

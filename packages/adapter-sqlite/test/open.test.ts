@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
+import type { TokenRecord } from '@flowadmin/core'
 import { tokenRecord } from '@flowadmin/testkit'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -167,6 +168,31 @@ describe('openDatabase: settings and migrations', () => {
     expect(await stores.modules.find('greeting')).toMatchObject({ version: '1.0.0' })
     await stores.tokens.save(record('h1'))
     expect(await stores.tokens.findById('id-h1')).toEqual(record('h1'))
+    await stores.close()
+  })
+
+  it('upgrades a file from before audiences: its tokens keep everything and have none yet, until the core gives them their client’s', async () => {
+    const path = temp.file()
+    const raw = new Database(path)
+    for (const step of MIGRATIONS.slice(0, SCHEMA_VERSION - 1)) raw.exec(step)
+    raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`)
+    const insert =
+      raw.prepare(`INSERT INTO tokens (hash, id, kind, name, username, client_id, scope, fingerprint,
+      created_at, expires_at, last_used_at, last_address, agent) VALUES (?, ?, 'session', NULL, 'admin', ?, '["*"]',
+      ?, ?, ?, NULL, NULL, NULL)`)
+    insert.run('h1', 'console', 'service-admin', 'f'.repeat(64), T0, T0 + 60_000)
+    insert.run('h2', 'editor', 'fleet', 'f'.repeat(64), T0 + 1, T0 + 60_000)
+    raw.close()
+    const stores = createSqliteStores(path)
+    expect(await stores.tokens.findById('console')).toEqual(
+      tokenRecord('h1', { id: 'console', expiresAt: T0 + 60_000, audience: null }),
+    )
+    expect(await stores.tokens.findById('editor')).toMatchObject({ clientId: 'fleet', audience: null })
+    await stores.tokens.save({
+      ...((await stores.tokens.findById('editor')) as TokenRecord),
+      audience: 'fleet',
+    })
+    expect((await stores.tokens.list(null)).map((token) => token.audience)).toEqual([null, 'fleet'])
     await stores.close()
   })
 

@@ -285,6 +285,7 @@ export interface CreatedToken {
   name: string
   token: string
   scope: string[]
+  audience: string
   expires_at: string | null
 }
 
@@ -292,9 +293,20 @@ export interface CreatedToken {
 export const listTokens = async (): Promise<TokenEntry[]> =>
   (await json<{ tokens: TokenEntry[] }>('auth/tokens')).tokens
 
-/** Mints a named API token; its secret is in this answer only. */
-export const createToken = (name: string, scope: string, expiresIn: number): Promise<CreatedToken> =>
-  json('auth/tokens', { method: 'POST', ...jsonBody({ name, scope, expires_in: expiresIn }) })
+/** The audience of tokens for this API; any other is a resource server's id. */
+export const FLOWADMIN_AUDIENCE = 'flowadmin'
+
+/**
+ * Mints a named API token for `audience` (this API, or one resource server); its secret is in
+ * this answer only.
+ */
+export const createToken = (
+  name: string,
+  scope: string,
+  expiresIn: number,
+  audience: string = FLOWADMIN_AUDIENCE,
+): Promise<CreatedToken> =>
+  json('auth/tokens', { method: 'POST', ...jsonBody({ name, scope, expires_in: expiresIn, audience }) })
 
 /** Ends one session or API token. */
 export const endToken = (id: string): Promise<void> =>

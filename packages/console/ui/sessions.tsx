@@ -4,6 +4,9 @@ import {
   createToken,
   endAllTokens,
   endToken,
+  FLOWADMIN_AUDIENCE,
+  isAdmin,
+  listResourceServers,
   listTokens,
   type TokenEntry,
   token,
@@ -25,6 +28,10 @@ export const when = (time: string | null, otherwise: string) =>
     ? otherwise
     : new Date(time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 
+/** Whom a token is for, in words. */
+const audienceOf = (audience: string) =>
+  audience === FLOWADMIN_AUDIENCE ? 'flowadmin (this API)' : `resource server ${audience}`
+
 /** What to call a token in its row and its button. */
 const titleOf = (entry: TokenEntry) =>
   entry.kind === 'api' ? (entry.name ?? entry.id) : `Session ${entry.id}`
@@ -35,6 +42,8 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
   const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
   const [created, setCreated] = useState<CreatedToken | null>(null)
   const [busy, setBusy] = useState(false)
+  // The resource servers a token may be for, offered to people who may list them (`*`).
+  const [servers, setServers] = useState<string[]>([])
 
   const refresh = useCallback(async () => {
     const listed = await guard(listTokens)
@@ -50,6 +59,11 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
 
   useEffect(() => {
     void refresh()
+    if (isAdmin(props.user.permissions))
+      listResourceServers().then(
+        (listed) => setServers(listed.map((server) => server.id)),
+        () => setServers([]),
+      )
   }, [])
 
   const end = async (entry: TokenEntry) => {
@@ -90,6 +104,7 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
         String(data.get('name') ?? '').trim(),
         String(data.get('scope') ?? ''),
         Number(data.get('lifetime')),
+        String(data.get('audience') ?? '').trim() || FLOWADMIN_AUDIENCE,
       ),
     )
     setBusy(false)
@@ -123,7 +138,8 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
       <form class="card install" onSubmit={create} aria-labelledby="create-title">
         <h3 id="create-title">Create an API token</h3>
         <p class="muted hint">
-          For scripts and CI: it acts as you, within the scope you pick, until it expires.
+          For scripts and CI: it acts as you, within the scope you pick, until it expires, at the one place it
+          is for: this API, or one resource server (a Node-RED fleet).
         </p>
         <div class="install-fields">
           <div class="field grow">
@@ -143,6 +159,22 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
               <option value="">My permissions</option>
               <option value="read">Read only</option>
             </select>
+          </div>
+          <div class="field">
+            <label for="token-audience">For</label>
+            <input
+              id="token-audience"
+              name="audience"
+              type="text"
+              list="token-audiences"
+              value={FLOWADMIN_AUDIENCE}
+              autocomplete="off"
+            />
+            <datalist id="token-audiences">
+              {[FLOWADMIN_AUDIENCE, ...servers].map((id) => (
+                <option value={id}>{audienceOf(id)}</option>
+              ))}
+            </datalist>
           </div>
           <div class="field">
             <label for="token-lifetime">Expires after</label>
@@ -195,6 +227,8 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
                   <dd>{entry.scope.join(' ')}</dd>
                   <dt>Client</dt>
                   <dd>{entry.client_id}</dd>
+                  <dt>For</dt>
+                  <dd>{audienceOf(entry.audience)}</dd>
                   {entry.provider !== undefined && (
                     <>
                       <dt>Signed in with</dt>

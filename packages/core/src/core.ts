@@ -41,7 +41,7 @@ import {
   DEFAULT_API_TOKENS,
   type InventoryCaller,
 } from './tokens/inventory.js'
-import { createTokens, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
+import { createTokens, FLOWADMIN_AUDIENCE, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -91,12 +91,23 @@ export type Introspection =
       /** The token's rights now: its scope ∩ its user's permissions. Never empty. */
       permissions: string[]
       clientId: string
+      /** Always the resource server that asked: a token of any other audience is not active. */
+      audience: string
       kind: TokenKind
       /** Milliseconds since the epoch. */
       issuedAt: number
       /** Milliseconds since the epoch; null: never expires. */
       expiresAt: number | null
     }
+
+/** Which tokens a route takes. */
+export interface AudienceOptions {
+  /**
+   * Tokens of any audience, not only flowadmin's: for `POST /auth/revoke`, where a token may end
+   * itself whoever it is for. A principal whose token is not flowadmin's can do nothing else.
+   */
+  anyAudience?: boolean | undefined
+}
 
 /** A configured user as settings give it. */
 export type UserOptions = NonNullable<AdminAuthOptions['users']>[number]
@@ -157,6 +168,11 @@ export type Principal =
       permissions: string[]
       /** The public id of the token in use. */
       tokenId: string
+      /**
+       * Whom the token is for: `flowadmin`, except where a route takes a token of any audience
+       * (ending itself at `POST /auth/revoke`).
+       */
+      audience: string
       /** The identity provider the token's owner signed in with (its label); absent for a password. */
       provider?: string | undefined
     }
@@ -203,6 +219,17 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     throw new Error('adminAuth.oidc needs the identityProvider port')
   }
   const clients = new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])])
+  // The resource servers' ids now: each is the audience of its tokens (see FLOWADMIN_AUDIENCE).
+  let resourceServerIds = new Set<string>()
+  const setResourceServerIds = (list: readonly ResourceServerOptions[]) => {
+    if (list.some((server) => server.id === FLOWADMIN_AUDIENCE))
+      throw new RangeError(
+        `A resource server may not be called ${FLOWADMIN_AUDIENCE}: that is flowadmin's own audience`,
+      )
+    resourceServerIds = new Set(list.map((server) => server.id))
+  }
+  setResourceServerIds(auth?.resourceServers ?? [])
+  const isResourceServer = (id: string) => resourceServerIds.has(id)
   const apiTokenOptions = { ...DEFAULT_API_TOKENS, ...auth?.apiTokens }
   checkApiTokenOptions(apiTokenOptions)
   const anonymousPermissions =
@@ -217,6 +244,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     users,
     lifetime,
     sso: ssoOptions !== null,
+    isResourceServer,
   })
   const sso =
     ssoOptions === null || identityProvider === null
@@ -239,6 +267,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     clock,
     options: apiTokenOptions,
     sso: sso && { label: sso.label, apiTokensOutliveSessions: sso.apiTokensOutliveSessions },
+    isResourceServer,
   })
   const throttle = createThrottle(ports.stores.throttle, clock, digest, {
     ...DEFAULT_THROTTLE,
@@ -272,6 +301,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   async function authenticate(
     token: string | null,
     address: string | null = null,
+    { anyAudience = false }: AudienceOptions = {},
   ): Promise<Result<Principal, AccessError>> {
     if (auth === null) return ok({ kind: 'anonymous', permissions: ['*'] })
     if (token === null) {
@@ -279,7 +309,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         ? err({ code: 'unauthenticated', reason: 'missing' })
         : ok({ kind: 'anonymous', permissions: anonymousPermissions })
     }
-    const live = await tokens.authenticate(token, address)
+    const live = await tokens.authenticate(token, address, anyAudience ? null : FLOWADMIN_AUDIENCE)
     if (live === null) return err({ code: 'unauthenticated', reason: 'invalid' })
     return ok({
       kind: 'user',
@@ -287,6 +317,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       clientId: live.record.clientId,
       permissions: live.permissions,
       tokenId: live.record.id,
+      audience: live.record.audience ?? FLOWADMIN_AUDIENCE,
       ...(sso !== null && isSsoRecord(live.record) && { provider: sso.label }),
     })
   }
@@ -405,7 +436,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         observe?.(code === 'temporarily_unavailable' ? 'shed' : code)
         return authenticated
       }
-      const live = await tokens.authenticate(token, null)
+      // Only the token's own audience learns that it is live; to any other it is as unknown.
+      const live = await tokens.authenticate(token, null, client.id)
       observe?.(live === null || live.permissions.length === 0 ? 'inactive' : 'active')
       if (live === null || live.permissions.length === 0) return ok({ active: false })
       const { record } = live
@@ -414,6 +446,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         username: record.username,
         permissions: live.permissions,
         clientId: record.clientId,
+        audience: client.id,
         kind: record.kind,
         issuedAt: record.createdAt,
         expiresAt: record.expiresAt,
@@ -424,12 +457,16 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     resourceServers: {
       activity: (): ResourceServerActivity[] => resourceServers.activity(),
       /** Replaces them (a reload): every secret is verified again on its next use. */
-      set: (list: readonly ResourceServerOptions[]) => resourceServers.set(list),
+      set: (list: readonly ResourceServerOptions[]) => {
+        setResourceServerIds(list)
+        resourceServers.set(list)
+      },
     },
 
     /**
      * The principal behind a bearer token (`null` when none was sent). Given the client's
-     * address, the token's last use is recorded (at most once a minute).
+     * address, the token's last use is recorded (at most once a minute). Only a token for
+     * flowadmin is accepted, unless `anyAudience` (see AudienceOptions).
      */
     authenticate,
 
@@ -438,8 +475,9 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       token: string | null,
       permission: string,
       address: string,
+      options: AudienceOptions = {},
     ): Promise<Result<Principal, AccessError>> {
-      const principal = await authenticate(token, address)
+      const principal = await authenticate(token, address, options)
       if (!principal.ok || hasPermission(principal.value.permissions, permission)) return principal
       events.emit({
         type: 'permission.denied',
@@ -450,11 +488,18 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       return err({ code: 'forbidden', permission })
     },
 
-    /** Revokes a token the caller may revoke; anything else is a silent no-op. */
+    /**
+     * Revokes a token the caller may revoke; anything else is a silent no-op. A caller whose token
+     * is not for flowadmin (a resource server's) may end that token and nothing else.
+     */
     async revoke(principal: Principal, token: string, address: string): Promise<void> {
       const caller = {
         username: principal.kind === 'user' ? principal.username : null,
         permissions: principal.permissions,
+        onlyToken:
+          principal.kind === 'user' && principal.audience !== FLOWADMIN_AUDIENCE
+            ? principal.tokenId
+            : undefined,
       }
       const outcome = await tokens.revoke(token, caller)
       if (outcome.revoked) {
@@ -483,6 +528,11 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         inventory.create(callerOf(principal, address), request),
       /** Deletes the tokens of users no longer configured (one event per user); the server runs it at start. */
       purgeRemovedUsers: inventory.purgeRemovedUsers,
+      /**
+       * Gives tokens saved before tokens had an audience their client's (see
+       * Tokens.settleAudiences); the server runs it at start. How many changed.
+       */
+      settleAudiences: () => tokens.settleAudiences(),
     },
 
     /**

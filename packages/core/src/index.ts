@@ -38,6 +38,7 @@ export {
 export {
   type AccessError,
   type AdminAuthOptions,
+  type AudienceOptions,
   actorOf,
   type ClientCredentials,
   type Core,
@@ -73,6 +74,7 @@ export {
 export type { IssuedToken, SsoUser, TokenOwner } from './tokens/tokens.js'
 export {
   API_TOKEN_PREFIX,
+  FLOWADMIN_AUDIENCE,
   isSsoRecord,
   LAST_USE_RESOLUTION_MS,
   SSO_FINGERPRINT_PREFIX,

@@ -67,6 +67,7 @@ describe('flowadmin <command> --help', () => {
         '--name N',
         '--scope',
         '--expires',
+        '--audience ID',
         '--json',
         '--all',
       ],

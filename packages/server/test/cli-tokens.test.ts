@@ -29,7 +29,7 @@ const createForDave = (name: string, ...options: string[]) =>
   tokens(['create', '--user', 'dave', '--name', name, ...options, '--settings', dir.settingsFile])
 
 const CREATED =
-  /^flowadmin: created API token \S+ "nightly" for dave, scope read, expires \S+; it is shown only now\n$/
+  /^flowadmin: created API token \S+ "nightly" for dave, scope read, audience flowadmin, expires \S+; it is shown only now\n$/
 
 describe('flowadmin tokens create and revoke', () => {
   it('print their result for people, without a raw audit line (auditLog "stdout")', async () => {

@@ -2,13 +2,16 @@
 // file and argon2 hashes: a removed user, a downgraded user and a changed password, after a
 // restart and after SIGHUP; the session inventory on the command line while the server runs.
 import { writeFile } from 'node:fs/promises'
+import * as path from 'node:path'
+import { createSqliteStores } from '@flowadmin/adapter-sqlite'
+import { webDigest } from '@flowadmin/core'
 import * as argon2 from 'argon2'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type CliRun, logEntries, runCliToEnd, startCli, useUserDir } from './cli-process.js'
 import { logInAs } from './password-grant.js'
 
 const dir = useUserDir('e2e-tokens')
-const PASSWORDS = ['alice-pw', 'bob-pw', 'carol-pw', 'dave-pw', 'carol-new-pw']
+const PASSWORDS = ['alice-pw', 'bob-pw', 'carol-pw', 'dave-pw', 'carol-new-pw', 'fleet-secret']
 const hashes = new Map<string, string>()
 
 beforeAll(async () => {
@@ -207,7 +210,7 @@ describe('tokens follow their user', () => {
 
 describe('flowadmin tokens, on the database while the server runs', () => {
   it('lists, revokes by id and by user, and creates an API token the server accepts', async () => {
-    await writeTeam(BEFORE)
+    await writeTeam(BEFORE, { resourceServers: [{ id: 'fleet', secret: hashes.get('fleet-secret') }] })
     const { run, url } = await start()
     const alice = await login(url, 'alice', 'alice-pw')
     const bob1 = await login(url, 'bob', 'bob-pw')
@@ -217,8 +220,15 @@ describe('flowadmin tokens, on the database while the server runs', () => {
     const table = await tokensCli('list')
     expect(table.code).toBe(0)
     const lines = table.stdout.trim().split('\n')
-    expect(lines[0]).toMatch(/^ID +USER +KIND +NAME +CLIENT +SCOPE +CREATED +EXPIRES +LAST USED +FROM$/)
-    expect(lines.slice(1).map((line) => line.split(/ +/)[1])).toEqual(['alice', 'bob', 'bob', 'dave'])
+    expect(lines[0]).toMatch(
+      /^ID +USER +KIND +NAME +CLIENT +AUDIENCE +SCOPE +CREATED +EXPIRES +LAST USED +FROM$/,
+    )
+    expect(lines.slice(1).map((line) => line.split(/ +/).slice(1, 6))).toEqual([
+      ['alice', 'session', '-', 'service-admin', 'flowadmin'],
+      ['bob', 'session', '-', 'service-admin', 'flowadmin'],
+      ['bob', 'session', '-', 'service-admin', 'flowadmin'],
+      ['dave', 'session', '-', 'service-admin', 'flowadmin'],
+    ])
     for (const token of [alice, bob1, bob2, dave]) expect(table.stdout).not.toContain(token)
 
     const aliceId = (
@@ -244,14 +254,55 @@ describe('flowadmin tokens, on the database while the server runs', () => {
     const created = await tokensCli('create', '--user', 'dave', '--name', 'backup job', '--expires', '30d')
     expect(created.code).toBe(0)
     expect(created.stdout).toMatch(/^fa_[A-Za-z0-9_-]{43}\n$/)
-    expect(created.stderr).toMatch(/created API token \S+ "backup job" for dave, scope read, expires /)
+    expect(created.stderr).toMatch(
+      /created API token \S+ "backup job" for dave, scope read, audience flowadmin, expires /,
+    )
     const api = created.stdout.trim()
     expect(await rights(url, api)).toEqual(READ_ONLY)
     const [listed] = JSON.parse((await tokensCli('list', '--user', 'dave', '--json')).stdout).filter(
       (token: { kind: string }) => token.kind === 'api',
     )
-    expect(listed).toMatchObject({ name: 'backup job', client_id: 'cli', scope: ['read'] })
+    expect(listed).toMatchObject({
+      name: 'backup job',
+      client_id: 'cli',
+      audience: 'flowadmin',
+      scope: ['read'],
+    })
     expect(Date.parse(listed.expires_at) - Date.parse(listed.created_at)).toBe(30 * 86_400_000)
+
+    // A token for the resource server `fleet`: active when fleet asks, refused by flowadmin's API.
+    const probe = await tokensCli('create', '--user', 'dave', '--name', 'probe', '--audience', 'fleet')
+    expect(probe.code, probe.stderr).toBe(0)
+    expect(probe.stderr).toMatch(
+      /created API token \S+ "probe" for dave, scope read, audience fleet, expires /,
+    )
+    const probeToken = probe.stdout.trim()
+    expect(await rights(url, probeToken)).toEqual(NONE)
+    const introspected = await fetch(`${url}/auth/introspect`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from('fleet:fleet-secret').toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ token: probeToken }).toString(),
+    })
+    expect(await introspected.json()).toMatchObject({ active: true, username: 'dave', aud: 'fleet' })
+    expect((await tokensCli('list', '--user', 'dave')).stdout).toMatch(/ probe +cli +fleet +read /)
+    expect(
+      (
+        await tokensCli(
+          'revoke',
+          JSON.parse((await tokensCli('list', '--user', 'dave', '--json')).stdout).find(
+            (token: { name: string }) => token.name === 'probe',
+          ).id,
+        )
+      ).code,
+    ).toBe(0)
+    expect(await tokensCli('create', '--user', 'dave', '--name', 'x', '--audience', 'nowhere')).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'flowadmin: Unknown audience: nowhere (flowadmin, or the id of a configured resource server)\n',
+    })
 
     expect(await tokensCli('create', '--user', 'dave', '--name', 'x', '--scope', '*')).toMatchObject({
       code: 2,
@@ -269,5 +320,74 @@ describe('flowadmin tokens, on the database while the server runs', () => {
     expect(await rights(url, dave)).toEqual(NONE)
     expect((await tokensCli('list')).stdout).toBe('no tokens\n')
     expect(run.child.exitCode).toBeNull()
+  })
+})
+
+describe('tokens saved before tokens had an audience', () => {
+  it('get their client’s at start, for good: a resource server’s id, or flowadmin', async () => {
+    await writeTeam(BEFORE, { resourceServers: [{ id: 'fleet', secret: hashes.get('fleet-secret') }] })
+    // Two sessions of alice as an earlier version saved them: the console's and a fleet editor's.
+    const stores = createSqliteStores(path.join(dir.userDir, 'flowadmin.db'))
+    const fingerprint = await webDigest.hmacSha256(
+      hashes.get('alice-pw') as string,
+      'flowadmin token credential v1',
+    )
+    const saved = {
+      console: 'console-token-saved-before-audiences',
+      editor: 'editor-token-saved-before-audiences',
+    }
+    for (const [name, clientId] of [
+      ['console', 'service-admin'],
+      ['editor', 'fleet'],
+    ] as const) {
+      await stores.tokens.save({
+        hash: await webDigest.sha256(saved[name]),
+        id: `${name}-before`,
+        kind: 'session',
+        name: null,
+        username: 'alice',
+        clientId,
+        audience: null,
+        scope: ['*'],
+        fingerprint,
+        createdAt: Date.now(),
+        expiresAt: Date.now() + 86_400_000,
+        lastUsedAt: null,
+        lastAddress: null,
+        agent: null,
+      })
+    }
+    await stores.close()
+
+    const { run, url } = await start()
+    const introspect = async (token: string) =>
+      (
+        await fetch(`${url}/auth/introspect`, {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from('fleet:fleet-secret').toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({ token }).toString(),
+        })
+      ).json()
+    expect(await rights(url, saved.console)).toEqual(FULL)
+    expect(await introspect(saved.console)).toEqual({ active: false })
+    expect(await rights(url, saved.editor)).toEqual(NONE)
+    expect(await introspect(saved.editor)).toMatchObject({ active: true, username: 'alice', aud: 'fleet' })
+    await stop(run)
+
+    // Settled in the database: a settings file without the fleet no longer changes them.
+    const reopened = createSqliteStores(path.join(dir.userDir, 'flowadmin.db'))
+    expect((await reopened.tokens.list('alice')).map((token) => [token.id, token.audience])).toEqual([
+      ['console-before', 'flowadmin'],
+      ['editor-before', 'fleet'],
+    ])
+    await reopened.close()
+    await writeTeam(BEFORE)
+    const again = await start()
+    expect(await rights(again.url, saved.editor)).toEqual(NONE)
+    expect(await rights(again.url, saved.console)).toEqual(FULL)
+    await stop(again.run)
   })
 })

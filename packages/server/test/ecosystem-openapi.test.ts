@@ -257,10 +257,22 @@ describe('the served OpenAPI document', () => {
         },
         body,
       })
-    expect(await (await introspect(form({ token: spare }))).json()).toMatchObject({
+    // A token for the fleet (its editor's login: the password grant with the fleet's credentials)
+    // is active to it; a token for flowadmin is not.
+    const { client_id: _console, ...editorGrant } = { ...grant, scope: 'read' }
+    const editor = await tokenOf(
+      await call('POST', '/auth/token', {
+        headers: { Authorization: fleet, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: form(editorGrant),
+      }),
+    )
+    expect(await (await introspect(form({ token: editor }))).json()).toMatchObject({
       active: true,
       username: 'admin',
+      aud: 'fleet',
     })
+    expect(await (await introspect(form({ token: spare }))).json()).toEqual({ active: false })
+    expect((await call('GET', '/settings', { headers: as(editor) })).status).toBe(401)
     expect(await (await introspect(form({ token: 'unknown' }))).json()).toEqual({ active: false })
     expect((await introspect('')).status).toBe(400)
     expect((await introspect(`token=${'x'.repeat(70_000)}`)).status).toBe(413)

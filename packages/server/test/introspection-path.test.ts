@@ -12,6 +12,22 @@ const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secr
 const FLEET = basic('fleet', 'fleet-secret')
 const PER_RESPONSE = new Set(['date', 'connection', 'keep-alive'])
 
+/** A token of admin for the resource server `fleet` (its audience): the password grant with the fleet's credentials. */
+const fleetToken = (url: string) =>
+  tokenOf(
+    send(url, {
+      method: 'POST',
+      path: '/auth/token',
+      headers: { 'content-type': FORM, authorization: FLEET },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: ADMIN_PASSWORD,
+      }).toString(),
+    }),
+  )
+
 /** Status, headers (without the per-response ones, names in lower case) and body. */
 function shape(response: RawResponse) {
   const headers: Record<string, string> = {}
@@ -28,7 +44,7 @@ describe('introspection answered before the app', () => {
       adminAuth: { resourceServers: [{ id: 'fleet', secret: await hashPassword('fleet-secret') }] },
     })
     const { url } = await workspace.start()
-    const token = await tokenOf(login(url, { username: 'admin', password: ADMIN_PASSWORD }))
+    const token = await fleetToken(url)
     // Each call twice: as it comes (answered before the app) and with an Origin (the app's).
     const both = async (headers: Record<string, string>, body: string | Buffer, from: string) => {
       const call = (extra: Record<string, string>) =>
@@ -90,7 +106,8 @@ describe('introspection answered before the app', () => {
       adminAuth: { resourceServers: [{ id: 'fleet', secret: await hashPassword('fleet-secret') }] },
     })
     const { url } = await workspace.start()
-    const token = await tokenOf(login(url, { username: 'admin', password: ADMIN_PASSWORD }))
+    const admin = await tokenOf(login(url, { username: 'admin', password: ADMIN_PASSWORD }))
+    const token = await fleetToken(url)
     for (const origin of [undefined, 'https://elsewhere.example', undefined]) {
       const answer = await send(url, {
         method: 'POST',
@@ -100,7 +117,7 @@ describe('introspection answered before the app', () => {
       })
       expect(answer.status).toBe(200)
     }
-    const metrics = await send(url, { path: '/metrics', headers: { authorization: `Bearer ${token}` } })
+    const metrics = await send(url, { path: '/metrics', headers: { authorization: `Bearer ${admin}` } })
     expect(metrics.body).toContain(
       'flowadmin_http_request_duration_seconds_count{method="POST",route="/auth/introspect",status="200"} 3',
     )

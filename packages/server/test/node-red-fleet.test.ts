@@ -19,6 +19,9 @@ const HELPER = fileURLToPath(new URL('../../node-red/index.js', import.meta.url)
 /** The resource server the Node-RED instances authenticate as, and its secret. */
 const CLIENT_ID = 'fleet'
 const SECRET = randomBytes(24).toString('base64url')
+/** Another resource server (another fleet) of the same flowadmin, and its secret. */
+const OTHER_ID = 'other-fleet'
+const OTHER_SECRET = randomBytes(24).toString('base64url')
 
 /** flowadmin's users. Each password is `<username> password`; `changer`'s changes in a test. */
 const USERS = [
@@ -52,7 +55,10 @@ async function writeFlowadminSettings(users: ReadonlyArray<{ username: string; p
       password: hashes.get(username),
       permissions,
     })),
-    resourceServers: [{ id: CLIENT_ID, secret: hashes.get(CLIENT_ID) }],
+    resourceServers: [
+      { id: CLIENT_ID, secret: hashes.get(CLIENT_ID) },
+      { id: OTHER_ID, secret: hashes.get(OTHER_ID) },
+    ],
   }
   await writeFile(settingsFile, JSON.stringify({ storage: 'sqlite', auditLog: 'stdout', adminAuth }, null, 2))
 }
@@ -114,6 +120,7 @@ beforeAll(async () => {
   for (const name of [...USERS.map((user) => user.username), CLIENT_ID]) {
     hashes.set(name, await hashPassword(name === CLIENT_ID ? SECRET : passwordOf(name as Username)))
   }
+  hashes.set(OTHER_ID, await hashPassword(OTHER_SECRET))
   await writeFlowadminSettings(USERS)
   flowadmin = await startCli(['--settings', settingsFile, '--port', '0'])
   ;[plain, fleetA, fleetB] = await Promise.all([
@@ -129,8 +136,25 @@ afterAll(async () => {
   await work?.remove()
 })
 
-/** A token from flowadmin's own password grant (client service-admin); '' asks for the user's own rights. */
+/** HTTP Basic credentials of a resource server. */
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
+
+/**
+ * A token for the fleet: flowadmin's password grant asked with the fleet's own credentials, as
+ * the helper asks it for its editor's login; '' asks for the user's own rights.
+ */
 async function tokenFor(username: Username, scope = ''): Promise<string> {
+  const res = await fetch(`${flowadmin.url}/auth/token`, {
+    method: 'POST',
+    headers: { authorization: basic(CLIENT_ID, SECRET) },
+    body: new URLSearchParams({ grant_type: 'password', scope, username, password: passwordOf(username) }),
+  })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { access_token: string }).access_token
+}
+
+/** A token for flowadmin's own API: its password grant as the console asks it (client service-admin). */
+async function flowadminTokenFor(username: Username, scope = ''): Promise<string> {
   const res = await fetch(`${flowadmin.url}/auth/token`, {
     method: 'POST',
     body: new URLSearchParams({
@@ -163,11 +187,14 @@ function deploy(url: string, token: string, flows: unknown[]): Promise<Response>
   })
 }
 
-/** flowadmin's answer to an introspection of `token` by the fleet's resource server. */
-async function introspect(token: string): Promise<Record<string, unknown>> {
+/** flowadmin's answer to an introspection of `token` by the fleet's resource server (or another). */
+async function introspect(
+  token: string,
+  authorization = basic(CLIENT_ID, SECRET),
+): Promise<Record<string, unknown>> {
   const res = await fetch(`${flowadmin.url}/auth/introspect`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${SECRET}`).toString('base64')}` },
+    headers: { authorization },
     body: new URLSearchParams({ token }),
   })
   expect(res.status).toBe(200)
@@ -314,6 +341,26 @@ describe('Node-RED instances that check tokens at flowadmin', () => {
     },
   )
 
+  it.each(Object.keys(KINDS) as Array<keyof typeof KINDS>)(
+    "with settings from %s: a token for flowadmin's own API (the console's login, an API token) is refused",
+    async (name) => {
+      const run = KINDS[name]()
+      const console = await flowadminTokenFor('admin', '*')
+      expect(await statusOf(flowadmin.url, '/settings', console)).toBe(200)
+      const created = await fetch(`${flowadmin.url}/auth/tokens`, {
+        method: 'POST',
+        headers: { ...bearer(console), 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `ci ${name}` }),
+      })
+      expect(created.status).toBe(201)
+      const api = ((await created.json()) as { token: string }).token
+      for (const token of [console, api]) {
+        expect(await introspect(token)).toEqual({ active: false })
+        expect(await statusOf(run.url, '/flows', token)).toBe(401)
+      }
+    },
+  )
+
   it('refuses a token at the next request once it is revoked at flowadmin', async () => {
     const token = await tokenFor('admin', '*')
     for (const run of instances()) expect(await statusOf(run.url, '/flows', token)).toBe(200)
@@ -354,7 +401,7 @@ describe('Node-RED instances that check tokens at flowadmin', () => {
 })
 
 describe("Node-RED's editor login and logout with the helper", () => {
-  it('logs in with a flowadmin token that flowadmin accepts, and the logout ends it at flowadmin', async () => {
+  it("logs in with a token for the fleet alone, which flowadmin's API refuses, and the logout ends it at flowadmin", async () => {
     const login = await editorLogin(fleetA.url, 'admin', passwordOf('admin'))
     expect(login.status).toBe(200)
     const body = (await login.json()) as { access_token: string }
@@ -366,10 +413,19 @@ describe("Node-RED's editor login and logout with the helper", () => {
       username: 'admin',
       scope: '*',
       client_id: CLIENT_ID,
+      aud: CLIENT_ID,
     })
-    const settings = await fetch(`${flowadmin.url}/settings`, { headers: bearer(token) })
-    expect(settings.status).toBe(200)
-    expect(await settings.json()).toMatchObject({ user: { username: 'admin', permissions: ['*'] } })
+    // The editor's token is the fleet's alone: flowadmin's own API refuses it as unknown, and
+    // another resource server learns nothing of it.
+    for (const route of ['/settings', '/auth/tokens?user=*', '/nodes']) {
+      const res = await fetch(`${flowadmin.url}${route}`, { headers: bearer(token) })
+      expect([route, res.status, res.headers.get('www-authenticate')]).toEqual([
+        route,
+        401,
+        'Bearer realm="flowadmin", error="invalid_token"',
+      ])
+    }
+    expect(await introspect(token, basic(OTHER_ID, OTHER_SECRET))).toEqual({ active: false })
     expect(await statusOf(fleetA.url, '/flows', token)).toBe(200)
     expect(await statusOf(fleetB.url, '/flows', token)).toBe(200)
 
@@ -385,7 +441,7 @@ describe("Node-RED's editor login and logout with the helper", () => {
   })
 
   it("counts wrong passwords through Node-RED in flowadmin's throttle", async () => {
-    const admin = await tokenFor('admin', '*')
+    const admin = await flowadminTokenFor('admin', '*')
     const failed = 'flowadmin_logins_total{outcome="failed"}'
     const throttled = 'flowadmin_logins_total{outcome="throttled"}'
     const failedBefore = await metric(admin, failed)

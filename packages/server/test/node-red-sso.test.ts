@@ -45,11 +45,11 @@ async function tokenOf(login: string): Promise<string> {
 
 const get = (url: string, token: string) => fetch(url, { headers: { Authorization: `Bearer ${token}` } })
 
-/** flowadmin's answer about a token, asked as the fleet. */
-async function introspect(token: string): Promise<Record<string, unknown>> {
+/** flowadmin's answer about a token, asked as the fleet (or another resource server). */
+async function introspect(token: string, authorization = env.basic): Promise<Record<string, unknown>> {
   const res = await fetch(`${env.flowadmin.url}/auth/introspect`, {
     method: 'POST',
-    headers: { Authorization: env.basic, 'Content-Type': 'application/x-www-form-urlencoded' },
+    headers: { Authorization: authorization, 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ token }),
   })
   return (await res.json()) as Record<string, unknown>
@@ -126,7 +126,19 @@ describe('the editor’s “Sign in with …” goes through flowadmin and the p
       username: 'ada',
       scope: '*',
       client_id: FLEET,
+      aud: FLEET,
     })
+    // It is the fleet's alone: flowadmin's own API refuses it as unknown, and another resource
+    // server learns nothing of it.
+    for (const route of ['/settings', '/auth/tokens?user=*', '/nodes']) {
+      const res = await get(`${env.flowadmin.url}${route}`, token as string)
+      expect([route, res.status, res.headers.get('www-authenticate')]).toEqual([
+        route,
+        401,
+        'Bearer realm="flowadmin", error="invalid_token"',
+      ])
+    }
+    expect(await introspect(token as string, env.otherBasic)).toEqual({ active: false })
     // flowadmin audited the sign-in, with the resource server as the client.
     await expect
       .poll(() =>

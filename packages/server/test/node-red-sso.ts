@@ -17,6 +17,9 @@ const HELPER = fileURLToPath(new URL('../../node-red/index.js', import.meta.url)
 /** The resource server the Node-RED instance is at flowadmin, and its secret. */
 export const FLEET = 'fleet'
 const SECRET = randomBytes(24).toString('base64url')
+/** Another resource server of the same flowadmin (another fleet), and its secret. */
+export const OTHER = 'other-fleet'
+const OTHER_SECRET = randomBytes(24).toString('base64url')
 export const LABEL = 'Sign in with Example ID'
 
 /** People at the provider: their account id (also `sub`) → name and groups. */
@@ -36,6 +39,8 @@ export interface NodeRedSso {
   redirectUri: string
   /** Basic credentials of the fleet, for the tests' own calls to flowadmin. */
   basic: string
+  /** Basic credentials of another resource server (OTHER) of the same flowadmin. */
+  otherBasic: string
   stop(): Promise<void>
 }
 
@@ -55,7 +60,10 @@ export async function startNodeRedSso(): Promise<NodeRedSso> {
       scope: 'openid profile groups',
       permissions: { claim: 'groups', map: { 'nr-admins': '*', 'nr-viewers': 'read' } },
     },
-    resourceServers: [{ id: FLEET, secret: await hashPassword(SECRET), redirectUris: [redirectUri] }],
+    resourceServers: [
+      { id: FLEET, secret: await hashPassword(SECRET), redirectUris: [redirectUri] },
+      { id: OTHER, secret: await hashPassword(OTHER_SECRET) },
+    ],
   }
   await writeFile(settingsFile, JSON.stringify({ storage: 'sqlite', auditLog: 'stdout', adminAuth }, null, 2))
   const flowadmin = await startCli(['--settings', settingsFile, '--port', '0'], {
@@ -93,6 +101,7 @@ const options = {
     nodeRed,
     redirectUri,
     basic: `Basic ${Buffer.from(`${FLEET}:${SECRET}`).toString('base64')}`,
+    otherBasic: `Basic ${Buffer.from(`${OTHER}:${OTHER_SECRET}`).toString('base64')}`,
     async stop() {
       await stopNodeReds()
       await killAll()

@@ -268,6 +268,16 @@ describe('parseSettings', () => {
       'settings.json: adminAuth.resourceServers: resource server ids must be unique',
     ],
     [
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [admin],
+          resourceServers: [{ id: 'flowadmin', secret: HASH }],
+        },
+      },
+      "settings.json: adminAuth.resourceServers: a resource server may not be called flowadmin: that names flowadmin's own tokens",
+    ],
+    [
       { adminAuth: { type: 'credentials', users: [admin], resourceServers: [{ id: 'a:b', secret: HASH }] } },
       'settings.json: adminAuth.resourceServers[0].id: must not contain ":"',
     ],

@@ -95,7 +95,7 @@ describe('flowadmin tokens and people who signed in', () => {
     const created = await tokens(['create', '--user', 'dora', '--name', 'report'])
     expect(created.code).toBe(0)
     expect(created.stderr).toMatch(
-      /^flowadmin: created API token \S+ "report" for dora, scope read, expires \S+;/,
+      /^flowadmin: created API token \S+ "report" for dora, scope read, audience flowadmin, expires \S+;/,
     )
     const apiToken = created.stdout.trim()
     const settings = await fetch(`${server.url}/settings`, {

@@ -11,7 +11,7 @@ const listOf = (value: List | null): string[] =>
 
 /** The columns of a token row, in the order of {@link TokenRow}. */
 export const TOKEN_COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
-  last_used_at, last_address, agent`
+  last_used_at, last_address, agent, audience`
 
 /** A token as a row of TOKEN_COLUMNS. */
 export interface TokenRow {
@@ -28,6 +28,8 @@ export interface TokenRow {
   last_used_at: Integer | null
   last_address: string | null
   agent: string | null
+  /** null: saved before tokens had an audience (see TokenRecord.audience). */
+  audience: string | null
 }
 
 export const tokenFromRow = (row: TokenRow): TokenRecord => ({
@@ -44,6 +46,7 @@ export const tokenFromRow = (row: TokenRow): TokenRecord => ({
   lastUsedAt: integerOrNull(row.last_used_at),
   lastAddress: row.last_address,
   agent: row.agent,
+  audience: row.audience,
 })
 
 /** A module joined with one of its node sets, in the sets' order. */

@@ -44,6 +44,7 @@ export const tokenRecord = (hash: string, overrides: Partial<TokenRecord> = {}):
   lastUsedAt: null,
   lastAddress: null,
   agent: null,
+  audience: 'flowadmin',
   ...overrides,
 })
 
@@ -114,6 +115,27 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         await stores.tokens.save(record)
         expect(await stores.tokens.findByHash('h1')).toEqual(record)
         expect(await stores.tokens.findById('Kx9-pub_1')).toEqual(record)
+      })
+
+      it("keeps each record's audience: flowadmin, a resource server's id, or none yet", async () => {
+        const records = [
+          tokenRecord('h1'),
+          tokenRecord('h2', { clientId: 'fleet-east', audience: 'fleet-east ✓' }),
+          tokenRecord('h3', { clientId: 'fleet-west', audience: null }),
+        ]
+        for (const record of records) await stores.tokens.save(record)
+        for (const record of records) {
+          expect(await stores.tokens.findByHash(record.hash)).toEqual(record)
+          expect(await stores.tokens.findById(record.id)).toEqual(record)
+        }
+        expect((await stores.tokens.list('admin')).map((record) => record.audience)).toEqual([
+          'flowadmin',
+          'fleet-east ✓',
+          null,
+        ])
+        // Saved again (as the core settles an old record), the new audience replaces the old.
+        await stores.tokens.save({ ...records[2], audience: 'fleet-west' } as (typeof records)[number])
+        expect(await stores.tokens.findByHash('h3')).toMatchObject({ audience: 'fleet-west' })
       })
 
       it('answers null for an unknown hash or id', async () => {

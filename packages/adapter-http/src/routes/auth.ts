@@ -299,6 +299,8 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       summary: 'Revoke an access token',
       description:
         'Any authenticated caller; revoking another user’s token needs `*`, otherwise nothing happens. ' +
+        'A token of any audience may end itself (the bearer and `token` the same): a resource server’s ' +
+        'token, which flowadmin’s other routes refuse, can end that token and nothing else. ' +
         'The answer is the same whether or not a token was revoked (RFC 7009).',
       tags: ['auth'],
       requestBody: {
@@ -322,7 +324,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       },
     }),
     noStore,
-    requirePermission(deps, ''),
+    requirePermission(deps, '', { anyAudience: true }),
     async (c) => {
       const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
       if (!body.ok) return toResponse(oauthBodyError(body.error))

@@ -70,6 +70,10 @@ const IntrospectionResponse = v.pipe(
         v.description('The token’s rights now (its scope ∩ its user’s permissions), space-separated.'),
       ),
       client_id: v.string(),
+      aud: v.pipe(
+        v.string(),
+        v.description('The token’s audience: always the resource server that asked (RFC 7662 §2.2).'),
+      ),
       token_type: v.literal('Bearer'),
       exp: v.optional(
         v.pipe(v.number(), v.integer(), v.description('Seconds since the epoch; absent: never expires.')),
@@ -91,6 +95,7 @@ export function introspectionJson(answer: Introspection) {
     username: answer.username,
     scope: answer.permissions.join(' '),
     client_id: answer.clientId,
+    aud: answer.audience,
     token_type: 'Bearer' as const,
     ...(answer.expiresAt === null ? {} : { exp: seconds(answer.expiresAt) }),
     iat: seconds(answer.issuedAt),
@@ -178,7 +183,8 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
       description:
         'For resource servers (`adminAuth.resourceServers`), authenticated with HTTP Basic `id:secret`. ' +
         'A token that is unknown, expired, revoked, of a removed user, from before a password change, or ' +
-        'left with no rights is exactly `{"active": false}`: a bad token is never a 4xx. The first call ' +
+        'left with no rights, or whose audience is not the calling resource server (flowadmin’s own tokens, ' +
+        'another server’s) is exactly `{"active": false}`: a bad token is never a 4xx. The first call ' +
         'with a secret costs one password verification; later calls with it cost a hash.',
       tags: ['auth'],
       security: [{ basicAuth: [] }],
@@ -203,7 +209,8 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
                 active: true,
                 username: 'alice',
                 scope: 'flows.read nodes.write',
-                client_id: 'service-admin',
+                client_id: 'node-red',
+                aud: 'node-red',
                 token_type: 'Bearer',
                 exp: 1_798_761_600,
                 iat: 1_798_156_800,

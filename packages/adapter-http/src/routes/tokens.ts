@@ -37,6 +37,12 @@ const TokenInfo = v.pipe(
     ),
     name: v.pipe(v.nullable(v.string()), v.description('The name of an API token; null for a session.')),
     client_id: v.string(),
+    audience: v.pipe(
+      v.string(),
+      v.description(
+        'Whom it is for: `flowadmin` (this API), or the id of the one resource server it works at.',
+      ),
+    ),
     scope: v.pipe(
       Permissions,
       v.description('What it was granted; it acts with this ∩ its user’s permissions now.'),
@@ -70,6 +76,7 @@ const CreatedToken = v.strictObject({
   name: v.string(),
   token: v.pipe(v.string(), v.regex(/^fa_/), v.description('The bearer token, shown this once.')),
   scope: Permissions,
+  audience: v.string(),
   expires_at: NullableTime('null: never expires.'),
 })
 
@@ -105,6 +112,7 @@ export function tokenJson(view: TokenView) {
     kind: view.kind,
     name: view.name,
     client_id: view.clientId,
+    audience: view.audience,
     scope: view.scope,
     created_at: iso(view.createdAt),
     expires_at: iso(view.expiresAt),
@@ -184,7 +192,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         },
         400: {
           description:
-            'Not a JSON object, `name` missing, empty or too long, `expires_in` not allowed, or a scope beyond the caller’s rights.',
+            'Not a JSON object, `name` missing, empty or too long, `expires_in` not allowed, an `audience` that is neither `flowadmin` nor a configured resource server, or a scope beyond the caller’s rights.',
           ...noStoreHeaders,
           content: oauthErrorContent(['invalid_request', 'invalid_scope']),
         },
@@ -207,16 +215,29 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       const fields = v.safeParse(CreateTokenRequestSchema, body.value)
       if (!fields.success)
         return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const { name, scope, expires_in } = fields.output
+      const { name, scope, expires_in, audience } = fields.output
       const created = await core.tokens.create(
         principal,
-        { name, scope, expiresIn: expires_in, agent: describeUserAgent(c.req.header('user-agent')) },
+        {
+          name,
+          scope,
+          expiresIn: expires_in,
+          audience,
+          agent: describeUserAgent(c.req.header('user-agent')),
+        },
         c.get('address'),
       )
       if (!created.ok) return toResponse(errorAnswerOf(created.error, { tokenSent: true }))
       const { view, token } = created.value
       return c.json(
-        { id: view.id, name: view.name, token, scope: view.scope, expires_at: iso(view.expiresAt) },
+        {
+          id: view.id,
+          name: view.name,
+          token,
+          scope: view.scope,
+          audience: view.audience,
+          expires_at: iso(view.expiresAt),
+        },
         201,
       )
     },

@@ -34,6 +34,17 @@ const introspect = (url: string, token: string) =>
     body: new URLSearchParams({ token }),
   })
 
+/** What a Node-RED editor's login does: the password grant with the server's own credentials; a token for it alone. */
+async function editorToken(url: string, username: keyof typeof USERS): Promise<string> {
+  const answer = await fetch(`${url}/auth/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${FLEET.id}:${FLEET.secret}`).toString('base64')}` },
+    body: new URLSearchParams({ grant_type: 'password', scope: '', username, password: USERS[username] }),
+  })
+  expect(answer.status).toBe(200)
+  return ((await answer.json()) as { access_token: string }).access_token
+}
+
 /** Logs in and waits for the modules, noting every call the page makes to the API. */
 async function loggedIn(user: keyof typeof USERS, options: Parameters<typeof open>[2] = {}) {
   const tab = await open(env.browser, `${env.server.url}/`, options)
@@ -66,7 +77,7 @@ describe('resource servers', () => {
     expect(await axeFindings(page)).toEqual([])
 
     const before = Date.now()
-    const answer = await introspect(env.server.url, await apiToken(env.server.url, 'viewer'))
+    const answer = await introspect(env.server.url, await editorToken(env.server.url, 'viewer'))
     const after = Date.now()
     expect(answer.status).toBe(200)
     expect(await answer.json()).toMatchObject({ active: true, username: 'viewer' })
@@ -90,6 +101,40 @@ describe('resource servers', () => {
     ).resolves.toBe(1)
     await expect(page.getByRole('alert').count()).resolves.toBe(0)
     expect(await axeFindings(page)).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('an admin makes an API token for a resource server: offered by name, listed with it, good there alone', async () => {
+    const { page, problems, context } = await loggedIn('admin')
+    await page.getByRole('button', { name: 'Sessions and tokens' }).click()
+    await page.getByRole('heading', { name: 'Sessions and API tokens' }).waitFor()
+    const offered = page.locator('#token-audiences option')
+    await expect
+      .poll(() =>
+        offered.evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value)),
+      )
+      .toEqual(['flowadmin', FLEET.id, SPARE.id])
+    await page.getByLabel('Name').fill('fleet probe')
+    await page.getByLabel('For', { exact: true }).fill(FLEET.id)
+    await page.getByRole('button', { name: 'Create' }).click()
+    const shown = page.getByLabel('Token', { exact: true })
+    await shown.waitFor()
+    const token = await shown.inputValue()
+    expect(await (await introspect(env.server.url, token)).json()).toMatchObject({
+      active: true,
+      aud: FLEET.id,
+    })
+    const settings = await fetch(`${env.server.url}/settings`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(settings.status).toBe(401)
+    await page.getByRole('button', { name: 'Done' }).click()
+    const entry = page
+      .getByRole('list', { name: 'Your sessions and API tokens' })
+      .getByRole('listitem')
+      .filter({ hasText: 'fleet probe' })
+    expect(await entry.locator('dt:text-is("For") + dd').textContent()).toBe(`resource server ${FLEET.id}`)
     expect(problems).toEqual([])
     await context.close()
   })

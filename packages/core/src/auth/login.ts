@@ -1,6 +1,6 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { AttemptOutcome, Clock, CoreObserver, EventSink, PasswordVerifier } from '../ports/index.js'
-import type { IssuedToken, Tokens } from '../tokens/tokens.js'
+import { FLOWADMIN_AUDIENCE, type IssuedToken, type Tokens } from '../tokens/tokens.js'
 import type { Lane, LoginQueue } from './login-queue.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
@@ -129,7 +129,9 @@ export function createLogin({
     }
     if (!verified.ok) return verified
     const { user, clientId: client, scope: granted } = verified.value
-    const issued = await tokens.issue(user, client, granted, address, agent)
+    // A resource server's login gives a token for that server alone; any other, for flowadmin.
+    const audience = authenticatedClient ?? FLOWADMIN_AUDIENCE
+    const issued = await tokens.issue(user, client, granted, address, agent, undefined, audience)
     events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
     return ok(issued)
   }

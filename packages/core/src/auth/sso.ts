@@ -14,7 +14,13 @@ import type {
   RandomSource,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
-import { type IssuedToken, SSO_FINGERPRINT_PREFIX, type SsoUser, type Tokens } from '../tokens/tokens.js'
+import {
+  FLOWADMIN_AUDIENCE,
+  type IssuedToken,
+  SSO_FINGERPRINT_PREFIX,
+  type SsoUser,
+  type Tokens,
+} from '../tokens/tokens.js'
 import { toPermissionList } from './permissions.js'
 
 /** `adminAuth.oidc` as the core needs it. */
@@ -158,8 +164,14 @@ export function createSso({
     return { key, entry: codes.get(key) }
   }
   /** The session a spent code grants: its owner's rights, for the client that spent it. */
-  const issueFor = (owner: SsoUser, clientId: string, address: string, agent: string | null) =>
-    tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds)
+  /** A session of `owner` for `audience`: flowadmin (the console's exchange) or a resource server (redeem). */
+  const issueFor = (
+    owner: SsoUser,
+    clientId: string,
+    address: string,
+    agent: string | null,
+    audience: string = FLOWADMIN_AUDIENCE,
+  ) => tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds, audience)
 
   /** `sso:<identity>:`: the fingerprint prefix of one person's tokens, from the provider's subject. */
   const personPrefix = async (subject: string) =>
@@ -330,7 +342,7 @@ export function createSso({
         return invalidGrant('redirect_uri is not the one the code was issued for')
       if (hexToBase64url(await digest.sha256(codeVerifier)) !== request.codeChallenge)
         return invalidGrant('code_verifier does not match the code_challenge')
-      return ok(await issueFor(entry.owner, clientId, address, agent))
+      return ok(await issueFor(entry.owner, clientId, address, agent, clientId))
     },
 
     /**

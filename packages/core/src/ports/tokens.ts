@@ -17,6 +17,12 @@ export interface TokenRecord {
   name: string | null
   username: string
   clientId: string
+  /**
+   * Whom the token is for: `flowadmin` (its own API) or one resource server's id (that server
+   * alone may learn of it by introspection). null only for a token saved before tokens had an
+   * audience: the core reads it as its client's (see audienceOf) and writes that at start.
+   */
+  audience: string | null
   /** The granted permissions; what the token may do is this ∩ what its user may do now. */
   scope: string[]
   /**

@@ -3,7 +3,7 @@ import { hasPermission } from '../auth/permissions.js'
 import { grantScope, parsePermissionScope } from '../auth/scope.js'
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { Actor, Clock, EventSink, TokenKind, TokenRecord } from '../ports/index.js'
-import { isSsoRecord, type SsoUser, type TokenOwner, type Tokens } from './tokens.js'
+import { FLOWADMIN_AUDIENCE, isSsoRecord, type SsoUser, type TokenOwner, type Tokens } from './tokens.js'
 
 /** Seconds in a day. */
 const DAY = 86_400
@@ -34,6 +34,8 @@ export interface TokenView {
   kind: TokenKind
   name: string | null
   clientId: string
+  /** Whom it is for: `flowadmin`, or the id of the one resource server that may use it. */
+  audience: string
   scope: string[]
   createdAt: number
   expiresAt: number | null
@@ -66,6 +68,8 @@ export interface CreateTokenRequest {
   user?: string | undefined
   /** Recorded as the token's client; default `api`. */
   clientId?: string | undefined
+  /** `flowadmin` (its API; the default) or a configured resource server's id. */
+  audience?: string | undefined
   /** The browser or tool asking, described in a few words (see TokenRecord.agent). */
   agent?: string | null | undefined
 }
@@ -91,6 +95,8 @@ export interface InventoryDeps {
    * their API tokens may outlive the session they were created in.
    */
   sso?: { label: string; apiTokensOutliveSessions: boolean } | null | undefined
+  /** Whether an id is a configured resource server's now (an audience an API token may name). */
+  isResourceServer?: ((id: string) => boolean) | undefined
 }
 
 const invalid = (message: string): InventoryError => ({ code: 'invalid_request', message })
@@ -128,7 +134,15 @@ export function checkApiTokenOptions(options: ApiTokenOptions): void {
 }
 
 /** The session inventory and named API tokens: who may see, end and create which tokens. */
-export function createTokenInventory({ tokens, users, events, clock, options, sso = null }: InventoryDeps) {
+export function createTokenInventory({
+  tokens,
+  users,
+  events,
+  clock,
+  options,
+  sso = null,
+  isResourceServer = () => false,
+}: InventoryDeps) {
   const mayAct = (caller: InventoryCaller, owner: string) =>
     caller.username === owner || hasPermission(caller.permissions, '*')
 
@@ -138,6 +152,7 @@ export function createTokenInventory({ tokens, users, events, clock, options, ss
     kind: record.kind,
     name: record.name,
     clientId: record.clientId,
+    audience: tokens.audienceOf(record),
     scope: [...record.scope],
     createdAt: record.createdAt,
     expiresAt: record.expiresAt,
@@ -261,6 +276,13 @@ export function createTokenInventory({ tokens, users, events, clock, options, ss
       if (name === '') return err(invalid('Missing required field: name'))
       if (name.length > MAX_TOKEN_NAME)
         return err(invalid(`name must be at most ${MAX_TOKEN_NAME} characters`))
+      const audience = request.audience ?? FLOWADMIN_AUDIENCE
+      if (audience !== FLOWADMIN_AUDIENCE && !isResourceServer(audience))
+        return err(
+          invalid(
+            `Unknown audience: ${audience.slice(0, 64)} (flowadmin, or the id of a configured resource server)`,
+          ),
+        )
       const ownerName = request.user ?? caller.username
       if (ownerName === null) return err(invalid('Missing required field: user'))
       if (!mayAct(caller, ownerName)) return err({ code: 'forbidden', permission: '*' })
@@ -289,6 +311,7 @@ export function createTokenInventory({ tokens, users, events, clock, options, ss
       const created = await tokens.create(owner, {
         name,
         clientId: request.clientId ?? 'api',
+        audience,
         scope,
         expiresIn: lifetime.value,
         agent: request.agent ?? null,

@@ -42,6 +42,12 @@ const FINGERPRINT_LABEL = 'flowadmin token credential v1'
  */
 export const SSO_FINGERPRINT_PREFIX = 'sso:'
 
+/**
+ * The audience of a token for flowadmin's own API. Every other audience is one resource server's
+ * id (a resource server may not be called `flowadmin`).
+ */
+export const FLOWADMIN_AUDIENCE = 'flowadmin'
+
 /** A person the identity provider vouched for, as their tokens need them. */
 export interface SsoUser {
   username: string
@@ -94,6 +100,11 @@ export interface TokenDeps {
    * at each sign-in); without a provider configured, such tokens are refused and deleted.
    */
   sso?: boolean | undefined
+  /**
+   * Whether a client id is a configured resource server's, now: a token saved before tokens had
+   * an audience is that server's when its client is one, flowadmin's otherwise. None by default.
+   */
+  isResourceServer?: ((clientId: string) => boolean) | undefined
 }
 
 /** How many tokens of one user ended. */
@@ -108,10 +119,17 @@ export type RevokeOutcome = { revoked: true; record: TokenRecord } | { revoked: 
 export interface TokenCaller {
   username: string | null
   permissions: readonly string[]
+  /**
+   * The token the caller uses, when its audience is not flowadmin (a resource server's token):
+   * such a caller may end that token and nothing else.
+   */
+  onlyToken?: string | undefined
 }
 
 const mayManage = (record: TokenRecord, caller: TokenCaller) =>
-  record.username === caller.username || hasPermission(caller.permissions, '*')
+  caller.onlyToken !== undefined
+    ? record.id === caller.onlyToken
+    : record.username === caller.username || hasPermission(caller.permissions, '*')
 
 export function createTokens({
   store,
@@ -122,8 +140,13 @@ export function createTokens({
   users,
   lifetime,
   sso = false,
+  isResourceServer = () => false,
 }: TokenDeps) {
   const hashOf = (token: string) => digest.sha256(token)
+
+  /** The audience of a record; one saved before audiences existed gets its client's. */
+  const audienceOf = (record: TokenRecord): string =>
+    record.audience ?? (isResourceServer(record.clientId) ? record.clientId : FLOWADMIN_AUDIENCE)
 
   // Fingerprints by password hash: one keyed hash per credential, not one per request, and
   // known ones answered without waiting. Only the configured users' are kept (see pruneFingerprints).
@@ -177,6 +200,7 @@ export function createTokens({
       kind: TokenKind
       name: string | null
       clientId: string
+      audience: string
       scope: string[]
       expiresIn: number | null
       /** Where a login came from: that is the session's first use. Null for an API token. */
@@ -194,6 +218,7 @@ export function createTokens({
       name: fields.name,
       username: user.username,
       clientId: fields.clientId,
+      audience: fields.audience,
       scope: fields.scope,
       fingerprint: 'fingerprint' in user ? user.fingerprint : await fingerprintOf(user),
       createdAt: now,
@@ -258,7 +283,8 @@ export function createTokens({
   return {
     /**
      * Issues a session for a user who just logged in from `address`; stores only its hash. The
-     * login counts as its first use, so requests in the minute after it write nothing.
+     * login counts as its first use, so requests in the minute after it write nothing. Its
+     * audience is flowadmin unless a resource server's id is given.
      */
     async issue(
       user: TokenOwner,
@@ -267,11 +293,13 @@ export function createTokens({
       address: string,
       agent: string | null = null,
       expiresIn: number = lifetime,
+      audience: string = FLOWADMIN_AUDIENCE,
     ): Promise<IssuedToken> {
       const { token } = await save(user, {
         kind: 'session',
         name: null,
         clientId,
+        audience,
         scope,
         expiresIn,
         address,
@@ -286,6 +314,7 @@ export function createTokens({
       fields: {
         name: string
         clientId: string
+        audience: string
         scope: string[]
         expiresIn: number | null
         agent: string | null
@@ -296,19 +325,27 @@ export function createTokens({
 
     /**
      * The live record for a bearer token and its rights now, or null when unknown, expired,
-     * revoked, or its user is gone or changed password (then the record is deleted). A use is
-     * written at most once a minute per token.
+     * revoked, for another audience than `audience` (flowadmin unless said; null: any), or its
+     * user is gone or changed password (then the record is deleted). A use is written at most
+     * once a minute per token. The record's audience is always set.
      */
-    async authenticate(token: string, address: string | null): Promise<Authenticated | null> {
+    async authenticate(
+      token: string,
+      address: string | null,
+      audience: string | null = FLOWADMIN_AUDIENCE,
+    ): Promise<Authenticated | null> {
       if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
-      const record = await store.findByHash(await hashOf(token))
-      if (record === null) return null
+      const found = await store.findByHash(await hashOf(token))
+      if (found === null) return null
       // Every request passes here: the common path awaits nothing but the lookup above.
       const now = clock.now()
-      if (record.expiresAt !== null && record.expiresAt <= now) {
-        await store.delete(record.id)
+      if (found.expiresAt !== null && found.expiresAt <= now) {
+        await store.delete(found.id)
         return null
       }
+      const record = found.audience === null ? { ...found, audience: audienceOf(found) } : found
+      // A token for another audience is as unknown here: nothing is written, nothing told.
+      if (audience !== null && record.audience !== audience) return null
       if (isSsoRecord(record)) {
         if (!sso) {
           await invalidate(record, 'user_removed', address)
@@ -412,6 +449,23 @@ export function createTokens({
     },
 
     deleteRecords,
+
+    audienceOf,
+
+    /**
+     * Gives every record saved before tokens had an audience the audience of its client (a
+     * configured resource server's id, or flowadmin), so that it no longer depends on the
+     * settings of the day. Returns how many records changed. Run at start.
+     */
+    async settleAudiences(): Promise<number> {
+      let settled = 0
+      for (const record of await store.list(null)) {
+        if (record.audience !== null) continue
+        await store.save({ ...record, audience: audienceOf(record) })
+        settled++
+      }
+      return settled
+    },
 
     /** Deletes up to `limit` expired records; returns how many. */
     sweep(limit: number): Promise<number> {

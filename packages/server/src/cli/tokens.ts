@@ -22,7 +22,7 @@ export const TOKENS = {
   usage: [
     'list [--user U] [--json] --settings FILE',
     'revoke ID | --user U | --all --settings FILE',
-    'create --user U --name N [--scope read] [--expires 30d|never] --settings FILE',
+    'create --user U --name N [--scope read] [--expires 30d|never] [--audience ID] --settings FILE',
   ],
   summary: 'List, revoke or create sessions and API tokens',
   details: `Works on the database directly, whether the server runs or not; a running server refuses a
@@ -32,7 +32,8 @@ revoked token on its next request. It reads the server's settings file (adminAut
   revoke    End one token by its id, every token of user U, or every token.
   create    Create a named API token for U and print it on standard output, this once. The scope
             defaults to U's permissions; --expires never only when
-            adminAuth.apiTokens.allowNoExpiry is true.`,
+            adminAuth.apiTokens.allowNoExpiry is true. The token works where its audience is:
+            flowadmin's API (the default), or one resource server alone.`,
   options: {
     settings: SETTINGS_OPTION,
     'user-dir': USER_DIR_OPTION,
@@ -42,6 +43,10 @@ revoked token on its next request. It reads the server's settings file (adminAut
     expires: {
       value: 'TIME',
       text: 'create: lifetime in s, m, h or d (e.g. 12h, 30d; default 90d), or never',
+    },
+    audience: {
+      value: 'ID',
+      text: "create: flowadmin (the default) or a resource server's id, the one place the token works",
     },
     json: { text: 'list: print JSON (the fields of GET /auth/tokens) instead of a table' },
     all: { text: 'revoke: every token of every user' },
@@ -157,6 +162,7 @@ type Values = {
   name?: string
   scope?: string
   expires?: string
+  audience?: string
   json?: boolean
   all?: boolean
 }
@@ -176,6 +182,7 @@ async function list(values: Values): Promise<void> {
       'KIND',
       'NAME',
       'CLIENT',
+      'AUDIENCE',
       'SCOPE',
       'CREATED',
       'EXPIRES',
@@ -188,6 +195,7 @@ async function list(values: Values): Promise<void> {
       token.kind,
       token.name ?? '-',
       token.client_id,
+      token.audience,
       token.scope.join(' '),
       when(token.created_at),
       token.expires_at === null ? 'never' : when(token.expires_at),
@@ -223,11 +231,11 @@ async function create(values: Values): Promise<void> {
     throw new TokensUsageError('create needs --user and --name')
   }
   const expiresIn = parseExpiry(values.expires)
-  const { user, name, scope } = values
+  const { user, name, scope, audience } = values
   await withCore(values, async (core) => {
     const created = await core.tokens.create(
       operator,
-      { user, name, scope, expiresIn, clientId: 'cli' },
+      { user, name, scope, expiresIn, audience, clientId: 'cli' },
       null,
     )
     if (!created.ok) throw refusal(created.error)
@@ -235,7 +243,7 @@ async function create(values: Values): Promise<void> {
     const expires =
       view.expiresAt === null ? 'never expires' : `expires ${new Date(view.expiresAt).toISOString()}`
     process.stderr.write(
-      `flowadmin: created API token ${view.id} "${view.name}" for ${view.user}, scope ${view.scope.join(' ')}, ${expires}; it is shown only now\n`,
+      `flowadmin: created API token ${view.id} "${view.name}" for ${view.user}, scope ${view.scope.join(' ')}, audience ${view.audience}, ${expires}; it is shown only now\n`,
     )
     process.stdout.write(`${token}\n`)
   })

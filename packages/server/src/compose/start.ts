@@ -189,6 +189,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
+    // Tokens saved before tokens had an audience get their client's, for good.
+    await core.tokens.settleAudiences()
     metrics?.track({
       liveTokens: () => stores.tokens.countLive(Date.now()),
       loginQueueLoad: () => core.loginQueue.load(),

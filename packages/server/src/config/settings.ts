@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
-import { DEFAULT_API_TOKENS, messageOf, PERMISSION_WORD } from '@flowadmin/core'
+import { DEFAULT_API_TOKENS, FLOWADMIN_AUDIENCE, messageOf, PERMISSION_WORD } from '@flowadmin/core'
 import bytes from 'bytes'
 import * as v from 'valibot'
 import { ruleProblem, urlProblem } from '../adapters/palette-policy.js'
@@ -322,6 +322,10 @@ const adminAuth = strictObject({
       v.check(
         (servers) => new Set(servers.map((server) => server.id)).size === servers.length,
         'resource server ids must be unique',
+      ),
+      v.check(
+        (servers) => !servers.some((server) => server.id === FLOWADMIN_AUDIENCE),
+        `a resource server may not be called ${FLOWADMIN_AUDIENCE}: that names flowadmin's own tokens`,
       ),
     ),
   ),
