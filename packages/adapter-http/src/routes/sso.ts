@@ -36,6 +36,7 @@ const STATUS_OF: Record<SsoRefusal['reason'], 400 | 403 | 503> = {
   invalid: 400,
   refused: 403,
   no_username: 403,
+  name_taken: 403,
   no_permissions: 403,
   unavailable: 503,
 }
@@ -44,6 +45,7 @@ const TITLE_OF: Record<SsoRefusal['reason'], string> = {
   invalid: 'Sign-in failed',
   refused: 'Sign-in refused',
   no_username: 'Sign-in refused',
+  name_taken: 'Sign-in refused',
   no_permissions: 'No access',
   unavailable: 'Identity provider unavailable',
 }

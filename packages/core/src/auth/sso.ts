@@ -12,6 +12,7 @@ import type {
   PendingSignIn,
   ProviderFailure,
   RandomSource,
+  SsoStore,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
 import { type IssuedToken, SSO_FINGERPRINT_PREFIX, type SsoUser, type Tokens } from '../tokens/tokens.js'
@@ -44,7 +45,7 @@ const SECRET_BYTES = 32
 
 /** Why a sign-in got no token (see the `sso.refused` event). */
 export interface SsoRefusal {
-  reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'no_permissions'
+  reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'name_taken' | 'no_permissions'
   message: string
 }
 
@@ -57,6 +58,10 @@ export interface SsoExchangeError {
 export interface SsoDeps {
   provider: IdentityProvider
   tokens: Tokens
+  /** Names bound to the identities that signed in with them, and logout tokens seen: shared by instances. */
+  store: SsoStore
+  /** Whether a name is a configured user's (settings `adminAuth.users`), read at each sign-in. */
+  isConfiguredUser: (username: string) => boolean
   clock: Clock
   random: RandomSource
   digest: Digest
@@ -135,6 +140,8 @@ function prune<T extends { expiresAt: number }>(map: Map<string, T>, now: number
 export function createSso({
   provider,
   tokens,
+  store,
+  isConfiguredUser,
   clock,
   random,
   digest,
@@ -161,9 +168,13 @@ export function createSso({
   const issueFor = (owner: SsoUser, clientId: string, address: string, agent: string | null) =>
     tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds)
 
+  /** The provider's identity of a person: a keyed hash of the issuer and their subject. */
+  const identityOf = (subject: string) => digest.hmacSha256(provider.issuer, `sub:${subject}`)
   /** `sso:<identity>:`: the fingerprint prefix of one person's tokens, from the provider's subject. */
-  const personPrefix = async (subject: string) =>
-    `${SSO_FINGERPRINT_PREFIX}${await digest.hmacSha256(provider.issuer, `sub:${subject}`)}:`
+  const personPrefix = async (subject: string) => `${SSO_FINGERPRINT_PREFIX}${await identityOf(subject)}:`
+  /** `:<session>`: the fingerprint suffix of the tokens of one provider session (its `sid`). */
+  const sessionSuffix = async (sessionId: string) =>
+    `:${await digest.hmacSha256(provider.issuer, `sid:${sessionId}`)}`
 
   function refuse(
     reason: SsoRefusal['reason'],
@@ -246,6 +257,15 @@ export function createSso({
           address,
         })
       }
+      // A name is one person's: never a configured user's, and never another identity's once taken.
+      const shown = JSON.stringify(username.slice(0, 64))
+      if (isConfiguredUser(username)) {
+        return refuse(
+          'name_taken',
+          `Your identity provider names you ${shown}, which is the name of a user configured in flowadmin itself, so you cannot sign in with it. Ask an administrator to rename one of the two.`,
+          { username, address },
+        )
+      }
       const prefix = await personPrefix(subject)
       const existing = await tokens.withFingerprint(prefix)
       const permissions = permissionsOfGroups(claims[options.permissions.claim], options.permissions.map)
@@ -259,8 +279,16 @@ export function createSso({
           { username, address },
         )
       }
+      const person = await identityOf(subject)
+      if ((await store.claimName(username, person, clock.now())) !== person) {
+        return refuse(
+          'name_taken',
+          `Your identity provider names you ${shown}, but another account of the provider signed in here with that name first, so you cannot sign in with it. Ask an administrator.`,
+          { username, address },
+        )
+      }
       await tokens.narrow(existing, permissions)
-      const session = sessionId === null ? '-' : await digest.hmacSha256(provider.issuer, `sid:${sessionId}`)
+      const session = sessionId === null ? '-' : (await sessionSuffix(sessionId)).slice(1)
       const code = secret()
       const now = clock.now()
       prune(codes, now)
@@ -334,20 +362,27 @@ export function createSso({
     },
 
     /**
-     * OpenID Connect Back-Channel Logout: the provider ended a person's session, so every token of
-     * that person ends (with only a session id, the tokens of that session). Returns how many.
+     * OpenID Connect Back-Channel Logout: the provider ended a person's session. With a session id
+     * (`sid`), the tokens of that session end (of that person, when it names one too); with a
+     * subject alone, every token of that person. Each logout token is taken once: its `jti` is
+     * remembered in the store until the token would be refused anyway. Returns how many ended.
      */
     async logout(logoutToken: string, address: string | null): Promise<Result<number, SsoRefusal>> {
       const verified = await provider.verifyLogoutToken(logoutToken)
       if (!verified.ok) return err({ reason: verified.error.kind, message: verified.error.message })
-      const { subject, sessionId } = verified.value
-      let records: Awaited<ReturnType<Tokens['withFingerprint']>>
-      if (subject !== null) records = await tokens.withFingerprint(await personPrefix(subject))
-      else {
-        const session = `:${await digest.hmacSha256(provider.issuer, `sid:${sessionId ?? ''}`)}`
-        records = (await tokens.withFingerprint(SSO_FINGERPRINT_PREFIX)).filter((record) =>
-          record.fingerprint.endsWith(session),
-        )
+      const { subject, sessionId, tokenId, expiresAt } = verified.value
+      const key = await digest.hmacSha256(provider.issuer, `jti:${tokenId}`)
+      if (!(await store.rememberLogout(key, expiresAt, clock.now())))
+        return err({
+          reason: 'invalid',
+          message: 'This logout token was received before (same jti): refused.',
+        })
+      let records = await tokens.withFingerprint(
+        subject === null ? SSO_FINGERPRINT_PREFIX : await personPrefix(subject),
+      )
+      if (sessionId !== null) {
+        const session = await sessionSuffix(sessionId)
+        records = records.filter((record) => record.fingerprint.endsWith(session))
       }
       const count = await tokens.deleteRecords(records)
       events.emit({
