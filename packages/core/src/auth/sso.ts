@@ -47,13 +47,24 @@ const SECRET_BYTES = 32
 export interface SsoRefusal {
   reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'name_taken' | 'no_permissions'
   message: string
+  /**
+   * The resource server's authorization request the refused sign-in began with, when there is
+   * one: the refusal goes back to its redirect URI (RFC 6749 §4.1.2.1).
+   */
+  authorization?: AuthorizationRequest
 }
 
-/** Why a one-time code was not exchanged: RFC 6749's `invalid_grant`, with a description. */
+/**
+ * Why a one-time code was not exchanged: RFC 6749's `invalid_grant`, with a description, or
+ * `invalid_request` for a malformed PKCE verifier.
+ */
 export interface SsoExchangeError {
-  code: 'invalid_grant'
+  code: 'invalid_grant' | 'invalid_request'
   message: string
 }
+
+/** A PKCE verifier's form (RFC 7636 §4.1): 43 to 128 unreserved characters. */
+const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/
 
 export interface SsoDeps {
   provider: IdentityProvider
@@ -197,6 +208,79 @@ export function createSso({
   const fromProvider = (failure: ProviderFailure, address: string | null) =>
     refuse(failure.kind, failure.message, { username: null, address })
 
+  /** A started sign-in's answer from the provider, checked, to a one-time code (see complete). */
+  async function finish(
+    entry: Waiting,
+    binding: string,
+    callbackUrl: string,
+    address: string | null,
+  ): Promise<
+    Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
+  > {
+    const identity = await provider.complete(callbackUrl, entry.pending)
+    if (!identity.ok) return fromProvider(identity.error, address)
+    const { claims, subject, sessionId } = identity.value
+    const username = claims[usernameClaim]
+    if (typeof username !== 'string' || username === '') {
+      return refuse('no_username', `The provider's answer has no ${usernameClaim} claim to name you by.`, {
+        username: null,
+        address,
+      })
+    }
+    // A name is one person's: never a configured user's, and never another identity's once taken.
+    const shown = JSON.stringify(username.slice(0, 64))
+    if (isConfiguredUser(username)) {
+      return refuse(
+        'name_taken',
+        `Your identity provider names you ${shown}, which is the name of a user configured in flowadmin itself, so you cannot sign in with it. Ask an administrator to rename one of the two.`,
+        { username, address },
+      )
+    }
+    const prefix = await personPrefix(subject)
+    const existing = await tokens.withFingerprint(prefix)
+    const permissions = permissionsOfGroups(claims[options.permissions.claim], options.permissions.map)
+    if (permissions.length === 0) {
+      // Worth nothing now: so are the tokens they hold.
+      await tokens.deleteRecords(existing)
+      const groups = groupsOf(claims[options.permissions.claim])
+      return refuse(
+        'no_permissions',
+        `Signed in as ${username}, but your groups (${groups === '' ? 'none' : groups}) give no permission here. Ask an administrator to add you to a group that does.`,
+        { username, address },
+      )
+    }
+    const person = await identityOf(subject)
+    if ((await store.claimName(username, person, clock.now())) !== person) {
+      return refuse(
+        'name_taken',
+        `Your identity provider names you ${shown}, but another account of the provider signed in here with that name first, so you cannot sign in with it. Ask an administrator.`,
+        { username, address },
+      )
+    }
+    await tokens.narrow(existing, permissions)
+    const session = sessionId === null ? '-' : (await sessionSuffix(sessionId)).slice(1)
+    const code = secret()
+    const now = clock.now()
+    prune(codes, now)
+    const { authorization } = entry
+    codes.set(await digest.sha256(code), {
+      binding: authorization === null ? binding : null,
+      owner: { username, permissions, fingerprint: `${prefix}${session}` },
+      authorization,
+      expiresAt: now + ONE_TIME_CODE_MS,
+    })
+    events.emit({
+      type: 'sso.succeeded',
+      at: now,
+      provider: label,
+      permissions,
+      username,
+      clientId: authorization?.clientId ?? null,
+      address,
+    })
+    return ok({ code, returnTo: entry.returnTo, authorization })
+  }
+
   return {
     label,
     /** Seconds a signed-in person's session lives. */
@@ -247,68 +331,11 @@ export function createSso({
           { username: null, address },
         )
       }
-      const identity = await provider.complete(callbackUrl, entry.pending)
-      if (!identity.ok) return fromProvider(identity.error, address)
-      const { claims, subject, sessionId } = identity.value
-      const username = claims[usernameClaim]
-      if (typeof username !== 'string' || username === '') {
-        return refuse('no_username', `The provider's answer has no ${usernameClaim} claim to name you by.`, {
-          username: null,
-          address,
-        })
-      }
-      // A name is one person's: never a configured user's, and never another identity's once taken.
-      const shown = JSON.stringify(username.slice(0, 64))
-      if (isConfiguredUser(username)) {
-        return refuse(
-          'name_taken',
-          `Your identity provider names you ${shown}, which is the name of a user configured in flowadmin itself, so you cannot sign in with it. Ask an administrator to rename one of the two.`,
-          { username, address },
-        )
-      }
-      const prefix = await personPrefix(subject)
-      const existing = await tokens.withFingerprint(prefix)
-      const permissions = permissionsOfGroups(claims[options.permissions.claim], options.permissions.map)
-      if (permissions.length === 0) {
-        // Worth nothing now: so are the tokens they hold.
-        await tokens.deleteRecords(existing)
-        const groups = groupsOf(claims[options.permissions.claim])
-        return refuse(
-          'no_permissions',
-          `Signed in as ${username}, but your groups (${groups === '' ? 'none' : groups}) give no permission here. Ask an administrator to add you to a group that does.`,
-          { username, address },
-        )
-      }
-      const person = await identityOf(subject)
-      if ((await store.claimName(username, person, clock.now())) !== person) {
-        return refuse(
-          'name_taken',
-          `Your identity provider names you ${shown}, but another account of the provider signed in here with that name first, so you cannot sign in with it. Ask an administrator.`,
-          { username, address },
-        )
-      }
-      await tokens.narrow(existing, permissions)
-      const session = sessionId === null ? '-' : (await sessionSuffix(sessionId)).slice(1)
-      const code = secret()
-      const now = clock.now()
-      prune(codes, now)
-      const { authorization } = entry
-      codes.set(await digest.sha256(code), {
-        binding: authorization === null ? binding : null,
-        owner: { username, permissions, fingerprint: `${prefix}${session}` },
-        authorization,
-        expiresAt: now + ONE_TIME_CODE_MS,
-      })
-      events.emit({
-        type: 'sso.succeeded',
-        at: now,
-        provider: label,
-        permissions,
-        username,
-        clientId: authorization?.clientId ?? null,
-        address,
-      })
-      return ok({ code, returnTo: entry.returnTo, authorization })
+      const done = await finish(entry, binding, callbackUrl, address)
+      // A resource server's sign-in: its redirect URI is known, so the refusal goes back to it.
+      return done.ok || entry.authorization === null
+        ? done
+        : err({ ...done.error, authorization: entry.authorization })
     },
 
     /**
@@ -351,8 +378,15 @@ export function createSso({
       const { key, entry } = await codeEntry(code)
       const request = entry?.authorization
       if (entry === undefined || request == null || entry.expiresAt <= clock.now()) return invalidGrant(SPENT)
-      // Spent by any attempt of its own client: a guess at the verifier gets one try.
       if (request.clientId !== clientId) return invalidGrant('The code was not issued to this client')
+      // A malformed request guesses nothing: the code stays for the client's well-formed one.
+      if (!CODE_VERIFIER.test(codeVerifier))
+        return err<SsoExchangeError>({
+          code: 'invalid_request',
+          message:
+            'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636)',
+        })
+      // Spent by any well-formed attempt of its own client: a guess at the verifier gets one try.
       codes.delete(key)
       if (request.redirectUri !== redirectUri)
         return invalidGrant('redirect_uri is not the one the code was issued for')
