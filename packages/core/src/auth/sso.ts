@@ -58,10 +58,9 @@ export interface SsoRefusal {
  * Why a one-time code was not exchanged: RFC 6749's `invalid_grant`, with a description, or
  * `invalid_request` for a malformed PKCE verifier.
  */
-export interface SsoExchangeError {
-  code: 'invalid_grant' | 'invalid_request'
-  message: string
-}
+export type SsoExchangeError =
+  | { code: 'invalid_grant'; message: string }
+  | { code: 'invalid_request'; message: string }
 
 /** A PKCE verifier's form (RFC 7636 §4.1): 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/
