@@ -26,13 +26,14 @@ export function createSsoStore(db: Database): SsoStore {
   return {
     async claimName(username, identity, now) {
       const name = storedKey(username)
-      for (;;) {
+      for (let attempt = 0; attempt < 3; attempt++) {
         const { rows } = await db.query<{ identity: string }>(SSO_SQL.claim, [name, identity, now])
         // Empty only when another instance's insert was not yet visible to this statement's
         // snapshot when it conflicted: it is committed now, so asking again finds it.
         const [first] = rows
         if (first !== undefined) return first.identity
       }
+      throw new Error(`The name ${JSON.stringify(username.slice(0, 64))} could be neither bound nor read`)
     },
     async rememberLogout(key, expiresAt, now) {
       const { rowCount } = await db.query(SSO_SQL.remember, [storedKey(key), expiresAt, now])
