@@ -258,9 +258,14 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
     expect(new URL(token.headers.get('location') ?? '').searchParams.get('error')).toBe(
       'unsupported_response_type',
     )
-    // 503: the provider is down.
+    // The provider is down: told to the client, with its state.
     w.down(true)
-    expect((await check(authorize())).status).toBe(503)
+    const down = await check(authorize())
+    expect(down.status).toBe(302)
+    expect(down.headers.get('location')).toBe(
+      `${FLEET_REDIRECT}?error=temporarily_unavailable&error_description=The+identity+provider+cannot+be+reached.&state=xyz`,
+    )
+    expect(down.headers.get('set-cookie')).toBeNull()
     w.down(false)
     // 302 to the provider, then the callback sends the browser to the redirect URI with the code.
     const start = await check(authorize())
@@ -324,5 +329,62 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
     )) {
       expect(produced).toContain(`authorize ${status}`)
     }
+  })
+
+  /** A resource server's sign-in through the callback: the callback's answer. */
+  async function signInFor(w: ReturnType<typeof world>) {
+    const start = await w.request(authorize())
+    const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const state = new URL(start.headers.get('location') ?? '').searchParams.get('state') ?? ''
+    return w.request(`/auth/strategy/callback?code=c&state=${state}`, { headers: { Cookie: cookie } })
+  }
+
+  test('a refused sign-in goes back to the client with the error and its state, no code', async () => {
+    const w = world()
+    w.answer({
+      ok: true,
+      value: { subject: 'sub-bo', sessionId: null, claims: { preferred_username: 'bo' } },
+    })
+    const refused = await signInFor(w)
+    expect(refused.status).toBe(302)
+    const location = new URL(refused.headers.get('location') ?? '')
+    expect(`${location.origin}${location.pathname}`).toBe(FLEET_REDIRECT)
+    expect(Object.fromEntries(location.searchParams)).toEqual({
+      error: 'access_denied',
+      error_description:
+        'Signed in as bo, but your groups (none) give no permission here. Ask an administrator to add you to a group that does.',
+      state: 'xyz',
+    })
+    w.answer({ ok: false, error: { kind: 'unavailable', message: 'The identity provider answered 502.' } })
+    const unavailable = new URL((await signInFor(w)).headers.get('location') ?? '')
+    expect(unavailable.searchParams.get('error')).toBe('temporarily_unavailable')
+    expect(unavailable.searchParams.get('state')).toBe('xyz')
+  })
+
+  test('a code_verifier not of PKCE’s form is a malformed request, which guesses nothing: the code stays', async () => {
+    const w = world()
+    const code = new URL((await signInFor(w)).headers.get('location') ?? '').searchParams.get('code') ?? ''
+    const redeem = (verifier: string) =>
+      w.request('/auth/token', {
+        method: 'POST',
+        headers: { Authorization: FLEET_BASIC, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          redirect_uri: FLEET_REDIRECT,
+          code,
+          code_verifier: verifier,
+        }),
+      })
+    for (const verifier of ['short', `${VERIFIER}+`, 'x'.repeat(129)]) {
+      const res = await redeem(verifier)
+      expect(res.status).toBe(400)
+      expect(await res.json()).toEqual({
+        error: 'invalid_request',
+        error_description:
+          'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636)',
+      })
+    }
+    expect((await redeem(VERIFIER)).status).toBe(200)
+    expect(await (await redeem(VERIFIER)).json()).toMatchObject({ error: 'invalid_grant' })
   })
 })

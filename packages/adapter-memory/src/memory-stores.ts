@@ -2,6 +2,7 @@ import {
   attemptCounters,
   type ModuleRecord,
   type ModuleStore,
+  type SsoStore,
   type Stores,
   type ThrottleStore,
   type TokenRecord,
@@ -296,6 +297,34 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
   }
 }
 
+/** Names bound to identities, and logout tokens seen until their time ends. */
+function createSsoStore(): SsoStore {
+  const names = new Map<string, string>()
+  const logouts = new Map<string, number>()
+  return {
+    async claimName(username, identity) {
+      const bound = names.get(username)
+      if (bound !== undefined) return bound
+      names.set(username, identity)
+      return identity
+    },
+    async rememberLogout(key, expiresAt, now) {
+      const until = logouts.get(key)
+      if (until !== undefined && until > now) return false
+      logouts.set(key, expiresAt)
+      return true
+    },
+    async deleteExpired(now, limit) {
+      let removed = 0
+      for (const [key, until] of logouts) {
+        if (removed >= limit) break
+        if (until <= now && logouts.delete(key)) removed++
+      }
+      return removed
+    },
+  }
+}
+
 /** Options of {@link createMemoryStores}. */
 export interface MemoryStoresOptions {
   /**
@@ -320,6 +349,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     tokens: createTokenStore(),
     modules: createModuleStore(),
     throttle: createThrottleStore(maxThrottleEntries),
+    sso: createSsoStore(),
     async close() {},
   }
 }

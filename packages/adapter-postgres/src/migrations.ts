@@ -64,6 +64,20 @@ export const MIGRATIONS: readonly string[] = [
   -- before: flowadmin gives them their client's audience at start.
   ALTER TABLE flowadmin_tokens ADD COLUMN audience text;
   `,
+  `
+  -- Single sign-on: the provider identity (a keyed hash of issuer and subject) each name belongs to.
+  CREATE TABLE flowadmin_sso_names (
+    username text PRIMARY KEY,
+    identity text NOT NULL,
+    bound_at bigint NOT NULL        -- ms since the epoch
+  );
+  -- Back-channel logout tokens seen (a keyed hash of issuer and jti), until they would be refused anyway.
+  CREATE TABLE flowadmin_sso_logouts (
+    key text PRIMARY KEY,
+    expires_at bigint NOT NULL      -- ms since the epoch
+  );
+  CREATE INDEX flowadmin_sso_logouts_by_expiry ON flowadmin_sso_logouts (expires_at);
+  `,
 ]
 
 /** The schema version this code writes. */

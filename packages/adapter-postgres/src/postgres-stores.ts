@@ -6,6 +6,7 @@ import { toOpenError } from './errors.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
+import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
 
@@ -63,6 +64,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     tokens: createTokenStore(db),
     modules: createModuleStore(db),
     throttle: createThrottleStore(db),
+    sso: createSsoStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

@@ -83,6 +83,20 @@ export const MIGRATIONS: readonly string[] = [
   -- before: flowadmin gives them their client's audience at start.
   ALTER TABLE tokens ADD COLUMN audience TEXT;
   `,
+  `
+  -- Single sign-on: the provider identity (a keyed hash of issuer and subject) each name belongs to.
+  CREATE TABLE sso_names (
+    username TEXT PRIMARY KEY,
+    identity TEXT NOT NULL,
+    bound_at INTEGER NOT NULL     -- ms since the epoch
+  ) WITHOUT ROWID;
+  -- Back-channel logout tokens seen (a keyed hash of issuer and jti), until they would be refused anyway.
+  CREATE TABLE sso_logouts (
+    key TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL   -- ms since the epoch
+  ) WITHOUT ROWID;
+  CREATE INDEX sso_logouts_by_expiry ON sso_logouts (expires_at);
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

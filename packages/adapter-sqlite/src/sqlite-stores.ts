@@ -4,6 +4,7 @@ import { toStoreError } from './errors.js'
 import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
+import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
 import { committed, syncLogAsync } from './transaction.js'
@@ -38,6 +39,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       tokens: createTokenStore(db),
       modules: createModuleStore(db),
       throttle: createThrottleStore(db),
+      sso: createSsoStore(db),
     }
     let open = true
     return {

@@ -90,6 +90,8 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },
+      { name: 'sso_logouts' },
+      { name: 'sso_names' },
       { name: 'throttle' },
       { name: 'tokens' },
     ])

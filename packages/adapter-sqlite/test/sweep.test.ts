@@ -89,9 +89,21 @@ describe('sweeping expired tokens and ended throttle windows', () => {
     seed.db.close()
     const { core, stores, clock } = openCore(path)
     clock.set(T0)
-    expect(await core.sweep({ batchSize: 400, maxBatches: 3 })).toEqual({ tokens: 1200, throttle: 1200 })
-    expect(await core.sweep({ batchSize: 400, maxBatches: 3 })).toEqual({ tokens: 1200, throttle: 1200 })
-    expect(await core.sweep({ batchSize: 400, maxBatches: 3 })).toEqual({ tokens: 100, throttle: 100 })
+    expect(await core.sweep({ batchSize: 400, maxBatches: 3 })).toEqual({
+      tokens: 1200,
+      throttle: 1200,
+      logoutTokens: 0,
+    })
+    expect(await core.sweep({ batchSize: 400, maxBatches: 3 })).toEqual({
+      tokens: 1200,
+      throttle: 1200,
+      logoutTokens: 0,
+    })
+    expect(await core.sweep({ batchSize: 400, maxBatches: 3 })).toEqual({
+      tokens: 100,
+      throttle: 100,
+      logoutTokens: 0,
+    })
     await stores.close()
   })
 

@@ -252,6 +252,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       : createSso({
           provider: identityProvider,
           tokens,
+          store: ports.stores.sso,
+          isConfiguredUser: (username) => users.has(username),
           clock,
           random: ports.random ?? systemRandom,
           digest,
@@ -556,10 +558,15 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     modules,
 
     /**
-     * Deletes expired tokens and ended throttle windows in batches of `batchSize`, at most
-     * `maxBatches` of each, so one call stays bounded however much has piled up.
+     * Deletes expired tokens, ended throttle windows and logout tokens past their time in batches
+     * of `batchSize`, at most `maxBatches` of each, so one call stays bounded however much has
+     * piled up.
      */
-    async sweep({ batchSize = 500, maxBatches = 20 } = {}): Promise<{ tokens: number; throttle: number }> {
+    async sweep({ batchSize = 500, maxBatches = 20 } = {}): Promise<{
+      tokens: number
+      throttle: number
+      logoutTokens: number
+    }> {
       const drain = async (step: (limit: number) => Promise<number>) => {
         let total = 0
         for (let i = 0; i < maxBatches; i++) {
@@ -569,7 +576,11 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         }
         return total
       }
-      return { tokens: await drain(tokens.sweep), throttle: await drain(throttle.sweep) }
+      return {
+        tokens: await drain(tokens.sweep),
+        throttle: await drain(throttle.sweep),
+        logoutTokens: await drain((limit) => ports.stores.sso.deleteExpired(clock.now(), limit)),
+      }
     },
   }
 }

@@ -15,12 +15,13 @@ const MAP = { 'nr-admins': '*', 'nr-deployers': ['flows.write', 'nodes.read'], '
 
 function world(options: { users?: boolean; maxSessionSeconds?: number } = {}) {
   const clock = createFixedClock()
+  const stores = createMemoryStores()
   const hasher = createPlainHasher()
   const events = createEventRecorder()
   const fake = createFakeIdentityProvider('https://id.example/realms/ops')
   const core = createCore(
     {
-      stores: createMemoryStores(),
+      stores,
       verifier: hasher,
       loader: createFakeLoader(),
       typeUsage: createFakeTypeUsage(),
@@ -56,7 +57,7 @@ function world(options: { users?: boolean; maxSessionSeconds?: number } = {}) {
     if (!completed.ok) return completed
     return sso.exchange(started.value.binding, completed.value.code, 'service-editor', '10.0.0.1', null)
   }
-  return { core, sso, clock, events, fake, signIn }
+  return { core, sso, clock, events, fake, signIn, stores }
 }
 
 describe('groups to permissions', () => {
@@ -215,5 +216,120 @@ describe('single sign-on in the core', () => {
     if (!issued.ok) throw new Error('refused')
     await core.tokens.purgeRemovedUsers()
     expect((await core.authenticate(issued.value.accessToken)).ok).toBe(true)
+  })
+
+  it('refuses a person the provider names like a configured user, with a page that says why, and audits it', async () => {
+    const { core, signIn, events } = world({ users: true })
+    const refused = await signIn('sub-viewer', { preferred_username: 'admin', groups: ['nr-viewers'] })
+    expect(refused).toEqual({
+      ok: false,
+      error: {
+        reason: 'name_taken',
+        message:
+          'Your identity provider names you "admin", which is the name of a user configured in flowadmin itself, so you cannot sign in with it. Ask an administrator to rename one of the two.',
+      },
+    })
+    expect(events.ofType('sso.refused')).toEqual([
+      expect.objectContaining({ reason: 'name_taken', username: 'admin', address: '10.0.0.1' }),
+    ])
+    expect(await core.tokens.list(operator, 'admin', null)).toMatchObject({ ok: true, value: [] })
+  })
+
+  it('never lets a token of a signed-in person named like a configured user act: it ends at its first use', async () => {
+    // Issued before the name was a configured user's (or before this rule): a viewer's token named admin.
+    const { core, signIn, stores, events } = world({ users: true })
+    const admin = await core.login(
+      { grantType: 'password', clientId: 'service-editor', scope: '*', username: 'admin', password: 'pw' },
+      '10.0.0.2',
+    )
+    if (!admin.ok) throw new Error('admin refused')
+    const viewer = await signIn('sub-viewer', { preferred_username: 'viewa', groups: ['nr-viewers'] })
+    if (!viewer.ok) throw new Error('refused')
+    const [record] = await stores.tokens.list('viewa')
+    if (record === undefined) throw new Error('no record')
+    await stores.tokens.save({ ...record, username: 'admin' })
+    const principal = await core.authenticate(viewer.value.accessToken)
+    expect(principal.ok).toBe(false)
+    expect(events.ofType('token.invalidated')).toEqual([
+      expect.objectContaining({ owner: 'admin', reason: 'name_taken' }),
+    ])
+    // Admin's own session is untouched.
+    expect((await core.authenticate(admin.value.accessToken)).ok).toBe(true)
+  })
+
+  it('binds a name to the identity that used it first: another subject claiming it is refused and acts on nothing', async () => {
+    const { core, signIn, events } = world()
+    const first = await signIn('sub-jo', { preferred_username: 'jo', groups: ['nr-admins'] })
+    if (!first.ok) throw new Error('refused')
+    const second = await signIn('sub-mallory', { preferred_username: 'jo', groups: ['nr-viewers'] })
+    expect(second).toEqual({
+      ok: false,
+      error: {
+        reason: 'name_taken',
+        message:
+          'Your identity provider names you "jo", but another account of the provider signed in here with that name first, so you cannot sign in with it. Ask an administrator.',
+      },
+    })
+    expect(events.ofType('sso.refused')).toEqual([
+      expect.objectContaining({ reason: 'name_taken', username: 'jo' }),
+    ])
+    // The first keeps their rights (not narrowed to the second's), and signs in again.
+    const principal = await core.authenticate(first.value.accessToken)
+    expect(principal.ok && principal.value.permissions).toEqual(['*'])
+    expect((await signIn('sub-jo', { preferred_username: 'jo', groups: ['nr-admins'] })).ok).toBe(true)
+  })
+
+  it('takes each logout token once: a replay is refused and ends no new session', async () => {
+    const { core, sso, signIn, fake } = world()
+    const before = await signIn('sub-kim', { preferred_username: 'kim', groups: ['nr-viewers'] })
+    if (!before.ok) throw new Error('refused')
+    fake.logsOut('sub-kim', null, { tokenId: 'jti-1' })
+    expect(await sso.logout('logout-token', null)).toEqual({ ok: true, value: 1 })
+    const after = await signIn('sub-kim', { preferred_username: 'kim', groups: ['nr-viewers'] })
+    if (!after.ok) throw new Error('refused')
+    expect(await sso.logout('logout-token', null)).toEqual({
+      ok: false,
+      error: { reason: 'invalid', message: 'This logout token was received before (same jti): refused.' },
+    })
+    expect((await core.authenticate(after.value.accessToken)).ok).toBe(true)
+  })
+
+  it('forgets a logout token’s jti once the token would be refused anyway, when swept', async () => {
+    const { core, sso, fake, clock } = world()
+    fake.logsOut('sub-lu', null, { tokenId: 'jti-2', expiresAt: clock.now() + 330_000 })
+    expect((await sso.logout('logout-token', null)).ok).toBe(true)
+    expect(await core.sweep()).toMatchObject({ logoutTokens: 0 })
+    clock.advance(330_000)
+    expect(await core.sweep()).toMatchObject({ logoutTokens: 1 })
+  })
+
+  it('ends only the session a logout token’s sid names, of the person its sub names', async () => {
+    const { core, sso, signIn, fake } = world()
+    fake.signsIn('sub-mo', { preferred_username: 'mo', groups: ['nr-viewers'] }, 'laptop')
+    const laptop = await signIn('sub-mo', { preferred_username: 'mo', groups: ['nr-viewers'] })
+    const signInAt = async (sessionId: string) => {
+      const started = await sso.begin('https://fa.example/cb', '/', null)
+      if (!started.ok) throw new Error('begin')
+      fake.signsIn('sub-mo', { preferred_username: 'mo', groups: ['nr-viewers'] }, sessionId)
+      const state = new URL(started.value.url).searchParams.get('state')
+      const done = await sso.complete(started.value.binding, `https://fa.example/cb?state=${state}`, null)
+      if (!done.ok) throw new Error('complete')
+      const issued = await sso.exchange(started.value.binding, done.value.code, 'service-editor', 'a', null)
+      if (!issued.ok) throw new Error('exchange')
+      return issued.value.accessToken
+    }
+    const phone = await signInAt('phone')
+    const desk = await signInAt('desk')
+    if (!laptop.ok) throw new Error('refused')
+    fake.logsOut('sub-mo', 'phone')
+    expect(await sso.logout('logout-token', null)).toEqual({ ok: true, value: 1 })
+    expect((await core.authenticate(phone)).ok).toBe(false)
+    expect((await core.authenticate(desk)).ok).toBe(true)
+    fake.logsOut(null, 'desk')
+    expect(await sso.logout('logout-token', null)).toEqual({ ok: true, value: 1 })
+    expect((await core.authenticate(desk)).ok).toBe(false)
+    // A sid of another person ends nothing of theirs.
+    fake.logsOut('sub-other', 's1')
+    expect(await sso.logout('logout-token', null)).toEqual({ ok: true, value: 0 })
   })
 })

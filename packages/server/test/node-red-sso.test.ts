@@ -197,12 +197,19 @@ describe('the editor’s “Sign in with …” goes through flowadmin and the p
     }
   })
 
-  it('a person whose groups give nothing is stopped at flowadmin’s page, never back at the editor', async () => {
-    const { token, url, res } = await signIn('mal-sub')
+  it('a person whose groups give nothing is sent back to the editor with the refusal (RFC 6749 §4.1.2.1), no token', async () => {
+    const { token, message, visited } = await signIn('mal-sub')
     expect(token).toBeNull()
-    expect(url.startsWith(`${env.flowadmin.url}/auth/strategy/callback?`)).toBe(true)
-    expect(res.status).toBe(403)
-    expect(await res.text()).toContain('give no permission here')
+    // flowadmin answers the editor at its redirect URI with the error and the editor's state.
+    const callback = new URL(visited.at(-1) ?? '')
+    expect(`${callback.origin}${callback.pathname}`).toBe(env.redirectUri)
+    expect(callback.searchParams.get('error')).toBe('access_denied')
+    expect(callback.searchParams.get('code')).toBeNull()
+    expect(callback.searchParams.get('state')).toBe(new URL(visited[1] ?? '').searchParams.get('state'))
+    // The editor's login page says why.
+    expect(message).toBe(
+      'Error: flowadmin refused the sign-in: Signed in as mal, but your groups (marketing) give no permission here. Ask an administrator to add you to a group that does.',
+    )
   })
 
   it('a person removed at the provider cannot sign in again: stopped there, never back at the editor', async () => {

@@ -302,6 +302,18 @@ describe('parseSettings', () => {
       'settings.json: adminAuth.resourceServers[0].redirectUris[0]: must not hold credentials or a #fragment',
     ],
     [
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [admin],
+          resourceServers: [
+            { id: 'fleet', secret: HASH, redirectUris: ['http://nodered.example/auth/strategy/callback'] },
+          ],
+        },
+      },
+      'settings.json: adminAuth.resourceServers[0].redirectUris[0]: must be an https URL (http only on 127.0.0.1, ::1 or localhost): the sign-in’s code is sent to it',
+    ],
+    [
       { adminAuth: { type: 'credentials', users: [admin, { ...admin, permissions: [] }] } },
       'settings.json: adminAuth.users[1].permissions: must list at least one permission',
     ],
@@ -676,5 +688,21 @@ describe('single sign-on settings', () => {
     expect(parse({ oidc: { ...OIDC, issuer: 'http://127.0.0.1:4000' } }).adminAuth?.oidc?.issuer).toBe(
       'http://127.0.0.1:4000',
     )
+  })
+
+  it('take resource servers’ redirect URIs in https, and in http on a loopback address only', () => {
+    const uris = [
+      'https://nodered.example/auth/strategy/callback',
+      'http://127.0.0.1:1880/auth/strategy/callback',
+      'http://localhost:1880/admin/auth/strategy/callback',
+      'http://[::1]:1880/auth/strategy/callback',
+    ]
+    const parsed = parse({ oidc: OIDC, resourceServers: [{ id: 'fleet', secret: HASH, redirectUris: uris }] })
+    expect(parsed.adminAuth?.resourceServers?.[0]?.redirectUris).toEqual(uris)
+    for (const uri of ['http://10.0.0.5:1880/auth/strategy/callback', 'http://127.0.0.1.example/cb']) {
+      expect(() =>
+        parse({ oidc: OIDC, resourceServers: [{ id: 'fleet', secret: HASH, redirectUris: [uri] }] }),
+      ).toThrow('redirectUris[0]: must be an https URL (http only on 127.0.0.1, ::1 or localhost)')
+    }
   })
 })

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT, UnsecuredJWT } from 'jose'
+import { exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT, UnsecuredJWT } from 'jose'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type RunningServer, startServer } from '../src/index.js'
 import { captureLog } from './log-capture.js'
@@ -290,6 +290,84 @@ describe('logout tokens that are not the provider’s', () => {
     const genuine = await logout(await honest(claims()))
     expect(genuine.status).toBe(200)
     expect(await genuine.text()).toBe('')
+  })
+
+  /** A whole sign-in at the fake provider (session `eve-session`) to a token. */
+  async function tokenOfEve(): Promise<string> {
+    const jar = createCookieJar()
+    const start = await browse(jar, `${flowadmin.url}/auth/strategy`)
+    const back = await fetch(start.headers.get('location') ?? '', { redirect: 'manual' })
+    const res = await browse(jar, new URL(back.headers.get('location') ?? '').href)
+    const code = /#sso_code=([\w-]+)/.exec(res.headers.get('location') ?? '')?.[1] ?? ''
+    const issued = await browse(jar, `${flowadmin.url}/auth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: 'service-editor' }),
+    })
+    expect(issued.status).toBe(200)
+    return ((await issued.json()) as { access_token: string }).access_token
+  }
+  const works = async (token: string) =>
+    (await fetch(`${flowadmin.url}/settings`, { headers: { Authorization: `Bearer ${token}` } })).status ===
+    200
+  let serial = 0
+  /** Genuine claims with a jti of their own. */
+  const fresh = (extra: JWTPayload = {}) => ({ ...claims(), jti: `fresh-${++serial}`, ...extra })
+
+  it('takes each logout token once: a replay is refused and ends the person’s new session no more', async () => {
+    const first = await tokenOfEve()
+    const token = await honest(fresh())
+    expect((await logout(token)).status).toBe(200)
+    expect(await works(first)).toBe(false)
+    const second = await tokenOfEve()
+    const replay = await logout(token)
+    expect(replay.status).toBe(400)
+    expect(await replay.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'This logout token was received before (same jti): refused.',
+    })
+    expect(await works(second)).toBe(true)
+  })
+
+  it('refuses a logout token without jti, of another type, or signed with an algorithm the provider does not announce', async () => {
+    const person = await tokenOfEve()
+    const { jti: _jti, ...noJti } = fresh()
+    const withoutJti = await logout(await honest(noJti))
+    expect(await withoutJti.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'The logout token has no jti (its unique identifier).',
+    })
+    const typed = (typ: string) =>
+      new SignJWT(fresh()).setProtectedHeader({ alg: 'RS256', kid: fake.kid, typ }).sign(fake.logoutKey)
+    const accessToken = await logout(await typed('at+jwt'))
+    expect(await accessToken.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'The logout token\'s type (typ) is "at+jwt", not logout+jwt.',
+    })
+    // The provider announces RS256 only: the same key under PS256 is refused.
+    const { alg: _alg, ...jwk } = await exportJWK(fake.logoutKey)
+    const asPss = await importJWK(jwk, 'PS256')
+    const otherAlgorithm = await logout(
+      await new SignJWT(fresh()).setProtectedHeader({ alg: 'PS256', kid: fake.kid }).sign(asPss),
+    )
+    expect(otherAlgorithm.status).toBe(400)
+    expect(((await otherAlgorithm.json()) as { error_description: string }).error_description).toMatch(
+      /^The logout token failed a check: .*"alg"/,
+    )
+    expect(await works(person)).toBe(true)
+    // Typed logout+jwt (with or without application/), or the generic JWT: accepted.
+    expect((await logout(await typed('logout+jwt'))).status).toBe(200)
+    expect(await works(person)).toBe(false)
+    expect((await logout(await typed('application/logout+jwt'))).status).toBe(200)
+    expect((await logout(await typed('JWT'))).status).toBe(200)
+  })
+
+  it('ends only the session its sid names', async () => {
+    const person = await tokenOfEve()
+    expect((await logout(await honest(fresh({ sid: 'another-session' })))).status).toBe(200)
+    expect(await works(person)).toBe(true)
+    expect((await logout(await honest(fresh({ sid: 'eve-session' })))).status).toBe(200)
+    expect(await works(person)).toBe(false)
   })
 })
 

@@ -297,6 +297,65 @@ describe('passwords and the identity provider together', () => {
     expect(await ended.json()).toEqual({ revoked: 1 })
     expect((await get(`${both.url}/settings`, admin)).status).toBe(200)
   })
+
+  it('refuses a person the provider names like a configured user: no token, nothing of the user’s touched', async () => {
+    const password = await fetch(`${both.url}/auth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: 'service-admin',
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: 'admin-pw',
+      }),
+    })
+    const admin = ((await password.json()) as { access_token: string }).access_token
+    const own = async () =>
+      (
+        (await (await get(`${both.url}/auth/tokens`, admin)).json()) as { tokens: Array<{ id: string }> }
+      ).tokens
+        .map((entry) => entry.id)
+        .sort()
+    const before = await own()
+
+    // A viewer at the provider who edited their name to the administrator's.
+    provider.people.set('impostor-sub', { username: 'admin', groups: ['nr-viewers'] })
+    const jar = createCookieJar()
+    const { res, code } = await signIn(jar, 'impostor-sub', undefined, both)
+    expect(code).toBeUndefined()
+    expect(res.status).toBe(403)
+    expect(await res.text()).toContain(
+      'Your identity provider names you &#34;admin&#34;, which is the name of a user configured in flowadmin itself, so you cannot sign in with it.',
+    )
+    expect(audited('sso.refused')).toContainEqual(
+      expect.objectContaining({ user: 'admin', reason: 'name_taken' }),
+    )
+    // The administrator's sessions are all there and all work.
+    expect(await own()).toEqual(before)
+    expect((await get(`${both.url}/settings`, admin)).status).toBe(200)
+  })
+})
+
+describe('a name belongs to the provider identity that used it first', () => {
+  it('refuses another identity claiming it, which gets no token and cannot touch the first’s', async () => {
+    provider.people.set('dana-sub', { username: 'dana', groups: ['nr-admins'] })
+    const dana = await tokenOf('dana-sub')
+    // Another account at the provider renames itself dana.
+    provider.people.set('eve-sub', { username: 'dana', groups: ['nr-viewers'] })
+    const jar = createCookieJar()
+    const { res, code } = await signIn(jar, 'eve-sub')
+    expect(code).toBeUndefined()
+    expect(res.status).toBe(403)
+    expect(await res.text()).toContain(
+      'but another account of the provider signed in here with that name first, so you cannot sign in with it.',
+    )
+    expect(audited('sso.refused')).toContainEqual(
+      expect.objectContaining({ user: 'dana', reason: 'name_taken' }),
+    )
+    // Dana keeps every right: nothing narrowed their tokens to the other's groups.
+    expect((await disable(dana)).status).toBe(404)
+    expect((await get(`${server.url}/auth/tokens`, dana)).status).toBe(200)
+  })
 })
 
 describe('what goes wrong gets a clear answer and no token', () => {

@@ -204,6 +204,8 @@ export function createFakeInstaller() {
 }
 
 const UNSET = { ok: false, error: { kind: 'invalid', message: 'unset' } } as const
+/** A time no test's clock reaches. */
+const FAR_AHEAD = Date.UTC(2100, 0, 1)
 
 /**
  * An OpenID provider whose answers the test sets. It checks a callback's `state` the way the real
@@ -213,6 +215,7 @@ export function createFakeIdentityProvider(issuer = 'https://id.example') {
   let next: ProviderResult<ProviderIdentity> = UNSET
   let logout: ProviderResult<LogoutRequest> | Error = UNSET
   let down = false
+  let logouts = 0
   const redirectUris: string[] = []
   const provider: IdentityProvider = {
     issuer,
@@ -251,9 +254,19 @@ export function createFakeIdentityProvider(issuer = 'https://id.example') {
     logout(result: ProviderResult<LogoutRequest> | Error) {
       logout = result
     },
-    /** The next logout token ends this subject's (or session's) sessions. */
-    logsOut(subject: string | null, sessionId: string | null) {
-      logout = { ok: true, value: { subject, sessionId } }
+    /**
+     * The next logout token ends this subject's (or session's) sessions; its `jti` is new unless
+     * given, and it would be accepted until `expiresAt` (default: far ahead).
+     */
+    logsOut(
+      subject: string | null,
+      sessionId: string | null,
+      {
+        tokenId = `logout-${++logouts}`,
+        expiresAt = FAR_AHEAD,
+      }: { tokenId?: string; expiresAt?: number } = {},
+    ) {
+      logout = { ok: true, value: { subject, sessionId, tokenId, expiresAt } }
     },
     /** Whether starting a sign-in finds the provider unreachable. */
     down(value: boolean) {

@@ -599,6 +599,56 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         ])
       })
     })
+
+    describe('sso', () => {
+      it('binds a name to the first identity that claims it, for good, whichever connection asks', async () => {
+        const racing = await twoConnections()
+        expect(await stores.sso.claimName('alice', 'identity-1', T0)).toBe('identity-1')
+        expect(await racing(1).sso.claimName('alice', 'identity-2', T0 + MINUTE)).toBe('identity-1')
+        expect(await stores.sso.claimName('alice', 'identity-1', T0 + 2 * MINUTE)).toBe('identity-1')
+        expect(await stores.sso.claimName('bob', 'identity-2', T0)).toBe('identity-2')
+      })
+
+      it('gives a name claimed by many at once to exactly one identity', async () => {
+        const racing = await twoConnections()
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => racing(i).sso.claimName('carol', `identity-${i}`, T0)),
+        )
+        expect(new Set(answers).size).toBe(1)
+        expect(answers[0]).toMatch(/^identity-\d+$/)
+      })
+
+      it('keeps names of any text apart, however alike', async () => {
+        const alike = ['admin', 'admin ', 'Admin', 'ü 🙂', 'admin\u0000', 'admin\\u0000']
+        for (const [i, name] of alike.entries()) await stores.sso.claimName(name, `identity-${i}`, T0)
+        for (const [i, name] of alike.entries())
+          expect(await stores.sso.claimName(name, 'late', T0)).toBe(`identity-${i}`)
+      })
+
+      it('remembers a logout token until its time ends, once across connections', async () => {
+        const racing = await twoConnections()
+        const first = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => racing(i).sso.rememberLogout('jti-1', T0 + MINUTE, T0)),
+        )
+        expect(first.filter(Boolean)).toHaveLength(1)
+        expect(await stores.sso.rememberLogout('jti-1', T0 + 2 * MINUTE, T0 + MINUTE - 1)).toBe(false)
+        expect(await stores.sso.rememberLogout('jti-2', T0 + MINUTE, T0)).toBe(true)
+        // Its time ended: remembered again, from now on.
+        expect(await stores.sso.rememberLogout('jti-1', T0 + 3 * MINUTE, T0 + MINUTE)).toBe(true)
+        expect(await stores.sso.rememberLogout('jti-1', T0 + 3 * MINUTE, T0 + 2 * MINUTE)).toBe(false)
+      })
+
+      it('deletes logout tokens whose time ended in batches no larger than the limit, and keeps names', async () => {
+        for (let i = 0; i < 5; i++) await stores.sso.rememberLogout(`old-${i}`, T0 + i, T0 - MINUTE)
+        await stores.sso.rememberLogout('live', T0 + MINUTE, T0)
+        await stores.sso.claimName('dan', 'identity-1', T0)
+        expect(await stores.sso.deleteExpired(T0 + 4, 3)).toBe(3)
+        expect(await stores.sso.deleteExpired(T0 + 4, 3)).toBe(2)
+        expect(await stores.sso.deleteExpired(T0 + 4, 3)).toBe(0)
+        expect(await stores.sso.rememberLogout('live', T0 + 2 * MINUTE, T0 + 4)).toBe(false)
+        expect(await stores.sso.claimName('dan', 'identity-2', T0)).toBe('identity-1')
+      })
+    })
   })
 }
 

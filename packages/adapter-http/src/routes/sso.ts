@@ -36,6 +36,7 @@ const STATUS_OF: Record<SsoRefusal['reason'], 400 | 403 | 503> = {
   invalid: 400,
   refused: 403,
   no_username: 403,
+  name_taken: 403,
   no_permissions: 403,
   unavailable: 503,
 }
@@ -44,8 +45,22 @@ const TITLE_OF: Record<SsoRefusal['reason'], string> = {
   invalid: 'Sign-in failed',
   refused: 'Sign-in refused',
   no_username: 'Sign-in refused',
+  name_taken: 'Sign-in refused',
   no_permissions: 'No access',
   unavailable: 'Identity provider unavailable',
+}
+
+/**
+ * The error a refused sign-in is told to the resource server that asked for it, at its redirect
+ * URI (RFC 6749 §4.1.2.1): the provider cannot be reached now, or flowadmin denies it.
+ */
+const OAUTH_ERROR_OF: Record<SsoRefusal['reason'], 'temporarily_unavailable' | 'access_denied'> = {
+  unavailable: 'temporarily_unavailable',
+  invalid: 'access_denied',
+  refused: 'access_denied',
+  no_username: 'access_denied',
+  name_taken: 'access_denied',
+  no_permissions: 'access_denied',
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
@@ -178,8 +193,18 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
   const redirectUriOf = (c: Context) =>
     deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${deps.basePath}/auth/strategy/callback`
   const secureOf = (c: Context) => redirectUriOf(c).startsWith('https:')
-  const refusal = (error: SsoRefusal) =>
-    page(STATUS_OF[error.reason], TITLE_OF[error.reason], error.message, home)
+  /**
+   * A refused sign-in: back to the resource server that asked for it, with the error and its
+   * state, when there is one (its redirect URI was checked); else a page for the person.
+   */
+  const refusal = (error: SsoRefusal, authorization = error.authorization) =>
+    authorization === undefined
+      ? page(STATUS_OF[error.reason], TITLE_OF[error.reason], error.message, home)
+      : redirectTo(authorization.redirectUri, {
+          error: OAUTH_ERROR_OF[error.reason],
+          error_description: error.message,
+          state: authorization.state,
+        })
 
   /** To the provider, the browser bound to its pending sign-in by a cookie. */
   const toProvider = (c: Context, started: { url: string; binding: string }) =>
@@ -236,6 +261,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       description:
         'OAuth 2.0 authorization endpoint (RFC 6749 §4.1, PKCE S256 required) for resource servers (a Node-RED editor through `@flowadmin/node-red`): ' +
         '`client_id` must be a resource server and `redirect_uri` exactly one of its `redirectUris`, else an HTML page and nothing is sent anywhere. ' +
+        'Past that check, every error goes back to `redirect_uri` with `error`, `error_description` and `state` (RFC 6749 §4.1.2.1). ' +
         'The person then signs in with the identity provider, and the callback sends the browser to `redirect_uri?code=…&state=…`; the code is traded at `POST /auth/token` (`authorization_code`, HTTP Basic, `redirect_uri`, `code_verifier`).',
       tags: ['auth'],
       security: [],
@@ -249,13 +275,12 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         302: {
           description:
-            'To the provider; or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`) and `state`.',
+            'To the provider; or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`, or `temporarily_unavailable` when the provider cannot be reached), `error_description` and `state`.',
         },
         400: {
           description: 'An unknown client, or a redirect URI not registered for it (an HTML page).',
           content: HTML,
         },
-        503: { description: 'The provider cannot be reached (an HTML page).', content: HTML },
       },
     }),
     async (c) => {
@@ -285,7 +310,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
         state,
       }
       const started = await sso.begin(redirectUriOf(c), home, deps.clientAddress(c), authorization)
-      if (!started.ok) return refusal(started.error)
+      if (!started.ok) return refusal(started.error, authorization)
       return toProvider(c, started.value)
     },
   )
@@ -302,7 +327,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         302: {
           description:
-            'To the console, with the one-time code; or, for a sign-in a resource server asked for (`/auth/authorize`), to its redirect URI with `code` and `state`.',
+            'To the console, with the one-time code; or, for a sign-in a resource server asked for (`/auth/authorize`), to its redirect URI with `code` and `state`, or, refused, with `error` (`access_denied`, `temporarily_unavailable`), `error_description` and `state`.',
         },
         400: {
           description: 'The answer failed a check, or this browser did not start the sign-in (an HTML page).',
@@ -310,7 +335,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
         },
         403: {
           description:
-            'The provider refused the sign-in, or the person’s groups give no permission here (an HTML page that says which).',
+            'The provider refused the sign-in, named no one, named the person like a configured user or like another person of the provider who signed in first, or the person’s groups give no permission here (an HTML page that says which).',
           content: HTML,
         },
         503: { description: 'The provider cannot be reached (an HTML page).', content: HTML },

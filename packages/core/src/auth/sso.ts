@@ -12,6 +12,7 @@ import type {
   PendingSignIn,
   ProviderFailure,
   RandomSource,
+  SsoStore,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
 import {
@@ -50,19 +51,33 @@ const SECRET_BYTES = 32
 
 /** Why a sign-in got no token (see the `sso.refused` event). */
 export interface SsoRefusal {
-  reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'no_permissions'
+  reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'name_taken' | 'no_permissions'
   message: string
+  /**
+   * The resource server's authorization request the refused sign-in began with, when there is
+   * one: the refusal goes back to its redirect URI (RFC 6749 §4.1.2.1).
+   */
+  authorization?: AuthorizationRequest
 }
 
-/** Why a one-time code was not exchanged: RFC 6749's `invalid_grant`, with a description. */
-export interface SsoExchangeError {
-  code: 'invalid_grant'
-  message: string
-}
+/**
+ * Why a one-time code was not exchanged: RFC 6749's `invalid_grant`, with a description, or
+ * `invalid_request` for a malformed PKCE verifier.
+ */
+export type SsoExchangeError =
+  | { code: 'invalid_grant'; message: string }
+  | { code: 'invalid_request'; message: string }
+
+/** A PKCE verifier's form (RFC 7636 §4.1): 43 to 128 unreserved characters. */
+const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/
 
 export interface SsoDeps {
   provider: IdentityProvider
   tokens: Tokens
+  /** Names bound to the identities that signed in with them, and logout tokens seen: shared by instances. */
+  store: SsoStore
+  /** Whether a name is a configured user's (settings `adminAuth.users`), read at each sign-in. */
+  isConfiguredUser: (username: string) => boolean
   clock: Clock
   random: RandomSource
   digest: Digest
@@ -141,6 +156,8 @@ function prune<T extends { expiresAt: number }>(map: Map<string, T>, now: number
 export function createSso({
   provider,
   tokens,
+  store,
+  isConfiguredUser,
   clock,
   random,
   digest,
@@ -173,9 +190,13 @@ export function createSso({
     audience: string = FLOWADMIN_AUDIENCE,
   ) => tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds, audience)
 
+  /** The provider's identity of a person: a keyed hash of the issuer and their subject. */
+  const identityOf = (subject: string) => digest.hmacSha256(provider.issuer, `sub:${subject}`)
   /** `sso:<identity>:`: the fingerprint prefix of one person's tokens, from the provider's subject. */
-  const personPrefix = async (subject: string) =>
-    `${SSO_FINGERPRINT_PREFIX}${await digest.hmacSha256(provider.issuer, `sub:${subject}`)}:`
+  const personPrefix = async (subject: string) => `${SSO_FINGERPRINT_PREFIX}${await identityOf(subject)}:`
+  /** `:<session>`: the fingerprint suffix of the tokens of one provider session (its `sid`). */
+  const sessionSuffix = async (sessionId: string) =>
+    `:${await digest.hmacSha256(provider.issuer, `sid:${sessionId}`)}`
 
   function refuse(
     reason: SsoRefusal['reason'],
@@ -197,6 +218,79 @@ export function createSso({
 
   const fromProvider = (failure: ProviderFailure, address: string | null) =>
     refuse(failure.kind, failure.message, { username: null, address })
+
+  /** A started sign-in's answer from the provider, checked, to a one-time code (see complete). */
+  async function finish(
+    entry: Waiting,
+    binding: string,
+    callbackUrl: string,
+    address: string | null,
+  ): Promise<
+    Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
+  > {
+    const identity = await provider.complete(callbackUrl, entry.pending)
+    if (!identity.ok) return fromProvider(identity.error, address)
+    const { claims, subject, sessionId } = identity.value
+    const username = claims[usernameClaim]
+    if (typeof username !== 'string' || username === '') {
+      return refuse('no_username', `The provider's answer has no ${usernameClaim} claim to name you by.`, {
+        username: null,
+        address,
+      })
+    }
+    // A name is one person's: never a configured user's, and never another identity's once taken.
+    const shown = JSON.stringify(username.slice(0, 64))
+    if (isConfiguredUser(username)) {
+      return refuse(
+        'name_taken',
+        `Your identity provider names you ${shown}, which is the name of a user configured in flowadmin itself, so you cannot sign in with it. Ask an administrator to rename one of the two.`,
+        { username, address },
+      )
+    }
+    const prefix = await personPrefix(subject)
+    const existing = await tokens.withFingerprint(prefix)
+    const permissions = permissionsOfGroups(claims[options.permissions.claim], options.permissions.map)
+    if (permissions.length === 0) {
+      // Worth nothing now: so are the tokens they hold.
+      await tokens.deleteRecords(existing)
+      const groups = groupsOf(claims[options.permissions.claim])
+      return refuse(
+        'no_permissions',
+        `Signed in as ${username}, but your groups (${groups === '' ? 'none' : groups}) give no permission here. Ask an administrator to add you to a group that does.`,
+        { username, address },
+      )
+    }
+    const person = await identityOf(subject)
+    if ((await store.claimName(username, person, clock.now())) !== person) {
+      return refuse(
+        'name_taken',
+        `Your identity provider names you ${shown}, but another account of the provider signed in here with that name first, so you cannot sign in with it. Ask an administrator.`,
+        { username, address },
+      )
+    }
+    await tokens.narrow(existing, permissions)
+    const session = sessionId === null ? '-' : (await sessionSuffix(sessionId)).slice(1)
+    const code = secret()
+    const now = clock.now()
+    prune(codes, now)
+    const { authorization } = entry
+    codes.set(await digest.sha256(code), {
+      binding: authorization === null ? binding : null,
+      owner: { username, permissions, fingerprint: `${prefix}${session}` },
+      authorization,
+      expiresAt: now + ONE_TIME_CODE_MS,
+    })
+    events.emit({
+      type: 'sso.succeeded',
+      at: now,
+      provider: label,
+      permissions,
+      username,
+      clientId: authorization?.clientId ?? null,
+      address,
+    })
+    return ok({ code, returnTo: entry.returnTo, authorization })
+  }
 
   return {
     label,
@@ -248,51 +342,11 @@ export function createSso({
           { username: null, address },
         )
       }
-      const identity = await provider.complete(callbackUrl, entry.pending)
-      if (!identity.ok) return fromProvider(identity.error, address)
-      const { claims, subject, sessionId } = identity.value
-      const username = claims[usernameClaim]
-      if (typeof username !== 'string' || username === '') {
-        return refuse('no_username', `The provider's answer has no ${usernameClaim} claim to name you by.`, {
-          username: null,
-          address,
-        })
-      }
-      const prefix = await personPrefix(subject)
-      const existing = await tokens.withFingerprint(prefix)
-      const permissions = permissionsOfGroups(claims[options.permissions.claim], options.permissions.map)
-      if (permissions.length === 0) {
-        // Worth nothing now: so are the tokens they hold.
-        await tokens.deleteRecords(existing)
-        const groups = groupsOf(claims[options.permissions.claim])
-        return refuse(
-          'no_permissions',
-          `Signed in as ${username}, but your groups (${groups === '' ? 'none' : groups}) give no permission here. Ask an administrator to add you to a group that does.`,
-          { username, address },
-        )
-      }
-      await tokens.narrow(existing, permissions)
-      const session = sessionId === null ? '-' : await digest.hmacSha256(provider.issuer, `sid:${sessionId}`)
-      const code = secret()
-      const now = clock.now()
-      prune(codes, now)
-      const { authorization } = entry
-      codes.set(await digest.sha256(code), {
-        binding: authorization === null ? binding : null,
-        owner: { username, permissions, fingerprint: `${prefix}${session}` },
-        authorization,
-        expiresAt: now + ONE_TIME_CODE_MS,
-      })
-      events.emit({
-        type: 'sso.succeeded',
-        at: now,
-        provider: label,
-        permissions,
-        username,
-        clientId: authorization?.clientId ?? null,
-        address,
-      })
-      return ok({ code, returnTo: entry.returnTo, authorization })
+      const done = await finish(entry, binding, callbackUrl, address)
+      // A resource server's sign-in: its redirect URI is known, so the refusal goes back to it.
+      return done.ok || entry.authorization === null
+        ? done
+        : err({ ...done.error, authorization: entry.authorization })
     },
 
     /**
@@ -335,8 +389,15 @@ export function createSso({
       const { key, entry } = await codeEntry(code)
       const request = entry?.authorization
       if (entry === undefined || request == null || entry.expiresAt <= clock.now()) return invalidGrant(SPENT)
-      // Spent by any attempt of its own client: a guess at the verifier gets one try.
       if (request.clientId !== clientId) return invalidGrant('The code was not issued to this client')
+      // A malformed request guesses nothing: the code stays for the client's well-formed one.
+      if (!CODE_VERIFIER.test(codeVerifier))
+        return err<SsoExchangeError>({
+          code: 'invalid_request',
+          message:
+            'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636)',
+        })
+      // Spent by any well-formed attempt of its own client: a guess at the verifier gets one try.
       codes.delete(key)
       if (request.redirectUri !== redirectUri)
         return invalidGrant('redirect_uri is not the one the code was issued for')
@@ -346,20 +407,27 @@ export function createSso({
     },
 
     /**
-     * OpenID Connect Back-Channel Logout: the provider ended a person's session, so every token of
-     * that person ends (with only a session id, the tokens of that session). Returns how many.
+     * OpenID Connect Back-Channel Logout: the provider ended a person's session. With a session id
+     * (`sid`), the tokens of that session end (of that person, when it names one too); with a
+     * subject alone, every token of that person. Each logout token is taken once: its `jti` is
+     * remembered in the store until the token would be refused anyway. Returns how many ended.
      */
     async logout(logoutToken: string, address: string | null): Promise<Result<number, SsoRefusal>> {
       const verified = await provider.verifyLogoutToken(logoutToken)
       if (!verified.ok) return err({ reason: verified.error.kind, message: verified.error.message })
-      const { subject, sessionId } = verified.value
-      let records: Awaited<ReturnType<Tokens['withFingerprint']>>
-      if (subject !== null) records = await tokens.withFingerprint(await personPrefix(subject))
-      else {
-        const session = `:${await digest.hmacSha256(provider.issuer, `sid:${sessionId ?? ''}`)}`
-        records = (await tokens.withFingerprint(SSO_FINGERPRINT_PREFIX)).filter((record) =>
-          record.fingerprint.endsWith(session),
-        )
+      const { subject, sessionId, tokenId, expiresAt } = verified.value
+      const key = await digest.hmacSha256(provider.issuer, `jti:${tokenId}`)
+      if (!(await store.rememberLogout(key, expiresAt, clock.now())))
+        return err({
+          reason: 'invalid',
+          message: 'This logout token was received before (same jti): refused.',
+        })
+      let records = await tokens.withFingerprint(
+        subject === null ? SSO_FINGERPRINT_PREFIX : await personPrefix(subject),
+      )
+      if (sessionId !== null) {
+        const session = await sessionSuffix(sessionId)
+        records = records.filter((record) => record.fingerprint.endsWith(session))
       }
       const count = await tokens.deleteRecords(records)
       events.emit({

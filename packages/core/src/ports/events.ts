@@ -32,7 +32,7 @@ export type DomainEvent =
       at: number
       owner: string
       id: string
-      reason: 'user_removed' | 'credential_changed'
+      reason: 'user_removed' | 'credential_changed' | 'name_taken'
     } & Actor)
   /** Every token of a user ended at once: by request, or because the user is no longer configured. */
   | ({
@@ -46,14 +46,14 @@ export type DomainEvent =
   | ({ type: 'sso.succeeded'; at: number; provider: string; permissions: string[] } & Actor)
   /**
    * A sign-in with the identity provider that got no token, and why: the provider could not be
-   * reached, refused it, its answer failed a check, it named no username, or the person's groups
-   * map to no permission here. `detail` is the message the person was shown.
+   * reached, refused it, its answer failed a check, it named no username, the name is a configured
+   * user's or another identity's, or the person's groups map to no permission here. `detail` is the message the person was shown.
    */
   | ({
       type: 'sso.refused'
       at: number
       provider: string
-      reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'no_permissions'
+      reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'name_taken' | 'no_permissions'
       detail: string
     } & Actor)
   /** The identity provider ended a person's session (back-channel logout); `count` tokens ended. */

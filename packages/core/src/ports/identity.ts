@@ -20,10 +20,14 @@ export interface ProviderIdentity {
   claims: Readonly<Record<string, unknown>>
 }
 
-/** The subject and session a verified logout token names (at least one of them). */
+/** The subject and session a verified logout token names (at least one of them), and the token's id. */
 export interface LogoutRequest {
   subject: string | null
   sessionId: string | null
+  /** The token's `jti`: each logout token is taken once. */
+  tokenId: string
+  /** Until when (ms since the epoch) the token itself would be accepted: its jti is kept that long. */
+  expiresAt: number
 }
 
 /**

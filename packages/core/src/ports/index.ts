@@ -1,6 +1,7 @@
 // Every port the core needs, one file per concern. Adapters implement these; the core never reaches
 // past them. Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
 import type { ModuleStore } from './modules.js'
+import type { SsoStore } from './sso.js'
 import type { ThrottleStore } from './throttle.js'
 import type { TokenStore } from './tokens.js'
 
@@ -8,6 +9,7 @@ export type * from './events.js'
 export type * from './identity.js'
 export type * from './modules.js'
 export type * from './node-modules.js'
+export type * from './sso.js'
 export type * from './system.js'
 export type * from './throttle.js'
 export type * from './tokens.js'
@@ -18,4 +20,6 @@ export interface Stores {
   tokens: TokenStore
   modules: ModuleStore
   throttle: ThrottleStore
+  /** What single sign-on keeps: names bound to identities, logout tokens seen. */
+  sso: SsoStore
 }

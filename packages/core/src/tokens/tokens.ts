@@ -264,7 +264,7 @@ export function createTokens({
   /** Deletes a record whose user is gone or whose credential changed, and records why. */
   async function invalidate(
     record: TokenRecord,
-    reason: 'user_removed' | 'credential_changed',
+    reason: 'user_removed' | 'credential_changed' | 'name_taken',
     address: string | null,
   ) {
     if (!(await store.delete(record.id))) return
@@ -349,6 +349,11 @@ export function createTokens({
       if (isSsoRecord(record)) {
         if (!sso) {
           await invalidate(record, 'user_removed', address)
+          return null
+        }
+        // A configured user's name is never a signed-in person's (one issued before the user was).
+        if (users.has(record.username)) {
+          await invalidate(record, 'name_taken', address)
           return null
         }
         // Their rights were narrowed in the record at their latest sign-in (see narrow).

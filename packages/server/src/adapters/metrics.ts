@@ -215,6 +215,7 @@ export function createMetrics(): Metrics {
         tokens: instrumentStore('tokens', stores.tokens),
         modules: instrumentStore('modules', stores.modules),
         throttle: instrumentStore('throttle', stores.throttle),
+        sso: instrumentStore('sso', stores.sso),
       }
     },
     track(next) {

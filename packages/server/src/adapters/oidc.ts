@@ -3,7 +3,10 @@
 // against the provider's JWKS, fetched again when a key id is unknown, at most once a minute; iss,
 // aud, exp, nonce; state),
 // and the userinfo claims when the ID token lacks the ones the settings name. Logout tokens are
-// verified with jose (the library openid-client verifies with) against the same JWKS.
+// verified with jose (the library openid-client verifies with) against the same JWKS, with the
+// checks of OpenID Connect Back-Channel Logout 1.0 §2.6: its algorithm one the provider announces
+// for ID tokens (never `none`), its type `logout+jwt` when it says one, iss, aud, iat, exp when
+// given, the logout event, no nonce, a `jti`, and `sub` or `sid`.
 import type {
   IdentityProvider,
   LogoutRequest,
@@ -13,7 +16,7 @@ import type {
   ProviderResult,
 } from '@flowadmin/core'
 import { messageOf } from '@flowadmin/core'
-import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose'
+import { createRemoteJWKSet, type JWTHeaderParameters, type JWTPayload, jwtVerify } from 'jose'
 import * as client from 'openid-client'
 import type { OidcSettings } from '../config/settings.js'
 
@@ -25,6 +28,27 @@ const PROVIDER_TIMEOUT_SECONDS = 10
 const CLOCK_TOLERANCE_SECONDS = 30
 /** Logout tokens older than this are refused (their `iat`). */
 const LOGOUT_TOKEN_MAX_AGE_SECONDS = 300
+/** ID tokens' algorithm when the provider announces none (OpenID Connect Core 1.0 §3.1.3.7). */
+const DEFAULT_SIGNING_ALGORITHM = 'RS256'
+/**
+ * A logout token's `typ` when it gives one: `logout+jwt` (Back-Channel Logout 1.0 §2.4), with or
+ * without `application/`, in any case (RFC 7515 §4.1.9); the generic `JWT` says nothing of what
+ * the token is for and is taken as untyped (older providers, Keycloak before 25, send it). Any other
+ * type is another kind of token.
+ */
+const LOGOUT_TYPES = new Set(['logout+jwt', 'application/logout+jwt', 'jwt', 'application/jwt'])
+
+/**
+ * The algorithms a logout token may be signed with: those the provider announces for ID tokens
+ * (§2.6: validated as for ID tokens), RS256 when it announces none; never `none`, nor a MAC (the
+ * keys are the provider's public ones).
+ */
+function logoutAlgorithms(announced: readonly string[] | undefined): string[] {
+  const usable = (announced ?? [DEFAULT_SIGNING_ALGORITHM]).filter(
+    (alg) => alg !== 'none' && !alg.startsWith('HS'),
+  )
+  return usable.length > 0 ? usable : [DEFAULT_SIGNING_ALGORITHM]
+}
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]'])
 
@@ -168,10 +192,12 @@ export function createOidcProvider(settings: OidcSettings): IdentityProvider {
         logoutKeys = { uri: metadata.jwks_uri, keys: createRemoteJWKSet(new URL(metadata.jwks_uri)) }
       }
       let payload: JWTPayload
+      let header: JWTHeaderParameters
       try {
-        ;({ payload } = await jwtVerify(logoutToken, logoutKeys.keys, {
+        ;({ payload, protectedHeader: header } = await jwtVerify(logoutToken, logoutKeys.keys, {
           issuer: metadata.issuer,
           audience: settings.clientId,
+          algorithms: logoutAlgorithms(metadata.id_token_signing_alg_values_supported),
           requiredClaims: ['iat'],
           maxTokenAge: LOGOUT_TOKEN_MAX_AGE_SECONDS,
           clockTolerance: CLOCK_TOLERANCE_SECONDS,
@@ -200,12 +226,27 @@ export function createOidcProvider(settings: OidcSettings): IdentityProvider {
           `The logout token's events claim has no ${BACKCHANNEL_LOGOUT_EVENT} member.`,
         )
       }
+      if (header.typ !== undefined && !LOGOUT_TYPES.has(header.typ.toLowerCase()))
+        return failure(
+          'invalid',
+          `The logout token's type (typ) is ${JSON.stringify(header.typ.slice(0, 64))}, not logout+jwt.`,
+        )
       if ('nonce' in payload) return failure('invalid', 'A logout token must not carry a nonce.')
+      if (typeof payload.jti !== 'string' || payload.jti === '')
+        return failure('invalid', 'The logout token has no jti (its unique identifier).')
       const subject = typeof payload.sub === 'string' ? payload.sub : null
       const sessionId = typeof payload.sid === 'string' ? payload.sid : null
       if (subject === null && sessionId === null)
         return failure('invalid', 'The logout token names neither a subject (sub) nor a session (sid).')
-      return { ok: true, value: { subject, sessionId } }
+      // Accepted until its exp, and at most LOGOUT_TOKEN_MAX_AGE_SECONDS after its iat (give or take
+      // the tolerance): its jti is remembered that long, so it is taken once.
+      const iat = payload.iat as number
+      const lastAccepted = Math.min(
+        typeof payload.exp === 'number' ? payload.exp : Number.POSITIVE_INFINITY,
+        iat + LOGOUT_TOKEN_MAX_AGE_SECONDS,
+      )
+      const expiresAt = (lastAccepted + CLOCK_TOLERANCE_SECONDS) * 1000
+      return { ok: true, value: { subject, sessionId, tokenId: payload.jti, expiresAt } }
     },
   }
 }

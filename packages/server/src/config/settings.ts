@@ -219,7 +219,9 @@ function redirectUriProblem(text: string): string | null {
   } catch {
     return 'must be an absolute URL such as "https://nodered.example/auth/strategy/callback"'
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https (or http) URL'
+  // The authorization code and the person's session travel to it.
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)))
+    return 'must be an https URL (http only on 127.0.0.1, ::1 or localhost): the sign-in’s code is sent to it'
   if (url.username !== '' || url.password !== '' || text.includes('#'))
     return 'must not hold credentials or a #fragment'
   return null
