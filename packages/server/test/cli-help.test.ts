@@ -17,7 +17,7 @@ describe('flowadmin --help', () => {
     const global = await run('--help')
     expect(global).toMatchObject({ code: 0, stderr: '' })
     expect(global.stdout).toMatch(/^Usage: flowadmin <command> \[options\]\n/)
-    for (const command of ['start', 'hash-pw', 'tokens', 'migrate', 'modules']) {
+    for (const command of ['start', 'hash-pw', 'secret', 'tokens', 'migrate', 'modules']) {
       expect(global.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
     }
     expect(global.stdout).toContain('flowadmin <command> --help')
@@ -48,6 +48,7 @@ describe('flowadmin <command> --help', () => {
       [],
       /Exit codes: 0 success, 2 empty password or passwords that differ, 130 interrupted prompt/,
     ],
+    ['secret', ['--id ID'], /Exit codes: 0 success, 2 usage error/],
     [
       'migrate',
       ['--settings FILE', '--user-dir DIR'],
@@ -150,7 +151,7 @@ describe('a command without its action', () => {
       code: 2,
       stdout: '',
       stderr:
-        'flowadmin: a command is needed: start, hash-pw, tokens, migrate, modules or import-node-red\n' +
+        'flowadmin: a command is needed: start, hash-pw, secret, tokens, migrate, modules or import-node-red\n' +
         'flowadmin: Run "flowadmin --help" for usage.\n',
     })
   })
