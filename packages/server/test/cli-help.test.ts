@@ -1,6 +1,7 @@
 // Help and usage of the built `flowadmin` command: each command explains itself (`<command>
 // --help`), the global help lists the commands, and a command that needs an action and gets none
 // is a usage error (exit 2) naming the actions there are.
+import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killAll, requireBuild, runCliToEnd } from './cli-process.js'
 
@@ -154,5 +155,14 @@ describe('a command without its action', () => {
         'flowadmin: a command is needed: start, hash-pw, secret, tokens, migrate, modules or import-node-red\n' +
         'flowadmin: Run "flowadmin --help" for usage.\n',
     })
+  })
+})
+
+describe('docs/cli.md', () => {
+  it('shows the help of flowadmin secret as the command prints it', async () => {
+    const docs = await readFile(new URL('../../../docs/cli.md', import.meta.url), 'utf8')
+    const { stdout } = await run('secret', '--help')
+    expect(docs).toContain(`\n\`\`\`\n${stdout}\`\`\`\n`)
+    expect(docs).toContain(`\n${stdout.split('\n')[0]?.replace('Usage: ', '')}\n`)
   })
 })
