@@ -203,6 +203,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   // One map for the life of the core, refilled in place by setUsers, so every part sees a reload.
   const users = new Map<string, User>()
   const fillUsers = (list: readonly UserOptions[]) => {
+    ports.verifier.useHashes?.(list.map((user) => user.password))
     users.clear()
     for (const user of list) {
       users.set(user.username, {

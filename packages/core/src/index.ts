@@ -7,6 +7,7 @@ export {
   type LoginQueueLoad,
   type LoginQueueOptions,
 } from './auth/login-queue.js'
+export { createMachineSecret, isSecretDigest, secretDigest } from './auth/machine-secret.js'
 export { hasPermission, intersectPermissions, PERMISSION_WORD, toPermissionList } from './auth/permissions.js'
 export type {
   ClientError,

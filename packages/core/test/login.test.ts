@@ -55,3 +55,20 @@ describe('a right password whose attempt the throttle store fails to end', () =>
     expect(await stores.tokens.list(null)).toEqual([])
   })
 })
+
+describe("the verifier and the users' hashes", () => {
+  it("is told the users' hashes at the start and at each change of the users", async () => {
+    const { core, hasher } = createCoreWithDoubles({
+      stores: createMemoryStores(),
+      adminAuth: (hasher) => ({
+        users: [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }],
+      }),
+    })
+    expect(hasher.inUse).toEqual([['plain:pw']])
+    await core.setUsers([
+      { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
+      { username: 'editor', password: hasher.hash('ed'), permissions: 'read' },
+    ])
+    expect(hasher.inUse).toEqual([['plain:pw'], ['plain:pw', 'plain:ed']])
+  })
+})

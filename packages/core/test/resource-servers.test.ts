@@ -1,12 +1,23 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { webDigest } from '@flowadmin/core'
-import { createEventRecorder, createFixedClock, createPlainHasher } from '@flowadmin/testkit'
+import {
+  createEventRecorder,
+  createFixedClock,
+  createPlainHasher,
+  createSeededRandom,
+} from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { createLoginQueue } from '../src/auth/login-queue.js'
+import {
+  createMachineSecret,
+  equalInConstantTime,
+  isSecretDigest,
+  secretDigest,
+} from '../src/auth/machine-secret.js'
 import { createResourceServers } from '../src/auth/resource-servers.js'
 import { createThrottle, DEFAULT_THROTTLE } from '../src/auth/throttle.js'
 
-function setup() {
+function setup(secret?: string) {
   const clock = createFixedClock()
   const hasher = createPlainHasher()
   const events = createEventRecorder()
@@ -14,7 +25,7 @@ function setup() {
   const queue = createLoginQueue({ concurrency: 1, maxWaiting: 8, maxWaitingKnown: 8, retryAfter: 1 })
   const servers = createResourceServers(
     { verifier: hasher, queue, throttle, digest: webDigest, events, clock },
-    [{ id: 'fleet', secret: hasher.hash('s3cret') }],
+    [{ id: 'fleet', secret: secret ?? hasher.hash('s3cret') }],
   )
   return { clock, hasher, events, servers, throttle }
 }
@@ -56,18 +67,42 @@ describe('resource servers', () => {
     ])
   })
 
-  it('throttle guessing like logins: after five failures from one address the secret is not even checked', async () => {
+  it('never throttle the right secret: five wrong ones from its address after a start do not lock it out', async () => {
     const { hasher, events, servers } = setup()
     for (let i = 0; i < DEFAULT_THROTTLE.maxFailuresPerUser; i++) {
       await servers.authenticate('fleet', `guess ${i}`, '10.0.0.9')
     }
-    const verifications = hasher.verified.length
-    const throttled = await servers.authenticate('fleet', 's3cret', '10.0.0.9')
-    expect(throttled).toMatchObject({ ok: false, error: { code: 'throttled' } })
-    expect(hasher.verified).toHaveLength(verifications)
+    // Wrong secrets from that address are throttled from now on, each still checked: it may be right.
+    expect(await servers.authenticate('fleet', 'guess 9', '10.0.0.9')).toMatchObject({
+      ok: false,
+      error: { code: 'throttled', retryAfter: expect.any(Number) },
+    })
     expect(events.ofType('client.throttled')).toHaveLength(1)
-    // Another address is not locked out.
-    expect((await servers.authenticate('fleet', 's3cret', '10.0.0.10')).ok).toBe(true)
+    expect(await servers.authenticate('fleet', 's3cret', '10.0.0.9')).toEqual({
+      ok: true,
+      value: { id: 'fleet' },
+    })
+    expect(events.ofType('client.authenticated')).toHaveLength(1)
+    // The same wrong secret again costs no verification while throttled.
+    const verifications = hasher.verified.length
+    expect(await servers.authenticate('fleet', 'guess 9', '10.0.0.9')).toMatchObject({
+      ok: false,
+      error: { code: 'throttled' },
+    })
+    expect(hasher.verified).toHaveLength(verifications)
+  })
+
+  it('throttle an unknown id like a wrong secret, without a verification once throttled', async () => {
+    const { hasher, servers } = setup()
+    for (let i = 0; i < DEFAULT_THROTTLE.maxFailuresPerUser; i++) {
+      await servers.authenticate('nobody', `guess ${i}`, '10.0.0.9')
+    }
+    const verifications = hasher.verified.length
+    expect(await servers.authenticate('nobody', 'guess', '10.0.0.9')).toMatchObject({
+      ok: false,
+      error: { code: 'throttled' },
+    })
+    expect(hasher.verified).toHaveLength(verifications)
   })
 
   it('forget every verified secret and removed servers when set again (a reload)', async () => {
@@ -111,5 +146,100 @@ describe('resource servers', () => {
     })
     reload = () => {}
     expect((await servers.authenticate('fleet', 'rotated', '10.0.0.1')).ok).toBe(true)
+  })
+})
+
+describe('resource servers with a machine secret (its digest in the settings)', () => {
+  const digestOf = (secret: string) => secretDigest(webDigest, secret)
+
+  it('accept the right secret for one hash and no verification, audited once after a start', async () => {
+    const { hasher, events, servers } = setup(await digestOf('machine-secret'))
+    for (const address of ['10.0.0.1', '10.0.0.2', '10.0.0.1']) {
+      expect(await servers.authenticate('fleet', 'machine-secret', address)).toEqual({
+        ok: true,
+        value: { id: 'fleet' },
+      })
+    }
+    expect(hasher.verified).toEqual([])
+    expect(events.ofType('client.authenticated')).toHaveLength(1)
+  })
+
+  it('refuse a wrong secret and an unknown id without a verification, audit them, throttle them, and never the right one', async () => {
+    const { hasher, events, servers } = setup(await digestOf('machine-secret'))
+    expect(await servers.authenticate('fleet', 'machine-secreT', '10.0.0.9')).toEqual({
+      ok: false,
+      error: { code: 'invalid_client' },
+    })
+    expect(await servers.authenticate('nobody', 'machine-secret', '10.0.0.9')).toEqual({
+      ok: false,
+      error: { code: 'invalid_client' },
+    })
+    expect(events.ofType('client.failed')).toHaveLength(2)
+    for (let i = 1; i < DEFAULT_THROTTLE.maxFailuresPerUser; i++) {
+      await servers.authenticate('fleet', `guess ${i}`, '10.0.0.9')
+    }
+    expect(await servers.authenticate('fleet', 'guess', '10.0.0.9')).toMatchObject({
+      ok: false,
+      error: { code: 'throttled' },
+    })
+    expect(events.ofType('client.throttled')).toHaveLength(1)
+    expect(await servers.authenticate('fleet', 'machine-secret', '10.0.0.9')).toEqual({
+      ok: true,
+      value: { id: 'fleet' },
+    })
+    expect(hasher.verified).toEqual([])
+  })
+
+  it('let an unknown id cost a verification while another server still has a hashed secret', async () => {
+    const { hasher, servers } = setup(await digestOf('machine-secret'))
+    servers.set([
+      { id: 'fleet', secret: await digestOf('machine-secret') },
+      { id: 'legacy', secret: hasher.hash('old') },
+    ])
+    expect((await servers.authenticate('nobody', 'x', '10.0.0.1')).ok).toBe(false)
+    expect(hasher.verified).toEqual([hasher.dummyHash])
+  })
+
+  it('swap secrets on a reload: the old one refused, the new one accepted, hashed or digest', async () => {
+    const { hasher, servers } = setup()
+    expect((await servers.authenticate('fleet', 's3cret', '10.0.0.1')).ok).toBe(true)
+    servers.set([{ id: 'fleet', secret: await digestOf('machine-secret') }])
+    expect((await servers.authenticate('fleet', 's3cret', '10.0.0.1')).ok).toBe(false)
+    expect((await servers.authenticate('fleet', 'machine-secret', '10.0.0.1')).ok).toBe(true)
+    servers.set([{ id: 'fleet', secret: await digestOf('rotated') }])
+    expect((await servers.authenticate('fleet', 'machine-secret', '10.0.0.1')).ok).toBe(false)
+    expect((await servers.authenticate('fleet', 'rotated', '10.0.0.1')).ok).toBe(true)
+    servers.set([{ id: 'fleet', secret: hasher.hash('s3cret') }])
+    expect((await servers.authenticate('fleet', 'rotated', '10.0.0.1')).ok).toBe(false)
+    expect((await servers.authenticate('fleet', 's3cret', '10.0.0.1')).ok).toBe(true)
+  })
+})
+
+describe('machine secrets', () => {
+  it('are 43 base64url characters of 32 random bytes, with their digest as the settings hold it', async () => {
+    const random = createSeededRandom(3)
+    const one = await createMachineSecret(random, webDigest)
+    const two = await createMachineSecret(random, webDigest)
+    expect(one.secret).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(two.secret).not.toBe(one.secret)
+    expect(one.digest).toBe(`sha256:${await webDigest.sha256(one.secret)}`)
+    expect(isSecretDigest(one.digest)).toBe(true)
+    for (const text of [
+      'sha256:',
+      `sha256:${'A'.repeat(64)}`,
+      `sha256:${'0'.repeat(63)}`,
+      `sha512:${'0'.repeat(64)}`,
+      '$argon2id$v=19',
+    ])
+      expect(isSecretDigest(text)).toBe(false)
+  })
+
+  it('are compared whole: equal texts only, whatever the lengths', () => {
+    expect(equalInConstantTime('abc', 'abc')).toBe(true)
+    expect(equalInConstantTime('abc', 'abd')).toBe(false)
+    expect(equalInConstantTime('abc', 'ab')).toBe(false)
+    expect(equalInConstantTime('ab', 'abc')).toBe(false)
+    expect(equalInConstantTime('', 'a')).toBe(false)
+    expect(equalInConstantTime('', '')).toBe(true)
   })
 })

@@ -32,7 +32,7 @@ export {
 } from './adapters/modules-on-disk.js'
 export { RELOADED_SETTINGS, type ReloadOutcome } from './compose/reload.js'
 export {
-  bcryptWarnings,
+  hashWarnings,
   isLoopback,
   type RunningServer,
   type ServerOptions,

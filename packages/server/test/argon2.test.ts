@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
+import { costOf } from '../src/adapters/argon2.js'
 import { ARGON2_OPTIONS, createArgon2Verifier, hashPassword } from '../src/index.js'
 
 /** bcryptjs as Node-RED's editor API loads it: what `node-red admin hash-pw` hashes with. */
@@ -66,5 +67,27 @@ describe('argon2 verifier', () => {
       expect(await verifier.verify(hash, password), hash.slice(0, 4)).toBe(true)
       expect(await verifier.verify(hash, `${password}!`), hash.slice(0, 4)).toBe(false)
     }
+  })
+
+  it('tells what a hash costs by its algorithm and parameters, whatever their order', async () => {
+    expect(costOf(await hashPassword('x'))).toBe('argon2id m=19456,p=1,t=2')
+    expect(costOf('$argon2id$v=19$t=2,m=19456,p=1$c2FsdA$aGFzaA')).toBe('argon2id m=19456,p=1,t=2')
+    expect(costOf(nodeRedBcrypt().hashSync('x', 8))).toBe('bcrypt 08')
+    expect(costOf('$2y$12$.nkzJ0fZOHDhnyAfK9WCX.3iAmAbWBRaZEA1jbL1HV9duZqYAKpxC')).toBe('bcrypt 12')
+    expect(costOf('plain')).toBeNull()
+  })
+
+  it('still answers right and wrong for every user when argon2 and bcrypt users are mixed, the dummy matching nothing', async () => {
+    const verifier = await createArgon2Verifier()
+    const argon = await hashPassword('argon pw')
+    const bcrypt = nodeRedBcrypt().hashSync('bcrypt pw', 8)
+    verifier.useHashes?.([argon, bcrypt])
+    expect(await verifier.verify(argon, 'argon pw')).toBe(true)
+    expect(await verifier.verify(argon, 'bcrypt pw')).toBe(false)
+    expect(await verifier.verify(bcrypt, 'bcrypt pw')).toBe(true)
+    expect(await verifier.verify(bcrypt, 'argon pw')).toBe(false)
+    expect(await verifier.verify(verifier.dummyHash, 'argon pw')).toBe(false)
+    expect(await verifier.verify(verifier.dummyHash, 'bcrypt pw')).toBe(false)
+    expect(await verifier.verify('garbage', '')).toBe(false)
   })
 })

@@ -1,6 +1,7 @@
 // Help and usage of the built `flowadmin` command: each command explains itself (`<command>
 // --help`), the global help lists the commands, and a command that needs an action and gets none
 // is a usage error (exit 2) naming the actions there are.
+import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killAll, requireBuild, runCliToEnd } from './cli-process.js'
 
@@ -17,7 +18,7 @@ describe('flowadmin --help', () => {
     const global = await run('--help')
     expect(global).toMatchObject({ code: 0, stderr: '' })
     expect(global.stdout).toMatch(/^Usage: flowadmin <command> \[options\]\n/)
-    for (const command of ['start', 'hash-pw', 'tokens', 'migrate', 'modules']) {
+    for (const command of ['start', 'hash-pw', 'secret', 'tokens', 'migrate', 'modules']) {
       expect(global.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
     }
     expect(global.stdout).toContain('flowadmin <command> --help')
@@ -48,6 +49,7 @@ describe('flowadmin <command> --help', () => {
       [],
       /Exit codes: 0 success, 2 empty password or passwords that differ, 130 interrupted prompt/,
     ],
+    ['secret', ['--id ID'], /Exit codes: 0 success, 2 usage error/],
     [
       'migrate',
       ['--settings FILE', '--user-dir DIR'],
@@ -151,8 +153,17 @@ describe('a command without its action', () => {
       code: 2,
       stdout: '',
       stderr:
-        'flowadmin: a command is needed: start, hash-pw, tokens, migrate, modules or import-node-red\n' +
+        'flowadmin: a command is needed: start, hash-pw, secret, tokens, migrate, modules or import-node-red\n' +
         'flowadmin: Run "flowadmin --help" for usage.\n',
     })
+  })
+})
+
+describe('docs/cli.md', () => {
+  it('shows the help of flowadmin secret as the command prints it', async () => {
+    const docs = await readFile(new URL('../../../docs/cli.md', import.meta.url), 'utf8')
+    const { stdout } = await run('secret', '--help')
+    expect(docs).toContain(`\n\`\`\`\n${stdout}\`\`\`\n`)
+    expect(docs).toContain(`\n${stdout.split('\n')[0]?.replace('Usage: ', '')}\n`)
   })
 })

@@ -99,10 +99,8 @@ describe('flowadmin import-node-red', () => {
   it("tells how to add the Node-RED instances and prints each instance's settings.js lines", async () => {
     await writeSettingsJs(NODE_RED_SETTINGS)
     const { stderr } = await importSettings()
-    expect(stderr).toContain(`     printf '%s\\n' "$FLOWADMIN_SECRET" | flowadmin hash-pw`)
-    expect(stderr).toContain(
-      '     "resourceServers": [{ "id": "node-red", "secret": "<the hash from flowadmin hash-pw>" }]',
-    )
+    expect(stderr).toContain('     flowadmin secret --id node-red   # line 1: the secret')
+    expect(stderr).toContain('     "resourceServers": [<the entry from flowadmin secret>]')
     // The two exports of @flowadmin/node-red's README, sharing one options object, with the
     // anonymous access the instance had.
     expect(stderr).toContain(
@@ -320,15 +318,17 @@ describe('the settings printed, started', () => {
     const imported = await importSettings()
     expect(imported.code).toBe(0)
 
-    // Step 1 and 2 of the instructions: a secret, its hash by `flowadmin hash-pw`, and the
+    // Step 1 and 2 of the instructions: a secret and its entry by `flowadmin secret`, and the
     // resource server fragment printed, filled in.
-    const secret = 'a-secret-for-the-node-red-instances'
-    const hashed = runCli(['hash-pw'], { input: `${secret}\n` })
-    expect(await hashed.exited).toBe(0)
+    const command = /^ +flowadmin (secret [^#]*?) +#/m.exec(imported.stderr)?.[1]
+    expect(command).toBeDefined()
+    const made = runCli(command?.split(' ') ?? [])
+    expect(await made.exited).toBe(0)
+    const [secret, entry] = made.stdout.split('\n')
     const fragment = /^ +("resourceServers": .*)$/m.exec(imported.stderr)?.[1]
     expect(fragment).toBeDefined()
     const resourceServers = JSON.parse(
-      `{${fragment?.replace('<the hash from flowadmin hash-pw>', hashed.stdout.trim())}}`,
+      `{${fragment?.replace('<the entry from flowadmin secret>', entry ?? '')}}`,
     )
     const settings = JSON.parse(imported.stdout)
     Object.assign(settings.adminAuth, resourceServers)

@@ -2,10 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { bcryptWarnings, loadSettings, parseSettings, SettingsError } from '../src/index.js'
+import { hashWarnings, loadSettings, parseSettings, SettingsError } from '../src/index.js'
 import { parse, refusal } from './settings-parse.js'
 
 const HASH = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA'
+/** A machine secret's digest, as `flowadmin secret` prints it. */
+const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`
 const admin = { username: 'admin', password: HASH, permissions: '*' }
 /** The issue's example of single sign-on settings. */
 const OIDC = {
@@ -252,7 +254,23 @@ describe('parseSettings', () => {
           resourceServers: [{ id: 'fleet', secret: 'plain' }],
         },
       },
-      'settings.json: adminAuth.resourceServers[0].secret: must be the argon2 hash of its secret made by `flowadmin hash-pw`',
+      'settings.json: adminAuth.resourceServers[0].secret: must be the digest that `flowadmin secret` prints (sha256:…), not the secret itself',
+    ],
+    [
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [admin],
+          resourceServers: [{ id: 'fleet', secret: `sha256:${'A'.repeat(64)}` }],
+        },
+      },
+      'settings.json: adminAuth.resourceServers[0].secret: is not a whole digest: sha256: then 64 lowercase hex digits, as `flowadmin secret` prints it',
+    ],
+    [
+      {
+        adminAuth: { type: 'credentials', users: [admin], resourceServers: [{ id: 'fleet', secret: 5 }] },
+      },
+      'settings.json: adminAuth.resourceServers[0].secret: must be a string: the digest that `flowadmin secret` prints (sha256:…)',
     ],
     [
       {
@@ -532,7 +550,7 @@ describe('loadSettings', () => {
     )
   })
 
-  it("takes Node-RED's bcrypt hashes, *.read and *.write, and resource servers", () => {
+  it("takes Node-RED's bcrypt hashes, *.read and *.write, and resource servers with a machine secret's digest or a password hash", () => {
     const bcrypt = '$2b$08$.nkzJ0fZOHDhnyAfK9WCX.3iAmAbWBRaZEA1jbL1HV9duZqYAKpxC'
     const settings = parseSettings(
       {
@@ -542,7 +560,11 @@ describe('loadSettings', () => {
             { username: 'alice', password: bcrypt, permissions: ['*.read', 'flows.write'] },
             { username: 'bob', password: bcrypt.replace('$2b$', '$2y$'), permissions: '*.write' },
           ],
-          resourceServers: [{ id: 'fleet', secret: HASH }],
+          resourceServers: [
+            { id: 'fleet', secret: HASH },
+            { id: 'edge', secret: DIGEST },
+            { id: 'old', secret: bcrypt },
+          ],
         },
       },
       'settings.json',
@@ -552,10 +574,16 @@ describe('loadSettings', () => {
       ['*.read', 'flows.write'],
       '*.write',
     ])
-    expect(settings.adminAuth?.resourceServers).toEqual([{ id: 'fleet', secret: HASH }])
-    expect(bcryptWarnings(settings)).toEqual([
+    expect(settings.adminAuth?.resourceServers).toEqual([
+      { id: 'fleet', secret: HASH },
+      { id: 'edge', secret: DIGEST },
+      { id: 'old', secret: bcrypt },
+    ])
+    expect(hashWarnings(settings)).toEqual([
       'user alice: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from `flowadmin hash-pw`',
       'user bob: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from `flowadmin hash-pw`',
+      'resource server fleet: the secret is a password hash; it is accepted, but replace it with a machine secret: `flowadmin secret` prints one and its digest for the settings',
+      'resource server old: the secret is a password hash; it is accepted, but replace it with a machine secret: `flowadmin secret` prints one and its digest for the settings',
     ])
   })
 

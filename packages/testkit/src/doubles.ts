@@ -71,6 +71,7 @@ export function createSeededRandom(seed = 1): RandomSource {
  */
 export function createPlainHasher() {
   const verified: string[] = []
+  const inUse: string[][] = []
   return {
     dummyHash: 'plain:\u0000dummy\u0000',
     hash: (password: string) => `plain:${password}`,
@@ -78,8 +79,13 @@ export function createPlainHasher() {
       verified.push(hash)
       return hash === `plain:${password}`
     },
+    useHashes(hashes: readonly string[]) {
+      inUse.push([...hashes])
+    },
     /** The hashes verified so far, in order. */
     verified,
+    /** The users' hashes the core gave, each time it gave them. */
+    inUse,
   } satisfies PasswordVerifier & Record<string, unknown>
 }
 export type PlainHasher = ReturnType<typeof createPlainHasher>

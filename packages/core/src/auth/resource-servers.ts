@@ -2,16 +2,20 @@ import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { AttemptOutcome, Clock, Digest, EventSink, PasswordVerifier } from '../ports/index.js'
 import { addressScope } from './address-scope.js'
 import type { LoginQueue } from './login-queue.js'
+import { equalInConstantTime, isSecretDigest } from './machine-secret.js'
 import type { Throttle } from './throttle.js'
 
 /**
  * A resource server: a program that asks flowadmin about the tokens its callers present (a
- * Node-RED instance through `@flowadmin/node-red`), authenticated by its id and a secret whose
- * hash is in the settings (`adminAuth.resourceServers`).
+ * Node-RED instance through `@flowadmin/node-red`), authenticated by its id and a machine secret
+ * whose digest is in the settings (`adminAuth.resourceServers`).
  */
 export interface ResourceServerOptions {
   id: string
-  /** A hash the password verifier understands (`flowadmin hash-pw`), never the secret itself. */
+  /**
+   * The secret's digest, `sha256:<hex>` (`flowadmin secret`), or, from before machine secrets, a
+   * hash the password verifier understands (`flowadmin hash-pw`); never the secret itself.
+   */
   secret: string
   /**
    * Where `GET /auth/authorize` may send a person back with an authorization code (a Node-RED
@@ -40,6 +44,9 @@ export interface ResourceServerActivity {
 /** Seconds a call shed because too many attempts of its key are in flight is told to wait. */
 const BUSY_RETRY_AFTER = 1
 
+/** Wrong secrets remembered per server while throttled, so one repeated costs no verification. */
+const MAX_REJECTED = 32
+
 /**
  * The address a resource server's attempts count under: the client's own, in a namespace of its
  * own, so the wrong passwords of users logging in through that client (from the same address) and
@@ -55,7 +62,7 @@ const throttleName = (id: string) => `\u0000resource-server\u0000${id}`
 
 export interface ResourceServerDeps {
   verifier: PasswordVerifier
-  /** The login queue: a secret costs one password verification, and waits its turn like a login. */
+  /** The login queue: a hashed secret costs one password verification, and waits its turn like a login. */
   queue: LoginQueue
   throttle: Throttle
   digest: Digest
@@ -63,54 +70,98 @@ export interface ResourceServerDeps {
   clock: Clock
 }
 
+/** A configured server and the hex SHA-256 of its secret when the settings hold that digest. */
+interface Configured {
+  options: ResourceServerOptions
+  digest: string | null
+}
+
 /**
- * Authenticates resource servers (RFC 6749 §2.3.1, HTTP Basic). The first call with a secret
- * costs one verification, throttled and audited like a login; once a secret is verified, its
- * SHA-256 is kept in memory until the servers are set again (a reload), so later calls with it
- * cost one hash: a fleet asks about every request.
+ * Authenticates resource servers (RFC 6749 §2.3.1, HTTP Basic). Their secrets are machine
+ * secrets: the right one is never throttled. A secret whose digest is configured costs one
+ * SHA-256, compared in constant time. A secret configured as a password hash (argon2 or bcrypt,
+ * from before machine secrets) costs one verification the first time; once verified, its SHA-256
+ * is kept in memory until the servers are set again (a reload), so later calls cost one hash: a
+ * fleet asks about every request. Wrong secrets and unknown ids are counted and throttled like
+ * logins (and audited), under keys of their own; a throttled call whose hashed secret is not
+ * verified yet is verified all the same, since it may be the right one.
  */
 export function createResourceServers(
   deps: ResourceServerDeps,
   configured: readonly ResourceServerOptions[],
 ) {
   const { verifier, queue, throttle, digest, events, clock } = deps
-  let servers = new Map<string, ResourceServerOptions>()
-  /** SHA-256 of the secret verified for each id; cleared whenever the servers are set. */
+  let servers = new Map<string, Configured>()
+  /** Whether any secret is a password hash: unknown ids then cost a verification, like those. */
+  let hashed = false
+  /** SHA-256 of the secret accepted for each id; cleared whenever the servers are set. */
   let verified = new Map<string, string>()
+  /** SHA-256 of hashed secrets found wrong, per id (at most MAX_REJECTED); cleared likewise. */
+  let rejected = new Map<string, Set<string>>()
   const lastCall = new Map<string, number>()
 
   const set = (list: readonly ResourceServerOptions[]) => {
-    servers = new Map(list.map((server) => [server.id, server]))
+    servers = new Map(
+      list.map((options) => [
+        options.id,
+        { options, digest: isSecretDigest(options.secret) ? options.secret.slice('sha256:'.length) : null },
+      ]),
+    )
+    hashed = [...servers.values()].some((server) => server.digest === null)
     verified = new Map()
+    rejected = new Map()
     for (const id of lastCall.keys()) if (!servers.has(id)) lastCall.delete(id)
   }
   set(configured)
 
-  /** One verification, whatever the id, unless the login queue is full. */
+  const actorOf = (id: string, address: string) => ({ username: null, clientId: id, address })
+
+  /** Accepts `id`: audited the first time after a start or reload, remembered as its last call. */
+  const accept = (id: string, presented: string, address: string): Result<AuthenticatedClient, never> => {
+    if (!verified.has(id)) {
+      verified.set(id, presented)
+      events.emit({ type: 'client.authenticated', at: clock.now(), ...actorOf(id, address) })
+    }
+    lastCall.set(id, clock.now())
+    return ok({ id })
+  }
+
+  /**
+   * One password verification of a hashed secret (or of the dummy hash, for an unknown id), unless
+   * the login queue is full: true when it is the configured server's secret and no reload replaced
+   * it meanwhile.
+   */
   async function verify(
     id: string,
     secret: string,
     address: string,
-    known: boolean,
-  ): Promise<Result<AuthenticatedClient, ClientError>> {
+    lane: 'known' | 'general',
+  ): Promise<Result<boolean, ClientError>> {
     const server = servers.get(id)
-    const verification = queue.run(known ? 'known' : 'general', () =>
-      verifier.verify(server?.secret ?? verifier.dummyHash, secret),
+    const verification = queue.run(lane, () =>
+      verifier.verify(server?.options.secret ?? verifier.dummyHash, secret),
     )
-    const actor = { username: null, clientId: id, address }
     if (verification === null) {
-      events.emit({ type: 'client.shed', at: clock.now(), retryAfter: BUSY_RETRY_AFTER, ...actor })
+      events.emit({
+        type: 'client.shed',
+        at: clock.now(),
+        retryAfter: BUSY_RETRY_AFTER,
+        ...actorOf(id, address),
+      })
       return err({ code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER })
     }
     // A reload while the secret was checked (servers set again) decides against the old secret.
-    if (!(await verification) || server === undefined || servers.get(id) !== server) {
-      events.emit({ type: 'client.failed', at: clock.now(), ...actor })
-      return err({ code: 'invalid_client' })
-    }
-    // Remembered under the secret it was verified for: a reload (set) forgets it.
-    verified.set(id, await digest.sha256(secret))
-    events.emit({ type: 'client.authenticated', at: clock.now(), ...actor })
-    return ok({ id })
+    const right = await verification
+    return ok(right && server !== undefined && servers.get(id) === server)
+  }
+
+  /** Remembers a hashed secret found wrong for the server still configured as `server`. */
+  const reject = (id: string, server: Configured | undefined, presented: string) => {
+    if (server === undefined || servers.get(id) !== server) return
+    const seen = rejected.get(id) ?? new Set<string>()
+    if (seen.size >= MAX_REJECTED) seen.clear()
+    seen.add(presented)
+    rejected.set(id, seen)
   }
 
   return {
@@ -123,34 +174,51 @@ export function createResourceServers(
       secret: string,
       address: string,
     ): Promise<Result<AuthenticatedClient, ClientError>> {
-      const known = verified.get(id)
-      // Checked again after the hash: a reload in between forgets the secret it was verified for.
-      if (known !== undefined && known === (await digest.sha256(secret)) && verified.get(id) === known) {
-        lastCall.set(id, clock.now())
-        return ok({ id })
+      const server = servers.get(id)
+      const presented = await digest.sha256(secret)
+      // The configured digest, or the hashed secret verified since the servers were set. Looked up
+      // after the hash: a reload in between forgets the secret verified for the old servers.
+      const expected = server?.digest ?? verified.get(id)
+      if (expected !== undefined && servers.get(id) === server && equalInConstantTime(expected, presented)) {
+        return accept(id, presented, address)
       }
+      const actor = actorOf(id, address)
       // Counted apart from the logins of the same address (a Node-RED instance's users reach
       // flowadmin from the instance's address): their wrong passwords never lock the instance out.
       const decision = await throttle.begin(throttleName(id), clientAddressKey(address))
-      if (decision.outcome === 'throttled') {
-        events.emit({
-          type: 'client.throttled',
-          at: clock.now(),
-          retryAfter: decision.retryAfter,
-          username: null,
-          clientId: id,
-          address,
-        })
-        return err({ code: 'throttled', retryAfter: decision.retryAfter })
+      if (decision.outcome !== 'proceed') {
+        const refusal: ClientError =
+          decision.outcome === 'throttled'
+            ? { code: 'throttled', retryAfter: decision.retryAfter }
+            : { code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER }
+        // A hashed secret not verified yet may be the right one: others' wrong guesses must not
+        // lock it out. Verified in the general lane, bounded by the login queue like any login.
+        if (server !== undefined && server.digest === null && !rejected.get(id)?.has(presented)) {
+          const result = await verify(id, secret, address, 'general')
+          if (!result.ok) return result
+          if (result.value) return accept(id, presented, address)
+          reject(id, server, presented)
+        }
+        if (refusal.code === 'throttled')
+          events.emit({ type: 'client.throttled', at: clock.now(), retryAfter: refusal.retryAfter, ...actor })
+        return err(refusal)
       }
-      if (decision.outcome === 'busy')
-        return err({ code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER })
       let outcome: AttemptOutcome = 'abandoned'
       try {
-        const result = await verify(id, secret, address, decision.known)
-        outcome = result.ok ? 'succeeded' : result.error.code === 'invalid_client' ? 'failed' : 'abandoned'
-        if (result.ok) lastCall.set(id, clock.now())
-        return result
+        // A configured digest was compared above: what reaches here is wrong. An unknown id costs
+        // what a wrong secret of a configured one costs (a verification while any is hashed).
+        let result: Result<boolean, ClientError> = ok(false)
+        if (server === undefined ? hashed : server.digest === null)
+          result = await verify(id, secret, address, decision.known ? 'known' : 'general')
+        if (!result.ok) return result
+        if (result.value) {
+          outcome = 'succeeded'
+          return accept(id, presented, address)
+        }
+        outcome = 'failed'
+        if (server?.digest === null) reject(id, server, presented)
+        events.emit({ type: 'client.failed', at: clock.now(), ...actor })
+        return err({ code: 'invalid_client' })
       } finally {
         await throttle.finish(decision.attempt, outcome)
       }
@@ -161,7 +229,7 @@ export function createResourceServers(
      * character for character (RFC 6749 §3.1.2.3; no prefix, pattern or normalisation).
      */
     redirects(id: string, redirectUri: string): boolean {
-      return servers.get(id)?.redirectUris?.includes(redirectUri) ?? false
+      return servers.get(id)?.options.redirectUris?.includes(redirectUri) ?? false
     },
 
     /** Every configured server with its last call in this process, by id. */

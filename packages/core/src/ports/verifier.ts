@@ -8,4 +8,11 @@ export interface PasswordVerifier {
    * known ones.
    */
   readonly dummyHash: string
+  /**
+   * Optional: the configured users' password hashes, given at start and at every change of the
+   * users. A verifier whose kinds of hash cost different times (argon2, bcrypt of some cost) uses
+   * them to make every verification, the dummy hash's too, cost alike, so that the time of a
+   * failure never tells whether the user exists.
+   */
+  useHashes?(hashes: readonly string[]): void
 }

@@ -57,23 +57,88 @@ function randomDummyHash(): string {
 export const DEFAULT_VERIFY_CONCURRENCY = Math.max(1, availableParallelism() - 1)
 
 /**
- * The password verifier over argon2. Its dummy hash is random, fresh for each verifier, so no
- * password matches it and unknown users cost one real verification. Hashing runs on libuv's
- * thread pool, off the event loop. Creating one changes nothing process-wide: the `flowadmin`
- * command lowers the priority of those threads itself (process-tuning.ts).
+ * What verifying a hash costs, as a key: its algorithm and parameters (`argon2id m=19456,p=1,t=2`,
+ * `bcrypt 08`), or null for a hash that is neither.
+ */
+export function costOf(hash: string): string | null {
+  const bcrypt = /^\$2[aby]\$(\d\d)\$/.exec(hash)
+  if (bcrypt !== null) return `bcrypt ${bcrypt[1]}`
+  const argon = /^\$(argon2(?:id|i|d))\$v=\d+\$([^$]+)\$/.exec(hash)
+  return argon === null ? null : `${argon[1]} ${(argon[2] as string).split(',').sort().join(',')}`
+}
+
+/** Random bytes as bcrypt's own base64 (`./A-Za-z0-9`), for a password nobody knows. */
+const randomPassword = () => randomBytes(32).toString('base64')
+
+/**
+ * A hash of the same cost as `hash` that no password matches: random salt and hash bytes under the
+ * same argon2 parameters, or a bcrypt hash of a random password at the same cost (made once).
+ */
+async function dummyLike(hash: string): Promise<string> {
+  if (isBcrypt(hash)) {
+    const cost = Number(hash.slice(4, 6))
+    return (await loadBcrypt()).hash(randomPassword(), { cost })
+  }
+  const [, type, version, parameters] = hash.split('$')
+  return `$${type}$${version}$${parameters}$${phcBase64(randomBytes(16))}$${phcBase64(randomBytes(32))}`
+}
+
+/**
+ * The password verifier over argon2 (and the bcrypt hashes of Node-RED settings). Its dummy hash is
+ * random, fresh for each verifier, so no password matches it and unknown users cost one real
+ * verification. Hashing runs on libuv's thread pool, off the event loop. Creating one changes
+ * nothing process-wide: the `flowadmin` command lowers the priority of those threads itself
+ * (process-tuning.ts).
+ *
+ * Users whose hashes cost different times (argon2 users beside bcrypt users from Node-RED, whose
+ * check takes about half as long) would let the time of a failure tell an existing user from an
+ * unknown one. So once the users' hashes are known (`useHashes`) and they are of more than one cost,
+ * or of a cost other than the dummy's, every verification costs one of each: the hash itself plus a
+ * dummy of every other cost, and the dummy hash one dummy of each.
  */
 export async function createArgon2Verifier(): Promise<PasswordVerifier> {
+  const dummyHash = randomDummyHash()
+  /** A dummy of each cost among the users' hashes, by cost; made at most once per cost. */
+  let dummies = new Map<string, Promise<string | null>>()
+  let previous = dummies
+
+  const verifyOne = async (hash: string, password: string): Promise<boolean> => {
+    try {
+      // Both hash on libuv's thread pool, off the event loop.
+      if (isBcrypt(hash)) return await (await loadBcrypt()).verify(password, hash)
+      return await (await loadArgon2()).verify(hash, password)
+    } catch {
+      // A malformed or unsupported hash matches no password.
+      return false
+    }
+  }
+
   return {
-    dummyHash: randomDummyHash(),
-    async verify(hash, password) {
-      try {
-        // Both hash on libuv's thread pool, off the event loop.
-        if (isBcrypt(hash)) return await (await loadBcrypt()).verify(password, hash)
-        return await (await loadArgon2()).verify(hash, password)
-      } catch {
-        // A malformed or unsupported hash matches no password.
-        return false
+    dummyHash,
+    useHashes(hashes) {
+      const next = new Map<string, Promise<string | null>>()
+      for (const hash of hashes) {
+        const cost = costOf(hash)
+        if (cost === null || next.has(cost)) continue
+        // A dummy made for the users before is kept: a bcrypt one cost a hash to make.
+        next.set(cost, previous.get(cost) ?? dummyLike(hash).catch(() => null))
       }
+      // The dummy hash alone, as before, when every user's hash costs what it costs.
+      const own = costOf(dummyHash) as string
+      dummies = next.size === 1 && next.has(own) ? new Map() : next
+      previous = next
+    },
+    async verify(hash, password) {
+      const kinds = [...dummies.entries()]
+      if (kinds.length === 0) return verifyOne(hash, password)
+      const cost = hash === dummyHash ? null : costOf(hash)
+      const matched = cost === null ? false : await verifyOne(hash, password)
+      for (const [kind, dummy] of kinds) {
+        if (kind === cost) continue
+        const made = await dummy
+        if (made !== null) await verifyOne(made, password)
+      }
+      return matched
     },
   }
 }

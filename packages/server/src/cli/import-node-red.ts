@@ -4,6 +4,7 @@ import { messageOf } from '@flowadmin/core'
 import { evaluateInChild } from '../config/child-eval.js'
 import { isBcryptHash, parseSettings } from '../config/settings.js'
 import { SettingsError } from '../errors.js'
+import { DEFAULT_RESOURCE_SERVER_ID } from './secret.js'
 import { type CommandSpec, HELP_OPTION, helpOf, parseCommand, UsageError } from './usage.js'
 
 export const IMPORT_NODE_RED = {
@@ -281,10 +282,10 @@ function validate(settings: { adminAuth: Conversion['adminAuth'] }, file: string
 }
 
 /** The id of the Node-RED instances as a resource server of flowadmin, in the lines printed. */
-const CLIENT_ID = 'node-red'
+const CLIENT_ID = DEFAULT_RESOURCE_SERVER_ID
 
 /**
- * What to do next, for standard error: a secret for the instances and its hash, the resource
+ * What to do next, for standard error: a secret for the instances and its digest, the resource
  * server to add to the printed settings, and each instance's settings.js lines, as the README of
  * @flowadmin/node-red gives them (with the instance's anonymous access and middleware kept).
  */
@@ -305,17 +306,13 @@ function nextSteps(file: string, anonymous: unknown, middleware: boolean): strin
   return `
 Next, for each Node-RED instance (3.0 or later) to log in at flowadmin with @flowadmin/node-red:
 
-1. Make a secret for the instances, and its hash for flowadmin:
+1. Make a secret for the instances, and the resource server's entry with its digest for flowadmin:
 
-${indent([
-  `FLOWADMIN_SECRET=$(node -e "console.log(require('crypto').randomBytes(32).toString('hex'))")`,
-  'echo "$FLOWADMIN_SECRET"                                # for the instances: keep it secret',
-  'printf \'%s\\n\' "$FLOWADMIN_SECRET" | flowadmin hash-pw   # its hash, for flowadmin',
-])}
+${indent([`flowadmin secret --id ${CLIENT_ID}   # line 1: the secret, for the instances (keep it secret); line 2: the entry`])}
 
-2. Add the instances to "adminAuth" in the flowadmin settings printed, with that hash:
+2. Add the instances to "adminAuth" in the flowadmin settings printed, with that entry:
 
-${indent([`"resourceServers": [{ "id": "${CLIENT_ID}", "secret": "<the hash from flowadmin hash-pw>" }]`])}
+${indent([`"resourceServers": [<the entry from flowadmin secret>]`])}
 
 3. In each instance's userDir: npm install @flowadmin/node-red; give the instance the secret in
    the FLOWADMIN_SECRET environment variable; and in its settings.js, in place of its adminAuth:

@@ -11,6 +11,7 @@ import { IMPORT_NODE_RED, importNodeRedCommand } from './import-node-red.js'
 import { forgetModule } from './modules.js'
 import { readPassword } from './password-input.js'
 import { lowerHelperThreadPriority } from './process-tuning.js'
+import { SECRET, secretCommand } from './secret.js'
 import { TOKENS, tokensCommand } from './tokens.js'
 import {
   type CommandSpec,
@@ -84,7 +85,7 @@ const MODULES = {
   exitCodes: STORE_EXIT_CODES,
 } satisfies CommandSpec
 
-const COMMANDS: CommandSpec[] = [START, HASH_PW, TOKENS, MIGRATE, MODULES, IMPORT_NODE_RED]
+const COMMANDS: CommandSpec[] = [START, HASH_PW, SECRET, TOKENS, MIGRATE, MODULES, IMPORT_NODE_RED]
 
 /** The column the summaries of the list of commands start at: after the longest name. */
 const NAME_WIDTH = Math.max(...COMMANDS.map((command) => command.name.length))
@@ -283,6 +284,7 @@ export async function main(argv: string[]): Promise<void> {
     } else if (command === '-v' || command === '--version') process.stdout.write(`${VERSION}\n`)
     else if (command === 'start') await start(rest)
     else if (command === 'hash-pw') await hashPw(rest)
+    else if (command === 'secret') await secretCommand(rest)
     else if (command === 'tokens') await tokensCommand(rest)
     else if (command === 'migrate') await migrate(rest)
     else if (command === 'modules') await modules(rest)

@@ -78,6 +78,7 @@ export function sizeLoginQueue(
       }
       return {
         dummyHash: verifier.dummyHash,
+        ...(verifier.useHashes && { useHashes: (hashes) => verifier.useHashes?.(hashes) }),
         async verify(hash, password) {
           const started = clock.now()
           try {

@@ -2,7 +2,13 @@ import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { consolePaths, createConsole } from '@flowadmin/console'
-import { type Core, isStoreUnavailable, type LoginQueueBounds, messageOf } from '@flowadmin/core'
+import {
+  type Core,
+  isSecretDigest,
+  isStoreUnavailable,
+  type LoginQueueBounds,
+  messageOf,
+} from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { getPath } from 'hono/utils/url'
@@ -278,7 +284,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
     }
-    for (const line of bcryptWarnings(settings)) warn(line)
+    for (const line of hashWarnings(settings)) warn(line)
     let reloading: Promise<unknown> = Promise.resolve()
     const running: RunningServer = {
       url: `${origin(listener)}${settings.httpAdminRoot}`,
@@ -319,10 +325,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 }
 
 /**
- * One line for each user (and resource server) whose hash is bcrypt, as Node-RED's settings.js
- * holds it: it is verified, but argon2id is what flowadmin hashes with.
+ * One line for each user whose hash is bcrypt, as Node-RED's settings.js holds it (verified, but
+ * argon2id is what flowadmin hashes with), and for each resource server whose secret is a password
+ * hash rather than a machine secret's digest (verified, but each start or reload costs one
+ * verification, and a password-like secret could be guessed).
  */
-export function bcryptWarnings(settings: Settings): string[] {
+export function hashWarnings(settings: Settings): string[] {
   const auth = settings.adminAuth
   if (auth === null) return []
   return [
@@ -333,10 +341,10 @@ export function bcryptWarnings(settings: Settings): string[] {
           `user ${user.username}: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from \`flowadmin hash-pw\``,
       ),
     ...(auth.resourceServers ?? [])
-      .filter((server) => isBcryptHash(server.secret))
+      .filter((server) => !isSecretDigest(server.secret))
       .map(
         (server) =>
-          `resource server ${server.id}: the secret is a bcrypt hash; it is accepted, but replace it with an argon2id hash from \`flowadmin hash-pw\``,
+          `resource server ${server.id}: the secret is a password hash; it is accepted, but replace it with a machine secret: \`flowadmin secret\` prints one and its digest for the settings`,
       ),
   ]
 }

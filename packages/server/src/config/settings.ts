@@ -2,7 +2,13 @@ import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
-import { DEFAULT_API_TOKENS, FLOWADMIN_AUDIENCE, messageOf, PERMISSION_WORD } from '@flowadmin/core'
+import {
+  DEFAULT_API_TOKENS,
+  FLOWADMIN_AUDIENCE,
+  isSecretDigest,
+  messageOf,
+  PERMISSION_WORD,
+} from '@flowadmin/core'
 import bytes from 'bytes'
 import * as v from 'valibot'
 import { ruleProblem, urlProblem } from '../adapters/palette-policy.js'
@@ -234,13 +240,36 @@ const issueOf = (problem: (value: string) => string | null) =>
     if (message !== null) addIssue({ message })
   })
 
-const resourceServer = strictObject({
-  id: v.pipe(
-    text('a resource server id'),
-    v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it is sent in HTTP Basic)'),
-    v.check((id) => !id.includes(':'), 'must not contain ":" (HTTP Basic separates id and secret with it)'),
+/**
+ * A resource server's secret as the settings hold it: the digest of a machine secret from
+ * `flowadmin secret` (`sha256:` and 64 lowercase hex digits), or a password hash from before
+ * machine secrets (argon2 from `flowadmin hash-pw`, bcrypt from Node-RED), still accepted.
+ */
+const machineSecret = v.pipe(
+  v.string('must be a string: the digest that `flowadmin secret` prints (sha256:…)'),
+  v.check(
+    (secret) => isSecretDigest(secret) || secret.startsWith('$argon2') || BCRYPT.test(secret),
+    (issue) => {
+      const secret = issue.input as string
+      if (secret.startsWith('sha256:'))
+        return 'is not a whole digest: sha256: then 64 lowercase hex digits, as `flowadmin secret` prints it'
+      if (secret.startsWith('$2'))
+        return 'is not a whole bcrypt hash ($2a$, $2b$ or $2y$, a cost, then 53 characters)'
+      return 'must be the digest that `flowadmin secret` prints (sha256:…), not the secret itself'
+    },
   ),
-  secret: passwordHash('the argon2 hash of its secret'),
+)
+
+/** Why a resource server id is unusable, or null: it travels in HTTP Basic, before a ":". */
+export function resourceServerIdProblem(id: string): string | null {
+  if (!/^[\x21-\x7e]+$/.test(id)) return 'must be printable ASCII without spaces (it is sent in HTTP Basic)'
+  if (id.includes(':')) return 'must not contain ":" (HTTP Basic separates id and secret with it)'
+  return null
+}
+
+const resourceServer = strictObject({
+  id: v.pipe(text('a resource server id'), issueOf(resourceServerIdProblem)),
+  secret: machineSecret,
   redirectUris: v.optional(
     v.array(
       v.pipe(text('a redirect URI'), issueOf(redirectUriProblem)),

@@ -1,0 +1,125 @@
+// Resource servers' machine secrets with the built `flowadmin` command: `flowadmin secret` makes
+// one, a server started from those settings accepts it over a real socket, wrong secrets from the
+// resource server's own address never lock the right one out (a digest or an old argon2 hash),
+// and SIGHUP swaps secrets.
+import { createHash } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { hashPassword } from '../src/index.js'
+import { logEntries, runCliToEnd, startCli, useUserDir } from './cli-process.js'
+import { until } from './program-process.js'
+
+const dir = useUserDir('machine-secrets')
+
+/** `flowadmin secret [--id ID]`: the secret and the entry for the settings, as printed. */
+async function makeSecret(id?: string): Promise<{ secret: string; entry: { id: string; secret: string } }> {
+  const run = await runCliToEnd(['secret', ...(id === undefined ? [] : ['--id', id])])
+  expect(run).toMatchObject({ code: 0, stderr: '' })
+  const [secret, entry, ...rest] = run.stdout.split('\n')
+  expect(rest).toEqual([''])
+  return { secret: secret as string, entry: JSON.parse(entry as string) }
+}
+
+async function writeServers(resourceServers: unknown[]): Promise<void> {
+  const users = [{ username: 'admin', password: await hashPassword('admin-pw'), permissions: '*' }]
+  await writeFile(
+    dir.settingsFile,
+    JSON.stringify({ userDir: dir.userDir, adminAuth: { type: 'credentials', users, resourceServers } }),
+  )
+}
+
+/** Introspects a made-up token as `id`:`secret`: 200 {"active": false} when the client is accepted. */
+const introspect = (url: string, id: string, secret: string) =>
+  fetch(`${url}/auth/introspect`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` },
+    body: new URLSearchParams({ token: 'not-a-token' }),
+  })
+
+async function expectAccepted(url: string, id: string, secret: string): Promise<void> {
+  const res = await introspect(url, id, secret)
+  expect(res.status).toBe(200)
+  expect(await res.json()).toEqual({ active: false })
+}
+
+describe('flowadmin secret', () => {
+  it('prints a new random secret and the resource server entry holding only its SHA-256', async () => {
+    const one = await makeSecret('edge')
+    const two = await makeSecret()
+    expect(one.secret).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(two.secret).not.toBe(one.secret)
+    expect(one.entry).toEqual({
+      id: 'edge',
+      secret: `sha256:${createHash('sha256').update(one.secret).digest('hex')}`,
+    })
+    expect(two.entry.id).toBe('node-red')
+  })
+
+  it('refuses an id HTTP Basic cannot carry, printing no secret', async () => {
+    expect(await runCliToEnd(['secret', '--id', 'a:b'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'flowadmin: --id must not contain ":" (HTTP Basic separates id and secret with it)\n' +
+        'flowadmin: Run "flowadmin secret --help" for usage.\n',
+    })
+  })
+})
+
+describe('a resource server with a machine secret', () => {
+  it('is never locked out by wrong secrets from its own address, whether its secret is a digest or an argon2 hash', async () => {
+    const fleet = await makeSecret('fleet')
+    await writeServers([fleet.entry, { id: 'legacy', secret: await hashPassword('legacy-secret') }])
+    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    // An old hashed secret is accepted, with a warning to replace it.
+    expect(logEntries(run.stderr)).toContainEqual({
+      level: 'warn',
+      time: expect.any(String),
+      msg: 'resource server legacy: the secret is a password hash; it is accepted, but replace it with a machine secret: `flowadmin secret` prints one and its digest for the settings',
+    })
+
+    // Right after the start, before either server's first call, wrong secrets from 127.0.0.1.
+    for (const [id, right] of [
+      ['fleet', fleet.secret],
+      ['legacy', 'legacy-secret'],
+    ] as const) {
+      const statuses: number[] = []
+      for (let i = 0; i < 6; i++) statuses.push((await introspect(url, id, `wrong ${i}`)).status)
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+      await expectAccepted(url, id, right)
+      // Wrong ones stay refused after the right one.
+      expect((await introspect(url, id, 'wrong 0')).status).toBe(429)
+      await expectAccepted(url, id, right)
+    }
+    const events = run.stdout
+      .split('\n')
+      .filter((line) => line.includes('"event":"client.'))
+      .map((line) => JSON.parse(line) as { event: string; client: string })
+    expect(
+      events.filter((event) => event.event === 'client.authenticated').map((event) => event.client),
+    ).toEqual(['fleet', 'legacy'])
+  })
+
+  it('takes a new secret on SIGHUP: the old one is refused from the next call, the new one accepted', async () => {
+    const before = await makeSecret('fleet')
+    await writeServers([before.entry])
+    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    await expectAccepted(url, 'fleet', before.secret)
+
+    const after = await makeSecret('fleet')
+    await writeServers([after.entry])
+    run.child.kill('SIGHUP')
+    await until('the reload', () => (run.stderr.includes('settings reloaded') ? true : undefined))
+    expect((await introspect(url, 'fleet', before.secret)).status).toBe(401)
+    await expectAccepted(url, 'fleet', after.secret)
+
+    // And back to an argon2 hash: accepted, the digest's secret refused.
+    await writeServers([{ id: 'fleet', secret: await hashPassword('legacy-secret') }])
+    run.child.kill('SIGHUP')
+    await until('the second reload', () =>
+      run.stderr.split('settings reloaded').length > 2 ? true : undefined,
+    )
+    expect((await introspect(url, 'fleet', after.secret)).status).toBe(401)
+    await expectAccepted(url, 'fleet', 'legacy-secret')
+  })
+})
