@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, madeApart, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import {
   describe,
   formOrJson,
@@ -28,16 +28,17 @@ import { bindingOf, clearBinding } from './sso.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
 export const noStore = createMiddleware(async (c, next) => {
-  // Set before the handler answers, so an answer made with `c.json` carries them as it is made:
-  // set on it afterwards, they would make @hono/node-server rebuild it as a full Response (about
-  // three times the CPU of a request). An answer made as a Response of its own (an error) gets
-  // them added.
+  // Set before the handler answers, so an answer made through the context (`c.json`) carries them
+  // as it is made. Its headers are never read back: that builds a Headers object for every answer
+  // and makes @hono/node-server rebuild it as a full Response. Only an answer made as a Response of
+  // its own (errors.ts: an error, an empty answer), which has a Headers object already, gets them added.
   c.header('Cache-Control', 'no-store')
   c.header('Pragma', 'no-cache')
   await next()
-  if (!c.res.headers.has('Cache-Control')) {
-    c.res.headers.set('Cache-Control', 'no-store')
-    c.res.headers.set('Pragma', 'no-cache')
+  const answer = c.res
+  if (madeApart(answer)) {
+    answer.headers.set('Cache-Control', 'no-store')
+    answer.headers.set('Pragma', 'no-cache')
   }
 })
 
