@@ -1,3 +1,4 @@
+import type { IssuedToken } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import * as v from 'valibot'
@@ -83,6 +84,10 @@ const TokenResponse = v.strictObject({
   token_type: v.literal('Bearer'),
 })
 
+/** The token endpoint's 200 (RFC 6749 §5.1), whatever the grant: made through `c`, so it is never stored. */
+const tokenAnswer = (c: Context, issued: Pick<IssuedToken, 'accessToken' | 'expiresIn'>): Response =>
+  c.json({ access_token: issued.accessToken, expires_in: issued.expiresIn, token_type: 'Bearer' })
+
 /**
  * The one-time code of a single sign-on for a session: from the browser whose cookie started the
  * sign-in, once, within 30 s. The cookie is removed whatever the outcome.
@@ -108,11 +113,7 @@ async function exchangeCode(
     const answer = oauthError(400, 'invalid_grant', result.error.message)
     return c.json(answer.body, 400)
   }
-  return c.json({
-    access_token: result.value.accessToken,
-    expires_in: result.value.expiresIn,
-    token_type: 'Bearer',
-  })
+  return tokenAnswer(c, result.value)
 }
 
 /**
@@ -154,11 +155,7 @@ async function redeemCode(
     }
     return toResponse(errorAnswerOf(error))
   }
-  return c.json({
-    access_token: result.value.accessToken,
-    expires_in: result.value.expiresIn,
-    token_type: 'Bearer',
-  })
+  return tokenAnswer(c, result.value)
 }
 
 /**
@@ -284,11 +281,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
         ? await core.loginAsClient(basicCredentials(authorization), request, deps.clientAddress(c), agent)
         : await core.login(request, deps.clientAddress(c), agent)
       if (!result.ok) return toResponse(errorAnswerOf(result.error))
-      return c.json({
-        access_token: result.value.accessToken,
-        expires_in: result.value.expiresIn,
-        token_type: 'Bearer',
-      })
+      return tokenAnswer(c, result.value)
     },
   )
 
