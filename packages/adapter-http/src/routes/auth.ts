@@ -106,9 +106,7 @@ async function exchangeCode(
     return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: client_id'))
   const agent = describeUserAgent(c.req.header('user-agent'))
   const result = await deps.core.sso.exchange(bindingOf(c), code, clientId, deps.clientAddress(c), agent)
-  const secure =
-    new URL(c.req.url).protocol === 'https:' || (deps.ssoRedirectUri?.startsWith('https:') ?? false)
-  c.header('Set-Cookie', clearBinding(deps, secure))
+  c.header('Set-Cookie', clearBinding(c, deps))
   if (!result.ok) {
     const answer = oauthError(400, 'invalid_grant', result.error.message)
     return c.json(answer.body, 400)
