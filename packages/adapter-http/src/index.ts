@@ -3,6 +3,7 @@ export {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_UPLOAD_BYTES,
   type HttpAppOptions,
+  normaliseBasePath,
   type ResponseSample,
 } from './app.js'
 export { type CorsOptions, originProblem } from './cors.js'
