@@ -234,4 +234,20 @@ describe('POST /auth/introspect on the server', () => {
       await rm(userDir, { recursive: true, force: true })
     }
   })
+
+  it('is not there when authentication is off', async () => {
+    const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-introspection-'))
+    const server = await startServer({ port: 0, userDir, stdout: () => {}, logger: captureLog().logger })
+    try {
+      const answer = await introspect(server.url, {
+        headers: { 'content-type': FORM, authorization: FLEET },
+        body: 'token=t',
+      })
+      expect(answer.status).toBe(404)
+      expect(answer.body).toBe('')
+    } finally {
+      await server.close()
+      await rm(userDir, { recursive: true, force: true })
+    }
+  })
 })
