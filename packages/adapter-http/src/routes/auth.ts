@@ -31,17 +31,30 @@ import { bindingOf, clearBinding } from './sso.js'
 export const noStore = createMiddleware(async (c, next) => {
   // Set before the handler answers, so an answer made through the context (`c.json`) carries them
   // as it is made. Its headers are never read back: that builds a Headers object for every answer
-  // and makes @hono/node-server rebuild it as a full Response. Only an answer made as a Response of
-  // its own (errors.ts: an error, an empty answer), which has a Headers object already, gets them added.
+  // and makes @hono/node-server rebuild it as a full Response.
   c.header('Cache-Control', 'no-store')
   c.header('Pragma', 'no-cache')
   await next()
+  noStoreApart(c)
+})
+
+/**
+ * noStore for a route whose own answers carry these headers as they are made: only an answer made
+ * apart from the context (errors.ts, as the app's answer to a thrown error) gets them added.
+ */
+export const noStoreMadeApart = createMiddleware(async (c, next) => {
+  await next()
+  noStoreApart(c)
+})
+
+/** Adds the no-store headers to an answer made apart from the context, which has a Headers object already. */
+function noStoreApart(c: Context) {
   const answer = c.res
   if (madeApart(answer)) {
     answer.headers.set('Cache-Control', 'no-store')
     answer.headers.set('Pragma', 'no-cache')
   }
-})
+}
 
 /** The identity provider's sign-in button, as Node-RED announces a strategy's. */
 const StrategyButton = v.strictObject({

@@ -15,7 +15,7 @@ import {
   use,
 } from '../openapi.js'
 import { firstIssueMessage, IntrospectRequestSchema, NullableTime } from '../schemas.js'
-import { noStore } from './auth.js'
+import { noStoreMadeApart } from './auth.js'
 
 /**
  * The credentials of an HTTP Basic `Authorization` header (RFC 6749 §2.3.1: id and secret each
@@ -89,6 +89,17 @@ export function introspectionJson(answer: Introspection) {
     iat: seconds(answer.issuedAt),
     sub: answer.username,
   }
+}
+
+/**
+ * The headers of a 200 (RFC 7662 §2.2: never stored), as a plain record: an answer made with them
+ * is written as it is, without a Headers object (resource servers introspect for every request).
+ */
+const INTROSPECTION_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'application/json',
+  'Cache-Control': 'no-store',
+  Pragma: 'no-cache',
+  'X-Content-Type-Options': 'nosniff',
 }
 
 const BASIC_CHALLENGE = {
@@ -175,7 +186,7 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
         503: use('StorageUnavailable'),
       },
     }),
-    noStore,
+    noStoreMadeApart,
     async (c) => {
       // The client first: nothing about the request is looked at for an unauthenticated caller.
       const client = basicCredentials(c.req.header('authorization'))
@@ -187,7 +198,10 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
       const answer = await core.introspect(client, fields.output.token, deps.clientAddress(c))
       if (!answer.ok) return toResponse(errorAnswerOf(answer.error))
-      return c.json(introspectionJson(answer.value))
+      return new Response(JSON.stringify(introspectionJson(answer.value)), {
+        status: 200,
+        headers: INTROSPECTION_HEADERS,
+      })
     },
   )
 
