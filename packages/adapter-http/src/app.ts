@@ -66,8 +66,11 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024
 /** Default largest module upload: 20 MiB. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
-/** '', '/', '/admin', 'admin/' -> '', '', '/admin', '/admin'. */
-function normaliseBasePath(basePath: string): string {
+/**
+ * The API's root (`httpAdminRoot`) as every part of the service uses it: '' or a path with a
+ * leading slash and none at the end. '', '/', '/admin', 'admin/' -> '', '', '/admin', '/admin'.
+ */
+export function normaliseBasePath(basePath: string): string {
   const trimmed = basePath.replace(/\/+$/, '')
   if (trimmed === '') return ''
   return trimmed.startsWith('/') ? trimmed : `/${trimmed}`

@@ -178,56 +178,25 @@ function parseForm(text: string): Result<Record<string, unknown>, BodyProblem> {
  * an object (form fields are strings); shapes are validated by the caller. `env` is the Hono
  * context's: on @hono/node-server the body is read from Node's request itself.
  */
-export function readBody(
+export async function readBody(
   request: Request,
   limit: number,
   formats: readonly BodyFormat[],
   env?: unknown,
 ): Promise<Result<Record<string, unknown>, BodyProblem>> {
-  const incoming = nodeIncomingOf(env)
-  return parseBody(
-    request.headers.get('Content-Type'),
-    request.headers.get('Content-Length'),
-    formats,
-    limit,
-    () => (incoming === null ? readLimited(request, limit) : readIncoming(incoming, limit)),
-  )
-}
-
-/**
- * readBody from Node's request itself (an `IncomingMessage` nobody has read from), for a server
- * that answers some requests before any web Request exists.
- */
-export function readNodeBody(
-  incoming: unknown,
-  limit: number,
-  formats: readonly BodyFormat[],
-): Promise<Result<Record<string, unknown>, BodyProblem>> {
-  const request = nodeIncomingOf({ incoming })
-  if (request === null) throw new TypeError('not an unread Node request')
-  const header = (name: string) => {
-    const value = (incoming as { headers: Record<string, string | string[] | undefined> }).headers[name]
-    return typeof value === 'string' ? value : null
-  }
-  return parseBody(header('content-type'), header('content-length'), formats, limit, () =>
-    readIncoming(request, limit),
-  )
-}
-
-async function parseBody(
-  contentType: string | null,
-  contentLength: string | null,
-  formats: readonly BodyFormat[],
-  limit: number,
-  read: () => Promise<Uint8Array | null | 'incomplete'>,
-): Promise<Result<Record<string, unknown>, BodyProblem>> {
-  const mediaType = mediaTypeOf(contentType)
+  const mediaType = mediaTypeOf(request.headers.get('Content-Type'))
   const format = formats.find((candidate) => MEDIA_TYPES[candidate] === mediaType)
   if (format === undefined) {
     return invalid(`Content-Type must be ${formats.map((candidate) => MEDIA_TYPES[candidate]).join(' or ')}`)
   }
-  const declared = Number(contentLength ?? 0)
-  const bytes = Number.isFinite(declared) && declared > limit ? null : await read()
+  const declared = Number(request.headers.get('Content-Length') ?? 0)
+  const incoming = nodeIncomingOf(env)
+  const bytes =
+    Number.isFinite(declared) && declared > limit
+      ? null
+      : incoming === null
+        ? await readLimited(request, limit)
+        : await readIncoming(incoming, limit)
   if (bytes === null) return err({ problem: 'too_large', limit })
   if (bytes === 'incomplete') return invalid('Request body incomplete')
   let text: string

@@ -150,12 +150,29 @@ export function thrownAnswer(error: unknown): ErrorAnswer {
   return isStoreUnavailable(error) ? storageUnavailable(error.retryAfter) : UNEXPECTED_ERROR
 }
 
+/**
+ * The Responses made here, apart from a request's context: they do not carry the headers a
+ * middleware set on the context before the handler ran, so such a middleware adds its headers to
+ * these (whose headers are a Headers object already) and never reads those of the others (see
+ * `madeApart`).
+ */
+const APART = new WeakSet<Response>()
+
+/**
+ * True when `response` was made here (an error, an empty answer) rather than through the context,
+ * which gives its answers the headers set on it beforehand. Reading the headers of an answer made
+ * through the context would build a Headers object for it and make the server rebuild the answer.
+ */
+export const madeApart = (response: Response): boolean => APART.has(response)
+
 /** A response without a body; `Content-Length: 0` spares servers a chunked empty body. */
 export function emptyResponse(status: number, init?: Record<string, string>): Response {
   const headers = new Headers(init)
   headers.set('Content-Length', '0')
   headers.set('X-Content-Type-Options', 'nosniff')
-  return new Response(null, { status, headers })
+  const response = new Response(null, { status, headers })
+  APART.add(response)
+  return response
 }
 
 /** Turns an ErrorAnswer into a Response (JSON or empty). */
@@ -164,5 +181,7 @@ export function toResponse(answer: ErrorAnswer): Response {
   const headers = new Headers(answer.headers)
   headers.set('Content-Type', 'application/json')
   headers.set('X-Content-Type-Options', 'nosniff')
-  return new Response(JSON.stringify(answer.body), { status: answer.status, headers })
+  const response = new Response(JSON.stringify(answer.body), { status: answer.status, headers })
+  APART.add(response)
+  return response
 }

@@ -84,6 +84,38 @@ describe('the redirect URI and the sign-in cookie', () => {
     expect(w.redirectUris).toEqual(['https://flowadmin.example.com/auth/strategy/callback'])
     expect(res.headers.get('set-cookie')).toMatch(/; HttpOnly; SameSite=Lax; Secure$/)
   })
+
+  test('the cookie is removed after the exchange as it was set, Secure or not', async () => {
+    const cases = [
+      { origin: ORIGIN, ssoRedirectUri: undefined, secure: false },
+      { origin: 'https://flowadmin.example', ssoRedirectUri: undefined, secure: true },
+      // Behind a proxy that ends TLS: the request is http, the browser's redirect URI https.
+      { origin: ORIGIN, ssoRedirectUri: 'https://flowadmin.example/auth/strategy/callback', secure: true },
+      {
+        origin: 'https://flowadmin.example',
+        ssoRedirectUri: `${ORIGIN}/auth/strategy/callback`,
+        secure: false,
+      },
+    ]
+    for (const { origin, ssoRedirectUri, secure } of cases) {
+      const w = world(ssoRedirectUri === undefined ? {} : { ssoRedirectUri })
+      const set = (await w.app.request(`${origin}/auth/strategy`)).headers.get('set-cookie') as string
+      const exchanged = await w.app.request(`${origin}/auth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: set.split(';')[0] as string },
+        body: 'grant_type=authorization_code&client_id=service-admin&code=not-a-code',
+      })
+      expect(exchanged.status).toBe(400)
+      const cleared = exchanged.headers.get('set-cookie') as string
+      expect(cleared).toMatch(/^flowadmin_sso=; Path=\/auth; Max-Age=0; HttpOnly; SameSite=Lax/)
+      expect({
+        origin,
+        ssoRedirectUri,
+        set: set.endsWith('; Secure'),
+        cleared: cleared.endsWith('; Secure'),
+      }).toEqual({ origin, ssoRedirectUri, set: secure, cleared: secure })
+    }
+  })
 })
 
 describe('the single sign-on routes and their document', () => {

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { normaliseBasePath } from '@flowadmin/adapter-http'
 import { type Context, Hono } from 'hono'
 import { secureHeaders } from 'hono/secure-headers'
 
@@ -86,7 +87,7 @@ function send(c: Context, file: StaticFile): Response {
 
 /** The console's paths below `basePath`: the redirect, the page, and the prefix of the assets. */
 function pathsOf(basePath: string) {
-  const base = basePath.replace(/\/+$/, '')
+  const base = normaliseBasePath(basePath)
   return { base, page: `${base}/`, assets: `${base}/${CONSOLE_ASSETS_PREFIX}` }
 }
 

@@ -116,6 +116,9 @@ describe('consolePaths', () => {
       ['', ['/', '/console/main-abc.js', '/console/']],
       ['/admin', ['/admin', '/admin/', '/admin/console/main-abc.js']],
       ['/admin/', ['/admin', '/admin/', '/admin/console/x.css']],
+      // As the API takes its root: the leading slash added, every trailing one dropped.
+      ['admin//', ['/admin', '/admin/', '/admin/console/x.css']],
+      ['/', ['/', '/console/main-abc.js']],
     ] as const) {
       for (const requestPath of owned)
         expect(consolePaths(base)(requestPath), `${base} ${requestPath}`).toBe(true)

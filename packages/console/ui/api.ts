@@ -1,5 +1,5 @@
 // The public admin API, as the console uses it: nothing here that a script could not do.
-import type { tokenJson } from '@flowadmin/adapter-http'
+import type { inventoryEntry } from '@flowadmin/adapter-http'
 import { hasPermission, type ModuleView, type NodeSetView } from '@flowadmin/core'
 
 export type NodeSet = NodeSetView
@@ -278,7 +278,7 @@ export async function offers(): Promise<Offers> {
 }
 
 /** A session or API token as the inventory lists it: never the token itself. */
-export type TokenEntry = ReturnType<typeof tokenJson>
+export type TokenEntry = ReturnType<typeof inventoryEntry>
 
 export interface CreatedToken {
   id: string

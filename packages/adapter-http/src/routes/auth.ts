@@ -1,10 +1,11 @@
+import type { IssuedToken } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, madeApart, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import {
   describe,
   formOrJson,
@@ -28,18 +29,32 @@ import { bindingOf, clearBinding } from './sso.js'
 
 /** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
 export const noStore = createMiddleware(async (c, next) => {
-  // Set before the handler answers, so an answer made with `c.json` carries them as it is made:
-  // set on it afterwards, they would make @hono/node-server rebuild it as a full Response (about
-  // three times the CPU of a request). An answer made as a Response of its own (an error) gets
-  // them added.
+  // Set before the handler answers, so an answer made through the context (`c.json`) carries them
+  // as it is made. Its headers are never read back: that builds a Headers object for every answer
+  // and makes @hono/node-server rebuild it as a full Response.
   c.header('Cache-Control', 'no-store')
   c.header('Pragma', 'no-cache')
   await next()
-  if (!c.res.headers.has('Cache-Control')) {
-    c.res.headers.set('Cache-Control', 'no-store')
-    c.res.headers.set('Pragma', 'no-cache')
-  }
+  noStoreApart(c)
 })
+
+/**
+ * noStore for a route whose own answers carry these headers as they are made: only an answer made
+ * apart from the context (errors.ts, as the app's answer to a thrown error) gets them added.
+ */
+export const noStoreMadeApart = createMiddleware(async (c, next) => {
+  await next()
+  noStoreApart(c)
+})
+
+/** Adds the no-store headers to an answer made apart from the context, which has a Headers object already. */
+function noStoreApart(c: Context) {
+  const answer = c.res
+  if (madeApart(answer)) {
+    answer.headers.set('Cache-Control', 'no-store')
+    answer.headers.set('Pragma', 'no-cache')
+  }
+}
 
 /** The identity provider's sign-in button, as Node-RED announces a strategy's. */
 const StrategyButton = v.strictObject({
@@ -82,6 +97,10 @@ const TokenResponse = v.strictObject({
   token_type: v.literal('Bearer'),
 })
 
+/** The token endpoint's 200 (RFC 6749 §5.1), whatever the grant: made through `c`, so it is never stored. */
+const tokenAnswer = (c: Context, issued: Pick<IssuedToken, 'accessToken' | 'expiresIn'>): Response =>
+  c.json({ access_token: issued.accessToken, expires_in: issued.expiresIn, token_type: 'Bearer' })
+
 /**
  * The one-time code of a single sign-on for a session: from the browser whose cookie started the
  * sign-in, once, within 30 s. The cookie is removed whatever the outcome.
@@ -100,18 +119,12 @@ async function exchangeCode(
     return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: client_id'))
   const agent = describeUserAgent(c.req.header('user-agent'))
   const result = await deps.core.sso.exchange(bindingOf(c), code, clientId, deps.clientAddress(c), agent)
-  const secure =
-    new URL(c.req.url).protocol === 'https:' || (deps.ssoRedirectUri?.startsWith('https:') ?? false)
-  c.header('Set-Cookie', clearBinding(deps, secure))
+  c.header('Set-Cookie', clearBinding(c, deps))
   if (!result.ok) {
     const answer = oauthError(400, 'invalid_grant', result.error.message)
     return c.json(answer.body, 400)
   }
-  return c.json({
-    access_token: result.value.accessToken,
-    expires_in: result.value.expiresIn,
-    token_type: 'Bearer',
-  })
+  return tokenAnswer(c, result.value)
 }
 
 /**
@@ -153,11 +166,7 @@ async function redeemCode(
     }
     return toResponse(errorAnswerOf(error))
   }
-  return c.json({
-    access_token: result.value.accessToken,
-    expires_in: result.value.expiresIn,
-    token_type: 'Bearer',
-  })
+  return tokenAnswer(c, result.value)
 }
 
 /**
@@ -283,11 +292,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
         ? await core.loginAsClient(basicCredentials(authorization), request, deps.clientAddress(c), agent)
         : await core.login(request, deps.clientAddress(c), agent)
       if (!result.ok) return toResponse(errorAnswerOf(result.error))
-      return c.json({
-        access_token: result.value.accessToken,
-        expires_in: result.value.expiresIn,
-        token_type: 'Bearer',
-      })
+      return tokenAnswer(c, result.value)
     },
   )
 

@@ -1,17 +1,10 @@
-import type { ClientCredentials, Core, Introspection, Result } from '@flowadmin/core'
+import type { ClientCredentials, Introspection } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
-import { type BodyProblem, readBody, UTF8 } from '../body.js'
+import { readBody, UTF8 } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import {
-  type ErrorAnswer,
-  errorAnswerOf,
-  oauthBodyError,
-  oauthError,
-  thrownAnswer,
-  toResponse,
-} from '../errors.js'
+import { errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
 import {
   describe,
   formOrJson,
@@ -22,7 +15,7 @@ import {
   use,
 } from '../openapi.js'
 import { firstIssueMessage, IntrospectRequestSchema, NullableTime } from '../schemas.js'
-import { noStore } from './auth.js'
+import { noStoreMadeApart } from './auth.js'
 
 /**
  * The credentials of an HTTP Basic `Authorization` header (RFC 6749 §2.3.1: id and secret each
@@ -103,60 +96,15 @@ export function introspectionJson(answer: Introspection) {
   }
 }
 
-/** The headers of every introspection answer: never stored (RFC 7662 §2.2, RFC 6749 §5.1). */
+/**
+ * The headers of a 200 (RFC 7662 §2.2: never stored), as a plain record: an answer made with them
+ * is written as it is, without a Headers object (resource servers introspect for every request).
+ */
 const INTROSPECTION_HEADERS: Readonly<Record<string, string>> = {
-  'cache-control': 'no-store',
-  'content-type': 'application/json',
-  pragma: 'no-cache',
-  'x-content-type-options': 'nosniff',
-}
-
-/**
- * An answer of the introspection endpoint as plain parts: the route makes a Response of it, the
- * server's Node fast path writes it as it is (header names in lower case, as a Headers gives them).
- */
-export interface IntrospectionReply {
-  status: number
-  headers: Record<string, string>
-  body: string
-}
-
-/** An error answer, with the endpoint's headers. */
-function refusal(answer: ErrorAnswer): IntrospectionReply {
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(answer.headers ?? {})) headers[name.toLowerCase()] = value
-  return {
-    status: answer.status,
-    headers: { ...headers, ...INTROSPECTION_HEADERS },
-    body: JSON.stringify(answer.body),
-  }
-}
-
-/** The answer to something thrown while answering (a store that cannot answer: 503). */
-export const introspectionFailure = (error: unknown): IntrospectionReply => refusal(thrownAnswer(error))
-
-/**
- * What `POST /auth/introspect` answers once the client's credentials are parsed and the body is
- * read: the route's answer, and that of the server's Node fast path for this endpoint, so the two
- * cannot differ. `address` is asked for only when the core is called.
- */
-export async function answerIntrospection(
-  core: Core,
-  client: ClientCredentials,
-  body: Result<Record<string, unknown>, BodyProblem>,
-  address: () => string,
-): Promise<IntrospectionReply> {
-  if (!body.ok) return refusal(oauthBodyError(body.error))
-  const fields = v.safeParse(IntrospectRequestSchema, body.value)
-  if (!fields.success)
-    return refusal(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
-  const answer = await core.introspect(client, fields.output.token, address())
-  if (!answer.ok) return refusal(errorAnswerOf(answer.error))
-  return {
-    status: 200,
-    headers: { ...INTROSPECTION_HEADERS },
-    body: JSON.stringify(introspectionJson(answer.value)),
-  }
+  'Content-Type': 'application/json',
+  'Cache-Control': 'no-store',
+  Pragma: 'no-cache',
+  'X-Content-Type-Options': 'nosniff',
 }
 
 const BASIC_CHALLENGE = {
@@ -245,14 +193,22 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
         503: use('StorageUnavailable'),
       },
     }),
-    noStore,
+    noStoreMadeApart,
     async (c) => {
       // The client first: nothing about the request is looked at for an unauthenticated caller.
       const client = basicCredentials(c.req.header('authorization'))
       if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
       const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-      const reply = await answerIntrospection(core, client, body, () => deps.clientAddress(c))
-      return new Response(reply.body, { status: reply.status, headers: reply.headers })
+      if (!body.ok) return toResponse(oauthBodyError(body.error))
+      const fields = v.safeParse(IntrospectRequestSchema, body.value)
+      if (!fields.success)
+        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
+      const answer = await core.introspect(client, fields.output.token, deps.clientAddress(c))
+      if (!answer.ok) return toResponse(errorAnswerOf(answer.error))
+      return new Response(JSON.stringify(introspectionJson(answer.value)), {
+        status: 200,
+        headers: INTROSPECTION_HEADERS,
+      })
     },
   )
 

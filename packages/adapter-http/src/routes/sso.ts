@@ -179,9 +179,19 @@ function bindingCookie(value: string, maxAge: number, basePath: string, secure: 
 /** The sign-in cookie of this request, or null. */
 export const bindingOf = (c: Context): string | null => getCookie(c, SSO_COOKIE) ?? null
 
-/** A Set-Cookie that removes the sign-in cookie (after the exchange). */
-export const clearBinding = (deps: RouteDeps, secure: boolean): string =>
-  bindingCookie('', 0, deps.basePath, secure)
+/** The redirect URI: the settings', else the origin the browser used below this service's root. */
+const redirectUriOf = (c: Context, deps: RouteDeps): string =>
+  deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${deps.basePath}/auth/strategy/callback`
+
+/**
+ * Whether the sign-in cookie is Secure: when the browser comes back from the provider over https,
+ * as the redirect URI says (behind a proxy that ends TLS, the request itself may be http).
+ */
+const secureBinding = (c: Context, deps: RouteDeps): boolean => redirectUriOf(c, deps).startsWith('https:')
+
+/** A Set-Cookie that removes the sign-in cookie (after the exchange), as it was set. */
+export const clearBinding = (c: Context, deps: RouteDeps): string =>
+  bindingCookie('', 0, deps.basePath, secureBinding(c, deps))
 
 /** `/auth/strategy`, its callback and back-channel logout, when `adminAuth.oidc` is set. */
 export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
@@ -189,10 +199,6 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
   const sso = deps.core.sso
   if (sso === null) return routes
   const home = `${deps.basePath}/`
-  /** The redirect URI: the settings', else the origin the browser used below this service's root. */
-  const redirectUriOf = (c: Context) =>
-    deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${deps.basePath}/auth/strategy/callback`
-  const secureOf = (c: Context) => redirectUriOf(c).startsWith('https:')
   /**
    * A refused sign-in: back to the resource server that asked for it, with the error and its
    * state, when there is one (its redirect URI was checked); else a page for the person.
@@ -212,7 +218,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       status: 302,
       headers: {
         Location: started.url,
-        'Set-Cookie': bindingCookie(started.binding, COOKIE_SECONDS, deps.basePath, secureOf(c)),
+        'Set-Cookie': bindingCookie(started.binding, COOKIE_SECONDS, deps.basePath, secureBinding(c, deps)),
         'Cache-Control': 'no-store',
         'X-Content-Type-Options': 'nosniff',
       },
@@ -247,7 +253,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       const returnTo = c.req.query('return_to') ?? home
       const problem = returnPathProblem(returnTo, deps.basePath)
       if (problem !== null) return page(400, 'Sign-in failed', problem, home)
-      const started = await sso.begin(redirectUriOf(c), returnTo, deps.clientAddress(c))
+      const started = await sso.begin(redirectUriOf(c, deps), returnTo, deps.clientAddress(c))
       if (!started.ok) return refusal(started.error)
       return toProvider(c, started.value)
     },
@@ -309,7 +315,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
         codeChallenge: single(c, 'code_challenge') as string,
         state,
       }
-      const started = await sso.begin(redirectUriOf(c), home, deps.clientAddress(c), authorization)
+      const started = await sso.begin(redirectUriOf(c, deps), home, deps.clientAddress(c), authorization)
       if (!started.ok) return refusal(started.error, authorization)
       return toProvider(c, started.value)
     },
@@ -343,7 +349,11 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     async (c) => {
       const query = new URL(c.req.url).search
-      const completed = await sso.complete(bindingOf(c), `${redirectUriOf(c)}${query}`, deps.clientAddress(c))
+      const completed = await sso.complete(
+        bindingOf(c),
+        `${redirectUriOf(c, deps)}${query}`,
+        deps.clientAddress(c),
+      )
       if (!completed.ok) return refusal(completed.error)
       const { code, returnTo, authorization } = completed.value
       if (authorization !== null)

@@ -23,7 +23,7 @@ const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString())
 
-/** A token as the inventory shows it ({@link tokenJson}). */
+/** A token as the inventory shows it ({@link inventoryEntry}). */
 const TokenInfo = v.pipe(
   v.strictObject({
     id: v.pipe(
@@ -104,8 +104,8 @@ const userQuery = (required: boolean, description: string) => ({
 const noStoreHeaders = { headers: NO_STORE_HEADERS }
 const common = () => ({ 401: unauthorized(), 500: use('Unexpected'), 503: use('StorageUnavailable') })
 
-/** A token as the inventory shows it over HTTP: never the token or its hash. */
-export function tokenJson(view: TokenView) {
+/** A token's entry in the inventory, as the API and the CLI show it: never the token or its hash. */
+export function inventoryEntry(view: TokenView) {
   return {
     id: view.id,
     user: view.user,
@@ -159,7 +159,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const listed = await core.tokens.list(c.get('principal'), c.req.query('user') ?? null, c.get('address'))
       if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
-      return c.json({ tokens: listed.value.map(tokenJson) })
+      return c.json({ tokens: listed.value.map(inventoryEntry) })
     },
   )
 

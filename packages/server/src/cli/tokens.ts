@@ -1,4 +1,4 @@
-import { tokenJson } from '@flowadmin/adapter-http'
+import { inventoryEntry } from '@flowadmin/adapter-http'
 import { type Core, type DomainError, operator } from '@flowadmin/core'
 import { createAuditLog } from '../adapters/audit.js'
 import { createServerCore } from '../compose/core.js'
@@ -171,7 +171,7 @@ async function list(values: Values): Promise<void> {
   await withCore(values, async (core) => {
     const listed = await core.tokens.list(operator, values.user ?? '*', null)
     if (!listed.ok) throw refusal(listed.error)
-    const tokens = listed.value.map(tokenJson).map(({ current: _current, ...rest }) => rest)
+    const tokens = listed.value.map(inventoryEntry).map(({ current: _current, ...rest }) => rest)
     if (values.json) {
       process.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`)
       return

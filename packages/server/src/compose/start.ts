@@ -5,7 +5,6 @@ import { consolePaths, createConsole } from '@flowadmin/console'
 import {
   type Core,
   isSecretDigest,
-  isStoreUnavailable,
   type LoginQueueBounds,
   messageOf,
 } from '@flowadmin/core'
@@ -20,7 +19,6 @@ import { createNpmInstaller, sweepStaging } from '../adapters/npm-installer.js'
 import { createPalettePolicy } from '../adapters/palette-policy.js'
 import { isBcryptHash, type Settings, type SettingsInput } from '../config/settings.js'
 import { EXIT_USAGE, SettingsError, StartupError } from '../errors.js'
-import { introspectionPath } from '../http/introspection.js'
 import { type Listener, listen } from '../http/listen.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from '../http/proxy.js'
 import { createReadiness } from '../http/readiness.js'
@@ -96,19 +94,12 @@ export function isLoopback(host: string): boolean {
 /** The TCP peer's address of a request, canonical (IPv4-mapped IPv6 shown as plain IPv4). */
 export function socketAddress(c: Context): string {
   try {
-    return peerAddress(getConnInfo(c).remote.address)
+    const address = getConnInfo(c).remote.address
+    if (address === undefined) return 'unknown'
+    return canonicalAddress(address) ?? address
   } catch {
     return 'unknown'
   }
-}
-
-/** A header's value as one string, as the app reads it (Node joins repeated ones already). */
-const joined = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value)
-
-/** A socket's remote address in canonical form ('unknown' when the socket has none). */
-function peerAddress(address: string | undefined): string {
-  if (address === undefined) return 'unknown'
-  return canonicalAddress(address) ?? address
 }
 
 /**
@@ -242,31 +233,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       page === null
         ? api
         : (request, env) => (consolePath(getPath(request)) ? page.fetch(request, env) : api(request, env))
-    // Introspection, which resource servers call for every request of theirs, is answered on
-    // Node's request before the app; its answers are the route's (see introspectionPath).
-    const introspection = introspectionPath({
-      core,
-      basePath: settings.httpAdminRoot,
-      maxBodyBytes: settings.apiMaxLength,
-      clientAddress: (request) =>
-        clientAddressOf(
-          peerAddress(request.socket.remoteAddress),
-          joined(request.headers['x-forwarded-for']),
-          proxies,
-        ),
-      onResponse: metrics?.onResponse,
-      onThrown: (error, request) => {
-        if (isStoreUnavailable(error)) outage(error)
-        else
-          logger.error(
-            { method: request.method, path: request.url, err: error },
-            'unexpected error answering a request',
-          )
-      },
-    })
-    const listener = await listen(serve, settings.uiHost, settings.uiPort, settings.httpServer, (req, res) =>
-      introspection.handle(req, res),
-    )
+    const listener = await listen(serve, settings.uiHost, settings.uiPort, settings.httpServer)
     cleanup.push(() => listener.close(0))
     let metricsServer: Listener | null = null
     if (metricsListener !== null && metrics !== null) {

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { DEFAULT_MAX_BODY_BYTES, originProblem } from '@flowadmin/adapter-http'
+import { DEFAULT_MAX_BODY_BYTES, normaliseBasePath, originProblem } from '@flowadmin/adapter-http'
 import {
   DEFAULT_API_TOKENS,
   FLOWADMIN_AUDIENCE,
@@ -613,7 +613,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
     uiHost: parsed.uiHost ?? DEFAULT_HOST,
     uiPort: parsed.uiPort ?? DEFAULT_PORT,
     userDir: path.resolve(baseDir, parsed.userDir ?? '.'),
-    httpAdminRoot: (parsed.httpAdminRoot ?? '').replace(/\/$/, ''),
+    httpAdminRoot: normaliseBasePath(parsed.httpAdminRoot ?? ''),
     storage: parsed.storage ?? 'sqlite',
     postgres: {
       url: parsed.postgres?.url ?? null,

@@ -1,12 +1,9 @@
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { StartupError } from '../errors.js'
 
 type Fetch = (request: Request, env: never) => Response | Promise<Response>
-
-/** Answers a request itself and returns true, or returns false having touched nothing. */
-export type FrontHandler = (request: IncomingMessage, response: ServerResponse) => boolean
 
 /** What a connection may cost the server, so slow or greedy clients cannot pin connections. */
 export interface HttpLimits {
@@ -54,7 +51,6 @@ export async function listen(
   host: string,
   port: number,
   limits: HttpLimits = DEFAULT_HTTP_LIMITS,
-  front?: FrontHandler,
 ): Promise<Listener> {
   if (limits.headersTimeout > limits.requestTimeout) {
     throw new RangeError('headersTimeout must not be longer than requestTimeout')
@@ -81,14 +77,6 @@ export async function listen(
     ) as Server
     // A bind failure is reported after serve() returns, so it is caught here.
     started.once('error', onError)
-    // Before the first connection can come: requests the front handler takes never reach `fetch`.
-    if (front !== undefined) {
-      const [app] = started.listeners('request') as RequestListener[]
-      started.removeAllListeners('request')
-      started.on('request', (request: IncomingMessage, response: ServerResponse) => {
-        if (!front(request, response)) app?.(request, response)
-      })
-    }
   })
 
   let closing: Promise<void> | null = null
