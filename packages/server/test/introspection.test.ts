@@ -21,15 +21,31 @@ const FORM = 'application/x-www-form-urlencoded'
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
 const FLEET = basic('fleet', 'fleet-secret')
 
-/** A server with the resource server `fleet`, its URL, and a token of admin's. */
+/**
+ * A server with the resource server `fleet`, its URL, a token of admin's for `fleet` (its audience:
+ * the password grant with the fleet's credentials) and one for flowadmin's own API (`operator`).
+ */
 async function start(extra: Record<string, unknown> = {}) {
   await workspace.writeSettings({
     adminAuth: { resourceServers: [{ id: 'fleet', secret: await hashPassword('fleet-secret') }] },
     ...extra,
   })
   const { url } = await workspace.start()
-  const token = await tokenOf(login(url, { username: 'admin', password: ADMIN_PASSWORD }))
-  return { url, token }
+  const token = await tokenOf(
+    send(url, {
+      method: 'POST',
+      path: '/auth/token',
+      headers: { 'content-type': FORM, authorization: FLEET },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: ADMIN_PASSWORD,
+      }).toString(),
+    }),
+  )
+  const operator = await tokenOf(login(url, { username: 'admin', password: ADMIN_PASSWORD }))
+  return { url, token, operator }
 }
 
 const introspect = (url: string, init: Omit<RawRequest, 'path' | 'method'>) =>
@@ -135,7 +151,7 @@ describe('POST /auth/introspect on the server', () => {
   })
 
   it('counts its answers in the metrics under the route, a client gone mid-body included', async () => {
-    const { url, token } = await start()
+    const { url, token, operator } = await start()
     for (let call = 0; call < 3; call++) {
       const answer = await introspect(url, {
         headers: { 'content-type': FORM, authorization: FLEET },
@@ -145,8 +161,8 @@ describe('POST /auth/introspect on the server', () => {
     }
     const ok =
       'flowadmin_http_request_duration_seconds_count{method="POST",route="/auth/introspect",status="200"}'
-    expect(await series(url, token, ok)).toBe(3)
-    expect(await series(url, token, 'flowadmin_introspections_total{outcome="active"}')).toBe(3)
+    expect(await series(url, operator, ok)).toBe(3)
+    expect(await series(url, operator, 'flowadmin_introspections_total{outcome="active"}')).toBe(3)
 
     // A client that sends its headers and part of its body, then hangs up.
     const connection = await connectRaw(url)
@@ -159,10 +175,10 @@ describe('POST /auth/introspect on the server', () => {
     const cut =
       'flowadmin_http_request_duration_seconds_count{method="POST",route="/auth/introspect",status="400"}'
     // Answered (400, the body incomplete) once the server has seen the connection close.
-    let counted = await series(url, token, cut)
+    let counted = await series(url, operator, cut)
     for (let attempt = 0; counted === null && attempt < 200; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 25))
-      counted = await series(url, token, cut)
+      counted = await series(url, operator, cut)
     }
     expect(counted).toBe(1)
     // The next call is answered as usual, and the one cut off never reached the core.
@@ -171,7 +187,7 @@ describe('POST /auth/introspect on the server', () => {
       body: `token=${token}`,
     })
     expect(next.status).toBe(200)
-    expect(await series(url, token, 'flowadmin_introspections_total{outcome="active"}')).toBe(4)
+    expect(await series(url, operator, 'flowadmin_introspections_total{outcome="active"}')).toBe(4)
   })
 
   it('answers below httpAdminRoot only', async () => {

@@ -2,12 +2,7 @@ import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
 import { createHttpApp } from '@flowadmin/adapter-http'
 import { consolePaths, createConsole } from '@flowadmin/console'
-import {
-  type Core,
-  isSecretDigest,
-  type LoginQueueBounds,
-  messageOf,
-} from '@flowadmin/core'
+import { type Core, isSecretDigest, type LoginQueueBounds, messageOf } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { getPath } from 'hono/utils/url'
