@@ -137,6 +137,8 @@ export async function runPropagation({ a, b, pool, durationMs }) {
   const settingsAt = (server, agent, token) =>
     ask(server, agent, { path: '/settings', headers: { authorization: `Bearer ${token}` } })
   const delays = []
+  /** The time of one ask at the other instance (before each revocation): the floor of a delay. */
+  const asks = []
   const statuses = {}
   let errors = 0
   let polls = 0
@@ -145,7 +147,10 @@ export async function runPropagation({ a, b, pool, durationMs }) {
   while (performance.now() - start < durationMs && pool.next < pool.tokens.length) {
     const token = pool.tokens[pool.next++]
     try {
-      if ((await settingsAt(b, agentB, token)) !== 200) {
+      const asked = performance.now()
+      const before = await settingsAt(b, agentB, token)
+      asks.push(performance.now() - asked)
+      if (before !== 200) {
         errors++
         continue
       }
@@ -188,6 +193,7 @@ export async function runPropagation({ a, b, pool, durationMs }) {
       cpuMs: cpuMs(a.pid) + cpuMs(b.pid) - cpuStart,
     }),
     polls,
+    ask: summarise({ latencies: asks, statuses: {}, errors: 0, elapsedMs, cpuMs: Number.NaN }),
     poolExhausted: pool.next >= pool.tokens.length,
   }
 }

@@ -31,7 +31,10 @@ export function combine(rounds) {
     result.fleetRssMb = Math.max(...rounds.flatMap((r) => r.rssMb))
     result.instances = rounds[0].instances
   }
-  if (rounds[0].polls !== undefined) result.polls = rounds.reduce((sum, r) => sum + r.polls, 0)
+  if (rounds[0].polls !== undefined) {
+    result.polls = rounds.reduce((sum, r) => sum + r.polls, 0)
+    result.ask = mergeLoads(rounds.map((r) => r.ask))
+  }
   if (rounds[0].logins) result.logins = mergeLoads(rounds.map((r) => r.logins))
   if (rounds[0].reference) result.reference = mergeLoads(rounds.map((r) => r.reference))
   for (const key of ['loopDelay', 'clientLoopDelay']) {
@@ -152,7 +155,9 @@ function rows(scenario) {
       ['refused at the other, p50 ms', (r) => r.p50, 3],
       ['refused at the other, p99 ms', (r) => r.p99, 3],
       ['refused at the other, max ms', (r) => r.max, 3],
-      ['asks at the other instance', (r) => r.polls, 0, false],
+      ['one GET /settings there (the floor), p50 ms', (r) => r.ask?.p50, 3],
+      ['one GET /settings there (the floor), p99 ms', (r) => r.ask?.p99, 3],
+      ['asks at the other instance after the revocations', (r) => r.polls, 0, false],
       ['non-200 revokes + errors', (r) => r.non2xx + r.errors, 0, false],
     ]
   }

@@ -235,7 +235,7 @@ function stormLoad(rate) {
 
 /** A summary without its latency arrays (for the JSON file). */
 export function strip({ latencies, ...rest }) {
-  for (const key of ['logins', 'reference']) if (rest[key]) rest[key] = strip(rest[key])
+  for (const key of ['logins', 'reference', 'ask']) if (rest[key]) rest[key] = strip(rest[key])
   return rest
 }
 

@@ -18,6 +18,8 @@ export interface ChannelHandlers {
   listening(): void
   /** The connection was lost (or closed); nothing is heard until `listening` again. */
   lost(): void
+  /** A heartbeat is sent now: until it comes back, the connection may be dead. */
+  beat?(): void
   /** A heartbeat came back: the connection still answered at this moment. */
   alive?(): void
 }
@@ -92,6 +94,7 @@ export function watchChannel(
       // One check at a time: one that has not come back yet is the one that tells.
       if (pending) return
       pending = true
+      handlers.beat?.()
       current.query('SELECT 1').then(
         () => {
           pending = false

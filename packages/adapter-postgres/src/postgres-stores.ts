@@ -105,8 +105,8 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     },
     cacheTokens(cacheOptions = {}) {
       const heartbeatMs = cacheOptions.heartbeatMs ?? DEFAULT_TOKEN_HEARTBEAT_MS
-      // Two heartbeats missed, and the kept records are no longer trusted.
-      tokenCache.staleMs = 2 * heartbeatMs + 500
+      // A heartbeat out this long (a busy server answers late), and the kept records are no longer trusted.
+      tokenCache.staleMs = 4 * heartbeatMs + 1000
       return watched(
         watchChannel(
           // Named apart in pg_stat_activity: the connection every instance's token changes reach.
@@ -114,9 +114,10 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
           TOKEN_CHANNEL,
           {
             notified: (hash) => tokenCache.forget(hash),
-            listening: () => tokenCache.listening(Date.now()),
+            listening: () => tokenCache.listening(),
             lost: () => tokenCache.lost(),
-            alive: () => tokenCache.alive(Date.now()),
+            beat: () => tokenCache.beat(Date.now()),
+            alive: () => tokenCache.alive(),
           },
           'token changes',
           { ...cacheOptions, heartbeatMs },

@@ -34,16 +34,19 @@ export interface TokenCache {
   /** This instance wrote a use of the record with this id: the kept copy says so too. */
   used(id: string, at: number, address: string): void
   /** The channel is heard from now on (a fresh connection): start empty, keep again. */
-  listening(now: number): void
-  /** The channel's connection answered at `now`. */
-  alive(now: number): void
+  listening(): void
+  /** A heartbeat was sent on the channel's connection at `now`. */
+  beat(now: number): void
+  /** The channel's connection answered (the last heartbeat came back). */
+  alive(): void
   /** The channel is lost: forget everything, keep nothing until it is heard again. */
   lost(): void
   /** How many records are kept now. */
   readonly size: number
   /**
-   * How long after the channel's connection last answered (a heartbeat) kept records may still be
-   * used: past it, the connection may be dead without having said so, and lookups read the database.
+   * How long a heartbeat may go unanswered while kept records are still used: past it, the
+   * connection may be dead without having said so, and lookups read the database. A heartbeat not
+   * sent (a busy process sends it late) is no sign of anything and costs nothing.
    */
   staleMs: number
 }
@@ -53,9 +56,10 @@ export function createTokenCache(now: () => number = Date.now): TokenCache {
   const byHash = new Map<string, TokenRecord>()
   const hashOfId = new Map<string, string>()
   let heard = false
-  let lastAlive = 0
+  /** When the heartbeat that has not come back yet was sent; null when none is out. */
+  let beatSince: number | null = null
   let generation = 0
-  const usable = () => heard && now() - lastAlive <= cache.staleMs
+  const usable = () => heard && (beatSince === null || now() - beatSince <= cache.staleMs)
   const clear = () => {
     byHash.clear()
     hashOfId.clear()
@@ -99,13 +103,16 @@ export function createTokenCache(now: () => number = Date.now): TokenCache {
       record.lastUsedAt = at
       record.lastAddress = address
     },
-    listening(at) {
+    listening() {
       clear()
       heard = true
-      lastAlive = at
+      beatSince = null
     },
-    alive(at) {
-      lastAlive = at
+    beat(at) {
+      beatSince ??= at
+    },
+    alive() {
+      beatSince = null
     },
     lost() {
       heard = false
