@@ -172,6 +172,15 @@ each request of a worker going to the other instance than its last one:
   on the other, in turn: every request is a real change, written by one instance and announced to
   the other, which loads the node sets of each enable.
 
+- **fleet-2i**: the fleet of the \`fleet\` scenario (resource servers, each with keep-alive
+  connections of its own, introspecting at a fixed rate) split between the two instances;
+- **propagation**: a token the second instance has just accepted (and holds in memory) is revoked
+  at the first, and the second is asked again and again until it refuses it: the time from the
+  revocation's answer to that refusal, one token at a time.
+
+The scenarios \`settings\`, \`introspect\` and \`fleet\` also run flowadmin on SQLite beside it
+(\`flowadmin-sqlite\`), so one run gives the PostgreSQL ÷ SQLite ratios.
+
 Server CPU is then both processes' together. The driver measurement behind the choice of \`pg\`
 is in [packages/adapter-postgres/README.md](../packages/adapter-postgres/README.md#choosing-the-driver).`
   if (!pgRun) {
@@ -185,9 +194,11 @@ then \`node bench/docs.mjs\`.`
     .filter((scenario) => scenario.combined?.flowadmin?.rps !== undefined)
     .map((scenario) => {
       const r = scenario.combined.flowadmin
+      const sqlite = scenario.combined['flowadmin-sqlite']
       return [
         scenario.title,
         fmt(r.rps, 0),
+        sqlite ? `${fmt(r.rps / sqlite.rps, 2)}×` : '',
         `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`,
         fmt(r.cpuPerRequest, 3),
         fmt(r.rssPeakMb, 1),
@@ -202,14 +213,11 @@ then \`node bench/docs.mjs\`.`
 ${pgRun.options.rounds} round(s); load average ${m.loadavg.join(' ')} at the start; PostgreSQL on the
 same machine. Its own ratios and targets are in its results file.
 
-${table(['scenario', 'req/s', 'p50 / p99 ms', 'server CPU ms/req', 'RSS peak MB', 'non-2xx + errors'], rows, [
-  'l',
-  'r',
-  'r',
-  'r',
-  'r',
-  'r',
-])}`
+${table(
+  ['scenario', 'req/s', '÷ SQLite', 'p50 / p99 ms', 'server CPU ms/req', 'RSS peak MB', 'non-2xx + errors'],
+  rows,
+  ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+)}`
 }
 
 export function renderDocs(run, pgRun = null) {

@@ -2,6 +2,7 @@
 // own (a copy of a seeded template when the scenario needs live tokens), dropped when it stops;
 // the two-instance scenarios start a second instance on the first one's database.
 import { randomBytes } from 'node:crypto'
+import { runPropagation } from './fleet.mjs'
 import { createSeedingCore } from './flowadmin.mjs'
 import { summarise } from './load.mjs'
 import { cpuMs } from './proc.mjs'
@@ -113,7 +114,7 @@ const FORM = 'application/x-www-form-urlencoded'
  * The scenarios of two instances on one database, whose requests alternate between them: a
  * worker's requests go to one instance, then the other. Server CPU is both processes' together.
  */
-export function createTwoInstanceScenarios({ modules }) {
+export function createTwoInstanceScenarios({ modules, fleet, fleetLoad, pools }) {
   // The second instance starts with the warm-up and stops with the first.
   const withPeer = (load) => async (context) => {
     const peer = await context.target.startPeer(context.instance)
@@ -157,7 +158,35 @@ export function createTwoInstanceScenarios({ modules }) {
       }),
     })
   })
+  // The same second instance for the warm-up and the measured window: it holds what it read.
+  const withOnePeer = (load) => async (context) => {
+    context.instance.peer ??= await context.target.startPeer(context.instance)
+    return load({ ...context, peer: context.instance.peer })
+  }
+  const propagation = withOnePeer(({ instance, peer, pool, durationMs }) =>
+    runPropagation({ a: instance, b: peer, pool, durationMs }),
+  )
   return [
+    {
+      id: 'fleet-2i',
+      title: `The fleet of \`fleet\` (${fleet.clients} resource servers, ${fleet.rate}/s in all) split between two instances on one database`,
+      load: withOnePeer(fleetLoad(fleet)),
+      peers: true,
+      resourceServers: true,
+      seed: () => fleet.clients,
+      fleet: true,
+    },
+    {
+      id: 'propagation',
+      title:
+        'A revocation at one instance, refused at the other: from the revoke answered to the first 401 there (asked again and again), one token at a time',
+      load: propagation,
+      peers: true,
+      // Each sample takes a few round trips: a few thousand tokens outlast the window.
+      seed: (target) => Math.min(pools[target], 3000),
+      pool: true,
+      propagation: true,
+    },
     {
       id: 'login-2i',
       title: 'POST /auth/token (logins) alternating between two instances on one database, 4 connections',

@@ -26,6 +26,15 @@ export function combine(rounds) {
     sessionsAtStart: rounds[0].sessionsAtStart,
     poolExhausted: rounds.some((r) => r.poolExhausted),
   }
+  if (rounds[0].fleetRssPeakMb !== undefined) {
+    result.fleetRssPeakMb = Math.max(...rounds.map((r) => r.fleetRssPeakMb))
+    result.fleetRssMb = Math.max(...rounds.flatMap((r) => r.rssMb))
+    result.instances = rounds[0].instances
+  }
+  if (rounds[0].polls !== undefined) {
+    result.polls = rounds.reduce((sum, r) => sum + r.polls, 0)
+    result.ask = mergeLoads(rounds.map((r) => r.ask))
+  }
   if (rounds[0].logins) result.logins = mergeLoads(rounds.map((r) => r.logins))
   if (rounds[0].reference) result.reference = mergeLoads(rounds.map((r) => r.reference))
   for (const key of ['loopDelay', 'clientLoopDelay']) {
@@ -126,6 +135,32 @@ function rows(scenario) {
       ['non-2xx + errors', (r) => r.non2xx + r.errors + r.logins.non2xx + r.logins.errors, 0, false],
     ]
   }
+  if (scenario.fleet) {
+    return [
+      ['introspections sent', (r) => r.sent, 0, false],
+      ['introspections answered/s', (r) => r.rps, 0],
+      ['p50 ms', (r) => r.p50, 3],
+      ['p99 ms', (r) => r.p99, 3],
+      ['max ms', (r) => r.max, 2],
+      ['server CPU ms/introspection (every instance)', (r) => r.cpuPerRequest, 3],
+      ['RSS MB (largest instance, end of load)', (r) => r.fleetRssMb, 1],
+      ['RSS peak MB (largest instance)', (r) => r.fleetRssPeakMb, 1],
+      ["load generator's event loop delay p99 ms", (r) => r.clientLoopDelay?.p99, 2],
+      ['non-2xx + errors', (r) => r.non2xx + r.errors, 0, false],
+    ]
+  }
+  if (scenario.propagation) {
+    return [
+      ['revocations measured', (r) => r.count, 0, false],
+      ['refused at the other, p50 ms', (r) => r.p50, 3],
+      ['refused at the other, p99 ms', (r) => r.p99, 3],
+      ['refused at the other, max ms', (r) => r.max, 3],
+      ['one GET /settings there (the floor), p50 ms', (r) => r.ask?.p50, 3],
+      ['one GET /settings there (the floor), p99 ms', (r) => r.ask?.p99, 3],
+      ['asks at the other instance after the revocations', (r) => r.polls, 0, false],
+      ['non-200 revokes + errors', (r) => r.non2xx + r.errors, 0, false],
+    ]
+  }
   if (scenario.paired) {
     // One server measured twice: `reference` is the request the scenario's own is compared with.
     const { label, reference } = scenario.paired
@@ -180,6 +215,7 @@ function rows(scenario) {
 /** Short names of the other targets, for the ratio columns. */
 const SHORT = {
   flowadmin: 'fa',
+  'flowadmin-sqlite': 'sqlite',
   'node-red': 'nr',
   hono: 'hono',
   'node-http': 'node:http',
@@ -274,6 +310,34 @@ export function evaluateTargets(results, { floor, sessionSizes }) {
     (v) => v >= 0.8,
     '×',
   )
+  // --storage postgres: flowadmin on PostgreSQL ÷ flowadmin on SQLite, in one run.
+  const sq = (id) => results[id]?.['flowadmin-sqlite']
+  const toSqlite = (id) => (fa(id) && sq(id) ? fa(id).rps / sq(id).rps : null)
+  if (sq('settings') || sq('introspect')) {
+    add(
+      'PostgreSQL: authenticated GET /settings ≥ 0.8× SQLite',
+      toSqlite('settings'),
+      0.8,
+      (v) => v >= 0.8,
+      '×',
+    )
+    add('PostgreSQL: introspection ≥ 0.8× SQLite', toSqlite('introspect'), 0.8, (v) => v >= 0.8, '×')
+    figure(
+      'PostgreSQL: fleet introspection p99 ÷ SQLite',
+      fa('fleet') && sq('fleet') ? fa('fleet').p99 / sq('fleet').p99 : null,
+      '×',
+    )
+  }
+  figure('a revocation refused at the other instance, p99', fa('propagation')?.p99 ?? null, ' ms')
+  figure('fleet: introspections answered/s, one instance', fa('fleet')?.rps ?? null, '')
+  figure('fleet: p99, one instance', fa('fleet')?.p99 ?? null, ' ms')
+  figure('fleet: server CPU per introspection, one instance', fa('fleet')?.cpuPerRequest ?? null, ' ms')
+  figure(
+    'fleet: two instances ÷ one, server CPU per introspection',
+    fa('fleet-2i') && fa('fleet') ? fa('fleet-2i').cpuPerRequest / fa('fleet').cpuPerRequest : null,
+    '×',
+  )
+  figure('fleet: p99, two instances', fa('fleet-2i')?.p99 ?? null, ' ms')
   const flows = (name) => results['nr-flows']?.[name]
   for (const cacheMs of [0, 1000]) {
     const helper = flows(`nr-fa-cache${cacheMs}`)

@@ -30,7 +30,7 @@ import {
   scenarioTable,
   targetsTable,
 } from './report.mjs'
-import { createScenarios, login, recordRoutes, strip } from './scenarios.mjs'
+import { createScenarios, fleetLoad, login, recordRoutes, strip } from './scenarios.mjs'
 import {
   BENCH_MODULES,
   createBaselineTarget,
@@ -47,9 +47,12 @@ const HELP = `Usage: pnpm bench [options]
   --rounds N          rounds per scenario, A B A B ... (default 2; --quick 1)
   --sessions A,B      live-session counts for the growth scenarios (default 10000,100000)
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
+  --fleet-clients N   resource servers (Node-RED instances) in the fleet scenarios (default 200; --quick 50)
+  --fleet-rate N      introspections per second the whole fleet sends (default 2000; --quick 250)
   --only ID,ID        run only these scenarios (ids: start sqlite-commits login-page healthz settings
                       introspect nr-flows settings-1 toggle-1 toggle-10 login logins-100 revoke login-N
-                      revoke-N storm; with --storage postgres also login-2i toggle-2i)
+                      revoke-N fleet storm; with --storage postgres also fleet-2i propagation login-2i
+                      toggle-2i)
   --cpu-prof DIR      after each scenario's measured rounds, one more flowadmin round with the V8
                       CPU profiler on, its profile written into DIR and its top frames reported
                       (the figures come from the unprofiled rounds; for nr-flows, the flowadmin
@@ -57,7 +60,9 @@ const HELP = `Usage: pnpm bench [options]
   --server DIR        measure the build in another checkout of flowadmin (default: this one)
   --server-env K=V    set an environment variable for the flowadmin processes only (repeatable)
   --storage S         flowadmin's store: sqlite (default) or postgres; with postgres every start gets a
-                      database of its own, and the scenarios login-2i and toggle-2i run two instances on one
+                      database of its own, the scenarios fleet-2i, propagation, login-2i and toggle-2i run
+                      two instances on one, and settings, introspect and fleet also run flowadmin on
+                      SQLite beside it (flowadmin-sqlite; "fa ÷ sqlite" is PostgreSQL ÷ SQLite)
   --pg URL            the PostgreSQL server for --storage postgres (default: FLOWADMIN_TEST_PG, else
                       ${DEFAULT_PG}); databases are created on it and dropped
   --docs              write docs/benchmarks.md from this run (bench/docs.mjs)
@@ -72,6 +77,8 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     sessions: { type: 'string' },
     'storm-rate': { type: 'string' },
+    'fleet-clients': { type: 'string' },
+    'fleet-rate': { type: 'string' },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
     server: { type: 'string' },
@@ -107,6 +114,10 @@ const options = {
     return n
   }),
   stormRate: number(args['storm-rate'], 200, 'storm-rate'),
+  fleet: {
+    clients: Math.round(number(args['fleet-clients'], quick ? 50 : 200, 'fleet-clients')),
+    rate: number(args['fleet-rate'], quick ? 250 : 2000, 'fleet-rate'),
+  },
   // Tokens to revoke: enough for warm-up + window at each server's pace, so the window rarely ends early.
   pools: quick ? { flowadmin: 5000, 'node-red': 500 } : { flowadmin: 12_000, 'node-red': 2500 },
   peer: args.peer ?? null,
@@ -157,7 +168,14 @@ async function main() {
       : null
   const all = [
     ...createScenarios(options),
-    ...(postgres ? createTwoInstanceScenarios({ modules: BENCH_MODULES }) : []),
+    ...(postgres
+      ? createTwoInstanceScenarios({
+          modules: BENCH_MODULES,
+          fleet: options.fleet,
+          fleetLoad,
+          pools: options.pools,
+        })
+      : []),
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
@@ -180,6 +198,21 @@ async function main() {
     cpuProfDir,
   })
   const targets = [flowadmin]
+  if (postgres) {
+    // flowadmin on SQLite beside, in the scenarios that compare the stores (besideSqlite, or named).
+    targets.push(
+      createFlowadminTarget({
+        name: 'flowadmin-sqlite',
+        namedOnly: true,
+        root: work,
+        serverRoot,
+        serverEnv,
+        username: credentials.username,
+        passwordHash: await argon2.hash(credentials.password, ARGON2_OPTIONS),
+        cpuProfDir: null,
+      }),
+    )
+  }
   const nodeRedNamed = ['nr-own', 'nr-fa-cache0', 'nr-fa-cache1000'].some((name) => named.has(name))
   const redJs = options.peer === 'node-red' || nodeRedNamed ? await installNodeRed(log) : null
   const nodeRedHash = redJs ? bcryptHash(credentials.password, redJs) : null
@@ -220,7 +253,9 @@ async function main() {
   const targetsOf = (scenario) =>
     scenario.targets
       ? targets.filter((target) => scenario.targets.includes(target.name))
-      : targets.filter((target) => !target.namedOnly)
+      : targets.filter(
+          (target) => !target.namedOnly || (scenario.besideSqlite && target.name === 'flowadmin-sqlite'),
+        )
   if (scenarios.some((s) => s.baselines)) {
     // The baselines answer flowadmin's own bodies and headers, recorded from it in this run.
     const routesFile = join(work, 'routes.json')
@@ -381,7 +416,7 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs, pr
   // flowadmin's own loop only: Node-RED does not keep the recorder's signal handler.
   const preload = scenario.loopDelay && target.name === 'flowadmin' ? LOOP_DELAY : null
   const resourceServers =
-    scenario.resourceServers && target.name === 'flowadmin'
+    scenario.resourceServers && (target.name === 'flowadmin' || target.name === 'flowadmin-sqlite')
       ? [{ id: resourceServer.id, secret: resourceServer.hash }]
       : undefined
   const instance = await target.start({ seed, profile, preload, resourceServers })
@@ -399,7 +434,15 @@ async function measure(scenario, target, { credentials, durationMs, warmupMs, pr
     const pool = scenario.pool
       ? { tokens: seed.tokens.slice(0, sessions - (scenario.sessions ?? 0)), next: 0 }
       : null
-    const context = { instance, target, token, credentials, pool, profiling: profile }
+    const context = {
+      instance,
+      target,
+      token,
+      credentials,
+      pool,
+      seedTokens: seed?.tokens,
+      profiling: profile,
+    }
     if (preload) context.loopDelay = loopDelayProbe(instance)
     if (!scenario.noWarmup) await scenario.load({ ...context, durationMs: warmupMs, warmup: true })
     // Requests the warm-up left queued must not eat into the measured window.

@@ -1,5 +1,6 @@
 // What is measured. Each scenario loads one started server for a window (after a warm-up window
 // of the same load) and returns the load's summary; run.mjs starts and stops the servers.
+import { runFleet } from './fleet.mjs'
 import { RESOURCE_SERVER } from './flowadmin.mjs'
 import { runLoad, runPaced, waitForIdle } from './load.mjs'
 import { measureSqliteCommits } from './sqlite-commits.mjs'
@@ -151,7 +152,7 @@ function basicAuthorization({ id, secret }) {
 }
 
 /** One introspection of `token` by the bench's resource server; throws unless the token is active. */
-async function checkIntrospection(instance, token) {
+export async function checkIntrospection(instance, token) {
   const response = await fetch(`${instance.url}/auth/introspect`, {
     method: 'POST',
     headers: { authorization: basicAuthorization(RESOURCE_SERVER), 'content-type': FORM },
@@ -222,6 +223,21 @@ function introspectLoad(connections) {
   }
 }
 
+/**
+ * The fleet's introspections against `instance` (and `peer`, when given): the clients split
+ * between them. The warm-up verifies the resource server's secret once first (argon2).
+ */
+export function fleetLoad({ clients, rate }) {
+  return async ({ instance, peer, seedTokens, durationMs, warmup }) => {
+    const servers = peer ? [instance, peer] : [instance]
+    if (warmup) for (const server of servers) await checkIntrospection(server, seedTokens[0])
+    const result = await runFleet({ servers, tokens: seedTokens, clients, rate, durationMs })
+    if (result.inactive > 0)
+      throw new Error(`${result.inactive} introspections said a live token is not active`)
+    return result
+  }
+}
+
 /** Authenticated GETs at a fixed rate while logins run flat out on 4 connections. */
 function stormLoad(rate) {
   return async (context) => {
@@ -239,7 +255,7 @@ function stormLoad(rate) {
 
 /** A summary without its latency arrays (for the JSON file). */
 export function strip({ latencies, ...rest }) {
-  for (const key of ['logins', 'reference']) if (rest[key]) rest[key] = strip(rest[key])
+  for (const key of ['logins', 'reference', 'ask']) if (rest[key]) rest[key] = strip(rest[key])
   return rest
 }
 
@@ -247,7 +263,7 @@ export function strip({ latencies, ...rest }) {
  * The scenarios, in run order. `seed(target)` is how many live tokens the store starts with
  * (the first `pool` of them are the ones revoked); `floor` asks for the argon2id floor beside it.
  */
-export function createScenarios({ sessionSizes, pools, stormRate }) {
+export function createScenarios({ sessionSizes, pools, stormRate, fleet }) {
   const list = [
     {
       id: 'start',
@@ -289,15 +305,25 @@ export function createScenarios({ sessionSizes, pools, stormRate }) {
       title: 'GET /settings (authenticated)',
       load: getLoad('/settings', { authenticated: true }),
       baselines: true,
+      besideSqlite: true,
     },
     {
       id: 'introspect',
       title:
         'POST /auth/introspect (a resource server asking about a live token) beside authenticated GET /settings, 10 connections each',
       load: introspectLoad(10),
-      targets: ['flowadmin'],
+      targets: ['flowadmin', 'flowadmin-sqlite'],
       resourceServers: true,
       paired: { label: 'introspections', reference: 'GET /settings' },
+    },
+    {
+      id: 'fleet',
+      title: `A fleet: ${fleet.clients} resource servers (each its own keep-alive connections) introspecting ${fleet.clients} live tokens, ${fleet.rate}/s in all`,
+      load: fleetLoad(fleet),
+      targets: ['flowadmin', 'flowadmin-sqlite'],
+      resourceServers: true,
+      seed: () => fleet.clients,
+      fleet: true,
     },
     {
       id: 'nr-flows',

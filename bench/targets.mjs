@@ -52,6 +52,8 @@ function newUserDir(root, name) {
  * starts a second instance on the same database as `instance`, stopped with it.
  */
 export function createFlowadminTarget({
+  name = 'flowadmin',
+  namedOnly = false,
   root,
   serverRoot,
   serverEnv = {},
@@ -126,7 +128,7 @@ export function createFlowadminTarget({
           ...first,
           database,
           async startPeer() {
-            const peer = await launch({ postgresUrl: database.url })
+            const peer = await launch({ postgresUrl: database.url, resourceServers })
             peers.push(peer)
             return peer
           },
@@ -141,11 +143,12 @@ export function createFlowadminTarget({
     }
   }
   return {
-    name: 'flowadmin',
+    name,
+    namedOnly,
     clientId: FLOWADMIN_CLIENT,
     async seed(count) {
       if (!seeds.has(count)) {
-        const folder = join(root, `flowadmin-seed-${count}`)
+        const folder = join(root, `${name}-seed-${count}`)
         mkdirSync(folder, { recursive: true })
         const file = join(folder, 'flowadmin.db')
         const tokens = await seedFlowadminTokens(file, { count, username, passwordHash, root: serverRoot })

@@ -10,4 +10,10 @@ export { isOutage, PostgresStoreError, type PostgresStoreErrorCode, RETRY_AFTER_
 export { MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION } from './migrations.js'
 export { MODULE_CHANNEL } from './module-store.js'
 export type { ModuleWatch, ModuleWatchOptions } from './module-watch.js'
-export { createPostgresStores, type PostgresStores } from './postgres-stores.js'
+export {
+  createPostgresStores,
+  type PostgresStores,
+  TOKEN_LISTENER_NAME,
+  type TokenCacheOptions,
+} from './postgres-stores.js'
+export { TOKEN_CHANNEL } from './token-cache.js'

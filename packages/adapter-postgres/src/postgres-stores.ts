@@ -1,5 +1,6 @@
 import type { Stores } from '@flowadmin/core'
 import pg from 'pg'
+import { type ChannelWatch, watchChannel } from './channel-watch.js'
 import { clientConfig, describeTarget, type PostgresOptions, poolConfig } from './connection.js'
 import { createDatabase } from './database.js'
 import { toOpenError } from './errors.js'
@@ -8,7 +9,22 @@ import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
+import { createTokenCache, TOKEN_CHANNEL } from './token-cache.js'
 import { createTokenStore } from './token-store.js'
+
+const DEFAULT_TOKEN_HEARTBEAT_MS = 1000
+/** The application_name of the connection that listens for token changes. */
+export const TOKEN_LISTENER_NAME = 'flowadmin token changes'
+
+/** How the token lookups are kept in memory (see PostgresStores.cacheTokens). */
+export interface TokenCacheOptions {
+  /** Milliseconds between checks that the listening connection still answers. Default 1000. */
+  heartbeatMs?: number | undefined
+  /** Milliseconds before the first reconnection attempt; doubles up to 5000. Default 250. */
+  retryMs?: number | undefined
+  /** Told when the listening connection is lost (it reconnects by itself). */
+  onError?: ((message: string) => void) | undefined
+}
 
 export interface PostgresStores extends Stores {
   /** `host:port/database` of the server, never a password: fit for logs and messages. */
@@ -23,6 +39,13 @@ export interface PostgresStores extends Stores {
     onChange: (module: string | null) => Promise<void> | void,
     options?: ModuleWatchOptions,
   ): ModuleWatch
+  /**
+   * From now on, token lookups by hash answer from memory what this instance read before, while a
+   * connection of its own listens for the changes every instance announces (revocations, deleted
+   * and changed records): each is forgotten when announced. While that connection is down, and
+   * until it listens again, every lookup reads the database. Without this call nothing is kept.
+   */
+  cacheTokens(options?: TokenCacheOptions): ChannelWatch
   /** Stops every watch and closes the connections. */
   close(): Promise<void>
 }
@@ -58,25 +81,50 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
   }
 
   const db = createDatabase(pool)
-  const watches = new Set<ModuleWatch>()
+  const watches = new Set<ChannelWatch>()
+  const watched = (watch: ChannelWatch): ChannelWatch => {
+    watches.add(watch)
+    return {
+      ready: watch.ready,
+      async close() {
+        watches.delete(watch)
+        await watch.close()
+      },
+    }
+  }
+  // Keeps nothing until cacheTokens listens.
+  const tokenCache = createTokenCache()
   let closing: Promise<void> | null = null
   return {
-    tokens: createTokenStore(db),
+    tokens: createTokenStore(db, tokenCache),
     modules: createModuleStore(db),
     throttle: createThrottleStore(db),
     sso: createSsoStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {
-      const watch = watchModules(clientConfig(options), onChange, watchOptions)
-      watches.add(watch)
-      return {
-        ready: watch.ready,
-        async close() {
-          watches.delete(watch)
-          await watch.close()
-        },
-      }
+      return watched(watchModules(clientConfig(options), onChange, watchOptions))
+    },
+    cacheTokens(cacheOptions = {}) {
+      const heartbeatMs = cacheOptions.heartbeatMs ?? DEFAULT_TOKEN_HEARTBEAT_MS
+      // A heartbeat out this long (a busy server answers late), and the kept records are no longer trusted.
+      tokenCache.staleMs = 4 * heartbeatMs + 1000
+      return watched(
+        watchChannel(
+          // Named apart in pg_stat_activity: the connection every instance's token changes reach.
+          { ...clientConfig(options), application_name: TOKEN_LISTENER_NAME },
+          TOKEN_CHANNEL,
+          {
+            notified: (hash) => tokenCache.forget(hash),
+            listening: () => tokenCache.listening(),
+            lost: () => tokenCache.lost(),
+            beat: () => tokenCache.beat(Date.now()),
+            alive: () => tokenCache.alive(),
+          },
+          'token changes',
+          { ...cacheOptions, heartbeatMs },
+        ),
+      )
     },
     close() {
       closing ??= (async () => {

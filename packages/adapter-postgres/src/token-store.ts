@@ -1,6 +1,7 @@
 import type { TokenRecord, TokenStore } from '@flowadmin/core'
 import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { createTokenCache, TOKEN_CHANNEL, type TokenCache } from './token-cache.js'
 
 // Ids and usernames order by their bytes ("C"), as in every store, whatever the database's collation.
 const OLDEST_FIRST = 'ORDER BY created_at, id COLLATE "C"'
@@ -9,7 +10,7 @@ const OLDEST_FIRST = 'ORDER BY created_at, id COLLATE "C"'
 export const TOKEN_SQL = {
   // A record saved under an id or a hash that exists replaces it: first the one of another hash
   // with this id goes, then the hash is written (both in one transaction).
-  dropOtherWithId: 'DELETE FROM flowadmin_tokens WHERE id = $2 AND hash <> $1',
+  dropOtherWithId: 'DELETE FROM flowadmin_tokens WHERE id = $2 AND hash <> $1 RETURNING hash',
   save: `INSERT INTO flowadmin_tokens (${COLUMNS})
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (hash) DO UPDATE SET id = excluded.id, kind = excluded.kind, name = excluded.name,
@@ -17,25 +18,41 @@ export const TOKEN_SQL = {
            fingerprint = excluded.fingerprint, created_at = excluded.created_at,
            expires_at = excluded.expires_at, last_used_at = excluded.last_used_at,
            last_address = excluded.last_address, agent = excluded.agent,
-           audience = excluded.audience`,
+           audience = excluded.audience
+         RETURNING (xmax = 0) AS inserted`,
   findByHash: `SELECT ${COLUMNS} FROM flowadmin_tokens WHERE hash = $1`,
   findById: `SELECT ${COLUMNS} FROM flowadmin_tokens WHERE id = $1`,
   listAll: `SELECT ${COLUMNS} FROM flowadmin_tokens ${OLDEST_FIRST}`,
   listByUser: `SELECT ${COLUMNS} FROM flowadmin_tokens WHERE username = $1 ${OLDEST_FIRST}`,
   usernames: 'SELECT DISTINCT username COLLATE "C" AS username FROM flowadmin_tokens ORDER BY 1',
   touch: 'UPDATE flowadmin_tokens SET last_used_at = $2, last_address = $3 WHERE id = $1',
-  delete: 'DELETE FROM flowadmin_tokens WHERE id = $1',
-  deleteByUser: 'DELETE FROM flowadmin_tokens WHERE username = $1',
-  // Never-expiring records (null) match no comparison, so they stay.
+  // A record changed or deleted is announced by its hash, in the statement (or transaction) that
+  // does it: the announcement is delivered when that commits, never before. A new record and a
+  // use (touch) change no answer any instance may have kept, and are not announced.
+  announce: `SELECT pg_notify('${TOKEN_CHANNEL}', $1)`,
+  delete: `WITH gone AS (DELETE FROM flowadmin_tokens WHERE id = $1 RETURNING hash)
+           SELECT hash, pg_notify('${TOKEN_CHANNEL}', hash) FROM gone`,
+  deleteByUser: `WITH gone AS (DELETE FROM flowadmin_tokens WHERE username = $1 RETURNING hash)
+                 SELECT hash, pg_notify('${TOKEN_CHANNEL}', hash) FROM gone`,
+  // Never-expiring records (null) match no comparison, so they stay. Not announced: an expired
+  // record kept anywhere is refused for its expiry all the same.
   deleteExpired: `DELETE FROM flowadmin_tokens WHERE hash IN (
                     SELECT hash FROM flowadmin_tokens WHERE expires_at <= $1 LIMIT $2
-                    FOR UPDATE SKIP LOCKED)`,
+                    FOR UPDATE SKIP LOCKED)
+                  RETURNING hash`,
   countLive: `SELECT kind, COUNT(*) AS live FROM flowadmin_tokens
               WHERE expires_at IS NULL OR expires_at > $1 GROUP BY kind`,
 } as const
 
-/** Tokens by hash and by id. Each write is one statement, committed before it resolves. */
-export function createTokenStore(db: Database): TokenStore {
+/**
+ * Tokens by hash and by id. Each write is one statement or transaction, committed before it
+ * resolves. A lookup by hash (each authenticated request's and introspection's) answers from
+ * `cache` when it holds the record (see TokenCache: only while the token channel is heard), and
+ * reads the database otherwise; every change or deletion of a record is announced on the channel
+ * and forgotten here at once. The rights a record grants are still decided at each request by the
+ * core, against the users as they are.
+ */
+export function createTokenStore(db: Database, cache: TokenCache = createTokenCache()): TokenStore {
   const one = async (sql: string, key: string) => {
     const { rows } = await db.query<TokenRow>(sql, [key])
     return rows[0] ? tokenFromRow(rows[0]) : null
@@ -58,12 +75,24 @@ export function createTokenStore(db: Database): TokenStore {
         record.agent,
         record.audience,
       ]
-      await db.transaction(async (client) => {
-        await client.query(TOKEN_SQL.dropOtherWithId, values.slice(0, 2))
-        await client.query(TOKEN_SQL.save, values)
+      const changed = await db.transaction(async (client) => {
+        const dropped = await client.query<{ hash: string }>(TOKEN_SQL.dropOtherWithId, values.slice(0, 2))
+        const saved = await client.query<{ inserted: boolean }>(TOKEN_SQL.save, values)
+        const hashes = dropped.rows.map((row) => row.hash)
+        if (saved.rows[0]?.inserted !== true) hashes.push(record.hash)
+        for (const hash of hashes) await client.query(TOKEN_SQL.announce, [hash])
+        return hashes
       })
+      for (const hash of changed) cache.forget(hash)
     },
-    findByHash: (hash) => one(TOKEN_SQL.findByHash, hash),
+    async findByHash(hash) {
+      const kept = cache.get(hash)
+      if (kept !== undefined) return kept
+      const generation = cache.generation
+      const record = await one(TOKEN_SQL.findByHash, hash)
+      if (record !== null) cache.keep(record, generation)
+      return record
+    },
     findById: (id) => one(TOKEN_SQL.findById, id),
     async list(username) {
       const { rows } =
@@ -77,15 +106,23 @@ export function createTokenStore(db: Database): TokenStore {
     },
     async touch(id, usedAt, address) {
       await db.query(TOKEN_SQL.touch, [id, usedAt, address])
+      cache.used(id, usedAt, address)
     },
     async delete(id) {
-      return ((await db.query(TOKEN_SQL.delete, [id])).rowCount ?? 0) > 0
+      const { rows } = await db.query<{ hash: string }>(TOKEN_SQL.delete, [id])
+      for (const row of rows) cache.forget(row.hash)
+      cache.forgetId(id)
+      return rows.length > 0
     },
     async deleteByUser(username) {
-      return (await db.query(TOKEN_SQL.deleteByUser, [username])).rowCount ?? 0
+      const { rows } = await db.query<{ hash: string }>(TOKEN_SQL.deleteByUser, [username])
+      for (const row of rows) cache.forget(row.hash)
+      return rows.length
     },
     async deleteExpired(now, limit) {
-      return (await db.query(TOKEN_SQL.deleteExpired, [now, limit])).rowCount ?? 0
+      const { rows } = await db.query<{ hash: string }>(TOKEN_SQL.deleteExpired, [now, limit])
+      for (const row of rows) cache.forget(row.hash)
+      return rows.length
     },
     async countLive(now) {
       const live = { session: 0, api: 0 }

@@ -50,7 +50,9 @@ describe('PostgreSQL going away under a running instance', () => {
 
     proxy.pause()
     const started = Date.now()
-    const response = await fetch(`${instance.url}/settings`, { headers: bearer(token) })
+    // A request whose answer is read from the store (the token check alone may be answered from
+    // memory: nothing can be revoked while the server does not answer).
+    const response = await fetch(`${instance.url}/auth/tokens`, { headers: bearer(token) })
     const firstOutage = Date.now() - started
     expect(response.status).toBe(503)
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0)
@@ -235,6 +237,105 @@ describe('reloading the settings (SIGHUP) while PostgreSQL refuses connections',
     expect((await settingsAs(adminToken)).status).toBe(200)
     expect(refusals()).toHaveLength(1)
     expect(instance.run.child.exitCode).toBeNull()
+  })
+})
+
+describe('PostgreSQL restarted under load, two instances on it', () => {
+  let relay: Awaited<ReturnType<typeof startRefusingRelay>> | null = null
+  afterEach(() => relay?.refuse())
+
+  it('loses no acknowledged login or revocation, answers only 200, 401 or 503 meanwhile, and serves again at both', async () => {
+    const target = new URL(database.current().url)
+    relay = await startRefusingRelay(target.hostname, Number(target.port || 5432))
+    const url = new URL(target)
+    url.host = `127.0.0.1:${relay.port}`
+    const postgres = { url: url.toString(), timeoutMs: 1000, pool: 4 }
+    const instances = [
+      await startInstance(await prepareInstance(postgres)),
+      await startInstance(await prepareInstance(postgres)),
+    ]
+    const urls = instances.map((instance) => instance.url)
+    const issued: string[] = []
+    const revoked: string[] = []
+    /** Tokens a revocation was asked for, answered or not: they may be gone. */
+    const attempted = new Set<string>()
+    const statuses = new Map<number, number>()
+    const count = (status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    let running = true
+    const worker = async (w: number) => {
+      for (let n = 0; running; n++) {
+        const at = urls[(w + n) % 2] as string
+        const step = n % 3
+        if (step === 0) {
+          const response = await fetch(`${at}/auth/token`, {
+            method: 'POST',
+            body: new URLSearchParams({
+              client_id: 'service-admin',
+              grant_type: 'password',
+              scope: '*',
+              username: 'admin',
+              password: 'admin-pw',
+            }),
+          })
+          count(response.status)
+          if (response.status === 200)
+            issued.push(((await response.json()) as { access_token: string }).access_token)
+          else await response.arrayBuffer()
+        } else if (step === 1 && issued.length > 4) {
+          const token = issued[Math.floor(Math.random() * issued.length)] as string
+          if (attempted.has(token)) continue
+          attempted.add(token)
+          const response = await fetch(`${at}/auth/revoke`, {
+            method: 'POST',
+            headers: bearer(token),
+            body: new URLSearchParams({ token }),
+          })
+          count(response.status)
+          await response.arrayBuffer()
+          if (response.status === 200) revoked.push(token)
+        } else if (issued.length > 0) {
+          const token = issued[issued.length - 1] as string
+          const response = await fetch(`${at}/settings`, { headers: bearer(token) })
+          count(response.status)
+          await response.arrayBuffer()
+        }
+      }
+    }
+    const load = Promise.all([0, 1, 2, 3].map(worker))
+    await until(() => issued.length >= 6 && revoked.length >= 2, 'the load issues and revokes')
+    const before = { issued: issued.length, revoked: revoked.length }
+    // The server goes down (every connection reset, none accepted), and comes back.
+    await relay.refuse()
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await relay.accept()
+    await until(
+      () => issued.length >= before.issued + 4 && revoked.length >= before.revoked + 2,
+      'both instances issue and revoke again',
+      30_000,
+    )
+    running = false
+    await load
+
+    expect([...statuses.keys()].filter((status) => ![200, 401, 503].includes(status))).toEqual([])
+    expect(statuses.get(503) ?? 0).toBeGreaterThan(0)
+    // Every acknowledged write is there, at both instances.
+    for (const instance of urls) {
+      for (const token of issued.filter((token) => !attempted.has(token))) {
+        const response = await fetch(`${instance}/settings`, { headers: bearer(token) })
+        expect(response.status).toBe(200)
+        await response.arrayBuffer()
+      }
+      for (const token of revoked) {
+        const response = await fetch(`${instance}/settings`, { headers: bearer(token) })
+        expect(response.status).toBe(401)
+        await response.arrayBuffer()
+      }
+    }
+    const stored = Number(
+      (await database.current().query('SELECT count(*) AS n FROM flowadmin_tokens')).rows[0].n,
+    )
+    expect(stored).toBeGreaterThanOrEqual(issued.length - attempted.size)
+    for (const instance of instances) expect(instance.run.child.exitCode).toBeNull()
   })
 })
 

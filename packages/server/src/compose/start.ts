@@ -194,6 +194,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await postgres
       ?.watchModules((module) => core.modules.loadEnabled(module), { onError: warn })
       .ready.catch(() => {})
+    // Token lookups answer from memory while every instance's token changes are heard.
+    await postgres?.cacheTokens({ onError: warn }).ready.catch(() => {})
     const outage = createOutageLog(log)
 
     const proxies = parseTrustedProxies(settings.trustProxy)

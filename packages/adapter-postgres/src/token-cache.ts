@@ -1,0 +1,126 @@
+import type { TokenRecord } from '@flowadmin/core'
+
+/** The channel on which the hash of every token record changed or deleted is announced. */
+export const TOKEN_CHANNEL = 'flowadmin_tokens'
+
+/** At most this many records are kept; the next one past it starts afresh. */
+const MAX_KEPT = 10_000
+
+/** A record that shares nothing with `record`. */
+const copyOf = (record: TokenRecord): TokenRecord => ({ ...record, scope: [...record.scope] })
+
+/**
+ * The token records this instance found by hash, kept while the token channel is heard: every
+ * instance announces on it the hash of each record it changes or deletes, in the transaction that
+ * does it, so the announcement arrives after the change is committed. While the channel is not
+ * heard (before it is first heard, after its connection is lost, or when its heartbeat is late)
+ * nothing is kept and every lookup reads the database; when it is heard again, it starts empty.
+ *
+ * A lookup that read the database keeps what it read only if no announcement or local change
+ * arrived since it began (`generation`): a read that raced a revocation could return the record
+ * the revocation deleted.
+ */
+export interface TokenCache {
+  /** The kept record of this hash (a copy), or undefined when there is none or nothing may be kept. */
+  get(hash: string): TokenRecord | undefined
+  /** The moment a lookup begins: pass it to `keep`. */
+  readonly generation: number
+  /** Keeps what a lookup begun at `generation` read, unless something changed since. */
+  keep(record: TokenRecord, generation: number): void
+  /** A record changed or went: forget it. */
+  forget(hash: string): void
+  /** The record with this id went (or may have): forget it. */
+  forgetId(id: string): void
+  /** This instance wrote a use of the record with this id: the kept copy says so too. */
+  used(id: string, at: number, address: string): void
+  /** The channel is heard from now on (a fresh connection): start empty, keep again. */
+  listening(): void
+  /** A heartbeat was sent on the channel's connection at `now`. */
+  beat(now: number): void
+  /** The channel's connection answered (the last heartbeat came back). */
+  alive(): void
+  /** The channel is lost: forget everything, keep nothing until it is heard again. */
+  lost(): void
+  /** How many records are kept now. */
+  readonly size: number
+  /**
+   * How long a heartbeat may go unanswered while kept records are still used: past it, the
+   * connection may be dead without having said so, and lookups read the database. A heartbeat not
+   * sent (a busy process sends it late) is no sign of anything and costs nothing.
+   */
+  staleMs: number
+}
+
+/** A cache that keeps nothing until `listening` is called; `now` is the clock. */
+export function createTokenCache(now: () => number = Date.now): TokenCache {
+  const byHash = new Map<string, TokenRecord>()
+  const hashOfId = new Map<string, string>()
+  let heard = false
+  /** When the heartbeat that has not come back yet was sent; null when none is out. */
+  let beatSince: number | null = null
+  let generation = 0
+  const usable = () => heard && (beatSince === null || now() - beatSince <= cache.staleMs)
+  const clear = () => {
+    byHash.clear()
+    hashOfId.clear()
+    generation++
+  }
+  const forget = (hash: string) => {
+    generation++
+    const record = byHash.get(hash)
+    if (record === undefined) return
+    byHash.delete(hash)
+    hashOfId.delete(record.id)
+  }
+  const cache: TokenCache = {
+    staleMs: 3000,
+    get(hash) {
+      if (!usable()) return undefined
+      const record = byHash.get(hash)
+      return record === undefined ? undefined : copyOf(record)
+    },
+    get generation() {
+      return generation
+    },
+    keep(record, at) {
+      if (at !== generation || !usable()) return
+      if (byHash.size >= MAX_KEPT) clear()
+      const previous = hashOfId.get(record.id)
+      if (previous !== undefined && previous !== record.hash) byHash.delete(previous)
+      byHash.set(record.hash, copyOf(record))
+      hashOfId.set(record.id, record.hash)
+    },
+    forget,
+    forgetId(id) {
+      const hash = hashOfId.get(id)
+      if (hash === undefined) generation++
+      else forget(hash)
+    },
+    used(id, at, address) {
+      const hash = hashOfId.get(id)
+      const record = hash === undefined ? undefined : byHash.get(hash)
+      if (record === undefined) return
+      record.lastUsedAt = at
+      record.lastAddress = address
+    },
+    listening() {
+      clear()
+      heard = true
+      beatSince = null
+    },
+    beat(at) {
+      beatSince ??= at
+    },
+    alive() {
+      beatSince = null
+    },
+    lost() {
+      heard = false
+      clear()
+    },
+    get size() {
+      return byHash.size
+    },
+  }
+  return cache
+}
