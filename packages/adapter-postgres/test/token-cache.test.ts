@@ -19,6 +19,7 @@ const record = (n: number, username = 'admin') => ({
   lastUsedAt: null,
   lastAddress: null,
   agent: null,
+  audience: 'flowadmin',
 })
 
 /** Deletes a record behind every instance's back: in the database, announcing nothing. */
