@@ -8,6 +8,7 @@ import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
+import { createTrailStore } from './trail-store.js'
 
 export interface PostgresStores extends Stores {
   /** `host:port/database` of the server, never a password: fit for logs and messages. */
@@ -63,6 +64,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     tokens: createTokenStore(db),
     modules: createModuleStore(db),
     throttle: createThrottleStore(db),
+    trail: createTrailStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

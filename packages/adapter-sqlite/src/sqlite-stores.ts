@@ -6,6 +6,7 @@ import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
+import { createTrailStore } from './trail-store.js'
 import { committed, syncLogAsync } from './transaction.js'
 
 export interface SqliteStores extends Stores {
@@ -38,6 +39,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       tokens: createTokenStore(db),
       modules: createModuleStore(db),
       throttle: createThrottleStore(db),
+      trail: createTrailStore(db),
     }
     let open = true
     return {

@@ -60,6 +60,17 @@ export { NOT_INSTALLED } from './modules/modules.js'
 export type * from './ports/index.js'
 export { isStoreUnavailable, type StoreUnavailable, storeUnavailable } from './store-unavailable.js'
 export { systemClock, systemRandom, webDigest } from './system.js'
+export {
+  decodeTrailCursor,
+  EXPORT_PAGE,
+  encodeTrailCursor,
+  type InstanceReport,
+  SECRET_KEY,
+  type Trail,
+  type TrailRetention,
+  trailEntryOf,
+  withoutSecrets,
+} from './trail/trail.js'
 export { base64url } from './tokens/encoding.js'
 export {
   type ApiTokenOptions,

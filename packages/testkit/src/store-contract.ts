@@ -7,6 +7,7 @@ import type {
   TokenRecord,
 } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { trailContract } from './trail-contract.js'
 
 /** Stores under test: the three ports plus a way to release them. */
 export type OpenedStores = Stores & { close(): Promise<void> }
@@ -576,6 +577,13 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
           proceed(),
         ])
       })
+    })
+
+    describe('trail', () => {
+      trailContract(
+        () => stores.trail,
+        async () => (await twoConnections())(1).trail,
+      )
     })
   })
 }

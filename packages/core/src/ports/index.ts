@@ -3,6 +3,7 @@
 import type { ModuleStore } from './modules.js'
 import type { ThrottleStore } from './throttle.js'
 import type { TokenStore } from './tokens.js'
+import type { TrailStore } from './trail.js'
 
 export type * from './events.js'
 export type * from './identity.js'
@@ -11,6 +12,7 @@ export type * from './node-modules.js'
 export type * from './system.js'
 export type * from './throttle.js'
 export type * from './tokens.js'
+export type * from './trail.js'
 export type * from './verifier.js'
 
 /** The stores, as one adapter provides them. */
@@ -18,4 +20,6 @@ export interface Stores {
   tokens: TokenStore
   modules: ModuleStore
   throttle: ThrottleStore
+  /** flowadmin's own audit events and its instances', in one trail. */
+  trail: TrailStore
 }
