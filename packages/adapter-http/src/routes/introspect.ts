@@ -154,7 +154,7 @@ export async function answerIntrospection(
   }
 }
 
-const BASIC_CHALLENGE = {
+export const BASIC_CHALLENGE = {
   'WWW-Authenticate': {
     required: true,
     schema: { type: 'string' as const, pattern: '^Basic realm="flowadmin"$' },
