@@ -28,7 +28,11 @@ export function createTrailStore(db: Database): TrailStore {
     async append(entries) {
       if (entries.length === 0) return
       const columns: unknown[][] = Array.from({ length: 9 }, () => [])
-      for (const entry of entries) trailValues(entry).forEach((value, index) => columns[index]?.push(value))
+      for (const entry of entries) {
+        trailValues(entry).forEach((value, index) => {
+          columns[index]?.push(value)
+        })
+      }
       await db.query(TRAIL_SQL.append, columns)
     },
     async search(filter, limit, after) {

@@ -60,17 +60,6 @@ export { NOT_INSTALLED } from './modules/modules.js'
 export type * from './ports/index.js'
 export { isStoreUnavailable, type StoreUnavailable, storeUnavailable } from './store-unavailable.js'
 export { systemClock, systemRandom, webDigest } from './system.js'
-export {
-  decodeTrailCursor,
-  EXPORT_PAGE,
-  encodeTrailCursor,
-  type InstanceReport,
-  SECRET_KEY,
-  type Trail,
-  type TrailRetention,
-  trailEntryOf,
-  withoutSecrets,
-} from './trail/trail.js'
 export { base64url } from './tokens/encoding.js'
 export {
   type ApiTokenOptions,
@@ -89,3 +78,14 @@ export {
   SSO_FINGERPRINT_PREFIX,
   TOKEN_BYTES,
 } from './tokens/tokens.js'
+export {
+  decodeTrailCursor,
+  EXPORT_PAGE,
+  encodeTrailCursor,
+  type InstanceReport,
+  SECRET_KEY,
+  type Trail,
+  type TrailRetention,
+  trailEntryOf,
+  withoutSecrets,
+} from './trail/trail.js'

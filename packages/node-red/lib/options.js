@@ -9,7 +9,18 @@ const DEFAULT_TIMEOUT_MS = 3000
 /** A hook waits this long at most; Node-RED holds the editor's request meanwhile. */
 const MAX_TIMEOUT_MS = 60000
 
-const KNOWN = ['url', 'clientId', 'clientSecret', 'cacheMs', 'timeoutMs', 'middleware', 'log', 'now', 'sso']
+const KNOWN = [
+  'url',
+  'clientId',
+  'clientSecret',
+  'cacheMs',
+  'timeoutMs',
+  'middleware',
+  'log',
+  'now',
+  'sso',
+  'audit',
+]
 const SSO_KNOWN = ['redirectUri', 'label', 'icon', 'url']
 const DEFAULT_SSO_LABEL = 'Sign in with single sign-on'
 

@@ -15,7 +15,6 @@ import {
   use,
 } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
-import { BASIC_CHALLENGE, basicCredentials } from './introspect.js'
 import {
   CSV_HEADER,
   type ExportFormat,
@@ -25,6 +24,7 @@ import {
   trailEventJson,
   trailEventLine,
 } from './audit-format.js'
+import { BASIC_CHALLENGE, basicCredentials } from './introspect.js'
 
 /** Most events in one report from an instance. */
 export const MAX_REPORTED_EVENTS = 500
@@ -35,6 +35,7 @@ export const DEFAULT_AUDIT_PAGE = 100
 export const MAX_AUDIT_PAGE = 1000
 
 /** No control characters: they would forge lines in logs and CSV, and PostgreSQL's text holds no NUL. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
 const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/
 const text = (field: string, max: number) =>
   v.pipe(
