@@ -127,7 +127,10 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
         client: 'node-red-editor',
       }),
     )
-    await waitFor(() => trail.received.length === 2)
+    await waitFor(
+      () => trail.received.length === 2,
+      () => `reports: ${trail.received.length}`,
+    )
     expect(trail.received).toEqual([
       {
         time: 1_798_156_800_000,
@@ -153,7 +156,10 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     const { handle } = logger({ ignore: [] })
     handle(event('flows.get'))
     handle(event('comms.auth'))
-    await waitFor(() => trail.received.length === 2)
+    await waitFor(
+      () => trail.received.length === 2,
+      () => `reports: ${trail.received.length}`,
+    )
   })
 
   test('never throws into Node-RED, whatever the message', () => {
@@ -186,12 +192,21 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     const { handle, lines, setting } = logger()
     await trail.stop()
     for (let i = 0; i < 30; i++) handle(event('flows.set', { user: { username: 'alice' }, n: i }))
-    await waitFor(() => lines.some((line) => line.includes('is unreachable')))
+    await waitFor(
+      () => lines.some((line) => line.includes('is unreachable')),
+      () => `reports: ${JSON.stringify(trail.received.map((r) => r.event))}, log: ${JSON.stringify(lines)}`,
+    )
     expect(setting.forwarder?.pending()).toEqual({ events: 30, dropped: 0 })
     await trail.start()
-    await waitFor(() => trail.received.length === 30)
+    await waitFor(
+      () => trail.received.length === 30,
+      () => `reports: ${trail.received.length}`,
+    )
     expect(trail.received.map((report) => report.details.n)).toEqual([...Array(30).keys()])
-    await waitFor(() => lines.some((line) => line.includes('takes audit events again')))
+    await waitFor(
+      () => lines.some((line) => line.includes('takes audit events again')),
+      () => `reports: ${JSON.stringify(trail.received.map((r) => r.event))}, log: ${JSON.stringify(lines)}`,
+    )
   })
 
   test('when the buffer is full, drops the oldest and tells flowadmin and the log how many', async () => {
@@ -199,7 +214,10 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     await trail.stop()
     for (let i = 0; i < 25; i++) handle(event('nodes.install', { n: i }))
     await trail.start()
-    await waitFor(() => trail.received.length === 11)
+    await waitFor(
+      () => trail.received.length === 11,
+      () => `reports: ${trail.received.length}`,
+    )
     const [note, ...kept] = trail.received
     expect(note).toMatchObject({
       event: 'audit.dropped',
@@ -217,15 +235,27 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     const { handle, lines } = logger()
     trail.setStatus(503)
     handle(event('flows.set', { n: 1 }))
-    await waitFor(() => lines.some((line) => line.includes('HTTP 503')))
+    await waitFor(
+      () => lines.some((line) => line.includes('HTTP 503')),
+      () => `reports: ${JSON.stringify(trail.received.map((r) => r.event))}, log: ${JSON.stringify(lines)}`,
+    )
     trail.setStatus(200)
-    await waitFor(() => trail.received.length === 1)
+    await waitFor(
+      () => trail.received.length === 1,
+      () => `reports: ${trail.received.length}`,
+    )
     trail.setStatus(400)
     handle(event('flows.set', { n: 2 }))
-    await waitFor(() => lines.some((line) => line.includes('refused 1 audit events (HTTP 400)')))
+    await waitFor(
+      () => lines.some((line) => line.includes('refused 1 audit events (HTTP 400)')),
+      () => `reports: ${JSON.stringify(trail.received.map((r) => r.event))}, log: ${JSON.stringify(lines)}`,
+    )
     trail.setStatus(200)
     handle(event('flows.set', { n: 3 }))
-    await waitFor(() => trail.received.length === 2)
+    await waitFor(
+      () => trail.received.length === 2,
+      () => `reports: ${trail.received.length}`,
+    )
     expect(trail.received.map((report) => report.details.n)).toEqual([1, 3])
   })
 
@@ -242,7 +272,10 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
       process.exit(0)`
     const run = spawnSync(process.execPath, ['-e', script], { timeout: 20_000 })
     expect(run.status).toBe(0)
-    await waitFor(() => trail.received.length === 3)
+    await waitFor(
+      () => trail.received.length === 3,
+      () => `reports: ${trail.received.length}`,
+    )
     expect(trail.received.map((report) => [report.instance, report.details.n])).toEqual([
       ['line-9', 0],
       ['line-9', 1],
