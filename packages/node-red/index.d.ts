@@ -60,7 +60,7 @@ export interface NodeRedLogMessage {
   level: number
   event?: string
   timestamp?: number
-  user?: { username?: string } | null
+  user?: { username?: string; [key: string]: unknown } | null
   ip?: string
   [key: string]: unknown
 }
@@ -70,6 +70,8 @@ export interface AuditLogger {
   level: 'off'
   audit: true
   handler(settings: unknown): (msg: NodeRedLogMessage) => void
+  /** What waits to be sent (for tests); null before Node-RED asked for the handler. */
+  readonly forwarder: { pending(): { events: number; dropped: number } } | null
 }
 
 export interface SsoOptions {

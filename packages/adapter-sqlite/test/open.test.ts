@@ -91,6 +91,7 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'node_sets' },
       { name: 'throttle' },
       { name: 'tokens' },
+      { name: 'trail' },
     ])
     db.close()
   })

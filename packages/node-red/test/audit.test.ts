@@ -226,8 +226,9 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
       details: { dropped: 15 },
     })
     expect(kept.map((report) => report.details.n)).toEqual([15, 16, 17, 18, 19, 20, 21, 22, 23, 24])
-    await waitFor(() =>
-      lines.some((line) => line.includes('15 audit events were dropped (the oldest first)')),
+    await waitFor(
+      () => lines.some((line) => line.includes('15 audit events were dropped (the oldest first)')),
+      () => `log: ${JSON.stringify(lines)}`,
     )
   })
 

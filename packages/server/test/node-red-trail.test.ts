@@ -2,7 +2,7 @@
 // events to the built `flowadmin` command, which keeps them beside its own. What an operator sees
 // at GET /audit when people deploy, log in and fail to, and when flowadmin is away for a while.
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
