@@ -1,6 +1,7 @@
 // A built instance while PostgreSQL goes away: bounded 503s, no crash, recovery by itself.
 import { readFile, writeFile } from 'node:fs/promises'
 import { connect, createServer, type Server, type Socket } from 'node:net'
+import { SCHEMA_VERSION } from '@flowadmin/adapter-postgres'
 import * as argon2 from 'argon2'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freePort } from '../../adapter-postgres/test/pg-server.js'
@@ -264,11 +265,13 @@ describe('flowadmin migrate', () => {
       const first = runCli(['migrate', '--settings', settings])
       expect(await first.exited).toBe(0)
       expect(first.stdout).toMatch(
-        /^flowadmin: migrated the database at 127\.0\.0\.1:\d+\/\w+ from schema version 0 to 2\n$/,
+        new RegExp(
+          `^flowadmin: migrated the database at 127\\.0\\.0\\.1:\\d+\\/\\w+ from schema version 0 to ${SCHEMA_VERSION}\\n$`,
+        ),
       )
       const again = runCli(['migrate', '--settings', settings])
       expect(await again.exited).toBe(0)
-      expect(again.stdout).toMatch(/is at schema version 2; nothing to do\n$/)
+      expect(again.stdout).toMatch(new RegExp(`is at schema version ${SCHEMA_VERSION}; nothing to do\\n$`))
       expect(first.stdout + first.stderr + again.stdout + again.stderr).not.toContain('not-needed-by-trust')
     } finally {
       await database.current().admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
