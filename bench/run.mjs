@@ -49,7 +49,7 @@ const HELP = `Usage: pnpm bench [options]
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
   --fleet-clients N   resource servers (Node-RED instances) in the fleet scenarios (default 200; --quick 50)
   --fleet-rate N      introspections per second the whole fleet sends (default 2000; --quick 250)
-  --only ID,ID        run only these scenarios (ids: start sqlite-commits login-page healthz settings
+  --only ID,ID        run only these scenarios (ids: start sqlite-commits trail login-page healthz settings
                       introspect nr-flows settings-1 toggle-1 toggle-10 login logins-100 revoke login-N
                       revoke-N fleet storm; with --storage postgres also fleet-2i propagation login-2i
                       toggle-2i)
@@ -281,13 +281,19 @@ async function main() {
     if (scenario.local) {
       const measured = []
       for (let round = 1; round <= options.rounds; round++) {
-        const result = await scenario.measure({ root: serverRoot, folder: work, durationMs })
+        const result = await scenario.measure({
+          root: serverRoot,
+          folder: work,
+          durationMs,
+          quick: Boolean(quick),
+          pgUrl: args.pg ?? (process.env.FLOWADMIN_TEST_PG || DEFAULT_PG),
+        })
         measured.push(result)
         log(`${scenario.id} round ${round}: ${scenario.describe(result)}`)
       }
-      const combined = { local: combineLocal(measured) }
+      const combined = { local: (scenario.combine ?? combineLocal)(measured) }
       results[scenario.id] = combined
-      const table = localTable(scenario, combined.local, {
+      const table = (scenario.table ?? localTable)(scenario, combined.local, {
         durationS: options.durationS,
         rounds: options.rounds,
       })

@@ -5,6 +5,7 @@ import { RESOURCE_SERVER } from './flowadmin.mjs'
 import { runLoad, runPaced, waitForIdle } from './load.mjs'
 import { measureSqliteCommits } from './sqlite-commits.mjs'
 import { BENCH_MODULES } from './targets.mjs'
+import { measureTrail, trailTable } from './trail.mjs'
 
 const FORM = 'application/x-www-form-urlencoded'
 const REQUEST_TIMEOUT_MS = 15_000
@@ -287,6 +288,21 @@ export function createScenarios({ sessionSizes, pools, stormRate, fleet }) {
       },
       describe: ({ single, grouped }) =>
         `${single.commitsPerSecond.toFixed(0)} single-change commits/s, ${grouped.changesPerSecond.toFixed(0)} changes/s at 10 a commit`,
+    },
+    {
+      id: 'trail',
+      title:
+        'The trail: reports taken (POST /audit/events), GET /audit?actor= over a large trail, disk per million',
+      local: true,
+      measure: ({ root, folder, durationMs, quick, pgUrl }) =>
+        measureTrail({ root, folder, durationMs, events: quick ? 20_000 : 1_000_000, pgUrl }),
+      combine: (rounds) => rounds,
+      table: trailTable,
+      describe: (result) =>
+        `sqlite ${result.sqlite.ingest.toFixed(0)} events/s, p99 ${result.sqlite.search.p99.toFixed(2)} ms` +
+        (result.postgres && !result.postgres.error
+          ? `; postgres ${result.postgres.ingest.toFixed(0)} events/s, p99 ${result.postgres.search.p99.toFixed(2)} ms`
+          : ''),
     },
     {
       id: 'login-page',

@@ -46,6 +46,42 @@ export interface FlowadminOptions {
    * Default false: such a url is refused at start.
    */
   allowInsecureHttp?: boolean
+  /** auditLogger's own options. */
+  audit?: AuditOptions
+}
+
+export interface AuditOptions {
+  /** This instance's name in flowadmin's trail, within its resource server. Default: the host name. */
+  instance?: string
+  /** Events not forwarded: names, `*` matching any run of characters. Default `["*.get", "comms.*"]`. */
+  ignore?: string[]
+  /** Most events waiting while flowadmin cannot be reached; past it the oldest are dropped, and counted. Default 10000. */
+  bufferSize?: number
+  /** Most events in one report, 1 to 500. Default 100. */
+  batchSize?: number
+  /** How long an event waits for others before a report is sent, in ms. Default 200. */
+  delayMs?: number
+  /** The longest wait between tries while flowadmin cannot be reached, in ms. Default 30000. */
+  maxRetryMs?: number
+}
+
+/** One of Node-RED's log messages, as a custom logger's handler receives it. */
+export interface NodeRedLogMessage {
+  level: number
+  event?: string
+  timestamp?: number
+  user?: { username?: string; [key: string]: unknown } | null
+  ip?: string
+  [key: string]: unknown
+}
+
+/** A Node-RED custom logger (`logging` in settings.js) that forwards audit events to flowadmin. */
+export interface AuditLogger {
+  level: 'off'
+  audit: true
+  handler(settings: unknown): (msg: NodeRedLogMessage) => void
+  /** What waits to be sent (for tests); null before Node-RED asked for the handler. */
+  readonly forwarder: { pending(): { events: number; dropped: number } } | null
 }
 
 export interface SsoOptions {
@@ -99,6 +135,12 @@ export interface StrategyAdminAuth {
 
 export function adminAuth(options: FlowadminOptions & { sso: SsoOptions }): StrategyAdminAuth
 export function adminAuth(options: FlowadminOptions): AdminAuth
+
+/**
+ * Node-RED's `logging: { flowadmin: auditLogger(options) }`: audit events go to flowadmin's trail.
+ * The same options object as adminAuth; throws on bad options.
+ */
+export function auditLogger(options: FlowadminOptions): AuditLogger
 
 export function httpAdminMiddleware(
   options: FlowadminOptions,

@@ -1,6 +1,7 @@
 'use strict'
 
 const { createAdminAuth } = require('./lib/admin-auth')
+const { createAuditLogger } = require('./lib/audit')
 const { createMiddleware } = require('./lib/middleware')
 const { parseOptions } = require('./lib/options')
 const { stateOf } = require('./lib/state')
@@ -25,4 +26,14 @@ function httpAdminMiddleware(options) {
   return createMiddleware(settings, stateOf(options, settings))
 }
 
-module.exports = { adminAuth, httpAdminMiddleware }
+/**
+ * A Node-RED custom logger for `logging: { flowadmin: auditLogger(options) }`: the instance's audit
+ * events go to flowadmin's trail. Give it the same options object as adminAuth, with `audit` for
+ * its own options. Throws on bad options, so Node-RED stops at start with the message.
+ * @param {object} options
+ */
+function auditLogger(options) {
+  return createAuditLogger(parseOptions(options), options)
+}
+
+module.exports = { adminAuth, auditLogger, httpAdminMiddleware }

@@ -4,6 +4,7 @@ import { matchedRoutes } from 'hono/route'
 import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
+import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
@@ -118,6 +119,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
+    .route('/', auditRoutes(deps))
     .route(
       '/',
       openApiRoutes(deps, (): RoutesOf => api),

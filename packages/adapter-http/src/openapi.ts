@@ -233,6 +233,7 @@ export async function createOpenApiDocument(app: RoutesOf, deps: RouteDeps): Pro
         { name: 'auth', description: 'Login scheme, tokens, revocation' },
         { name: 'settings', description: 'Who the caller is' },
         { name: 'nodes', description: 'Node modules and node sets' },
+        { name: 'audit', description: 'The trail: flowadmin’s and its instances’ audit events' },
         { name: 'meta', description: 'This document' },
         {
           name: 'operations',

@@ -35,6 +35,8 @@ export interface WorldOptions {
   stores?: Stores
   app?: Partial<HttpAppOptions>
   loginQueue?: AdminAuthOptions['loginQueue']
+  /** Resource servers besides `fleet`: id and secret. */
+  resourceServers?: Array<{ id: string; secret: string }>
 }
 
 /**
@@ -65,7 +67,13 @@ export async function createWorld(options: WorldOptions = {}) {
             default: options.defaultPermissions ? { permissions: options.defaultPermissions } : undefined,
             sessionExpiryTime: options.sessionExpiryTime,
             loginQueue: options.loginQueue,
-            resourceServers: [{ id: 'fleet', secret: hasher.hash(FLEET_SECRET) }],
+            resourceServers: [
+              { id: 'fleet', secret: hasher.hash(FLEET_SECRET) },
+              ...(options.resourceServers ?? []).map(({ id, secret }) => ({
+                id,
+                secret: hasher.hash(secret),
+              })),
+            ],
           },
     loaderFailures: options.loaderFailures,
     typesInUse: options.typesInUse,

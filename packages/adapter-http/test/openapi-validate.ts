@@ -233,7 +233,8 @@ export function createResponseValidator(served: object) {
       }
       let value: unknown = body
       try {
-        if (mediaType.endsWith('json')) value = JSON.parse(body)
+        // JSON lines (NDJSON) are text: many documents, not one.
+        if (mediaType.endsWith('json') && mediaType !== 'application/x-ndjson') value = JSON.parse(body)
       } catch {
         problems.push(`body is not JSON: ${body.slice(0, 80)}`)
         return { operation: name, status, problems }

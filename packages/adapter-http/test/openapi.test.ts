@@ -352,6 +352,36 @@ describe('every response the app gives conforms to the document', () => {
     )
     for (let i = 0; i < 6; i++) await token({ ...grant, username: 'ghost', password: 'x' })
 
+    // The trail: an instance's report (kept, malformed, too large, refused), then its search.
+    const report = (body: string, authorization: string | null = fleetBasic()) =>
+      check(
+        'POST',
+        '/audit/events',
+        world.request('/audit/events', {
+          method: 'POST',
+          headers: { ...json, ...(authorization === null ? {} : { Authorization: authorization }) },
+          body,
+        }),
+      )
+    const event = { time: 0, instance: 'line-1', actor: 'admin', event: 'flows.set', address: null }
+    await report(JSON.stringify({ events: [event] }))
+    await report(JSON.stringify({ events: [{ ...event, server: 'other' }] }))
+    await report(JSON.stringify({ events: [{ ...event, details: { text: 'x'.repeat(1024 * 1024) } }] }))
+    await report('{"events":[]}', null)
+    const audit = (query: string, token: string | null = admin, accept = 'application/json') =>
+      check(
+        'GET',
+        `/audit${query}`,
+        world.request(`/audit${query}`, {
+          headers: { Accept: accept, ...(token === null ? {} : { Authorization: `Bearer ${token}` }) },
+        }),
+      )
+    await audit('?instance=fleet/line-1')
+    await audit('', admin, 'text/csv')
+    await audit('', admin, 'application/x-ndjson')
+    await audit('?since=yesterday')
+    await audit('', null)
+
     // Introspection: live and not, a malformed request, refused clients, too large, throttled.
     const introspect = (token: string, authorization?: string | null) =>
       check('POST', '/auth/introspect', world.introspect(token, authorization))
@@ -371,6 +401,7 @@ describe('every response the app gives conforms to the document', () => {
     }
     await introspect(admin, null)
     for (let i = 0; i < 6; i++) await introspect(admin, basicHeader('fleet', `guess ${i}`))
+    await report('{"events":[]}', basicHeader('fleet', 'guess 7'))
     await check('GET', '/auth/resource-servers', world.get('/auth/resource-servers', admin))
     await check('GET', '/auth/resource-servers', world.get('/auth/resource-servers', reader))
     // One verification held in the one slot, and no room to wait: the next login is shed.
@@ -630,6 +661,7 @@ async function brokenChecks(
   broken.installer.publish(EXTRA)
   stores.tokens.findByHash = fail
   stores.tokens.save = fail
+  stores.trail.append = fail
   const app = createHttpApp(broken.core, { version: VERSION, onUnexpectedError: () => {} })
   const auth = { Authorization: 'Bearer some-token' }
   const put = {
@@ -678,6 +710,18 @@ async function brokenChecks(
       },
     ],
     ['GET', '/auth/resource-servers', { headers: auth }],
+    ['GET', '/audit', { headers: auth }],
+    [
+      'POST',
+      '/audit/events',
+      {
+        method: 'POST',
+        headers: { Authorization: fleetBasic(), 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          events: [{ time: 0, instance: 'a', actor: null, event: 'x', address: null }],
+        }),
+      },
+    ],
   ]
   const results: ResponseCheck[] = []
   for (const [method, path, init] of requests) {

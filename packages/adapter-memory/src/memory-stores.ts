@@ -9,6 +9,7 @@ import {
   type TokenStore,
   throttleRefusal,
 } from '@flowadmin/core'
+import { createTrailStore } from './trail-store.js'
 
 export interface MemoryStores extends Stores {
   /** Nothing to release; present so every adapter closes alike. */
@@ -350,6 +351,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     modules: createModuleStore(),
     throttle: createThrottleStore(maxThrottleEntries),
     sso: createSsoStore(),
+    trail: createTrailStore(),
     async close() {},
   }
 }

@@ -78,6 +78,24 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX flowadmin_sso_logouts_by_expiry ON flowadmin_sso_logouts (expires_at);
   `,
+  `
+  -- The trail: flowadmin's own audit events and those its instances report.
+  CREATE TABLE flowadmin_trail (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    time bigint NOT NULL,           -- ms since the epoch, as the source says
+    server text,                    -- the resource server that delivered it; null: flowadmin's own
+    instance text,
+    actor text,
+    event text NOT NULL,
+    outcome text NOT NULL CHECK (outcome IN ('success', 'failure')),
+    address text,
+    address_reported boolean NOT NULL,
+    details json NOT NULL
+  );
+  CREATE INDEX flowadmin_trail_by_time ON flowadmin_trail (time, seq);
+  CREATE INDEX flowadmin_trail_by_actor ON flowadmin_trail (actor, time, seq);
+  CREATE INDEX flowadmin_trail_by_source ON flowadmin_trail (server, instance, time, seq);
+  `,
 ]
 
 /** The schema version this code writes. */

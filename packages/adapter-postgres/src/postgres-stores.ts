@@ -11,6 +11,7 @@ import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenCache, TOKEN_CHANNEL } from './token-cache.js'
 import { createTokenStore } from './token-store.js'
+import { createTrailStore } from './trail-store.js'
 
 const DEFAULT_TOKEN_HEARTBEAT_MS = 1000
 /** The application_name of the connection that listens for token changes. */
@@ -100,6 +101,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     modules: createModuleStore(db),
     throttle: createThrottleStore(db),
     sso: createSsoStore(db),
+    trail: createTrailStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

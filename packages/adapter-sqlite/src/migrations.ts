@@ -97,6 +97,25 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX sso_logouts_by_expiry ON sso_logouts (expires_at);
   `,
+  `
+  -- The trail: flowadmin's own audit events and those its instances report. seq is the rowid,
+  -- so every index below also orders by it.
+  CREATE TABLE trail (
+    seq INTEGER PRIMARY KEY,
+    time INTEGER NOT NULL,        -- ms since the epoch, as the source says
+    server TEXT,                  -- the resource server that delivered it; null: flowadmin's own
+    instance TEXT,
+    actor TEXT,
+    event TEXT NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('success', 'failure')),
+    address TEXT,
+    address_reported INTEGER NOT NULL CHECK (address_reported IN (0, 1)),
+    details TEXT NOT NULL         -- a JSON object
+  );
+  CREATE INDEX trail_by_time ON trail (time);
+  CREATE INDEX trail_by_actor ON trail (actor, time);
+  CREATE INDEX trail_by_source ON trail (server, instance, time);
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -7,6 +7,7 @@ import { createModuleStore } from './module-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
+import { createTrailStore } from './trail-store.js'
 import { committed, syncLogAsync } from './transaction.js'
 
 export interface SqliteStores extends Stores {
@@ -40,6 +41,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       modules: createModuleStore(db),
       throttle: createThrottleStore(db),
       sso: createSsoStore(db),
+      trail: createTrailStore(db),
     }
     let open = true
     return {

@@ -94,6 +94,7 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'sso_names' },
       { name: 'throttle' },
       { name: 'tokens' },
+      { name: 'trail' },
     ])
     db.close()
   })

@@ -261,6 +261,7 @@ export interface Offers {
   remove: boolean
   tokens: boolean
   resourceServers: boolean
+  audit: boolean
 }
 
 export async function offers(): Promise<Offers> {
@@ -271,9 +272,10 @@ export async function offers(): Promise<Offers> {
       remove: paths['/nodes/{module}']?.delete !== undefined,
       tokens: paths['/auth/tokens']?.get !== undefined,
       resourceServers: paths['/auth/resource-servers']?.get !== undefined,
+      audit: paths['/audit']?.get !== undefined,
     }
   } catch {
-    return { install: false, remove: false, tokens: false, resourceServers: false }
+    return { install: false, remove: false, tokens: false, resourceServers: false, audit: false }
   }
 }
 
@@ -353,3 +355,47 @@ export const canWriteNodes = (permissions: string[]): boolean => hasPermission(p
 
 /** True when these permissions are everything (`*`), which instance-wide views need. */
 export const isAdmin = (permissions: string[]): boolean => hasPermission(permissions, '*')
+
+/** True when these permissions let the user read the trail. */
+export const canReadAudit = (permissions: string[]): boolean => hasPermission(permissions, 'audit.read')
+
+/** An event of the trail as `GET /audit` shows it. */
+export interface AuditEvent {
+  time: string
+  instance: string
+  actor: string | null
+  event: string
+  outcome: 'success' | 'failure'
+  address: string | null
+  address_reported: boolean
+  details: Record<string, unknown>
+}
+
+/** The trail's filters, as the query of `GET /audit` takes them; empty ones are left out. */
+export type AuditFilters = Partial<
+  Record<'instance' | 'actor' | 'event' | 'outcome' | 'since' | 'until', string>
+>
+
+const auditQuery = (filters: AuditFilters, more: Record<string, string> = {}) =>
+  new URLSearchParams(
+    Object.entries({ ...filters, ...more }).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+    ),
+  )
+
+/** A page of the trail, newest first, and the cursor of the next (null: none). */
+export const searchAudit = (
+  filters: AuditFilters,
+  cursor: string | null,
+): Promise<{ events: AuditEvent[]; next: string | null }> =>
+  json(`audit?${auditQuery(filters, cursor === null ? { limit: '50' } : { limit: '50', cursor })}`)
+
+/** Every match, as the server streams it in `format` (CSV or NDJSON). */
+export async function exportAudit(
+  filters: AuditFilters,
+  format: 'text/csv' | 'application/x-ndjson',
+): Promise<Blob> {
+  const response = await call(`audit?${auditQuery(filters)}`, { headers: { Accept: format } })
+  if (!response.ok) throw failure(response, await bodyOf(response))
+  return response.blob()
+}

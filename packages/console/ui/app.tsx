@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useState } from 'hono/jsx/dom'
+import { Activity } from './activity.js'
 import {
   ApiError,
+  canReadAudit,
   credentialPrompts,
   exchangeSignInCode,
   isAdmin,
@@ -33,7 +35,7 @@ type Screen =
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: 'loading' })
-  const [view, setView] = useState<'modules' | 'sessions' | 'servers'>('modules')
+  const [view, setView] = useState<'modules' | 'sessions' | 'servers' | 'activity'>('modules')
 
   /** Decides the screen from the server: its login scheme, then who this tab's token is. */
   const start = useCallback(async (given: string | null) => {
@@ -83,6 +85,8 @@ export function App() {
     screen.name === 'ready' && screen.auth && screen.offers.tokens && screen.user.username !== undefined
   // The resource servers are the instance's, for whoever holds `*`, on a server that lists them.
   const servers = screen.name === 'ready' && screen.offers.resourceServers && isAdmin(screen.user.permissions)
+  // The trail, for whoever may read it (`audit.read`), on a server that has one.
+  const activity = screen.name === 'ready' && screen.offers.audit && canReadAudit(screen.user.permissions)
 
   return (
     <div class="shell">
@@ -129,7 +133,7 @@ export function App() {
             onDone={() => void start(null)}
           />
         )}
-        {screen.name === 'ready' && (tokens || servers) && (
+        {screen.name === 'ready' && (tokens || servers || activity) && (
           <nav class="nav tabs" aria-label="Sections">
             <button
               type="button"
@@ -159,6 +163,16 @@ export function App() {
                 Resource servers
               </button>
             )}
+            {activity && (
+              <button
+                type="button"
+                class="button"
+                aria-current={view === 'activity' ? 'page' : undefined}
+                onClick={() => setView('activity')}
+              >
+                Activity
+              </button>
+            )}
           </nav>
         )}
         {screen.name === 'ready' && view === 'modules' && (
@@ -168,6 +182,7 @@ export function App() {
           <Sessions user={screen.user} onSessionEnded={ended} />
         )}
         {screen.name === 'ready' && view === 'servers' && <ResourceServers onSessionEnded={ended} />}
+        {screen.name === 'ready' && view === 'activity' && <Activity onSessionEnded={ended} />}
       </main>
       {screen.name === 'ready' && <footer class="foot muted">flowadmin {screen.version}</footer>}
     </div>

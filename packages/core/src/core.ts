@@ -42,6 +42,7 @@ import {
   type InventoryCaller,
 } from './tokens/inventory.js'
 import { createTokens, FLOWADMIN_AUDIENCE, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
+import { createTrail, type InstanceReport } from './trail/trail.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -292,6 +293,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     clock,
     observer: ports.observer,
   })
+  const trail = createTrail(ports.stores.trail)
   const modules = createModules({
     store: ports.stores.modules,
     loader: ports.loader,
@@ -455,6 +457,24 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         expiresAt: record.expiresAt,
       })
     },
+
+    /**
+     * Appends what an instance of a resource server reports to the trail, under the server its
+     * credentials prove (never one the reports name); returns how many were kept.
+     */
+    async reportEvents(
+      client: ClientCredentials | null,
+      reports: readonly InstanceReport[],
+      address: string,
+    ): Promise<Result<number, ClientError>> {
+      if (auth === null || client === null) return err({ code: 'invalid_client' })
+      const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
+      if (!authenticated.ok) return authenticated
+      return ok(await trail.ingest(client.id, reports))
+    },
+
+    /** The trail: search, export and retention (see createTrail). */
+    trail,
 
     /** The configured resource servers and when each last called (since start or reload). */
     resourceServers: {

@@ -81,3 +81,14 @@ export {
   SSO_FINGERPRINT_PREFIX,
   TOKEN_BYTES,
 } from './tokens/tokens.js'
+export {
+  decodeTrailCursor,
+  EXPORT_PAGE,
+  encodeTrailCursor,
+  type InstanceReport,
+  SECRET_KEY,
+  type Trail,
+  type TrailRetention,
+  trailEntryOf,
+  withoutSecrets,
+} from './trail/trail.js'

@@ -20,6 +20,7 @@ const KNOWN = [
   'now',
   'sso',
   'allowInsecureHttp',
+  'audit',
 ]
 const SSO_KNOWN = ['redirectUri', 'label', 'icon', 'url']
 const DEFAULT_SSO_LABEL = 'Sign in with single sign-on'

@@ -277,8 +277,31 @@ describe('the served OpenAPI document', () => {
     expect((await introspect('')).status).toBe(400)
     expect((await introspect(`token=${'x'.repeat(70_000)}`)).status).toBe(413)
     expect((await introspect(form({ token: spare }), null)).status).toBe(401)
+    // An instance reports its audit events; the trail is searched and exported.
+    const report = (body: string, authorization: string | null = fleet) =>
+      call('POST', '/audit/events', {
+        headers: { ...JSON_TYPE, ...(authorization ? { Authorization: authorization } : {}) },
+        body,
+      })
+    const event = { time: Date.now(), instance: 'line-1', actor: 'admin', event: 'flows.set', address: null }
+    expect((await report(JSON.stringify({ events: [event] }))).status).toBe(200)
+    expect((await report(JSON.stringify({ events: [{ ...event, server: 'other' }] }))).status).toBe(400)
+    expect(
+      (await report(JSON.stringify({ events: [{ ...event, details: { x: 'x'.repeat(1_100_000) } }] })))
+        .status,
+    ).toBe(413)
+    expect((await report('{"events":[]}', null)).status).toBe(401)
+    for (const accept of ['application/json', 'text/csv', 'application/x-ndjson']) {
+      expect(
+        (await call('GET', '/audit?instance=fleet', { headers: { ...as(admin), Accept: accept } })).status,
+      ).toBe(200)
+    }
+    expect((await call('GET', '/audit?since=yesterday', { headers: as(admin) })).status).toBe(400)
+    expect((await call('GET', '/audit', {})).status).toBe(401)
+
     for (let i = 0; i < 5; i++) await introspect(form({ token: spare }), `Basic ${btoa(`fleet:guess${i}`)}`)
     expect((await introspect(form({ token: spare }), `Basic ${btoa('fleet:guess')}`)).status).toBe(429)
+    expect((await report('{"events":[]}', `Basic ${btoa('fleet:guess')}`)).status).toBe(429)
     expect((await call('GET', '/auth/resource-servers', { headers: as(admin) })).status).toBe(200)
     expect((await call('GET', '/auth/resource-servers', { headers: as(reader) })).status).toBe(401)
 

@@ -22,6 +22,8 @@ export interface NodeRedSettings {
   adminAuth: string
   /** The source of the `httpAdminMiddleware` value, if any. */
   httpAdminMiddleware?: string
+  /** The source of the `logging` value; default: the console at info, no audit. */
+  logging?: string
 }
 
 /**
@@ -41,7 +43,7 @@ module.exports = {
   credentialSecret: false,
   telemetry: { enabled: false },
   editorTheme: { tours: false },
-  logging: { console: { level: 'info', metrics: false, audit: false } },
+  logging: ${settings.logging ?? "{ console: { level: 'info', metrics: false, audit: false } }"},
   adminAuth: ${settings.adminAuth},
 ${middleware}}
 `

@@ -46,6 +46,7 @@ describe('parseSettings', () => {
       postgres: { url: null, pool: 10, timeoutMs: 5000 },
       adminAuth: null,
       auditLog: 'stdout',
+      auditTrail: { maxAgeDays: 90, maxEvents: 10_000_000 },
       trustProxy: [],
       httpAdminCors: null,
       apiMaxLength: 65_536,

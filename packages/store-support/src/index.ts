@@ -8,3 +8,4 @@ export {
   type TokenRow,
   tokenFromRow,
 } from './rows.js'
+export { TRAIL_COLUMNS, type TrailRow, trailConditions, trailFromRow, trailValues } from './trail.js'

@@ -24,6 +24,7 @@ export {
   tokenRecord,
 } from './store-contract.js'
 export { describeTokenLifecycle } from './token-lifecycle.js'
+export { trailEntry } from './trail-contract.js'
 export {
   createSignal,
   DEFAULT_WAIT_MS,

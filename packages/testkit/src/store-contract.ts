@@ -7,6 +7,7 @@ import type {
   TokenRecord,
 } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { trailContract } from './trail-contract.js'
 
 /** Stores under test: the three ports plus a way to release them. */
 export type OpenedStores = Stores & { close(): Promise<void> }
@@ -648,6 +649,13 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await stores.sso.rememberLogout('live', T0 + 2 * MINUTE, T0 + 4)).toBe(false)
         expect(await stores.sso.claimName('dan', 'identity-2', T0)).toBe('identity-1')
       })
+    })
+
+    describe('trail', () => {
+      trailContract(
+        () => stores.trail,
+        async () => (await twoConnections())(1).trail,
+      )
     })
   })
 }

@@ -107,7 +107,7 @@ const INTROSPECTION_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
 }
 
-const BASIC_CHALLENGE = {
+export const BASIC_CHALLENGE = {
   'WWW-Authenticate': {
     required: true,
     schema: { type: 'string' as const, pattern: '^Basic realm="flowadmin"$' },

@@ -4,6 +4,7 @@ import type { ModuleStore } from './modules.js'
 import type { SsoStore } from './sso.js'
 import type { ThrottleStore } from './throttle.js'
 import type { TokenStore } from './tokens.js'
+import type { TrailStore } from './trail.js'
 
 export type * from './events.js'
 export type * from './identity.js'
@@ -13,6 +14,7 @@ export type * from './sso.js'
 export type * from './system.js'
 export type * from './throttle.js'
 export type * from './tokens.js'
+export type * from './trail.js'
 export type * from './verifier.js'
 
 /** The stores, as one adapter provides them. */
@@ -22,4 +24,6 @@ export interface Stores {
   throttle: ThrottleStore
   /** What single sign-on keeps: names bound to identities, logout tokens seen. */
   sso: SsoStore
+  /** flowadmin's own audit events and its instances', in one trail. */
+  trail: TrailStore
 }

@@ -12,6 +12,7 @@ import { createMetrics, fanOut, metricsFetch } from '../adapters/metrics.js'
 import { createDiskLoader, discoverModules, toDescriptors } from '../adapters/modules-on-disk.js'
 import { createNpmInstaller, sweepStaging } from '../adapters/npm-installer.js'
 import { createPalettePolicy } from '../adapters/palette-policy.js'
+import { createTrailRecorder } from '../adapters/trail-recorder.js'
 import { isBcryptHash, type Settings, type SettingsInput } from '../config/settings.js'
 import { EXIT_USAGE, SettingsError, StartupError } from '../errors.js'
 import { type Listener, listen } from '../http/listen.js'
@@ -140,7 +141,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     cleanup.push(() => opened.stores.close())
     const metrics = settings.metrics === 'off' ? null : createMetrics()
     const stores = metrics === null ? opened.stores : metrics.instrument(opened.stores)
-    const events = metrics === null ? audit : fanOut(audit, metrics.events)
+    // flowadmin's own events go to the trail too; what waits is appended before the store closes.
+    const trail = createTrailRecorder(stores.trail, log)
+    cleanup.push(() => trail.close())
+    const events = metrics === null ? fanOut(audit, trail) : fanOut(audit, trail, metrics.events)
 
     const argon2 = await createArgon2Verifier()
     const configured = settings.adminAuth?.loginQueue ?? {}
@@ -244,6 +248,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     }
 
     const stopSweeper = startSweeper(() => core.sweep(), log)
+    const { maxAgeDays, maxEvents } = settings.auditTrail
+    const retention = { maxAgeMs: maxAgeDays * 86_400_000, maxEvents }
+    const stopTrailSweeper = startSweeper(() => core.trail.sweep(retention, Date.now()), log, {
+      what: 'the audit trail',
+    })
 
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
@@ -274,6 +283,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       close() {
         closing ??= (async () => {
           stopSweeper()
+          stopTrailSweeper()
           const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
           await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()

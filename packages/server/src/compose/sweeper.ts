@@ -22,7 +22,11 @@ const onTimer: Schedule = (run, everyMs) => {
 export function startSweeper(
   sweep: () => Promise<unknown>,
   log: Log,
-  { everyMs = SWEEP_INTERVAL_MS, schedule = onTimer }: { everyMs?: number; schedule?: Schedule } = {},
+  {
+    everyMs = SWEEP_INTERVAL_MS,
+    schedule = onTimer,
+    what = 'expired tokens',
+  }: { everyMs?: number; schedule?: Schedule; what?: string } = {},
 ): () => void {
   let running = false
   return schedule(async () => {
@@ -31,7 +35,7 @@ export function startSweeper(
     try {
       await sweep()
     } catch (error) {
-      log('warning', 'sweeping expired tokens failed', { reason: messageOf(error) })
+      log('warning', `sweeping ${what} failed`, { reason: messageOf(error) })
     } finally {
       running = false
     }

@@ -32,6 +32,8 @@ export interface Settings {
   adminAuth: AdminAuthSettings | null
   /** 'stdout', 'off', or an absolute file path the events are appended to. */
   auditLog: 'stdout' | 'off' | { file: string }
+  /** How long the trail keeps events, and how many at most (the oldest go first). */
+  auditTrail: { maxAgeDays: number; maxEvents: number }
   /** Addresses and CIDR ranges of the reverse proxies whose X-Forwarded-For counts; [] for none. */
   trustProxy: string[]
   /** Browser origins that may call the API (CORS); null: no CORS headers at all. */
@@ -92,6 +94,8 @@ export const DEFAULT_POSTGRES_POOL = 10
 export const DEFAULT_POSTGRES_TIMEOUT_MS = 5000
 
 export const DEFAULT_SHUTDOWN_TIMEOUT = 10_000
+/** The trail keeps events for 90 days, and 10 million at most. */
+export const DEFAULT_AUDIT_TRAIL = { maxAgeDays: 90, maxEvents: 10_000_000 }
 export const DEFAULT_METRICS_HOST = '127.0.0.1'
 
 export interface AdminAuthSettings {
@@ -479,6 +483,12 @@ const schema = strictObject({
       'must be "stdout", "off" or {"file": "<path>"}',
     ),
   ),
+  auditTrail: v.optional(
+    strictObject({
+      maxAgeDays: v.optional(whole(1, 36_500)),
+      maxEvents: v.optional(whole(1000, 1_000_000_000)),
+    }),
+  ),
   trustProxy: v.optional(
     v.array(v.pipe(v.string('must be a string'), issueOf(trustProxyProblem)), 'must be a list of addresses'),
   ),
@@ -625,6 +635,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
       typeof parsed.auditLog === 'object'
         ? { file: path.resolve(baseDir, parsed.auditLog.file) }
         : (parsed.auditLog ?? 'stdout'),
+    auditTrail: { ...DEFAULT_AUDIT_TRAIL, ...parsed.auditTrail },
     trustProxy: parsed.trustProxy ?? [],
     httpAdminCors:
       parsed.httpAdminCors === undefined ? null : { origins: [parsed.httpAdminCors.origin].flat() },

@@ -1,0 +1,77 @@
+import type { TrailEvent } from '@flowadmin/core'
+
+// How trail events look over HTTP: a JSON object, an NDJSON line, a CSV row.
+
+/** The name a source goes by in answers and in the `instance` filter. */
+export const FLOWADMIN_SOURCE = 'flowadmin'
+
+/** An event as the API shows it. */
+export function trailEventJson(event: TrailEvent) {
+  return {
+    time: new Date(event.time).toISOString(),
+    instance: event.server === null ? FLOWADMIN_SOURCE : `${event.server}/${event.instance ?? ''}`,
+    actor: event.actor,
+    event: event.event,
+    outcome: event.outcome,
+    address: event.address,
+    address_reported: event.addressReported,
+    details: event.details,
+  }
+}
+
+/** The header row of the CSV export. */
+export const CSV_HEADER = 'time,instance,actor,event,outcome,address,address_reported,details\r\n'
+
+/** A cell a spreadsheet would run as a formula starts with one of these (OWASP: CSV injection). */
+const FORMULA = /^[=+\-@\t\r]/
+
+/** One CSV cell (RFC 4180): quoted when it holds a quote, comma or line break; formulas defused. */
+function cell(value: string | null): string {
+  if (value === null) return ''
+  const text = FORMULA.test(value) ? `'${value}` : value
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
+}
+
+/** One CSV row of an event, CRLF-terminated; `details` is its JSON. */
+export function trailEventCsv(event: TrailEvent): string {
+  const json = trailEventJson(event)
+  return `${[
+    json.time,
+    cell(json.instance),
+    cell(json.actor),
+    cell(json.event),
+    json.outcome,
+    cell(json.address),
+    String(json.address_reported),
+    cell(JSON.stringify(json.details)),
+  ].join(',')}\r\n`
+}
+
+/** One NDJSON line of an event. */
+export const trailEventLine = (event: TrailEvent) => `${JSON.stringify(trailEventJson(event))}\n`
+
+export type ExportFormat = 'json' | 'csv' | 'ndjson'
+
+const FORMATS: Record<string, ExportFormat> = {
+  'application/json': 'json',
+  'text/csv': 'csv',
+  'application/x-ndjson': 'ndjson',
+}
+
+/**
+ * The format an `Accept` header asks for: the first of its media types (highest quality first)
+ * that is one of ours; JSON when none is, or when there is no header.
+ */
+export function exportFormatOf(accept: string | undefined): ExportFormat {
+  if (accept === undefined) return 'json'
+  const ranges = accept
+    .split(',')
+    .map((part, index) => {
+      const [type = '', ...parameters] = part.split(';').map((piece) => piece.trim().toLowerCase())
+      const q = parameters.find((parameter) => parameter.startsWith('q='))
+      return { type, quality: q === undefined ? 1 : Number(q.slice(2)) || 0, index }
+    })
+    .filter((range) => range.quality > 0 && FORMATS[range.type] !== undefined)
+    .sort((a, b) => b.quality - a.quality || a.index - b.index)
+  return FORMATS[ranges[0]?.type ?? 'application/json'] ?? 'json'
+}

@@ -1,0 +1,170 @@
+// The trail: flowadmin's own events and those its instances report, kept in one store, searched
+// newest first and exported page by page.
+import type { DomainEvent } from '../ports/events.js'
+import type {
+  TrailEntry,
+  TrailEvent,
+  TrailFilter,
+  TrailOutcome,
+  TrailPosition,
+  TrailStore,
+} from '../ports/trail.js'
+
+/** How long events are kept and how many at most; null: no such bound. */
+export interface TrailRetention {
+  maxAgeMs: number | null
+  maxEvents: number | null
+}
+
+/** One event as an instance reports it (the HTTP adapter has checked its shape and size). */
+export interface InstanceReport {
+  time: number
+  /** The instance's own name for itself, within its resource server. */
+  instance: string
+  actor: string | null
+  event: string
+  address: string | null
+  details: Record<string, unknown>
+}
+
+/** Keys whose values never enter the trail, at any depth: passwords, tokens, secrets, cookies. */
+export const SECRET_KEY = /pass|token|secret|credential|authori[sz]ation|cookie|session|api.?key/i
+
+/** Deepest nesting of details kept; deeper values are replaced by a note. */
+const MAX_DEPTH = 6
+
+/** `value` without any key that looks secret, at any depth. */
+export function withoutSecrets(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value
+  if (depth >= MAX_DEPTH) return '(nested too deep)'
+  if (Array.isArray(value)) return value.map((item) => withoutSecrets(item, depth + 1))
+  const kept: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) {
+    if (!SECRET_KEY.test(key)) kept[key] = withoutSecrets(item, depth + 1)
+  }
+  return kept
+}
+
+/** flowadmin's own events that record something refused or failed. */
+const FAILURES = new Set<DomainEvent['type']>([
+  'login.failed',
+  'login.throttled',
+  'login.shed',
+  'permission.denied',
+  'client.failed',
+  'client.throttled',
+  'client.shed',
+  'sso.refused',
+])
+
+/** A Node-RED audit event that records a refusal or failure: `*.fail*`, or one carrying an error. */
+export function instanceOutcome(event: string, details: Record<string, unknown>): TrailOutcome {
+  return /(^|\.)fail(\.|$)/.test(event) || details.error !== undefined ? 'failure' : 'success'
+}
+
+/** The trail entry of one of flowadmin's own events: actor the user, else the client. */
+export function trailEntryOf(event: DomainEvent): TrailEntry {
+  const { type, at, username, clientId, address, ...rest } = event
+  const details = withoutSecrets(rest) as Record<string, unknown>
+  if (username !== null && clientId !== null) details.client = clientId
+  return {
+    time: at,
+    server: null,
+    instance: null,
+    actor: username ?? clientId,
+    event: type,
+    outcome: FAILURES.has(type) ? 'failure' : 'success',
+    address,
+    addressReported: false,
+    details,
+  }
+}
+
+/** The entry of an instance's report, delivered with the credentials of resource server `server`. */
+export function trailEntryOfReport(server: string, report: InstanceReport): TrailEntry {
+  const details = withoutSecrets(report.details) as Record<string, unknown>
+  return {
+    time: report.time,
+    server,
+    instance: report.instance,
+    actor: report.actor,
+    event: report.event,
+    outcome: instanceOutcome(report.event, details),
+    address: report.address,
+    addressReported: report.address !== null,
+    details,
+  }
+}
+
+/** A page's end as text for a client to hand back: `<time>.<seq>`. */
+export function encodeTrailCursor(position: TrailPosition): string {
+  return `${position.time}.${position.seq}`
+}
+
+/** The position a cursor names, or null when it is not one. */
+export function decodeTrailCursor(cursor: string): TrailPosition | null {
+  const match = /^(-?\d{1,16})\.(\d{1,16})$/.exec(cursor)
+  if (match === null) return null
+  const time = Number(match[1])
+  const seq = Number(match[2])
+  return Number.isSafeInteger(time) && Number.isSafeInteger(seq) ? { time, seq } : null
+}
+
+/** Events read per store call while exporting: memory stays bounded by one page. */
+export const EXPORT_PAGE = 1000
+
+export function createTrail(store: TrailStore) {
+  return {
+    /** Appends reports of resource server `server` (authenticated by the caller); returns how many. */
+    async ingest(server: string, reports: readonly InstanceReport[]): Promise<number> {
+      if (reports.length === 0) return 0
+      await store.append(reports.map((report) => trailEntryOfReport(server, report)))
+      return reports.length
+    },
+
+    /** A page of matches, newest first, and the cursor of the next page (null: none). */
+    async search(
+      filter: TrailFilter,
+      limit: number,
+      after: TrailPosition | null,
+    ): Promise<{ events: TrailEvent[]; next: string | null }> {
+      // One more than asked tells whether another page follows.
+      const found = await store.search(filter, limit + 1, after)
+      const events = found.slice(0, limit)
+      const last = events.at(-1)
+      return { events, next: found.length > limit && last !== undefined ? encodeTrailCursor(last) : null }
+    },
+
+    /** Every match, newest first, read a page at a time as the consumer pulls. */
+    async *export(filter: TrailFilter, pageSize = EXPORT_PAGE): AsyncGenerator<TrailEvent[]> {
+      let after: TrailPosition | null = null
+      for (;;) {
+        const page: TrailEvent[] = await store.search(filter, pageSize, after)
+        if (page.length > 0) yield page
+        if (page.length < pageSize) return
+        after = page.at(-1) as TrailEvent
+      }
+    },
+
+    /**
+     * Applies the retention at `now`, in batches of `batchSize`, at most `maxBatches` of each
+     * kind; returns how many events were deleted.
+     */
+    async sweep(retention: TrailRetention, now: number, { batchSize = 5000, maxBatches = 20 } = {}) {
+      let deleted = 0
+      const drain = async (step: () => Promise<number>) => {
+        for (let i = 0; i < maxBatches; i++) {
+          const removed = await step()
+          deleted += removed
+          if (removed < batchSize) break
+        }
+      }
+      const { maxAgeMs, maxEvents } = retention
+      if (maxAgeMs !== null) await drain(() => store.deleteBefore(now - maxAgeMs, batchSize))
+      if (maxEvents !== null) await drain(() => store.deleteBeyond(maxEvents, batchSize))
+      return deleted
+    },
+  }
+}
+
+export type Trail = ReturnType<typeof createTrail>

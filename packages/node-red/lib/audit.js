@@ -1,0 +1,367 @@
+'use strict'
+
+const { spawnSync } = require('node:child_process')
+const os = require('node:os')
+const { version } = require('../package.json')
+
+// Node-RED's audit events, forwarded to flowadmin's trail. Node-RED calls the handler
+// synchronously for every log message: it must never throw (the caller would get it) and never
+// return a rejected promise (Node-RED has no unhandledRejection handler and would end). So the
+// handler only copies what it needs into a bounded buffer; sending happens later, off its call.
+
+/** Node-RED's level number of audit messages. */
+const AUDIT_LEVEL = 98
+/** Keys never forwarded, at any depth: passwords, tokens, secrets, cookies. */
+const SECRET_KEY = /pass|token|secret|credential|authori[sz]ation|cookie|session|api.?key/i
+/** Fields of Node-RED's message that are not details: said elsewhere, or Node-RED's own bookkeeping. */
+const NOT_DETAILS = new Set(['level', 'timestamp', 'event', 'user', 'ip', 'msg'])
+/** The largest details sent, as JSON characters; larger ones are replaced by their size. */
+const MAX_DETAILS = 16 * 1024
+const MAX_DEPTH = 6
+/** What flowadmin takes in one report. */
+const MAX_BATCH = 500
+/** Control characters: flowadmin refuses them in names and addresses. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it replaces.
+const CONTROL = /[\u0000-\u001f\u007f]/g
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
+const HAS_CONTROL = /[\u0000-\u001f\u007f]/
+
+const AUDIT_KNOWN = ['instance', 'ignore', 'bufferSize', 'batchSize', 'delayMs', 'maxRetryMs']
+
+/**
+ * @typedef {object} AuditSettings
+ * @property {string} instance
+ * @property {RegExp[]} ignore
+ * @property {number} bufferSize
+ * @property {number} batchSize
+ * @property {number} delayMs
+ * @property {number} maxRetryMs
+ */
+
+function invalid(message) {
+  return new Error(`@flowadmin/node-red: ${message}`)
+}
+
+/** `*.get` → /^[^]*\.get$/: `*` is any run of characters, everything else literal. */
+function patternOf(glob) {
+  return new RegExp(
+    `^${glob
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  )
+}
+
+function whole(value, name, min, max, fallback) {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(`audit.${name} must be a whole number from ${min} to ${max}`)
+  }
+  return value
+}
+
+/**
+ * `options.audit`, checked once when Node-RED loads its settings.
+ * @returns {AuditSettings}
+ */
+function parseAuditOptions(value) {
+  const audit = value ?? {}
+  if (audit === null || typeof audit !== 'object' || Array.isArray(audit)) {
+    throw invalid('audit must be an object: { instance, ignore, bufferSize }')
+  }
+  const unknown = Object.keys(audit).filter((key) => !AUDIT_KNOWN.includes(key))
+  if (unknown.length > 0) {
+    throw invalid(
+      `unknown option audit.${String(unknown[0])}; the options of audit are ${AUDIT_KNOWN.join(', ')}`,
+    )
+  }
+  const instance = audit.instance ?? os.hostname()
+  if (
+    typeof instance !== 'string' ||
+    instance === '' ||
+    instance.length > 128 ||
+    HAS_CONTROL.test(instance)
+  ) {
+    throw invalid('audit.instance must be a name of 1 to 128 printable characters')
+  }
+  const ignore = audit.ignore ?? ['*.get', 'comms.*']
+  if (!Array.isArray(ignore) || !ignore.every((glob) => typeof glob === 'string' && glob !== '')) {
+    throw invalid('audit.ignore must be a list of event names or patterns such as "*.get"')
+  }
+  return {
+    instance,
+    ignore: ignore.map(patternOf),
+    bufferSize: whole(audit.bufferSize, 'bufferSize', 10, 1_000_000, 10_000),
+    batchSize: whole(audit.batchSize, 'batchSize', 1, MAX_BATCH, 100),
+    delayMs: whole(audit.delayMs, 'delayMs', 0, 60_000, 200),
+    maxRetryMs: whole(audit.maxRetryMs, 'maxRetryMs', 100, 600_000, 30_000),
+  }
+}
+
+/** A copy of `value` fit to send: JSON-safe, secret keys dropped, bounded in depth. */
+function cleaned(value, depth, seen) {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value)
+  if (typeof value === 'bigint') return value.toString()
+  if (typeof value !== 'object') return undefined
+  if (depth >= MAX_DEPTH || seen.has(value)) return '(omitted)'
+  seen.add(value)
+  if (value instanceof Error) return value.message
+  if (Array.isArray(value)) return value.slice(0, 100).map((item) => cleaned(item, depth + 1, seen) ?? null)
+  const copy = {}
+  for (const key of Object.keys(value).slice(0, 100)) {
+    if (SECRET_KEY.test(key)) continue
+    const item = cleaned(value[key], depth + 1, seen)
+    if (item !== undefined) copy[key] = item
+  }
+  return copy
+}
+
+const printable = (text, max) => text.replace(CONTROL, ' ').slice(0, max)
+
+/** The event flowadmin is sent for one of Node-RED's audit messages. */
+function reportOf(msg, instance) {
+  const details = {}
+  for (const key of Object.keys(msg)) {
+    if (NOT_DETAILS.has(key) || SECRET_KEY.test(key)) continue
+    const item = cleaned(msg[key], 0, new Set())
+    if (item !== undefined) details[key] = item
+  }
+  const json = JSON.stringify(details)
+  const user = msg.user
+  const username =
+    user !== null && typeof user === 'object' && typeof user.username === 'string'
+      ? user.username
+      : typeof msg.username === 'string'
+        ? msg.username
+        : null
+  return {
+    time: typeof msg.timestamp === 'number' && Number.isInteger(msg.timestamp) ? msg.timestamp : Date.now(),
+    instance,
+    actor: username === null || username === '' ? null : printable(username, 256),
+    event: msg.event,
+    address: typeof msg.ip === 'string' && msg.ip !== '' ? printable(msg.ip, 128) : null,
+    details: json.length > MAX_DETAILS ? { truncated: true, size: json.length } : details,
+  }
+}
+
+/** The events still waiting when the process exits, sent by a child process it waits for. */
+const SEND_AT_EXIT = `
+let input = ''
+process.stdin.on('data', (chunk) => { input += chunk })
+process.stdin.on('end', async () => {
+  const { url, authorization, agent, body, timeoutMs } = JSON.parse(input)
+  try {
+    const res = await fetch(url, { method: 'POST', body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs),
+      headers: { Authorization: authorization, 'Content-Type': 'application/json', 'User-Agent': agent } })
+    process.exitCode = res.status === 200 ? 0 : 1
+  } catch { process.exitCode = 1 }
+})`
+
+/** Every forwarder of this process, flushed at its exit. */
+const forwarders = new Set()
+let exitHooked = false
+
+/**
+ * @param {import('./options').Settings} settings
+ * @param {AuditSettings} audit
+ */
+function createForwarder(settings, audit) {
+  const { url, timeoutMs, log } = settings
+  const authorization = `Basic ${Buffer.from(
+    `${encodeURIComponent(settings.clientId)}:${encodeURIComponent(settings.clientSecret)}`,
+  ).toString('base64')}`
+  const endpoint = `${url}/audit/events`
+  const agent = `flowadmin-node-red/${version}`
+  /** @type {object[]} */
+  const buffer = []
+  /** Dropped and not yet reported to flowadmin. */
+  let dropped = 0
+  /** Every event ever dropped from the front, to tell how much of a batch in flight was dropped. */
+  let shifted = 0
+  let sending = false
+  let timer = null
+  let retryMs = 1000
+  let failing = false
+
+  const schedule = (ms) => {
+    if (timer !== null) return
+    timer = setTimeout(() => {
+      timer = null
+      send().catch(() => {})
+    }, ms)
+    timer.unref?.()
+  }
+
+  /** The next batch: a note of what was dropped first, when something was. */
+  function nextBatch() {
+    const room = dropped > 0 ? audit.batchSize - 1 : audit.batchSize
+    const events = buffer.slice(0, room)
+    const note =
+      dropped > 0
+        ? [
+            {
+              time: Date.now(),
+              instance: audit.instance,
+              actor: null,
+              event: 'audit.dropped',
+              address: null,
+              details: { dropped, reason: 'the buffer was full while flowadmin could not be reached' },
+            },
+          ]
+        : []
+    return { events, note, notedDrops: dropped }
+  }
+
+  function trouble(message) {
+    if (!failing) log(message)
+    failing = true
+    schedule(retryMs + Math.floor(Math.random() * (retryMs / 4)))
+    retryMs = Math.min(retryMs * 2, audit.maxRetryMs)
+  }
+
+  async function send() {
+    if (sending) return
+    sending = true
+    try {
+      while (buffer.length > 0 || dropped > 0) {
+        const { events, note, notedDrops } = nextBatch()
+        const before = shifted
+        let status
+        try {
+          const response = await fetch(endpoint, {
+            method: 'POST',
+            headers: {
+              Authorization: authorization,
+              'Content-Type': 'application/json',
+              Accept: 'application/json',
+              'User-Agent': agent,
+            },
+            body: JSON.stringify({ events: [...note, ...events] }),
+            redirect: 'manual',
+            signal: AbortSignal.timeout(timeoutMs),
+          })
+          status = response.status
+          await response.arrayBuffer().catch(() => {})
+        } catch (error) {
+          const reason =
+            error?.name === 'TimeoutError'
+              ? `no answer within ${timeoutMs} ms`
+              : String(error?.cause?.code || error?.message || error).slice(0, 200)
+          trouble(
+            `flowadmin at ${url} is unreachable (${reason}): audit events wait (at most ${audit.bufferSize}) and are sent when it answers`,
+          )
+          return
+        }
+        if (
+          status === 200 ||
+          (status >= 400 && status < 500 && status !== 401 && status !== 429 && status !== 408)
+        ) {
+          if (status !== 200) {
+            // flowadmin will never take these: keeping them would block every later event.
+            log(
+              `flowadmin at ${url} refused ${events.length} audit events (HTTP ${status}); they are dropped`,
+            )
+          }
+          buffer.splice(0, Math.max(0, events.length - (shifted - before)))
+          dropped -= notedDrops
+          if (notedDrops > 0)
+            log(`${notedDrops} audit events were dropped (the oldest first) while the buffer was full`)
+          if (failing) log(`flowadmin at ${url} takes audit events again`)
+          failing = false
+          retryMs = 1000
+          continue
+        }
+        trouble(
+          status === 401
+            ? `flowadmin at ${url} refused client ${JSON.stringify(settings.clientId)} for audit events (HTTP 401): check clientId and clientSecret; events wait`
+            : `flowadmin at ${url} answers HTTP ${status} to audit events: they wait and are sent again`,
+        )
+        return
+      }
+    } finally {
+      sending = false
+    }
+  }
+
+  const forwarder = {
+    /** Takes one of Node-RED's log messages; never throws. */
+    take(msg) {
+      try {
+        if (msg === null || typeof msg !== 'object' || msg.level !== AUDIT_LEVEL) return
+        const event = msg.event
+        if (typeof event !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(event)) return
+        if (audit.ignore.some((pattern) => pattern.test(event))) return
+        buffer.push(reportOf(msg, audit.instance))
+        if (buffer.length > audit.bufferSize) {
+          buffer.shift()
+          dropped++
+          shifted++
+        }
+        if (!failing) schedule(buffer.length >= audit.batchSize ? 0 : audit.delayMs)
+      } catch {
+        // Nothing may reach Node-RED's caller; the event is lost, the instance goes on.
+      }
+    },
+    /** Waiting events and drops not yet reported, for tests and the exit flush. */
+    pending() {
+      return { events: buffer.length, dropped }
+    },
+    /** Sends what waits now (tests; the exit flush uses a child process instead). */
+    flush() {
+      if (timer !== null) clearTimeout(timer)
+      timer = null
+      return send().catch(() => {})
+    },
+    /** At process exit: what still waits, sent by a child process the exit waits for (bounded). */
+    sendAtExit() {
+      if (buffer.length === 0 && dropped === 0) return
+      const { events, note } = nextBatch()
+      const rest = buffer.slice(events.length, MAX_BATCH - note.length)
+      const body = JSON.stringify({ events: [...note, ...events, ...rest].slice(0, MAX_BATCH) })
+      spawnSync(process.execPath, ['-e', SEND_AT_EXIT], {
+        input: JSON.stringify({ url: endpoint, authorization, agent, body, timeoutMs }),
+        timeout: timeoutMs + 2000,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      })
+    },
+  }
+  forwarders.add(forwarder)
+  if (!exitHooked) {
+    exitHooked = true
+    process.on('exit', () => {
+      for (const each of forwarders) {
+        try {
+          each.sendAtExit()
+        } catch {
+          // Exiting anyway.
+        }
+      }
+    })
+  }
+  return forwarder
+}
+
+/**
+ * Node-RED's custom logger (`logging: { flowadmin: auditLogger(options) }`): audit messages only
+ * (`level: 'off'` leaves every other message to the console logger), forwarded to flowadmin.
+ */
+function createAuditLogger(settings, options) {
+  const audit = parseAuditOptions(options.audit)
+  let forwarder = null
+  return {
+    level: 'off',
+    audit: true,
+    handler() {
+      forwarder ??= createForwarder(settings, audit)
+      const own = forwarder
+      return (msg) => own.take(msg)
+    },
+    /** The forwarder behind the handler (tests), null before Node-RED asked for the handler. */
+    get forwarder() {
+      return forwarder
+    },
+  }
+}
+
+module.exports = { createAuditLogger, parseAuditOptions, SECRET_KEY }

@@ -1,0 +1,177 @@
+import type { TrailEntry, TrailEvent, TrailFilter, TrailStore } from '@flowadmin/core'
+import { expect, it } from 'vitest'
+
+const T0 = Date.UTC(2026, 0, 1)
+const SECOND = 1000
+
+/** An entry for trail tests: an instance's `flows.set` at T0 unless overridden. */
+export const trailEntry = (overrides: Partial<TrailEntry> = {}): TrailEntry => ({
+  time: T0,
+  server: 'node-red',
+  instance: 'line-1',
+  actor: 'alice',
+  event: 'flows.set',
+  outcome: 'success',
+  address: '10.0.0.7',
+  addressReported: true,
+  details: { type: 'full' },
+  ...overrides,
+})
+
+/** Every match of `filter`, newest first, read in pages of `size`. */
+async function everything(store: TrailStore, filter: TrailFilter, size: number): Promise<TrailEvent[]> {
+  const all: TrailEvent[] = []
+  let after: TrailEvent | null = null
+  for (;;) {
+    const page: TrailEvent[] = await store.search(filter, size, after)
+    all.push(...page)
+    if (page.length < size) return all
+    after = page.at(-1) as TrailEvent
+  }
+}
+
+const stripSeq = ({ seq: _, ...entry }: TrailEvent) => entry
+
+/**
+ * The trail part of the store contract, inside describeStoreContract's `describe('trail')`:
+ * `stores()` is the fresh store of the running test, `other()` a second connection to it.
+ */
+export function trailContract(stores: () => TrailStore, other: () => Promise<TrailStore>): void {
+  it('keeps every field of an event as appended, nested details and all', async () => {
+    const own = trailEntry({
+      server: null,
+      instance: null,
+      actor: null,
+      event: 'login.failed',
+      outcome: 'failure',
+      address: null,
+      addressReported: false,
+      details: {},
+    })
+    const reported = trailEntry({
+      time: T0 + 1,
+      details: { type: 'full', nested: { list: [1, 'two', null, true], text: 'ü 🙂 "quoted"' } },
+    })
+    await stores().append([own, reported])
+    const found = await stores().search({}, 10, null)
+    expect(found.map(stripSeq)).toEqual([reported, own])
+    expect(found[0]?.seq).toBeGreaterThan(found[1]?.seq as number)
+  })
+
+  it('answers newest first by time, then by the order appended, whatever the order of arrival', async () => {
+    await stores().append([trailEntry({ time: T0 + 5 * SECOND, event: 'late' })])
+    await stores().append([
+      trailEntry({ time: T0, event: 'first' }),
+      trailEntry({ time: T0, event: 'second' }),
+      trailEntry({ time: T0 + 9 * SECOND, event: 'newest' }),
+    ])
+    const found = await stores().search({}, 10, null)
+    expect(found.map((event) => event.event)).toEqual(['newest', 'late', 'second', 'first'])
+  })
+
+  it('filters by source, actor, event prefix, outcome and time, each alone and together', async () => {
+    await stores().append([
+      trailEntry({
+        server: null,
+        instance: null,
+        actor: 'alice',
+        event: 'login.succeeded',
+        addressReported: false,
+      }),
+      trailEntry({ instance: 'line-1', actor: 'alice', event: 'flows.set', time: T0 + 1 * SECOND }),
+      trailEntry({ instance: 'line-2', actor: 'bob', event: 'flows.set', time: T0 + 2 * SECOND }),
+      trailEntry({
+        server: 'edge',
+        instance: 'line-1',
+        actor: 'bob',
+        event: 'nodes.install',
+        time: T0 + 3 * SECOND,
+      }),
+      trailEntry({
+        instance: 'line-2',
+        actor: 'mallory',
+        event: 'auth.login.fail.credentials',
+        outcome: 'failure',
+        time: T0 + 4 * SECOND,
+      }),
+      trailEntry({ instance: 'line-1', actor: 'alice', event: 'Flows.setX', time: T0 + 5 * SECOND }),
+      trailEntry({ instance: 'line-1', actor: 'alice', event: 'flows_set', time: T0 + 6 * SECOND }),
+    ])
+    const events = async (filter: TrailFilter) =>
+      (await stores().search(filter, 100, null)).map((event) => `${event.actor} ${event.event}`)
+    expect(await events({ source: { server: null } })).toEqual(['alice login.succeeded'])
+    expect(await events({ source: { server: 'edge' } })).toEqual(['bob nodes.install'])
+    expect(await events({ source: { server: 'node-red', instance: 'line-2' } })).toEqual([
+      'mallory auth.login.fail.credentials',
+      'bob flows.set',
+    ])
+    expect(await events({ actor: 'bob' })).toEqual(['bob nodes.install', 'bob flows.set'])
+    // A prefix is literal and case-sensitive: `_` and `%` are no wildcards, `Flows.` is not `flows.`.
+    expect(await events({ eventPrefix: 'flows.' })).toEqual(['bob flows.set', 'alice flows.set'])
+    expect(await events({ eventPrefix: 'flows_' })).toEqual(['alice flows_set'])
+    expect(await events({ eventPrefix: 'flows%' })).toEqual([])
+    expect(await events({ outcome: 'failure' })).toEqual(['mallory auth.login.fail.credentials'])
+    // since is inclusive, until exclusive.
+    expect(await events({ since: T0 + 2 * SECOND, until: T0 + 4 * SECOND })).toEqual([
+      'bob nodes.install',
+      'bob flows.set',
+    ])
+    expect(
+      await events({
+        actor: 'alice',
+        eventPrefix: 'flows',
+        source: { server: 'node-red', instance: 'line-1' },
+      }),
+    ).toEqual(['alice flows_set', 'alice flows.set'])
+  })
+
+  it('pages through every match once, ties in time included', async () => {
+    const entries = Array.from({ length: 25 }, (_, i) =>
+      trailEntry({
+        time: T0 + Math.floor(i / 4) * SECOND,
+        actor: i % 2 === 0 ? 'even' : 'odd',
+        details: { i },
+      }),
+    )
+    await stores().append(entries)
+    const all = await everything(stores(), {}, 7)
+    expect(all).toHaveLength(25)
+    expect(new Set(all.map((event) => event.details.i)).size).toBe(25)
+    expect(all.map((event) => event.details.i)).toEqual(
+      [...entries.keys()].sort((a, b) => Math.floor(b / 4) - Math.floor(a / 4) || b - a),
+    )
+    const even = await everything(stores(), { actor: 'even' }, 4)
+    expect(even.map((event) => event.details.i)).toEqual([24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0])
+  })
+
+  it('shows what another connection appended, and keeps both connections’ batches', async () => {
+    const second = await other()
+    await Promise.all([
+      stores().append(Array.from({ length: 50 }, (_, i) => trailEntry({ actor: 'one', details: { i } }))),
+      second.append(Array.from({ length: 50 }, (_, i) => trailEntry({ actor: 'two', details: { i } }))),
+    ])
+    expect(await everything(second, {}, 30)).toHaveLength(100)
+    expect(await everything(stores(), { actor: 'two' }, 30)).toHaveLength(50)
+  })
+
+  it('deletes events older than a time, no more than the limit at once', async () => {
+    await stores().append(Array.from({ length: 10 }, (_, i) => trailEntry({ time: T0 + i * SECOND })))
+    expect(await stores().deleteBefore(T0 + 6 * SECOND, 4)).toBe(4)
+    expect(await stores().deleteBefore(T0 + 6 * SECOND, 4)).toBe(2)
+    expect(await stores().deleteBefore(T0 + 6 * SECOND, 4)).toBe(0)
+    const left = await stores().search({}, 100, null)
+    expect(left.map((event) => event.time)).toEqual([9, 8, 7, 6].map((i) => T0 + i * SECOND))
+  })
+
+  it('deletes the oldest events beyond a count, no more than the limit at once', async () => {
+    // Appended out of order: age is the event's time, not when it arrived.
+    await stores().append(
+      Array.from({ length: 10 }, (_, i) => trailEntry({ time: T0 + ((i * 7) % 10) * SECOND })),
+    )
+    expect(await stores().deleteBeyond(3, 5)).toBe(5)
+    expect(await stores().deleteBeyond(3, 5)).toBe(2)
+    expect(await stores().deleteBeyond(3, 5)).toBe(0)
+    const left = await stores().search({}, 100, null)
+    expect(left.map((event) => event.time)).toEqual([9, 8, 7].map((i) => T0 + i * SECOND))
+  })
+}
