@@ -1,6 +1,7 @@
 // Help and usage of the built `flowadmin` command: each command explains itself (`<command>
 // --help`), the global help lists the commands, and a command that needs an action and gets none
 // is a usage error (exit 2) naming the actions there are.
+import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killAll, requireBuild, runCliToEnd } from './cli-process.js'
 
@@ -107,6 +108,19 @@ describe('flowadmin <command> --help', () => {
   it('modules forget --help and tokens create --help print the help of their command', async () => {
     expect((await run('modules', 'forget', '--help')).stdout).toBe((await run('modules', '--help')).stdout)
     expect((await run('tokens', 'create', '--help')).stdout).toBe((await run('tokens', '--help')).stdout)
+  })
+})
+
+describe('docs/cli.md', () => {
+  it('gives tokens create as its usage line does, and --expires as its help does', async () => {
+    const docs = await readFile(new URL('../../../docs/cli.md', import.meta.url), 'utf8')
+    const help = (await run('tokens', '--help')).stdout
+    const usage = /flowadmin tokens (create .*) --settings FILE$/m.exec(help)?.[1] ?? ''
+    expect(usage).toContain('--expires TIME')
+    expect(docs).toContain(`| \`tokens ${usage}\``)
+    const expires = /^\s+--expires TIME\s+create: (.*)$/m.exec(help)?.[1] ?? ''
+    expect(expires).toMatch(/or never$/)
+    expect(docs).toContain(`TIME: ${expires}.`)
   })
 })
 
