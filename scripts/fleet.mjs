@@ -13,8 +13,8 @@ import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import { parseArgs } from 'node:util'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
 import { build } from './build.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -64,7 +64,8 @@ if (values.help) {
 }
 const port = (text, what, zero) => {
   const n = Number(text)
-  if (!/^\d+$/.test(text) || n > 65535 || (n === 0 && !zero)) usage(`${what} must be a port number, got "${text}"`)
+  if (!/^\d+$/.test(text) || n > 65535 || (n === 0 && !zero))
+    usage(`${what} must be a port number, got "${text}"`)
   return n
 }
 const flowadminPort = port(values.port, '--port', true)
@@ -177,7 +178,10 @@ async function listenProvider() {
         claims: { openid: ['sub'], profile: ['preferred_username'], groups: ['groups'] },
         // Whoever signs in is in the group that flowadmin's settings map to every right.
         async findAccount(_ctx, id) {
-          return { accountId: id, claims: async () => ({ sub: id, preferred_username: id, groups: ['fleet-admins'] }) }
+          return {
+            accountId: id,
+            claims: async () => ({ sub: id, preferred_username: id, groups: ['fleet-admins'] }),
+          }
         },
         features: { devInteractions: { enabled: true } },
         cookies: { keys: ['the-fleet-demo-provider-cookie-key'] },
@@ -236,7 +240,15 @@ try {
       await copyFile(path.join(EXAMPLE, 'settings.js'), path.join(userDir, 'settings.js'))
       const [, url] = await start(
         `node-red ${editor}`,
-        [NODE_RED, '--userDir', userDir, '--settings', path.join(userDir, 'settings.js'), '--port', String(editor)],
+        [
+          NODE_RED,
+          '--userDir',
+          userDir,
+          '--settings',
+          path.join(userDir, 'settings.js'),
+          '--port',
+          String(editor),
+        ],
         {
           PORT: String(editor),
           FLOWADMIN_URL: flowadmin,

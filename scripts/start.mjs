@@ -20,7 +20,9 @@ process.on('SIGINT', () => {})
 const built = build()
 if (built !== 0) process.exit(built)
 
-const server = spawn(process.execPath, [BIN, 'start', '--demo', ...process.argv.slice(2)], { stdio: 'inherit' })
+const server = spawn(process.execPath, [BIN, 'start', '--demo', ...process.argv.slice(2)], {
+  stdio: 'inherit',
+})
 for (const signal of ['SIGTERM', 'SIGHUP']) {
   process.on(signal, () => server.kill(signal))
 }

@@ -10,7 +10,7 @@
 //   FLOWADMIN_SECRET     the secret of the resource server "fleet" at flowadmin (required)
 //   FLOWADMIN_SSO_LABEL  when set, the editor signs people in through flowadmin and its identity
 //                        provider ("Sign in with …") instead of its login form
-'use strict'
+
 const flowadmin = require('@flowadmin/node-red')
 
 const port = Number(process.env.PORT ?? 1881)

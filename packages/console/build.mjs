@@ -4,7 +4,16 @@
 // costs `pnpm build` and `pnpm start` half a second instead of several.
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { createRequire } from 'node:module'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -33,7 +42,11 @@ function typeCheckedAlready(tsc) {
   const typescript = JSON.parse(readFileSync(path.join(path.dirname(tsc), '..', 'package.json'), 'utf8'))
   if (info.version !== typescript.version || !Array.isArray(info.fileNames)) return false
   // Diagnostics kept, or files left to check: the last run did not end clean.
-  if (['errors', 'semanticDiagnosticsPerFile', 'emitDiagnosticsPerFile', 'changeFileSet'].some((key) => key in info)) {
+  if (
+    ['errors', 'semanticDiagnosticsPerFile', 'emitDiagnosticsPerFile', 'changeFileSet'].some(
+      (key) => key in info,
+    )
+  ) {
     return false
   }
   const read = new Set(info.fileNames.map((name) => path.resolve(path.dirname(infoFile), name)))
@@ -82,7 +95,12 @@ const result = await build({
 const template = readFileSync(path.join(here, 'ui', 'index.html'))
 const icon = readFileSync(path.join(here, 'ui', 'icon.svg'))
 const digest = createHash('sha256')
-for (const part of [...result.outputFiles.map((file) => file.contents), template, icon, readFileSync(import.meta.filename)]) {
+for (const part of [
+  ...result.outputFiles.map((file) => file.contents),
+  template,
+  icon,
+  readFileSync(import.meta.filename),
+]) {
   digest.update(createHash('sha256').update(part).digest())
 }
 const stamp = digest.digest('hex')

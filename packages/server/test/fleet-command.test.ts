@@ -23,10 +23,14 @@ interface Fleet {
 /** Starts the command with `args` and waits for its summary. */
 async function startFleet(args: string[]): Promise<Fleet> {
   const editorPorts = [await freePort(), await freePort()]
-  const run = runProgram('pnpm', ['start:fleet', '--port', '0', '--editors', editorPorts.join(','), ...args], {
-    cwd: ROOT,
-    detached: true,
-  })
+  const run = runProgram(
+    'pnpm',
+    ['start:fleet', '--port', '0', '--editors', editorPorts.join(','), ...args],
+    {
+      cwd: ROOT,
+      detached: true,
+    },
+  )
   const group = run.child.pid as number
   const pidsLine = await run.line(/^ {2}pids /)
   const pids = [...pidsLine.matchAll(/ (\d+)(,|$)/g)].map((match) => Number(match[1]))
@@ -57,7 +61,13 @@ const alive = (pid: number) => {
 async function editorLogin(editor: string, username: string, password: string): Promise<Response> {
   return fetch(`${editor}/auth/token`, {
     method: 'POST',
-    body: new URLSearchParams({ client_id: 'node-red-editor', grant_type: 'password', scope: '*', username, password }),
+    body: new URLSearchParams({
+      client_id: 'node-red-editor',
+      grant_type: 'password',
+      scope: '*',
+      username,
+      password,
+    }),
   })
 }
 
@@ -84,7 +94,10 @@ describe('pnpm start:fleet', () => {
       // The editor's own settings call, with that token: the user is flowadmin's.
       const settings = await fetch(`${editor}/settings`, { headers: { Authorization: `Bearer ${token}` } })
       expect(settings.status, editor).toBe(200)
-      expect(((await settings.json()) as { user: unknown }).user).toEqual({ username: 'admin', permissions: '*' })
+      expect(((await settings.json()) as { user: unknown }).user).toEqual({
+        username: 'admin',
+        permissions: '*',
+      })
       // A wrong password is refused by the editor, as flowadmin refuses it.
       expect((await editorLogin(editor, 'admin', 'not-the-password')).status, editor).toBe(403)
     }
@@ -126,11 +139,16 @@ describe('pnpm start:fleet', () => {
       prompts: [{ type: 'button', label: 'Sign in with the demo provider', url: 'auth/strategy' }],
     })
     const jar = createCookieJar()
-    const walked = await walkSignIn(jar, `${editor}/auth/strategy`, 'grace', (url) => url.startsWith(`${editor}/?`))
+    const walked = await walkSignIn(jar, `${editor}/auth/strategy`, 'grace', (url) =>
+      url.startsWith(`${editor}/?`),
+    )
     const token = new URL(walked.url).searchParams.get('access_token') ?? ''
     expect(token).not.toBe('')
     const settings = await fetch(`${editor}/settings`, { headers: { Authorization: `Bearer ${token}` } })
-    expect(((await settings.json()) as { user: unknown }).user).toEqual({ username: 'grace', permissions: '*' })
+    expect(((await settings.json()) as { user: unknown }).user).toEqual({
+      username: 'grace',
+      permissions: '*',
+    })
     // The console's own "Sign in with …" is offered too.
     expect(await (await fetch(`${fleet.flowadmin}/auth/login`)).json()).toMatchObject({
       type: 'credentials',
