@@ -245,12 +245,13 @@ it('packs the Node-RED helper, which npm installs into a fresh userDir from the 
   }
   await writeFile(settings, JSON.stringify({ storage: 'memory', auditLog: 'off', adminAuth }))
   const server = await startCli(['--settings', settings, '--port', '0'])
-  // The settings.js requires the helper by its name, from the userDir's node_modules.
+  // The settings.js requires the helper by its name, from the userDir's node_modules. A login
+  // waits for flowadmin's argon2 as long as a loaded machine takes (the helper's default is 3 s).
   const nodeRed = await startNodeRed(
     userDir,
     {
       preamble: `const flowadmin = require('@flowadmin/node-red')
-const options = { url: ${JSON.stringify(server.url)}, clientId: 'fleet', clientSecret: process.env.FLOWADMIN_SECRET }`,
+const options = { url: ${JSON.stringify(server.url)}, clientId: 'fleet', clientSecret: process.env.FLOWADMIN_SECRET, timeoutMs: 30000 }`,
       adminAuth: 'flowadmin.adminAuth(options)',
       httpAdminMiddleware: 'flowadmin.httpAdminMiddleware(options)',
     },
