@@ -143,6 +143,15 @@ function start(name, args, env, ready) {
   })
 }
 
+const WEB_FONT = /@import url\(https:\/\/fonts\.googleapis\.com\/[^)]*\);/g
+/** `body` with the web font's import replaced by as many spaces. */
+function blankWebFont(body) {
+  const text = body.toString('utf8')
+  if (!WEB_FONT.test(text)) return body
+  const blanked = text.replace(WEB_FONT, (line) => ' '.repeat(line.length))
+  return typeof body === 'string' ? blanked : Buffer.from(blanked, 'utf8')
+}
+
 /** A local OpenID provider: anyone signs in with any name at its development login page. */
 let provider
 async function listenProvider() {
@@ -151,6 +160,13 @@ async function listenProvider() {
     if (handler === null) {
       res.statusCode = 503
       return res.end()
+    }
+    // Its development pages import a web font from Google: blanked (same length, so the
+    // Content-Length stands), they need no network.
+    const end = res.end
+    res.end = function (body, ...rest) {
+      const blanked = typeof body === 'string' || Buffer.isBuffer(body) ? blankWebFont(body) : body
+      return end.call(this, blanked, ...rest)
     }
     handler(req, res)
   })

@@ -70,6 +70,14 @@ async function signIn(
 it('signs in at both editors with one login at the local provider', async () => {
   const [first, second] = editors as [string, string]
   const tab = await open(browser, 'about:blank')
+  // Offline: the sign-in asks nothing of any address but this machine's. (The editor itself reads
+  // Node-RED's palette catalogue from catalogue.nodered.org once loaded; offline it lists none.)
+  const elsewhere: string[] = []
+  tab.context.on('request', (request) => {
+    const url = new URL(request.url())
+    const local = url.protocol === 'about:' || url.protocol === 'data:' || url.hostname === '127.0.0.1'
+    if (!local && url.hostname !== 'catalogue.nodered.org') elsewhere.push(url.href)
+  })
   const token1 = await signIn(tab.page, first, async (page) => {
     await page.waitForURL((url) => url.origin === provider, { timeout: 15_000 })
     await page.locator('input[name="login"]').fill('grace')
@@ -87,6 +95,7 @@ it('signs in at both editors with one login at the local provider', async () => 
     ])
   })
   expect(token2).not.toBe(token1)
+  expect(elsewhere).toEqual([])
   for (const [editor, token] of [
     [first, token1],
     [second, token2],
