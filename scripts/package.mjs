@@ -4,8 +4,11 @@
 // page and assets beside them, and every third-party package (argon2, better-sqlite3, hono, ...)
 // left to npm as a dependency, so `npm install -g ./flowadmin-<version>.tgz` installs and builds
 // those as usual. The console must have been built (`pnpm build`, or `pnpm package`, which builds it).
+// Then packs the Node-RED helper (packages/node-red, plain files, no dependencies) as it is, into
+// `flowadmin-node-red-<version>.tgz`: an instance installs it with `npm install <that file>` in its
+// userDir.
 //
-//   node scripts/package.mjs [--out DIR]     (prints the tarball's path)
+//   node scripts/package.mjs [--out DIR]     (prints the two tarballs' paths, one a line)
 import { execFileSync } from 'node:child_process'
 import {
   copyFileSync,
@@ -32,8 +35,9 @@ const WORKSPACE = '@flowadmin/'
 
 /** The console's page and assets as `pnpm build` writes them (packages/console/build.mjs). */
 const CONSOLE = path.join(PACKAGES, 'console', 'dist', 'public')
-/** What the console's build writes beside the page for its own report, and the server never sends. */
-const CONSOLE_REPORT = 'sizes.json'
+/** What the console's build writes beside the page for itself (its report and the mark of what it
+ * built), and the server never sends. */
+const CONSOLE_OWN = ['sizes.json', 'build-stamp']
 
 const { values } = parseArgs({ options: { out: { type: 'string', default: ROOT } } })
 const out = path.resolve(values.out)
@@ -82,7 +86,7 @@ try {
   // its own file (packages/console/src/serve.ts): that is dist/public here too.
   cpSync(CONSOLE, path.join(stage, 'dist', 'public'), {
     recursive: true,
-    filter: (source) => path.basename(source) !== CONSOLE_REPORT,
+    filter: (source) => !CONSOLE_OWN.includes(path.basename(source)),
   })
   cpSync(path.join(PACKAGES, 'server', 'bin'), path.join(stage, 'bin'), { recursive: true })
   copyFileSync(path.join(ROOT, 'README.md'), path.join(stage, 'README.md'))
@@ -107,7 +111,17 @@ try {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const [{ filename }] = JSON.parse(packed)
-  process.stdout.write(`${path.join(out, filename)}\n`)
+  const helper = execFileSync(
+    'npm',
+    ['pack', '--json', '--pack-destination', out, path.join(PACKAGES, 'node-red')],
+    {
+      cwd: work,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
+  const [{ filename: helperFile }] = JSON.parse(helper)
+  process.stdout.write(`${path.join(out, filename)}\n${path.join(out, helperFile)}\n`)
 } finally {
   rmSync(work, { recursive: true, force: true })
 }

@@ -113,6 +113,19 @@ describe('flowadmin <command> --help', () => {
   })
 })
 
+describe('docs/cli.md', () => {
+  it('gives tokens create as its usage line does, and --expires as its help does', async () => {
+    const docs = await readFile(new URL('../../../docs/cli.md', import.meta.url), 'utf8')
+    const help = (await run('tokens', '--help')).stdout
+    const usage = /flowadmin tokens (create .*) --settings FILE$/m.exec(help)?.[1] ?? ''
+    expect(usage).toContain('--expires TIME')
+    expect(docs).toContain(`| \`tokens ${usage}\``)
+    const expires = /^\s+--expires TIME\s+create: (.*)$/m.exec(help)?.[1] ?? ''
+    expect(expires).toMatch(/or never$/)
+    expect(docs).toContain(`TIME: ${expires}.`)
+  })
+})
+
 describe('a command without its action', () => {
   it('tokens and modules exit 2 and name the actions there are', async () => {
     expect(await run('tokens')).toEqual({

@@ -1,7 +1,8 @@
 // The installable package: `node scripts/package.mjs` packs one tarball, `npm install -g` puts it
 // into a fresh prefix (third-party packages from the registry, native ones built as usual), and
 // the installed `flowadmin` command, run as a program from <prefix>/bin, serves the API and the
-// console.
+// console. The same run packs the Node-RED helper, which `npm install <file>` puts into a fresh
+// Node-RED userDir, offline, and a stock Node-RED then logs in through it.
 import { execFile } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,7 +12,9 @@ import { promisify } from 'node:util'
 import satisfies from 'semver/functions/satisfies.js'
 import minVersion from 'semver/ranges/min-version.js'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { killAll, runCli } from './cli-process.js'
+import { hashPassword } from '../src/adapters/argon2.js'
+import { killAll, runCli, startCli } from './cli-process.js'
+import { startNodeRed, stopNodeReds } from './node-red-process.js'
 import { logIn } from './password-grant.js'
 import { expectTuned, nodeStarted, runProgram, stopGroups } from './program-process.js'
 
@@ -24,6 +27,8 @@ const { engines } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), '
 
 let dir: string
 let tarball: string
+/** The Node-RED helper's tarball, the second line `package.mjs` prints. */
+let helperTarball: string
 let installed: string
 /** What `npm install` printed, warnings included. */
 let installOutput: string
@@ -31,7 +36,7 @@ let installOutput: string
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'flowadmin-package-'))
   const packed = await run(process.execPath, [path.join(ROOT, 'scripts', 'package.mjs'), '--out', dir])
-  tarball = packed.stdout.trim()
+  ;[tarball = '', helperTarball = ''] = packed.stdout.trim().split('\n')
   const prefix = path.join(dir, 'prefix')
   // npm 11.16 and later run no install script of a global install unless it is allowed. Its
   // warnings are kept, those about the engines among them.
@@ -52,6 +57,7 @@ beforeAll(async () => {
   installed = path.join(prefix, 'bin', 'flowadmin')
 }, 900_000)
 afterAll(async () => {
+  await stopNodeReds()
   await killAll()
   await stopGroups()
   await rm(dir, { recursive: true, force: true })
@@ -218,3 +224,51 @@ it('refuses to pack a checkout whose console is not built, saying what to run', 
   )
   expect((await readdir(checkout)).filter((name) => name.endsWith('.tgz'))).toEqual([])
 })
+
+it('packs the Node-RED helper, which npm installs into a fresh userDir from the file, offline, and Node-RED logs in through', async () => {
+  const helper = JSON.parse(await readFile(path.join(ROOT, 'packages', 'node-red', 'package.json'), 'utf8'))
+  expect(path.basename(helperTarball)).toBe(`flowadmin-node-red-${helper.version}.tgz`)
+  const userDir = path.join(dir, 'node-red-user-dir')
+  await mkdir(userDir)
+  // As the docs say: in the instance's userDir, from the file; nothing comes from a registry.
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', helperTarball], { cwd: userDir })
+  const installedHelper = JSON.parse(
+    await readFile(path.join(userDir, 'node_modules', '@flowadmin', 'node-red', 'package.json'), 'utf8'),
+  )
+  expect(installedHelper.version).toBe(helper.version)
+
+  const secret = 'a-secret-of-the-fleet-for-this-test'
+  const settings = path.join(dir, 'flowadmin-for-node-red.json')
+  const adminAuth = {
+    users: [{ username: 'alice', password: await hashPassword('alices-password'), permissions: '*' }],
+    resourceServers: [{ id: 'fleet', secret: await hashPassword(secret) }],
+  }
+  await writeFile(settings, JSON.stringify({ storage: 'memory', auditLog: 'off', adminAuth }))
+  const server = await startCli(['--settings', settings, '--port', '0'])
+  // The settings.js requires the helper by its name, from the userDir's node_modules. A login
+  // waits for flowadmin's argon2 as long as a loaded machine takes (the helper's default is 3 s).
+  const nodeRed = await startNodeRed(
+    userDir,
+    {
+      preamble: `const flowadmin = require('@flowadmin/node-red')
+const options = { url: ${JSON.stringify(server.url)}, clientId: 'fleet', clientSecret: process.env.FLOWADMIN_SECRET, timeoutMs: 30000 }`,
+      adminAuth: 'flowadmin.adminAuth(options)',
+      httpAdminMiddleware: 'flowadmin.httpAdminMiddleware(options)',
+    },
+    { FLOWADMIN_SECRET: secret },
+  )
+  const login = await fetch(`${nodeRed.url}/auth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      client_id: 'node-red-editor',
+      grant_type: 'password',
+      scope: '*',
+      username: 'alice',
+      password: 'alices-password',
+    }),
+  })
+  expect(login.status).toBe(200)
+  const { access_token: token } = (await login.json()) as { access_token: string }
+  const me = await fetch(`${nodeRed.url}/settings`, { headers: { Authorization: `Bearer ${token}` } })
+  expect(((await me.json()) as { user: unknown }).user).toEqual({ username: 'alice', permissions: '*' })
+}, 120_000)

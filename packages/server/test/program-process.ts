@@ -107,26 +107,37 @@ function tunablesOf(environ: string): string | undefined {
   return pieces.join(':').slice('GLIBC_TUNABLES='.length)
 }
 
-function startedOf(pid: number): Started {
-  return {
-    pid,
-    tunables: tunablesOf(readFileSync(`/proc/${pid}/environ`, 'utf8')),
-    argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1),
+/**
+ * What process `pid` runs node with, once its exec has made it so; undefined before. During an
+ * exec the kernel names the new program (/proc/PID/exe) before it places the program's arguments
+ * and environment: read then, both are empty, and the process would seem started without
+ * GLIBC_TUNABLES. Every process these tests start has an environment (PATH at least) and an argv.
+ */
+function startedOf(pid: number): Started | undefined {
+  try {
+    if (!isNode(pid)) return undefined
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8')
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    if (environ === '' || cmdline === '') return undefined
+    return { pid, tunables: tunablesOf(environ), argv: cmdline.split('\0').slice(0, -1) }
+  } catch {
+    // Gone meanwhile.
+    return undefined
   }
 }
 
 /** Waits until process `pid` runs node (a launcher execs it), then says what it was started with. */
-export async function nodeStarted(pid: number): Promise<Started> {
-  await until(`process ${pid} to run node`, () => (isNode(pid) ? true : undefined))
-  return startedOf(pid)
+export function nodeStarted(pid: number): Promise<Started> {
+  return until(`process ${pid} to run node`, () => startedOf(pid))
 }
 
 /** The node process of process group `group` running `script` (the server under `pnpm exec`). */
-export async function nodeInGroup(group: number, script: RegExp): Promise<Started> {
-  const pid = await until(`a node process running ${script} in group ${group}`, () =>
-    groupMembers(group).find((pid) => isNode(pid) && script.test(startedOf(pid).argv.join(' '))),
+export function nodeInGroup(group: number, script: RegExp): Promise<Started> {
+  return until(`a node process running ${script} in group ${group}`, () =>
+    groupMembers(group)
+      .map(startedOf)
+      .find((started) => started !== undefined && script.test(started.argv.join(' '))),
   )
-  return startedOf(pid)
 }
 
 /** The allocator's tuning the launcher sets. */

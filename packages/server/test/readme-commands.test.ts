@@ -1,6 +1,6 @@
 // The README's commands as written, from the checkout, in a shell: `pnpm exec flowadmin …` runs
 // the bin through pnpm's shim (node_modules/.bin/flowadmin).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -69,4 +69,27 @@ it('pnpm exec flowadmin start --settings FILE: serves, with the tuning, until SI
   await run.exited
   await until('the job to end', () => (groupMembers(group).length === 0 ? true : undefined))
   expect(run.stderr).toContain('"msg":"stopped"')
+})
+
+it("pnpm start: the demo, and Ctrl-C ends it quietly with the server's exit code", async () => {
+  const userDir = path.join(dir, 'demo')
+  await mkdir(userDir)
+  // Its own process group, as a shell runs a job; Ctrl-C is SIGINT to the whole group.
+  const run = runProgram('pnpm', ['start', '--user-dir', userDir, '--port', '0'], {
+    cwd: ROOT,
+    detached: true,
+  })
+  const group = run.child.pid as number
+  const line = await run.line(/^flowadmin listening on /)
+  const url = /listening on (http:\/\/\S+)/.exec(line)?.[1]
+  expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'ok' })
+
+  process.kill(-group, 'SIGINT')
+  expect(await run.exited).toBe(0)
+  await until('the job to end', () => (groupMembers(group).length === 0 ? true : undefined))
+  // One signal reached the server (a second would have meant "exit now", with 1), and pnpm has
+  // nothing to report.
+  expect(run.stderr).toContain('"msg":"stopped"')
+  expect(run.stderr).not.toContain('signal again')
+  expect(`${run.stdout}${run.stderr}`).not.toContain('ELIFECYCLE')
 })

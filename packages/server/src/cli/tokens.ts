@@ -22,7 +22,7 @@ export const TOKENS = {
   usage: [
     'list [--user U] [--json] --settings FILE',
     'revoke ID | --user U | --all --settings FILE',
-    'create --user U --name N [--scope read] [--expires 30d|never] [--audience ID] --settings FILE',
+    'create --user U --name N [--scope read] [--expires TIME] [--audience ID] --settings FILE',
   ],
   summary: 'List, revoke or create sessions and API tokens',
   details: `Works on the database directly, whether the server runs or not; a running server refuses a
@@ -42,7 +42,7 @@ revoked token on its next request. It reads the server's settings file (adminAut
     scope: { value: 'SCOPE', text: "create: * or read (default: the user's permissions)" },
     expires: {
       value: 'TIME',
-      text: 'create: lifetime in s, m, h or d (e.g. 12h, 30d; default 90d), or never',
+      text: 'create: a lifetime in s, m, h or d such as 3600s, 12h or 30d (default 90d), or never',
     },
     audience: {
       value: 'ID',
