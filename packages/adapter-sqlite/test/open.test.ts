@@ -90,8 +90,10 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },
+      { name: 'sso_codes' },
       { name: 'sso_logouts' },
       { name: 'sso_names' },
+      { name: 'sso_sign_ins' },
       { name: 'throttle' },
       { name: 'tokens' },
     ])
