@@ -31,13 +31,15 @@ export const SSO_SQL = {
                ON CONFLICT (key) DO UPDATE SET address = excluded.address, sign_in = excluded.sign_in,
                  expires_at = excluded.expires_at`,
   // Taken once: of racing deletes, one gets the row.
-  takeSignIn: 'DELETE FROM flowadmin_sso_sign_ins WHERE key = $1 RETURNING address, sign_in AS record, expires_at',
+  takeSignIn:
+    'DELETE FROM flowadmin_sso_sign_ins WHERE key = $1 RETURNING address, sign_in AS record, expires_at',
   countCodes: `SELECT count(*) FILTER (WHERE address = $1) AS mine, count(*) AS total
                FROM flowadmin_sso_codes WHERE expires_at > $2`,
   saveCode: `INSERT INTO flowadmin_sso_codes (key, address, client_id, code, expires_at) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (key) DO UPDATE SET address = excluded.address, client_id = excluded.client_id,
                code = excluded.code, expires_at = excluded.expires_at`,
-  findCode: 'SELECT address, code AS record, expires_at FROM flowadmin_sso_codes WHERE key = $1 AND expires_at > $2',
+  findCode:
+    'SELECT address, code AS record, expires_at FROM flowadmin_sso_codes WHERE key = $1 AND expires_at > $2',
   takeCode: `DELETE FROM flowadmin_sso_codes
              WHERE key = $1 AND client_id IS NOT DISTINCT FROM $2 AND expires_at > $3
              RETURNING address, code AS record, expires_at`,

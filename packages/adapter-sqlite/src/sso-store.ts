@@ -55,7 +55,12 @@ const codeOf = (key: string, row: WaitingRow): IssuedCode => ({
 })
 
 /** Which of the bounds a record of `address` would pass, counted by `count`. */
-function boundsAllow(count: SqliteStatement, address: string, bounds: WaitingBounds, now: number): WaitingSave {
+function boundsAllow(
+  count: SqliteStatement,
+  address: string,
+  bounds: WaitingBounds,
+  now: number,
+): WaitingSave {
   const { mine, total } = count.get({ address, now }) as { mine: number | bigint; total: number | bigint }
   if (Number(mine) >= bounds.perAddress) return 'address_full'
   if (Number(total) >= bounds.total) return 'full'

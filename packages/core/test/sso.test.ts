@@ -53,7 +53,9 @@ function world(
     },
     {
       adminAuth: {
-        resourceServers: [{ id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: [FLEET_REDIRECT] }],
+        resourceServers: [
+          { id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: [FLEET_REDIRECT] },
+        ],
         users: options.users ? [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }] : [],
         oidc: {
           label: 'Sign in with Example ID',
@@ -380,17 +382,28 @@ describe('sign-ins shared by the instances of one store', () => {
       ok: true,
       value: { username: 'ann', permissions: ['read'] },
     })
-    expect((await b.sso.exchange(binding, done.value.code, 'service-editor', '10.0.0.1', null)).ok).toBe(false)
+    expect((await b.sso.exchange(binding, done.value.code, 'service-editor', '10.0.0.1', null)).ok).toBe(
+      false,
+    )
   })
 
   it('trades a resource server’s code at exactly one of two instances asked at once', async () => {
     const stores = createMemoryStores()
     const [a, b] = [1, 2].map((seed) => world({ stores, seed })) as [World, World]
-    const authorization = { clientId: 'fleet', redirectUri: FLEET_REDIRECT, codeChallenge: CHALLENGE, state: 's' }
+    const authorization = {
+      clientId: 'fleet',
+      redirectUri: FLEET_REDIRECT,
+      codeChallenge: CHALLENGE,
+      state: 's',
+    }
     const started = await a.sso.begin(CALLBACK, '/', '10.0.0.1', authorization)
     if (!started.ok) throw new Error(started.error.message)
     b.fake.signsIn('sub-bo', { preferred_username: 'bo', groups: ['nr-admins'] })
-    const done = await b.sso.complete(started.value.binding, `${CALLBACK}?state=${stateOf(started.value.url)}`, null)
+    const done = await b.sso.complete(
+      started.value.binding,
+      `${CALLBACK}?state=${stateOf(started.value.url)}`,
+      null,
+    )
     if (!done.ok) throw new Error(done.error.message)
     expect(done.value.authorization).toEqual(authorization)
     const redeemAt = (instance: World) =>
@@ -422,7 +435,11 @@ describe('sign-ins shared by the instances of one store', () => {
     ])
     expect((await sso.begin(CALLBACK, '/', '2001:db8:0:1::1')).ok).toBe(true)
     fake.signsIn('sub-cy', { preferred_username: 'cy', groups: ['nr-viewers'] })
-    const done = await sso.complete(others.value.binding, `${CALLBACK}?state=${stateOf(others.value.url)}`, null)
+    const done = await sso.complete(
+      others.value.binding,
+      `${CALLBACK}?state=${stateOf(others.value.url)}`,
+      null,
+    )
     expect(done.ok).toBe(true)
     // Unfinished ones end after 10 minutes: the client may start again.
     clock.advance(SIGN_IN_MS)
@@ -439,12 +456,15 @@ describe('sign-ins shared by the instances of one store', () => {
     }
     expect(await sso.begin(CALLBACK, '/', '192.0.2.7')).toEqual({
       ok: false,
-      error: { reason: 'busy', message: expect.stringContaining('Too many sign-ins are under way at flowadmin') },
+      error: {
+        reason: 'busy',
+        message: expect.stringContaining('Too many sign-ins are under way at flowadmin'),
+      },
     })
     fake.signsIn('sub-di', { preferred_username: 'di', groups: ['nr-viewers'] })
-    expect((await sso.complete(first.value.binding, `${CALLBACK}?state=${stateOf(first.value.url)}`, null)).ok).toBe(
-      true,
-    )
+    expect(
+      (await sso.complete(first.value.binding, `${CALLBACK}?state=${stateOf(first.value.url)}`, null)).ok,
+    ).toBe(true)
     expect((await sso.begin(CALLBACK, '/', '192.0.2.7')).ok).toBe(true)
   })
 

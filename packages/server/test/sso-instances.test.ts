@@ -204,7 +204,9 @@ describe('single sign-on across two instances without affinity', () => {
       'POST /auth/token → 0',
     ])
     for (const instance of instances) {
-      const tokens = await fetch(`${instance}/auth/tokens`, { headers: { Authorization: `Bearer ${access_token}` } })
+      const tokens = await fetch(`${instance}/auth/tokens`, {
+        headers: { Authorization: `Bearer ${access_token}` },
+      })
       expect(tokens.status).toBe(200)
       expect(((await tokens.json()) as { tokens: unknown[] }).tokens).toEqual([
         expect.objectContaining({ user: 'ada', scope: ['*'], current: true }),
@@ -241,7 +243,12 @@ describe('single sign-on across two instances without affinity', () => {
         headers: { Authorization: FLEET_BASIC, 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ token: access_token }),
       })
-      expect(await answer.json()).toMatchObject({ active: true, username: 'vic', client_id: FLEET, scope: 'read' })
+      expect(await answer.json()).toMatchObject({
+        active: true,
+        username: 'vic',
+        client_id: FLEET,
+        scope: 'read',
+      })
     }
   })
 

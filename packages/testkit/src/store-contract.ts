@@ -713,10 +713,16 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       it('bounds the sign-ins of one address, and all of them, refusing new ones and dropping none', async () => {
         const bounds = { perAddress: 3, total: 5 }
         for (let i = 0; i < 3; i++)
-          expect(await stores.sso.saveSignIn(signIn(`a${i}`, { address: '10.0.0.1' }), bounds, T0)).toBe('saved')
-        expect(await stores.sso.saveSignIn(signIn('a3', { address: '10.0.0.1' }), bounds, T0)).toBe('address_full')
+          expect(await stores.sso.saveSignIn(signIn(`a${i}`, { address: '10.0.0.1' }), bounds, T0)).toBe(
+            'saved',
+          )
+        expect(await stores.sso.saveSignIn(signIn('a3', { address: '10.0.0.1' }), bounds, T0)).toBe(
+          'address_full',
+        )
         for (let i = 0; i < 2; i++)
-          expect(await stores.sso.saveSignIn(signIn(`b${i}`, { address: '10.0.0.2' }), bounds, T0)).toBe('saved')
+          expect(await stores.sso.saveSignIn(signIn(`b${i}`, { address: '10.0.0.2' }), bounds, T0)).toBe(
+            'saved',
+          )
         expect(await stores.sso.saveSignIn(signIn('c0', { address: '10.0.0.3' }), bounds, T0)).toBe('full')
         // Every one saved is still there; a finished one makes room for its address.
         expect(await stores.sso.takeSignIn('a0', T0)).not.toBeNull()
@@ -726,7 +732,9 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         // Expired ones count for nothing.
         for (let i = 0; i < 3; i++)
           await stores.sso.saveSignIn(signIn(`x${i}`, { address: '10.0.0.1', expiresAt: T0 + 1 }), bounds, T0)
-        expect(await stores.sso.saveSignIn(signIn('late', { address: '10.0.0.1' }), bounds, T0 + 1)).toBe('saved')
+        expect(await stores.sso.saveSignIn(signIn('late', { address: '10.0.0.1' }), bounds, T0 + 1)).toBe(
+          'saved',
+        )
       })
 
       it('holds one address to its bound when its sign-ins are saved over two connections at once', async () => {
@@ -758,7 +766,9 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         const console = issuedCode('c2')
         await stores.sso.saveCode(console, WIDE, T0)
         expect(await stores.sso.takeCode('c2', 'fleet', T0)).toBeNull()
-        const spent = await Promise.all(Array.from({ length: 4 }, (_, i) => racing(i).sso.takeCode('c2', null, T0)))
+        const spent = await Promise.all(
+          Array.from({ length: 4 }, (_, i) => racing(i).sso.takeCode('c2', null, T0)),
+        )
         expect(spent.filter((one) => one !== null)).toEqual([console])
       })
 
@@ -770,14 +780,20 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await stores.sso.saveSignIn(signIn('s1'), bounds, T0)).toBe('saved')
         expect(await stores.sso.saveCode(issuedCode('c2'), bounds, T0)).toBe('saved')
         expect(await stores.sso.saveCode(issuedCode('c3'), bounds, T0)).toBe('address_full')
-        expect(await stores.sso.saveCode(issuedCode('c4', { address: '10.0.0.9' }), { perAddress: 1, total: 1 }, T0)).toBe(
-          'full',
-        )
+        expect(
+          await stores.sso.saveCode(
+            issuedCode('c4', { address: '10.0.0.9' }),
+            { perAddress: 1, total: 1 },
+            T0,
+          ),
+        ).toBe('full')
       })
 
       it('deletes sign-ins and codes whose time ended in batches no larger than the limit, and keeps live ones', async () => {
-        for (let i = 0; i < 3; i++) await stores.sso.saveSignIn(signIn(`old-${i}`, { expiresAt: T0 + i }), WIDE, T0)
-        for (let i = 0; i < 2; i++) await stores.sso.saveCode(issuedCode(`old-${i}`, { expiresAt: T0 + i }), WIDE, T0)
+        for (let i = 0; i < 3; i++)
+          await stores.sso.saveSignIn(signIn(`old-${i}`, { expiresAt: T0 + i }), WIDE, T0)
+        for (let i = 0; i < 2; i++)
+          await stores.sso.saveCode(issuedCode(`old-${i}`, { expiresAt: T0 + i }), WIDE, T0)
         await stores.sso.saveSignIn(signIn('live'), WIDE, T0)
         await stores.sso.saveCode(issuedCode('live'), WIDE, T0)
         expect(await stores.sso.deleteExpiredSignIns(T0 + 3, 4)).toBe(4)

@@ -163,10 +163,14 @@ export function createSso({
           `Too many sign-ins from your address are under way (at most ${SIGN_IN_BOUNDS.perAddress} at once). Finish or abandon one (they end after 10 minutes) and start again.`,
           { username: null, address },
         )
-      : refuse('busy', 'Too many sign-ins are under way at flowadmin right now. Try again in a few minutes.', {
-          username: null,
-          address,
-        })
+      : refuse(
+          'busy',
+          'Too many sign-ins are under way at flowadmin right now. Try again in a few minutes.',
+          {
+            username: null,
+            address,
+          },
+        )
   /** A session of `owner` for `audience`: flowadmin (the console's exchange) or a resource server (redeem). */
   const issueFor = (
     owner: SsoUser,
@@ -335,7 +339,8 @@ export function createSso({
     ): Promise<
       Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
     > {
-      const entry = binding === null ? null : await store.takeSignIn(await digest.sha256(binding), clock.now())
+      const entry =
+        binding === null ? null : await store.takeSignIn(await digest.sha256(binding), clock.now())
       if (entry === null) {
         return refuse(
           'invalid',
