@@ -2,7 +2,7 @@
 // them is produced by a real request and conforms to the document, and the document lists them
 // exactly when single sign-on is configured.
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createCore } from '@flowadmin/core'
+import { createCore, ONE_TIME_CODE_MS, SIGN_IN_BOUNDS, SIGN_IN_MS } from '@flowadmin/core'
 import {
   createEventRecorder,
   createFakeIdentityProvider,
@@ -29,6 +29,7 @@ function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
   fake.signsIn('sub-ann', { preferred_username: 'ann', groups: ['admins'] }, 'sid-1')
   fake.logsOut('sub-ann', null)
   const hasher = createPlainHasher()
+  const clock = createFixedClock()
   const core = createCore(
     {
       stores: createMemoryStores(),
@@ -36,7 +37,7 @@ function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
       loader: createFakeLoader(),
       typeUsage: createFakeTypeUsage(),
       events: createEventRecorder(),
-      clock: createFixedClock(),
+      clock,
       random: createSeededRandom(5),
       identityProvider: fake.provider,
     },
@@ -57,6 +58,7 @@ function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
     answer: fake.answer,
     logout: fake.logout,
     down: fake.down,
+    clock,
   }
 }
 
@@ -175,6 +177,24 @@ describe('the single sign-on routes and their document', () => {
       await token(good.cookie, { grant_type: 'authorization_code', code, client_id: 'service-editor' }),
     )
     expect(again.status).toBe(400)
+    // 429 at the callback: this address's one-time codes, none traded, are at their bound.
+    for (let i = 0; i < SIGN_IN_BOUNDS.perAddress; i++) {
+      const started = await begin()
+      expect((await callback(started.cookie, started.state)).status).toBe(302)
+    }
+    const late = await begin()
+    const tooManyCodes = await callback(late.cookie, late.state)
+    expect(tooManyCodes.status).toBe(429)
+    expect(tooManyCodes.headers.get('retry-after')).toBe('60')
+    // 429 at the start: this address's sign-ins under way are at their bound; none was dropped.
+    const first = await begin()
+    for (let i = 1; i < SIGN_IN_BOUNDS.perAddress; i++) await begin()
+    const tooMany = await check('GET', '/auth/strategy', await w.request('/auth/strategy'))
+    expect(tooMany.status).toBe(429)
+    expect(await tooMany.text()).toContain('Too many sign-ins from your address are under way')
+    w.clock.advance(ONE_TIME_CODE_MS)
+    expect((await callback(first.cookie, first.state)).status).toBe(302)
+    w.clock.advance(SIGN_IN_MS)
     // 400: a return path elsewhere.
     const elsewhere = await check(
       'GET',

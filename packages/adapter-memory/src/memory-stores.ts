@@ -1,13 +1,17 @@
 import {
   attemptCounters,
+  type IssuedCode,
   type ModuleRecord,
   type ModuleStore,
   type SsoStore,
+  type StartedSignIn,
   type Stores,
   type ThrottleStore,
   type TokenRecord,
   type TokenStore,
   throttleRefusal,
+  type WaitingBounds,
+  type WaitingSave,
 } from '@flowadmin/core'
 import { createTrailStore } from './trail-store.js'
 
@@ -298,10 +302,59 @@ function createThrottleStore(maxEntries: number): ThrottleStore {
   }
 }
 
-/** Names bound to identities, and logout tokens seen until their time ends. */
+/** A deep copy of plain data (strings, numbers, null, arrays and objects of them). */
+const copyPlain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T
+
+/** Records that wait until they expire, keyed by a hash, each counted against its address. */
+function createWaitingRecords<T extends { key: string; address: string; expiresAt: number }>() {
+  const records = new Map<string, T>()
+  return {
+    save(record: T, bounds: WaitingBounds, now: number): WaitingSave {
+      let total = 0
+      let mine = 0
+      for (const other of records.values()) {
+        if (other.expiresAt <= now) continue
+        total++
+        if (other.address === record.address) mine++
+      }
+      if (mine >= bounds.perAddress) return 'address_full'
+      if (total >= bounds.total) return 'full'
+      records.set(record.key, copyPlain(record))
+      return 'saved'
+    },
+    find(key: string, now: number): T | null {
+      const record = records.get(key)
+      return record === undefined || record.expiresAt <= now ? null : copyPlain(record)
+    },
+    /** Deletes the record under `key` when it is live and `accept` says so, and returns it. */
+    take(key: string, now: number, accept: (record: T) => boolean = () => true): T | null {
+      const record = records.get(key)
+      if (record === undefined) return null
+      if (record.expiresAt <= now) {
+        records.delete(key)
+        return null
+      }
+      if (!accept(record)) return null
+      records.delete(key)
+      return record
+    },
+    deleteExpired(now: number, limit: number): number {
+      let removed = 0
+      for (const [key, record] of records) {
+        if (removed >= limit) break
+        if (record.expiresAt <= now && records.delete(key)) removed++
+      }
+      return removed
+    },
+  }
+}
+
+/** Names bound to identities, logout tokens seen until their time ends, sign-ins under way. */
 function createSsoStore(): SsoStore {
   const names = new Map<string, string>()
   const logouts = new Map<string, number>()
+  const signIns = createWaitingRecords<StartedSignIn>()
+  const codes = createWaitingRecords<IssuedCode>()
   return {
     async claimName(username, identity) {
       const bound = names.get(username)
@@ -322,6 +375,25 @@ function createSsoStore(): SsoStore {
         if (until <= now && logouts.delete(key)) removed++
       }
       return removed
+    },
+    async saveSignIn(signIn, bounds, now) {
+      return signIns.save(signIn, bounds, now)
+    },
+    async takeSignIn(key, now) {
+      return signIns.take(key, now)
+    },
+    async saveCode(code, bounds, now) {
+      return codes.save(code, bounds, now)
+    },
+    async findCode(key, now) {
+      return codes.find(key, now)
+    },
+    async takeCode(key, clientId, now) {
+      return codes.take(key, now, (code) => (code.authorization?.clientId ?? null) === clientId)
+    },
+    async deleteExpiredSignIns(now, limit) {
+      const removed = signIns.deleteExpired(now, limit)
+      return removed + codes.deleteExpired(now, limit - removed)
     },
   }
 }

@@ -96,6 +96,29 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX flowadmin_trail_by_actor ON flowadmin_trail (actor, time, seq);
   CREATE INDEX flowadmin_trail_by_source ON flowadmin_trail (server, instance, time, seq);
   `,
+  `
+  -- Single sign-on under way, shared by every instance. Sign-ins sent to the provider, keyed by
+  -- the SHA-256 of the browser's binding cookie; each holds its PKCE verifier and nonce until it
+  -- finishes or its 10 minutes end.
+  CREATE TABLE flowadmin_sso_sign_ins (
+    key text PRIMARY KEY,
+    address text NOT NULL,          -- the client address (IPv6: its /64) the per-address bound counts
+    sign_in text NOT NULL,          -- JSON: redirect URI, state, nonce, PKCE verifier, return path, authorization request
+    expires_at bigint NOT NULL      -- ms since the epoch
+  );
+  CREATE INDEX flowadmin_sso_sign_ins_by_address ON flowadmin_sso_sign_ins (address, expires_at);
+  CREATE INDEX flowadmin_sso_sign_ins_by_expiry ON flowadmin_sso_sign_ins (expires_at);
+  -- One-time codes waiting for their exchange (30 s), keyed by the SHA-256 of the code.
+  CREATE TABLE flowadmin_sso_codes (
+    key text PRIMARY KEY,
+    address text NOT NULL,
+    client_id text,                 -- the resource server that may trade it; null: the console's code
+    code text NOT NULL,             -- JSON: the binding's SHA-256, the person and their permissions, authorization request
+    expires_at bigint NOT NULL
+  );
+  CREATE INDEX flowadmin_sso_codes_by_address ON flowadmin_sso_codes (address, expires_at);
+  CREATE INDEX flowadmin_sso_codes_by_expiry ON flowadmin_sso_codes (expires_at);
+  `,
 ]
 
 /** The schema version this code writes. */

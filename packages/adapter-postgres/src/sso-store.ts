@@ -1,6 +1,9 @@
-import type { SsoStore } from '@flowadmin/core'
+import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
 import type { Database } from './database.js'
 import { storedKey } from './throttle-store.js'
+
+/** The first half of the advisory locks of sign-in addresses ('sign' in ASCII); the second is the address's hash. */
+export const SIGN_IN_LOCK_CLASS = 0x7369_676e
 
 /** The statements of the single sign-on store. */
 export const SSO_SQL = {
@@ -19,9 +22,83 @@ export const SSO_SQL = {
   deleteExpired: `DELETE FROM flowadmin_sso_logouts WHERE key IN (
                     SELECT key FROM flowadmin_sso_logouts WHERE expires_at <= $1 LIMIT $2
                     FOR UPDATE SKIP LOCKED)`,
+  // One address's saves take turns (an advisory lock until the transaction ends), so its count and
+  // its save are one step across instances.
+  lockAddress: `SELECT pg_advisory_xact_lock(${SIGN_IN_LOCK_CLASS}, hashtext($1))`,
+  countSignIns: `SELECT count(*) FILTER (WHERE address = $1) AS mine, count(*) AS total
+                 FROM flowadmin_sso_sign_ins WHERE expires_at > $2`,
+  saveSignIn: `INSERT INTO flowadmin_sso_sign_ins (key, address, sign_in, expires_at) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (key) DO UPDATE SET address = excluded.address, sign_in = excluded.sign_in,
+                 expires_at = excluded.expires_at`,
+  // Taken once: of racing deletes, one gets the row.
+  takeSignIn:
+    'DELETE FROM flowadmin_sso_sign_ins WHERE key = $1 RETURNING address, sign_in AS record, expires_at',
+  countCodes: `SELECT count(*) FILTER (WHERE address = $1) AS mine, count(*) AS total
+               FROM flowadmin_sso_codes WHERE expires_at > $2`,
+  saveCode: `INSERT INTO flowadmin_sso_codes (key, address, client_id, code, expires_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (key) DO UPDATE SET address = excluded.address, client_id = excluded.client_id,
+               code = excluded.code, expires_at = excluded.expires_at`,
+  findCode:
+    'SELECT address, code AS record, expires_at FROM flowadmin_sso_codes WHERE key = $1 AND expires_at > $2',
+  takeCode: `DELETE FROM flowadmin_sso_codes
+             WHERE key = $1 AND client_id IS NOT DISTINCT FROM $2 AND expires_at > $3
+             RETURNING address, code AS record, expires_at`,
+  deleteExpiredSignIns: `DELETE FROM flowadmin_sso_sign_ins WHERE key IN (
+                           SELECT key FROM flowadmin_sso_sign_ins WHERE expires_at <= $1 LIMIT $2
+                           FOR UPDATE SKIP LOCKED)`,
+  deleteExpiredCodes: `DELETE FROM flowadmin_sso_codes WHERE key IN (
+                         SELECT key FROM flowadmin_sso_codes WHERE expires_at <= $1 LIMIT $2
+                         FOR UPDATE SKIP LOCKED)`,
 } as const
 
-/** Names bound to identities and logout tokens seen, shared by every instance on the database. */
+interface WaitingRow {
+  address: string
+  record: string
+  expires_at: string | number
+}
+
+const signInOf = (key: string, row: WaitingRow): StartedSignIn => ({
+  key,
+  address: row.address,
+  ...(JSON.parse(row.record) as Pick<StartedSignIn, 'pending' | 'returnTo' | 'authorization'>),
+  expiresAt: Number(row.expires_at),
+})
+
+const codeOf = (key: string, row: WaitingRow): IssuedCode => ({
+  key,
+  address: row.address,
+  ...(JSON.parse(row.record) as Pick<IssuedCode, 'binding' | 'owner' | 'authorization'>),
+  expiresAt: Number(row.expires_at),
+})
+
+/**
+ * Saves `params` with `save` unless the bounds are reached, counted by `count` under the lock of
+ * the address: saves from one address take turns across instances, so it never passes its bound.
+ * (The total may be passed by as many saves as other addresses make at the same moment.)
+ */
+function saveWithin(
+  db: Database,
+  sql: { count: string; save: string },
+  address: string,
+  params: unknown[],
+  bounds: WaitingBounds,
+  now: number,
+): Promise<WaitingSave> {
+  return db.transaction(async (client) => {
+    await client.query(SSO_SQL.lockAddress, [address])
+    const { rows } = await client.query<{ mine: string; total: string }>(sql.count, [address, now])
+    const counted = rows[0] ?? { mine: '0', total: '0' }
+    if (Number(counted.mine) >= bounds.perAddress) return 'address_full'
+    if (Number(counted.total) >= bounds.total) return 'full'
+    await client.query(sql.save, params)
+    return 'saved'
+  })
+}
+
+/**
+ * Names bound to identities, logout tokens seen, sign-ins under way and one-time codes, shared by
+ * every instance on the database.
+ */
 export function createSsoStore(db: Database): SsoStore {
   return {
     async claimName(username, identity, now) {
@@ -41,6 +118,37 @@ export function createSsoStore(db: Database): SsoStore {
     },
     async deleteExpired(now, limit) {
       return (await db.query(SSO_SQL.deleteExpired, [now, limit])).rowCount ?? 0
+    },
+    saveSignIn({ key, address, pending, returnTo, authorization, expiresAt }, bounds, now) {
+      const stored = storedKey(address)
+      const record = JSON.stringify({ pending, returnTo, authorization })
+      const sql = { count: SSO_SQL.countSignIns, save: SSO_SQL.saveSignIn }
+      return saveWithin(db, sql, stored, [key, stored, record, expiresAt], bounds, now)
+    },
+    async takeSignIn(key, now) {
+      const { rows } = await db.query<WaitingRow>(SSO_SQL.takeSignIn, [key])
+      const row = rows[0]
+      return row === undefined || Number(row.expires_at) <= now ? null : signInOf(key, row)
+    },
+    saveCode({ key, address, binding, owner, authorization, expiresAt }, bounds, now) {
+      const stored = storedKey(address)
+      const clientId = authorization === null ? null : storedKey(authorization.clientId)
+      const record = JSON.stringify({ binding, owner, authorization })
+      const sql = { count: SSO_SQL.countCodes, save: SSO_SQL.saveCode }
+      return saveWithin(db, sql, stored, [key, stored, clientId, record, expiresAt], bounds, now)
+    },
+    async findCode(key, now) {
+      const { rows } = await db.query<WaitingRow>(SSO_SQL.findCode, [key, now])
+      return rows[0] === undefined ? null : codeOf(key, rows[0])
+    },
+    async takeCode(key, clientId, now) {
+      const client = clientId === null ? null : storedKey(clientId)
+      const { rows } = await db.query<WaitingRow>(SSO_SQL.takeCode, [key, client, now])
+      return rows[0] === undefined ? null : codeOf(key, rows[0])
+    },
+    async deleteExpiredSignIns(now, limit) {
+      const removed = (await db.query(SSO_SQL.deleteExpiredSignIns, [now, limit])).rowCount ?? 0
+      return removed + ((await db.query(SSO_SQL.deleteExpiredCodes, [now, limit - removed])).rowCount ?? 0)
     },
   }
 }

@@ -14,7 +14,8 @@ export const DEFAULT_TEST_PG = 'postgres://postgres@127.0.0.1:5432/postgres'
 export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_tokens') IS NOT NULL THEN
     TRUNCATE flowadmin_tokens, flowadmin_node_sets, flowadmin_modules, flowadmin_throttle,
-      flowadmin_known_clients;
+      flowadmin_known_clients, flowadmin_sso_names, flowadmin_sso_logouts, flowadmin_sso_sign_ins,
+      flowadmin_sso_codes;
   END IF;
   IF to_regclass('flowadmin_trail') IS NOT NULL THEN
     TRUNCATE flowadmin_trail;

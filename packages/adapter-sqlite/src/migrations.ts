@@ -116,6 +116,29 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX trail_by_actor ON trail (actor, time);
   CREATE INDEX trail_by_source ON trail (server, instance, time);
   `,
+  `
+  -- Single sign-on under way, shared by every process on the file. Sign-ins sent to the provider,
+  -- keyed by the SHA-256 of the browser's binding cookie; each holds its PKCE verifier and nonce
+  -- until it finishes or its 10 minutes end.
+  CREATE TABLE sso_sign_ins (
+    key TEXT PRIMARY KEY,
+    address TEXT NOT NULL,        -- the client address (IPv6: its /64) the per-address bound counts
+    sign_in TEXT NOT NULL,        -- JSON: redirect URI, state, nonce, PKCE verifier, return path, authorization request
+    expires_at INTEGER NOT NULL   -- ms since the epoch
+  ) WITHOUT ROWID;
+  CREATE INDEX sso_sign_ins_by_address ON sso_sign_ins (address, expires_at);
+  CREATE INDEX sso_sign_ins_by_expiry ON sso_sign_ins (expires_at);
+  -- One-time codes waiting for their exchange (30 s), keyed by the SHA-256 of the code.
+  CREATE TABLE sso_codes (
+    key TEXT PRIMARY KEY,
+    address TEXT NOT NULL,
+    client_id TEXT,               -- the resource server that may trade it; null: the console's code
+    code TEXT NOT NULL,           -- JSON: binding's SHA-256, the person and their permissions, authorization request
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX sso_codes_by_address ON sso_codes (address, expires_at);
+  CREATE INDEX sso_codes_by_expiry ON sso_codes (expires_at);
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -1,7 +1,7 @@
-import type { SsoStore } from '@flowadmin/core'
-import type { SqliteDatabase } from './database.js'
+import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
+import type { SqliteDatabase, SqliteStatement } from './database.js'
 import { prepareAll } from './statements.js'
-import { createTransaction } from './transaction.js'
+import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the single sign-on store. */
 export const SSO_SQL = {
@@ -14,24 +14,144 @@ export const SSO_SQL = {
              WHERE sso_logouts.expires_at <= @now`,
   deleteExpired: `DELETE FROM sso_logouts
                   WHERE key IN (SELECT key FROM sso_logouts WHERE expires_at <= ? LIMIT ?)`,
+  // Live sign-ins (and codes) of one address, and in all: what the bounds count.
+  countSignIns: `SELECT (SELECT count(*) FROM sso_sign_ins WHERE address = @address AND expires_at > @now) AS mine,
+                        (SELECT count(*) FROM sso_sign_ins WHERE expires_at > @now) AS total`,
+  saveSignIn: `INSERT OR REPLACE INTO sso_sign_ins (key, address, sign_in, expires_at)
+               VALUES (@key, @address, @record, @expiresAt)`,
+  findSignIn: 'SELECT address, sign_in AS record, expires_at FROM sso_sign_ins WHERE key = ?',
+  deleteSignIn: 'DELETE FROM sso_sign_ins WHERE key = ?',
+  countCodes: `SELECT (SELECT count(*) FROM sso_codes WHERE address = @address AND expires_at > @now) AS mine,
+                      (SELECT count(*) FROM sso_codes WHERE expires_at > @now) AS total`,
+  saveCode: `INSERT OR REPLACE INTO sso_codes (key, address, client_id, code, expires_at)
+             VALUES (@key, @address, @clientId, @record, @expiresAt)`,
+  findCode: 'SELECT address, client_id, code AS record, expires_at FROM sso_codes WHERE key = ?',
+  deleteCode: 'DELETE FROM sso_codes WHERE key = ?',
+  deleteExpiredSignIns: `DELETE FROM sso_sign_ins
+                         WHERE key IN (SELECT key FROM sso_sign_ins WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpiredCodes: `DELETE FROM sso_codes
+                       WHERE key IN (SELECT key FROM sso_codes WHERE expires_at <= ? LIMIT ?)`,
 } as const
 
-/** Names bound to identities and logout tokens seen, each call one change of the group commit. */
+interface WaitingRow {
+  address: string
+  client_id?: string | null
+  record: string
+  expires_at: number | bigint
+}
+
+const signInOf = (key: string, row: WaitingRow): StartedSignIn => ({
+  key,
+  address: row.address,
+  ...(JSON.parse(row.record) as Pick<StartedSignIn, 'pending' | 'returnTo' | 'authorization'>),
+  expiresAt: Number(row.expires_at),
+})
+
+const codeOf = (key: string, row: WaitingRow): IssuedCode => ({
+  key,
+  address: row.address,
+  ...(JSON.parse(row.record) as Pick<IssuedCode, 'binding' | 'owner' | 'authorization'>),
+  expiresAt: Number(row.expires_at),
+})
+
+/** Which of the bounds a record of `address` would pass, counted by `count`. */
+function boundsAllow(
+  count: SqliteStatement,
+  address: string,
+  bounds: WaitingBounds,
+  now: number,
+): WaitingSave {
+  const { mine, total } = count.get({ address, now }) as { mine: number | bigint; total: number | bigint }
+  if (Number(mine) >= bounds.perAddress) return 'address_full'
+  if (Number(total) >= bounds.total) return 'full'
+  return 'saved'
+}
+
+/**
+ * Names bound to identities, logout tokens seen, sign-ins under way and one-time codes, each call
+ * one change of the group commit (a count and its save, a read and its delete: one step for every
+ * process on the file).
+ */
 export function createSsoStore(db: SqliteDatabase): SsoStore {
   const transaction = createTransaction(db)
-  const { claim, bound, remember, deleteExpired } = prepareAll(db, SSO_SQL)
+  const reader = createReader(db)
+  const sql = prepareAll(db, SSO_SQL)
   return {
     claimName(username, identity, now) {
       return transaction(() => {
-        claim.run(username, identity, now)
-        return (bound.get(username) as { identity: string }).identity
+        sql.claim.run(username, identity, now)
+        return (sql.bound.get(username) as { identity: string }).identity
       }, [`sso-name:${username}`])
     },
     rememberLogout(key, expiresAt, now) {
-      return transaction(() => remember.run({ key, expiresAt, now }).changes > 0, [`sso-logout:${key}`])
+      return transaction(() => sql.remember.run({ key, expiresAt, now }).changes > 0, [`sso-logout:${key}`])
     },
     deleteExpired(now, limit) {
-      return transaction(() => deleteExpired.run(now, limit).changes, [], 'relaxed')
+      return transaction(() => sql.deleteExpired.run(now, limit).changes, [], 'relaxed')
+    },
+    // A save lost to a power cut costs a sign-in started again, so saves are relaxed; a take is
+    // synced, so a spent code stays spent.
+    saveSignIn({ key, address, pending, returnTo, authorization, expiresAt }, bounds, now) {
+      return transaction(
+        () => {
+          const allowed = boundsAllow(sql.countSignIns, address, bounds, now)
+          if (allowed !== 'saved') return allowed
+          const record = JSON.stringify({ pending, returnTo, authorization })
+          sql.saveSignIn.run({ key, address, record, expiresAt })
+          return allowed
+        },
+        [`sso-sign-in:${key}`],
+        'relaxed',
+      )
+    },
+    takeSignIn(key, now) {
+      return transaction(() => {
+        const row = sql.findSignIn.get(key) as WaitingRow | undefined
+        if (row === undefined) return null
+        sql.deleteSignIn.run(key)
+        return Number(row.expires_at) > now ? signInOf(key, row) : null
+      }, [`sso-sign-in:${key}`])
+    },
+    saveCode({ key, address, binding, owner, authorization, expiresAt }, bounds, now) {
+      return transaction(
+        () => {
+          const allowed = boundsAllow(sql.countCodes, address, bounds, now)
+          if (allowed !== 'saved') return allowed
+          const record = JSON.stringify({ binding, owner, authorization })
+          sql.saveCode.run({ key, address, clientId: authorization?.clientId ?? null, record, expiresAt })
+          return allowed
+        },
+        [`sso-code:${key}`],
+        'relaxed',
+      )
+    },
+    findCode(key, now) {
+      return reader(
+        () => {
+          const row = sql.findCode.get(key) as WaitingRow | undefined
+          return row === undefined || Number(row.expires_at) <= now ? null : codeOf(key, row)
+        },
+        (touched) => touched === `sso-code:${key}`,
+      )
+    },
+    takeCode(key, clientId, now) {
+      return transaction(() => {
+        const row = sql.findCode.get(key) as WaitingRow | undefined
+        if (row === undefined || Number(row.expires_at) <= now || (row.client_id ?? null) !== clientId)
+          return null
+        sql.deleteCode.run(key)
+        return codeOf(key, row)
+      }, [`sso-code:${key}`])
+    },
+    deleteExpiredSignIns(now, limit) {
+      return transaction(
+        () => {
+          const removed = sql.deleteExpiredSignIns.run(now, limit).changes
+          return removed + sql.deleteExpiredCodes.run(now, limit - removed).changes
+        },
+        [],
+        'relaxed',
+      )
     },
   }
 }

@@ -579,14 +579,15 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     modules,
 
     /**
-     * Deletes expired tokens, ended throttle windows and logout tokens past their time in batches
-     * of `batchSize`, at most `maxBatches` of each, so one call stays bounded however much has
-     * piled up.
+     * Deletes expired tokens, ended throttle windows, logout tokens past their time, and sign-ins
+     * and one-time codes that expired unfinished, in batches of `batchSize`, at most `maxBatches`
+     * of each, so one call stays bounded however much has piled up.
      */
     async sweep({ batchSize = 500, maxBatches = 20 } = {}): Promise<{
       tokens: number
       throttle: number
       logoutTokens: number
+      signIns: number
     }> {
       const drain = async (step: (limit: number) => Promise<number>) => {
         let total = 0
@@ -601,6 +602,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         tokens: await drain(tokens.sweep),
         throttle: await drain(throttle.sweep),
         logoutTokens: await drain((limit) => ports.stores.sso.deleteExpired(clock.now(), limit)),
+        signIns: await drain((limit) => ports.stores.sso.deleteExpiredSignIns(clock.now(), limit)),
       }
     },
   }

@@ -16,11 +16,11 @@ export type {
 } from './auth/resource-servers.js'
 export { grantScope, parsePermissionScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
 export {
-  type AuthorizationRequest,
   DEFAULT_SSO_SESSION,
   DEFAULT_USERNAME_CLAIM,
   ONE_TIME_CODE_MS,
   permissionsOfGroups,
+  SIGN_IN_BOUNDS,
   SIGN_IN_MS,
   type Sso,
   type SsoExchangeError,

@@ -1,5 +1,12 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createCore, operator, permissionsOfGroups } from '@flowadmin/core'
+import {
+  createCore,
+  ONE_TIME_CODE_MS,
+  operator,
+  permissionsOfGroups,
+  SIGN_IN_BOUNDS,
+  SIGN_IN_MS,
+} from '@flowadmin/core'
 import {
   createEventRecorder,
   createFakeIdentityProvider,
@@ -11,11 +18,25 @@ import {
 } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
+const CALLBACK = 'https://fa.example/auth/strategy/callback'
+const FLEET_REDIRECT = 'https://nodered.example/auth/strategy/callback'
+/** A PKCE verifier and its S256 challenge (base64url of its SHA-256). */
+const VERIFIER = 'dBjftJeZ4CVP-mJ0kn1_Hw6rCNBlTmh5uZaW2Yx52vo'
+const CHALLENGE = 'nF-WeNg1AWSxdD8mB442ntqo08DNc2v1tzWpInIV00Y'
+
 const MAP = { 'nr-admins': '*', 'nr-deployers': ['flows.write', 'nodes.read'], 'nr-viewers': 'read' } as const
 
-function world(options: { users?: boolean; maxSessionSeconds?: number } = {}) {
+function world(
+  options: {
+    users?: boolean
+    maxSessionSeconds?: number
+    /** Another instance's stores, to share them. */
+    stores?: ReturnType<typeof createMemoryStores>
+    seed?: number
+  } = {},
+) {
   const clock = createFixedClock()
-  const stores = createMemoryStores()
+  const stores = options.stores ?? createMemoryStores()
   const hasher = createPlainHasher()
   const events = createEventRecorder()
   const fake = createFakeIdentityProvider('https://id.example/realms/ops')
@@ -27,11 +48,14 @@ function world(options: { users?: boolean; maxSessionSeconds?: number } = {}) {
       typeUsage: createFakeTypeUsage(),
       events,
       clock,
-      random: createSeededRandom(11),
+      random: createSeededRandom(options.seed ?? 11),
       identityProvider: fake.provider,
     },
     {
       adminAuth: {
+        resourceServers: [
+          { id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: [FLEET_REDIRECT] },
+        ],
         users: options.users ? [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }] : [],
         oidc: {
           label: 'Sign in with Example ID',
@@ -333,3 +357,130 @@ describe('single sign-on in the core', () => {
     expect(await sso.logout('logout-token', null)).toEqual({ ok: true, value: 0 })
   })
 })
+
+describe('sign-ins shared by the instances of one store', () => {
+  const stateOf = (url: string) => new URL(url).searchParams.get('state')
+
+  it('finishes at one instance a sign-in started at another, and trades its code at a third, once', async () => {
+    const stores = createMemoryStores()
+    const [a, b, c] = [1, 2, 3].map((seed) => world({ stores, seed })) as [World, World, World]
+    const started = await a.sso.begin(CALLBACK, '/tokens', '10.0.0.1')
+    if (!started.ok) throw new Error(started.error.message)
+    const { binding, url } = started.value
+    b.fake.signsIn('sub-ann', { preferred_username: 'ann', groups: ['nr-viewers'] })
+    const done = await b.sso.complete(binding, `${CALLBACK}?state=${stateOf(url)}`, '10.0.0.1')
+    if (!done.ok) throw new Error(done.error.message)
+    expect(done.value).toMatchObject({ returnTo: '/tokens', authorization: null })
+    // The sign-in was taken: it completes nowhere again.
+    c.fake.signsIn('sub-ann', { preferred_username: 'ann', groups: ['nr-viewers'] })
+    const again = await c.sso.complete(binding, `${CALLBACK}?state=${stateOf(url)}`, '10.0.0.1')
+    expect(again.ok || again.error.reason).toBe('invalid')
+    // From another browser at another instance, the code is spent and refused.
+    const issued = await c.sso.exchange(binding, done.value.code, 'service-editor', '10.0.0.1', null)
+    if (!issued.ok) throw new Error(issued.error.message)
+    expect(await a.core.authenticate(issued.value.accessToken)).toMatchObject({
+      ok: true,
+      value: { username: 'ann', permissions: ['read'] },
+    })
+    expect((await b.sso.exchange(binding, done.value.code, 'service-editor', '10.0.0.1', null)).ok).toBe(
+      false,
+    )
+  })
+
+  it('trades a resource server’s code at exactly one of two instances asked at once', async () => {
+    const stores = createMemoryStores()
+    const [a, b] = [1, 2].map((seed) => world({ stores, seed })) as [World, World]
+    const authorization = {
+      clientId: 'fleet',
+      redirectUri: FLEET_REDIRECT,
+      codeChallenge: CHALLENGE,
+      state: 's',
+    }
+    const started = await a.sso.begin(CALLBACK, '/', '10.0.0.1', authorization)
+    if (!started.ok) throw new Error(started.error.message)
+    b.fake.signsIn('sub-bo', { preferred_username: 'bo', groups: ['nr-admins'] })
+    const done = await b.sso.complete(
+      started.value.binding,
+      `${CALLBACK}?state=${stateOf(started.value.url)}`,
+      null,
+    )
+    if (!done.ok) throw new Error(done.error.message)
+    expect(done.value.authorization).toEqual(authorization)
+    const redeemAt = (instance: World) =>
+      instance.sso.redeem('fleet', done.value.code, FLEET_REDIRECT, VERIFIER, '10.0.0.2', null)
+    const answers = await Promise.all([redeemAt(a), redeemAt(b), redeemAt(a), redeemAt(b)])
+    expect(answers.filter((answer) => answer.ok)).toHaveLength(1)
+    expect(answers.filter((answer) => !answer.ok)).toEqual(
+      Array(3).fill({
+        ok: false,
+        error: { code: 'invalid_grant', message: 'The code is unknown, used or expired: sign in again' },
+      }),
+    )
+  })
+
+  it('refuses a client over its bound of sign-ins under way, and drops nobody else’s', async () => {
+    const { sso, fake, events, clock } = world()
+    const others = await sso.begin(CALLBACK, '/', '10.0.0.2')
+    if (!others.ok) throw new Error('begin')
+    for (let i = 0; i < SIGN_IN_BOUNDS.perAddress; i++)
+      expect((await sso.begin(CALLBACK, '/', '2001:db8::1')).ok).toBe(true)
+    // The same /64 is the same client.
+    const refused = await sso.begin(CALLBACK, '/', '2001:db8::ffff')
+    expect(refused).toEqual({
+      ok: false,
+      error: { reason: 'too_many', message: expect.stringContaining('Too many sign-ins from your address') },
+    })
+    expect(events.ofType('sso.refused')).toEqual([
+      expect.objectContaining({ reason: 'too_many', address: '2001:db8::ffff' }),
+    ])
+    expect((await sso.begin(CALLBACK, '/', '2001:db8:0:1::1')).ok).toBe(true)
+    fake.signsIn('sub-cy', { preferred_username: 'cy', groups: ['nr-viewers'] })
+    const done = await sso.complete(
+      others.value.binding,
+      `${CALLBACK}?state=${stateOf(others.value.url)}`,
+      null,
+    )
+    expect(done.ok).toBe(true)
+    // Unfinished ones end after 10 minutes: the client may start again.
+    clock.advance(SIGN_IN_MS)
+    expect((await sso.begin(CALLBACK, '/', '2001:db8::1')).ok).toBe(true)
+  })
+
+  it('refuses new sign-ins when the store holds its total, dropping none', async () => {
+    const { sso, fake } = world()
+    const first = await sso.begin(CALLBACK, '/', '10.1.0.0')
+    if (!first.ok) throw new Error('begin')
+    for (let i = 1; i < SIGN_IN_BOUNDS.total; i++) {
+      const address = `10.1.${Math.floor(i / SIGN_IN_BOUNDS.perAddress)}.0`
+      expect((await sso.begin(CALLBACK, '/', address)).ok).toBe(true)
+    }
+    expect(await sso.begin(CALLBACK, '/', '192.0.2.7')).toEqual({
+      ok: false,
+      error: {
+        reason: 'busy',
+        message: expect.stringContaining('Too many sign-ins are under way at flowadmin'),
+      },
+    })
+    fake.signsIn('sub-di', { preferred_username: 'di', groups: ['nr-viewers'] })
+    expect(
+      (await sso.complete(first.value.binding, `${CALLBACK}?state=${stateOf(first.value.url)}`, null)).ok,
+    ).toBe(true)
+    expect((await sso.begin(CALLBACK, '/', '192.0.2.7')).ok).toBe(true)
+  })
+
+  it('sweeps sign-ins and one-time codes that expired unfinished', async () => {
+    const { core, sso, fake, clock } = world()
+    for (let i = 0; i < 3; i++) await sso.begin(CALLBACK, '/', null)
+    const started = await sso.begin(CALLBACK, '/', null)
+    if (!started.ok) throw new Error('begin')
+    fake.signsIn('sub-ed', { preferred_username: 'ed', groups: ['nr-viewers'] })
+    await sso.complete(started.value.binding, `${CALLBACK}?state=${stateOf(started.value.url)}`, null)
+    expect(await core.sweep()).toMatchObject({ signIns: 0 })
+    clock.advance(ONE_TIME_CODE_MS)
+    expect(await core.sweep()).toMatchObject({ signIns: 1 })
+    clock.advance(SIGN_IN_MS)
+    expect(await core.sweep()).toMatchObject({ signIns: 3 })
+  })
+})
+
+type World = ReturnType<typeof world>

@@ -32,13 +32,15 @@ const LogoutRequestSchema = v.object(
   'Invalid request: the body must be a form',
 )
 
-const STATUS_OF: Record<SsoRefusal['reason'], 400 | 403 | 503> = {
+const STATUS_OF: Record<SsoRefusal['reason'], 400 | 403 | 429 | 503> = {
   invalid: 400,
   refused: 403,
   no_username: 403,
   name_taken: 403,
   no_permissions: 403,
+  too_many: 429,
   unavailable: 503,
+  busy: 503,
 }
 
 const TITLE_OF: Record<SsoRefusal['reason'], string> = {
@@ -47,7 +49,9 @@ const TITLE_OF: Record<SsoRefusal['reason'], string> = {
   no_username: 'Sign-in refused',
   name_taken: 'Sign-in refused',
   no_permissions: 'No access',
+  too_many: 'Too many sign-ins',
   unavailable: 'Identity provider unavailable',
+  busy: 'Too many sign-ins',
 }
 
 /**
@@ -56,12 +60,17 @@ const TITLE_OF: Record<SsoRefusal['reason'], string> = {
  */
 const OAUTH_ERROR_OF: Record<SsoRefusal['reason'], 'temporarily_unavailable' | 'access_denied'> = {
   unavailable: 'temporarily_unavailable',
+  too_many: 'temporarily_unavailable',
+  busy: 'temporarily_unavailable',
   invalid: 'access_denied',
   refused: 'access_denied',
   no_username: 'access_denied',
   name_taken: 'access_denied',
   no_permissions: 'access_denied',
 }
+
+/** Seconds to wait before trying again: the provider's outage, or sign-ins that must end first. */
+const RETRY_AFTER_OF = { 429: 60, 503: 30 } as const
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 
@@ -84,7 +93,7 @@ function page(status: number, title: string, message: string, back: string): Res
       'Cache-Control': 'no-store',
       Pragma: 'no-cache',
       'X-Content-Type-Options': 'nosniff',
-      ...(status === 503 && { 'Retry-After': '30' }),
+      ...((status === 503 || status === 429) && { 'Retry-After': String(RETRY_AFTER_OF[status]) }),
     },
   })
 }
@@ -246,7 +255,16 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         302: { description: 'To the provider.' },
         400: { description: '`return_to` is not a path of this service (an HTML page).', content: HTML },
-        503: { description: 'The provider cannot be reached (an HTML page).', content: HTML },
+        429: {
+          description:
+            'Too many sign-ins from this client address are under way (an HTML page, `Retry-After`); nobody else’s is dropped.',
+          content: HTML,
+        },
+        503: {
+          description:
+            'The provider cannot be reached, or too many sign-ins are under way in all (an HTML page, `Retry-After`).',
+          content: HTML,
+        },
       },
     }),
     async (c) => {
@@ -281,7 +299,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         302: {
           description:
-            'To the provider; or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`, or `temporarily_unavailable` when the provider cannot be reached), `error_description` and `state`.',
+            'To the provider; or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`, or `temporarily_unavailable` when the provider cannot be reached or too many sign-ins are under way), `error_description` and `state`.',
         },
         400: {
           description: 'An unknown client, or a redirect URI not registered for it (an HTML page).',
@@ -344,7 +362,16 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
             'The provider refused the sign-in, named no one, named the person like a configured user or like another person of the provider who signed in first, or the person’s groups give no permission here (an HTML page that says which).',
           content: HTML,
         },
-        503: { description: 'The provider cannot be reached (an HTML page).', content: HTML },
+        429: {
+          description:
+            'Too many one-time codes of this client address wait to be traded (an HTML page, `Retry-After`).',
+          content: HTML,
+        },
+        503: {
+          description:
+            'The provider cannot be reached, or too many one-time codes wait in all (an HTML page, `Retry-After`).',
+          content: HTML,
+        },
       },
     }),
     async (c) => {

@@ -5,6 +5,7 @@
 // end a person's tokens (back-channel logout).
 import { err, ok, type Result } from '../errors.js'
 import type {
+  AuthorizationRequest,
   Clock,
   Digest,
   EventSink,
@@ -13,6 +14,9 @@ import type {
   ProviderFailure,
   RandomSource,
   SsoStore,
+  StartedSignIn,
+  WaitingBounds,
+  WaitingSave,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
 import {
@@ -22,6 +26,7 @@ import {
   type SsoUser,
   type Tokens,
 } from '../tokens/tokens.js'
+import { addressScope } from './address-scope.js'
 import { toPermissionList } from './permissions.js'
 
 /** `adminAuth.oidc` as the core needs it. */
@@ -44,14 +49,26 @@ export const DEFAULT_USERNAME_CLAIM = 'preferred_username'
 export const SIGN_IN_MS = 10 * 60_000
 /** Milliseconds a one-time code is good for. */
 export const ONE_TIME_CODE_MS = 30_000
-/** Most sign-ins, and most one-time codes, waiting at once: the oldest go first beyond that. */
-const MAX_WAITING = 10_000
+/**
+ * Most sign-ins (and, apart, most one-time codes) waiting at once from one client address (an
+ * IPv6 /64), and in the store: beyond either, a new one is refused and none is dropped, so one
+ * client cannot push out the sign-ins of others.
+ */
+export const SIGN_IN_BOUNDS: WaitingBounds = { perAddress: 100, total: 10_000 }
 /** 32 bytes: state, nonce, PKCE verifier, browser binding and one-time codes each. */
 const SECRET_BYTES = 32
 
 /** Why a sign-in got no token (see the `sso.refused` event). */
 export interface SsoRefusal {
-  reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'name_taken' | 'no_permissions'
+  reason:
+    | 'unavailable'
+    | 'refused'
+    | 'invalid'
+    | 'no_username'
+    | 'name_taken'
+    | 'no_permissions'
+    | 'too_many'
+    | 'busy'
   message: string
   /**
    * The resource server's authorization request the refused sign-in began with, when there is
@@ -74,7 +91,10 @@ const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/
 export interface SsoDeps {
   provider: IdentityProvider
   tokens: Tokens
-  /** Names bound to the identities that signed in with them, and logout tokens seen: shared by instances. */
+  /**
+   * Names bound to the identities that signed in with them, logout tokens seen, sign-ins under way
+   * and one-time codes: shared by instances.
+   */
   store: SsoStore
   /** Whether a name is a configured user's (settings `adminAuth.users`), read at each sign-in. */
   isConfiguredUser: (username: string) => boolean
@@ -87,35 +107,6 @@ export interface SsoDeps {
   lifetime: number
   /** Client ids a one-time code may be exchanged by. */
   clients: ReadonlySet<string>
-}
-
-/**
- * A resource server's authorization request (`GET /auth/authorize`, RFC 6749 §4.1 with PKCE): a
- * Node-RED editor signing in through flowadmin. The adapter checked the client and the redirect
- * URI (registered, exact match) before the sign-in began.
- */
-export interface AuthorizationRequest {
-  clientId: string
-  redirectUri: string
-  /** The PKCE challenge, S256 (RFC 7636): base64url of the verifier's SHA-256. */
-  codeChallenge: string
-  /** The client's `state`, echoed back with the code. */
-  state: string | null
-}
-
-interface Waiting {
-  pending: PendingSignIn
-  returnTo: string
-  authorization: AuthorizationRequest | null
-  expiresAt: number
-}
-
-interface OneTimeCode {
-  /** The browser that signed in (the console's codes), or null for a resource server's code. */
-  binding: string | null
-  owner: SsoUser
-  authorization: AuthorizationRequest | null
-  expiresAt: number
 }
 
 /** What an unknown, spent or expired code is told. */
@@ -143,16 +134,6 @@ export function permissionsOfGroups(
   return granted.has('*') ? ['*'] : [...granted]
 }
 
-/** Drops expired entries, then the oldest while the map is full (Maps keep insertion order). */
-function prune<T extends { expiresAt: number }>(map: Map<string, T>, now: number): void {
-  for (const [key, value] of map) if (value.expiresAt <= now) map.delete(key)
-  while (map.size >= MAX_WAITING) {
-    const oldest = map.keys().next()
-    if (oldest.done) break
-    map.delete(oldest.value)
-  }
-}
-
 export function createSso({
   provider,
   tokens,
@@ -169,18 +150,27 @@ export function createSso({
   const label = options.label
   const usernameClaim = options.usernameClaim ?? DEFAULT_USERNAME_CLAIM
   const sessionSeconds = Math.min(lifetime, options.maxSessionSeconds ?? DEFAULT_SSO_SESSION)
-  // In this process only: a sign-in's callback and its code's exchange come back within minutes and
-  // seconds; several instances behind one address need the sign-in to stick to one of them.
-  const waiting = new Map<string, Waiting>()
-  const codes = new Map<string, OneTimeCode>()
+  // Sign-ins under way and one-time codes live in the store, so a sign-in started at one instance
+  // finishes at any other sharing it; the store takes each once. Kept under their SHA-256 only.
   const secret = () => base64url(random.bytes(SECRET_BYTES))
+  const scopeOf = (address: string | null) => addressScope(address ?? 'unknown')
 
-  /** A one-time code's entry, found by its SHA-256 (the only form the code is kept in), and that key. */
-  const codeEntry = async (code: string) => {
-    const key = await digest.sha256(code)
-    return { key, entry: codes.get(key) }
-  }
-  /** The session a spent code grants: its owner's rights, for the client that spent it. */
+  /** Why a sign-in or a code could not wait in the store, as the person is told. */
+  const overBound = (saved: Exclude<WaitingSave, 'saved'>, address: string | null) =>
+    saved === 'address_full'
+      ? refuse(
+          'too_many',
+          `Too many sign-ins from your address are under way (at most ${SIGN_IN_BOUNDS.perAddress} at once). Finish or abandon one (they end after 10 minutes) and start again.`,
+          { username: null, address },
+        )
+      : refuse(
+          'busy',
+          'Too many sign-ins are under way at flowadmin right now. Try again in a few minutes.',
+          {
+            username: null,
+            address,
+          },
+        )
   /** A session of `owner` for `audience`: flowadmin (the console's exchange) or a resource server (redeem). */
   const issueFor = (
     owner: SsoUser,
@@ -221,8 +211,7 @@ export function createSso({
 
   /** A started sign-in's answer from the provider, checked, to a one-time code (see complete). */
   async function finish(
-    entry: Waiting,
-    binding: string,
+    entry: StartedSignIn,
     callbackUrl: string,
     address: string | null,
   ): Promise<
@@ -272,14 +261,20 @@ export function createSso({
     const session = sessionId === null ? '-' : (await sessionSuffix(sessionId)).slice(1)
     const code = secret()
     const now = clock.now()
-    prune(codes, now)
     const { authorization } = entry
-    codes.set(await digest.sha256(code), {
-      binding: authorization === null ? binding : null,
-      owner: { username, permissions, fingerprint: `${prefix}${session}` },
-      authorization,
-      expiresAt: now + ONE_TIME_CODE_MS,
-    })
+    const saved = await store.saveCode(
+      {
+        key: await digest.sha256(code),
+        address: scopeOf(address),
+        binding: authorization === null ? entry.key : null,
+        owner: { username, permissions, fingerprint: `${prefix}${session}` },
+        authorization,
+        expiresAt: now + ONE_TIME_CODE_MS,
+      },
+      SIGN_IN_BOUNDS,
+      now,
+    )
+    if (saved !== 'saved') return overBound(saved, address)
     events.emit({
       type: 'sso.succeeded',
       at: now,
@@ -313,9 +308,20 @@ export function createSso({
       const url = await provider.authorizationUrl(pending)
       if (!url.ok) return fromProvider(url.error, address)
       const now = clock.now()
-      prune(waiting, now)
       const binding = secret()
-      waiting.set(binding, { pending, returnTo, authorization, expiresAt: now + SIGN_IN_MS })
+      const saved = await store.saveSignIn(
+        {
+          key: await digest.sha256(binding),
+          address: scopeOf(address),
+          pending,
+          returnTo,
+          authorization,
+          expiresAt: now + SIGN_IN_MS,
+        },
+        SIGN_IN_BOUNDS,
+        now,
+      )
+      if (saved !== 'saved') return overBound(saved, address)
       return ok({ url: url.value, binding })
     },
 
@@ -333,16 +339,16 @@ export function createSso({
     ): Promise<
       Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
     > {
-      const entry = binding === null ? undefined : waiting.get(binding)
-      if (binding !== null) waiting.delete(binding)
-      if (binding === null || entry === undefined || entry.expiresAt <= clock.now()) {
+      const entry =
+        binding === null ? null : await store.takeSignIn(await digest.sha256(binding), clock.now())
+      if (entry === null) {
         return refuse(
           'invalid',
           'This sign-in was not started in this browser, was already used, or took longer than 10 minutes. Start again.',
           { username: null, address },
         )
       }
-      const done = await finish(entry, binding, callbackUrl, address)
+      const done = await finish(entry, callbackUrl, address)
       // A resource server's sign-in: its redirect URI is known, so the refusal goes back to it.
       return done.ok || entry.authorization === null
         ? done
@@ -361,12 +367,10 @@ export function createSso({
       address: string,
       agent: string | null,
     ): Promise<Result<IssuedToken, SsoExchangeError>> {
-      const { key, entry } = await codeEntry(code)
-      // A resource server's code is not the console's to spend.
-      if (entry?.authorization != null) return invalidGrant(SPENT)
-      codes.delete(key)
-      if (entry === undefined || entry.expiresAt <= clock.now()) return invalidGrant(SPENT)
-      if (entry.binding !== binding)
+      // Only a console code is taken here: a resource server's is not the console's to spend.
+      const entry = await store.takeCode(await digest.sha256(code), null, clock.now())
+      if (entry === null) return invalidGrant(SPENT)
+      if (entry.binding !== (binding === null ? null : await digest.sha256(binding)))
         return invalidGrant('The code was not issued to this browser: sign in again')
       if (!clients.has(clientId)) return invalidGrant(`Unknown client_id: ${clientId.slice(0, 64)}`)
       return ok(await issueFor(entry.owner, clientId, address, agent))
@@ -386,9 +390,10 @@ export function createSso({
       address: string,
       agent: string | null,
     ): Promise<Result<IssuedToken, SsoExchangeError>> {
-      const { key, entry } = await codeEntry(code)
-      const request = entry?.authorization
-      if (entry === undefined || request == null || entry.expiresAt <= clock.now()) return invalidGrant(SPENT)
+      const key = await digest.sha256(code)
+      const found = await store.findCode(key, clock.now())
+      const request = found?.authorization
+      if (request == null) return invalidGrant(SPENT)
       if (request.clientId !== clientId) return invalidGrant('The code was not issued to this client')
       // A malformed request guesses nothing: the code stays for the client's well-formed one.
       if (!CODE_VERIFIER.test(codeVerifier))
@@ -398,7 +403,9 @@ export function createSso({
             'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636)',
         })
       // Spent by any well-formed attempt of its own client: a guess at the verifier gets one try.
-      codes.delete(key)
+      // Of attempts at once (at this instance or others), one takes it; the rest find it spent.
+      const entry = await store.takeCode(key, clientId, clock.now())
+      if (entry === null) return invalidGrant(SPENT)
       if (request.redirectUri !== redirectUri)
         return invalidGrant('redirect_uri is not the one the code was issued for')
       if (hexToBase64url(await digest.sha256(codeVerifier)) !== request.codeChallenge)
@@ -442,9 +449,6 @@ export function createSso({
       })
       return ok(count)
     },
-
-    /** How many sign-ins and one-time codes wait now (for tests). */
-    waiting: () => ({ signIns: waiting.size, codes: codes.size }),
   }
 }
 

@@ -47,13 +47,23 @@ export type DomainEvent =
   /**
    * A sign-in with the identity provider that got no token, and why: the provider could not be
    * reached, refused it, its answer failed a check, it named no username, the name is a configured
-   * user's or another identity's, or the person's groups map to no permission here. `detail` is the message the person was shown.
+   * user's or another identity's, or the person's groups map to no permission here; or too many
+   * sign-ins wait to finish from the client's address (`too_many`) or in all (`busy`). `detail` is
+   * the message the person was shown.
    */
   | ({
       type: 'sso.refused'
       at: number
       provider: string
-      reason: 'unavailable' | 'refused' | 'invalid' | 'no_username' | 'name_taken' | 'no_permissions'
+      reason:
+        | 'unavailable'
+        | 'refused'
+        | 'invalid'
+        | 'no_username'
+        | 'name_taken'
+        | 'no_permissions'
+        | 'too_many'
+        | 'busy'
       detail: string
     } & Actor)
   /** The identity provider ended a person's session (back-channel logout); `count` tokens ended. */
