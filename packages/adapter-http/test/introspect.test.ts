@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { basicCredentials } from '../src/routes/introspect.js'
-import { basicHeader, createWorld, FLEET_SECRET, fleetBasic, type World } from './helpers.js'
+import { ADDRESS, basicHeader, createWorld, FLEET_SECRET, fleetBasic, type World } from './helpers.js'
 
 const DAY = 86_400_000
 const seconds = (ms: number) => Math.floor(ms / 1000)
@@ -140,19 +140,30 @@ describe('POST /auth/introspect (RFC 7662)', () => {
     expect(world.events.ofType('client.authenticated')).toHaveLength(1)
   })
 
-  test('throttles guessing, never the right secret: after five wrong secrets from one address, a wrong one is 429 and the right one 200', async () => {
+  test('throttles guessing without checking: after five wrong secrets from one address, 429 unverified, the right hashed secret too until it is verified once', async () => {
     const world = await createWorld()
     for (let i = 0; i < 5; i++)
       expect((await world.introspect('t', basicHeader('fleet', `guess ${i}`))).status).toBe(401)
     const checked = world.hasher.verified.length
-    // A wrong secret seen before is refused without a new check.
-    const res = await world.introspect('t', basicHeader('fleet', 'guess 0'))
-    expect(res.status).toBe(429)
-    expect(Number(res.headers.get('Retry-After'))).toBeGreaterThan(0)
+    // The secret is hashed like a password and not verified since the start: a guess like any other.
+    for (const authorization of [
+      basicHeader('fleet', 'guess 5'),
+      basicHeader('fleet', 'guess 0'),
+      fleetBasic(),
+    ]) {
+      const res = await world.introspect('t', authorization)
+      expect(res.status).toBe(429)
+      expect(Number(res.headers.get('Retry-After'))).toBeGreaterThan(0)
+      expect(await res.json()).toMatchObject({ error: 'temporarily_unavailable' })
+    }
     expect(world.hasher.verified.length).toBe(checked)
-    expect((await world.introspect('t', fleetBasic())).status).toBe(200)
+    // Verified once from another address, it is never throttled, from the guesses' address too.
     world.setAddress('192.0.2.200')
     expect((await world.introspect('t', fleetBasic())).status).toBe(200)
+    world.setAddress(ADDRESS)
+    expect((await world.introspect('t', fleetBasic())).status).toBe(200)
+    expect((await world.introspect('t', basicHeader('fleet', 'guess 6'))).status).toBe(429)
+    expect(world.hasher.verified.length).toBe(checked + 1)
   })
 
   test('a malformed request is 400 invalid_request', async () => {

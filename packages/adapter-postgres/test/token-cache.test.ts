@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { createPostgresStores, type PostgresStores, TOKEN_LISTENER_NAME } from '../src/index.js'
+import {
+  createPostgresStores,
+  type PostgresStores,
+  TOKEN_LISTENER_NAME,
+  type TokenCacheOptions,
+} from '../src/index.js'
 import { createTokenCache } from '../src/token-cache.js'
 import { EMPTY_TABLES, useTestDatabase } from './pg-server.js'
 
@@ -28,12 +33,24 @@ const deleteSilently = (hash: string) =>
 
 describe('token lookups kept in memory on PostgreSQL', () => {
   const open: PostgresStores[] = []
-  const openOne = async (cache: boolean) => {
+  const openOne = async (cache: boolean | TokenCacheOptions) => {
     const stores = await createPostgresStores({ url: database.current().url, pool: 2, timeoutMs: 2000 })
     open.push(stores)
-    if (cache) await stores.cacheTokens({ heartbeatMs: 200, retryMs: 50 }).ready
+    if (cache !== false)
+      await stores.cacheTokens(cache === true ? { heartbeatMs: 200, retryMs: 50 } : cache).ready
     return stores
   }
+  const listeners = async () =>
+    (
+      await database
+        .current()
+        .query(
+          'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
+          [TOKEN_LISTENER_NAME],
+        )
+    ).rows.map((row) => row.pid as number)
+  const terminate = (pids: number[]) =>
+    database.current().query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids])
   beforeEach(() => database.current().query(EMPTY_TABLES))
   afterEach(async () => {
     for (const stores of open.splice(0)) await stores.close()
@@ -91,30 +108,42 @@ describe('token lookups kept in memory on PostgreSQL', () => {
     )
   })
 
-  it('reads the database while its listening connection is down, and keeps again once it listens', async () => {
+  it('reads the database while its listening connection is down', async () => {
+    const a = await openOne(false)
+    // Neither a reconnection nor a late heartbeat within the test: only the lost connection tells.
+    const reported: string[] = []
+    const b = await openOne({ heartbeatMs: 600_000, retryMs: 600_000, onError: (m) => reported.push(m) })
+    for (const n of [1, 2]) await a.tokens.save(record(n))
+    for (const n of [1, 2]) expect(await b.tokens.findByHash(record(n).hash)).toEqual(record(n))
+    // Kept while it listens: a deletion nobody announced is not seen.
+    await deleteSilently(record(2).hash)
+    expect(await b.tokens.findByHash(record(2).hash)).toEqual(record(2))
+
+    const before = await listeners()
+    expect(before).toHaveLength(1)
+    await terminate(before)
+    await vi.waitFor(() => expect(reported).toHaveLength(1), { timeout: 10_000, interval: 10 })
+    expect(reported[0]).toMatch(/^listening for token changes: .*; reconnecting$/)
+    expect(await listeners()).toEqual([])
+    // Not listening: what it kept is not used, and a revocation nobody hears is seen at once.
+    expect(await b.tokens.findByHash(record(2).hash)).toBeNull()
+    await deleteSilently(record(1).hash)
+    expect(await b.tokens.findByHash(record(1).hash)).toBeNull()
+    // Nor is anything kept meanwhile.
+    await a.tokens.save(record(3))
+    expect(await b.tokens.findByHash(record(3).hash)).toEqual(record(3))
+    await deleteSilently(record(3).hash)
+    expect(await b.tokens.findByHash(record(3).hash)).toBeNull()
+    expect(await listeners()).toEqual([])
+  })
+
+  it('keeps again once its listening connection is back', async () => {
     const a = await openOne(true)
     const b = await openOne(true)
     await a.tokens.save(record(1))
-    await a.tokens.save(record(2))
-    expect(await b.tokens.findByHash(record(1).hash)).not.toBeNull()
-    const listeners = async () =>
-      (
-        await database
-          .current()
-          .query(
-            'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
-            [TOKEN_LISTENER_NAME],
-          )
-      ).rows.map((row) => row.pid as number)
     const before = await listeners()
     expect(before).toHaveLength(2)
-    await database.current().query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before])
-    // A revocation nobody hears: the instances must not answer from what they kept.
-    await deleteSilently(record(1).hash)
-    await vi.waitFor(async () => expect(await b.tokens.findByHash(record(1).hash)).toBeNull(), {
-      timeout: 10_000,
-      interval: 10,
-    })
+    await terminate(before)
     // Listening again (new connections), B keeps what it reads from then on.
     await vi.waitFor(
       async () => {
@@ -126,7 +155,7 @@ describe('token lookups kept in memory on PostgreSQL', () => {
     )
     await vi.waitFor(
       async () => {
-        expect(await b.tokens.findByHash(record(2).hash)).not.toBeNull()
+        expect(await b.tokens.findByHash(record(1).hash)).not.toBeNull()
         await a.tokens.save(record(3))
         expect(await b.tokens.findByHash(record(3).hash)).not.toBeNull()
         await deleteSilently(record(3).hash)

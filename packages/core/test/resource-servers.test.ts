@@ -67,27 +67,83 @@ describe('resource servers', () => {
     ])
   })
 
-  it('never throttle the right secret: five wrong ones from its address after a start do not lock it out', async () => {
+  it('throttle a hashed secret not verified yet like a password: once throttled, nothing is verified, the right one refused too', async () => {
     const { hasher, events, servers } = setup()
     for (let i = 0; i < DEFAULT_THROTTLE.maxFailuresPerUser; i++) {
-      await servers.authenticate('fleet', `guess ${i}`, '10.0.0.9')
+      expect(await servers.authenticate('fleet', `guess ${i}`, '10.0.0.9')).toEqual({
+        ok: false,
+        error: { code: 'invalid_client' },
+      })
     }
-    // Wrong secrets from that address are throttled from now on, each still checked: it may be right.
-    expect(await servers.authenticate('fleet', 'guess 9', '10.0.0.9')).toMatchObject({
-      ok: false,
-      error: { code: 'throttled', retryAfter: expect.any(Number) },
+    expect(hasher.verified).toHaveLength(DEFAULT_THROTTLE.maxFailuresPerUser)
+    // Every guess from now on, new or repeated, the right one among them, is refused unverified.
+    for (const guess of [
+      'guess 5',
+      'guess 0',
+      's3cret',
+      ...Array.from({ length: 40 }, (_, i) => `more ${i}`),
+    ]) {
+      expect(await servers.authenticate('fleet', guess, '10.0.0.9')).toMatchObject({
+        ok: false,
+        error: { code: 'throttled', retryAfter: expect.any(Number) },
+      })
+    }
+    expect(hasher.verified).toHaveLength(DEFAULT_THROTTLE.maxFailuresPerUser)
+    expect(events.ofType('client.throttled')).toHaveLength(43)
+    expect(events.ofType('client.authenticated')).toEqual([])
+    // From another address it is verified once; then it is known, from the throttled address too.
+    expect(await servers.authenticate('fleet', 's3cret', '10.0.0.1')).toEqual({
+      ok: true,
+      value: { id: 'fleet' },
     })
-    expect(events.ofType('client.throttled')).toHaveLength(1)
     expect(await servers.authenticate('fleet', 's3cret', '10.0.0.9')).toEqual({
       ok: true,
       value: { id: 'fleet' },
     })
-    expect(events.ofType('client.authenticated')).toHaveLength(1)
-    // The same wrong secret again costs no verification while throttled.
+    expect(hasher.verified).toHaveLength(DEFAULT_THROTTLE.maxFailuresPerUser + 1)
+  })
+
+  it('never throttle a hashed secret verified since the start: wrong ones from its address after it do not lock it out', async () => {
+    const { hasher, events, servers } = setup()
+    expect(await servers.authenticate('fleet', 's3cret', '10.0.0.9')).toEqual({
+      ok: true,
+      value: { id: 'fleet' },
+    })
+    for (let i = 0; i < DEFAULT_THROTTLE.maxFailuresPerUser; i++) {
+      await servers.authenticate('fleet', `guess ${i}`, '10.0.0.9')
+    }
     const verifications = hasher.verified.length
     expect(await servers.authenticate('fleet', 'guess 9', '10.0.0.9')).toMatchObject({
       ok: false,
+      error: { code: 'throttled', retryAfter: expect.any(Number) },
+    })
+    expect(await servers.authenticate('fleet', 's3cret', '10.0.0.9')).toEqual({
+      ok: true,
+      value: { id: 'fleet' },
+    })
+    expect(hasher.verified).toHaveLength(verifications)
+    expect(events.ofType('client.throttled')).toHaveLength(1)
+    expect(events.ofType('client.authenticated')).toHaveLength(1)
+  })
+
+  it('throttle a hashed secret again after a reload until it is verified again', async () => {
+    const { hasher, servers } = setup()
+    expect((await servers.authenticate('fleet', 's3cret', '10.0.0.9')).ok).toBe(true)
+    for (let i = 0; i < DEFAULT_THROTTLE.maxFailuresPerUser; i++) {
+      await servers.authenticate('fleet', `guess ${i}`, '10.0.0.9')
+    }
+    servers.set([{ id: 'fleet', secret: hasher.hash('s3cret') }])
+    const verifications = hasher.verified.length
+    expect(await servers.authenticate('fleet', 's3cret', '10.0.0.9')).toMatchObject({
+      ok: false,
       error: { code: 'throttled' },
+    })
+    expect(hasher.verified).toHaveLength(verifications)
+    // Its digest, as `flowadmin secret` prints it, is never throttled.
+    servers.set([{ id: 'fleet', secret: await secretDigest(webDigest, 's3cret') }])
+    expect(await servers.authenticate('fleet', 's3cret', '10.0.0.9')).toEqual({
+      ok: true,
+      value: { id: 'fleet' },
     })
     expect(hasher.verified).toHaveLength(verifications)
   })

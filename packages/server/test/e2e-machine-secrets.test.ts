@@ -1,7 +1,8 @@
 // Resource servers' machine secrets with the built `flowadmin` command: `flowadmin secret` makes
 // one, a server started from those settings accepts it over a real socket, wrong secrets from the
-// resource server's own address never lock the right one out (a digest or an old argon2 hash),
-// and SIGHUP swaps secrets.
+// resource server's own address never lock the right one out (a digest, or an old argon2 hash once
+// verified), an old argon2 hash not verified yet is throttled like a password until its digest
+// replaces it, and SIGHUP swaps secrets.
 import { createHash } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
@@ -67,7 +68,7 @@ describe('flowadmin secret', () => {
 })
 
 describe('a resource server with a machine secret', () => {
-  it('is never locked out by wrong secrets from its own address, whether its secret is a digest or an argon2 hash', async () => {
+  it('is never locked out by wrong secrets from its own address: a digest, or an argon2 hash verified since the start', async () => {
     const fleet = await makeSecret('fleet')
     await writeServers([fleet.entry, { id: 'legacy', secret: await hashPassword('legacy-secret') }])
     const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
@@ -78,7 +79,8 @@ describe('a resource server with a machine secret', () => {
       msg: 'resource server legacy: the secret is a password hash; it is accepted, but replace it with a machine secret: `flowadmin secret` prints one and its digest for the settings',
     })
 
-    // Right after the start, before either server's first call, wrong secrets from 127.0.0.1.
+    // The digest from the start, before its first call; the hashed secret once it was verified.
+    await expectAccepted(url, 'legacy', 'legacy-secret')
     for (const [id, right] of [
       ['fleet', fleet.secret],
       ['legacy', 'legacy-secret'],
@@ -97,7 +99,32 @@ describe('a resource server with a machine secret', () => {
       .map((line) => JSON.parse(line) as { event: string; client: string })
     expect(
       events.filter((event) => event.event === 'client.authenticated').map((event) => event.client),
-    ).toEqual(['fleet', 'legacy'])
+    ).toEqual(['legacy', 'fleet'])
+  })
+
+  it('throttles an argon2 hashed secret not verified since the start like a password, until its digest replaces it', async () => {
+    const fleet = await makeSecret('fleet')
+    await writeServers([{ id: 'fleet', secret: await hashPassword(fleet.secret) }])
+    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    const statuses: number[] = []
+    for (let i = 0; i < 5; i++) statuses.push((await introspect(url, 'fleet', `wrong ${i}`)).status)
+    expect(statuses).toEqual([401, 401, 401, 401, 401])
+    // The right secret, unchecked: a guess like any other once the address is throttled.
+    const res = await introspect(url, 'fleet', fleet.secret)
+    expect(res.status).toBe(429)
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(await res.json()).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: expect.stringMatching(
+        /^Too many failed login attempts\. Try again in \d+ seconds\.$/,
+      ),
+    })
+    // Its digest, as `flowadmin secret` printed it, is never throttled.
+    await writeServers([fleet.entry])
+    run.child.kill('SIGHUP')
+    await until('the reload', () => (run.stderr.includes('settings reloaded') ? true : undefined))
+    await expectAccepted(url, 'fleet', fleet.secret)
+    expect((await introspect(url, 'fleet', 'wrong 5')).status).toBe(429)
   })
 
   it('takes a new secret on SIGHUP: the old one is refused from the next call, the new one accepted', async () => {

@@ -2,6 +2,7 @@
 // kept under test-results/fail2ban/ with the address of each failed login, in order. CI then runs
 // Debian's fail2ban-regex with contrib/fail2ban/filter.d/flowadmin.conf over that file
 // (scripts/check-fail2ban.sh): it must find exactly those addresses, and nothing in the rest.
+import { createHash } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -31,15 +32,15 @@ function attempt(url: string, fields: LoginFields, from: string, forwardedFor?: 
   })
 }
 
-/** An introspection by the resource server `fleet` with this secret, from `from`. */
-function introspect(url: string, secret: string, from: string) {
+/** An introspection by the resource server `id` with this secret, from `from`. */
+function introspect(url: string, secret: string, from: string, id = 'fleet') {
   return send(url, {
     method: 'POST',
     path: '/auth/introspect',
     from,
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`fleet:${secret}`).toString('base64')}`,
+      authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
     },
     body: 'token=some-token',
   })
@@ -49,7 +50,12 @@ describe('audit lines for fail2ban', () => {
   it('carry the client address on every login event, and hostile usernames as one escaped line', async () => {
     await workspace.writeSettings({
       trustProxy: [PROXY],
-      adminAuth: { resourceServers: [{ id: 'fleet', secret: await hashPassword('fleet-secret') }] },
+      adminAuth: {
+        resourceServers: [
+          { id: 'fleet', secret: `sha256:${createHash('sha256').update('fleet-secret').digest('hex')}` },
+          { id: 'legacy', secret: await hashPassword('legacy-secret') },
+        ],
+      },
     })
     const { run, url } = await workspace.start()
     const expected: Array<{ status: number; address: string; client?: boolean }> = []
@@ -85,16 +91,20 @@ describe('audit lines for fail2ban', () => {
     for (let i = 0; i < 5; i++) await fail({ username: 'viewer', password: `guess-${i}` }, '127.0.0.67')
     await fail({ username: 'viewer', password: VIEWER_PASSWORD, scope: 'read' }, '127.0.0.67', undefined, 429)
     await succeed({ username: 'viewer', password: VIEWER_PASSWORD, scope: 'read' }, '127.0.0.68')
-    // A resource server's wrong secrets are guesses too, throttled like logins; its right one never
-    // is, not even from the address the guesses came from.
-    const client = async (secret: string, from: string, status: number) => {
-      expect((await introspect(url, secret, from)).status).toBe(status)
+    // A resource server's wrong secrets are guesses too, throttled like logins; its right one (a
+    // digest) never is, not even from the address the guesses came from.
+    const client = async (secret: string, from: string, status: number, id = 'fleet') => {
+      expect((await introspect(url, secret, from, id)).status).toBe(status)
       if (status !== 200) expected.push({ status, address: from, client: true })
     }
     for (let i = 0; i < 5; i++) await client(`guess-${i}`, '127.0.0.71', 401)
     await client('guess-5', '127.0.0.71', 429)
     await client('fleet-secret', '127.0.0.71', 200)
     await client('fleet-secret', '127.0.0.69', 200)
+    // An old hashed secret not verified yet is throttled like a password: its right one too.
+    for (let i = 0; i < 5; i++) await client(`guess-${i}`, '127.0.0.72', 401, 'legacy')
+    await client('legacy-secret', '127.0.0.72', 429, 'legacy')
+    await client('legacy-secret', '127.0.0.73', 200, 'legacy')
 
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)

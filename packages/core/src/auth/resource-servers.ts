@@ -44,9 +44,6 @@ export interface ResourceServerActivity {
 /** Seconds a call shed because too many attempts of its key are in flight is told to wait. */
 const BUSY_RETRY_AFTER = 1
 
-/** Wrong secrets remembered per server while throttled, so one repeated costs no verification. */
-const MAX_REJECTED = 32
-
 /**
  * The address a resource server's attempts count under: the client's own, in a namespace of its
  * own, so the wrong passwords of users logging in through that client (from the same address) and
@@ -83,8 +80,9 @@ interface Configured {
  * from before machine secrets) costs one verification the first time; once verified, its SHA-256
  * is kept in memory until the servers are set again (a reload), so later calls cost one hash: a
  * fleet asks about every request. Wrong secrets and unknown ids are counted and throttled like
- * logins (and audited), under keys of their own; a throttled call whose hashed secret is not
- * verified yet is verified all the same, since it may be the right one.
+ * logins (and audited), under keys of their own. A throttled call is refused without a
+ * verification: so a hashed secret not verified yet is throttled like a password (its digest
+ * format is the cure), and guesses of it cost nothing once throttled.
  */
 export function createResourceServers(
   deps: ResourceServerDeps,
@@ -96,8 +94,6 @@ export function createResourceServers(
   let hashed = false
   /** SHA-256 of the secret accepted for each id; cleared whenever the servers are set. */
   let verified = new Map<string, string>()
-  /** SHA-256 of hashed secrets found wrong, per id (at most MAX_REJECTED); cleared likewise. */
-  let rejected = new Map<string, Set<string>>()
   const lastCall = new Map<string, number>()
 
   const set = (list: readonly ResourceServerOptions[]) => {
@@ -109,7 +105,6 @@ export function createResourceServers(
     )
     hashed = [...servers.values()].some((server) => server.digest === null)
     verified = new Map()
-    rejected = new Map()
     for (const id of lastCall.keys()) if (!servers.has(id)) lastCall.delete(id)
   }
   set(configured)
@@ -155,15 +150,6 @@ export function createResourceServers(
     return ok(right && server !== undefined && servers.get(id) === server)
   }
 
-  /** Remembers a hashed secret found wrong for the server still configured as `server`. */
-  const reject = (id: string, server: Configured | undefined, presented: string) => {
-    if (server === undefined || servers.get(id) !== server) return
-    const seen = rejected.get(id) ?? new Set<string>()
-    if (seen.size >= MAX_REJECTED) seen.clear()
-    seen.add(presented)
-    rejected.set(id, seen)
-  }
-
   return {
     /** Replaces the configured servers; every secret is verified again on its next use. */
     set,
@@ -185,24 +171,16 @@ export function createResourceServers(
       const actor = actorOf(id, address)
       // Counted apart from the logins of the same address (a Node-RED instance's users reach
       // flowadmin from the instance's address): their wrong passwords never lock the instance out.
+      // Throttled, a call is refused unverified like a login: the right digest secret and a hashed
+      // one verified since the servers were set were accepted above; a hashed one not verified yet
+      // is throttled like a password.
       const decision = await throttle.begin(throttleName(id), clientAddressKey(address))
-      if (decision.outcome !== 'proceed') {
-        const refusal: ClientError =
-          decision.outcome === 'throttled'
-            ? { code: 'throttled', retryAfter: decision.retryAfter }
-            : { code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER }
-        // A hashed secret not verified yet may be the right one: others' wrong guesses must not
-        // lock it out. Verified in the general lane, bounded by the login queue like any login.
-        if (server !== undefined && server.digest === null && !rejected.get(id)?.has(presented)) {
-          const result = await verify(id, secret, address, 'general')
-          if (!result.ok) return result
-          if (result.value) return accept(id, presented, address)
-          reject(id, server, presented)
-        }
-        if (refusal.code === 'throttled')
-          events.emit({ type: 'client.throttled', at: clock.now(), retryAfter: refusal.retryAfter, ...actor })
-        return err(refusal)
+      if (decision.outcome === 'throttled') {
+        events.emit({ type: 'client.throttled', at: clock.now(), retryAfter: decision.retryAfter, ...actor })
+        return err({ code: 'throttled', retryAfter: decision.retryAfter })
       }
+      if (decision.outcome !== 'proceed')
+        return err({ code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER })
       let outcome: AttemptOutcome = 'abandoned'
       try {
         // A configured digest was compared above: what reaches here is wrong. An unknown id costs
@@ -216,7 +194,6 @@ export function createResourceServers(
           return accept(id, presented, address)
         }
         outcome = 'failed'
-        if (server?.digest === null) reject(id, server, presented)
         events.emit({ type: 'client.failed', at: clock.now(), ...actor })
         return err({ code: 'invalid_client' })
       } finally {
