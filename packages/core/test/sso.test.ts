@@ -318,6 +318,26 @@ describe('single sign-on in the core', () => {
     expect((await core.authenticate(after.value.accessToken)).ok).toBe(true)
   })
 
+  it('takes the retry of a logout whose tokens could not be deleted as new, and ends them then', async () => {
+    const { core, sso, signIn, fake, stores } = world()
+    const issued = await signIn('sub-kit', { preferred_username: 'kit', groups: ['nr-viewers'] })
+    if (!issued.ok) throw new Error('refused')
+    // The store fails once at deleting (a database hiccup): the logout fails as a whole.
+    const remove = stores.tokens.delete.bind(stores.tokens)
+    let failures = 1
+    stores.tokens.delete = async (id) => {
+      if (failures-- > 0) throw new Error('connection lost')
+      return remove(id)
+    }
+    fake.logsOut('sub-kit', null, { tokenId: 'jti-9' })
+    await expect(sso.logout('logout-token', null)).rejects.toThrow('connection lost')
+    expect((await core.authenticate(issued.value.accessToken)).ok).toBe(true)
+    // The provider retries the same logout token: taken, and the token ends.
+    expect(await sso.logout('logout-token', null)).toEqual({ ok: true, value: 1 })
+    expect((await core.authenticate(issued.value.accessToken)).ok).toBe(false)
+    expect(await sso.logout('logout-token', null)).toMatchObject({ ok: false, error: { reason: 'invalid' } })
+  })
+
   it('forgets a logout token’s jti once the token would be refused anyway, when swept', async () => {
     const { core, sso, fake, clock } = world()
     fake.logsOut('sub-lu', null, { tokenId: 'jti-2', expiresAt: clock.now() + 330_000 })

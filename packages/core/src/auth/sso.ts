@@ -15,6 +15,7 @@ import type {
   RandomSource,
   SsoStore,
   StartedSignIn,
+  TokenRecord,
   WaitingBounds,
   WaitingSave,
 } from '../ports/index.js'
@@ -429,14 +430,23 @@ export function createSso({
           reason: 'invalid',
           message: 'This logout token was received before (same jti): refused.',
         })
-      let records = await tokens.withFingerprint(
-        subject === null ? SSO_FINGERPRINT_PREFIX : await personPrefix(subject),
-      )
-      if (sessionId !== null) {
-        const session = await sessionSuffix(sessionId)
-        records = records.filter((record) => record.fingerprint.endsWith(session))
+      // Taken, but carried out only once its tokens are gone: should that fail, the key is
+      // forgotten, so the provider's retry is no replay and ends them.
+      let records: TokenRecord[]
+      let count: number
+      try {
+        records = await tokens.withFingerprint(
+          subject === null ? SSO_FINGERPRINT_PREFIX : await personPrefix(subject),
+        )
+        if (sessionId !== null) {
+          const session = await sessionSuffix(sessionId)
+          records = records.filter((record) => record.fingerprint.endsWith(session))
+        }
+        count = await tokens.deleteRecords(records)
+      } catch (error) {
+        await store.forgetLogout(key).catch(() => {})
+        throw error
       }
-      const count = await tokens.deleteRecords(records)
       events.emit({
         type: 'sso.logout',
         at: clock.now(),
