@@ -378,6 +378,68 @@ describe('single sign-on in the core', () => {
   })
 })
 
+describe('names of tokens saved before names were bound', () => {
+  /** Instances over one token store, each with a fresh SSO store: as before names were bound. */
+  function before() {
+    const tokens = createMemoryStores().tokens
+    const fresh = () => ({ ...createMemoryStores(), tokens })
+    return { tokens, fresh }
+  }
+
+  it('binds them to the identity of the oldest live token: another identity is refused and the first signs in again', async () => {
+    const { fresh } = before()
+    const old = world({ stores: fresh() })
+    const a = await old.signIn('sub-a', { preferred_username: 'x', groups: ['nr-admins'] })
+    if (!a.ok) throw new Error('refused')
+    // The upgrade: the SSO store binds no name yet; the token store has A's token named x.
+    const now = world({ stores: fresh(), seed: 2 })
+    expect(await now.sso.bindNamesOfTokens()).toBe(0)
+    const b = await now.signIn('sub-b', { preferred_username: 'x', groups: ['nr-viewers'] })
+    expect(b).toMatchObject({ ok: false, error: { reason: 'name_taken' } })
+    const principal = await now.core.authenticate(a.value.accessToken)
+    expect(principal.ok && principal.value).toMatchObject({ username: 'x', permissions: ['*'] })
+    expect(await now.core.tokens.list(operator, 'x', null)).toMatchObject({ ok: true, value: [{}] })
+    expect((await now.signIn('sub-a', { preferred_username: 'x', groups: ['nr-admins'] })).ok).toBe(true)
+    // A second run (another instance starting) changes nothing.
+    expect(await now.sso.bindNamesOfTokens()).toBe(0)
+    expect(await now.core.tokens.list(operator, 'x', null)).toMatchObject({ ok: true, value: [{}, {}] })
+  })
+
+  it('ends, audited, the tokens of a later identity that got the same name before names were bound', async () => {
+    const { fresh } = before()
+    const first = world({ stores: fresh() })
+    const a = await first.signIn('sub-a', { preferred_username: 'x', groups: ['nr-viewers'] })
+    if (!a.ok) throw new Error('refused')
+    const second = world({ stores: fresh(), seed: 2 })
+    second.clock.advance(60_000)
+    const b = await second.signIn('sub-b', { preferred_username: 'x', groups: ['nr-admins'] })
+    const other = await second.signIn('sub-c', { preferred_username: 'y', groups: ['nr-viewers'] })
+    if (!b.ok || !other.ok) throw new Error('refused')
+    // Upgraded, two instances over one store start at once: x is A's, B's token ends once.
+    const stores = fresh()
+    const [upgraded, beside] = [3, 4].map((seed) => world({ stores, seed })) as [World, World]
+    upgraded.clock.advance(120_000)
+    beside.clock.advance(120_000)
+    const ended = await Promise.all([upgraded.sso.bindNamesOfTokens(), beside.sso.bindNamesOfTokens()])
+    expect(ended[0] + ended[1]).toBe(1)
+    expect([
+      ...upgraded.events.ofType('token.invalidated'),
+      ...beside.events.ofType('token.invalidated'),
+    ]).toEqual([expect.objectContaining({ owner: 'x', reason: 'name_taken' })])
+    expect((await upgraded.core.authenticate(b.value.accessToken)).ok).toBe(false)
+    expect((await upgraded.core.authenticate(a.value.accessToken)).ok).toBe(true)
+    expect((await upgraded.core.authenticate(other.value.accessToken)).ok).toBe(true)
+    expect(await upgraded.core.tokens.list(operator, 'x', null)).toMatchObject({ ok: true, value: [{}] })
+    expect(await upgraded.signIn('sub-b', { preferred_username: 'x', groups: ['nr-admins'] })).toMatchObject({
+      ok: false,
+      error: { reason: 'name_taken' },
+    })
+    expect((await upgraded.signIn('sub-a', { preferred_username: 'x', groups: ['nr-viewers'] })).ok).toBe(
+      true,
+    )
+  })
+})
+
 describe('sign-ins shared by the instances of one store', () => {
   const stateOf = (url: string) => new URL(url).searchParams.get('state')
 
