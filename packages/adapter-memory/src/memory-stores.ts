@@ -368,6 +368,9 @@ function createSsoStore(): SsoStore {
       logouts.set(key, expiresAt)
       return true
     },
+    async forgetLogout(key) {
+      logouts.delete(key)
+    },
     async deleteExpired(now, limit) {
       let removed = 0
       for (const [key, until] of logouts) {

@@ -19,6 +19,7 @@ export const SSO_SQL = {
   remember: `INSERT INTO flowadmin_sso_logouts AS l (key, expires_at) VALUES ($1, $2)
              ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
              WHERE l.expires_at <= $3`,
+  forget: 'DELETE FROM flowadmin_sso_logouts WHERE key = $1',
   deleteExpired: `DELETE FROM flowadmin_sso_logouts WHERE key IN (
                     SELECT key FROM flowadmin_sso_logouts WHERE expires_at <= $1 LIMIT $2
                     FOR UPDATE SKIP LOCKED)`,
@@ -115,6 +116,9 @@ export function createSsoStore(db: Database): SsoStore {
     async rememberLogout(key, expiresAt, now) {
       const { rowCount } = await db.query(SSO_SQL.remember, [storedKey(key), expiresAt, now])
       return (rowCount ?? 0) > 0
+    },
+    async forgetLogout(key) {
+      await db.query(SSO_SQL.forget, [storedKey(key)])
     },
     async deleteExpired(now, limit) {
       return (await db.query(SSO_SQL.deleteExpired, [now, limit])).rowCount ?? 0

@@ -12,6 +12,7 @@ export const SSO_SQL = {
   remember: `INSERT INTO sso_logouts (key, expires_at) VALUES (@key, @expiresAt)
              ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
              WHERE sso_logouts.expires_at <= @now`,
+  forget: 'DELETE FROM sso_logouts WHERE key = ?',
   deleteExpired: `DELETE FROM sso_logouts
                   WHERE key IN (SELECT key FROM sso_logouts WHERE expires_at <= ? LIMIT ?)`,
   // Live sign-ins (and codes) of one address, and in all: what the bounds count.
@@ -85,6 +86,11 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
     },
     rememberLogout(key, expiresAt, now) {
       return transaction(() => sql.remember.run({ key, expiresAt, now }).changes > 0, [`sso-logout:${key}`])
+    },
+    async forgetLogout(key) {
+      await transaction(() => {
+        sql.forget.run(key)
+      }, [`sso-logout:${key}`])
     },
     deleteExpired(now, limit) {
       return transaction(() => sql.deleteExpired.run(now, limit).changes, [], 'relaxed')

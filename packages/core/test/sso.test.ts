@@ -318,6 +318,26 @@ describe('single sign-on in the core', () => {
     expect((await core.authenticate(after.value.accessToken)).ok).toBe(true)
   })
 
+  it('takes the retry of a logout whose tokens could not be deleted as new, and ends them then', async () => {
+    const { core, sso, signIn, fake, stores } = world()
+    const issued = await signIn('sub-kit', { preferred_username: 'kit', groups: ['nr-viewers'] })
+    if (!issued.ok) throw new Error('refused')
+    // The store fails once at deleting (a database hiccup): the logout fails as a whole.
+    const remove = stores.tokens.delete.bind(stores.tokens)
+    let failures = 1
+    stores.tokens.delete = async (id) => {
+      if (failures-- > 0) throw new Error('connection lost')
+      return remove(id)
+    }
+    fake.logsOut('sub-kit', null, { tokenId: 'jti-9' })
+    await expect(sso.logout('logout-token', null)).rejects.toThrow('connection lost')
+    expect((await core.authenticate(issued.value.accessToken)).ok).toBe(true)
+    // The provider retries the same logout token: taken, and the token ends.
+    expect(await sso.logout('logout-token', null)).toEqual({ ok: true, value: 1 })
+    expect((await core.authenticate(issued.value.accessToken)).ok).toBe(false)
+    expect(await sso.logout('logout-token', null)).toMatchObject({ ok: false, error: { reason: 'invalid' } })
+  })
+
   it('forgets a logout token’s jti once the token would be refused anyway, when swept', async () => {
     const { core, sso, fake, clock } = world()
     fake.logsOut('sub-lu', null, { tokenId: 'jti-2', expiresAt: clock.now() + 330_000 })
@@ -355,6 +375,68 @@ describe('single sign-on in the core', () => {
     // A sid of another person ends nothing of theirs.
     fake.logsOut('sub-other', 's1')
     expect(await sso.logout('logout-token', null)).toEqual({ ok: true, value: 0 })
+  })
+})
+
+describe('names of tokens saved before names were bound', () => {
+  /** Instances over one token store, each with a fresh SSO store: as before names were bound. */
+  function before() {
+    const tokens = createMemoryStores().tokens
+    const fresh = () => ({ ...createMemoryStores(), tokens })
+    return { tokens, fresh }
+  }
+
+  it('binds them to the identity of the oldest live token: another identity is refused and the first signs in again', async () => {
+    const { fresh } = before()
+    const old = world({ stores: fresh() })
+    const a = await old.signIn('sub-a', { preferred_username: 'x', groups: ['nr-admins'] })
+    if (!a.ok) throw new Error('refused')
+    // The upgrade: the SSO store binds no name yet; the token store has A's token named x.
+    const now = world({ stores: fresh(), seed: 2 })
+    expect(await now.sso.bindNamesOfTokens()).toBe(0)
+    const b = await now.signIn('sub-b', { preferred_username: 'x', groups: ['nr-viewers'] })
+    expect(b).toMatchObject({ ok: false, error: { reason: 'name_taken' } })
+    const principal = await now.core.authenticate(a.value.accessToken)
+    expect(principal.ok && principal.value).toMatchObject({ username: 'x', permissions: ['*'] })
+    expect(await now.core.tokens.list(operator, 'x', null)).toMatchObject({ ok: true, value: [{}] })
+    expect((await now.signIn('sub-a', { preferred_username: 'x', groups: ['nr-admins'] })).ok).toBe(true)
+    // A second run (another instance starting) changes nothing.
+    expect(await now.sso.bindNamesOfTokens()).toBe(0)
+    expect(await now.core.tokens.list(operator, 'x', null)).toMatchObject({ ok: true, value: [{}, {}] })
+  })
+
+  it('ends, audited, the tokens of a later identity that got the same name before names were bound', async () => {
+    const { fresh } = before()
+    const first = world({ stores: fresh() })
+    const a = await first.signIn('sub-a', { preferred_username: 'x', groups: ['nr-viewers'] })
+    if (!a.ok) throw new Error('refused')
+    const second = world({ stores: fresh(), seed: 2 })
+    second.clock.advance(60_000)
+    const b = await second.signIn('sub-b', { preferred_username: 'x', groups: ['nr-admins'] })
+    const other = await second.signIn('sub-c', { preferred_username: 'y', groups: ['nr-viewers'] })
+    if (!b.ok || !other.ok) throw new Error('refused')
+    // Upgraded, two instances over one store start at once: x is A's, B's token ends once.
+    const stores = fresh()
+    const [upgraded, beside] = [3, 4].map((seed) => world({ stores, seed })) as [World, World]
+    upgraded.clock.advance(120_000)
+    beside.clock.advance(120_000)
+    const ended = await Promise.all([upgraded.sso.bindNamesOfTokens(), beside.sso.bindNamesOfTokens()])
+    expect(ended[0] + ended[1]).toBe(1)
+    expect([
+      ...upgraded.events.ofType('token.invalidated'),
+      ...beside.events.ofType('token.invalidated'),
+    ]).toEqual([expect.objectContaining({ owner: 'x', reason: 'name_taken' })])
+    expect((await upgraded.core.authenticate(b.value.accessToken)).ok).toBe(false)
+    expect((await upgraded.core.authenticate(a.value.accessToken)).ok).toBe(true)
+    expect((await upgraded.core.authenticate(other.value.accessToken)).ok).toBe(true)
+    expect(await upgraded.core.tokens.list(operator, 'x', null)).toMatchObject({ ok: true, value: [{}] })
+    expect(await upgraded.signIn('sub-b', { preferred_username: 'x', groups: ['nr-admins'] })).toMatchObject({
+      ok: false,
+      error: { reason: 'name_taken' },
+    })
+    expect((await upgraded.signIn('sub-a', { preferred_username: 'x', groups: ['nr-viewers'] })).ok).toBe(
+      true,
+    )
   })
 })
 

@@ -107,7 +107,9 @@ function createMiddleware(settings, state) {
       }
     }
     cache.forget(token)
-    const outcome = await revocations.revoke(token, expiresAt, signal)
+    // A token this instance cannot vouch for (flowadmin unreachable, not cached) may be anyone's
+    // string: its logout waits apart, and never makes a real one's wait for room (revocations.js).
+    const outcome = await revocations.revoke(token, expiresAt, signal, user !== undefined)
     if (outcome === 'full') return undefined
     return user ?? UNVERIFIED
   }

@@ -7,6 +7,12 @@ const { randomBytes } = require('node:crypto')
  * is refused (503), never one already taken forgotten: that would let its token in again.
  */
 const MAX_PENDING = 10000
+/**
+ * Logouts of tokens this instance cannot vouch for (neither cached nor found active by flowadmin:
+ * it was unreachable) waiting for flowadmin apart: at most this many, the oldest dropped for a new
+ * one. Anyone can send any bearer string while flowadmin is down, so these never fill the above.
+ */
+const MAX_UNVOUCHED = 1000
 /** The first retry comes this long after the failed attempt; each failed round doubles it… */
 const FIRST_RETRY_MS = 1000
 /** …up to this. flowadmin back, the retry also starts at this instance's first good answer. */
@@ -24,7 +30,8 @@ const TICKET_PREFIX = 'flowadmin-logout.'
  * round stops at the first failure and the next waits twice as long (1 s, 2 s, … 15 s), and a round
  * starts at once when flowadmin answers this instance again. A token leaves when flowadmin has
  * revoked it (200) or says it is no longer valid (401), or at its expiry, when known. Nothing is
- * kept across a restart of Node-RED.
+ * kept across a restart of Node-RED. Only tokens this instance knows it accepted wait for sure;
+ * the others wait in a small bucket of their own that drops its oldest (see MAX_UNVOUCHED).
  *
  * @param {import('./options').Settings} settings
  * @param {ReturnType<import('./client').createClient>} client
@@ -33,6 +40,8 @@ function createRevocations(settings, client) {
   const { log, now, timeoutMs, url } = settings
   /** @type {Map<string, {expiresAt: number | null}>} token → when it expires, if known */
   const pending = new Map()
+  /** @type {Map<string, {expiresAt: null}>} the same for tokens not vouched for, oldest first */
+  const unvouched = new Map()
   /** @type {Map<string, object>} ticket → the user Node-RED's logout runs as */
   const tickets = new Map()
   let timer = null
@@ -40,13 +49,18 @@ function createRevocations(settings, client) {
   let delay = FIRST_RETRY_MS
   let fullLogged = false
 
+  /** How many logouts wait, vouched for or not. */
+  function waiting() {
+    return pending.size + unvouched.size
+  }
+
   /** Whether the entry is past its token's expiry: flowadmin no longer accepts it either. */
   function expired(entry) {
     return entry.expiresAt !== null && entry.expiresAt <= now()
   }
 
   function schedule() {
-    if (timer !== null || running || pending.size === 0) return
+    if (timer !== null || running || waiting() === 0) return
     timer = setTimeout(() => {
       timer = null
       round()
@@ -61,15 +75,18 @@ function createRevocations(settings, client) {
     running = true
     let failed = false
     try {
-      for (const [token, entry] of pending) {
-        if (!expired(entry)) {
-          const outcome = await client.revoke(token, AbortSignal.timeout(timeoutMs))
-          if (outcome === 'failed') {
-            failed = true
-            break
+      for (const kept of [pending, unvouched]) {
+        for (const [token, entry] of kept) {
+          if (!expired(entry)) {
+            const outcome = await client.revoke(token, AbortSignal.timeout(timeoutMs))
+            if (outcome === 'failed') {
+              failed = true
+              break
+            }
           }
+          kept.delete(token)
         }
-        pending.delete(token)
+        if (failed) break
       }
     } catch (error) {
       failed = true
@@ -77,11 +94,38 @@ function createRevocations(settings, client) {
     }
     running = false
     delay = failed ? Math.min(delay * 2, MAX_RETRY_MS) : FIRST_RETRY_MS
-    if (pending.size === 0 && !failed) {
+    if (waiting() === 0 && !failed) {
       fullLogged = false
       log(`the logouts that waited for flowadmin at ${url} are revoked there`)
     }
     schedule()
+  }
+
+  /** Refuses the token here and revokes it now; when that fails, it waits in `kept`. */
+  async function wait(kept, token, entry, signal) {
+    const wasEmpty = waiting() === 0
+    kept.set(token, entry)
+    const outcome = await client.revoke(token, signal)
+    if (outcome !== 'failed') {
+      kept.delete(token)
+      return 'revoked'
+    }
+    if (wasEmpty) {
+      log(
+        `a logout could not be revoked at flowadmin at ${url}: its token is refused on this instance and the revocation is retried until flowadmin takes it`,
+      )
+    }
+    schedule()
+    return 'pending'
+  }
+
+  /** A token not vouched for waits in its bucket, whose oldest leaves for it when it is full. */
+  function keepUnvouched(token, signal) {
+    if (unvouched.size >= MAX_UNVOUCHED) {
+      const oldest = unvouched.keys().next().value
+      if (oldest !== undefined) unvouched.delete(oldest)
+    }
+    return wait(unvouched, token, { expiresAt: null }, signal)
   }
 
   /** Drops the pending revocations of expired tokens. */
@@ -92,6 +136,7 @@ function createRevocations(settings, client) {
   return {
     /** Whether this instance refuses the token: logged out here, not yet revoked at flowadmin. */
     refuses(token) {
+      if (unvouched.has(token)) return true
       const entry = pending.get(token)
       if (entry === undefined) return false
       if (!expired(entry)) return true
@@ -105,11 +150,14 @@ function createRevocations(settings, client) {
      * @param {string} token
      * @param {number | null} expiresAt when the token expires (ms), if known
      * @param {AbortSignal} signal
+     * @param {boolean} [vouched] whether this instance knows it accepted the token (cached, or
+     *   found active by flowadmin); a token not vouched for waits in the small bucket, never 'full'
      * @returns {Promise<'revoked' | 'pending' | 'full'>} revoked: flowadmin has it revoked (or
      *   says it is no longer valid); pending: refused here, revocation retried; full: neither.
      */
-    async revoke(token, expiresAt, signal) {
-      if (pending.has(token)) return 'pending'
+    async revoke(token, expiresAt, signal, vouched = true) {
+      if (pending.has(token) || unvouched.has(token)) return 'pending'
+      if (!vouched) return keepUnvouched(token, signal)
       // Refused here from now on, even while the attempt below is on its way.
       if (pending.size >= MAX_PENDING) sweep()
       if (pending.size >= MAX_PENDING) {
@@ -121,25 +169,12 @@ function createRevocations(settings, client) {
         }
         return 'full'
       }
-      const wasEmpty = pending.size === 0
-      pending.set(token, { expiresAt })
-      const outcome = await client.revoke(token, signal)
-      if (outcome !== 'failed') {
-        pending.delete(token)
-        return 'revoked'
-      }
-      if (wasEmpty) {
-        log(
-          `a logout could not be revoked at flowadmin at ${url}: its token is refused on this instance and the revocation is retried until flowadmin takes it`,
-        )
-      }
-      schedule()
-      return 'pending'
+      return wait(pending, token, { expiresAt }, signal)
     },
 
     /** flowadmin answers again: a round now rather than at the end of the back-off. */
     recovered() {
-      if (pending.size === 0 || running) return
+      if (waiting() === 0 || running) return
       if (timer !== null) clearTimeout(timer)
       timer = null
       delay = FIRST_RETRY_MS
@@ -172,4 +207,4 @@ function createRevocations(settings, client) {
   }
 }
 
-module.exports = { createRevocations, MAX_PENDING, FIRST_RETRY_MS, MAX_RETRY_MS }
+module.exports = { createRevocations, MAX_PENDING, MAX_UNVOUCHED, FIRST_RETRY_MS, MAX_RETRY_MS }

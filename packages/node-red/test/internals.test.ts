@@ -91,14 +91,15 @@ describe('token cache', () => {
 
 interface Revocations {
   refuses(token: string): boolean
-  revoke(token: string, expiresAt: number | null, signal: AbortSignal): Promise<string>
+  revoke(token: string, expiresAt: number | null, signal: AbortSignal, vouched?: boolean): Promise<string>
 }
-const { createRevocations, MAX_PENDING } = require('../lib/revocations.js') as {
+const { createRevocations, MAX_PENDING, MAX_UNVOUCHED } = require('../lib/revocations.js') as {
   createRevocations: (
     settings: { log: (line: string) => void; now: () => number; timeoutMs: number; url: string },
     client: { revoke: (token: string) => Promise<string> },
   ) => Revocations
   MAX_PENDING: number
+  MAX_UNVOUCHED: number
 }
 
 describe('logouts waiting for flowadmin', () => {
@@ -138,6 +139,28 @@ describe('logouts waiting for flowadmin', () => {
     expect(lines).toEqual([
       'a logout could not be revoked at flowadmin at https://fa: its token is refused on this instance and the revocation is retried until flowadmin takes it',
       '10000 logouts wait for flowadmin at https://fa to revoke their tokens: further logouts are refused (503) until it answers',
+    ])
+  })
+
+  test('tokens this instance cannot vouch for wait apart, at most 1000, the oldest dropped: they never fill the room of real ones', async () => {
+    const clock = fixedClock()
+    const lines: string[] = []
+    const revocations = createRevocations(
+      { log: (line) => lines.push(line), now: clock.now, timeoutMs: 1000, url: 'https://fa' },
+      unreachable,
+    )
+    expect(MAX_UNVOUCHED).toBe(1000)
+    for (let i = 0; i <= MAX_PENDING; i++)
+      expect(await revocations.revoke(`junk${i}`, null, signal(), false)).toBe('pending')
+    // The latest 1000 wait; the older ones were dropped.
+    expect(revocations.refuses(`junk${MAX_PENDING}`)).toBe(true)
+    expect(revocations.refuses(`junk${MAX_PENDING + 1 - MAX_UNVOUCHED}`)).toBe(true)
+    expect(revocations.refuses(`junk${MAX_PENDING - MAX_UNVOUCHED}`)).toBe(false)
+    // A token this instance accepted still waits, refused here.
+    expect(await revocations.revoke('real', null, signal())).toBe('pending')
+    expect(revocations.refuses('real')).toBe(true)
+    expect(lines).toEqual([
+      'a logout could not be revoked at flowadmin at https://fa: its token is refused on this instance and the revocation is retried until flowadmin takes it',
     ])
   })
 })

@@ -241,6 +241,46 @@ describe('httpAdminMiddleware: the logout’s 200 means the token is dead', () =
   })
 })
 
+describe('httpAdminMiddleware: logouts of any bearer string while flowadmin is unreachable', () => {
+  type Middleware = (req: object, res: object, next: () => void) => void
+  const { createMiddleware } = require('../lib/middleware.js') as {
+    createMiddleware: (settings: object, state: object) => Middleware
+  }
+  const { createRevocations, MAX_PENDING } = require('../lib/revocations.js') as {
+    createRevocations: (settings: object, client: object) => { refuses(token: string): boolean }
+    MAX_PENDING: number
+  }
+
+  test('a flood of junk tokens goes on to Node-RED as any logout, and a real user’s logout is still taken', async () => {
+    const settings = { middleware: [], timeoutMs: 1000, log: () => {}, now: Date.now, url: 'https://fa' }
+    // flowadmin unreachable: every introspection and revocation fails.
+    const client = { introspect: async () => ({ outcome: 'failed' }), revoke: async () => 'failed' }
+    const revocations = createRevocations(settings, client)
+    const cache = {
+      get: (token: string) => (token === 'real' ? { username: 'ann', permissions: '*' } : undefined),
+      forget: () => {},
+    }
+    const middleware = createMiddleware(settings, { client, cache, revocations })
+    /** One POST /auth/revoke with this bearer: `next` (on to Node-RED) or the status answered. */
+    const logoutOf = (token: string) =>
+      new Promise<number | 'next'>((resolve) => {
+        const req = { method: 'POST', url: '/auth/revoke', headers: { authorization: `Bearer ${token}` } }
+        const res = {
+          statusCode: 200,
+          setHeader: () => {},
+          once: () => {},
+          end() {
+            resolve(res.statusCode)
+          },
+        }
+        middleware(req, res, () => resolve('next'))
+      })
+    for (let i = 0; i <= MAX_PENDING; i++) expect(await logoutOf(`junk-${i}`)).toBe('next')
+    expect(await logoutOf('real')).toBe('next')
+    expect(revocations.refuses('real')).toBe(true)
+  })
+})
+
 describe('httpAdminMiddleware: a logout that cannot be done is an error, never a 200', () => {
   type Middleware = (req: object, res: object, next: Next) => void
   const { createMiddleware } = require('../lib/middleware.js') as {

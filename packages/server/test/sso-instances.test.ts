@@ -275,3 +275,41 @@ describe('single sign-on across two instances without affinity', () => {
     })
   })
 })
+
+describe('names of tokens saved before names were bound', () => {
+  it('an instance starting binds each to the identity of its oldest token: another identity is refused, the first keeps it', async () => {
+    provider.people.set('tess-sub', { username: 'tess', groups: ['nr-admins'] })
+    const jar = createCookieJar()
+    const walked = await walkSignIn(jar, `${proxy.url}/auth/strategy`, 'tess-sub', (url) =>
+      url.includes('#sso_code='),
+    )
+    const issued = await exchange(jar, new URL(walked.url).hash.slice('#sso_code='.length))
+    expect(issued.status).toBe(200)
+    const tess = {
+      Authorization: `Bearer ${((await issued.json()) as { access_token: string }).access_token}`,
+    }
+    // As before names were bound: her token is in the store, her name bound to nobody.
+    await database.current().query('DELETE FROM flowadmin_sso_names')
+    // The upgraded flowadmin starts a third instance on the same database.
+    const third = await startCli([
+      '--settings',
+      path.join(folder, 'settings-0.json'),
+      '--port',
+      String(await freePort()),
+    ])
+    // Another account of the provider now says it is tess: refused, at either instance.
+    provider.people.set('tom-sub', { username: 'tess', groups: ['nr-viewers'] })
+    const refused = await walkSignIn(createCookieJar(), `${proxy.url}/auth/strategy`, 'tom-sub', (url) =>
+      url.includes('#sso_code='),
+    )
+    expect(refused.url).not.toContain('#sso_code=')
+    expect(refused.res.status).toBe(403)
+    expect(await refused.res.text()).toContain(
+      'another account of the provider signed in here with that name first',
+    )
+    // Tess keeps her name: her token works and lists hers alone.
+    const listed = await fetch(`${third.url}/auth/tokens`, { headers: tess })
+    expect(listed.status).toBe(200)
+    expect(await listed.json()).toMatchObject({ tokens: [{ user: 'tess' }] })
+  })
+})

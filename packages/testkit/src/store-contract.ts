@@ -680,6 +680,14 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await stores.sso.rememberLogout('jti-1', T0 + 3 * MINUTE, T0 + 2 * MINUTE)).toBe(false)
       })
 
+      it('forgets a logout token on request, so it is taken as new again', async () => {
+        expect(await stores.sso.rememberLogout('jti-3', T0 + MINUTE, T0)).toBe(true)
+        await stores.sso.forgetLogout('jti-3')
+        await stores.sso.forgetLogout('never-seen')
+        expect(await stores.sso.rememberLogout('jti-3', T0 + MINUTE, T0)).toBe(true)
+        expect(await stores.sso.rememberLogout('jti-3', T0 + MINUTE, T0)).toBe(false)
+      })
+
       it('deletes logout tokens whose time ended in batches no larger than the limit, and keeps names', async () => {
         for (let i = 0; i < 5; i++) await stores.sso.rememberLogout(`old-${i}`, T0 + i, T0 - MINUTE)
         await stores.sso.rememberLogout('live', T0 + MINUTE, T0)

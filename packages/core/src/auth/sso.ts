@@ -15,6 +15,7 @@ import type {
   RandomSource,
   SsoStore,
   StartedSignIn,
+  TokenRecord,
   WaitingBounds,
   WaitingSave,
 } from '../ports/index.js'
@@ -414,6 +415,36 @@ export function createSso({
     },
 
     /**
+     * Binds the names of tokens saved before names were bound to identities, as prior claims: the
+     * live tokens of signed-in people, oldest first, each claims its name for the identity in its
+     * fingerprint. A token whose name is (or just got) bound to another identity ends, audited
+     * (name_taken). Run at start, before requests: every instance on a store may run it at once
+     * (a claim is atomic and the first stays), and a second run changes nothing. Returns how many
+     * tokens ended.
+     */
+    async bindNamesOfTokens(): Promise<number> {
+      const records = (await tokens.withFingerprint(SSO_FINGERPRINT_PREFIX)).sort(
+        (a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      )
+      const owners = new Map<string, string>()
+      let ended = 0
+      for (const record of records) {
+        // A configured user's name is no signed-in person's: such a token ends at its first use.
+        if (isConfiguredUser(record.username)) continue
+        const rest = record.fingerprint.slice(SSO_FINGERPRINT_PREFIX.length)
+        const identity = rest.slice(0, rest.indexOf(':'))
+        if (identity === '') continue
+        let owner = owners.get(record.username)
+        if (owner === undefined) {
+          owner = await store.claimName(record.username, identity, clock.now())
+          owners.set(record.username, owner)
+        }
+        if (owner !== identity && (await tokens.endNameTaken(record))) ended++
+      }
+      return ended
+    },
+
+    /**
      * OpenID Connect Back-Channel Logout: the provider ended a person's session. With a session id
      * (`sid`), the tokens of that session end (of that person, when it names one too); with a
      * subject alone, every token of that person. Each logout token is taken once: its `jti` is
@@ -429,14 +460,23 @@ export function createSso({
           reason: 'invalid',
           message: 'This logout token was received before (same jti): refused.',
         })
-      let records = await tokens.withFingerprint(
-        subject === null ? SSO_FINGERPRINT_PREFIX : await personPrefix(subject),
-      )
-      if (sessionId !== null) {
-        const session = await sessionSuffix(sessionId)
-        records = records.filter((record) => record.fingerprint.endsWith(session))
+      // Taken, but carried out only once its tokens are gone: should that fail, the key is
+      // forgotten, so the provider's retry is no replay and ends them.
+      let records: TokenRecord[]
+      let count: number
+      try {
+        records = await tokens.withFingerprint(
+          subject === null ? SSO_FINGERPRINT_PREFIX : await personPrefix(subject),
+        )
+        if (sessionId !== null) {
+          const session = await sessionSuffix(sessionId)
+          records = records.filter((record) => record.fingerprint.endsWith(session))
+        }
+        count = await tokens.deleteRecords(records)
+      } catch (error) {
+        await store.forgetLogout(key).catch(() => {})
+        throw error
       }
-      const count = await tokens.deleteRecords(records)
       events.emit({
         type: 'sso.logout',
         at: clock.now(),

@@ -73,6 +73,11 @@ export interface SsoStore {
    * when it is (a replay).
    */
   rememberLogout(key: string, expiresAt: number, now: number): Promise<boolean>
+  /**
+   * Forgets a remembered logout token (its key), so the provider's retry of a logout that could
+   * not be carried out is taken as new. Forgetting an unknown key does nothing.
+   */
+  forgetLogout(key: string): Promise<void>
   /** Deletes up to `limit` remembered logout tokens whose time ended at or before `now`; returns how many. */
   deleteExpired(now: number, limit: number): Promise<number>
   /**

@@ -261,13 +261,16 @@ export function createTokens({
     return count
   }
 
-  /** Deletes a record whose user is gone or whose credential changed, and records why. */
+  /**
+   * Deletes a record whose user is gone or whose credential changed, and records why; false when
+   * it was gone already.
+   */
   async function invalidate(
     record: TokenRecord,
     reason: 'user_removed' | 'credential_changed' | 'name_taken',
     address: string | null,
-  ) {
-    if (!(await store.delete(record.id))) return
+  ): Promise<boolean> {
+    if (!(await store.delete(record.id))) return false
     events.emit({
       type: 'token.invalidated',
       at: clock.now(),
@@ -278,6 +281,7 @@ export function createTokens({
       clientId: record.clientId,
       address,
     })
+    return true
   }
 
   return {
@@ -454,6 +458,12 @@ export function createTokens({
     },
 
     deleteRecords,
+
+    /**
+     * Deletes a signed-in person's record whose name another identity of the provider holds, and
+     * records why (`token.invalidated`, reason name_taken); false when it was gone already.
+     */
+    endNameTaken: (record: TokenRecord) => invalidate(record, 'name_taken', null),
 
     audienceOf,
 

@@ -187,6 +187,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await core.tokens.purgeRemovedUsers()
     // Tokens saved before tokens had an audience get their client's, for good.
     await core.tokens.settleAudiences()
+    // Tokens of signed-in people saved before names were bound claim their names, oldest first.
+    await core.sso?.bindNamesOfTokens()
     metrics?.track({
       liveTokens: () => stores.tokens.countLive(Date.now()),
       loginQueueLoad: () => core.loginQueue.load(),
