@@ -8,6 +8,7 @@ import {
   type TokenStore,
   throttleRefusal,
 } from '@flowadmin/core'
+import { createFleetStore } from './fleet-store.js'
 
 export interface MemoryStores extends Stores {
   /** Nothing to release; present so every adapter closes alike. */
@@ -320,6 +321,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     tokens: createTokenStore(),
     modules: createModuleStore(),
     throttle: createThrottleStore(maxThrottleEntries),
+    fleet: createFleetStore(),
     async close() {},
   }
 }

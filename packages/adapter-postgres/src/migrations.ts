@@ -59,6 +59,23 @@ export const MIGRATIONS: readonly string[] = [
   -- What asked for each token (a browser or tool, described in a few words), to tell them apart.
   ALTER TABLE flowadmin_tokens ADD COLUMN agent text;
   `,
+  `
+  -- The fleet: what each Node-RED instance reported of itself, and the modules installed or
+  -- removed across it.
+  CREATE TABLE flowadmin_fleet_instances (
+    id text PRIMARY KEY,
+    resource_server text NOT NULL,
+    seen_at bigint NOT NULL,        -- ms since the epoch
+    reported_at bigint,             -- null before the first report
+    report jsonb                    -- null before the first report
+  );
+  CREATE TABLE flowadmin_fleet_installs (
+    module text PRIMARY KEY,
+    action text NOT NULL CHECK (action IN ('install', 'remove')),
+    version text,
+    at bigint NOT NULL
+  );
+  `,
 ]
 
 /** The schema version this code writes. */

@@ -3,6 +3,7 @@ import pg from 'pg'
 import { clientConfig, describeTarget, type PostgresOptions, poolConfig } from './connection.js'
 import { createDatabase } from './database.js'
 import { toOpenError } from './errors.js'
+import { createFleetStore } from './fleet-store.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
@@ -63,6 +64,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     tokens: createTokenStore(db),
     modules: createModuleStore(db),
     throttle: createThrottleStore(db),
+    fleet: createFleetStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

@@ -16,6 +16,9 @@ export const EMPTY_TABLES = `DO $$ BEGIN
     TRUNCATE flowadmin_tokens, flowadmin_node_sets, flowadmin_modules, flowadmin_throttle,
       flowadmin_known_clients;
   END IF;
+  IF to_regclass('flowadmin_fleet_instances') IS NOT NULL THEN
+    TRUNCATE flowadmin_fleet_instances, flowadmin_fleet_installs;
+  END IF;
 END $$`
 
 /** A server the tests may create databases on: its maintenance-database URL and how to stop it. */

@@ -1,6 +1,7 @@
 import type { Stores } from '@flowadmin/core'
 import { MEMORY, openDatabase, type SqliteDatabase } from './database.js'
 import { toStoreError } from './errors.js'
+import { createFleetStore } from './fleet-store.js'
 import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
@@ -38,6 +39,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       tokens: createTokenStore(db),
       modules: createModuleStore(db),
       throttle: createThrottleStore(db),
+      fleet: createFleetStore(db),
     }
     let open = true
     return {

@@ -7,6 +7,7 @@ import type {
   TokenRecord,
 } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describeFleetContract } from './fleet-contract.js'
 
 /** Stores under test: the three ports plus a way to release them. */
 export type OpenedStores = Stores & { close(): Promise<void> }
@@ -408,6 +409,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(new Set(final?.sets.map((set) => set.enabled)).size).toBe(1)
       })
     })
+
+    describeFleetContract(() => stores, twoConnections)
 
     describe('throttle', () => {
       const WINDOW = 15 * MINUTE

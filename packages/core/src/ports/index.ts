@@ -1,10 +1,12 @@
 // Every port the core needs, one file per concern. Adapters implement these; the core never reaches
 // past them. Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
+import type { FleetStore } from './fleet.js'
 import type { ModuleStore } from './modules.js'
 import type { ThrottleStore } from './throttle.js'
 import type { TokenStore } from './tokens.js'
 
 export type * from './events.js'
+export type * from './fleet.js'
 export type * from './identity.js'
 export type * from './modules.js'
 export type * from './node-modules.js'
@@ -18,4 +20,6 @@ export interface Stores {
   tokens: TokenStore
   modules: ModuleStore
   throttle: ThrottleStore
+  /** What the fleet's instances report; used in fleet mode. */
+  fleet: FleetStore
 }
