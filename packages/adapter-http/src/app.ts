@@ -4,7 +4,9 @@ import { matchedRoutes } from 'hono/route'
 import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
+import type { FleetChanges } from './fleet-changes.js'
 import { authRoutes } from './routes/auth.js'
+import { fleetRoutes } from './routes/fleet.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
 import { nodesRoutes } from './routes/nodes.js'
@@ -49,6 +51,11 @@ export interface HttpAppOptions {
    * the origin the browser used, then `<basePath>/auth/strategy/callback`.
    */
   ssoRedirectUri?: string | undefined
+  /**
+   * Fleet mode: how the instances' long polls learn that the desired state changed (the server
+   * tells it of changes made here). Default: a check every second while polls wait.
+   */
+  fleetChanges?: FleetChanges | undefined
 }
 
 /** One answered request, as `onResponse` receives it. */
@@ -95,6 +102,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     maxBodyBytes,
     metrics: options.metrics !== undefined,
     ssoRedirectUri: options.ssoRedirectUri,
+    fleetChanges: options.fleetChanges,
   }
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error(error))
   const unexpected = (error: unknown, c: Context): Response => {
@@ -115,6 +123,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
+    .route('/', fleetRoutes(deps))
     .route(
       '/',
       openApiRoutes(deps, (): RoutesOf => api),

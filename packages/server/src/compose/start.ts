@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
-import { createHttpApp } from '@flowadmin/adapter-http'
+import { createFleetChanges, createHttpApp, type FleetChanges } from '@flowadmin/adapter-http'
 import { consolePaths, createConsole } from '@flowadmin/console'
 import { type Core, isStoreUnavailable, type LoginQueueBounds, messageOf } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
@@ -128,6 +128,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw new SettingsError(`userDir ${settings.userDir} is not an existing folder`)
   }
 
+  if (settings.fleet !== null && (settings.adminAuth?.resourceServers ?? []).length === 0) {
+    throw new SettingsError(
+      'fleet.modules needs adminAuth.resourceServers: the Node-RED instances authenticate as one of them',
+    )
+  }
+
   const metricsListener = typeof settings.metrics === 'object' ? settings.metrics : null
   if (metricsListener !== null && !isLoopback(metricsListener.host)) {
     throw new SettingsError(
@@ -148,7 +154,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     cleanup.push(() => opened.stores.close())
     const metrics = settings.metrics === 'off' ? null : createMetrics()
     const stores = metrics === null ? opened.stores : metrics.instrument(opened.stores)
-    const events = metrics === null ? audit : fanOut(audit, metrics.events)
+    // Fleet mode: a change of the desired modules made here answers the instances' polls at once.
+    let fleetChanges: FleetChanges | undefined
+    const fleetNotice = {
+      emit: (event: { type: string }) => {
+        if (event.type.startsWith('module.')) fleetChanges?.notify()
+      },
+    }
+    const events = fanOut(audit, ...(metrics === null ? [] : [metrics.events]), fleetNotice)
 
     const argon2 = await createArgon2Verifier()
     const configured = settings.adminAuth?.loginQueue ?? {}
@@ -185,7 +198,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       installer,
     })
     resize = (bounds) => core.loginQueue.resize(bounds)
-    await core.modules.sync(toDescriptors(modules))
+    const { fleet } = core
+    if (fleet !== null) {
+      fleetChanges = createFleetChanges(async () => (await fleet.desired()).version)
+      const changes = fleetChanges
+      cleanup.push(() => changes.close())
+    }
+    // In fleet mode the module store holds the fleet's desired modules, not this userDir's.
+    if (fleet === null) await core.modules.sync(toDescriptors(modules))
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
@@ -198,7 +218,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // Node sets another instance enables are loaded here too; a (re)connection checks them all.
     // A failed first connection is reported and retried by the watch itself.
     await postgres
-      ?.watchModules((module) => core.modules.loadEnabled(module), { onError: warn })
+      ?.watchModules(
+        (module) => {
+          fleetChanges?.notify()
+          return core.modules.loadEnabled(module)
+        },
+        { onError: warn },
+      )
       .ready.catch(() => {})
     const outage = createOutageLog(log)
 
@@ -217,6 +243,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           'unexpected error answering a request',
         ),
       readiness,
+      fleetChanges,
       metrics: settings.metrics === 'api' ? metrics?.exposition : undefined,
       onResponse: metrics?.onResponse,
       onStorageUnavailable: (error) => outage(error),
@@ -302,6 +329,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       close() {
         closing ??= (async () => {
           stopSweeper()
+          // Held polls answer now, so that the instances do not hold up the stop.
+          fleetChanges?.close()
           const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
           await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()
