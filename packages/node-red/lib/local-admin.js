@@ -126,7 +126,8 @@ function createLocalAdmin(nodeRed, token) {
       : null
   }
 
-  const modulePath = (name) => `/nodes/${name.split('/').map(encodeURIComponent).join('/')}`
+  // A package name is URL-safe as it is; Node-RED's routes match a scoped one's `@` unencoded.
+  const modulePath = (name) => `/nodes/${name}`
 
   return {
     /**
