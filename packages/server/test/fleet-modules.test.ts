@@ -233,6 +233,13 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
       `${SHOUT.name}/shout`,
     ])
     expect(sets.every((set) => set.enabled && set.instances.length === 3)).toBe(true)
+    // The metrics count them.
+    const metrics = await fetch(`${flowadmin.url}/metrics`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    })
+    const text = await metrics.text()
+    expect(text).toContain('flowadmin_fleet_instances{state="connected"} 3')
+    expect(text).toContain('flowadmin_fleet_drift 0')
   })
 
   it('node-red-admin pointed at flowadmin disables and enables a module on every instance', async () => {
@@ -244,6 +251,25 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
       'shout=false',
       'shout=false',
     ])
+    // The audit trail says who asked, and each instance's outcome.
+    const audit = () =>
+      flowadmin.run.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(audit()).toContainEqual(
+      expect.objectContaining({ event: 'module.disabled', user: 'admin', module: SHOUT.name }),
+    )
+    const outcomes = await eventually(
+      async () =>
+        new Set(
+          audit()
+            .filter((e) => e.event === 'fleet.applied')
+            .map((e) => e.instance),
+        ),
+      (ids) => ids.size === 3,
+    )
+    expect(outcomes.size).toBe(3)
     const enabled = await admin('enable', SHOUT.name)
     expect(enabled.code).toBe(0)
     expect(await eventually(everyState(SHOUT.name), (s) => s.every((one) => one === 'shout=true'))).toEqual([

@@ -212,6 +212,18 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     metrics?.track({
       liveTokens: () => stores.tokens.countLive(Date.now()),
       loginQueueLoad: () => core.loginQueue.load(),
+      fleet:
+        fleet === null
+          ? undefined
+          : async () => {
+              const instances = await fleet.instances()
+              const connected = instances.filter((instance) => instance.connected).length
+              return {
+                connected,
+                disconnected: instances.length - connected,
+                drift: instances.reduce((sum, instance) => sum + instance.drift.length, 0),
+              }
+            },
     })
     let closing: Promise<void> | null = null
     const readiness = createReadiness(stores.tokens, () => (closing !== null ? 'closing' : 'running'))
