@@ -4,7 +4,7 @@ import { matchedRoutes } from 'hono/route'
 import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
-import type { FleetChanges } from './fleet-changes.js'
+import { createFleetChanges, type FleetChanges } from './fleet-changes.js'
 import { authRoutes } from './routes/auth.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
@@ -102,7 +102,13 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     maxBodyBytes,
     metrics: options.metrics !== undefined,
     ssoRedirectUri: options.ssoRedirectUri,
-    fleetChanges: options.fleetChanges,
+    fleetChanges:
+      options.fleetChanges ??
+      (core.fleet === null
+        ? undefined
+        : createFleetChanges(
+            async () => (await (core.fleet as NonNullable<Core['fleet']>).desired()).version,
+          )),
   }
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error(error))
   const unexpected = (error: unknown, c: Context): Response => {

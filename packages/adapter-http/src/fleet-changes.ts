@@ -3,11 +3,16 @@
 // made by another flowadmin instance on the same store).
 
 export interface FleetChanges {
+  /** How many times `notify` was called: read before reading the version a wait then names. */
+  generation(): number
   /**
    * Resolves once the desired state's version is no longer `known`, after `ms`, or when `signal`
-   * aborts, whichever comes first. Never rejects.
+   * aborts, whichever comes first; at once when `notify` was called since generation `since`
+   * (a change made between reading `known` and waiting). Resolves `true` when the wait is over
+   * for good (`ms` passed, `signal` aborted, or closed), `false` when something may have changed.
+   * Never rejects.
    */
-  wait(known: string, ms: number, signal?: AbortSignal): Promise<void>
+  wait(known: string, ms: number, signal?: AbortSignal, since?: number): Promise<boolean>
   /** Something may have changed: check now. */
   notify(): void
   /** How many polls are waiting now. */
@@ -18,7 +23,7 @@ export interface FleetChanges {
 
 interface Waiter {
   known: string
-  done(): void
+  done(over: boolean): void
 }
 
 /** Default milliseconds between checks while polls wait. */
@@ -34,6 +39,7 @@ export function createFleetChanges(
   let checking = false
   let again = false
   let closed = false
+  let generation = 0
 
   const stopTimer = () => {
     if (timer !== null) clearInterval(timer)
@@ -55,7 +61,7 @@ export function createFleetChanges(
         } catch {
           break
         }
-        for (const waiter of [...waiters]) if (waiter.known !== current) waiter.done()
+        for (const waiter of [...waiters]) if (waiter.known !== current) waiter.done(false)
       } while (again)
     } finally {
       checking = false
@@ -63,21 +69,24 @@ export function createFleetChanges(
   }
 
   return {
-    wait(known, ms, signal) {
-      return new Promise<void>((resolve) => {
-        if (closed || signal?.aborted) return resolve()
+    generation: () => generation,
+    wait(known, ms, signal, since) {
+      return new Promise<boolean>((resolve) => {
+        if (closed || signal?.aborted) return resolve(true)
+        if (since !== undefined && since !== generation) return resolve(false)
+        const abort = () => waiter.done(true)
         const waiter: Waiter = {
           known,
-          done: () => {
+          done: (over) => {
             clearTimeout(timeout)
-            signal?.removeEventListener('abort', waiter.done)
+            signal?.removeEventListener('abort', abort)
             waiters.delete(waiter)
             if (waiters.size === 0) stopTimer()
-            resolve()
+            resolve(over)
           },
         }
-        const timeout = setTimeout(waiter.done, ms)
-        signal?.addEventListener('abort', waiter.done, { once: true })
+        const timeout = setTimeout(abort, ms)
+        signal?.addEventListener('abort', abort, { once: true })
         waiters.add(waiter)
         if (timer === null) {
           timer = setInterval(() => void check(), intervalMs)
@@ -86,12 +95,13 @@ export function createFleetChanges(
       })
     },
     notify() {
+      generation++
       void check()
     },
     waiting: () => waiters.size,
     close() {
       closed = true
-      for (const waiter of [...waiters]) waiter.done()
+      for (const waiter of [...waiters]) waiter.done(true)
       stopTimer()
     },
   }

@@ -247,16 +247,22 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       if ('refused' in caller) return caller.refused
       const known = knownVersion(c.req.header('If-None-Match'))
       const wait = waitOf(c.req.header('Prefer'))
-      let state = await fleet.poll(caller.id, caller.resourceServer)
+      let since = changes.generation()
+      const state = await fleet.poll(caller.id, caller.resourceServer)
       if (!state.ok) return toResponse(errorAnswerOf(state.error))
-      if (known !== null && state.value.version === known && wait > 0) {
-        await changes.wait(known, wait * 1000, c.req.raw.signal)
-        state = await fleet.poll(caller.id, caller.resourceServer)
-        if (!state.ok) return toResponse(errorAnswerOf(state.error))
+      let desired = state.value
+      // Held until the version changes: a notice of another change (a report) waits on.
+      const deadline = Date.now() + wait * 1000
+      const signal = c.req.raw.signal
+      while (known !== null && desired.version === known && Date.now() < deadline && !signal.aborted) {
+        const over = await changes.wait(known, deadline - Date.now(), signal, since)
+        since = changes.generation()
+        desired = await fleet.desired()
+        if (over) break
       }
-      c.header('ETag', etagOf(state.value))
-      if (known !== null && state.value.version === known) return c.body(null, 304)
-      return c.json(state.value)
+      c.header('ETag', etagOf(desired))
+      if (known !== null && desired.version === known) return c.body(null, 304)
+      return c.json(desired)
     },
   )
 
@@ -298,7 +304,12 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (!body.ok) return toResponse(adminBodyError(body.error))
       const parsed = v.safeParse(InstanceReportSchema, body.value)
       if (!parsed.success) {
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(parsed.issues, 'field')))
+        const issue = parsed.issues[0]
+        const where = issue === undefined ? null : v.getDotPath(issue)
+        const message = firstIssueMessage(parsed.issues, 'field')
+        return toResponse(
+          adminError(400, 'invalid_request', where === null ? message : `Invalid field ${where}: ${message}`),
+        )
       }
       const recorded = await fleet.report(
         caller.id,

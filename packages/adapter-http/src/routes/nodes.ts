@@ -143,6 +143,11 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   // In fleet mode, each answer shows every instance's own state beside the desired one.
   const moduleJson = async (view: ModuleView) => (fleet === null ? view : (await fleet.decorate([view]))[0])
   const setJson = async (view: NodeSetView) => (fleet === null ? view : fleet.decorateSet(view))
+  /** A change made: the instances' held polls learn of it now. */
+  const changed = <T extends { ok: boolean }>(result: T): T => {
+    if (result.ok) deps.fleetChanges?.notify()
+    return result
+  }
   const routes = new Hono<AppEnv>()
   const { needs, guarded } = accessDocs(deps)
   /** `PUT` of a module or of one node set. */
@@ -266,10 +271,10 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const { enabled } = fields.output
       const actor = actorOf(c.get('principal'), c.get('address'))
       if (target.set === null) {
-        const result = await modules.setModuleEnabled(target.module, enabled, actor)
+        const result = changed(await modules.setModuleEnabled(target.module, enabled, actor))
         return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))
       }
-      const result = await modules.setNodeSetEnabled(target.module, target.set, enabled, actor)
+      const result = changed(await modules.setNodeSetEnabled(target.module, target.set, enabled, actor))
       return result.ok ? c.json(await setJson(result.value)) : toResponse(errorAnswerOf(result.error))
     },
   )
@@ -343,7 +348,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const { module, version, url } = fields.output
       const request = url === undefined ? { module, version } : { module, url }
-      const result = await modules.install(request, actor)
+      const result = changed(await modules.install(request, actor))
       return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))
     },
   )
@@ -379,6 +384,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const target = targetOf(c.req.path)
       if (target === null || target.set !== null) return notFound()
       const result = await modules.remove(target.module, actorOf(c.get('principal'), c.get('address')))
+      changed(result)
       return result.ok ? emptyResponse(204) : toResponse(errorAnswerOf(result.error))
     },
   )
