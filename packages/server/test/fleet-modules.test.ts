@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/adapters/argon2.js'
 import { type CliRun, killAll, requireBuild, startCli } from './cli-process.js'
@@ -19,19 +18,23 @@ import {
   tempDir,
   writeNodeModulePackage,
 } from './ecosystem.js'
+import {
+  CLIENT_ID,
+  eventually,
+  helperSettings,
+  instanceToken,
+  ownState,
+  PASSWORD,
+  writeFleetModules,
+} from './fleet-setup.js'
 import { type LocalRegistry, startLocalRegistry } from './local-registry.js'
 import { type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.js'
 
-const HELPER = fileURLToPath(new URL('../../node-red/index.js', import.meta.url))
-const CLIENT_ID = 'fleet'
 const SECRET = randomBytes(24).toString('base64url')
-const PASSWORD = 'fleet admin password'
 /** A module installed by hand on one instance. */
 const HAND = { name: 'node-red-contrib-by-hand', version: '1.0.0' }
 /** A module in the local registry, installed through flowadmin. */
 const WAVE = { name: 'node-red-contrib-wave', version: '1.0.0', sets: { wave: ['wave'] } }
-/** Generous: three Node-REDs and npm on a busy shared machine. Not a timing assertion. */
-const PATIENCE_MS = 120_000
 
 let work: Awaited<ReturnType<typeof tempDir>>
 let registry: LocalRegistry
@@ -41,32 +44,10 @@ const instances = new Map<string, NodeRedRun>()
 /** Each instance's own admin token (from its own login, through the helper). */
 const tokens = new Map<string, string>()
 
-function helperSettings(url: string, instanceId: string | null) {
-  return {
-    preamble: `
-const flowadmin = require(${JSON.stringify(HELPER)})
-const options = {
-  url: ${JSON.stringify(url)},
-  clientId: ${JSON.stringify(CLIENT_ID)},
-  clientSecret: process.env.FLOWADMIN_SECRET,
-  fleet: true,${instanceId === null ? '' : `\n  instanceId: ${JSON.stringify(instanceId)},`}
-}
-`,
-    adminAuth: 'flowadmin.adminAuth(options)',
-    httpAdminMiddleware: 'flowadmin.httpAdminMiddleware(options)',
-  }
-}
-
 /** The userDirs: every instance has SHOUT and TOOLS; edge-c's flows use TOOLS's `lower-case`. */
 async function prepareUserDir(name: string) {
   const userDir = path.join(work.dir, name)
-  const modules: Array<[{ name: string; version: string }, Record<string, string[]>]> = [
-    [SHOUT, { shout: ['shout'] }],
-    [TOOLS, { upper: ['upper-case'], lower: ['lower-case', 'lower-all'] }],
-  ]
-  for (const [module, sets] of modules) {
-    await writeNodeModulePackage(path.join(userDir, 'node_modules', ...module.name.split('/')), module, sets)
-  }
+  await writeFleetModules(userDir)
   await writeFile(
     path.join(userDir, 'flows.json'),
     JSON.stringify(name === 'edge-c' ? FLOWS : [{ id: 'tab1', type: 'tab', label: 'Flow 1' }]),
@@ -85,44 +66,15 @@ async function startInstance(name: string): Promise<NodeRedRun> {
   return run
 }
 
-/**
- * A token from the instance's own login (the helper asks flowadmin). A busy machine may shed a
- * login (Node-RED then answers 403): tried again a few times.
- */
-async function instanceToken(run: NodeRedRun): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
-    const res = await fetch(`${run.url}/auth/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        client_id: 'node-red-admin',
-        grant_type: 'password',
-        scope: '*',
-        username: 'admin',
-        password: PASSWORD,
-      }),
-    })
-    if (res.status === 200 || attempt === 10) {
-      expect(res.status).toBe(200)
-      return ((await res.json()) as { access_token: string }).access_token
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-  }
-}
-
-/** An instance's own view of a module: `set=enabled` of each node set, or 404. */
-async function ownState(name: string, module: string): Promise<string> {
+/** An instance's own view of a module: `set=enabled` of each node set, or the status. */
+async function ownStateOf(name: string, module: string): Promise<string> {
   const run = instances.get(name) as NodeRedRun
   let token = tokens.get(name)
   if (token === undefined) {
     token = await instanceToken(run)
     tokens.set(name, token)
   }
-  const res = await fetch(`${run.url}/nodes/${module}`, {
-    headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-  })
-  if (res.status !== 200) return String(res.status)
-  const body = (await res.json()) as { nodes: Array<{ name: string; enabled: boolean }> }
-  return body.nodes.map((set) => `${set.name}=${set.enabled}`).join(' ')
+  return ownState(run, token, module)
 }
 
 let adminToken: string
@@ -142,19 +94,8 @@ interface Instance {
 }
 const fleetInstances = async () => (await flowadminGet('/fleet/instances')).body as Instance[]
 
-/** Polls `read` until `done` holds of its value, up to PATIENCE_MS; returns the last value. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + PATIENCE_MS
-  let value = await read()
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    value = await read()
-  }
-  return value
-}
-
 const everyState = (module: string) => async () =>
-  Promise.all(['edge-a', 'edge-b', 'edge-c'].map((name) => ownState(name, module)))
+  Promise.all(['edge-a', 'edge-b', 'edge-c'].map((name) => ownStateOf(name, module)))
 const admin = async (...args: string[]) => {
   const { code, stdout, stderr } = await nodeRedAdmin(home, args)
   return { code, stdout: lines(stdout), stderr: lines(stderr) }
@@ -321,7 +262,7 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
     for (const name of ['edge-a', 'edge-c']) {
       expect(
         await eventually(
-          () => ownState(name, TOOLS.name),
+          () => ownStateOf(name, TOOLS.name),
           (s) => s === 'upper=false lower=true',
         ),
       ).toBe('upper=false lower=true')
@@ -339,7 +280,7 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
     await startInstance('edge-b')
     expect(
       await eventually(
-        () => ownState('edge-b', TOOLS.name),
+        () => ownStateOf('edge-b', TOOLS.name),
         (s) => s === 'upper=false lower=true',
       ),
     ).toBe('upper=false lower=true')
