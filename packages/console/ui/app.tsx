@@ -17,6 +17,7 @@ import {
   type User,
   whoAmI,
 } from './api.js'
+import { Fleet } from './fleet.js'
 import { LoginForm } from './login.js'
 import { Modules } from './modules.js'
 import { ResourceServers } from './resource-servers.js'
@@ -33,7 +34,7 @@ type Screen =
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: 'loading' })
-  const [view, setView] = useState<'modules' | 'sessions' | 'servers'>('modules')
+  const [view, setView] = useState<'modules' | 'sessions' | 'servers' | 'fleet'>('modules')
 
   /** Decides the screen from the server: its login scheme, then who this tab's token is. */
   const start = useCallback(async (given: string | null) => {
@@ -83,6 +84,8 @@ export function App() {
     screen.name === 'ready' && screen.auth && screen.offers.tokens && screen.user.username !== undefined
   // The resource servers are the instance's, for whoever holds `*`, on a server that lists them.
   const servers = screen.name === 'ready' && screen.offers.resourceServers && isAdmin(screen.user.permissions)
+  // Fleet mode's instances, for whoever may read the node modules they apply.
+  const fleet = screen.name === 'ready' && screen.offers.fleet
 
   return (
     <div class="shell">
@@ -129,7 +132,7 @@ export function App() {
             onDone={() => void start(null)}
           />
         )}
-        {screen.name === 'ready' && (tokens || servers) && (
+        {screen.name === 'ready' && (tokens || servers || fleet) && (
           <nav class="nav tabs" aria-label="Sections">
             <button
               type="button"
@@ -139,6 +142,16 @@ export function App() {
             >
               Node modules
             </button>
+            {fleet && (
+              <button
+                type="button"
+                class="button"
+                aria-current={view === 'fleet' ? 'page' : undefined}
+                onClick={() => setView('fleet')}
+              >
+                Fleet
+              </button>
+            )}
             {tokens && (
               <button
                 type="button"
@@ -168,6 +181,7 @@ export function App() {
           <Sessions user={screen.user} onSessionEnded={ended} />
         )}
         {screen.name === 'ready' && view === 'servers' && <ResourceServers onSessionEnded={ended} />}
+        {screen.name === 'ready' && view === 'fleet' && <Fleet onSessionEnded={ended} />}
       </main>
       {screen.name === 'ready' && <footer class="foot muted">flowadmin {screen.version}</footer>}
     </div>
