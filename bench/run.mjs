@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { trackFolder } from './cleanup.mjs'
 import { writeDocs } from './docs.mjs'
+import { createFleetScenario } from './fleet.mjs'
 import {
   ARGON2_OPTIONS,
   argon2,
@@ -49,7 +50,7 @@ const HELP = `Usage: pnpm bench [options]
   --storm-rate N      authenticated GETs per second during the login storm (default 200)
   --only ID,ID        run only these scenarios (ids: start sqlite-commits login-page healthz settings
                       introspect nr-flows settings-1 toggle-1 toggle-10 login logins-100 revoke login-N
-                      revoke-N storm; with --storage postgres also login-2i toggle-2i)
+                      revoke-N storm fleet; with --storage postgres also login-2i toggle-2i)
   --cpu-prof DIR      after each scenario's measured rounds, one more flowadmin round with the V8
                       CPU profiler on, its profile written into DIR and its top frames reported
                       (the figures come from the unprofiled rounds; for nr-flows, the flowadmin
@@ -158,6 +159,7 @@ async function main() {
   const all = [
     ...createScenarios(options),
     ...(postgres ? createTwoInstanceScenarios({ modules: BENCH_MODULES }) : []),
+    ...(postgres ? [] : [createFleetScenario({ quick, log })]),
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
@@ -250,12 +252,17 @@ async function main() {
         measured.push(result)
         log(`${scenario.id} round ${round}: ${scenario.describe(result)}`)
       }
-      const combined = { local: combineLocal(measured) }
+      const combined = { local: (scenario.combine ?? combineLocal)(measured) }
       results[scenario.id] = combined
-      const table = localTable(scenario, combined.local, {
-        durationS: options.durationS,
-        rounds: options.rounds,
-      })
+      const table = scenario.rows
+        ? [
+            `\n## ${scenario.title}  [${scenario.id}; ${options.rounds} round(s)]`,
+            ...scenario.rows(combined.local).map(([label, value]) => `${label.padEnd(52)} ${value}`),
+          ].join('\n')
+        : localTable(scenario, combined.local, {
+            durationS: options.durationS,
+            rounds: options.rounds,
+          })
       console.log(table)
       output += `${table}\n`
       report.scenarios.push({ id: scenario.id, title: scenario.title, rounds: { local: measured }, combined })
