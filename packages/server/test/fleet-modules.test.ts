@@ -40,6 +40,7 @@ let work: Awaited<ReturnType<typeof tempDir>>
 let registry: LocalRegistry
 let flowadmin: { run: CliRun; url: string }
 let home: string
+let settingsFile: string
 const instances = new Map<string, NodeRedRun>()
 /** Each instance's own admin token (from its own login, through the helper). */
 const tokens = new Map<string, string>()
@@ -110,7 +111,7 @@ beforeAll(async () => {
   await mkdir(home)
   const flowadminDir = path.join(work.dir, 'flowadmin')
   await mkdir(flowadminDir)
-  const settingsFile = path.join(flowadminDir, 'settings.json')
+  settingsFile = path.join(flowadminDir, 'settings.json')
   await writeFile(
     settingsFile,
     JSON.stringify({
@@ -312,5 +313,26 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
       '404',
       '404',
     ])
+  }, 300_000)
+
+  it('while flowadmin is away the instances keep running and change nothing; they reconnect when it is back', async () => {
+    const before = await everyState(SHOUT.name)()
+    const port = new URL(flowadmin.url).port
+    flowadmin.run.child.kill('SIGTERM')
+    await flowadmin.run.exited
+    const edgeA = instances.get('edge-a') as NodeRedRun
+    await eventually(
+      async () => edgeA.stderr,
+      (text) => text.includes('cannot be reached') && text.includes('keeps its modules as they are'),
+    )
+    expect(edgeA.stderr).toContain('this instance keeps its modules as they are')
+    flowadmin = await startCli(['--settings', settingsFile, '--port', port])
+    await eventually(
+      async () => edgeA.stderr,
+      (text) => text.includes('answers again'),
+    )
+    expect(edgeA.stderr).toContain(`fleet: flowadmin at ${flowadmin.url} answers again`)
+    for (const run of instances.values()) expect(run.child.exitCode).toBeNull()
+    expect(await everyState(SHOUT.name)()).toEqual(before)
   }, 300_000)
 })
