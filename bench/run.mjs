@@ -257,7 +257,7 @@ async function main() {
       const table = scenario.rows
         ? [
             `\n## ${scenario.title}  [${scenario.id}; ${options.rounds} round(s)]`,
-            ...scenario.rows(combined.local).map(([label, value]) => `${label.padEnd(52)} ${value}`),
+            ...scenario.rows(combined.local).map(([label, value]) => `${label.padEnd(60)} ${value}`),
           ].join('\n')
         : localTable(scenario, combined.local, {
             durationS: options.durationS,
