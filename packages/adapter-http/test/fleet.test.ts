@@ -80,6 +80,12 @@ describe('fleet mode: the instances’ routes', () => {
     })
     expect(badId.status).toBe(400)
     expect(await badId.json()).toMatchObject({ code: 'invalid_request' })
+    for (const id of ['%25', '%2525', 'a%00b', '-x', 'x'.repeat(129)]) {
+      const odd = await world.request(`/fleet/instances/${id}/desired`, {
+        headers: { authorization: fleetBasic() },
+      })
+      expect(odd.status).toBe(400)
+    }
     const post = (body: string, contentType = 'application/json') =>
       world.request('/fleet/instances/edge-1/report', {
         method: 'POST',

@@ -168,7 +168,8 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
   /** The resource server an instance's request authenticates as, or the answer refusing it. */
   async function instanceCaller(c: Context<AppEnv>) {
     const client = basicCredentials(c.req.header('authorization'))
-    const id = decodeURIComponent(c.req.param('id') ?? '')
+    // As the router decoded it; anything but the id's characters is refused below.
+    const id = c.req.param('id') ?? ''
     if (client === null || fleet === null)
       return { refused: toResponse(errorAnswerOf({ code: 'invalid_client' })) }
     const caller = await fleet.authenticateClient(client, deps.clientAddress(c))
