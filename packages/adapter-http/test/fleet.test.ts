@@ -1,6 +1,7 @@
 import type { InstanceReport } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
 import { basicHeader, createWorld, fleetBasic, PLAIN, SCOPED } from './helpers.js'
+import { createResponseValidator } from './openapi-validate.js'
 
 /** A report of PLAIN (enabled) and SCOPED (beta disabled); its flows use `alpha-in`. */
 const report = (overrides: Partial<InstanceReport> = {}): InstanceReport => ({
@@ -192,5 +193,62 @@ describe('fleet mode: the module routes and GET /fleet/instances', () => {
     expect((await world.get('/fleet/instances')).status).toBe(401)
     const off = await createWorld()
     expect((await off.get('/fleet/instances', await off.login())).status).toBe(404)
+  })
+})
+
+describe('fleet mode in the OpenAPI document', () => {
+  it('lists the fleet routes, and every answer of theirs and of the module routes conforms to it', async () => {
+    const world = await fleetWorld()
+    const served = (await (await world.request('/openapi.json')).json()) as { paths: Record<string, object> }
+    expect(Object.keys(served.paths)).toEqual(
+      expect.arrayContaining([
+        '/fleet/instances',
+        '/fleet/instances/{id}/desired',
+        '/fleet/instances/{id}/report',
+      ]),
+    )
+    const validator = createResponseValidator(served)
+    const token = await world.login()
+    const problems: string[] = []
+    const check = async (method: string, path: string, init: RequestInit = {}) => {
+      const res = await world.request(path, { method, ...init })
+      const result = await validator.check(method, `http://localhost${path}`, res)
+      problems.push(...result.problems.map((problem) => `${result.operation} ${result.status}: ${problem}`))
+      return result.status
+    }
+    const basic = { authorization: fleetBasic(), 'content-type': 'application/json' }
+    const statuses = [
+      await check('POST', '/fleet/instances/edge-1/report', {
+        headers: basic,
+        body: JSON.stringify(report()),
+      }),
+      await check('POST', '/fleet/instances/edge-1/report', { headers: basic, body: '[]' }),
+      await check('POST', '/fleet/instances/edge-1/report', {
+        headers: basic,
+        body: JSON.stringify({ pad: 'y'.repeat(1_100_000) }),
+      }),
+      await check('GET', '/fleet/instances/edge-1/desired', { headers: basic }),
+      await check('GET', '/fleet/instances/edge-1/desired'),
+      await check('GET', '/fleet/instances', { headers: { authorization: `Bearer ${token}` } }),
+      await check('GET', '/nodes', { headers: { authorization: `Bearer ${token}` } }),
+      await check('PUT', `/nodes/${SCOPED.name}`, {
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled: false }),
+      }),
+      await check('PUT', `/nodes/${SCOPED.name}/beta`, {
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled: false }),
+      }),
+    ]
+    const etag = (await world.request('/fleet/instances/edge-1/desired', { headers: basic })).headers.get(
+      'etag',
+    )
+    statuses.push(
+      await check('GET', '/fleet/instances/edge-1/desired', {
+        headers: { ...basic, 'if-none-match': etag as string },
+      }),
+    )
+    expect(statuses).toEqual([204, 400, 413, 200, 401, 200, 200, 400, 200, 304])
+    expect(problems).toEqual([])
   })
 })
