@@ -57,8 +57,12 @@ describe('the fleet', () => {
     const flipped = report({
       modules: [
         {
-          ...report().modules[0],
-          sets: report().modules[0]?.sets.map((s) => ({ ...s, enabled: true })) ?? [],
+          name: KIT,
+          version: '1.0.0',
+          sets: [
+            { name: 'a', types: ['a'], enabled: true, loaded: true },
+            { name: 'b', types: ['b'], enabled: true, loaded: true },
+          ],
         },
       ],
     })
