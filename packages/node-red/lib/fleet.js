@@ -176,6 +176,21 @@ function startFleetAgent(settings, adminAuth) {
     /** Installs that failed for the desired version: not tried again until it changes. */
     let failedInstalls = new Map()
     let backoff = 1000
+    // A refusal is logged once, not at every pause; again after the call succeeded in between.
+    const onceEach = () => {
+      let last = null
+      return {
+        say(line) {
+          if (line !== last) log(line)
+          last = line
+        },
+        clear() {
+          last = null
+        },
+      }
+    }
+    const pollRefusal = onceEach()
+    const reportRefusal = onceEach()
 
     while (!stopped) {
       const answer = await call('GET', `${base}/desired`, {
@@ -183,8 +198,8 @@ function startFleetAgent(settings, adminAuth) {
         timeoutMs: (POLL_WAIT_S + 15) * 1000,
       })
       if (answer === null || (answer.status !== 200 && answer.status !== 304)) {
-        if (answer !== null && answer.status !== 200 && answer.status !== 304) {
-          log(
+        if (answer !== null) {
+          pollRefusal.say(
             `fleet: flowadmin answered HTTP ${answer.status} to the poll${answer.body?.message ? `: ${short(answer.body.message)}` : ''}`,
           )
         }
@@ -193,6 +208,7 @@ function startFleetAgent(settings, adminAuth) {
         continue
       }
       backoff = 1000
+      pollRefusal.clear()
       if (answer.status === 200 && answer.body !== null && typeof answer.body.version === 'string') {
         if (desired?.version !== answer.body.version) failedInstalls = new Map()
         desired = answer.body
@@ -212,8 +228,9 @@ function startFleetAgent(settings, adminAuth) {
         body: JSON.stringify(report),
         timeoutMs: settings.timeoutMs * 3,
       })
+      if (sent !== null && sent.status === 204) reportRefusal.clear()
       if (sent !== null && sent.status !== 204) {
-        log(
+        reportRefusal.say(
           `fleet: flowadmin refused the report (HTTP ${sent.status})${sent.body?.message ? `: ${short(sent.body.message)}` : ''}`,
         )
         await sleep(backoff)
