@@ -28,7 +28,8 @@ const report = (overrides: Partial<InstanceReport> = {}): InstanceReport => ({
   ...overrides,
 })
 
-const fleetWorld = () => createWorld({ fleet: {} })
+/** Fleet mode; a change's answer waits for no instance unless told. */
+const fleetWorld = (answerWaitMs = 0) => createWorld({ fleet: { answerWaitMs } })
 
 describe('fleet mode: the instances’ routes', () => {
   it('an instance polls the desired state with an ETag, and a poll with that ETag and no wait is 304', async () => {
@@ -186,6 +187,37 @@ describe('fleet mode: the module routes and GET /fleet/instances', () => {
     world.clock.advance(41_000)
     const later = (await (await world.get('/fleet/instances', token)).json()) as Array<{ connected: boolean }>
     expect(later.map((instance) => instance.connected)).toEqual([false, false])
+  })
+
+  it('a change’s answer waits for the connected instances’ outcomes, and shows them', async () => {
+    const world = await fleetWorld(30_000)
+    const token = await world.login()
+    const send = (body: InstanceReport) =>
+      world.request('/fleet/instances/edge-1/report', {
+        method: 'POST',
+        headers: { authorization: fleetBasic(), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    expect((await send(report({ typesInUse: [] }))).status).toBe(204)
+    let answered = false
+    const change = world.put(`/nodes/${PLAIN.name}`, { enabled: false }, token).then((res) => {
+      answered = true
+      return res
+    })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(answered).toBe(false)
+    // The instance applies it and reports: the answer comes, with its state.
+    const applied = report({ typesInUse: [] }).modules.map((module) =>
+      module.name === PLAIN.name
+        ? { ...module, sets: module.sets.map((set) => ({ ...set, enabled: false })) }
+        : module,
+    )
+    expect((await send(report({ typesInUse: [], modules: applied }))).status).toBe(204)
+    const res = await change
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { instances: unknown[] }).instances).toEqual([
+      { id: 'edge-1', connected: true, version: PLAIN.version, enabled: { random: false } },
+    ])
   })
 
   it('needs nodes.read, and is not there without fleet mode', async () => {

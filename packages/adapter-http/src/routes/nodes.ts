@@ -49,6 +49,9 @@ export function parseNodesPath(rest: string): NodesTarget | null {
 
 const notFound = () => emptyResponse(404)
 
+/** Milliseconds between looks at the instances' outcomes while a change's answer waits. */
+const OUTCOME_CHECK_MS = 50
+
 /** In fleet mode, each instance's own state of a module beside the desired one. */
 const InstanceStates = v.optional(
   v.pipe(
@@ -143,9 +146,18 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   // In fleet mode, each answer shows every instance's own state beside the desired one.
   const moduleJson = async (view: ModuleView) => (fleet === null ? view : (await fleet.decorate([view]))[0])
   const setJson = async (view: NodeSetView) => (fleet === null ? view : fleet.decorateSet(view))
-  /** A change made: the instances' held polls learn of it now. */
-  const changed = <T extends { ok: boolean }>(result: T): T => {
-    if (result.ok) deps.fleetChanges?.notify()
+  /**
+   * A change made: the instances' held polls learn of it now, and in fleet mode the answer waits
+   * (up to `answerWaitMs`) for the connected instances' outcomes, which it then shows.
+   */
+  const changed = async <T extends { ok: boolean }>(result: T, module: string | null): Promise<T> => {
+    if (!result.ok) return result
+    deps.fleetChanges?.notify()
+    if (fleet === null || module === null || fleet.answerWaitMs <= 0) return result
+    const deadline = Date.now() + fleet.answerWaitMs
+    while (Date.now() < deadline && !(await fleet.settled(module))) {
+      await new Promise((resolve) => setTimeout(resolve, OUTCOME_CHECK_MS))
+    }
     return result
   }
   const routes = new Hono<AppEnv>()
@@ -271,10 +283,16 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const { enabled } = fields.output
       const actor = actorOf(c.get('principal'), c.get('address'))
       if (target.set === null) {
-        const result = changed(await modules.setModuleEnabled(target.module, enabled, actor))
+        const result = await changed(
+          await modules.setModuleEnabled(target.module, enabled, actor),
+          target.module,
+        )
         return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))
       }
-      const result = changed(await modules.setNodeSetEnabled(target.module, target.set, enabled, actor))
+      const result = await changed(
+        await modules.setNodeSetEnabled(target.module, target.set, enabled, actor),
+        target.module,
+      )
       return result.ok ? c.json(await setJson(result.value)) : toResponse(errorAnswerOf(result.error))
     },
   )
@@ -348,7 +366,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const { module, version, url } = fields.output
       const request = url === undefined ? { module, version } : { module, url }
-      const result = changed(await modules.install(request, actor))
+      const result = await changed(await modules.install(request, actor), request.module)
       return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))
     },
   )
@@ -384,7 +402,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const target = targetOf(c.req.path)
       if (target === null || target.set !== null) return notFound()
       const result = await modules.remove(target.module, actorOf(c.get('principal'), c.get('address')))
-      changed(result)
+      await changed(result, null)
       return result.ok ? emptyResponse(204) : toResponse(errorAnswerOf(result.error))
     },
   )

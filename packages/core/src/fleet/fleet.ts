@@ -23,6 +23,11 @@ export interface FleetOptions {
   prune?: boolean | undefined
   /** Milliseconds after its last contact that an instance still counts as connected. Default 40000. */
   connectedMs?: number | undefined
+  /**
+   * Milliseconds a change's answer waits for the connected instances that have the module to
+   * report their outcome (applied, or refused). Default 5000; 0 answers at once (all pending).
+   */
+  answerWaitMs?: number | undefined
 }
 
 /** What every instance is asked to have. `version` changes whenever anything else does. */
@@ -82,6 +87,7 @@ export type FleetNodeSetView = NodeSetView & { instances: InstanceModuleState[] 
 export type InstanceConflict = { code: 'instance_conflict'; instance: string }
 
 export const DEFAULT_CONNECTED_MS = 40_000
+export const DEFAULT_ANSWER_WAIT_MS = 5000
 
 interface FleetDeps {
   store: ModuleStore
@@ -242,6 +248,19 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
 
   return {
     desired,
+    /** See FleetOptions.answerWaitMs. */
+    answerWaitMs: options.answerWaitMs ?? DEFAULT_ANSWER_WAIT_MS,
+
+    /**
+     * Whether every connected instance that has this module (or is to install it) has an outcome
+     * for the desired state now: applied, or refused. Those away do not count.
+     */
+    async settled(module: string): Promise<boolean> {
+      const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+      return statesOf(module, records, modules, installs).every(
+        (state) => !state.connected || state.drift === undefined || state.drift.reason !== 'pending',
+      )
+    },
 
     /** An instance polls for the desired state: its contact is noted. */
     async poll(id: string, resourceServer: string): Promise<Result<DesiredState, InstanceConflict>> {

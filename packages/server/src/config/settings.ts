@@ -49,7 +49,7 @@ export interface Settings {
    * Fleet mode: the module routes state the desired modules of the Node-RED instances whose
    * helper reports here; null: off, the module routes manage `userDir`.
    */
-  fleet: { prune: boolean } | null
+  fleet: { prune: boolean; answerWaitMs: number } | null
 }
 
 /** `externalModules.palette`, with its defaults applied. */
@@ -434,6 +434,7 @@ const externalModules = strictObject({
 const fleet = strictObject({
   modules: v.boolean('must be true or false'),
   prune: v.optional(v.boolean('must be true or false')),
+  wait: v.optional(whole(0, 60)),
 })
 
 const schema = strictObject({
@@ -615,7 +616,9 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
     shutdownTimeout: parsed.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
     console: parsed.console ?? true,
     palette: { ...DEFAULT_PALETTE, ...parsed.externalModules?.palette },
-    fleet: parsed.fleet?.modules ? { prune: parsed.fleet.prune ?? false } : null,
+    fleet: parsed.fleet?.modules
+      ? { prune: parsed.fleet.prune ?? false, answerWaitMs: (parsed.fleet.wait ?? 5) * 1000 }
+      : null,
   }
 }
 
