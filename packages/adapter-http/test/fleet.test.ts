@@ -200,10 +200,12 @@ describe('fleet mode: the module routes and GET /fleet/instances', () => {
       })
     expect((await send(report({ typesInUse: [] }))).status).toBe(204)
     let answered = false
-    const change = world.put(`/nodes/${PLAIN.name}`, { enabled: false }, token).then((res) => {
-      answered = true
-      return res
-    })
+    const change = Promise.resolve(world.put(`/nodes/${PLAIN.name}`, { enabled: false }, token)).then(
+      (res) => {
+        answered = true
+        return res
+      },
+    )
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(answered).toBe(false)
     // The instance applies it and reports: the answer comes, with its state.
