@@ -55,11 +55,11 @@ export {
 } from './core.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'
+export { driftOf } from './fleet/drift.js'
 export {
   DEFAULT_CONNECTED_MS,
   type DesiredState,
   type Drift,
-  driftOf,
   type Fleet,
   type FleetModuleView,
   type FleetNodeSetView,
