@@ -3,9 +3,11 @@
 // table, the targets, and each scenario's top CPU frames when the run profiled (--cpu-prof); and the
 // figures of the newest PostgreSQL run there (`pnpm bench --storage postgres`), if any.
 // `pnpm bench:docs` runs the bench beside Node-RED with the profiles, then on PostgreSQL, then this.
+
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { fleetRows } from './fleet-modules.mjs'
 
 const root = new URL('../', import.meta.url)
 const COLUMN = {
@@ -88,6 +90,10 @@ function scenarioRows(scenario) {
 
 function scenarioSection(scenario) {
   const lines = [`### ${scenario.title}`, '', `\`${scenario.id}\``, '']
+  if (scenario.combined.local?.kind === 'fleet-modules') {
+    lines.push(table(['', 'flowadmin'], fleetRows(scenario.combined.local)))
+    return lines.join('\n')
+  }
   if (scenario.combined.local) {
     const local = scenario.combined.local
     lines.push(

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { trackFolder } from './cleanup.mjs'
 import { writeDocs } from './docs.mjs'
+import { createFleetScenario } from './fleet-modules.mjs'
 import {
   ARGON2_OPTIONS,
   argon2,
@@ -51,8 +52,8 @@ const HELP = `Usage: pnpm bench [options]
   --fleet-rate N      introspections per second the whole fleet sends (default 2000; --quick 250)
   --only ID,ID        run only these scenarios (ids: start sqlite-commits trail login-page healthz settings
                       introspect nr-flows settings-1 toggle-1 toggle-10 login logins-100 revoke login-N
-                      revoke-N fleet storm; with --storage postgres also fleet-2i propagation login-2i
-                      toggle-2i)
+                      revoke-N fleet storm fleet-modules; with --storage postgres also fleet-2i
+                      propagation login-2i toggle-2i)
   --cpu-prof DIR      after each scenario's measured rounds, one more flowadmin round with the V8
                       CPU profiler on, its profile written into DIR and its top frames reported
                       (the figures come from the unprofiled rounds; for nr-flows, the flowadmin
@@ -176,6 +177,7 @@ async function main() {
           pools: options.pools,
         })
       : []),
+    ...(postgres ? [] : [createFleetScenario({ quick, log })]),
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
@@ -293,10 +295,17 @@ async function main() {
       }
       const combined = { local: (scenario.combine ?? combineLocal)(measured) }
       results[scenario.id] = combined
-      const table = (scenario.table ?? localTable)(scenario, combined.local, {
-        durationS: options.durationS,
-        rounds: options.rounds,
-      })
+      const table = scenario.table
+        ? scenario.table(scenario, combined.local, { durationS: options.durationS, rounds: options.rounds })
+        : scenario.rows
+          ? [
+              `\n## ${scenario.title}  [${scenario.id}; ${options.rounds} round(s)]`,
+              ...scenario.rows(combined.local).map(([label, value]) => `${label.padEnd(60)} ${value}`),
+            ].join('\n')
+          : localTable(scenario, combined.local, {
+              durationS: options.durationS,
+              rounds: options.rounds,
+            })
       console.log(table)
       output += `${table}\n`
       report.scenarios.push({ id: scenario.id, title: scenario.title, rounds: { local: measured }, combined })

@@ -48,6 +48,16 @@ export interface FlowadminOptions {
   allowInsecureHttp?: boolean
   /** auditLogger's own options. */
   audit?: AuditOptions
+  /**
+   * Fleet mode: this instance polls flowadmin for the fleet's desired node modules, applies them
+   * through its own admin API, and reports its modules and the types its flows use. Default false.
+   */
+  fleet?: boolean
+  /**
+   * This instance's id in the fleet (1 to 128 letters, digits, `.`, `_` or `-`). Default: one
+   * made on first start and kept in `<userDir>/.flowadmin-instance`.
+   */
+  instanceId?: string
 }
 
 export interface AuditOptions {

@@ -2,6 +2,7 @@
 
 const { createAdminAuth } = require('./lib/admin-auth')
 const { createAuditLogger } = require('./lib/audit')
+const { startFleetAgent } = require('./lib/fleet')
 const { createMiddleware } = require('./lib/middleware')
 const { parseOptions } = require('./lib/options')
 const { stateOf } = require('./lib/state')
@@ -13,7 +14,11 @@ const { stateOf } = require('./lib/state')
  */
 function adminAuth(options) {
   const settings = parseOptions(options)
-  return createAdminAuth(settings, stateOf(options, settings))
+  const state = stateOf(options, settings)
+  const auth = createAdminAuth(settings, state)
+  // Fleet mode: the agent starts once Node-RED listens, and finds its settings by this object.
+  if (settings.fleet && state.fleet === null) state.fleet = startFleetAgent(settings, auth)
+  return auth
 }
 
 /**

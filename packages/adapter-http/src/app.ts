@@ -4,8 +4,10 @@ import { matchedRoutes } from 'hono/route'
 import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
+import { createFleetChanges, type FleetChanges } from './fleet-changes.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
+import { fleetRoutes } from './routes/fleet.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
 import { nodesRoutes } from './routes/nodes.js'
@@ -50,6 +52,11 @@ export interface HttpAppOptions {
    * the origin the browser used, then `<basePath>/auth/strategy/callback`.
    */
   ssoRedirectUri?: string | undefined
+  /**
+   * Fleet mode: how the instances' long polls learn that the desired state changed (the server
+   * tells it of changes made here). Default: a check every second while polls wait.
+   */
+  fleetChanges?: FleetChanges | undefined
 }
 
 /** One answered request, as `onResponse` receives it. */
@@ -99,6 +106,13 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     maxBodyBytes,
     metrics: options.metrics !== undefined,
     ssoRedirectUri: options.ssoRedirectUri,
+    fleetChanges:
+      options.fleetChanges ??
+      (core.fleet === null
+        ? undefined
+        : createFleetChanges(
+            async () => (await (core.fleet as NonNullable<Core['fleet']>).desired()).version,
+          )),
   }
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error(error))
   const unexpected = (error: unknown, c: Context): Response => {
@@ -120,6 +134,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))
     .route('/', auditRoutes(deps))
+    .route('/', fleetRoutes(deps))
     .route(
       '/',
       openApiRoutes(deps, (): RoutesOf => api),

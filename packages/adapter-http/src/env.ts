@@ -1,5 +1,6 @@
 import type { Core, Principal } from '@flowadmin/core'
 import type { Context } from 'hono'
+import type { FleetChanges } from './fleet-changes.js'
 
 /** Per-request values set by the bearer middleware. */
 export type AppEnv = {
@@ -22,4 +23,6 @@ export interface RouteDeps {
   maxUploadBytes: number
   /** The single sign-on redirect URI from the settings; undefined: the origin the browser used. */
   ssoRedirectUri?: string | undefined
+  /** Fleet mode: how the instances' long polls learn of a change. */
+  fleetChanges?: FleetChanges | undefined
 }

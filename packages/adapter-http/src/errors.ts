@@ -86,7 +86,22 @@ const mapping: Mapping = {
   node_set_not_found: () => notFound,
   type_in_use: (error) => ({
     status: 400,
-    body: { code: 'type_in_use', message: `Type in use: ${error.types.join(', ')}`, types: error.types },
+    body:
+      error.instances === undefined
+        ? { code: 'type_in_use', message: `Type in use: ${error.types.join(', ')}`, types: error.types }
+        : {
+            code: 'type_in_use',
+            message: `Type in use: ${error.types.join(', ')} (on ${error.instances.join(', ')})`,
+            types: error.types,
+            instances: error.instances,
+          },
+  }),
+  instance_conflict: (error) => ({
+    status: 409,
+    body: {
+      code: 'instance_conflict',
+      message: `Instance ${error.instance} belongs to another resource server; give this one another instanceId`,
+    },
   }),
   flows_unavailable: () => ({
     status: 503,

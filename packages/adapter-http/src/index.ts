@@ -8,6 +8,7 @@ export {
 } from './app.js'
 export { type CorsOptions, originProblem } from './cors.js'
 export { REALM } from './errors.js'
+export { createFleetChanges, FLEET_CHECK_MS, type FleetChanges } from './fleet-changes.js'
 export type { OpenApiDocument } from './openapi.js'
 export { type MetricsExposition, READINESS_TIMEOUT_MS, type Readiness } from './routes/health.js'
 export { basicCredentials } from './routes/introspect.js'

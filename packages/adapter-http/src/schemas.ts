@@ -167,7 +167,13 @@ export const InstallRequestSchema = v.pipe(
 export const AdminError = (codes: [string, ...string[]], withTypes = false) => {
   const fields = { code: v.picklist(codes), message: v.string() }
   return withTypes
-    ? v.strictObject({ ...fields, types: v.optional(v.array(v.string())) })
+    ? v.strictObject({
+        ...fields,
+        types: v.optional(v.array(v.string())),
+        instances: v.optional(
+          v.pipe(v.array(v.string()), v.description('Fleet mode: the instances whose flows use them.')),
+        ),
+      })
     : v.strictObject(fields)
 }
 

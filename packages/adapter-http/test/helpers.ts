@@ -1,5 +1,5 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import type { AdminAuthOptions, ModuleDescriptor, Stores } from '@flowadmin/core'
+import type { AdminAuthOptions, FleetOptions, ModuleDescriptor, Stores } from '@flowadmin/core'
 import { createCoreWithDoubles } from '@flowadmin/testkit'
 import { expect } from 'vitest'
 import { createHttpApp, type HttpAppOptions } from '../src/index.js'
@@ -37,6 +37,8 @@ export interface WorldOptions {
   loginQueue?: AdminAuthOptions['loginQueue']
   /** Resource servers besides `fleet`: id and secret. */
   resourceServers?: Array<{ id: string; secret: string }>
+  /** Fleet mode's options; absent: off. */
+  fleet?: FleetOptions
 }
 
 /**
@@ -77,6 +79,7 @@ export async function createWorld(options: WorldOptions = {}) {
           },
     loaderFailures: options.loaderFailures,
     typesInUse: options.typesInUse,
+    fleet: options.fleet,
   })
   const { core, clock, hasher, events, loader, typeUsage, stores, installer } = doubles
   await core.modules.sync([PLAIN, SCOPED])

@@ -13,6 +13,7 @@ import {
   type WaitingBounds,
   type WaitingSave,
 } from '@flowadmin/core'
+import { createFleetStore } from './fleet-store.js'
 import { createTrailStore } from './trail-store.js'
 
 export interface MemoryStores extends Stores {
@@ -427,6 +428,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     throttle: createThrottleStore(maxThrottleEntries),
     sso: createSsoStore(),
     trail: createTrailStore(),
+    fleet: createFleetStore(),
     async close() {},
   }
 }

@@ -119,6 +119,23 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX flowadmin_sso_codes_by_address ON flowadmin_sso_codes (address, expires_at);
   CREATE INDEX flowadmin_sso_codes_by_expiry ON flowadmin_sso_codes (expires_at);
   `,
+  `
+  -- The fleet: what each Node-RED instance reported of itself, and the modules installed or
+  -- removed across it.
+  CREATE TABLE flowadmin_fleet_instances (
+    id text PRIMARY KEY,
+    resource_server text NOT NULL,
+    seen_at bigint NOT NULL,        -- ms since the epoch
+    reported_at bigint,             -- null before the first report
+    report jsonb                    -- null before the first report
+  );
+  CREATE TABLE flowadmin_fleet_installs (
+    module text PRIMARY KEY,
+    action text NOT NULL CHECK (action IN ('install', 'remove')),
+    version text,
+    at bigint NOT NULL
+  );
+  `,
 ]
 
 /** The schema version this code writes. */

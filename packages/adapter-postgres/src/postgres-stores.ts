@@ -4,6 +4,7 @@ import { type ChannelWatch, watchChannel } from './channel-watch.js'
 import { clientConfig, describeTarget, type PostgresOptions, poolConfig } from './connection.js'
 import { createDatabase } from './database.js'
 import { toOpenError } from './errors.js'
+import { createFleetStore } from './fleet-store.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
@@ -102,6 +103,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     throttle: createThrottleStore(db),
     sso: createSsoStore(db),
     trail: createTrailStore(db),
+    fleet: createFleetStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

@@ -139,6 +139,23 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX sso_codes_by_address ON sso_codes (address, expires_at);
   CREATE INDEX sso_codes_by_expiry ON sso_codes (expires_at);
   `,
+  `
+  -- The fleet: what each Node-RED instance reported of itself, and the modules installed or
+  -- removed across it.
+  CREATE TABLE fleet_instances (
+    id TEXT PRIMARY KEY,
+    resource_server TEXT NOT NULL,
+    seen_at INTEGER NOT NULL,     -- ms since the epoch
+    reported_at INTEGER,          -- null before the first report
+    report TEXT                   -- JSON, null before the first report
+  ) WITHOUT ROWID;
+  CREATE TABLE fleet_installs (
+    module TEXT PRIMARY KEY,
+    action TEXT NOT NULL CHECK (action IN ('install', 'remove')),
+    version TEXT,
+    at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -1,6 +1,7 @@
 import type { Stores } from '@flowadmin/core'
 import { MEMORY, openDatabase, type SqliteDatabase } from './database.js'
 import { toStoreError } from './errors.js'
+import { createFleetStore } from './fleet-store.js'
 import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
@@ -42,6 +43,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       throttle: createThrottleStore(db),
       sso: createSsoStore(db),
       trail: createTrailStore(db),
+      fleet: createFleetStore(db),
     }
     let open = true
     return {

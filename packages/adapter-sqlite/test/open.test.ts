@@ -87,6 +87,8 @@ describe('openDatabase: settings and migrations', () => {
     expect(pragma(db, 'cache_size')).toBe(pragma(new Database(':memory:'), 'cache_size'))
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all()
     expect(tables).toEqual([
+      { name: 'fleet_installs' },
+      { name: 'fleet_instances' },
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },

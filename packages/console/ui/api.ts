@@ -262,6 +262,8 @@ export interface Offers {
   tokens: boolean
   resourceServers: boolean
   audit: boolean
+  /** Fleet mode: the Node-RED instances and their drift. */
+  fleet: boolean
 }
 
 export async function offers(): Promise<Offers> {
@@ -273,9 +275,17 @@ export async function offers(): Promise<Offers> {
       tokens: paths['/auth/tokens']?.get !== undefined,
       resourceServers: paths['/auth/resource-servers']?.get !== undefined,
       audit: paths['/audit']?.get !== undefined,
+      fleet: paths['/fleet/instances']?.get !== undefined,
     }
   } catch {
-    return { install: false, remove: false, tokens: false, resourceServers: false, audit: false }
+    return {
+      install: false,
+      remove: false,
+      tokens: false,
+      resourceServers: false,
+      audit: false,
+      fleet: false,
+    }
   }
 }
 
@@ -317,6 +327,22 @@ export const endToken = (id: string): Promise<void> =>
 /** Ends every session and API token of `user`: "sign out everywhere". */
 export const endAllTokens = (user: string): Promise<void> =>
   succeed(`auth/tokens?${new URLSearchParams({ user })}`, { method: 'DELETE' })
+
+/** A Node-RED instance of the fleet, as `GET /fleet/instances` lists it. */
+export interface FleetInstance {
+  id: string
+  resourceServer: string
+  nodeRedVersion: string | null
+  connected: boolean
+  lastSeen: string
+  lastReport: string | null
+  applied: string | null
+  modules: number
+  drift: Array<{ module: string; reason: string; message?: string }>
+}
+
+/** The fleet's instances with their drift (fleet mode; needs `nodes.read`). */
+export const listFleetInstances = (): Promise<FleetInstance[]> => json('fleet/instances')
 
 /** A resource server of `adminAuth.resourceServers`, and when it last called this instance. */
 export interface ResourceServer {

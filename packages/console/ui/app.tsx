@@ -19,6 +19,7 @@ import {
   type User,
   whoAmI,
 } from './api.js'
+import { Fleet } from './fleet.js'
 import { LoginForm } from './login.js'
 import { Modules } from './modules.js'
 import { ResourceServers } from './resource-servers.js'
@@ -35,7 +36,7 @@ type Screen =
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: 'loading' })
-  const [view, setView] = useState<'modules' | 'sessions' | 'servers' | 'activity'>('modules')
+  const [view, setView] = useState<'modules' | 'sessions' | 'servers' | 'activity' | 'fleet'>('modules')
 
   /** Decides the screen from the server: its login scheme, then who this tab's token is. */
   const start = useCallback(async (given: string | null) => {
@@ -87,6 +88,8 @@ export function App() {
   const servers = screen.name === 'ready' && screen.offers.resourceServers && isAdmin(screen.user.permissions)
   // The trail, for whoever may read it (`audit.read`), on a server that has one.
   const activity = screen.name === 'ready' && screen.offers.audit && canReadAudit(screen.user.permissions)
+  // Fleet mode's instances, for whoever may read the node modules they apply.
+  const fleet = screen.name === 'ready' && screen.offers.fleet
 
   return (
     <div class="shell">
@@ -133,7 +136,7 @@ export function App() {
             onDone={() => void start(null)}
           />
         )}
-        {screen.name === 'ready' && (tokens || servers || activity) && (
+        {screen.name === 'ready' && (tokens || servers || activity || fleet) && (
           <nav class="nav tabs" aria-label="Sections">
             <button
               type="button"
@@ -143,6 +146,16 @@ export function App() {
             >
               Node modules
             </button>
+            {fleet && (
+              <button
+                type="button"
+                class="button"
+                aria-current={view === 'fleet' ? 'page' : undefined}
+                onClick={() => setView('fleet')}
+              >
+                Fleet
+              </button>
+            )}
             {tokens && (
               <button
                 type="button"
@@ -183,6 +196,7 @@ export function App() {
         )}
         {screen.name === 'ready' && view === 'servers' && <ResourceServers onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'activity' && <Activity onSessionEnded={ended} />}
+        {screen.name === 'ready' && view === 'fleet' && <Fleet onSessionEnded={ended} />}
       </main>
       {screen.name === 'ready' && <footer class="foot muted">flowadmin {screen.version}</footer>}
     </div>

@@ -16,6 +16,7 @@ import {
 import { createSso, type SsoExchangeError, type SsoOptions } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
+import { createFleet, type FleetOptions, fleetInstaller } from './fleet/fleet.js'
 import { createModules } from './modules/modules.js'
 import type {
   Actor,
@@ -42,7 +43,7 @@ import {
   type InventoryCaller,
 } from './tokens/inventory.js'
 import { createTokens, FLOWADMIN_AUDIENCE, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
-import { createTrail, type InstanceReport } from './trail/trail.js'
+import { createTrail, type ReportedEvent } from './trail/trail.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -115,6 +116,11 @@ export type UserOptions = NonNullable<AdminAuthOptions['users']>[number]
 
 export interface CoreOptions {
   adminAuth?: AdminAuthOptions | null | undefined
+  /**
+   * Fleet mode: the module routes state the desired modules of the Node-RED instances that report
+   * here (see createFleet), not the modules of this process. Off when absent or null.
+   */
+  fleet?: FleetOptions | null | undefined
 }
 
 export interface CorePorts {
@@ -294,14 +300,35 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     observer: ports.observer,
   })
   const trail = createTrail(ports.stores.trail)
+  const fleet =
+    options.fleet === null || options.fleet === undefined
+      ? null
+      : createFleet(
+          { store: ports.stores.modules, fleet: ports.stores.fleet, clock, digest, events },
+          options.fleet,
+        )
   const modules = createModules({
     store: ports.stores.modules,
     loader: ports.loader,
-    typeUsage: ports.typeUsage,
+    typeUsage: fleet?.typeUsage ?? ports.typeUsage,
     events,
     clock,
-    installer: ports.installer,
+    installer: fleet === null ? ports.installer : fleetInstaller(fleet, ports.installer),
+    inventory: fleet === null ? 'discovered' : 'store',
   })
+
+  /**
+   * Authenticates a resource server (a fleet instance's helper): its credentials hold, or
+   * `invalid_client`.
+   */
+  async function authenticateClient(
+    client: ClientCredentials | null,
+    address: string,
+  ): Promise<Result<string, ClientError>> {
+    if (auth === null || client === null) return err({ code: 'invalid_client' })
+    const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
+    return authenticated.ok ? ok(client.id) : authenticated
+  }
 
   async function authenticate(
     token: string | null,
@@ -464,7 +491,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
      */
     async reportEvents(
       client: ClientCredentials | null,
-      reports: readonly InstanceReport[],
+      reports: readonly ReportedEvent[],
       address: string,
     ): Promise<Result<number, ClientError>> {
       if (auth === null || client === null) return err({ code: 'invalid_client' })
@@ -577,6 +604,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     modules,
+
+    /**
+     * Fleet mode (the `fleet` option), or null when it is off: the desired state the instances
+     * poll, their reports and drift. `authenticateClient` checks an instance's resource server.
+     */
+    fleet: fleet === null ? null : { ...fleet, authenticateClient },
 
     /**
      * Deletes expired tokens, ended throttle windows, logout tokens past their time, and sign-ins

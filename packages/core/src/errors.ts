@@ -42,7 +42,9 @@ export type DomainError =
   /** The module exists but has no node set of that name. */
   | { code: 'node_set_not_found'; module: string; set: string }
   /** Disabling would remove types the deployed flows use; nothing was changed. */
-  | { code: 'type_in_use'; types: string[] }
+  | { code: 'type_in_use'; types: string[]; instances?: string[] }
+  /** A fleet instance's id is already another resource server's. */
+  | { code: 'instance_conflict'; instance: string }
   /** The deployed flows cannot be read, so no disable can be checked; nothing was changed. */
   | { code: 'flows_unavailable' }
   /** An install or removal that did not happen. */

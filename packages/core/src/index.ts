@@ -57,6 +57,19 @@ export {
 } from './core.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'
+export { driftOf } from './fleet/drift.js'
+export {
+  DEFAULT_CONNECTED_MS,
+  type DesiredState,
+  type Drift,
+  type Fleet,
+  type FleetModuleView,
+  type FleetNodeSetView,
+  type FleetOptions,
+  type InstanceConflict,
+  type InstanceModuleState,
+  type InstanceView,
+} from './fleet/fleet.js'
 export type { ModuleError, ModuleView, NodeSetView, PaletteError } from './modules/modules.js'
 export { NOT_INSTALLED } from './modules/modules.js'
 export type * from './ports/index.js'
@@ -85,7 +98,7 @@ export {
   decodeTrailCursor,
   EXPORT_PAGE,
   encodeTrailCursor,
-  type InstanceReport,
+  type ReportedEvent,
   SECRET_KEY,
   type Trail,
   type TrailRetention,

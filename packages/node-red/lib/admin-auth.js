@@ -94,6 +94,8 @@ function createAdminAuth(settings, state) {
      */
     tokens: neverRejects(log, 'tokens', async (token) => {
       if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH) return null
+      // The fleet agent's own calls to this instance; its token never leaves this process.
+      if (state.fleet?.isAgentToken(token)) return state.fleet.agentUser()
       // The editor's logout, held by the middleware until its token was revoked, runs once as
       // its user through this ticket (see middleware.js); a ticket is never asked at flowadmin.
       if (revocations.isTicket(token)) return revocations.takeTicket(token) ?? null

@@ -227,4 +227,4 @@ function createClient(settings, health) {
   }
 }
 
-module.exports = { createClient, MAX_TOKEN_LENGTH }
+module.exports = { basicAuthorization, createClient, MAX_TOKEN_LENGTH }

@@ -21,6 +21,8 @@ const KNOWN = [
   'sso',
   'allowInsecureHttp',
   'audit',
+  'fleet',
+  'instanceId',
 ]
 const SSO_KNOWN = ['redirectUri', 'label', 'icon', 'url']
 const DEFAULT_SSO_LABEL = 'Sign in with single sign-on'
@@ -36,6 +38,8 @@ const DEFAULT_SSO_LABEL = 'Sign in with single sign-on'
  * @property {(line: string) => void} log
  * @property {() => number} now
  * @property {SsoSettings | null} sso the editor signs in through flowadmin, or null: the login form
+ * @property {boolean} fleet this instance applies flowadmin's desired node modules and reports its own
+ * @property {string | null} instanceId this instance's id in the fleet; null: kept in the userDir
  */
 
 /**
@@ -246,7 +250,20 @@ function parseOptions(options) {
     log: safeLog(parseFunction(options, 'log', defaultLog)),
     now: parseFunction(options, 'now', Date.now),
     sso: parseSso(options.sso, url, allowInsecureHttp),
+    fleet: parseBoolean(options, 'fleet'),
+    instanceId: parseInstanceId(options.instanceId),
   }
+}
+
+/** 1 to 128 letters, digits, `.`, `_` or `-`, starting with a letter or digit; absent: null. */
+function parseInstanceId(value) {
+  if (value === undefined) return null
+  if (typeof value !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(value)) {
+    throw invalid(
+      `instanceId must be 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit, got ${shown(value)}`,
+    )
+  }
+  return value
 }
 
 module.exports = { parseOptions, MAX_CACHE_MS }

@@ -10,6 +10,7 @@ const { createRevocations } = require('./revocations')
  * @property {ReturnType<typeof createClient>} client
  * @property {ReturnType<typeof createTokenCache>} cache
  * @property {ReturnType<typeof createRevocations>} revocations
+ * @property {ReturnType<typeof import('./fleet').startFleetAgent> | null} fleet the fleet agent, once started
  */
 
 /** One state per options object: see stateOf. */
@@ -32,7 +33,7 @@ function stateOf(options, settings) {
     const health = createHealth(settings.log, () => revocations.recovered())
     const client = createClient(settings, health)
     const revocations = createRevocations(settings, client)
-    state = { client, cache: createTokenCache(settings), revocations }
+    state = { client, cache: createTokenCache(settings), revocations, fleet: null }
     states.set(options, state)
   }
   return state

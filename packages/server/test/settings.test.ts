@@ -69,7 +69,20 @@ describe('parseSettings', () => {
         timeout: 300,
         wait: 30,
       },
+      fleet: null,
     })
+  })
+
+  it('turns fleet mode on with fleet.modules, prune off unless given, and names a bad value', () => {
+    expect(parse({ fleet: { modules: true } }).fleet).toEqual({ prune: false, answerWaitMs: 5000 })
+    expect(parse({ fleet: { modules: true, prune: true, wait: 0 } }).fleet).toEqual({
+      prune: true,
+      answerWaitMs: 0,
+    })
+    expect(() => parse({ fleet: { modules: true, wait: 61 } })).toThrow('fleet.wait: must be at most 60')
+    expect(parse({ fleet: { modules: false } }).fleet).toBeNull()
+    expect(() => parse({ fleet: { modules: 'yes' } })).toThrow('fleet.modules: must be true or false')
+    expect(() => parse({ fleet: { modules: true, prune: 1 } })).toThrow('fleet.prune: must be true or false')
   })
 
   it('serves metrics beside the API, not at all, or on a listener of its own', () => {

@@ -1,4 +1,4 @@
-import { type AdminAuthOptions, createCore, type Stores } from '@flowadmin/core'
+import { type AdminAuthOptions, createCore, type FleetOptions, type Stores } from '@flowadmin/core'
 import {
   createEventRecorder,
   createFakeInstaller,
@@ -19,6 +19,8 @@ export interface CoreWithDoublesOptions {
   typesInUse?: string[]
   /** Seed of the random source; a core started again over the same stores needs another. Default 7. */
   seed?: number
+  /** Fleet mode's options; absent: off. */
+  fleet?: FleetOptions | undefined
 }
 
 /**
@@ -45,7 +47,7 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
       installer,
       random: createSeededRandom(options.seed ?? 7),
     },
-    { adminAuth: options.adminAuth(hasher) },
+    { adminAuth: options.adminAuth(hasher), fleet: options.fleet },
   )
   return { core, clock, hasher, loader, typeUsage, events, stores, installer }
 }

@@ -11,6 +11,7 @@ import type {
   WaitingBounds,
 } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describeFleetContract } from './fleet-contract.js'
 import { trailContract } from './trail-contract.js'
 
 /** Stores under test: the three ports plus a way to release them. */
@@ -472,6 +473,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(new Set(final?.sets.map((set) => set.enabled)).size).toBe(1)
       })
     })
+
+    describeFleetContract(() => stores, twoConnections)
 
     describe('throttle', () => {
       const WINDOW = 15 * MINUTE

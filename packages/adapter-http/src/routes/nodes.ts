@@ -1,4 +1,4 @@
-import { actorOf } from '@flowadmin/core'
+import { actorOf, type ModuleView, type NodeSetView } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
@@ -15,6 +15,7 @@ import {
   use,
 } from '../openapi.js'
 import { EnableRequestSchema, firstIssueMessage, InstallRequestSchema } from '../schemas.js'
+import { DriftSchema } from './fleet.js'
 
 // Matched against the decoded rest of the path. A scoped name holds a slash, which the router
 // cannot express, and may arrive as `%2F`, so these routes parse the path themselves.
@@ -48,6 +49,28 @@ export function parseNodesPath(rest: string): NodesTarget | null {
 
 const notFound = () => emptyResponse(404)
 
+/** Milliseconds between looks at the instances' outcomes while a change's answer waits. */
+const OUTCOME_CHECK_MS = 50
+
+/** In fleet mode, each instance's own state of a module beside the desired one. */
+const InstanceStates = v.optional(
+  v.pipe(
+    v.array(
+      v.strictObject({
+        id: v.string(),
+        connected: v.boolean(),
+        version: v.optional(v.pipe(v.string(), v.description('Absent while it is not installed there.'))),
+        enabled: v.pipe(v.record(v.string(), v.boolean()), v.description('Each node set’s state there.')),
+        drift: v.optional(DriftSchema),
+      }),
+    ),
+    v.description(
+      'Fleet mode only: each instance that has the module (or is to install it), with its own state and ' +
+        'its drift from the desired state. `enabled` above is the desired state.',
+    ),
+  ),
+)
+
 /** A node set as the API shows it. */
 const NodeSet = v.pipe(
   v.strictObject({
@@ -59,13 +82,19 @@ const NodeSet = v.pipe(
     module: v.string(),
     version: v.pipe(v.string(), v.description('The module’s version.')),
     err: v.optional(v.pipe(v.string(), v.description('Why loading failed; present only then.'))),
+    instances: InstanceStates,
   }),
   v.metadata({ ref: 'NodeSet' }),
 )
 
 /** The Node Module object. */
 const NodeModule = v.pipe(
-  v.strictObject({ name: v.string(), version: v.string(), nodes: v.array(NodeSet) }),
+  v.strictObject({
+    name: v.string(),
+    version: v.string(),
+    nodes: v.array(NodeSet),
+    instances: InstanceStates,
+  }),
   v.metadata({ ref: 'NodeModule' }),
 )
 
@@ -113,6 +142,24 @@ const ENABLE_EXAMPLES = {
  */
 export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   const modules = deps.core.modules
+  const fleet = deps.core.fleet
+  // In fleet mode, each answer shows every instance's own state beside the desired one.
+  const moduleJson = async (view: ModuleView) => (fleet === null ? view : (await fleet.decorate([view]))[0])
+  const setJson = async (view: NodeSetView) => (fleet === null ? view : fleet.decorateSet(view))
+  /**
+   * A change made: the instances' held polls learn of it now, and in fleet mode the answer waits
+   * (up to `answerWaitMs`) for the connected instances' outcomes, which it then shows.
+   */
+  const changed = async <T extends { ok: boolean }>(result: T, module: string | null): Promise<T> => {
+    if (!result.ok) return result
+    deps.fleetChanges?.notify()
+    if (fleet === null || module === null || fleet.answerWaitMs <= 0) return result
+    const deadline = Date.now() + fleet.answerWaitMs
+    while (Date.now() < deadline && !(await fleet.settled(module))) {
+      await new Promise((resolve) => setTimeout(resolve, OUTCOME_CHECK_MS))
+    }
+    return result
+  }
   const routes = new Hono<AppEnv>()
   const { needs, guarded } = accessDocs(deps)
   /** `PUT` of a module or of one node set. */
@@ -157,7 +204,13 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     requirePermission(deps, 'nodes.read'),
     async (c) => {
-      const sets = (await modules.list()).flatMap((module) => module.nodes)
+      const listed = await modules.list()
+      const sets =
+        fleet === null
+          ? listed.flatMap((module) => module.nodes)
+          : (await fleet.decorate(listed)).flatMap((module) =>
+              module.nodes.map((set) => ({ ...set, instances: module.instances })),
+            )
       sets.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       return c.json(sets)
     },
@@ -195,9 +248,9 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (target === null) return notFound()
       const module = await modules.get(target.module)
       if (!module.ok) return toResponse(errorAnswerOf(module.error))
-      if (target.set === null) return c.json(module.value)
+      if (target.set === null) return c.json(await moduleJson(module.value))
       const set = module.value.nodes.find((candidate) => candidate.name === target.set)
-      return set ? c.json(set) : notFound()
+      return set ? c.json(await setJson(set)) : notFound()
     },
   )
 
@@ -230,11 +283,17 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const { enabled } = fields.output
       const actor = actorOf(c.get('principal'), c.get('address'))
       if (target.set === null) {
-        const result = await modules.setModuleEnabled(target.module, enabled, actor)
-        return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
+        const result = await changed(
+          await modules.setModuleEnabled(target.module, enabled, actor),
+          target.module,
+        )
+        return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))
       }
-      const result = await modules.setNodeSetEnabled(target.module, target.set, enabled, actor)
-      return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
+      const result = await changed(
+        await modules.setNodeSetEnabled(target.module, target.set, enabled, actor),
+        target.module,
+      )
+      return result.ok ? c.json(await setJson(result.value)) : toResponse(errorAnswerOf(result.error))
     },
   )
 
@@ -307,8 +366,8 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const { module, version, url } = fields.output
       const request = url === undefined ? { module, version } : { module, url }
-      const result = await modules.install(request, actor)
-      return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
+      const result = await changed(await modules.install(request, actor), request.module)
+      return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))
     },
   )
 
@@ -343,6 +402,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const target = targetOf(c.req.path)
       if (target === null || target.set !== null) return notFound()
       const result = await modules.remove(target.module, actorOf(c.get('principal'), c.get('address')))
+      await changed(result, null)
       return result.ok ? emptyResponse(204) : toResponse(errorAnswerOf(result.error))
     },
   )

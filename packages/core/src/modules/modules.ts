@@ -63,6 +63,12 @@ export interface ModuleDeps {
   clock: Clock
   /** Installs and removes modules; without it, every install is refused as not allowed. */
   installer?: ModuleInstaller | undefined
+  /**
+   * 'discovered' (default): a module counts as installed once discovery or an install found it.
+   * 'store': every module the store knows counts as installed (a fleet's desired modules, which
+   * the instances install), and an enabled set counts as loaded.
+   */
+  inventory?: 'discovered' | 'store' | undefined
 }
 
 type LoadState = { loaded: true } | { loaded: false; err: string }
@@ -79,16 +85,27 @@ export const NOT_INSTALLED = 'not installed'
  * stored state, is shown with `loaded: false` and `err: "not installed"`, and only `forget`
  * (or removal) drops it.
  */
-export function createModules({ store, loader, typeUsage, events, clock, installer }: ModuleDeps) {
+export function createModules({ store, loader, typeUsage, events, clock, installer, inventory }: ModuleDeps) {
   const loadState = new Map<string, LoadState>()
   /** The modules discovery (or an install) found on disk since start. */
-  const installed = new Set<string>()
+  const found = new Set<string>()
+  const everyStored = inventory === 'store'
+  const installed = {
+    has: (name: string) => everyStored || found.has(name),
+    add: (name: string) => found.add(name),
+    delete: (name: string) => found.delete(name),
+    clear: () => found.clear(),
+  }
   const serial = createKeyedQueue()
 
   const viewOf = (set: NodeSetRecord, version: string): NodeSetView => {
-    const state: LoadState | undefined = installed.has(set.module)
-      ? loadState.get(set.id)
-      : { loaded: false, err: NOT_INSTALLED }
+    const state: LoadState | undefined = everyStored
+      ? set.enabled
+        ? { loaded: true }
+        : undefined
+      : installed.has(set.module)
+        ? loadState.get(set.id)
+        : { loaded: false, err: NOT_INSTALLED }
     const view: NodeSetView = {
       id: set.id,
       name: set.name,
@@ -126,7 +143,7 @@ export function createModules({ store, loader, typeUsage, events, clock, install
 
   /** Loads the enabled sets not loaded yet. A failed set is tried again on the next enable. */
   async function loadEnabled(module: ModuleRecord): Promise<void> {
-    if (!installed.has(module.name)) return
+    if (everyStored || !installed.has(module.name)) return
     for (const set of module.sets) {
       if (!set.enabled || loadState.get(set.id)?.loaded) continue
       await loadSet(set)
@@ -140,6 +157,12 @@ export function createModules({ store, loader, typeUsage, events, clock, install
     const inUse = await typeUsage.typesInUse()
     if (inUse === null) return err({ code: 'flows_unavailable' })
     return ok([...new Set(types.filter((type) => inUse.has(type)))])
+  }
+
+  /** The refusal of a change that would remove types in use, naming who uses them when told. */
+  async function inUse(types: string[]) {
+    const instances = await typeUsage.usedBy?.(types)
+    return err({ code: 'type_in_use' as const, types, ...(instances !== undefined && { instances }) })
   }
 
   const forgetLoads = (name: string) => {
@@ -164,7 +187,7 @@ export function createModules({ store, loader, typeUsage, events, clock, install
     if (!enabled) {
       const blocked = await blockedTypes(changing.flatMap((set) => set.types))
       if (!blocked.ok) return blocked
-      if (blocked.value.length > 0) return err({ code: 'type_in_use', types: blocked.value })
+      if (blocked.value.length > 0) return inUse(blocked.value)
     }
 
     const names = changing.map((set) => set.name)
@@ -260,7 +283,7 @@ export function createModules({ store, loader, typeUsage, events, clock, install
         if (module === null) return err({ code: 'module_not_found', module: name })
         const blocked = await blockedTypes(module.sets.flatMap((set) => set.types))
         if (!blocked.ok) return blocked
-        if (blocked.value.length > 0) return err({ code: 'type_in_use', types: blocked.value })
+        if (blocked.value.length > 0) return inUse(blocked.value)
         if (installed.has(name)) {
           if (installer === undefined) {
             return err({ code: 'module_not_allowed', message: 'This service does not remove modules' })

@@ -72,6 +72,17 @@ export type DomainEvent =
   | ({ type: 'module.disabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.installed'; at: number; module: string; version: string } & Actor)
   | ({ type: 'module.removed'; at: number; module: string; version: string } & Actor)
+  /** A fleet instance (`clientId` its resource server) applied the desired state of this version. */
+  | ({ type: 'fleet.applied'; at: number; instance: string; version: string } & Actor)
+  /** A fleet instance's Node-RED or npm refused a change; `message` is its own. */
+  | ({
+      type: 'fleet.refused'
+      at: number
+      instance: string
+      module: string
+      action: 'enable' | 'disable' | 'install' | 'remove'
+      message: string
+    } & Actor)
 
 export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */

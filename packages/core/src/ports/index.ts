@@ -1,5 +1,6 @@
 // Every port the core needs, one file per concern. Adapters implement these; the core never reaches
 // past them. Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
+import type { FleetStore } from './fleet.js'
 import type { ModuleStore } from './modules.js'
 import type { SsoStore } from './sso.js'
 import type { ThrottleStore } from './throttle.js'
@@ -7,6 +8,7 @@ import type { TokenStore } from './tokens.js'
 import type { TrailStore } from './trail.js'
 
 export type * from './events.js'
+export type * from './fleet.js'
 export type * from './identity.js'
 export type * from './modules.js'
 export type * from './node-modules.js'
@@ -26,4 +28,6 @@ export interface Stores {
   sso: SsoStore
   /** flowadmin's own audit events and its instances', in one trail. */
   trail: TrailStore
+  /** What the fleet's instances report; used in fleet mode. */
+  fleet: FleetStore
 }

@@ -56,4 +56,6 @@ export interface TypeUsage {
    * reports why): the core then refuses every disable rather than risk removing a type in use.
    */
   typesInUse(): Promise<ReadonlySet<string> | null>
+  /** Which users of the flows (a fleet's instances) use any of these types; absent: not told. */
+  usedBy?(types: readonly string[]): Promise<string[]>
 }

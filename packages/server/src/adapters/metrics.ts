@@ -27,6 +27,8 @@ export interface MetricsSources {
   liveTokens: () => Promise<Record<TokenKind, number>>
   /** Verifications running and logins waiting for one, by lane, now. */
   loginQueueLoad: () => { running: number; known: number; general: number }
+  /** Fleet mode: the instances in touch and not, and their drift entries, from the store. */
+  fleet?: (() => Promise<{ connected: number; disconnected: number; drift: number }>) | undefined
 }
 
 /** Seconds: from a cheap route (tens of microseconds) to a login under load. */
@@ -120,6 +122,37 @@ export function createMetrics(): Metrics {
       name: 'flowadmin_tokens_live',
       help: 'Access tokens that have not expired, by kind (session or api), counted in the store at each scrape.',
       collect: () => liveTokens,
+    }),
+  )
+  let fleet: { instances: Sample[]; drift: Sample[] } = { instances: [], drift: [] }
+  /** Fleet mode's figures, read before the registry as the live tokens are. */
+  const countFleet = async () => {
+    if (sources.fleet === undefined) return
+    try {
+      const { connected, disconnected, drift } = await sources.fleet()
+      fleet = {
+        instances: [
+          { labels: { state: 'connected' }, value: connected },
+          { labels: { state: 'disconnected' }, value: disconnected },
+        ],
+        drift: [{ labels: {}, value: drift }],
+      }
+    } catch {
+      // Counted as a storage error; the figures of the last scrape that could count stay.
+    }
+  }
+  made(
+    createGauge({
+      name: 'flowadmin_fleet_instances',
+      help: 'Fleet mode: the Node-RED instances known, by state (connected: in touch within 40 s).',
+      collect: () => fleet.instances,
+    }),
+  )
+  made(
+    createGauge({
+      name: 'flowadmin_fleet_drift',
+      help: 'Fleet mode: modules where an instance differs from the desired state, summed over the instances.',
+      collect: () => fleet.drift,
     }),
   )
   const storage = made(
@@ -216,6 +249,7 @@ export function createMetrics(): Metrics {
         modules: instrumentStore('modules', stores.modules),
         throttle: instrumentStore('throttle', stores.throttle),
         sso: instrumentStore('sso', stores.sso),
+        fleet: instrumentStore('fleet', stores.fleet),
       }
     },
     track(next) {
@@ -229,6 +263,7 @@ export function createMetrics(): Metrics {
       })
       const scrape = await scraper
       await countLiveTokens()
+      await countFleet()
       const registry = scrape()
       return { contentType: registry.contentType, body: await registry.metrics() }
     },

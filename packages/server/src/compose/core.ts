@@ -74,6 +74,7 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
         (settings.adminAuth?.oidc === undefined ? undefined : createOidcProvider(settings.adminAuth.oidc)),
     },
     {
+      fleet: settings.fleet,
       adminAuth: settings.adminAuth && {
         ...settings.adminAuth,
         ...(loginQueue && {

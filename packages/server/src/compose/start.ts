@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
-import { createHttpApp } from '@flowadmin/adapter-http'
+import { createFleetChanges, createHttpApp, type FleetChanges } from '@flowadmin/adapter-http'
 import { consolePaths, createConsole } from '@flowadmin/console'
 import { type Core, isSecretDigest, type LoginQueueBounds, messageOf } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
@@ -121,6 +121,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw new SettingsError(`userDir ${settings.userDir} is not an existing folder`)
   }
 
+  if (settings.fleet !== null && (settings.adminAuth?.resourceServers ?? []).length === 0) {
+    throw new SettingsError(
+      'fleet.modules needs adminAuth.resourceServers: the Node-RED instances authenticate as one of them',
+    )
+  }
+
   const metricsListener = typeof settings.metrics === 'object' ? settings.metrics : null
   if (metricsListener !== null && !isLoopback(metricsListener.host)) {
     throw new SettingsError(
@@ -144,7 +150,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // flowadmin's own events go to the trail too; what waits is appended before the store closes.
     const trail = createTrailRecorder(stores.trail, log)
     cleanup.push(() => trail.close())
-    const events = metrics === null ? fanOut(audit, trail) : fanOut(audit, trail, metrics.events)
+    // Fleet mode: a change of the desired modules made here answers the instances' polls at once.
+    let fleetChanges: FleetChanges | undefined
+    const fleetNotice = {
+      emit: (event: { type: string }) => {
+        if (event.type.startsWith('module.')) fleetChanges?.notify()
+      },
+    }
+    const events = fanOut(audit, trail, ...(metrics === null ? [] : [metrics.events]), fleetNotice)
 
     const argon2 = await createArgon2Verifier()
     const configured = settings.adminAuth?.loginQueue ?? {}
@@ -181,7 +194,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       installer,
     })
     resize = (bounds) => core.loginQueue.resize(bounds)
-    await core.modules.sync(toDescriptors(modules))
+    const { fleet } = core
+    if (fleet !== null) {
+      fleetChanges = createFleetChanges(async () => (await fleet.desired()).version)
+      const changes = fleetChanges
+      cleanup.push(() => changes.close())
+    }
+    // In fleet mode the module store holds the fleet's desired modules, not this userDir's.
+    if (fleet === null) await core.modules.sync(toDescriptors(modules))
     await core.sweep()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
@@ -192,13 +212,31 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     metrics?.track({
       liveTokens: () => stores.tokens.countLive(Date.now()),
       loginQueueLoad: () => core.loginQueue.load(),
+      fleet:
+        fleet === null
+          ? undefined
+          : async () => {
+              const instances = await fleet.instances()
+              const connected = instances.filter((instance) => instance.connected).length
+              return {
+                connected,
+                disconnected: instances.length - connected,
+                drift: instances.reduce((sum, instance) => sum + instance.drift.length, 0),
+              }
+            },
     })
     let closing: Promise<void> | null = null
     const readiness = createReadiness(stores.tokens, () => (closing !== null ? 'closing' : 'running'))
     // Node sets another instance enables are loaded here too; a (re)connection checks them all.
     // A failed first connection is reported and retried by the watch itself.
     await postgres
-      ?.watchModules((module) => core.modules.loadEnabled(module), { onError: warn })
+      ?.watchModules(
+        (module) => {
+          fleetChanges?.notify()
+          return core.modules.loadEnabled(module)
+        },
+        { onError: warn },
+      )
       .ready.catch(() => {})
     // Token lookups answer from memory while every instance's token changes are heard.
     await postgres?.cacheTokens({ onError: warn }).ready.catch(() => {})
@@ -219,6 +257,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           'unexpected error answering a request',
         ),
       readiness,
+      fleetChanges,
       metrics: settings.metrics === 'api' ? metrics?.exposition : undefined,
       onResponse: metrics?.onResponse,
       onStorageUnavailable: (error) => outage(error),
@@ -286,6 +325,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         closing ??= (async () => {
           stopSweeper()
           stopTrailSweeper()
+          // Held polls answer now, so that the instances do not hold up the stop.
+          fleetChanges?.close()
           const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
           await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()

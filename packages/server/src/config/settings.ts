@@ -53,6 +53,11 @@ export interface Settings {
   console: boolean
   /** Installing and removing node modules (`externalModules.palette`). */
   palette: PaletteSettings
+  /**
+   * Fleet mode: the module routes state the desired modules of the Node-RED instances whose
+   * helper reports here; null: off, the module routes manage `userDir`.
+   */
+  fleet: { prune: boolean; answerWaitMs: number } | null
 }
 
 /** `externalModules.palette`, with its defaults applied. */
@@ -465,6 +470,12 @@ const externalModules = strictObject({
   ),
 })
 
+const fleet = strictObject({
+  modules: v.boolean('must be true or false'),
+  prune: v.optional(v.boolean('must be true or false')),
+  wait: v.optional(whole(0, 60)),
+})
+
 const schema = strictObject({
   uiHost: v.optional(text('a host name or address')),
   uiPort: v.optional(whole(0, 65_535)),
@@ -501,6 +512,7 @@ const schema = strictObject({
   shutdownTimeout: v.optional(whole(0, 3_600_000)),
   console: v.optional(v.boolean('must be true or false')),
   externalModules: v.optional(externalModules),
+  fleet: v.optional(fleet),
 })
 
 export type SettingsInput = v.InferInput<typeof schema>
@@ -650,6 +662,9 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
     shutdownTimeout: parsed.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
     console: parsed.console ?? true,
     palette: { ...DEFAULT_PALETTE, ...parsed.externalModules?.palette },
+    fleet: parsed.fleet?.modules
+      ? { prune: parsed.fleet.prune ?? false, answerWaitMs: (parsed.fleet.wait ?? 5) * 1000 }
+      : null,
   }
 }
 

@@ -1,0 +1,78 @@
+import type { FleetInstall, FleetStore, InstanceRecord, InstanceReport } from '@flowadmin/core'
+import type { Database } from './database.js'
+
+/** The statements of the fleet store. */
+export const FLEET_SQL = {
+  seen: `INSERT INTO flowadmin_fleet_instances (id, resource_server, seen_at) VALUES ($1, $2, $3)
+         ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at
+         RETURNING id, resource_server, seen_at, reported_at, report`,
+  save: `INSERT INTO flowadmin_fleet_instances (id, resource_server, seen_at, reported_at, report)
+         VALUES ($1, $2, $3, $3, $4::jsonb)
+         ON CONFLICT (id) DO UPDATE SET resource_server = excluded.resource_server,
+           seen_at = excluded.seen_at, reported_at = excluded.reported_at, report = excluded.report`,
+  find: 'SELECT id, resource_server, seen_at, reported_at, report FROM flowadmin_fleet_instances WHERE id = $1',
+  list: 'SELECT id, resource_server, seen_at, reported_at, report FROM flowadmin_fleet_instances ORDER BY id',
+  remove: 'DELETE FROM flowadmin_fleet_instances WHERE id = $1',
+  setInstall: `INSERT INTO flowadmin_fleet_installs (module, action, version, at) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (module) DO UPDATE SET action = excluded.action, version = excluded.version,
+                 at = excluded.at`,
+  installs: 'SELECT module, action, version, at FROM flowadmin_fleet_installs ORDER BY module',
+} as const
+
+interface InstanceRow {
+  id: string
+  resource_server: string
+  seen_at: string
+  reported_at: string | null
+  report: InstanceReport | null
+}
+
+const instanceFromRow = (row: InstanceRow): InstanceRecord => ({
+  id: row.id,
+  resourceServer: row.resource_server,
+  seenAt: Number(row.seen_at),
+  reportedAt: row.reported_at === null ? null : Number(row.reported_at),
+  report: row.report,
+})
+
+/** The fleet's instances and installs. */
+export function createFleetStore(db: Database): FleetStore {
+  return {
+    async seen(id, resourceServer, now) {
+      const rows = (await db.query<InstanceRow>(FLEET_SQL.seen, [id, resourceServer, now])).rows
+      return instanceFromRow(rows[0] as InstanceRow)
+    },
+    async saveReport(id, resourceServer, report, now) {
+      await db.query(FLEET_SQL.save, [id, resourceServer, now, JSON.stringify(report)])
+    },
+    async find(id) {
+      const row = (await db.query<InstanceRow>(FLEET_SQL.find, [id])).rows[0]
+      return row === undefined ? null : instanceFromRow(row)
+    },
+    async list() {
+      return (await db.query<InstanceRow>(FLEET_SQL.list)).rows.map(instanceFromRow)
+    },
+    async remove(id) {
+      return ((await db.query(FLEET_SQL.remove, [id])).rowCount ?? 0) > 0
+    },
+    async setInstall(entry) {
+      await db.query(FLEET_SQL.setInstall, [entry.module, entry.action, entry.version, entry.at])
+    },
+    async installs() {
+      const rows = (
+        await db.query<{
+          module: string
+          action: FleetInstall['action']
+          version: string | null
+          at: string
+        }>(FLEET_SQL.installs)
+      ).rows
+      return rows.map((row) => ({
+        module: row.module,
+        action: row.action,
+        version: row.version,
+        at: Number(row.at),
+      }))
+    },
+  }
+}

@@ -1,0 +1,102 @@
+import type { FleetInstall, FleetStore, InstanceRecord } from '@flowadmin/core'
+import type { SqliteDatabase } from './database.js'
+import { prepareAll } from './statements.js'
+import { createReader, createTransaction } from './transaction.js'
+
+/** The statements of the fleet store. */
+export const FLEET_SQL = {
+  seen: `INSERT INTO fleet_instances (id, resource_server, seen_at) VALUES (?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`,
+  save: `INSERT INTO fleet_instances (id, resource_server, seen_at, reported_at, report) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET resource_server = excluded.resource_server,
+           seen_at = excluded.seen_at, reported_at = excluded.reported_at, report = excluded.report`,
+  find: 'SELECT id, resource_server, seen_at, reported_at, report FROM fleet_instances WHERE id = ?',
+  list: 'SELECT id, resource_server, seen_at, reported_at, report FROM fleet_instances ORDER BY id',
+  remove: 'DELETE FROM fleet_instances WHERE id = ?',
+  setInstall: `INSERT INTO fleet_installs (module, action, version, at) VALUES (?, ?, ?, ?)
+               ON CONFLICT (module) DO UPDATE SET action = excluded.action, version = excluded.version,
+                 at = excluded.at`,
+  installs: 'SELECT module, action, version, at FROM fleet_installs ORDER BY module',
+} as const
+
+interface InstanceRow {
+  id: string
+  resource_server: string
+  seen_at: number | bigint
+  reported_at: number | bigint | null
+  report: string | null
+}
+
+const instanceFromRow = (row: InstanceRow): InstanceRecord => ({
+  id: row.id,
+  resourceServer: row.resource_server,
+  seenAt: Number(row.seen_at),
+  reportedAt: row.reported_at === null ? null : Number(row.reported_at),
+  report: row.report === null ? null : JSON.parse(row.report),
+})
+
+/** The fleet's instances and installs. A contact (`seen`) is a relaxed change: it is only a time. */
+export function createFleetStore(db: SqliteDatabase): FleetStore {
+  const transaction = createTransaction(db)
+  const reader = createReader(db)
+  const sql = prepareAll(db, FLEET_SQL)
+  const key = (id: string) => `fleet:${id}`
+  const anyFleet = (touched: string) => touched.startsWith('fleet:')
+  const findRow = (id: string) => {
+    const row = sql.find.get(id) as InstanceRow | undefined
+    return row === undefined ? null : instanceFromRow(row)
+  }
+  return {
+    async seen(id, resourceServer, now) {
+      return transaction(
+        () => {
+          sql.seen.run(id, resourceServer, now)
+          return findRow(id) as InstanceRecord
+        },
+        [key(id)],
+        'relaxed',
+      )
+    },
+    async saveReport(id, resourceServer, report, now) {
+      await transaction(() => {
+        sql.save.run(id, resourceServer, now, now, JSON.stringify(report))
+      }, [key(id)])
+    },
+    async find(id) {
+      return reader(
+        () => findRow(id),
+        (touched) => touched === key(id),
+      )
+    },
+    async list() {
+      return reader(() => (sql.list.all() as InstanceRow[]).map(instanceFromRow), anyFleet)
+    },
+    async remove(id) {
+      return transaction(() => sql.remove.run(id).changes > 0, [key(id)])
+    },
+    async setInstall(entry) {
+      await transaction(() => {
+        sql.setInstall.run(entry.module, entry.action, entry.version, entry.at)
+      }, ['fleet-installs'])
+    },
+    async installs() {
+      return reader(
+        () =>
+          (
+            sql.installs.all() as Array<{
+              module: string
+              action: FleetInstall['action']
+              version: string | null
+              at: number | bigint
+            }>
+          ).map((row) => ({
+            module: row.module,
+            action: row.action,
+            version: row.version,
+            at: Number(row.at),
+          })),
+        (touched) => touched === 'fleet-installs',
+      )
+    },
+  }
+}

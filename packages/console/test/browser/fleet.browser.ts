@@ -1,0 +1,95 @@
+// The fleet view in Chromium against the built server in fleet mode: instances that report (over
+// HTTP, as the Node-RED helper does), their state and drift, as a person sees them.
+import { beforeAll, describe, expect, it } from 'vitest'
+import {
+  apiToken,
+  axeFindings,
+  hash,
+  logIn,
+  open,
+  screenshot,
+  USERS,
+  useBrowserAndServer,
+} from './harness.js'
+
+const FLEET = { id: 'fleet', secret: 'fleet-secret' }
+const basic = `Basic ${Buffer.from(`${FLEET.id}:${FLEET.secret}`).toString('base64')}`
+
+const env = useBrowserAndServer(async () => ({
+  extra: { fleet: { modules: true } },
+  adminAuth: { resourceServers: [{ id: FLEET.id, secret: await hash(FLEET.secret) }] },
+}))
+
+/** What an instance's helper sends: one module of one set, enabled as given. */
+const report = (enabled: boolean, extra: object[] = []) => ({
+  nodeRedVersion: '4.1.2',
+  modules: [
+    {
+      name: 'node-red-contrib-shout',
+      version: '1.2.0',
+      sets: [{ name: 'shout', types: ['shout'], enabled, loaded: true }],
+    },
+    ...extra,
+  ],
+  typesInUse: [],
+  applied: null,
+  failures: enabled
+    ? []
+    : [{ module: 'node-red-contrib-shout', action: 'enable', message: 'Node-RED said no' }],
+})
+
+async function send(id: string, body: object) {
+  const res = await fetch(`${env.server.url}/fleet/instances/${id}/report`, {
+    method: 'POST',
+    headers: { authorization: basic, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  expect(res.status).toBe(204)
+}
+
+beforeAll(async () => {
+  await send('edge-1', report(true))
+  await send(
+    'edge-2',
+    report(true, [
+      { name: 'by-hand', version: '1.0.0', sets: [{ name: 'h', types: ['h'], enabled: true, loaded: true }] },
+    ]),
+  )
+  // The desired state says enabled; edge-3 cannot enable it.
+  await send('edge-3', report(false))
+})
+
+describe('the fleet view', () => {
+  it('shows each instance, in touch or not, its Node-RED version and its drift with the reason', async () => {
+    const { page, problems } = await open(env.browser, `${env.server.url}/`)
+    await logIn(page, 'viewer', USERS.viewer)
+    await page.getByRole('button', { name: 'Fleet' }).click()
+    const list = page.getByRole('list', { name: 'Instances' })
+    await list.waitFor()
+    await expect(list.getByRole('heading').allTextContents()).resolves.toEqual(['edge-1', 'edge-2', 'edge-3'])
+    const card = (id: string) =>
+      list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: id }) })
+    expect(await card('edge-1').textContent()).toMatch(/connected.*Node-RED\s*4\.1\.2.*Drift\s*none/)
+    await expect(page.getByRole('list', { name: 'Drift of edge-2' }).textContent()).resolves.toBe(
+      'by-hand: installed by hand',
+    )
+    await expect(page.getByRole('list', { name: 'Drift of edge-3' }).textContent()).resolves.toBe(
+      'node-red-contrib-shout: refused by Node-RED (Node-RED said no)',
+    )
+    expect(await axeFindings(page)).toEqual([])
+    await screenshot(page, 'fleet')
+
+    // Drift that is gone is gone after a refresh.
+    await send('edge-3', { ...report(true) })
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    await page.getByRole('status').filter({ hasText: 'Instances refreshed.' }).waitFor()
+    await expect(page.getByRole('list', { name: 'Drift of edge-3' }).count()).resolves.toBe(0)
+    expect(problems).toEqual([])
+    // The data is the API's: the same three instances.
+    const token = await apiToken(env.server.url, 'viewer')
+    const listed = (await (
+      await fetch(`${env.server.url}/fleet/instances`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as Array<{ id: string }>
+    expect(listed.map((instance) => instance.id)).toEqual(['edge-1', 'edge-2', 'edge-3'])
+  })
+})

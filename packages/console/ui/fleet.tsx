@@ -1,0 +1,101 @@
+import { useCallback, useEffect, useState } from 'hono/jsx/dom'
+import { type FleetInstance, listFleetInstances } from './api.js'
+import { Feedback, useFeedback } from './feedback.js'
+import { when } from './sessions.js'
+
+/** What each drift reason means to a person. */
+const REASONS: Record<string, string> = {
+  pending: 'not applied yet',
+  refused: 'refused by Node-RED',
+  install_failed: 'install failed',
+  remove_failed: 'removal failed',
+  installed_by_hand: 'installed by hand',
+}
+
+/**
+ * Fleet mode: every Node-RED instance whose helper reports here, whether it is in touch (or since
+ * when not), its Node-RED version, its last report, and each module where it differs from the
+ * desired state, with the reason.
+ */
+export function Fleet(props: { onSessionEnded: (message: string) => void }) {
+  const [instances, setInstances] = useState<FleetInstance[] | null>(null)
+  const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
+
+  const refresh = useCallback(async (announce: boolean) => {
+    const listed = await guard(listFleetInstances)
+    if (listed === undefined) return
+    setInstances(listed)
+    if (announce) setStatus('Instances refreshed.')
+  }, [])
+
+  useEffect(() => {
+    void refresh(false)
+  }, [])
+
+  return (
+    <section aria-labelledby="fleet-title" class="modules">
+      <div class="section-head">
+        <h2 id="fleet-title">Fleet</h2>
+        <button type="button" class="button" onClick={() => void refresh(true)}>
+          Refresh
+        </button>
+      </div>
+      <p class="muted hint">
+        The Node-RED instances that apply this server's node modules. Drift is a module where an instance
+        differs from what the Node modules page says.
+      </p>
+      <Feedback alert={alert} status={status} />
+      {instances === null && alert === null && <p class="muted">Loading instances…</p>}
+      {instances !== null && instances.length === 0 && (
+        <p class="muted">No instance has reported yet: give their helper the option fleet: true.</p>
+      )}
+      {instances !== null && instances.length > 0 && (
+        <ul class="cards" aria-label="Instances">
+          {instances.map((instance) => (
+            <li class="card token" key={instance.id}>
+              <div class="token-main">
+                <div class="title">
+                  <h3>{instance.id}</h3>
+                  <span class={instance.connected ? 'tag' : 'tag warn'}>
+                    {instance.connected ? 'connected' : 'not connected'}
+                  </span>
+                </div>
+                <dl class="facts">
+                  <dt>Node-RED</dt>
+                  <dd>{instance.nodeRedVersion ?? 'not reported yet'}</dd>
+                  <dt>{instance.connected ? 'Last seen' : 'Not seen since'}</dt>
+                  <dd>
+                    <time datetime={instance.lastSeen}>{when(instance.lastSeen, '')}</time>
+                  </dd>
+                  <dt>Last report</dt>
+                  <dd>
+                    {instance.lastReport === null ? (
+                      'none yet'
+                    ) : (
+                      <time datetime={instance.lastReport}>{when(instance.lastReport, '')}</time>
+                    )}
+                  </dd>
+                  <dt>Drift</dt>
+                  <dd>
+                    {instance.drift.length === 0 ? (
+                      'none'
+                    ) : (
+                      <ul class="drift" aria-label={`Drift of ${instance.id}`}>
+                        {instance.drift.map((entry) => (
+                          <li key={entry.module}>
+                            <code>{entry.module}</code>: {REASONS[entry.reason] ?? entry.reason}
+                            {entry.message !== undefined && ` (${entry.message})`}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </dd>
+                </dl>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,71 @@
+import type { FleetInstall, InstanceRecord, ModuleRecord } from '../ports/index.js'
+
+// Where an instance differs from the fleet's desired modules, and why.
+
+/**
+ * Where an instance differs from the desired state: `pending` (not applied yet), `refused`
+ * (Node-RED refused the change; `message` is its own), `install_failed` (npm's first error line),
+ * `remove_failed`, or `installed_by_hand` (not installed through flowadmin, and not on every
+ * instance).
+ */
+export interface Drift {
+  module: string
+  reason: 'pending' | 'refused' | 'install_failed' | 'remove_failed' | 'installed_by_hand'
+  message?: string
+}
+
+/** The drift of one instance against the desired modules. */
+export function driftOf(
+  record: InstanceRecord,
+  desired: readonly ModuleRecord[],
+  installs: ReadonlyMap<string, FleetInstall>,
+  everyone: readonly InstanceRecord[],
+): Drift[] {
+  const report = record.report
+  if (report === null) return []
+  const drift: Drift[] = []
+  const mine = new Map(report.modules.map((module) => [module.name, module]))
+  const failure = (module: string, actions: string[]) =>
+    report.failures.find((entry) => entry.module === module && actions.includes(entry.action))
+  const reported = everyone.filter((other) => other.report !== null)
+  for (const module of desired) {
+    const here = mine.get(module.name)
+    if (here === undefined) {
+      if (installs.get(module.name)?.action !== 'install') continue
+      const failed = failure(module.name, ['install'])
+      drift.push(
+        failed
+          ? { module: module.name, reason: 'install_failed', message: failed.message }
+          : { module: module.name, reason: 'pending' },
+      )
+      continue
+    }
+    const differs = module.sets.some((set) => {
+      const own = here.sets.find((candidate) => candidate.name === set.name)
+      return own !== undefined && own.enabled !== set.enabled
+    })
+    if (differs) {
+      const failed = failure(module.name, ['enable', 'disable'])
+      drift.push(
+        failed
+          ? { module: module.name, reason: 'refused', message: failed.message }
+          : { module: module.name, reason: 'pending' },
+      )
+      continue
+    }
+    const hand =
+      installs.get(module.name)?.action !== 'install' &&
+      reported.some((other) => !other.report?.modules.some((candidate) => candidate.name === module.name))
+    if (hand) drift.push({ module: module.name, reason: 'installed_by_hand' })
+  }
+  for (const module of report.modules) {
+    if (installs.get(module.name)?.action !== 'remove') continue
+    const failed = failure(module.name, ['remove'])
+    drift.push(
+      failed
+        ? { module: module.name, reason: 'remove_failed', message: failed.message }
+        : { module: module.name, reason: 'pending' },
+    )
+  }
+  return drift
+}

@@ -1,0 +1,165 @@
+// How the fleet agent applies a desired state through its own Node-RED's admin API: against a
+// stub of that API that records each call and answers as Node-RED does.
+import { createServer, type Server } from 'node:http'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+
+const require = createRequire(import.meta.url)
+const { createLocalAdmin } = require('../lib/local-admin.js') as {
+  createLocalAdmin(
+    nodeRed: object,
+    token: string,
+  ): {
+    apply(desired: object, failedInstalls: Map<string, string>): Promise<Array<Record<string, string>> | null>
+  }
+}
+
+/** Node-RED's node sets: `@acme/kit` with two sets, `hand` with one. */
+let sets: Array<Record<string, unknown>>
+const calls: string[] = []
+let server: Server
+let port: number
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (chunk) => {
+      body += chunk
+    })
+    req.on('end', () => {
+      calls.push(`${req.method} ${req.url}${body ? ` ${body}` : ''} ${req.headers.authorization}`)
+      const json = (status: number, value: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(value))
+      }
+      if (req.method === 'GET' && req.url === '/admin/nodes') return json(200, sets)
+      if (req.method === 'PUT' && req.url === '/admin/nodes/@acme/kit') {
+        return json(400, { code: 'type_in_use', message: 'Cannot disable node set while it is in use: a' })
+      }
+      if (req.method === 'PUT') return json(200, {})
+      if (req.method === 'POST' && req.url === '/admin/nodes') {
+        return json(400, { code: 'unexpected_error', message: 'Install failed\nnpm ERR! 404' })
+      }
+      if (req.method === 'DELETE') {
+        res.writeHead(204)
+        return res.end()
+      }
+      json(404, {})
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  port = (server.address() as AddressInfo).port
+})
+afterAll(() => new Promise((resolve) => server.close(resolve)))
+beforeEach(() => {
+  calls.length = 0
+  sets = [
+    {
+      id: 'node-red/inject',
+      name: 'inject',
+      types: ['inject'],
+      enabled: true,
+      module: 'node-red',
+      version: '4.1.2',
+    },
+    { id: '@acme/kit/a', name: 'a', types: ['a'], enabled: true, module: '@acme/kit', version: '1.0.0' },
+    { id: '@acme/kit/b', name: 'b', types: ['b'], enabled: true, module: '@acme/kit', version: '1.0.0' },
+    { id: 'hand/h', name: 'h', types: ['h'], enabled: true, module: 'hand', version: '1.0.0' },
+  ]
+})
+
+const local = () => createLocalAdmin({ uiHost: '0.0.0.0', serverPort: port, httpAdminRoot: '/admin/' }, 'T')
+const desiredOf = (overrides: object) => ({
+  version: 'v',
+  prune: false,
+  modules: [],
+  installs: [],
+  removals: [],
+  ...overrides,
+})
+
+describe('applying the desired state', () => {
+  it('a whole module at once when every set has one flag; Node-RED’s refusal is kept with its message', async () => {
+    const failures = await local().apply(
+      desiredOf({
+        modules: [
+          {
+            name: '@acme/kit',
+            sets: [
+              { name: 'a', enabled: false },
+              { name: 'b', enabled: false },
+            ],
+          },
+        ],
+      }),
+      new Map(),
+    )
+    expect(failures).toEqual([
+      { module: '@acme/kit', action: 'disable', message: 'Cannot disable node set while it is in use: a' },
+    ])
+    expect(calls).toEqual([
+      'GET /admin/nodes Bearer T',
+      'PUT /admin/nodes/@acme/kit {"enabled":false} Bearer T',
+    ])
+  })
+
+  it('one set at a time when the flags differ; what already matches is left alone', async () => {
+    const failures = await local().apply(
+      desiredOf({
+        modules: [
+          {
+            name: '@acme/kit',
+            sets: [
+              { name: 'a', enabled: true },
+              { name: 'b', enabled: false },
+            ],
+          },
+        ],
+      }),
+      new Map(),
+    )
+    expect(failures).toEqual([])
+    expect(calls).toEqual([
+      'GET /admin/nodes Bearer T',
+      'PUT /admin/nodes/@acme/kit/b {"enabled":false} Bearer T',
+    ])
+  })
+
+  it('installs what it lacks once per desired state (npm’s failure kept), removes what is removed; never Node-RED’s own', async () => {
+    const failedInstalls = new Map<string, string>()
+    const desired = desiredOf({
+      installs: [{ module: 'wave', version: '1.0.0' }],
+      removals: ['hand', 'node-red-x'],
+    })
+    expect(await local().apply(desired, failedInstalls)).toEqual([
+      { module: 'wave', action: 'install', message: 'Install failed' },
+    ])
+    expect(calls).toEqual([
+      'GET /admin/nodes Bearer T',
+      'DELETE /admin/nodes/hand Bearer T',
+      'POST /admin/nodes {"module":"wave","version":"1.0.0"} Bearer T',
+      'GET /admin/nodes Bearer T',
+    ])
+    calls.length = 0
+    // The same desired state again: the failed install is not run again, only reported.
+    expect(await local().apply(desired, failedInstalls)).toEqual([
+      { module: 'wave', action: 'install', message: 'Install failed' },
+    ])
+    expect(calls.filter((call) => call.startsWith('POST'))).toEqual([])
+  })
+
+  it('prune removes every module not installed through flowadmin, and nothing without it', async () => {
+    await local().apply(desiredOf({ installs: [{ module: 'hand', version: null }] }), new Map())
+    expect(calls.filter((call) => call.startsWith('DELETE'))).toEqual([])
+    await local().apply(desiredOf({ prune: true, installs: [{ module: 'hand', version: null }] }), new Map())
+    expect(calls.filter((call) => call.startsWith('DELETE'))).toEqual([
+      'DELETE /admin/nodes/@acme/kit Bearer T',
+    ])
+  })
+
+  it('changes nothing when its Node-RED does not answer', async () => {
+    const away = createLocalAdmin({ uiHost: '127.0.0.1', serverPort: 9, httpAdminRoot: '/' }, 'T')
+    expect(await away.apply(desiredOf({ removals: ['hand'] }), new Map())).toBeNull()
+  })
+})

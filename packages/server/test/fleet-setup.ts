@@ -1,0 +1,88 @@
+// Shared by the fleet mode tests: Node-RED instances whose @flowadmin/node-red helper has
+// `fleet: true`, their userDirs, and what each instance's own admin API says of a module.
+import * as path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { expect } from 'vitest'
+import { SHOUT, TOOLS, writeNodeModulePackage } from './ecosystem.js'
+import type { NodeRedRun } from './node-red-process.js'
+
+export const HELPER = fileURLToPath(new URL('../../node-red/index.js', import.meta.url))
+/** The resource server the instances authenticate as. */
+export const CLIENT_ID = 'fleet'
+/** flowadmin's user `admin`'s password. */
+export const PASSWORD = 'fleet admin password'
+/** Generous: several Node-REDs and npm on a busy shared machine. Not a timing assertion. */
+export const PATIENCE_MS = 120_000
+
+/** A settings.js's parts for the helper in fleet mode; without an id, the helper keeps one. */
+export function helperSettings(url: string, instanceId: string | null) {
+  return {
+    preamble: `
+const flowadmin = require(${JSON.stringify(HELPER)})
+const options = {
+  url: ${JSON.stringify(url)},
+  clientId: ${JSON.stringify(CLIENT_ID)},
+  clientSecret: process.env.FLOWADMIN_SECRET,
+  fleet: true,${instanceId === null ? '' : `\n  instanceId: ${JSON.stringify(instanceId)},`}
+}
+`,
+    adminAuth: 'flowadmin.adminAuth(options)',
+    httpAdminMiddleware: 'flowadmin.httpAdminMiddleware(options)',
+  }
+}
+
+/** SHOUT and TOOLS in `userDir`'s node_modules. */
+export async function writeFleetModules(userDir: string): Promise<void> {
+  const modules: Array<[{ name: string; version: string }, Record<string, string[]>]> = [
+    [SHOUT, { shout: ['shout'] }],
+    [TOOLS, { upper: ['upper-case'], lower: ['lower-case', 'lower-all'] }],
+  ]
+  for (const [module, sets] of modules) {
+    await writeNodeModulePackage(path.join(userDir, 'node_modules', ...module.name.split('/')), module, sets)
+  }
+}
+
+/**
+ * A token from the instance's own login (the helper asks flowadmin). A busy machine may shed a
+ * login (Node-RED then answers 403): tried again a few times.
+ */
+export async function instanceToken(run: NodeRedRun): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(`${run.url}/auth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: 'node-red-admin',
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: PASSWORD,
+      }),
+    })
+    if (res.status === 200 || attempt === 10) {
+      expect(res.status).toBe(200)
+      return ((await res.json()) as { access_token: string }).access_token
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
+}
+
+/** An instance's own view of a module through its admin API: `set=enabled` of each node set, or the status. */
+export async function ownState(run: NodeRedRun, token: string, module: string): Promise<string> {
+  const res = await fetch(`${run.url}/nodes/${module}`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+  })
+  if (res.status !== 200) return String(res.status)
+  const body = (await res.json()) as { nodes: Array<{ name: string; enabled: boolean }> }
+  return body.nodes.map((set) => `${set.name}=${set.enabled}`).join(' ')
+}
+
+/** Polls `read` until `done` holds of its value, up to PATIENCE_MS; returns the last value. */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + PATIENCE_MS
+  let value = await read()
+  while (!done(value) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    value = await read()
+  }
+  return value
+}
