@@ -43,7 +43,7 @@ import {
   type InventoryCaller,
 } from './tokens/inventory.js'
 import { createTokens, FLOWADMIN_AUDIENCE, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
-import { createTrail, type ReportedEvent } from './trail/trail.js'
+import { createTrail, type TrailReport } from './trail/trail.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -491,7 +491,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
      */
     async reportEvents(
       client: ClientCredentials | null,
-      reports: readonly ReportedEvent[],
+      reports: readonly TrailReport[],
       address: string,
     ): Promise<Result<number, ClientError>> {
       if (auth === null || client === null) return err({ code: 'invalid_client' })

@@ -1,4 +1,4 @@
-import { decodeTrailCursor, type ReportedEvent, type TrailEvent, type TrailFilter } from '@flowadmin/core'
+import { decodeTrailCursor, type TrailEvent, type TrailFilter, type TrailReport } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
@@ -286,7 +286,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
       const fields = v.safeParse(AuditReportSchema, body.value)
       if (!fields.success)
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const reports: ReportedEvent[] = fields.output.events
+      const reports: TrailReport[] = fields.output.events
       const kept = await core.reportEvents(client, reports, deps.clientAddress(c))
       if (!kept.ok) return toResponse(errorAnswerOf(kept.error))
       return c.json({ accepted: kept.value })

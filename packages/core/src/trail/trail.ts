@@ -17,7 +17,7 @@ export interface TrailRetention {
 }
 
 /** One event as an instance reports it (the HTTP adapter has checked its shape and size). */
-export interface ReportedEvent {
+export interface TrailReport {
   time: number
   /** The instance's own name for itself, within its resource server. */
   instance: string
@@ -81,7 +81,7 @@ export function trailEntryOf(event: DomainEvent): TrailEntry {
 }
 
 /** The entry of an instance's report, delivered with the credentials of resource server `server`. */
-export function trailEntryOfReport(server: string, report: ReportedEvent): TrailEntry {
+export function trailEntryOfReport(server: string, report: TrailReport): TrailEntry {
   const details = withoutSecrets(report.details) as Record<string, unknown>
   return {
     time: report.time,
@@ -116,7 +116,7 @@ export const EXPORT_PAGE = 1000
 export function createTrail(store: TrailStore) {
   return {
     /** Appends reports of resource server `server` (authenticated by the caller); returns how many. */
-    async ingest(server: string, reports: readonly ReportedEvent[]): Promise<number> {
+    async ingest(server: string, reports: readonly TrailReport[]): Promise<number> {
       if (reports.length === 0) return 0
       await store.append(reports.map((report) => trailEntryOfReport(server, report)))
       return reports.length
