@@ -1,4 +1,4 @@
-import type { TrailStore } from '@flowadmin/core'
+import type { TrailEntry, TrailFilter, TrailStore } from '@flowadmin/core'
 import {
   TRAIL_COLUMNS,
   type TrailRow,
@@ -22,6 +22,38 @@ export const TRAIL_SQL = {
                    LIMIT greatest(0, least($2::bigint, (SELECT count(*) FROM flowadmin_trail) - $1::bigint)))`,
 } as const
 
+/**
+ * Text as the trail stores it. PostgreSQL's text holds neither NUL nor a lone surrogate, and an
+ * instance (or a failed sign-in's username) may carry either: each is written as `\uXXXX`.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the units to escape.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+export const storedText = <T extends string | null | undefined>(value: T): T =>
+  (typeof value === 'string'
+    ? value.replace(UNSTORABLE, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : value) as T
+
+/** An entry whose text PostgreSQL can store; details travel as JSON, which escapes both already. */
+const storable = (entry: TrailEntry): TrailEntry => ({
+  ...entry,
+  server: storedText(entry.server),
+  instance: storedText(entry.instance),
+  actor: storedText(entry.actor),
+  event: storedText(entry.event),
+  address: storedText(entry.address),
+})
+
+/** A filter that matches text as storedText wrote it. */
+const storableFilter = (filter: TrailFilter): TrailFilter => ({
+  ...filter,
+  source:
+    filter.source === undefined
+      ? undefined
+      : { server: storedText(filter.source.server), instance: storedText(filter.source.instance) },
+  actor: storedText(filter.actor),
+  eventPrefix: storedText(filter.eventPrefix),
+})
+
 /** The trail in one table. */
 export function createTrailStore(db: Database): TrailStore {
   return {
@@ -29,14 +61,14 @@ export function createTrailStore(db: Database): TrailStore {
       if (entries.length === 0) return
       const columns: unknown[][] = Array.from({ length: 9 }, () => [])
       for (const entry of entries) {
-        trailValues(entry).forEach((value, index) => {
+        trailValues(storable(entry)).forEach((value, index) => {
           columns[index]?.push(value)
         })
       }
       await db.query(TRAIL_SQL.append, columns)
     },
     async search(filter, limit, after) {
-      const { where, params } = trailConditions(filter, after, (index) => `$${index}`)
+      const { where, params } = trailConditions(storableFilter(filter), after, (index) => `$${index}`)
       const { rows } = await db.query<TrailRow>(
         `SELECT ${TRAIL_COLUMNS} FROM flowadmin_trail ${where}
          ORDER BY time DESC, seq DESC LIMIT $${params.length + 1}`,

@@ -1,4 +1,11 @@
-import { type EventSink, messageOf, type TrailEntry, type TrailStore, trailEntryOf } from '@flowadmin/core'
+import {
+  type EventSink,
+  isStoreUnavailable,
+  messageOf,
+  type TrailEntry,
+  type TrailStore,
+  trailEntryOf,
+} from '@flowadmin/core'
 import type { Log } from '../log.js'
 
 export interface TrailRecorder extends EventSink {
@@ -51,6 +58,20 @@ export function createTrailRecorder(
     timer.unref()
   }
 
+  async function appendOneByOne(batch: readonly TrailEntry[]): Promise<void> {
+    for (const entry of batch) {
+      try {
+        await store.append([entry])
+      } catch (error) {
+        log('error', 'an audit event cannot be added to the trail; it is dropped', {
+          reason: messageOf(error),
+          event: entry.event,
+          time: entry.time,
+        })
+      }
+    }
+  }
+
   async function flush(): Promise<void> {
     while (pending.length > 0) {
       const batch = pending.slice(0, batchSize)
@@ -58,6 +79,13 @@ export function createTrailRecorder(
       try {
         await store.append(batch)
       } catch (error) {
+        if (!isStoreUnavailable(error)) {
+          // Not an outage: some entry the store refuses. Each is tried alone; those it refuses
+          // are dropped and logged, so one bad event never holds back the rest.
+          await appendOneByOne(batch)
+          pending.splice(0, Math.max(0, batch.length - (shifted - before)))
+          continue
+        }
         if (!failing) {
           log('warning', 'audit events cannot be added to the trail now; they wait and are tried again', {
             reason: messageOf(error),
