@@ -1,9 +1,23 @@
 import { describe, expect, test } from 'vitest'
 import { MAX_REPORT_BYTES, MAX_REPORTED_EVENTS } from '../src/routes/audit.js'
 import { exportFormatOf } from '../src/routes/audit-format.js'
-import { basicHeader, createWorld, expectChallenge, fleetBasic, type World } from './helpers.js'
+import {
+  basicHeader,
+  createWorld as createWorldAt,
+  expectChallenge,
+  fleetBasic,
+  type World,
+} from './helpers.js'
 
 const T0 = Date.UTC(2026, 10, 27, 6, 0, 0)
+/** flowadmin's clock in these tests: after every time reported. */
+const NOW = T0 + 3_600_000
+
+async function createWorld(options?: Parameters<typeof createWorldAt>[0]): Promise<World> {
+  const world = await createWorldAt(options)
+  world.clock.set(NOW)
+  return world
+}
 
 const reported = (overrides: Record<string, unknown> = {}) => ({
   time: T0,
@@ -114,6 +128,28 @@ describe('POST /audit/events: an instance reports', () => {
     expect(huge.status).toBe(413)
     expect(await huge.json()).toMatchObject({ code: 'payload_too_large' })
     expect((await trail(world)).events).toEqual([])
+  })
+
+  test('refuses a time more than 5 minutes ahead of flowadmin’s clock, and keeps nothing of the report', async () => {
+    const world = await createWorld()
+    await expectInvalid(
+      await report(world, [reported(), reported({ time: NOW + 5 * 60_000 + 1 })]),
+      /^events\[1\]\.time is more than 5 minutes ahead of flowadmin's clock/,
+    )
+    expect((await trail(world)).events).toEqual([])
+    expect((await report(world, [reported({ time: NOW + 5 * 60_000 })])).status).toBe(200)
+  })
+
+  test('shows the last received first, whatever time an instance reports', async () => {
+    const world = await createWorld()
+    expect((await report(world, [reported({ time: NOW, event: 'first' })])).status).toBe(200)
+    expect((await report(world, [reported({ time: 0, event: 'late' })])).status).toBe(200)
+    const events = (await trail(world, '?instance=fleet')).events.map((event) => event.event)
+    expect(events).toEqual(['late', 'first'])
+    const page = await trail(world, '?instance=fleet&limit=1')
+    expect((await trail(world, `?instance=fleet&cursor=${page.next}`)).events.map((e) => e.event)).toEqual([
+      'first',
+    ])
   })
 })
 

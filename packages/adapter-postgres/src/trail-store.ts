@@ -16,9 +16,9 @@ export const TRAIL_SQL = {
            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                                 $7::text[], $8::boolean[], $9::json[])`,
   deleteBefore: `DELETE FROM flowadmin_trail WHERE seq IN (
-                   SELECT seq FROM flowadmin_trail WHERE time < $1 ORDER BY time LIMIT $2)`,
+                   SELECT seq FROM flowadmin_trail WHERE time < $1 ORDER BY seq LIMIT $2)`,
   deleteBeyond: `DELETE FROM flowadmin_trail WHERE seq IN (
-                   SELECT seq FROM flowadmin_trail ORDER BY time, seq
+                   SELECT seq FROM flowadmin_trail ORDER BY seq
                    LIMIT greatest(0, least($2::bigint, (SELECT count(*) FROM flowadmin_trail) - $1::bigint)))`,
 } as const
 
@@ -71,7 +71,7 @@ export function createTrailStore(db: Database): TrailStore {
       const { where, params } = trailConditions(storableFilter(filter), after, (index) => `$${index}`)
       const { rows } = await db.query<TrailRow>(
         `SELECT ${TRAIL_COLUMNS} FROM flowadmin_trail ${where}
-         ORDER BY time DESC, seq DESC LIMIT $${params.length + 1}`,
+         ORDER BY seq DESC LIMIT $${params.length + 1}`,
         [...params, limit],
       )
       return rows.map(trailFromRow)

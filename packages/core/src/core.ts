@@ -42,7 +42,7 @@ import {
   type InventoryCaller,
 } from './tokens/inventory.js'
 import { createTokens, FLOWADMIN_AUDIENCE, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
-import { createTrail, type InstanceReport } from './trail/trail.js'
+import { aheadOfClock, createTrail, type InstanceReport } from './trail/trail.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -466,10 +466,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       client: ClientCredentials | null,
       reports: readonly InstanceReport[],
       address: string,
-    ): Promise<Result<number, ClientError>> {
+    ): Promise<Result<number, ClientError | { code: 'invalid_request'; message: string }>> {
       if (auth === null || client === null) return err({ code: 'invalid_client' })
       const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
       if (!authenticated.ok) return authenticated
+      const ahead = aheadOfClock(reports, clock.now())
+      if (ahead !== null) return err({ code: 'invalid_request', message: ahead })
       return ok(await trail.ingest(client.id, reports))
     },
 

@@ -113,7 +113,10 @@ describe('retention', () => {
     const { core } = createCoreWithDoubles({ stores, adminAuth: () => ({ users: [] }) })
     const DAY = 86_400_000
     const now = 100 * DAY
-    await stores.trail.append(Array.from({ length: 30 }, (_, i) => trailEntry({ time: now - i * DAY })))
+    // Received oldest first, as events are.
+    await stores.trail.append(
+      Array.from({ length: 30 }, (_, i) => trailEntry({ time: now - i * DAY })).reverse(),
+    )
     expect(await core.trail.sweep({ maxAgeMs: 20 * DAY, maxEvents: null }, now, { batchSize: 4 })).toBe(9)
     expect(await core.trail.sweep({ maxAgeMs: null, maxEvents: 12 }, now, { batchSize: 4 })).toBe(9)
     const left = await stores.trail.search({}, 100, null)

@@ -52,7 +52,9 @@ const ReportedEvent = v.strictObject(
       v.integer('events[].time must be whole milliseconds since the epoch'),
       v.minValue(0, 'events[].time must not be before 1970'),
       v.maxValue(8.64e15, 'events[].time is too far in the future'),
-      v.description('Milliseconds since the epoch, as the instance’s clock says.'),
+      v.description(
+        'Milliseconds since the epoch, as the instance’s clock says; at most 5 minutes ahead of flowadmin’s.',
+      ),
     ),
     instance: v.pipe(
       text('events[].instance', 128),
@@ -237,7 +239,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
             value: {
               events: [
                 {
-                  time: 1_798_156_800_000,
+                  time: 1_764_226_800_000,
                   instance: 'line-1',
                   actor: 'alice',
                   event: 'flows.set',
@@ -255,7 +257,9 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
           content: json(v.strictObject({ accepted: v.pipe(v.number(), v.integer()) })),
         },
         400: {
-          description: 'Not JSON, or an event of the wrong shape; the message names the field.',
+          description:
+            'Not JSON, an event of the wrong shape, or a time more than 5 minutes ahead of flowadmin’s ' +
+            'clock; the message names the field.',
           content: adminErrorContent(['invalid_request']),
         },
         401: {
@@ -288,7 +292,12 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const reports: InstanceReport[] = fields.output.events
       const kept = await core.reportEvents(client, reports, deps.clientAddress(c))
-      if (!kept.ok) return toResponse(errorAnswerOf(kept.error))
+      if (!kept.ok)
+        return toResponse(
+          kept.error.code === 'invalid_request'
+            ? adminError(400, 'invalid_request', kept.error.message)
+            : errorAnswerOf(kept.error),
+        )
       return c.json({ accepted: kept.value })
     },
   )
@@ -297,7 +306,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
     '/audit',
     describe({
       operationId: 'searchAudit',
-      summary: 'The trail: flowadmin’s audit events and its instances’, newest first',
+      summary: 'The trail: flowadmin’s audit events and its instances’, the last received first',
       description:
         'Needs `audit.read`. JSON answers a page and the cursor of the next; `Accept: text/csv` or ' +
         '`Accept: application/x-ndjson` streams every match instead (`limit` and `cursor` then do not apply).',
@@ -314,11 +323,11 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
         query('since', 'ISO 8601 with a zone, or a date: events at or after it.', '2026-11-27T00:00:00Z'),
         query('until', 'ISO 8601 with a zone, or a date: events before it.', '2026-11-28'),
         query('limit', `Events in a page, 1 to ${MAX_AUDIT_PAGE}; default ${DEFAULT_AUDIT_PAGE}.`, '50'),
-        query('cursor', 'The `next` of the page before.', '1798156800000.42'),
+        query('cursor', 'The `next` of the page before.', '42'),
       ],
       responses: {
         200: {
-          description: 'A page of events newest first, or (CSV, NDJSON) every match, streamed.',
+          description: 'A page of events, the last received first, or (CSV, NDJSON) every match, streamed.',
           content: {
             ...json(v.strictObject({ events: v.array(AuditEvent), next: v.nullable(v.string()) })),
             'text/csv': { schema: { type: 'string' as const } },

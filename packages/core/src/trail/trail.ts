@@ -96,18 +96,27 @@ export function trailEntryOfReport(server: string, report: InstanceReport): Trai
   }
 }
 
-/** A page's end as text for a client to hand back: `<time>.<seq>`. */
+/** How far ahead of flowadmin's clock a reported time may be: clocks differ a little. */
+export const MAX_REPORT_AHEAD_MS = 5 * 60_000
+
+/** Why a report is refused for a time too far ahead of `now`, or null when none is. */
+export function aheadOfClock(reports: readonly InstanceReport[], now: number): string | null {
+  const index = reports.findIndex((report) => report.time > now + MAX_REPORT_AHEAD_MS)
+  return index < 0
+    ? null
+    : `events[${index}].time is more than 5 minutes ahead of flowadmin's clock: is the instance's clock right?`
+}
+
+/** A page's end as text for a client to hand back: the seq of its last event. */
 export function encodeTrailCursor(position: TrailPosition): string {
-  return `${position.time}.${position.seq}`
+  return String(position.seq)
 }
 
 /** The position a cursor names, or null when it is not one. */
 export function decodeTrailCursor(cursor: string): TrailPosition | null {
-  const match = /^(-?\d{1,16})\.(\d{1,16})$/.exec(cursor)
-  if (match === null) return null
-  const time = Number(match[1])
-  const seq = Number(match[2])
-  return Number.isSafeInteger(time) && Number.isSafeInteger(seq) ? { time, seq } : null
+  if (!/^\d{1,16}$/.test(cursor)) return null
+  const seq = Number(cursor)
+  return Number.isSafeInteger(seq) ? { seq } : null
 }
 
 /** Events read per store call while exporting: memory stays bounded by one page. */
