@@ -215,6 +215,10 @@ describe('GET /audit', () => {
     await expectInvalid(await get('?limit=0'), /^limit must be a whole number from 1 to 1000/)
     await expectInvalid(await get('?limit=1001'), /^limit must be a whole number from 1 to 1000/)
     await expectInvalid(await get('?cursor=abc'), /^cursor is not one this API gave/)
+    await expectInvalid(await get('?actor=a%00b'), /^actor must not contain control characters/)
+    await expectInvalid(await get('?event=flows%00'), /^event must not contain control characters/)
+    await expectInvalid(await get('?instance=fleet/a%0Ab'), /^instance must not contain control characters/)
+    await expectInvalid(await get(`?actor=${'a'.repeat(257)}`), /^actor must be at most 256 characters/)
   })
 
   test('streams every match as CSV or NDJSON, past one page of the store', async () => {

@@ -144,9 +144,9 @@ const isoTime = (name: string) =>
 
 /** The query of `GET /audit`, checked; messages name the parameter. */
 const AuditQuery = v.object({
-  instance: v.optional(v.pipe(v.string(), v.minLength(1, 'instance must not be empty'))),
-  actor: v.optional(v.string()),
-  event: v.optional(v.string()),
+  instance: v.optional(v.pipe(text('instance', 512), v.minLength(1, 'instance must not be empty'))),
+  actor: v.optional(text('actor', 256)),
+  event: v.optional(text('event', 128)),
   outcome: v.optional(v.picklist(['success', 'failure'], 'outcome must be success or failure')),
   since: v.optional(isoTime('since')),
   until: v.optional(isoTime('until')),
