@@ -216,6 +216,7 @@ export function createMetrics(): Metrics {
         modules: instrumentStore('modules', stores.modules),
         throttle: instrumentStore('throttle', stores.throttle),
         sso: instrumentStore('sso', stores.sso),
+        trail: instrumentStore('trail', stores.trail),
       }
     },
     track(next) {
