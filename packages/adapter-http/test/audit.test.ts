@@ -130,6 +130,16 @@ describe('POST /audit/events: an instance reports', () => {
     expect((await trail(world)).events).toEqual([])
   })
 
+  test('checks the credentials before reading the body: a wrong secret is 401 whatever it sent', async () => {
+    const world = await createWorld()
+    const wrong = basicHeader('fleet', 'wrong-secret')
+    for (const body of ['not json', JSON.stringify({ events: [{ text: 'x'.repeat(MAX_REPORT_BYTES) }] })]) {
+      const res = await report(world, body, wrong)
+      expect(res.status).toBe(401)
+      expect(await res.json()).toMatchObject({ error: 'invalid_client' })
+    }
+  })
+
   test('refuses a time more than 5 minutes ahead of flowadmin’s clock, and keeps nothing of the report', async () => {
     const world = await createWorld()
     await expectInvalid(

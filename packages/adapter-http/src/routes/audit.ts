@@ -285,19 +285,17 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
       // The client first: nothing about the request is looked at for an unauthenticated caller.
       const client = basicCredentials(c.req.header('authorization'))
       if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
+      // Proven before the body is read: an unknown caller's megabyte is never parsed.
+      const reporter = await core.reporter(client, deps.clientAddress(c))
+      if (!reporter.ok) return toResponse(errorAnswerOf(reporter.error))
       const body = await readBody(c.req.raw, MAX_REPORT_BYTES, ['json'], c.env)
       if (!body.ok) return toResponse(adminBodyError(body.error))
       const fields = v.safeParse(AuditReportSchema, body.value)
       if (!fields.success)
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const reports: InstanceReport[] = fields.output.events
-      const kept = await core.reportEvents(client, reports, deps.clientAddress(c))
-      if (!kept.ok)
-        return toResponse(
-          kept.error.code === 'invalid_request'
-            ? adminError(400, 'invalid_request', kept.error.message)
-            : errorAnswerOf(kept.error),
-        )
+      const kept = await reporter.value.report(reports)
+      if (!kept.ok) return toResponse(adminError(400, 'invalid_request', kept.error.message))
       return c.json({ accepted: kept.value })
     },
   )
