@@ -24,21 +24,25 @@ async function startTrail() {
   const received: Reported[] = []
   const authorizations: string[] = []
   let status = 200
+  /** Largest body taken, in bytes, as flowadmin's 1 MiB; larger ones are answered 413. */
+  let maxBytes = 1024 * 1024
   const sockets = new Set<import('node:net').Socket>()
   let server: Server
   const listen = (port = 0) =>
     new Promise<number>((resolve) => {
       server = createServer((req, res) => {
-        let body = ''
-        req.on('data', (chunk) => {
-          body += chunk
+        const chunks: Buffer[] = []
+        req.on('data', (chunk: Buffer) => {
+          chunks.push(chunk)
         })
         req.on('end', () => {
-          if (req.url === '/audit/events' && status === 200) {
+          const body = Buffer.concat(chunks)
+          const answer = body.length > maxBytes ? 413 : status
+          if (req.url === '/audit/events' && answer === 200) {
             authorizations.push(String(req.headers.authorization))
-            received.push(...(JSON.parse(body) as { events: Reported[] }).events)
+            received.push(...(JSON.parse(body.toString()) as { events: Reported[] }).events)
           }
-          res.writeHead(status, { 'Content-Type': 'application/json' })
+          res.writeHead(answer, { 'Content-Type': 'application/json' })
           res.end(JSON.stringify({ accepted: 0 }))
         })
       })
@@ -60,6 +64,9 @@ async function startTrail() {
     authorizations,
     setStatus(next: number) {
       status = next
+    },
+    setMaxBytes(next: number) {
+      maxBytes = next
     },
     /** Stops listening: connections are refused until `start`. */
     stop,
@@ -258,6 +265,41 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
       () => `reports: ${trail.received.length}`,
     )
     expect(trail.received.map((report) => report.details.n)).toEqual([1, 3])
+  })
+
+  test('keeps each report under flowadmin’s 1 MiB, however large the events’ details', async () => {
+    const { handle, lines } = logger({ batchSize: 500 })
+    // Each event near the largest details kept (16 KiB of JSON), twice that in UTF-8 bytes.
+    for (let i = 0; i < 200; i++) handle(event('flows.set', { n: i, text: 'é'.repeat(8000) }))
+    await waitFor(
+      () => trail.received.length === 200,
+      () => `reports: ${trail.received.length}, log: ${JSON.stringify(lines)}`,
+    )
+    expect(trail.received.map((report) => report.details.n)).toEqual([...Array(200).keys()])
+    expect(lines.filter((line) => line.includes('refused'))).toEqual([])
+  })
+
+  test('on 413 sends the batch again in smaller ones, and drops only an event too large alone', async () => {
+    const { handle, lines } = logger({ batchSize: 500 })
+    // A proxy in front of flowadmin that takes less than flowadmin does: 10 events of ~1 kB pass
+    // only in smaller batches, and one of ~12 kB never passes.
+    trail.setMaxBytes(10_000)
+    for (let i = 0; i < 10; i++)
+      handle(event('flows.set', { n: i, text: 'x'.repeat(i === 4 ? 12_000 : 1_000) }))
+    await waitFor(
+      () => lines.some((line) => line.includes('as too large (HTTP 413')),
+      () => `reports: ${trail.received.length}, log: ${JSON.stringify(lines)}`,
+    )
+    await waitFor(
+      () => trail.received.length === 9,
+      () => `reports: ${trail.received.length}, log: ${JSON.stringify(lines)}`,
+    )
+    expect(trail.received.map((report) => report.details.n)).toEqual([0, 1, 2, 3, 5, 6, 7, 8, 9])
+    expect(lines.filter((line) => line.includes('refused'))).toEqual([
+      expect.stringMatching(
+        /refused an audit event "flows\.set" as too large \(HTTP 413, \d+ bytes\); it is dropped \(1 so far\)$/,
+      ),
+    ])
   })
 
   test('sends what still waits when the process exits', async () => {
