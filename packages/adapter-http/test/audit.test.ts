@@ -117,6 +117,10 @@ describe('POST /audit/events: an instance reports', () => {
     await expectInvalid(await report(world, [reported({ time: '2026-01-01' })]), /time must be a number/)
     await expectInvalid(await report(world, [reported({ instance: '' })]), /instance must not be empty/)
     await expectInvalid(
+      await report(world, [reported({ instance: 'line/1' })]),
+      /^events\[\]\.instance must not contain "\/"/,
+    )
+    await expectInvalid(
       await report(world, [reported({ actor: 'a\u0000b' })]),
       /actor must not contain control/,
     )

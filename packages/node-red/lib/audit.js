@@ -83,9 +83,10 @@ function parseAuditOptions(value) {
     typeof instance !== 'string' ||
     instance === '' ||
     instance.length > 128 ||
-    HAS_CONTROL.test(instance)
+    HAS_CONTROL.test(instance) ||
+    instance.includes('/')
   ) {
-    throw invalid('audit.instance must be a name of 1 to 128 printable characters')
+    throw invalid('audit.instance must be a name of 1 to 128 printable characters, without "/"')
   }
   const ignore = audit.ignore ?? ['*.get', 'comms.*']
   if (!Array.isArray(ignore) || !ignore.every((glob) => typeof glob === 'string' && glob !== '')) {

@@ -334,6 +334,9 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     expect(() => flowadmin.auditLogger({ ...base, audit: { instance: 'a\nb' } })).toThrow(
       'audit.instance must be a name of 1 to 128 printable characters',
     )
+    expect(() => flowadmin.auditLogger({ ...base, audit: { instance: 'hall/line-1' } })).toThrow(
+      'audit.instance must be a name of 1 to 128 printable characters, without "/"',
+    )
     expect(() => flowadmin.auditLogger({ ...base, audit: { colour: 1 } as never })).toThrow(
       'unknown option audit.colour',
     )

@@ -59,7 +59,11 @@ const ReportedEvent = v.strictObject(
     instance: v.pipe(
       text('events[].instance', 128),
       v.minLength(1, 'events[].instance must not be empty'),
-      v.description('The instance’s name for itself, within its resource server.'),
+      v.check(
+        (name) => !name.includes('/'),
+        'events[].instance must not contain "/" (the trail shows <resource server>/<instance>)',
+      ),
+      v.description('The instance’s name for itself, within its resource server; no `/`.'),
     ),
     actor: v.pipe(
       v.nullable(text('events[].actor', 256)),
