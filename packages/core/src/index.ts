@@ -83,12 +83,8 @@ export {
 } from './tokens/tokens.js'
 export {
   decodeTrailCursor,
-  EXPORT_PAGE,
-  encodeTrailCursor,
   type InstanceReport,
-  SECRET_KEY,
   type Trail,
   type TrailRetention,
   trailEntryOf,
-  withoutSecrets,
 } from './trail/trail.js'

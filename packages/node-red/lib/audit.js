@@ -11,7 +11,11 @@ const { version } = require('../package.json')
 
 /** Node-RED's level number of audit messages. */
 const AUDIT_LEVEL = 98
-/** Keys never forwarded, at any depth: passwords, tokens, secrets, cookies. */
+/**
+ * Keys never forwarded, at any depth: passwords, tokens, secrets, cookies. The same as the core's
+ * SECRET_KEY (packages/core/src/trail/trail.ts), which this plain JS cannot import; a test holds
+ * them the same.
+ */
 const SECRET_KEY = /pass|token|secret|credential|authori[sz]ation|cookie|session|api.?key/i
 /** Fields of Node-RED's message that are not details: said elsewhere, or Node-RED's own bookkeeping. */
 const NOT_DETAILS = new Set(['level', 'timestamp', 'event', 'user', 'ip', 'msg'])

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { waitFor } from '@flowadmin/testkit'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { SECRET_KEY as CORE_SECRET_KEY } from '../../core/src/trail/trail.js'
 import type { FlowadminOptions, NodeRedLogMessage } from '../index.js'
 import { flowadmin } from './load.js'
 
@@ -324,6 +325,12 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
       ['line-9', 1],
       ['line-9', 2],
     ])
+  })
+
+  test('drops the same keys as flowadmin does: its copy of the secret-key pattern is the core’s', () => {
+    const { SECRET_KEY } = require('../lib/audit.js') as { SECRET_KEY: RegExp }
+    expect(SECRET_KEY.source).toBe(CORE_SECRET_KEY.source)
+    expect(SECRET_KEY.flags).toBe(CORE_SECRET_KEY.flags)
   })
 
   test('refuses bad audit options when Node-RED loads its settings', () => {

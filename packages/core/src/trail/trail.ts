@@ -27,14 +27,17 @@ export interface InstanceReport {
   details: Record<string, unknown>
 }
 
-/** Keys whose values never enter the trail, at any depth: passwords, tokens, secrets, cookies. */
+/**
+ * Keys whose values never enter the trail, at any depth: passwords, tokens, secrets, cookies.
+ * The helper (`@flowadmin/node-red`, plain JS) has its own copy; a test holds them the same.
+ */
 export const SECRET_KEY = /pass|token|secret|credential|authori[sz]ation|cookie|session|api.?key/i
 
 /** Deepest nesting of details kept; deeper values are replaced by a note. */
 const MAX_DEPTH = 6
 
 /** `value` without any key that looks secret, at any depth. */
-export function withoutSecrets(value: unknown, depth = 0): unknown {
+function withoutSecrets(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value
   if (depth >= MAX_DEPTH) return '(nested too deep)'
   if (Array.isArray(value)) return value.map((item) => withoutSecrets(item, depth + 1))
@@ -108,7 +111,7 @@ export function aheadOfClock(reports: readonly InstanceReport[], now: number): s
 }
 
 /** A page's end as text for a client to hand back: the seq of its last event. */
-export function encodeTrailCursor(position: TrailPosition): string {
+function encodeTrailCursor(position: TrailPosition): string {
   return String(position.seq)
 }
 
@@ -120,7 +123,7 @@ export function decodeTrailCursor(cursor: string): TrailPosition | null {
 }
 
 /** Events read per store call while exporting: memory stays bounded by one page. */
-export const EXPORT_PAGE = 1000
+const EXPORT_PAGE = 1000
 
 export function createTrail(store: TrailStore) {
   return {
