@@ -1,9 +1,23 @@
 import { describe, expect, test } from 'vitest'
 import { MAX_REPORT_BYTES, MAX_REPORTED_EVENTS } from '../src/routes/audit.js'
 import { exportFormatOf } from '../src/routes/audit-format.js'
-import { basicHeader, createWorld, expectChallenge, fleetBasic, type World } from './helpers.js'
+import {
+  basicHeader,
+  createWorld as createWorldAt,
+  expectChallenge,
+  fleetBasic,
+  type World,
+} from './helpers.js'
 
 const T0 = Date.UTC(2026, 10, 27, 6, 0, 0)
+/** flowadmin's clock in these tests: after every time reported. */
+const NOW = T0 + 3_600_000
+
+async function createWorld(options?: Parameters<typeof createWorldAt>[0]): Promise<World> {
+  const world = await createWorldAt(options)
+  world.clock.set(NOW)
+  return world
+}
 
 const reported = (overrides: Record<string, unknown> = {}) => ({
   time: T0,
@@ -103,6 +117,10 @@ describe('POST /audit/events: an instance reports', () => {
     await expectInvalid(await report(world, [reported({ time: '2026-01-01' })]), /time must be a number/)
     await expectInvalid(await report(world, [reported({ instance: '' })]), /instance must not be empty/)
     await expectInvalid(
+      await report(world, [reported({ instance: 'line/1' })]),
+      /^events\[\]\.instance must not contain "\/"/,
+    )
+    await expectInvalid(
       await report(world, [reported({ actor: 'a\u0000b' })]),
       /actor must not contain control/,
     )
@@ -114,6 +132,38 @@ describe('POST /audit/events: an instance reports', () => {
     expect(huge.status).toBe(413)
     expect(await huge.json()).toMatchObject({ code: 'payload_too_large' })
     expect((await trail(world)).events).toEqual([])
+  })
+
+  test('checks the credentials before reading the body: a wrong secret is 401 whatever it sent', async () => {
+    const world = await createWorld()
+    const wrong = basicHeader('fleet', 'wrong-secret')
+    for (const body of ['not json', JSON.stringify({ events: [{ text: 'x'.repeat(MAX_REPORT_BYTES) }] })]) {
+      const res = await report(world, body, wrong)
+      expect(res.status).toBe(401)
+      expect(await res.json()).toMatchObject({ error: 'invalid_client' })
+    }
+  })
+
+  test('refuses a time more than 5 minutes ahead of flowadmin’s clock, and keeps nothing of the report', async () => {
+    const world = await createWorld()
+    await expectInvalid(
+      await report(world, [reported(), reported({ time: NOW + 5 * 60_000 + 1 })]),
+      /^events\[1\]\.time is more than 5 minutes ahead of flowadmin's clock/,
+    )
+    expect((await trail(world)).events).toEqual([])
+    expect((await report(world, [reported({ time: NOW + 5 * 60_000 })])).status).toBe(200)
+  })
+
+  test('shows the last received first, whatever time an instance reports', async () => {
+    const world = await createWorld()
+    expect((await report(world, [reported({ time: NOW, event: 'first' })])).status).toBe(200)
+    expect((await report(world, [reported({ time: 0, event: 'late' })])).status).toBe(200)
+    const events = (await trail(world, '?instance=fleet')).events.map((event) => event.event)
+    expect(events).toEqual(['late', 'first'])
+    const page = await trail(world, '?instance=fleet&limit=1')
+    expect((await trail(world, `?instance=fleet&cursor=${page.next}`)).events.map((e) => e.event)).toEqual([
+      'first',
+    ])
   })
 })
 
@@ -179,6 +229,10 @@ describe('GET /audit', () => {
     await expectInvalid(await get('?limit=0'), /^limit must be a whole number from 1 to 1000/)
     await expectInvalid(await get('?limit=1001'), /^limit must be a whole number from 1 to 1000/)
     await expectInvalid(await get('?cursor=abc'), /^cursor is not one this API gave/)
+    await expectInvalid(await get('?actor=a%00b'), /^actor must not contain control characters/)
+    await expectInvalid(await get('?event=flows%00'), /^event must not contain control characters/)
+    await expectInvalid(await get('?instance=fleet/a%0Ab'), /^instance must not contain control characters/)
+    await expectInvalid(await get(`?actor=${'a'.repeat(257)}`), /^actor must be at most 256 characters/)
   })
 
   test('streams every match as CSV or NDJSON, past one page of the store', async () => {

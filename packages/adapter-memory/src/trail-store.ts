@@ -1,7 +1,4 @@
-import type { TrailEntry, TrailEvent, TrailFilter, TrailPosition, TrailStore } from '@flowadmin/core'
-
-/** Newest first: by time, then by seq. */
-const newerFirst = (a: TrailPosition, b: TrailPosition) => b.time - a.time || b.seq - a.seq
+import type { TrailEntry, TrailEvent, TrailFilter, TrailStore } from '@flowadmin/core'
 
 function matches(event: TrailEvent, filter: TrailFilter): boolean {
   const { source } = filter
@@ -21,35 +18,26 @@ function matches(event: TrailEvent, filter: TrailFilter): boolean {
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T
 const copyOf = (event: TrailEvent): TrailEvent => clone(event)
 
-/** The trail in an array, kept newest first. */
+/** The trail in an array, kept newest first (the last taken first). */
 export function createTrailStore(): TrailStore {
   let events: TrailEvent[] = []
   let seq = 0
   return {
     async append(entries: readonly TrailEntry[]) {
-      const added = entries.map((entry) => ({ ...clone(entry), seq: ++seq })).sort(newerFirst)
-      // A merge of two lists kept newest first: linear, however long the trail.
-      const merged: TrailEvent[] = []
-      let [i, j] = [0, 0]
-      while (i < events.length || j < added.length) {
-        const take =
-          j >= added.length ||
-          (i < events.length && newerFirst(events[i] as TrailEvent, added[j] as TrailEvent) < 0)
-        merged.push(take ? (events[i++] as TrailEvent) : (added[j++] as TrailEvent))
-      }
-      events = merged
+      const added = entries.map((entry) => ({ ...clone(entry), seq: ++seq })).reverse()
+      events = [...added, ...events]
     },
     async search(filter, limit, after) {
       const found: TrailEvent[] = []
       for (const event of events) {
         if (found.length >= limit) break
-        if (after !== null && newerFirst(event, after) <= 0) continue
+        if (after !== null && event.seq >= after.seq) continue
         if (matches(event, filter)) found.push(copyOf(event))
       }
       return found
     },
     async deleteBefore(before, limit) {
-      // Oldest first, as the SQL stores take them.
+      // Taken first, first, as the SQL stores take them.
       const doomed = new Set(
         events
           .filter((event) => event.time < before)

@@ -82,7 +82,7 @@ export const MIGRATIONS: readonly string[] = [
   -- The trail: flowadmin's own audit events and those its instances report.
   CREATE TABLE flowadmin_trail (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    time bigint NOT NULL,           -- ms since the epoch, as the source says
+    time bigint NOT NULL,           -- ms since the epoch, as the source says; seq orders the trail
     server text,                    -- the resource server that delivered it; null: flowadmin's own
     instance text,
     actor text,
@@ -92,9 +92,9 @@ export const MIGRATIONS: readonly string[] = [
     address_reported boolean NOT NULL,
     details json NOT NULL
   );
-  CREATE INDEX flowadmin_trail_by_time ON flowadmin_trail (time, seq);
-  CREATE INDEX flowadmin_trail_by_actor ON flowadmin_trail (actor, time, seq);
-  CREATE INDEX flowadmin_trail_by_source ON flowadmin_trail (server, instance, time, seq);
+  CREATE INDEX flowadmin_trail_by_time ON flowadmin_trail (time);
+  CREATE INDEX flowadmin_trail_by_actor ON flowadmin_trail (actor, seq);
+  CREATE INDEX flowadmin_trail_by_source ON flowadmin_trail (server, instance, seq);
   `,
   `
   -- Single sign-on under way, shared by every instance. Sign-ins sent to the provider, keyed by

@@ -1,4 +1,4 @@
-import type { TrailStore } from '@flowadmin/core'
+import type { TrailEntry, TrailFilter, TrailStore } from '@flowadmin/core'
 import {
   TRAIL_COLUMNS,
   type TrailRow,
@@ -16,11 +16,43 @@ export const TRAIL_SQL = {
            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                                 $7::text[], $8::boolean[], $9::json[])`,
   deleteBefore: `DELETE FROM flowadmin_trail WHERE seq IN (
-                   SELECT seq FROM flowadmin_trail WHERE time < $1 ORDER BY time LIMIT $2)`,
+                   SELECT seq FROM flowadmin_trail WHERE time < $1 ORDER BY seq LIMIT $2)`,
   deleteBeyond: `DELETE FROM flowadmin_trail WHERE seq IN (
-                   SELECT seq FROM flowadmin_trail ORDER BY time, seq
+                   SELECT seq FROM flowadmin_trail ORDER BY seq
                    LIMIT greatest(0, least($2::bigint, (SELECT count(*) FROM flowadmin_trail) - $1::bigint)))`,
 } as const
+
+/**
+ * Text as the trail stores it. PostgreSQL's text holds neither NUL nor a lone surrogate, and an
+ * instance (or a failed sign-in's username) may carry either: each is written as `\uXXXX`.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the units to escape.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+export const storedText = <T extends string | null | undefined>(value: T): T =>
+  (typeof value === 'string'
+    ? value.replace(UNSTORABLE, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : value) as T
+
+/** An entry whose text PostgreSQL can store; details travel as JSON, which escapes both already. */
+const storable = (entry: TrailEntry): TrailEntry => ({
+  ...entry,
+  server: storedText(entry.server),
+  instance: storedText(entry.instance),
+  actor: storedText(entry.actor),
+  event: storedText(entry.event),
+  address: storedText(entry.address),
+})
+
+/** A filter that matches text as storedText wrote it. */
+const storableFilter = (filter: TrailFilter): TrailFilter => ({
+  ...filter,
+  source:
+    filter.source === undefined
+      ? undefined
+      : { server: storedText(filter.source.server), instance: storedText(filter.source.instance) },
+  actor: storedText(filter.actor),
+  eventPrefix: storedText(filter.eventPrefix),
+})
 
 /** The trail in one table. */
 export function createTrailStore(db: Database): TrailStore {
@@ -29,17 +61,17 @@ export function createTrailStore(db: Database): TrailStore {
       if (entries.length === 0) return
       const columns: unknown[][] = Array.from({ length: 9 }, () => [])
       for (const entry of entries) {
-        trailValues(entry).forEach((value, index) => {
+        trailValues(storable(entry)).forEach((value, index) => {
           columns[index]?.push(value)
         })
       }
       await db.query(TRAIL_SQL.append, columns)
     },
     async search(filter, limit, after) {
-      const { where, params } = trailConditions(filter, after, (index) => `$${index}`)
+      const { where, params } = trailConditions(storableFilter(filter), after, (index) => `$${index}`)
       const { rows } = await db.query<TrailRow>(
         `SELECT ${TRAIL_COLUMNS} FROM flowadmin_trail ${where}
-         ORDER BY time DESC, seq DESC LIMIT $${params.length + 1}`,
+         ORDER BY seq DESC LIMIT $${params.length + 1}`,
         [...params, limit],
       )
       return rows.map(trailFromRow)

@@ -102,7 +102,7 @@ export const MIGRATIONS: readonly string[] = [
   -- so every index below also orders by it.
   CREATE TABLE trail (
     seq INTEGER PRIMARY KEY,
-    time INTEGER NOT NULL,        -- ms since the epoch, as the source says
+    time INTEGER NOT NULL,        -- ms since the epoch, as the source says; seq orders the trail
     server TEXT,                  -- the resource server that delivered it; null: flowadmin's own
     instance TEXT,
     actor TEXT,
@@ -113,8 +113,8 @@ export const MIGRATIONS: readonly string[] = [
     details TEXT NOT NULL         -- a JSON object
   );
   CREATE INDEX trail_by_time ON trail (time);
-  CREATE INDEX trail_by_actor ON trail (actor, time);
-  CREATE INDEX trail_by_source ON trail (server, instance, time);
+  CREATE INDEX trail_by_actor ON trail (actor);
+  CREATE INDEX trail_by_source ON trail (server, instance);
   `,
   `
   -- Single sign-on under way, shared by every process on the file. Sign-ins sent to the provider,

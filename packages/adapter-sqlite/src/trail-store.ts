@@ -14,9 +14,9 @@ import { createReader, createTransaction } from './transaction.js'
 export const TRAIL_SQL = {
   append: `INSERT INTO trail (time, server, instance, actor, event, outcome, address, address_reported, details)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  deleteBefore: 'DELETE FROM trail WHERE seq IN (SELECT seq FROM trail WHERE time < ? ORDER BY time LIMIT ?)',
+  deleteBefore: 'DELETE FROM trail WHERE seq IN (SELECT seq FROM trail WHERE time < ? ORDER BY seq LIMIT ?)',
   count: 'SELECT count(*) AS count FROM trail',
-  deleteOldest: 'DELETE FROM trail WHERE seq IN (SELECT seq FROM trail ORDER BY time, seq LIMIT ?)',
+  deleteOldest: 'DELETE FROM trail WHERE seq IN (SELECT seq FROM trail ORDER BY seq LIMIT ?)',
 } as const
 
 /** What trail changes touch, and what trail reads depend on (see transaction.ts). */
@@ -54,9 +54,7 @@ export function createTrailStore(db: SqliteDatabase): TrailStore {
     },
     async search(filter, limit, after) {
       const { where, params } = trailConditions(filter, after, () => '?')
-      const statement = searchOf(
-        `SELECT ${TRAIL_COLUMNS} FROM trail ${where} ORDER BY time DESC, seq DESC LIMIT ?`,
-      )
+      const statement = searchOf(`SELECT ${TRAIL_COLUMNS} FROM trail ${where} ORDER BY seq DESC LIMIT ?`)
       return reader(() => (statement.all(...params, limit) as TrailRow[]).map(trailFromRow), onTrail)
     },
     async deleteBefore(before, limit) {

@@ -43,7 +43,7 @@ import {
   type InventoryCaller,
 } from './tokens/inventory.js'
 import { createTokens, FLOWADMIN_AUDIENCE, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
-import { createTrail, type TrailReport } from './trail/trail.js'
+import { aheadOfClock, createTrail, type TrailReport } from './trail/trail.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -486,18 +486,35 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     /**
-     * Appends what an instance of a resource server reports to the trail, under the server its
-     * credentials prove (never one the reports name); returns how many were kept.
+     * A resource server's way to report its instances' events, once its credentials are proven:
+     * `report` appends them to the trail under that server (never one the reports name) and
+     * returns how many were kept. Authenticating first lets the caller read a report only from a
+     * proven client.
      */
-    async reportEvents(
+    async reporter(
       client: ClientCredentials | null,
-      reports: readonly TrailReport[],
       address: string,
-    ): Promise<Result<number, ClientError>> {
+    ): Promise<
+      Result<
+        {
+          report(
+            reports: readonly TrailReport[],
+          ): Promise<Result<number, { code: 'invalid_request'; message: string }>>
+        },
+        ClientError
+      >
+    > {
       if (auth === null || client === null) return err({ code: 'invalid_client' })
       const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
       if (!authenticated.ok) return authenticated
-      return ok(await trail.ingest(client.id, reports))
+      const server = authenticated.value.id
+      return ok({
+        async report(reports: readonly TrailReport[]) {
+          const ahead = aheadOfClock(reports, clock.now())
+          if (ahead !== null) return err({ code: 'invalid_request' as const, message: ahead })
+          return ok(await trail.ingest(server, reports))
+        },
+      })
     },
 
     /** The trail: search, export and retention (see createTrail). */

@@ -96,12 +96,8 @@ export {
 } from './tokens/tokens.js'
 export {
   decodeTrailCursor,
-  EXPORT_PAGE,
-  encodeTrailCursor,
-  SECRET_KEY,
   type Trail,
   type TrailReport,
   type TrailRetention,
   trailEntryOf,
-  withoutSecrets,
 } from './trail/trail.js'

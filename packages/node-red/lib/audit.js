@@ -11,15 +11,22 @@ const { version } = require('../package.json')
 
 /** Node-RED's level number of audit messages. */
 const AUDIT_LEVEL = 98
-/** Keys never forwarded, at any depth: passwords, tokens, secrets, cookies. */
+/**
+ * Keys never forwarded, at any depth: passwords, tokens, secrets, cookies. The same as the core's
+ * SECRET_KEY (packages/core/src/trail/trail.ts), which this plain JS cannot import; a test holds
+ * them the same.
+ */
 const SECRET_KEY = /pass|token|secret|credential|authori[sz]ation|cookie|session|api.?key/i
 /** Fields of Node-RED's message that are not details: said elsewhere, or Node-RED's own bookkeeping. */
 const NOT_DETAILS = new Set(['level', 'timestamp', 'event', 'user', 'ip', 'msg'])
 /** The largest details sent, as JSON characters; larger ones are replaced by their size. */
 const MAX_DETAILS = 16 * 1024
 const MAX_DEPTH = 6
-/** What flowadmin takes in one report. */
+/** What flowadmin takes in one report: events, and bytes of body. */
 const MAX_BATCH = 500
+const MAX_BODY_BYTES = 1024 * 1024
+/** The bytes of `{"events":[]}` around the events. */
+const BODY_FRAME_BYTES = Buffer.byteLength('{"events":[]}')
 /** Control characters: flowadmin refuses them in names and addresses. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it replaces.
 const CONTROL = /[\u0000-\u001f\u007f]/g
@@ -80,9 +87,10 @@ function parseAuditOptions(value) {
     typeof instance !== 'string' ||
     instance === '' ||
     instance.length > 128 ||
-    HAS_CONTROL.test(instance)
+    HAS_CONTROL.test(instance) ||
+    instance.includes('/')
   ) {
-    throw invalid('audit.instance must be a name of 1 to 128 printable characters')
+    throw invalid('audit.instance must be a name of 1 to 128 printable characters, without "/"')
   }
   const ignore = audit.ignore ?? ['*.get', 'comms.*']
   if (!Array.isArray(ignore) || !ignore.every((glob) => typeof glob === 'string' && glob !== '')) {
@@ -145,6 +153,30 @@ function reportOf(msg, instance) {
   }
 }
 
+/** The size of each event as JSON, in bytes, computed once. */
+const sizes = new WeakMap()
+function bytesOf(report) {
+  let size = sizes.get(report)
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(report))
+    sizes.set(report, size)
+  }
+  return size
+}
+
+/** How many of `reports`, from the first, fit in one body beside `reserved` bytes (always one at least). */
+function fitting(reports, most, reserved) {
+  let bytes = BODY_FRAME_BYTES + reserved
+  let count = 0
+  for (const report of reports) {
+    if (count >= most) break
+    bytes += bytesOf(report) + (count > 0 || reserved > 0 ? 1 : 0)
+    if (count > 0 && bytes > MAX_BODY_BYTES) break
+    count++
+  }
+  return count
+}
+
 /** The events still waiting when the process exits, sent by a child process it waits for. */
 const SEND_AT_EXIT = `
 let input = ''
@@ -183,6 +215,10 @@ function createForwarder(settings, audit) {
   let timer = null
   let retryMs = 1000
   let failing = false
+  /** Most events in the next batch after flowadmin found one too large (413); null: no such bound. */
+  let split = null
+  /** Events dropped because flowadmin found each too large alone. */
+  let tooLarge = 0
 
   const schedule = (ms) => {
     if (timer !== null) return
@@ -193,10 +229,12 @@ function createForwarder(settings, audit) {
     timer.unref?.()
   }
 
-  /** The next batch: a note of what was dropped first, when something was. */
+  /**
+   * The next batch: a note of what was dropped first, when something was; bounded in events and in
+   * bytes, below what flowadmin takes.
+   */
   function nextBatch() {
-    const room = dropped > 0 ? audit.batchSize - 1 : audit.batchSize
-    const events = buffer.slice(0, room)
+    const room = Math.min(dropped > 0 ? audit.batchSize - 1 : audit.batchSize, split ?? MAX_BATCH)
     const note =
       dropped > 0
         ? [
@@ -210,6 +248,8 @@ function createForwarder(settings, audit) {
             },
           ]
         : []
+    const reserved = note.length > 0 ? bytesOf(note[0]) : 0
+    const events = buffer.slice(0, fitting(buffer.slice(0, room), room, reserved))
     return { events, note, notedDrops: dropped }
   }
 
@@ -253,6 +293,20 @@ function createForwarder(settings, audit) {
           )
           return
         }
+        if (status === 413 && events.length > 1) {
+          // Too large for flowadmin after all: the same events again, in smaller batches.
+          split = Math.ceil(events.length / 2)
+          continue
+        }
+        if (status === 413 && events.length === 1) {
+          // Too large alone: flowadmin will never take it.
+          tooLarge++
+          log(
+            `flowadmin at ${url} refused an audit event ${JSON.stringify(events[0].event)} as too large (HTTP 413, ${bytesOf(events[0])} bytes); it is dropped (${tooLarge} so far)`,
+          )
+          buffer.splice(0, Math.max(0, 1 - (shifted - before)))
+          continue
+        }
         if (
           status === 200 ||
           (status >= 400 && status < 500 && status !== 401 && status !== 429 && status !== 408)
@@ -264,6 +318,7 @@ function createForwarder(settings, audit) {
             )
           }
           buffer.splice(0, Math.max(0, events.length - (shifted - before)))
+          if (buffer.length === 0) split = null
           dropped -= notedDrops
           if (notedDrops > 0)
             log(`${notedDrops} audit events were dropped (the oldest first) while the buffer was full`)
@@ -316,9 +371,13 @@ function createForwarder(settings, audit) {
     /** At process exit: what still waits, sent by a child process the exit waits for (bounded). */
     sendAtExit() {
       if (buffer.length === 0 && dropped === 0) return
-      const { events, note } = nextBatch()
-      const rest = buffer.slice(events.length, MAX_BATCH - note.length)
-      const body = JSON.stringify({ events: [...note, ...events, ...rest].slice(0, MAX_BATCH) })
+      const { note } = nextBatch()
+      const room = MAX_BATCH - note.length
+      const events = buffer.slice(
+        0,
+        fitting(buffer.slice(0, room), room, note.length > 0 ? bytesOf(note[0]) : 0),
+      )
+      const body = JSON.stringify({ events: [...note, ...events] })
       spawnSync(process.execPath, ['-e', SEND_AT_EXIT], {
         input: JSON.stringify({ url: endpoint, authorization, agent, body, timeoutMs }),
         timeout: timeoutMs + 2000,

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { waitFor } from '@flowadmin/testkit'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { SECRET_KEY as CORE_SECRET_KEY } from '../../core/src/trail/trail.js'
 import type { FlowadminOptions, NodeRedLogMessage } from '../index.js'
 import { flowadmin } from './load.js'
 
@@ -24,21 +25,25 @@ async function startTrail() {
   const received: Reported[] = []
   const authorizations: string[] = []
   let status = 200
+  /** Largest body taken, in bytes, as flowadmin's 1 MiB; larger ones are answered 413. */
+  let maxBytes = 1024 * 1024
   const sockets = new Set<import('node:net').Socket>()
   let server: Server
   const listen = (port = 0) =>
     new Promise<number>((resolve) => {
       server = createServer((req, res) => {
-        let body = ''
-        req.on('data', (chunk) => {
-          body += chunk
+        const chunks: Buffer[] = []
+        req.on('data', (chunk: Buffer) => {
+          chunks.push(chunk)
         })
         req.on('end', () => {
-          if (req.url === '/audit/events' && status === 200) {
+          const body = Buffer.concat(chunks)
+          const answer = body.length > maxBytes ? 413 : status
+          if (req.url === '/audit/events' && answer === 200) {
             authorizations.push(String(req.headers.authorization))
-            received.push(...(JSON.parse(body) as { events: Reported[] }).events)
+            received.push(...(JSON.parse(body.toString()) as { events: Reported[] }).events)
           }
-          res.writeHead(status, { 'Content-Type': 'application/json' })
+          res.writeHead(answer, { 'Content-Type': 'application/json' })
           res.end(JSON.stringify({ accepted: 0 }))
         })
       })
@@ -60,6 +65,9 @@ async function startTrail() {
     authorizations,
     setStatus(next: number) {
       status = next
+    },
+    setMaxBytes(next: number) {
+      maxBytes = next
     },
     /** Stops listening: connections are refused until `start`. */
     stop,
@@ -260,6 +268,41 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     expect(trail.received.map((report) => report.details.n)).toEqual([1, 3])
   })
 
+  test('keeps each report under flowadmin’s 1 MiB, however large the events’ details', async () => {
+    const { handle, lines } = logger({ batchSize: 500 })
+    // Each event near the largest details kept (16 KiB of JSON), twice that in UTF-8 bytes.
+    for (let i = 0; i < 200; i++) handle(event('flows.set', { n: i, text: 'é'.repeat(8000) }))
+    await waitFor(
+      () => trail.received.length === 200,
+      () => `reports: ${trail.received.length}, log: ${JSON.stringify(lines)}`,
+    )
+    expect(trail.received.map((report) => report.details.n)).toEqual([...Array(200).keys()])
+    expect(lines.filter((line) => line.includes('refused'))).toEqual([])
+  })
+
+  test('on 413 sends the batch again in smaller ones, and drops only an event too large alone', async () => {
+    const { handle, lines } = logger({ batchSize: 500 })
+    // A proxy in front of flowadmin that takes less than flowadmin does: 10 events of ~1 kB pass
+    // only in smaller batches, and one of ~12 kB never passes.
+    trail.setMaxBytes(10_000)
+    for (let i = 0; i < 10; i++)
+      handle(event('flows.set', { n: i, text: 'x'.repeat(i === 4 ? 12_000 : 1_000) }))
+    await waitFor(
+      () => lines.some((line) => line.includes('as too large (HTTP 413')),
+      () => `reports: ${trail.received.length}, log: ${JSON.stringify(lines)}`,
+    )
+    await waitFor(
+      () => trail.received.length === 9,
+      () => `reports: ${trail.received.length}, log: ${JSON.stringify(lines)}`,
+    )
+    expect(trail.received.map((report) => report.details.n)).toEqual([0, 1, 2, 3, 5, 6, 7, 8, 9])
+    expect(lines.filter((line) => line.includes('refused'))).toEqual([
+      expect.stringMatching(
+        /refused an audit event "flows\.set" as too large \(HTTP 413, \d+ bytes\); it is dropped \(1 so far\)$/,
+      ),
+    ])
+  })
+
   test('sends what still waits when the process exits', async () => {
     await trail.stop()
     await trail.start()
@@ -284,6 +327,12 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     ])
   })
 
+  test('drops the same keys as flowadmin does: its copy of the secret-key pattern is the core’s', () => {
+    const { SECRET_KEY } = require('../lib/audit.js') as { SECRET_KEY: RegExp }
+    expect(SECRET_KEY.source).toBe(CORE_SECRET_KEY.source)
+    expect(SECRET_KEY.flags).toBe(CORE_SECRET_KEY.flags)
+  })
+
   test('refuses bad audit options when Node-RED loads its settings', () => {
     const base = { url: trail.url, clientId: 'fleet', clientSecret: 's3cret' }
     expect(() => flowadmin.auditLogger({ ...base, audit: { bufferSize: 0 } })).toThrow(
@@ -291,6 +340,9 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     )
     expect(() => flowadmin.auditLogger({ ...base, audit: { instance: 'a\nb' } })).toThrow(
       'audit.instance must be a name of 1 to 128 printable characters',
+    )
+    expect(() => flowadmin.auditLogger({ ...base, audit: { instance: 'hall/line-1' } })).toThrow(
+      'audit.instance must be a name of 1 to 128 printable characters, without "/"',
     )
     expect(() => flowadmin.auditLogger({ ...base, audit: { colour: 1 } as never })).toThrow(
       'unknown option audit.colour',

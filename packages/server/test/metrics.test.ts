@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createCore } from '@flowadmin/core'
-import { createPlainHasher, holdVerifications, tokenRecord, waitFor } from '@flowadmin/testkit'
+import { createPlainHasher, holdVerifications, tokenRecord, trailEntry, waitFor } from '@flowadmin/testkit'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   createMetrics,
@@ -251,9 +251,13 @@ describe('createMetrics', () => {
     }
     await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
     await expect(stores.modules.list()).rejects.toThrow('disk I/O error')
+    await stores.trail.append([trailEntry()])
+    expect(await stores.trail.search({}, 10, null)).toHaveLength(1)
 
     const { body } = await metrics.exposition()
     const timed = 'flowadmin_storage_operation_duration_seconds_count'
+    expect(sample(body, `${timed}{store="trail",operation="append"}`)).toBe(1)
+    expect(sample(body, `${timed}{store="trail",operation="search"}`)).toBe(1)
     expect(sample(body, `${timed}{store="tokens",operation="save"}`)).toBe(1)
     expect(sample(body, `${timed}{store="modules",operation="list"}`)).toBe(2)
     expect(sample(body, 'flowadmin_storage_errors_total{store="modules",operation="list"}')).toBe(2)

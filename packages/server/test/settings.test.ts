@@ -314,6 +314,10 @@ describe('parseSettings', () => {
       'settings.json: adminAuth.resourceServers[0].id: must not contain ":"',
     ],
     [
+      { adminAuth: { type: 'credentials', users: [admin], resourceServers: [{ id: 'a/b', secret: HASH }] } },
+      'settings.json: adminAuth.resourceServers[0].id: must not contain "/" (the trail names an instance <resource server>/<instance>)',
+    ],
+    [
       {
         adminAuth: {
           type: 'credentials',

@@ -107,13 +107,44 @@ describe('the trail recorder', () => {
   })
 })
 
+describe('an event the store refuses', () => {
+  it('is dropped alone; an outage met while the others are added one by one makes them wait', async () => {
+    const stores = createMemoryStores()
+    const log = captureLog()
+    const append = stores.trail.append
+    let outages = 1
+    stores.trail.append = async (entries: readonly TrailEntry[]) => {
+      if (entries.some((entry) => entry.actor === 'user-2')) throw new Error('invalid byte sequence')
+      if (entries.length === 1 && entries[0]?.actor === 'user-3' && outages-- > 0)
+        throw storeUnavailable('the database is restarting', 1)
+      return append(entries)
+    }
+    const recorder = createTrailRecorder(stores.trail, logTo(log.logger), { delayMs: 0, retryMs: 5 })
+    for (let n = 1; n <= 4; n++) recorder.emit(failed(n))
+    await waitFor(
+      () => log.said().includes('info: audit events are added to the trail again'),
+      () => log.said().join('\n'),
+    )
+    expect((await all(stores)).map((event) => event.actor)).toEqual(['user-4', 'user-3', 'user-1'])
+    expect(
+      log
+        .entries()
+        .filter((entry) => entry.msg === 'an audit event cannot be added to the trail; it is dropped'),
+    ).toMatchObject([{ event: 'login.failed', time: 1_002, reason: 'invalid byte sequence' }])
+    await recorder.close()
+  })
+})
+
 describe('retention', () => {
   it('deletes what is older than the age, then the oldest beyond the count', async () => {
     const stores = createMemoryStores()
     const { core } = createCoreWithDoubles({ stores, adminAuth: () => ({ users: [] }) })
     const DAY = 86_400_000
     const now = 100 * DAY
-    await stores.trail.append(Array.from({ length: 30 }, (_, i) => trailEntry({ time: now - i * DAY })))
+    // Received oldest first, as events are.
+    await stores.trail.append(
+      Array.from({ length: 30 }, (_, i) => trailEntry({ time: now - i * DAY })).reverse(),
+    )
     expect(await core.trail.sweep({ maxAgeMs: 20 * DAY, maxEvents: null }, now, { batchSize: 4 })).toBe(9)
     expect(await core.trail.sweep({ maxAgeMs: null, maxEvents: 12 }, now, { batchSize: 4 })).toBe(9)
     const left = await stores.trail.search({}, 100, null)

@@ -82,6 +82,6 @@ export function trailConditions(
   if (filter.outcome !== undefined) conditions.push(`outcome = ${param(filter.outcome)}`)
   if (filter.since !== undefined) conditions.push(`time >= ${param(filter.since)}`)
   if (filter.until !== undefined) conditions.push(`time < ${param(filter.until)}`)
-  if (after !== null) conditions.push(`(time, seq) < (${param(after.time)}, ${param(after.seq)})`)
+  if (after !== null) conditions.push(`seq < ${param(after.seq)}`)
   return { where: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params }
 }

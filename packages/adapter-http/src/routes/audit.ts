@@ -52,12 +52,18 @@ const ReportedEvent = v.strictObject(
       v.integer('events[].time must be whole milliseconds since the epoch'),
       v.minValue(0, 'events[].time must not be before 1970'),
       v.maxValue(8.64e15, 'events[].time is too far in the future'),
-      v.description('Milliseconds since the epoch, as the instance’s clock says.'),
+      v.description(
+        'Milliseconds since the epoch, as the instance’s clock says; at most 5 minutes ahead of flowadmin’s.',
+      ),
     ),
     instance: v.pipe(
       text('events[].instance', 128),
       v.minLength(1, 'events[].instance must not be empty'),
-      v.description('The instance’s name for itself, within its resource server.'),
+      v.check(
+        (name) => !name.includes('/'),
+        'events[].instance must not contain "/" (the trail shows <resource server>/<instance>)',
+      ),
+      v.description('The instance’s name for itself, within its resource server; no `/`.'),
     ),
     actor: v.pipe(
       v.nullable(text('events[].actor', 256)),
@@ -142,9 +148,9 @@ const isoTime = (name: string) =>
 
 /** The query of `GET /audit`, checked; messages name the parameter. */
 const AuditQuery = v.object({
-  instance: v.optional(v.pipe(v.string(), v.minLength(1, 'instance must not be empty'))),
-  actor: v.optional(v.string()),
-  event: v.optional(v.string()),
+  instance: v.optional(v.pipe(text('instance', 512), v.minLength(1, 'instance must not be empty'))),
+  actor: v.optional(text('actor', 256)),
+  event: v.optional(text('event', 128)),
   outcome: v.optional(v.picklist(['success', 'failure'], 'outcome must be success or failure')),
   since: v.optional(isoTime('since')),
   until: v.optional(isoTime('until')),
@@ -237,7 +243,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
             value: {
               events: [
                 {
-                  time: 1_798_156_800_000,
+                  time: 1_764_226_800_000,
                   instance: 'line-1',
                   actor: 'alice',
                   event: 'flows.set',
@@ -255,7 +261,9 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
           content: json(v.strictObject({ accepted: v.pipe(v.number(), v.integer()) })),
         },
         400: {
-          description: 'Not JSON, or an event of the wrong shape; the message names the field.',
+          description:
+            'Not JSON, an event of the wrong shape, or a time more than 5 minutes ahead of flowadmin’s ' +
+            'clock; the message names the field.',
           content: adminErrorContent(['invalid_request']),
         },
         401: {
@@ -281,14 +289,17 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
       // The client first: nothing about the request is looked at for an unauthenticated caller.
       const client = basicCredentials(c.req.header('authorization'))
       if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
+      // Proven before the body is read: an unknown caller's megabyte is never parsed.
+      const reporter = await core.reporter(client, deps.clientAddress(c))
+      if (!reporter.ok) return toResponse(errorAnswerOf(reporter.error))
       const body = await readBody(c.req.raw, MAX_REPORT_BYTES, ['json'], c.env)
       if (!body.ok) return toResponse(adminBodyError(body.error))
       const fields = v.safeParse(AuditReportSchema, body.value)
       if (!fields.success)
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const reports: TrailReport[] = fields.output.events
-      const kept = await core.reportEvents(client, reports, deps.clientAddress(c))
-      if (!kept.ok) return toResponse(errorAnswerOf(kept.error))
+      const kept = await reporter.value.report(reports)
+      if (!kept.ok) return toResponse(adminError(400, 'invalid_request', kept.error.message))
       return c.json({ accepted: kept.value })
     },
   )
@@ -297,7 +308,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
     '/audit',
     describe({
       operationId: 'searchAudit',
-      summary: 'The trail: flowadmin’s audit events and its instances’, newest first',
+      summary: 'The trail: flowadmin’s audit events and its instances’, the last received first',
       description:
         'Needs `audit.read`. JSON answers a page and the cursor of the next; `Accept: text/csv` or ' +
         '`Accept: application/x-ndjson` streams every match instead (`limit` and `cursor` then do not apply).',
@@ -314,11 +325,11 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
         query('since', 'ISO 8601 with a zone, or a date: events at or after it.', '2026-11-27T00:00:00Z'),
         query('until', 'ISO 8601 with a zone, or a date: events before it.', '2026-11-28'),
         query('limit', `Events in a page, 1 to ${MAX_AUDIT_PAGE}; default ${DEFAULT_AUDIT_PAGE}.`, '50'),
-        query('cursor', 'The `next` of the page before.', '1798156800000.42'),
+        query('cursor', 'The `next` of the page before.', '42'),
       ],
       responses: {
         200: {
-          description: 'A page of events newest first, or (CSV, NDJSON) every match, streamed.',
+          description: 'A page of events, the last received first, or (CSV, NDJSON) every match, streamed.',
           content: {
             ...json(v.strictObject({ events: v.array(AuditEvent), next: v.nullable(v.string()) })),
             'text/csv': { schema: { type: 'string' as const } },

@@ -6,7 +6,10 @@ export type TrailOutcome = 'success' | 'failure'
 
 /** One event as it is appended. */
 export interface TrailEntry {
-  /** When it happened, as its source says (flowadmin's clock for its own events). */
+  /**
+   * When it happened, as its source says (flowadmin's clock for its own events): reported data,
+   * searched by `since` and `until`, but never the order of the trail or what retention keeps.
+   */
   time: number
   /** The resource server whose credentials delivered it; null: flowadmin's own event. */
   server: string | null
@@ -27,13 +30,12 @@ export interface TrailEntry {
 
 /** One stored event: an entry and its place in the store. */
 export interface TrailEvent extends TrailEntry {
-  /** Ascending in the order the store took events in; with `time`, a stable order. */
+  /** Ascending in the order the store took events in: the trail's order, newest first. */
   seq: number
 }
 
-/** Where a page of a search ends: the next page starts after (older than) this event. */
+/** Where a page of a search ends: the next page starts after (taken before) this event. */
 export interface TrailPosition {
-  time: number
   seq: number
 }
 
@@ -55,12 +57,15 @@ export interface TrailStore {
   /** Appends every entry of the batch, or none (atomically). */
   append(entries: readonly TrailEntry[]): Promise<void>
   /**
-   * Up to `limit` events matching `filter`, newest first (by time, then by seq), starting after
-   * `after` when given (strictly older in that order).
+   * Up to `limit` events matching `filter`, newest first (the last the store took first, by
+   * seq), starting after `after` when given (strictly older in that order).
    */
   search(filter: TrailFilter, limit: number, after: TrailPosition | null): Promise<TrailEvent[]>
-  /** Deletes up to `limit` events older than `before`; returns how many. */
+  /** Deletes up to `limit` events whose time is before `before`, oldest taken first; returns how many. */
   deleteBefore(before: number, limit: number): Promise<number>
-  /** Deletes up to `limit` of the oldest events beyond the newest `keep`; returns how many. */
+  /**
+   * Deletes up to `limit` of the events taken first beyond the `keep` taken last, whatever their
+   * time says; returns how many.
+   */
   deleteBeyond(keep: number, limit: number): Promise<number>
 }

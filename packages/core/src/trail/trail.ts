@@ -27,14 +27,17 @@ export interface TrailReport {
   details: Record<string, unknown>
 }
 
-/** Keys whose values never enter the trail, at any depth: passwords, tokens, secrets, cookies. */
+/**
+ * Keys whose values never enter the trail, at any depth: passwords, tokens, secrets, cookies.
+ * The helper (`@flowadmin/node-red`, plain JS) has its own copy; a test holds them the same.
+ */
 export const SECRET_KEY = /pass|token|secret|credential|authori[sz]ation|cookie|session|api.?key/i
 
 /** Deepest nesting of details kept; deeper values are replaced by a note. */
 const MAX_DEPTH = 6
 
 /** `value` without any key that looks secret, at any depth. */
-export function withoutSecrets(value: unknown, depth = 0): unknown {
+function withoutSecrets(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value
   if (depth >= MAX_DEPTH) return '(nested too deep)'
   if (Array.isArray(value)) return value.map((item) => withoutSecrets(item, depth + 1))
@@ -96,22 +99,31 @@ export function trailEntryOfReport(server: string, report: TrailReport): TrailEn
   }
 }
 
-/** A page's end as text for a client to hand back: `<time>.<seq>`. */
-export function encodeTrailCursor(position: TrailPosition): string {
-  return `${position.time}.${position.seq}`
+/** How far ahead of flowadmin's clock a reported time may be: clocks differ a little. */
+export const MAX_REPORT_AHEAD_MS = 5 * 60_000
+
+/** Why a report is refused for a time too far ahead of `now`, or null when none is. */
+export function aheadOfClock(reports: readonly TrailReport[], now: number): string | null {
+  const index = reports.findIndex((report) => report.time > now + MAX_REPORT_AHEAD_MS)
+  return index < 0
+    ? null
+    : `events[${index}].time is more than 5 minutes ahead of flowadmin's clock: is the instance's clock right?`
+}
+
+/** A page's end as text for a client to hand back: the seq of its last event. */
+function encodeTrailCursor(position: TrailPosition): string {
+  return String(position.seq)
 }
 
 /** The position a cursor names, or null when it is not one. */
 export function decodeTrailCursor(cursor: string): TrailPosition | null {
-  const match = /^(-?\d{1,16})\.(\d{1,16})$/.exec(cursor)
-  if (match === null) return null
-  const time = Number(match[1])
-  const seq = Number(match[2])
-  return Number.isSafeInteger(time) && Number.isSafeInteger(seq) ? { time, seq } : null
+  if (!/^\d{1,16}$/.test(cursor)) return null
+  const seq = Number(cursor)
+  return Number.isSafeInteger(seq) ? { seq } : null
 }
 
 /** Events read per store call while exporting: memory stays bounded by one page. */
-export const EXPORT_PAGE = 1000
+const EXPORT_PAGE = 1000
 
 export function createTrail(store: TrailStore) {
   return {

@@ -250,6 +250,7 @@ export function createMetrics(): Metrics {
         throttle: instrumentStore('throttle', stores.throttle),
         sso: instrumentStore('sso', stores.sso),
         fleet: instrumentStore('fleet', stores.fleet),
+        trail: instrumentStore('trail', stores.trail),
       }
     },
     track(next) {

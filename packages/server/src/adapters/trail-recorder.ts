@@ -1,4 +1,11 @@
-import { type EventSink, messageOf, type TrailEntry, type TrailStore, trailEntryOf } from '@flowadmin/core'
+import {
+  type EventSink,
+  isStoreUnavailable,
+  messageOf,
+  type TrailEntry,
+  type TrailStore,
+  trailEntryOf,
+} from '@flowadmin/core'
 import type { Log } from '../log.js'
 
 export interface TrailRecorder extends EventSink {
@@ -51,6 +58,39 @@ export function createTrailRecorder(
     timer.unref()
   }
 
+  /**
+   * Appends the entries of a batch one at a time, dropping (and logging) each the store refuses;
+   * stops at an outage. Returns how many were dealt with, and the outage when one stopped it.
+   */
+  async function appendOneByOne(batch: readonly TrailEntry[]): Promise<{ done: number; outage?: unknown }> {
+    for (const [index, entry] of batch.entries()) {
+      try {
+        await store.append([entry])
+      } catch (error) {
+        if (isStoreUnavailable(error)) return { done: index, outage: error }
+        log('error', 'an audit event cannot be added to the trail; it is dropped', {
+          reason: messageOf(error),
+          event: entry.event,
+          time: entry.time,
+        })
+      }
+    }
+    return { done: batch.length }
+  }
+
+  /** The store is away: the events wait, and are tried again after the backoff. */
+  function wait(error: unknown) {
+    if (!failing) {
+      log('warning', 'audit events cannot be added to the trail now; they wait and are tried again', {
+        reason: messageOf(error),
+        waiting: pending.length,
+      })
+    }
+    failing = true
+    schedule(backoff)
+    backoff = Math.min(backoff * 2, 30_000)
+  }
+
   async function flush(): Promise<void> {
     while (pending.length > 0) {
       const batch = pending.slice(0, batchSize)
@@ -58,16 +98,13 @@ export function createTrailRecorder(
       try {
         await store.append(batch)
       } catch (error) {
-        if (!failing) {
-          log('warning', 'audit events cannot be added to the trail now; they wait and are tried again', {
-            reason: messageOf(error),
-            waiting: pending.length,
-          })
-        }
-        failing = true
-        schedule(backoff)
-        backoff = Math.min(backoff * 2, 30_000)
-        return
+        if (isStoreUnavailable(error)) return wait(error)
+        // Not an outage: some entry the store refuses. Each is tried alone; those it refuses are
+        // dropped and logged, so one bad event never holds back the rest.
+        const { done, outage } = await appendOneByOne(batch)
+        pending.splice(0, Math.max(0, done - (shifted - before)))
+        if (outage !== undefined) return wait(outage)
+        continue
       }
       // The batch is at the front, less what was dropped from it meanwhile.
       pending.splice(0, Math.max(0, batch.length - (shifted - before)))

@@ -273,6 +273,8 @@ const machineSecret = v.pipe(
 export function resourceServerIdProblem(id: string): string | null {
   if (!/^[\x21-\x7e]+$/.test(id)) return 'must be printable ASCII without spaces (it is sent in HTTP Basic)'
   if (id.includes(':')) return 'must not contain ":" (HTTP Basic separates id and secret with it)'
+  if (id.includes('/'))
+    return 'must not contain "/" (the trail names an instance <resource server>/<instance>)'
   return null
 }
 
