@@ -37,6 +37,7 @@ await createSqliteStores(db).tokens.save({
   lastUsedAt: null,
   lastAddress: null,
   agent: null,
+  audience: 'flowadmin',
 })
 const findToken = db.prepare('SELECT username, scope, expires_at FROM tokens WHERE hash = ?')
 const UNAUTHORIZED = JSON.stringify({ code: 'unauthorized', message: 'Not authorised' })
