@@ -1,5 +1,6 @@
 import {
   attemptCounters,
+  type FactorStore,
   type ModuleRecord,
   type ModuleStore,
   type SsoStore,
@@ -7,6 +8,7 @@ import {
   type ThrottleStore,
   type TokenRecord,
   type TokenStore,
+  type TotpFactor,
   throttleRefusal,
 } from '@flowadmin/core'
 
@@ -325,6 +327,51 @@ function createSsoStore(): SsoStore {
   }
 }
 
+/** TOTP factors and recovery codes; each call runs to its end before another begins, so it is atomic. */
+function createFactorStore(): FactorStore {
+  const totp = new Map<string, TotpFactor>()
+  const recovery = new Map<string, Set<string>>()
+  return {
+    async startTotp(username, secret, now) {
+      if (totp.get(username)?.confirmedAt != null) return false
+      totp.set(username, { username, secret, createdAt: now, confirmedAt: null, lastStep: null })
+      return true
+    },
+    async findTotp(username) {
+      const factor = totp.get(username)
+      return factor === undefined ? null : { ...factor }
+    },
+    async confirmTotp(username, secret, step, now) {
+      const factor = totp.get(username)
+      if (factor === undefined || factor.confirmedAt !== null || factor.secret !== secret) return false
+      totp.set(username, { ...factor, confirmedAt: now, lastStep: step })
+      return true
+    },
+    async useTotpStep(username, step) {
+      const factor = totp.get(username)
+      if (factor === undefined || factor.confirmedAt === null) return false
+      if (factor.lastStep !== null && factor.lastStep >= step) return false
+      totp.set(username, { ...factor, lastStep: step })
+      return true
+    },
+    async replaceRecoveryCodes(username, hashes) {
+      recovery.set(username, new Set(hashes))
+    },
+    async useRecoveryCode(username, hash) {
+      return recovery.get(username)?.delete(hash) ?? false
+    },
+    async countRecoveryCodes(username) {
+      return recovery.get(username)?.size ?? 0
+    },
+    async deleteFactors(username) {
+      const had = totp.delete(username)
+      const codes = recovery.get(username)
+      recovery.delete(username)
+      return had || (codes !== undefined && codes.size > 0)
+    },
+  }
+}
+
 /** Options of {@link createMemoryStores}. */
 export interface MemoryStoresOptions {
   /**
@@ -350,6 +397,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     modules: createModuleStore(),
     throttle: createThrottleStore(maxThrottleEntries),
     sso: createSsoStore(),
+    factors: createFactorStore(),
     async close() {},
   }
 }

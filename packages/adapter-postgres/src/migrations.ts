@@ -78,6 +78,24 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX flowadmin_sso_logouts_by_expiry ON flowadmin_sso_logouts (expires_at);
   `,
+  `
+  -- People's TOTP factors: the secret sealed by flowadmin (encrypted, never in clear), and the
+  -- last time step whose code was accepted, so that no code is accepted twice.
+  CREATE TABLE flowadmin_totp_factors (
+    username text PRIMARY KEY,
+    secret text NOT NULL,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    confirmed_at bigint,            -- ms since the epoch; null while the enrolment awaits a code
+    last_step bigint
+  );
+  -- People's recovery codes, by hash; a used one is deleted.
+  CREATE TABLE flowadmin_recovery_codes (
+    username text NOT NULL,
+    hash text NOT NULL,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    PRIMARY KEY (username, hash)
+  );
+  `,
 ]
 
 /** The schema version this code writes. */

@@ -3,6 +3,7 @@ import pg from 'pg'
 import { clientConfig, describeTarget, type PostgresOptions, poolConfig } from './connection.js'
 import { createDatabase } from './database.js'
 import { toOpenError } from './errors.js'
+import { createFactorStore } from './factor-store.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
@@ -65,6 +66,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     modules: createModuleStore(db),
     throttle: createThrottleStore(db),
     sso: createSsoStore(db),
+    factors: createFactorStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

@@ -97,6 +97,24 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX sso_logouts_by_expiry ON sso_logouts (expires_at);
   `,
+  `
+  -- People's TOTP factors: the secret sealed by flowadmin (encrypted, never in clear), and the
+  -- last time step whose code was accepted, so that no code is accepted twice.
+  CREATE TABLE totp_factors (
+    username TEXT PRIMARY KEY,
+    secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    confirmed_at INTEGER,         -- ms since the epoch; null while the enrolment awaits a code
+    last_step INTEGER
+  ) WITHOUT ROWID;
+  -- People's recovery codes, by hash; a used one is deleted.
+  CREATE TABLE recovery_codes (
+    username TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    PRIMARY KEY (username, hash)
+  ) WITHOUT ROWID;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -1,6 +1,7 @@
 import type { Stores } from '@flowadmin/core'
 import { MEMORY, openDatabase, type SqliteDatabase } from './database.js'
 import { toStoreError } from './errors.js'
+import { createFactorStore } from './factor-store.js'
 import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
@@ -40,6 +41,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       modules: createModuleStore(db),
       throttle: createThrottleStore(db),
       sso: createSsoStore(db),
+      factors: createFactorStore(db),
     }
     let open = true
     return {

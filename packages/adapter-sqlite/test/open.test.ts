@@ -90,10 +90,12 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },
+      { name: 'recovery_codes' },
       { name: 'sso_logouts' },
       { name: 'sso_names' },
       { name: 'throttle' },
       { name: 'tokens' },
+      { name: 'totp_factors' },
     ])
     db.close()
   })

@@ -1,11 +1,13 @@
 // Every port the core needs, one file per concern. Adapters implement these; the core never reaches
 // past them. Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
+import type { FactorStore } from './factors.js'
 import type { ModuleStore } from './modules.js'
 import type { SsoStore } from './sso.js'
 import type { ThrottleStore } from './throttle.js'
 import type { TokenStore } from './tokens.js'
 
 export type * from './events.js'
+export type * from './factors.js'
 export type * from './identity.js'
 export type * from './modules.js'
 export type * from './node-modules.js'
@@ -22,4 +24,6 @@ export interface Stores {
   throttle: ThrottleStore
   /** What single sign-on keeps: names bound to identities, logout tokens seen. */
   sso: SsoStore
+  /** People's second factors: TOTP secrets (sealed), last used steps, recovery codes (hashed). */
+  factors: FactorStore
 }

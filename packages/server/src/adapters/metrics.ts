@@ -216,6 +216,7 @@ export function createMetrics(): Metrics {
         modules: instrumentStore('modules', stores.modules),
         throttle: instrumentStore('throttle', stores.throttle),
         sso: instrumentStore('sso', stores.sso),
+        factors: instrumentStore('factors', stores.factors),
       }
     },
     track(next) {
