@@ -7,6 +7,7 @@ import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
 import { authRoutes } from './routes/auth.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
+import { mfaRoutes } from './routes/mfa.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
@@ -112,6 +113,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', authRoutes(deps))
     .route('/', ssoRoutes(deps))
     .route('/', tokensRoutes(deps))
+    .route('/', mfaRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))

@@ -70,7 +70,7 @@ export async function createWorld(options: WorldOptions = {}) {
     loaderFailures: options.loaderFailures,
     typesInUse: options.typesInUse,
   })
-  const { core, clock, hasher, events, loader, typeUsage, stores, installer } = doubles
+  const { core, clock, hasher, events, loader, typeUsage, stores, installer, totp } = doubles
   await core.modules.sync([PLAIN, SCOPED])
 
   let address = ADDRESS
@@ -87,6 +87,7 @@ export async function createWorld(options: WorldOptions = {}) {
     typeUsage,
     stores,
     installer,
+    totp,
     /** Requests from now on come from this address. */
     setAddress(next: string) {
       address = next

@@ -1,3 +1,4 @@
+import { createFactors } from './auth/factors.js'
 import { createLogin, type LoginError, type LoginRequest, type User } from './auth/login.js'
 import {
   createLoginQueue,
@@ -30,6 +31,7 @@ import type {
   RandomSource,
   Stores,
   TokenKind,
+  TotpVerifier,
   TypeUsage,
 } from './ports/index.js'
 import { systemClock, systemRandom, webDigest } from './system.js'
@@ -134,6 +136,8 @@ export interface CorePorts {
   observer?: CoreObserver | undefined
   /** The organisation's OpenID provider, for `adminAuth.oidc`. */
   identityProvider?: IdentityProvider | undefined
+  /** TOTP secrets and codes; without it no one can enrol a second factor. */
+  totp?: TotpVerifier | undefined
 }
 
 /** The sign-in button of the identity provider, as Node-RED announces a strategy's. */
@@ -177,6 +181,9 @@ export type Principal =
       provider?: string | undefined
     }
   | { kind: 'anonymous'; permissions: string[] }
+
+/** A person signed in with a token. */
+export type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
 export type AccessError = Extract<DomainError, { code: 'unauthenticated' | 'forbidden' }>
 
@@ -291,6 +298,16 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     events,
     clock,
     observer: ports.observer,
+  })
+  const factors = createFactors({
+    store: ports.stores.factors,
+    totp: ports.totp ?? null,
+    throttle,
+    tokens,
+    digest,
+    random: ports.random ?? systemRandom,
+    clock,
+    events,
   })
   const modules = createModules({
     store: ports.stores.modules,
@@ -557,6 +574,36 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     modules,
+
+    /**
+     * People's second factors. A person manages their own (status, TOTP enrolment); `remove`
+     * needs the `*` permission for another person's (the command line acts as {@link operator}).
+     */
+    mfa: {
+      available: factors.available,
+      status: (principal: UserPrincipal) => factors.status(principal.username),
+      startTotp: (principal: UserPrincipal) => factors.startTotp(principal.username),
+      confirmTotp: (principal: UserPrincipal, code: string, address: string | null) =>
+        factors.confirmTotp(
+          { ...actorOf(principal, address), username: principal.username },
+          code,
+          principal.tokenId,
+        ),
+      /** Checks a second factor's code of `username` (see Factors.verify). */
+      verify: (username: string, code: string, actor: Omit<Actor, 'username'>) =>
+        factors.verify({ ...actor, username }, code),
+      /** Whether signing in as `username` asks for a second factor. */
+      required: (username: string) => factors.required(username),
+      async remove(
+        principal: Principal,
+        username: string,
+        address: string | null,
+      ): Promise<Result<boolean, AccessError>> {
+        if (!hasPermission(principal.permissions, '*')) return err({ code: 'forbidden', permission: '*' })
+        const keep = principal.kind === 'user' && principal.username === username ? principal.tokenId : null
+        return ok(await factors.remove(actorOf(principal, address), username, keep))
+      },
+    },
 
     /**
      * Deletes expired tokens, ended throttle windows and logout tokens past their time in batches

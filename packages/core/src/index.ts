@@ -1,5 +1,12 @@
 export { addressScope } from './auth/address-scope.js'
 export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
+export {
+  type FactorError,
+  type FactorKind,
+  type FactorStatus,
+  RECOVERY_CODE_COUNT,
+  type TotpEnrolment,
+} from './auth/factors.js'
 export type { LoginError, LoginRequest, User } from './auth/login.js'
 export {
   DEFAULT_LOGIN_QUEUE,
@@ -54,6 +61,7 @@ export {
   type Principal,
   type StrategyButton,
   type UserOptions,
+  type UserPrincipal,
 } from './core.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'

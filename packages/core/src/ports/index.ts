@@ -15,6 +15,7 @@ export type * from './sso.js'
 export type * from './system.js'
 export type * from './throttle.js'
 export type * from './tokens.js'
+export type * from './totp.js'
 export type * from './verifier.js'
 
 /** The stores, as one adapter provides them. */
