@@ -7,7 +7,7 @@ import { openDatabase } from '@flowadmin/adapter-sqlite'
 import { Secret, TOTP } from 'otpauth'
 import { describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/index.js'
-import { type CliRun, startCli, useUserDir } from './cli-process.js'
+import { type CliRun, runCliToEnd, startCli, useUserDir } from './cli-process.js'
 import { logInAs } from './password-grant.js'
 
 const dir = useUserDir('e2e-mfa')
@@ -143,5 +143,57 @@ describe('TOTP enrolment over the built server', () => {
     expect(unkeyed.status).toBe(409)
     expect(await unkeyed.json()).toMatchObject({ code: 'mfa_not_configured' })
     await stop(none.run)
+  })
+
+  it('flowadmin mfa reset USER removes the factor, ends the sessions and is audited', async () => {
+    await writeSettings({ key: KEY })
+    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    const token = await login(url)
+    const { secret } = (await (await post(url, '/auth/mfa/totp', token)).json()) as { secret: string }
+    const code = codeAt(secret, Date.now())
+    expect((await post(url, '/auth/mfa/totp/confirm', token, { code })).status).toBe(200)
+
+    const reset = (...args: string[]) => runCliToEnd(['mfa', ...args])
+    expect(await reset('reset', 'alice', '--settings', dir.settingsFile)).toEqual({
+      code: 0,
+      stdout: 'removed the second factor of alice and ended their sessions\n',
+      stderr: '',
+    })
+    // The running server refuses the ended session on its next request.
+    expect((await fetch(`${url}/auth/mfa`, { headers: bearer(token) })).status).toBe(401)
+    const fresh = await login(url)
+    expect(await (await fetch(`${url}/auth/mfa`, { headers: bearer(fresh) })).json()).toEqual({
+      totp: 'none',
+      recovery_codes: 0,
+    })
+    expect(await reset('reset', 'alice', '--settings', dir.settingsFile)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'flowadmin: alice has no second factor\n',
+    })
+    const usage = 'flowadmin: Run "flowadmin mfa --help" for usage.\n'
+    expect(await reset()).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `flowadmin: mfa needs an action: reset\n${usage}`,
+    })
+    expect(await reset('reset', '--settings', dir.settingsFile)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `flowadmin: mfa reset takes exactly one username\n${usage}`,
+    })
+    expect(await reset('reset', 'alice')).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `flowadmin: no settings file given: mfa needs the server's settings (adminAuth and the database); add --settings FILE\n${usage}`,
+    })
+    await stop(run)
+    const audit = (await readFile(path.join(dir.userDir, 'audit.log'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string })
+    expect(audit.filter((line) => line.event === 'mfa.removed')).toMatchObject([
+      { user: null, client: null, address: null, owner: 'alice', sessionsEnded: 1 },
+    ])
   })
 })
