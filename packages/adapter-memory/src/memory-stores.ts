@@ -3,6 +3,7 @@ import {
   type FactorStore,
   type ModuleRecord,
   type ModuleStore,
+  type PasswordPassed,
   type SsoStore,
   type Stores,
   type ThrottleStore,
@@ -331,6 +332,7 @@ function createSsoStore(): SsoStore {
 function createFactorStore(): FactorStore {
   const totp = new Map<string, TotpFactor>()
   const recovery = new Map<string, Set<string>>()
+  const pending = new Map<string, PasswordPassed>()
   return {
     async startTotp(username, secret, now) {
       if (totp.get(username)?.confirmedAt != null) return false
@@ -368,6 +370,22 @@ function createFactorStore(): FactorStore {
       const codes = recovery.get(username)
       recovery.delete(username)
       return had || (codes !== undefined && codes.size > 0)
+    },
+    async savePendingSignIn(key, signIn) {
+      pending.set(key, { ...signIn, scope: [...signIn.scope] })
+    },
+    async takePendingSignIn(key, now) {
+      const signIn = pending.get(key)
+      pending.delete(key)
+      return signIn === undefined || signIn.expiresAt <= now ? null : signIn
+    },
+    async deleteExpiredSignIns(now, limit) {
+      let removed = 0
+      for (const [key, signIn] of pending) {
+        if (removed >= limit) break
+        if (signIn.expiresAt <= now && pending.delete(key)) removed++
+      }
+      return removed
     },
   }
 }

@@ -22,7 +22,29 @@ export const FACTOR_SQL = {
   useCode: 'DELETE FROM flowadmin_recovery_codes WHERE username = $1 AND hash = $2',
   countCodes: 'SELECT count(*)::integer AS count FROM flowadmin_recovery_codes WHERE username = $1',
   deleteTotp: 'DELETE FROM flowadmin_totp_factors WHERE username = $1',
+  savePending: `INSERT INTO flowadmin_pending_signins
+                  (key, username, client_id, scope, address, agent, created_at, expires_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                ON CONFLICT (key) DO UPDATE SET username = excluded.username, client_id = excluded.client_id,
+                  scope = excluded.scope, address = excluded.address, agent = excluded.agent,
+                  created_at = excluded.created_at, expires_at = excluded.expires_at`,
+  // Taken once: of two instances deleting the row, one gets it back.
+  takePending: `DELETE FROM flowadmin_pending_signins WHERE key = $1
+                RETURNING username, client_id, scope, address, agent, created_at, expires_at`,
+  deleteExpiredPending: `DELETE FROM flowadmin_pending_signins WHERE key IN (
+                           SELECT key FROM flowadmin_pending_signins WHERE expires_at <= $1 LIMIT $2
+                           FOR UPDATE SKIP LOCKED)`,
 } as const
+
+interface PendingRow {
+  username: string
+  client_id: string
+  scope: string[]
+  address: string
+  agent: string | null
+  created_at: string
+  expires_at: string
+}
 
 interface FactorRow {
   secret: string
@@ -79,6 +101,36 @@ export function createFactorStore(db: Database): FactorStore {
         const codes = (await client.query(FACTOR_SQL.deleteCodes, [name])).rowCount ?? 0
         return totp + codes > 0
       })
+    },
+    async savePendingSignIn(key, signIn) {
+      await db.query(FACTOR_SQL.savePending, [
+        storedKey(key),
+        // A configured user's name and a known client, kept as they are, as tokens keep them.
+        signIn.username,
+        signIn.clientId,
+        signIn.scope,
+        signIn.address,
+        signIn.agent,
+        signIn.createdAt,
+        signIn.expiresAt,
+      ])
+    },
+    async takePendingSignIn(key, now) {
+      const { rows } = await db.query<PendingRow>(FACTOR_SQL.takePending, [storedKey(key)])
+      const [row] = rows
+      if (row === undefined || Number(row.expires_at) <= now) return null
+      return {
+        username: row.username,
+        clientId: row.client_id,
+        scope: row.scope,
+        address: row.address,
+        agent: row.agent,
+        createdAt: Number(row.created_at),
+        expiresAt: Number(row.expires_at),
+      }
+    },
+    async deleteExpiredSignIns(now, limit) {
+      return (await db.query(FACTOR_SQL.deleteExpiredPending, [now, limit])).rowCount ?? 0
     },
   }
 }

@@ -95,6 +95,19 @@ export const MIGRATIONS: readonly string[] = [
     created_at bigint NOT NULL,     -- ms since the epoch
     PRIMARY KEY (username, hash)
   );
+  -- Sign-ins whose password was right and whose second factor is awaited, by a hash of their
+  -- ticket; each taken once.
+  CREATE TABLE flowadmin_pending_signins (
+    key text PRIMARY KEY,
+    username text NOT NULL,
+    client_id text NOT NULL,
+    scope text[] NOT NULL,
+    address text NOT NULL,
+    agent text,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    expires_at bigint NOT NULL      -- ms since the epoch
+  );
+  CREATE INDEX flowadmin_pending_signins_by_expiry ON flowadmin_pending_signins (expires_at);
   `,
 ]
 

@@ -1,4 +1,4 @@
-import type { FactorStore, TotpFactor } from '@flowadmin/core'
+import type { FactorStore, PasswordPassed, TotpFactor } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
 import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
@@ -23,7 +23,20 @@ export const FACTOR_SQL = {
   useCode: 'DELETE FROM recovery_codes WHERE username = ? AND hash = ?',
   countCodes: 'SELECT count(*) AS count FROM recovery_codes WHERE username = ?',
   deleteTotp: 'DELETE FROM totp_factors WHERE username = ?',
+  savePending: `INSERT OR REPLACE INTO pending_signins
+                  (key, username, client_id, scope, address, agent, created_at, expires_at)
+                VALUES (@key, @username, @clientId, @scope, @address, @agent, @createdAt, @expiresAt)`,
+  // Taken once: the delete returns the row to one caller only.
+  takePending: `DELETE FROM pending_signins WHERE key = ?
+                RETURNING username, client_id AS clientId, scope, address, agent,
+                          created_at AS createdAt, expires_at AS expiresAt`,
+  deleteExpiredPending: `DELETE FROM pending_signins
+                         WHERE key IN (SELECT key FROM pending_signins WHERE expires_at <= ? LIMIT ?)`,
 } as const
+
+interface PendingRow extends Omit<PasswordPassed, 'scope'> {
+  scope: string
+}
 
 /** TOTP factors and recovery codes, each change one change of the group commit. */
 export function createFactorStore(db: SqliteDatabase): FactorStore {
@@ -69,6 +82,22 @@ export function createFactorStore(db: SqliteDatabase): FactorStore {
         const codes = sql.deleteCodes.run(username).changes
         return totp + codes > 0
       }, [key(username)])
+    },
+    savePendingSignIn(pendingKey, signIn) {
+      const row = { key: pendingKey, ...signIn, scope: JSON.stringify(signIn.scope) }
+      return transaction(() => {
+        sql.savePending.run(row)
+      }, [`signin:${pendingKey}`])
+    },
+    takePendingSignIn(pendingKey, now) {
+      return transaction(() => {
+        const row = sql.takePending.get(pendingKey) as PendingRow | undefined
+        if (row === undefined || row.expiresAt <= now) return null
+        return { ...row, scope: JSON.parse(row.scope) as string[] }
+      }, [`signin:${pendingKey}`])
+    },
+    deleteExpiredSignIns(now, limit) {
+      return transaction(() => sql.deleteExpiredPending.run(now, limit).changes, [], 'relaxed')
     },
   }
 }

@@ -114,6 +114,19 @@ export const MIGRATIONS: readonly string[] = [
     created_at INTEGER NOT NULL,  -- ms since the epoch
     PRIMARY KEY (username, hash)
   ) WITHOUT ROWID;
+  -- Sign-ins whose password was right and whose second factor is awaited, by a hash of their
+  -- ticket; each taken once.
+  CREATE TABLE pending_signins (
+    key TEXT PRIMARY KEY,
+    username TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    scope TEXT NOT NULL,          -- a JSON array
+    address TEXT NOT NULL,
+    agent TEXT,
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    expires_at INTEGER NOT NULL   -- ms since the epoch
+  ) WITHOUT ROWID;
+  CREATE INDEX pending_signins_by_expiry ON pending_signins (expires_at);
   `,
 ]
 

@@ -90,6 +90,7 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },
+      { name: 'pending_signins' },
       { name: 'recovery_codes' },
       { name: 'sso_logouts' },
       { name: 'sso_names' },

@@ -14,6 +14,7 @@ import {
   type ResourceServerActivity,
   type ResourceServerOptions,
 } from './auth/resource-servers.js'
+import { createSignIn } from './auth/sign-in.js'
 import { createSso, type SsoExchangeError, type SsoOptions } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
@@ -309,6 +310,17 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     clock,
     events,
   })
+  const signIn = createSignIn({
+    checkPassword: (request, address) => login.checkPassword(request, address),
+    users,
+    factors,
+    store: ports.stores.factors,
+    tokens,
+    digest,
+    random: ports.random ?? systemRandom,
+    clock,
+    events,
+  })
   const modules = createModules({
     store: ports.stores.modules,
     loader: ports.loader,
@@ -576,6 +588,15 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     modules,
 
     /**
+     * A person's sign-in on flowadmin's own page: the password, then the second factor when the
+     * person has one (see createSignIn).
+     */
+    signIn: {
+      password: signIn.password,
+      secondFactor: signIn.secondFactor,
+    },
+
+    /**
      * People's second factors. A person manages their own (status, TOTP enrolment); `remove`
      * needs the `*` permission for another person's (the command line acts as {@link operator}).
      */
@@ -606,14 +627,15 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     /**
-     * Deletes expired tokens, ended throttle windows and logout tokens past their time in batches
-     * of `batchSize`, at most `maxBatches` of each, so one call stays bounded however much has
-     * piled up.
+     * Deletes expired tokens, ended throttle windows, logout tokens and sign-ins awaiting a second
+     * factor past their time in batches of `batchSize`, at most `maxBatches` of each, so one call
+     * stays bounded however much has piled up.
      */
     async sweep({ batchSize = 500, maxBatches = 20 } = {}): Promise<{
       tokens: number
       throttle: number
       logoutTokens: number
+      signIns: number
     }> {
       const drain = async (step: (limit: number) => Promise<number>) => {
         let total = 0
@@ -628,6 +650,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         tokens: await drain(tokens.sweep),
         throttle: await drain(throttle.sweep),
         logoutTokens: await drain((limit) => ports.stores.sso.deleteExpired(clock.now(), limit)),
+        signIns: await drain(signIn.sweep),
       }
     },
   }

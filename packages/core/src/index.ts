@@ -7,7 +7,7 @@ export {
   RECOVERY_CODE_COUNT,
   type TotpEnrolment,
 } from './auth/factors.js'
-export type { LoginError, LoginRequest, User } from './auth/login.js'
+export type { Granted, LoginError, LoginRequest, User } from './auth/login.js'
 export {
   DEFAULT_LOGIN_QUEUE,
   type LoginQueueBounds,
@@ -22,6 +22,11 @@ export type {
   ResourceServerOptions,
 } from './auth/resource-servers.js'
 export { grantScope, parsePermissionScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
+export {
+  type PasswordStep,
+  SECOND_FACTOR_SECONDS,
+  type SecondFactorStep,
+} from './auth/sign-in.js'
 export {
   type AuthorizationRequest,
   DEFAULT_SSO_SESSION,

@@ -280,3 +280,122 @@ describe('second factor: removal', () => {
     expect(await core.mfa.required('alice')).toBe(false)
   })
 })
+
+describe('sign-in in two steps', () => {
+  const passwordOf = (username: string) => ({
+    grantType: 'password',
+    clientId: 'service-admin',
+    username,
+    password: 'pw',
+    scope: username === 'admin' ? '*' : 'read',
+  })
+
+  it('gives a person without a second factor a token at once', async () => {
+    const { core, events } = world()
+    const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
+    if (!step.ok || step.value.step !== 'signed_in') throw new Error('not signed in')
+    expect((await core.authenticate(step.value.token.accessToken)).ok).toBe(true)
+    expect(events.ofType('login.succeeded')).toMatchObject([{ username: 'alice', address: ADDRESS }])
+  })
+
+  it('asks a person with TOTP for a code, then gives the token; a ticket serves once', async () => {
+    const { core, clock, fakeTotp, enrol, events, stores } = world()
+    const { secret } = await enrol('alice')
+    const before = (await stores.tokens.list('alice')).length
+    const succeededBefore = events.ofType('login.succeeded').length
+    const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
+    if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
+    expect(step.value).toEqual({
+      step: 'second_factor',
+      ticket: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      expiresIn: 300,
+    })
+    // Nothing issued yet, and the store holds no ticket, only its hash.
+    expect((await stores.tokens.list('alice')).length).toBe(before)
+    expect(events.ofType('login.succeeded')).toHaveLength(succeededBefore)
+    expect(await stores.factors.takePendingSignIn(step.value.ticket, clock.now())).toBeNull()
+
+    clock.advance(STEP)
+    const code = fakeTotp.codeAt(secret, clock.now())
+    const done = await core.signIn.secondFactor(step.value.ticket, code, ADDRESS, 'Firefox')
+    if (done.step !== 'signed_in') throw new Error(done.step)
+    const principal = await core.authenticate(done.token.accessToken)
+    expect(principal).toMatchObject({ ok: true, value: { username: 'alice', permissions: ['read'] } })
+    expect(events.ofType('mfa.succeeded').at(-1)).toMatchObject({ username: 'alice', factor: 'totp' })
+    expect(events.ofType('login.succeeded')).toHaveLength(succeededBefore + 1)
+    expect(await core.signIn.secondFactor(step.value.ticket, code, ADDRESS)).toEqual({ step: 'expired' })
+  })
+
+  it('goes on with a new ticket after a wrong or replayed code, and never takes the old one again', async () => {
+    const { core, clock, fakeTotp, enrol, events } = world()
+    const { secret } = await enrol('alice')
+    clock.advance(STEP)
+    const used = fakeTotp.codeAt(secret, clock.now())
+    const first = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    if (!first.ok || first.value.step !== 'second_factor') throw new Error('no second factor asked')
+    expect((await core.signIn.secondFactor(first.value.ticket, used, ADDRESS)).step).toBe('signed_in')
+
+    const second = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    if (!second.ok || second.value.step !== 'second_factor') throw new Error('no second factor asked')
+    const replayed = await core.signIn.secondFactor(second.value.ticket, used, ADDRESS)
+    if (replayed.step !== 'retry') throw new Error(replayed.step)
+    expect(replayed.error).toEqual({ code: 'invalid_code' })
+    expect(replayed.ticket).not.toBe(second.value.ticket)
+    expect(events.ofType('mfa.failed').at(-1)).toMatchObject({ reason: 'replayed' })
+    const wrong = await core.signIn.secondFactor(replayed.ticket, '000000', ADDRESS)
+    if (wrong.step !== 'retry') throw new Error(wrong.step)
+    expect(await core.signIn.secondFactor(replayed.ticket, used, ADDRESS)).toEqual({ step: 'expired' })
+    clock.advance(STEP)
+    const fresh = await core.signIn.secondFactor(wrong.ticket, fakeTotp.codeAt(secret, clock.now()), ADDRESS)
+    expect(fresh.step).toBe('signed_in')
+  })
+
+  it('takes a recovery code once, and refuses a sign-in past its time or whose user is gone', async () => {
+    const { core, clock, enrol } = world()
+    const { recoveryCodes } = await enrol('alice')
+    const ticketOf = async () => {
+      const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
+      if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
+      return step.value.ticket
+    }
+    const recovery = recoveryCodes[0] ?? ''
+    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('signed_in')
+    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('retry')
+
+    const late = await ticketOf()
+    clock.advance(300_000)
+    expect(await core.signIn.secondFactor(late, recoveryCodes[1] ?? '', ADDRESS)).toEqual({ step: 'expired' })
+
+    const orphan = await ticketOf()
+    await core.setUsers([])
+    expect(await core.signIn.secondFactor(orphan, recoveryCodes[1] ?? '', ADDRESS)).toEqual({
+      step: 'expired',
+    })
+    expect(await core.signIn.secondFactor('not-a-ticket', '123456', ADDRESS)).toEqual({ step: 'expired' })
+  })
+
+  it('refuses a wrong password as the password grant does, with no ticket', async () => {
+    const { core, enrol } = world()
+    await enrol('alice')
+    expect(await core.signIn.password({ ...passwordOf('alice'), password: 'wrong' }, ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'invalid_credentials' },
+    })
+  })
+
+  it('throttles wrong codes per user: the sign-in goes on, answered throttled', async () => {
+    const { core, enrol } = world()
+    await enrol('alice')
+    const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
+    let ticket = step.value.ticket
+    for (let i = 0; i < 5; i++) {
+      const answer = await core.signIn.secondFactor(ticket, '000000', ADDRESS)
+      if (answer.step !== 'retry') throw new Error(answer.step)
+      expect(answer.error).toEqual({ code: 'invalid_code' })
+      ticket = answer.ticket
+    }
+    const throttled = await core.signIn.secondFactor(ticket, '000000', ADDRESS)
+    expect(throttled).toMatchObject({ step: 'retry', error: { code: 'throttled' } })
+  })
+})

@@ -2,6 +2,7 @@ import type {
   AttemptOutcome,
   LoginAttempt,
   ModuleDescriptor,
+  PasswordPassed,
   Stores,
   ThrottlePolicy,
   TokenRecord,
@@ -745,6 +746,49 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await stores.factors.countRecoveryCodes('grace')).toBe(2)
         // A new enrolment may begin again.
         expect(await stores.factors.startTotp('frank', 'sealed-again', T0 + MINUTE)).toBe(true)
+      })
+
+      const pendingSignIn = (overrides: Partial<PasswordPassed> = {}): PasswordPassed => ({
+        username: 'alice',
+        clientId: 'service-admin',
+        scope: ['*'],
+        address: '10.0.0.1',
+        agent: 'Firefox 140 on Linux',
+        createdAt: T0,
+        expiresAt: T0 + MINUTE,
+        ...overrides,
+      })
+
+      it('gives a pending sign-in back once, whichever connection asks, until its time ends', async () => {
+        const racing = await twoConnections()
+        await stores.factors.savePendingSignIn('ticket-1', pendingSignIn())
+        await stores.factors.savePendingSignIn(
+          'ticket-2',
+          pendingSignIn({ username: 'bob', agent: null, scope: ['read'] }),
+        )
+        const taken = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => racing(i).factors.takePendingSignIn('ticket-1', T0 + 1)),
+        )
+        expect(taken.filter((signIn) => signIn !== null)).toEqual([pendingSignIn()])
+        expect(await racing(1).factors.takePendingSignIn('ticket-1', T0 + 2)).toBeNull()
+        expect(await racing(1).factors.takePendingSignIn('ticket-2', T0 + 2)).toEqual(
+          pendingSignIn({ username: 'bob', agent: null, scope: ['read'] }),
+        )
+        // One whose time ended is not given back, and is gone.
+        await stores.factors.savePendingSignIn('ticket-3', pendingSignIn())
+        expect(await stores.factors.takePendingSignIn('ticket-3', T0 + MINUTE)).toBeNull()
+        expect(await stores.factors.takePendingSignIn('ticket-3', T0)).toBeNull()
+        expect(await stores.factors.takePendingSignIn('unknown', T0)).toBeNull()
+      })
+
+      it('deletes pending sign-ins whose time ended in batches no larger than the limit', async () => {
+        for (let i = 0; i < 5; i++)
+          await stores.factors.savePendingSignIn(`old-${i}`, pendingSignIn({ expiresAt: T0 + i }))
+        await stores.factors.savePendingSignIn('live', pendingSignIn())
+        expect(await stores.factors.deleteExpiredSignIns(T0 + 4, 3)).toBe(3)
+        expect(await stores.factors.deleteExpiredSignIns(T0 + 4, 3)).toBe(2)
+        expect(await stores.factors.deleteExpiredSignIns(T0 + 4, 3)).toBe(0)
+        expect(await stores.factors.takePendingSignIn('live', T0 + 4)).toEqual(pendingSignIn())
       })
 
       it('keeps names of any text apart, however alike', async () => {

@@ -15,6 +15,24 @@ export interface TotpFactor {
   lastStep: number | null
 }
 
+/**
+ * A sign-in whose password was right and whose second factor is awaited: short-lived, taken once.
+ * What it grants is decided again when it completes (the user's permissions then).
+ */
+export interface PasswordPassed {
+  username: string
+  clientId: string
+  /** The scope asked for, as granted when the password was checked. */
+  scope: string[]
+  /** The address the password came from. */
+  address: string
+  /** What asked (see TokenRecord.agent). */
+  agent: string | null
+  /** When the password was checked. */
+  createdAt: number
+  expiresAt: number
+}
+
 export interface FactorStore {
   /**
    * Begins a TOTP enrolment: saves `secret` as the person's unconfirmed factor, replacing an
@@ -47,4 +65,14 @@ export interface FactorStore {
   countRecoveryCodes(username: string): Promise<number>
   /** Deletes every factor of the person (TOTP, recovery codes); true when there was any. */
   deleteFactors(username: string): Promise<boolean>
+  /** Saves a pending sign-in under `key` (a hash of the ticket its browser holds, never the ticket). */
+  savePendingSignIn(key: string, pending: PasswordPassed): Promise<void>
+  /**
+   * Takes the pending sign-in under `key`: deletes it and returns it, atomically across processes,
+   * so that of two calls at most one gets it; null when there is none, or its time ended at or
+   * before `now` (then it is deleted too).
+   */
+  takePendingSignIn(key: string, now: number): Promise<PasswordPassed | null>
+  /** Deletes up to `limit` pending sign-ins whose time ended at or before `now`; returns how many. */
+  deleteExpiredSignIns(now: number, limit: number): Promise<number>
 }
