@@ -10,6 +10,7 @@ import { authRoutes } from './routes/auth.js'
 import { fleetRoutes } from './routes/fleet.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
+import { mfaRoutes } from './routes/mfa.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
@@ -130,6 +131,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', authRoutes(deps))
     .route('/', ssoRoutes(deps))
     .route('/', tokensRoutes(deps))
+    .route('/', mfaRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))

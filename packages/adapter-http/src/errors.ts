@@ -110,6 +110,23 @@ const mapping: Mapping = {
       message: 'The deployed flows cannot be read, so no module can be disabled until they can',
     },
   }),
+  // People's second factors.
+  mfa_not_configured: () => ({
+    status: 409,
+    body: {
+      code: 'mfa_not_configured',
+      message: 'No key for second-factor secrets is configured (adminAuth.mfa.key or FLOWADMIN_MFA_KEY)',
+    },
+  }),
+  factor_exists: () => ({
+    status: 409,
+    body: { code: 'factor_exists', message: 'A second factor is enrolled already; it must be removed first' },
+  }),
+  enrolment_not_found: () => ({
+    status: 409,
+    body: { code: 'enrolment_not_found', message: 'No enrolment awaits a code; start one first' },
+  }),
+  invalid_code: () => adminError(400, 'invalid_code', 'The code is wrong, expired or used already'),
   // Installing and removing node modules: in every case nothing was changed.
   invalid_module_spec: (error) => adminError(400, 'invalid_request', error.message),
   module_not_allowed: (error) => adminError(400, 'module_not_allowed', error.message),

@@ -81,7 +81,7 @@ export async function createWorld(options: WorldOptions = {}) {
     typesInUse: options.typesInUse,
     fleet: options.fleet,
   })
-  const { core, clock, hasher, events, loader, typeUsage, stores, installer } = doubles
+  const { core, clock, hasher, events, loader, typeUsage, stores, installer, totp } = doubles
   await core.modules.sync([PLAIN, SCOPED])
 
   let address = ADDRESS
@@ -98,6 +98,7 @@ export async function createWorld(options: WorldOptions = {}) {
     typeUsage,
     stores,
     installer,
+    totp,
     /** Requests from now on come from this address. */
     setAddress(next: string) {
       address = next

@@ -522,6 +522,36 @@ describe('every response the app gives conforms to the document', () => {
     }>
     await tokens('DELETE', `/auth/tokens/${own.find((view) => !view.current)?.id}`)
 
+    // A person's second factor: the reader's attempts are throttled, the admin's go through.
+    const person = await world.login('reader', 'read')
+    await tokens('GET', '/auth/mfa', undefined, person)
+    await tokens('GET', '/auth/mfa', undefined, null)
+    await tokens('POST', '/auth/mfa/totp/confirm', '{"code":"123456"}', person)
+    await tokens('POST', '/auth/mfa/totp/confirm', '{"code":"123456"}', null)
+    await tokens('POST', '/auth/mfa/totp', undefined, null)
+    const startTotp = async (who: string) => {
+      const res = await world.request('/auth/mfa/totp', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${who}` },
+      })
+      const { secret } = (await res.clone().json()) as { secret: string }
+      await check('POST', '/auth/mfa/totp', res)
+      return secret
+    }
+    const codeOf = (secret: string) => JSON.stringify({ code: world.totp.codeAt(secret, world.clock.now()) })
+    const adminSecret = await startTotp(admin)
+    await tokens('POST', '/auth/mfa/totp/confirm', big)
+    await tokens('POST', '/auth/mfa/totp/confirm', '{}')
+    await tokens('POST', '/auth/mfa/totp/confirm', codeOf(adminSecret))
+    await tokens('POST', '/auth/mfa/totp')
+    const personSecret = await startTotp(person)
+    for (let i = 0; i < 5; i++) await tokens('POST', '/auth/mfa/totp/confirm', '{"code":"000000"}', person)
+    await tokens('POST', '/auth/mfa/totp/confirm', codeOf(personSecret), person)
+    await tokens('DELETE', '/auth/mfa?user=admin')
+    await tokens('DELETE', '/auth/mfa?user=admin')
+    await tokens('DELETE', '/auth/mfa')
+    await tokens('DELETE', '/auth/mfa?user=admin', undefined, null)
+
     for (const result of checks) expect(result.problems, `${result.operation} ${result.status}`).toEqual([])
     const broken = [
       ...(await brokenChecks(validator, new Error('disk I/O error'), 500)),
@@ -722,6 +752,14 @@ async function brokenChecks(
         }),
       },
     ],
+    ['GET', '/auth/mfa', { headers: auth }],
+    ['POST', '/auth/mfa/totp', { method: 'POST', headers: auth }],
+    [
+      'POST',
+      '/auth/mfa/totp/confirm',
+      { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{"code":"123456"}' },
+    ],
+    ['DELETE', '/auth/mfa?user=admin', { method: 'DELETE', headers: auth }],
   ]
   const results: ResponseCheck[] = []
   for (const [method, path, init] of requests) {

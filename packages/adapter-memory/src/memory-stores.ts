@@ -1,14 +1,17 @@
 import {
   attemptCounters,
+  type FactorStore,
   type IssuedCode,
   type ModuleRecord,
   type ModuleStore,
+  type PasswordPassed,
   type SsoStore,
   type StartedSignIn,
   type Stores,
   type ThrottleStore,
   type TokenRecord,
   type TokenStore,
+  type TotpFactor,
   throttleRefusal,
   type WaitingBounds,
   type WaitingSave,
@@ -402,6 +405,68 @@ function createSsoStore(): SsoStore {
   }
 }
 
+/** TOTP factors and recovery codes; each call runs to its end before another begins, so it is atomic. */
+function createFactorStore(): FactorStore {
+  const totp = new Map<string, TotpFactor>()
+  const recovery = new Map<string, Set<string>>()
+  const pending = new Map<string, PasswordPassed>()
+  return {
+    async startTotp(username, secret, now) {
+      if (totp.get(username)?.confirmedAt != null) return false
+      totp.set(username, { username, secret, createdAt: now, confirmedAt: null, lastStep: null })
+      return true
+    },
+    async findTotp(username) {
+      const factor = totp.get(username)
+      return factor === undefined ? null : { ...factor }
+    },
+    async confirmTotp(username, secret, step, now) {
+      const factor = totp.get(username)
+      if (factor === undefined || factor.confirmedAt !== null || factor.secret !== secret) return false
+      totp.set(username, { ...factor, confirmedAt: now, lastStep: step })
+      return true
+    },
+    async useTotpStep(username, step) {
+      const factor = totp.get(username)
+      if (factor === undefined || factor.confirmedAt === null) return false
+      if (factor.lastStep !== null && factor.lastStep >= step) return false
+      totp.set(username, { ...factor, lastStep: step })
+      return true
+    },
+    async replaceRecoveryCodes(username, hashes) {
+      recovery.set(username, new Set(hashes))
+    },
+    async useRecoveryCode(username, hash) {
+      return recovery.get(username)?.delete(hash) ?? false
+    },
+    async countRecoveryCodes(username) {
+      return recovery.get(username)?.size ?? 0
+    },
+    async deleteFactors(username) {
+      const had = totp.delete(username)
+      const codes = recovery.get(username)
+      recovery.delete(username)
+      return had || (codes !== undefined && codes.size > 0)
+    },
+    async savePendingSignIn(key, signIn) {
+      pending.set(key, { ...signIn, scope: [...signIn.scope] })
+    },
+    async takePendingSignIn(key, now) {
+      const signIn = pending.get(key)
+      pending.delete(key)
+      return signIn === undefined || signIn.expiresAt <= now ? null : signIn
+    },
+    async deleteExpiredSignIns(now, limit) {
+      let removed = 0
+      for (const [key, signIn] of pending) {
+        if (removed >= limit) break
+        if (signIn.expiresAt <= now && pending.delete(key)) removed++
+      }
+      return removed
+    },
+  }
+}
+
 /** Options of {@link createMemoryStores}. */
 export interface MemoryStoresOptions {
   /**
@@ -429,6 +494,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     sso: createSsoStore(),
     trail: createTrailStore(),
     fleet: createFleetStore(),
+    factors: createFactorStore(),
     async close() {},
   }
 }

@@ -136,6 +136,37 @@ export const MIGRATIONS: readonly string[] = [
     at bigint NOT NULL
   );
   `,
+  `
+  -- People's TOTP factors: the secret sealed by flowadmin (encrypted, never in clear), and the
+  -- last time step whose code was accepted, so that no code is accepted twice.
+  CREATE TABLE flowadmin_totp_factors (
+    username text PRIMARY KEY,
+    secret text NOT NULL,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    confirmed_at bigint,            -- ms since the epoch; null while the enrolment awaits a code
+    last_step bigint
+  );
+  -- People's recovery codes, by hash; a used one is deleted.
+  CREATE TABLE flowadmin_recovery_codes (
+    username text NOT NULL,
+    hash text NOT NULL,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    PRIMARY KEY (username, hash)
+  );
+  -- Sign-ins whose password was right and whose second factor is awaited, by a hash of their
+  -- ticket; each taken once.
+  CREATE TABLE flowadmin_pending_signins (
+    key text PRIMARY KEY,
+    username text NOT NULL,
+    client_id text NOT NULL,
+    scope text[] NOT NULL,
+    address text NOT NULL,
+    agent text,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    expires_at bigint NOT NULL      -- ms since the epoch
+  );
+  CREATE INDEX flowadmin_pending_signins_by_expiry ON flowadmin_pending_signins (expires_at);
+  `,
 ]
 
 /** The schema version this code writes. */

@@ -4,6 +4,7 @@ import { type ChannelWatch, watchChannel } from './channel-watch.js'
 import { clientConfig, describeTarget, type PostgresOptions, poolConfig } from './connection.js'
 import { createDatabase } from './database.js'
 import { toOpenError } from './errors.js'
+import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
@@ -104,6 +105,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     sso: createSsoStore(db),
     trail: createTrailStore(db),
     fleet: createFleetStore(db),
+    factors: createFactorStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

@@ -1,3 +1,4 @@
+import { operator } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ADDRESS, actor, adminLogin, type Instance, openInstance, toolsModule } from './core.js'
 import { EMPTY_TABLES, useTestDatabase } from './pg-server.js'
@@ -28,6 +29,45 @@ describe('two instances on one database', () => {
     if (!issued.ok) throw new Error(`login failed: ${issued.error.code}`)
     return issued.value.accessToken
   }
+
+  it('accept a second-factor code once, even when both are asked for it at once', async () => {
+    await a.core.mfa.remove(operator, 'admin', null)
+    const onA = await a.core.authenticate(await issue(a))
+    if (!onA.ok || onA.value.kind !== 'user') throw new Error('the session is not valid')
+    const started = await a.core.mfa.startTotp(onA.value)
+    if (!started.ok) throw new Error(started.error.code)
+    // Begun on A, confirmed on B.
+    const onB = await b.core.authenticate(await issue(b))
+    if (!onB.ok || onB.value.kind !== 'user') throw new Error('the session is not valid')
+    const confirmCode = a.totp.codeAt(started.value.secret, Date.now())
+    const confirmed = await b.core.mfa.confirmTotp(onB.value, confirmCode, ADDRESS)
+    if (!confirmed.ok) throw new Error(confirmed.error.code)
+
+    // The next step's code (within the window), offered to both at once: accepted once.
+    const code = a.totp.codeAt(started.value.secret, Date.now() + 30_000)
+    const answers = await Promise.all(
+      [a, b, a, b].map((instance) =>
+        instance.core.mfa.verify('admin', code, { clientId: null, address: ADDRESS }),
+      ),
+    )
+    expect(answers.filter((answer) => answer.ok)).toHaveLength(1)
+    expect(answers.filter((answer) => !answer.ok)).toEqual([
+      { ok: false, error: { code: 'invalid_code' } },
+      { ok: false, error: { code: 'invalid_code' } },
+      { ok: false, error: { code: 'invalid_code' } },
+    ])
+
+    // A sign-in whose password was given on A takes its second factor on either, once.
+    const password = await a.core.signIn.password(adminLogin(), ADDRESS)
+    if (!password.ok || password.value.step !== 'second_factor') throw new Error('no second factor asked')
+    const recovery = confirmed.value.recoveryCodes[0] ?? ''
+    const [first, second] = await Promise.all([
+      b.core.signIn.secondFactor(password.value.ticket, recovery, ADDRESS),
+      a.core.signIn.secondFactor(password.value.ticket, recovery, ADDRESS),
+    ])
+    expect([first.step, second.step].sort()).toEqual(['expired', 'signed_in'])
+    await a.core.mfa.remove(operator, 'admin', null)
+  })
 
   it('a token issued on A authenticates on B; revoked on B, it is refused on A at once', async () => {
     const token = await issue(a)

@@ -156,6 +156,37 @@ export const MIGRATIONS: readonly string[] = [
     at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- People's TOTP factors: the secret sealed by flowadmin (encrypted, never in clear), and the
+  -- last time step whose code was accepted, so that no code is accepted twice.
+  CREATE TABLE totp_factors (
+    username TEXT PRIMARY KEY,
+    secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    confirmed_at INTEGER,         -- ms since the epoch; null while the enrolment awaits a code
+    last_step INTEGER
+  ) WITHOUT ROWID;
+  -- People's recovery codes, by hash; a used one is deleted.
+  CREATE TABLE recovery_codes (
+    username TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    PRIMARY KEY (username, hash)
+  ) WITHOUT ROWID;
+  -- Sign-ins whose password was right and whose second factor is awaited, by a hash of their
+  -- ticket; each taken once.
+  CREATE TABLE pending_signins (
+    key TEXT PRIMARY KEY,
+    username TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    scope TEXT NOT NULL,          -- a JSON array
+    address TEXT NOT NULL,
+    agent TEXT,
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    expires_at INTEGER NOT NULL   -- ms since the epoch
+  ) WITHOUT ROWID;
+  CREATE INDEX pending_signins_by_expiry ON pending_signins (expires_at);
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -1,6 +1,7 @@
 import type { Stores } from '@flowadmin/core'
 import { MEMORY, openDatabase, type SqliteDatabase } from './database.js'
 import { toStoreError } from './errors.js'
+import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'
 import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
@@ -44,6 +45,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       sso: createSsoStore(db),
       trail: createTrailStore(db),
       fleet: createFleetStore(db),
+      factors: createFactorStore(db),
     }
     let open = true
     return {

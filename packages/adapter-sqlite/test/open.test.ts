@@ -92,12 +92,15 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },
+      { name: 'pending_signins' },
+      { name: 'recovery_codes' },
       { name: 'sso_codes' },
       { name: 'sso_logouts' },
       { name: 'sso_names' },
       { name: 'sso_sign_ins' },
       { name: 'throttle' },
       { name: 'tokens' },
+      { name: 'totp_factors' },
       { name: 'trail' },
     ])
     db.close()

@@ -1,3 +1,4 @@
+import { createFactors } from './auth/factors.js'
 import { createLogin, type LoginError, type LoginRequest, type User } from './auth/login.js'
 import {
   createLoginQueue,
@@ -13,6 +14,7 @@ import {
   type ResourceServerActivity,
   type ResourceServerOptions,
 } from './auth/resource-servers.js'
+import { createSignIn } from './auth/sign-in.js'
 import { createSso, type SsoExchangeError, type SsoOptions } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
@@ -31,6 +33,7 @@ import type {
   RandomSource,
   Stores,
   TokenKind,
+  TotpVerifier,
   TypeUsage,
 } from './ports/index.js'
 import { systemClock, systemRandom, webDigest } from './system.js'
@@ -141,6 +144,8 @@ export interface CorePorts {
   observer?: CoreObserver | undefined
   /** The organisation's OpenID provider, for `adminAuth.oidc`. */
   identityProvider?: IdentityProvider | undefined
+  /** TOTP secrets and codes; without it no one can enrol a second factor. */
+  totp?: TotpVerifier | undefined
 }
 
 /** The sign-in button of the identity provider, as Node-RED announces a strategy's. */
@@ -184,6 +189,9 @@ export type Principal =
       provider?: string | undefined
     }
   | { kind: 'anonymous'; permissions: string[] }
+
+/** A person signed in with a token. */
+export type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
 export type AccessError = Extract<DomainError, { code: 'unauthenticated' | 'forbidden' }>
 
@@ -307,6 +315,27 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
           { store: ports.stores.modules, fleet: ports.stores.fleet, clock, digest, events },
           options.fleet,
         )
+  const factors = createFactors({
+    store: ports.stores.factors,
+    totp: ports.totp ?? null,
+    throttle,
+    tokens,
+    digest,
+    random: ports.random ?? systemRandom,
+    clock,
+    events,
+  })
+  const signIn = createSignIn({
+    checkPassword: (request, address) => login.checkPassword(request, address),
+    users,
+    factors,
+    store: ports.stores.factors,
+    tokens,
+    digest,
+    random: ports.random ?? systemRandom,
+    clock,
+    events,
+  })
   const modules = createModules({
     store: ports.stores.modules,
     loader: ports.loader,
@@ -629,9 +658,49 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     fleet: fleet === null ? null : { ...fleet, authenticateClient },
 
     /**
-     * Deletes expired tokens, ended throttle windows, logout tokens past their time, and sign-ins
-     * and one-time codes that expired unfinished, in batches of `batchSize`, at most `maxBatches`
-     * of each, so one call stays bounded however much has piled up.
+     * A person's sign-in on flowadmin's own page: the password, then the second factor when the
+     * person has one (see createSignIn).
+     */
+    signIn: {
+      password: signIn.password,
+      secondFactor: signIn.secondFactor,
+    },
+
+    /**
+     * People's second factors. A person manages their own (status, TOTP enrolment); `remove`
+     * needs the `*` permission for another person's (the command line acts as {@link operator}).
+     */
+    mfa: {
+      available: factors.available,
+      status: (principal: UserPrincipal) => factors.status(principal.username),
+      startTotp: (principal: UserPrincipal) => factors.startTotp(principal.username),
+      confirmTotp: (principal: UserPrincipal, code: string, address: string | null) =>
+        factors.confirmTotp(
+          { ...actorOf(principal, address), username: principal.username },
+          code,
+          principal.tokenId,
+        ),
+      /** Checks a second factor's code of `username` (see Factors.verify). */
+      verify: (username: string, code: string, actor: Omit<Actor, 'username'>) =>
+        factors.verify({ ...actor, username }, code),
+      /** Whether signing in as `username` asks for a second factor. */
+      required: (username: string) => factors.required(username),
+      async remove(
+        principal: Principal,
+        username: string,
+        address: string | null,
+      ): Promise<Result<boolean, AccessError>> {
+        if (!hasPermission(principal.permissions, '*')) return err({ code: 'forbidden', permission: '*' })
+        const keep = principal.kind === 'user' && principal.username === username ? principal.tokenId : null
+        return ok(await factors.remove(actorOf(principal, address), username, keep))
+      },
+    },
+
+    /**
+     * Deletes expired tokens, ended throttle windows, logout tokens past their time, single
+     * sign-ins and one-time codes that expired unfinished, and sign-ins awaiting a second factor past
+     * their time, in batches of `batchSize`, at most `maxBatches` of each, so one call stays bounded
+     * however much has piled up (`signIns` counts both kinds of sign-in).
      */
     async sweep({ batchSize = 500, maxBatches = 20 } = {}): Promise<{
       tokens: number
@@ -652,7 +721,9 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         tokens: await drain(tokens.sweep),
         throttle: await drain(throttle.sweep),
         logoutTokens: await drain((limit) => ports.stores.sso.deleteExpired(clock.now(), limit)),
-        signIns: await drain((limit) => ports.stores.sso.deleteExpiredSignIns(clock.now(), limit)),
+        signIns:
+          (await drain((limit) => ports.stores.sso.deleteExpiredSignIns(clock.now(), limit))) +
+          (await drain(signIn.sweep)),
       }
     },
   }

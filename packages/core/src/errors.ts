@@ -47,6 +47,14 @@ export type DomainError =
   | { code: 'instance_conflict'; instance: string }
   /** The deployed flows cannot be read, so no disable can be checked; nothing was changed. */
   | { code: 'flows_unavailable' }
+  /** A second factor cannot be enrolled: no key for TOTP secrets is configured. */
+  | { code: 'mfa_not_configured' }
+  /** The person has a confirmed second factor already; it must be removed before another is enrolled. */
+  | { code: 'factor_exists' }
+  /** No enrolment awaits a code (none began, or another one replaced it). */
+  | { code: 'enrolment_not_found' }
+  /** A second factor's code was refused (wrong, expired or used already). Carries no detail. */
+  | { code: 'invalid_code' }
   /** An install or removal that did not happen. */
   | InstallFailure
 

@@ -1,6 +1,13 @@
 export { addressScope } from './auth/address-scope.js'
 export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
-export type { LoginError, LoginRequest, User } from './auth/login.js'
+export {
+  type FactorError,
+  type FactorKind,
+  type FactorStatus,
+  RECOVERY_CODE_COUNT,
+  type TotpEnrolment,
+} from './auth/factors.js'
+export type { Granted, LoginError, LoginRequest, User } from './auth/login.js'
 export {
   DEFAULT_LOGIN_QUEUE,
   type LoginQueueBounds,
@@ -15,6 +22,11 @@ export type {
   ResourceServerOptions,
 } from './auth/resource-servers.js'
 export { grantScope, parsePermissionScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
+export {
+  type PasswordStep,
+  SECOND_FACTOR_SECONDS,
+  type SecondFactorStep,
+} from './auth/sign-in.js'
 export {
   DEFAULT_SSO_SESSION,
   DEFAULT_USERNAME_CLAIM,
@@ -54,6 +66,7 @@ export {
   type Principal,
   type StrategyButton,
   type UserOptions,
+  type UserPrincipal,
 } from './core.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'

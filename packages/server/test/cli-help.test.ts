@@ -18,7 +18,7 @@ describe('flowadmin --help', () => {
     const global = await run('--help')
     expect(global).toMatchObject({ code: 0, stderr: '' })
     expect(global.stdout).toMatch(/^Usage: flowadmin <command> \[options\]\n/)
-    for (const command of ['start', 'hash-pw', 'secret', 'tokens', 'migrate', 'modules']) {
+    for (const command of ['start', 'hash-pw', 'secret', 'tokens', 'mfa', 'migrate', 'modules']) {
       expect(global.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
     }
     expect(global.stdout).toContain('flowadmin <command> --help')
@@ -75,6 +75,11 @@ describe('flowadmin <command> --help', () => {
       ],
       /Exit codes: 0 success, 1 [\s\S]*2 usage or settings error/,
     ],
+    [
+      'mfa',
+      ['--settings FILE', '--user-dir DIR'],
+      /Exit codes: 0 removed, 1 USER has no second factor[\s\S]*2 usage or settings error/,
+    ],
   ]
 
   it.each(cases)(
@@ -97,7 +102,7 @@ describe('flowadmin <command> --help', () => {
 
   it('describes an option shared by several commands in the same words', async () => {
     const lines = await Promise.all(
-      ['start', 'migrate', 'modules', 'tokens'].map(async (command) =>
+      ['start', 'migrate', 'modules', 'tokens', 'mfa'].map(async (command) =>
         optionLines((await run(command, '--help')).stdout),
       ),
     )
@@ -166,7 +171,7 @@ describe('a command without its action', () => {
       code: 2,
       stdout: '',
       stderr:
-        'flowadmin: a command is needed: start, hash-pw, secret, tokens, migrate, modules or import-node-red\n' +
+        'flowadmin: a command is needed: start, hash-pw, secret, tokens, mfa, migrate, modules or import-node-red\n' +
         'flowadmin: Run "flowadmin --help" for usage.\n',
     })
   })

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { waitFor } from '@flowadmin/testkit'
+import { Secret, TOTP } from 'otpauth'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { OpenApiDocument } from '../../adapter-http/src/openapi.js'
 import { createResponseValidator, type ResponseCheck } from '../../adapter-http/test/openapi-validate.js'
@@ -52,6 +53,7 @@ describe('the served OpenAPI document', () => {
       {
         loginQueue: { maxWaiting: 0, maxWaitingKnown: 0 },
         resourceServers: [{ id: 'fleet', secret: await hashPassword('fleet-secret') }],
+        mfa: { key: 'the-second-factor-key-of-the-openapi-walk' },
       },
     )
     const { url } = await startCli(['--settings', settings, '--port', '0'])
@@ -315,9 +317,41 @@ describe('the served OpenAPI document', () => {
     expect((await revoke(form({ token: admin }))).status).toBe(401)
     expect((await call('GET', '/settings', { headers: as(cli) })).status).toBe(401)
 
-    // Sign out everywhere, with the last token left.
-    expect((await tokens('DELETE', '/auth/tokens?user=admin', spare)).status).toBe(200)
+    // A second factor, enrolled with the last token left (which ends the other sessions), removed
+    // (which ends them all but the remover's), then wrong codes until they are throttled.
+    expect((await tokens('GET', '/auth/mfa', spare)).status).toBe(200)
+    expect((await tokens('GET', '/auth/mfa', null)).status).toBe(401)
+    expect((await tokens('POST', '/auth/mfa/totp/confirm', spare, '{"code":"123456"}')).status).toBe(409)
+    expect((await tokens('POST', '/auth/mfa/totp/confirm', null, '{"code":"123456"}')).status).toBe(401)
+    expect((await tokens('POST', '/auth/mfa/totp', null)).status).toBe(401)
+    const startTotp = async (token: string) => {
+      const started = await tokens('POST', '/auth/mfa/totp', token)
+      expect(started.status).toBe(200)
+      return ((await started.json()) as { secret: string }).secret
+    }
+    const secret = await startTotp(spare)
+    expect((await tokens('POST', '/auth/mfa/totp/confirm', spare, big)).status).toBe(413)
+    expect((await tokens('POST', '/auth/mfa/totp/confirm', spare, '{}')).status).toBe(400)
+    const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate()
+    expect((await tokens('POST', '/auth/mfa/totp/confirm', spare, JSON.stringify({ code }))).status).toBe(200)
+    expect((await tokens('POST', '/auth/mfa/totp', spare)).status).toBe(409)
+    // Removing needs `*`; the enrolment ended the other sessions, so a new one.
+    const full = await tokenOf(await call('POST', '/auth/token', { body: form(grant) }))
+    expect((await tokens('DELETE', '/auth/mfa', full)).status).toBe(400)
+    expect((await tokens('DELETE', '/auth/mfa?user=admin', null)).status).toBe(401)
+    expect((await tokens('DELETE', '/auth/mfa?user=admin', full)).status).toBe(204)
+    expect((await tokens('DELETE', '/auth/mfa?user=admin', full)).status).toBe(404)
+    // The removal ended the admin's other sessions, the enrolling one's too.
     expect((await call('GET', '/settings', { headers: as(spare) })).status).toBe(401)
+    await startTotp(full)
+    for (let i = 0; i < 5; i++) {
+      expect((await tokens('POST', '/auth/mfa/totp/confirm', full, '{"code":"000000"}')).status).toBe(400)
+    }
+    expect((await tokens('POST', '/auth/mfa/totp/confirm', full, '{"code":"000000"}')).status).toBe(429)
+
+    // Sign out everywhere, with the last token left.
+    expect((await tokens('DELETE', '/auth/tokens?user=admin', full)).status).toBe(200)
+    expect((await call('GET', '/settings', { headers: as(full) })).status).toBe(401)
 
     for (const check of checks) expect(check.problems, `${check.request} → ${check.status}`).toEqual([])
     // Every documented status of every operation was seen, except the unexpected 500, the 503

@@ -2,6 +2,7 @@
 // kept under test-results/fail2ban/ with the address of each failed login, in order. CI then runs
 // Debian's fail2ban-regex with contrib/fail2ban/filter.d/flowadmin.conf over that file
 // (scripts/check-fail2ban.sh): it must find exactly those addresses, and nothing in the rest.
+// Wrong second-factor codes are failures too.
 import { createHash } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
@@ -14,7 +15,14 @@ const workspace = useWorkspace()
 
 const RESULTS = fileURLToPath(new URL('../../../test-results/fail2ban/', import.meta.url))
 const PROXY = '127.0.0.70'
-const FAILED = new Set(['login.failed', 'login.throttled', 'client.failed', 'client.throttled'])
+const FAILED = new Set([
+  'login.failed',
+  'login.throttled',
+  'client.failed',
+  'client.throttled',
+  'mfa.failed',
+  'mfa.throttled',
+])
 
 /** A password grant from `from`, through the trusted proxy when `forwardedFor` is given. */
 function attempt(url: string, fields: LoginFields, from: string, forwardedFor?: string) {
@@ -55,19 +63,22 @@ describe('audit lines for fail2ban', () => {
           { id: 'fleet', secret: `sha256:${createHash('sha256').update('fleet-secret').digest('hex')}` },
           { id: 'legacy', secret: await hashPassword('legacy-secret') },
         ],
+        mfa: { key: 'a-second-factor-key-of-forty-characters!' },
       },
     })
     const { run, url } = await workspace.start()
-    const expected: Array<{ status: number; address: string; client?: boolean }> = []
+    const expected: Array<{ status: number; address: string; client?: boolean; mfa?: boolean }> = []
     const fail = async (fields: LoginFields, from: string, forwardedFor?: string, status = 401) => {
       expect((await attempt(url, fields, from, forwardedFor)).status).toBe(status)
       expected.push({ status, address: forwardedFor ?? from })
     }
     const succeed = async (fields: LoginFields, from: string, forwardedFor?: string) => {
-      expect((await attempt(url, fields, from, forwardedFor)).status).toBe(200)
+      const res = await attempt(url, fields, from, forwardedFor)
+      expect(res.status).toBe(200)
+      return (JSON.parse(res.body) as { access_token: string }).access_token
     }
 
-    await succeed({ username: 'admin', password: ADMIN_PASSWORD }, '127.0.0.61')
+    const admin = await succeed({ username: 'admin', password: ADMIN_PASSWORD }, '127.0.0.61')
     for (let i = 0; i < 3; i++) await fail({ username: 'admin', password: `guess-${i}` }, '127.0.0.62')
     await fail({ username: 'ghost', password: 'x' }, '127.0.0.62')
     // Usernames made to look like another address, another line, a terminal command.
@@ -105,6 +116,29 @@ describe('audit lines for fail2ban', () => {
     for (let i = 0; i < 5; i++) await client(`guess-${i}`, '127.0.0.72', 401, 'legacy')
     await client('legacy-secret', '127.0.0.72', 429, 'legacy')
     await client('legacy-secret', '127.0.0.73', 200, 'legacy')
+    // A person's wrong second-factor codes are guesses too, throttled per user.
+    const asAdmin = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }
+    const started = await send(url, {
+      method: 'POST',
+      path: '/auth/mfa/totp',
+      from: '127.0.0.61',
+      headers: asAdmin,
+    })
+    expect(started.status).toBe(200)
+    const code = async (from: string, status: number) => {
+      const body = JSON.stringify({ code: '000000' })
+      const res = await send(url, {
+        method: 'POST',
+        path: '/auth/mfa/totp/confirm',
+        from,
+        headers: asAdmin,
+        body,
+      })
+      expect(res.status).toBe(status)
+      expected.push({ status, address: from, mfa: true })
+    }
+    for (let i = 0; i < 5; i++) await code('127.0.0.74', 400)
+    await code('127.0.0.75', 429)
 
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)
@@ -124,7 +158,7 @@ describe('audit lines for fail2ban', () => {
     expect(failed.map((event) => event.event)).toEqual(
       expected.map(
         (attempt) =>
-          `${attempt.client ? 'client' : 'login'}.${attempt.status === 429 ? 'throttled' : 'failed'}`,
+          `${attempt.client ? 'client' : attempt.mfa ? 'mfa' : 'login'}.${attempt.status === 429 ? 'throttled' : 'failed'}`,
       ),
     )
     expect(events.filter((event) => event.event === 'login.succeeded').map((event) => event.address)).toEqual(

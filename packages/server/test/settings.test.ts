@@ -752,3 +752,54 @@ describe('single sign-on settings', () => {
     }
   })
 })
+
+describe('second-factor settings', () => {
+  const parse = (adminAuth: unknown) => parseSettings({ adminAuth }, 'settings.json', '/srv')
+  const KEY = 'k'.repeat(32)
+  const withEnv = <T>(value: string | undefined, run: () => T): T => {
+    const before = process.env.FLOWADMIN_MFA_KEY
+    if (value === undefined) delete process.env.FLOWADMIN_MFA_KEY
+    else process.env.FLOWADMIN_MFA_KEY = value
+    try {
+      return run()
+    } finally {
+      if (before === undefined) delete process.env.FLOWADMIN_MFA_KEY
+      else process.env.FLOWADMIN_MFA_KEY = before
+    }
+  }
+
+  it('take the key from the file or from FLOWADMIN_MFA_KEY, the file first, and name the issuer', () => {
+    withEnv(undefined, () => {
+      expect(parse({ users: [admin] }).adminAuth?.mfa).toBeUndefined()
+      expect(parse({ users: [admin], mfa: { key: KEY } }).adminAuth?.mfa).toEqual({
+        key: KEY,
+        issuer: 'flowadmin',
+      })
+      expect(parse({ users: [admin], mfa: { key: KEY, issuer: 'Plant 4' } }).adminAuth?.mfa).toEqual({
+        key: KEY,
+        issuer: 'Plant 4',
+      })
+    })
+    withEnv(`${KEY}-env`, () => {
+      expect(parse({ users: [admin] }).adminAuth?.mfa).toEqual({ key: `${KEY}-env`, issuer: 'flowadmin' })
+      expect(parse({ users: [admin], mfa: { key: KEY } }).adminAuth?.mfa?.key).toBe(KEY)
+    })
+  })
+
+  it('refuse a short key, and mfa without a key, saying where the key goes', () => {
+    withEnv(undefined, () => {
+      expect(() => parse({ users: [admin], mfa: { key: 'short' } })).toThrow(
+        'settings.json: adminAuth.mfa.key: must have at least 32 characters',
+      )
+      expect(() => parse({ users: [admin], mfa: {} })).toThrow(
+        'settings.json: adminAuth.mfa.key: is required: set it here or in the environment as FLOWADMIN_MFA_KEY',
+      )
+      expect(() => parse({ users: [admin], mfa: { key: KEY, other: 1 } })).toThrow(/adminAuth\.mfa/)
+    })
+    withEnv('short', () => {
+      expect(() => parse({ users: [admin] })).toThrow(
+        'settings.json: adminAuth.mfa.key: FLOWADMIN_MFA_KEY must have at least 32 characters',
+      )
+    })
+  })
+})

@@ -3,6 +3,7 @@ import {
   createEventRecorder,
   createFakeInstaller,
   createFakeLoader,
+  createFakeTotp,
   createFakeTypeUsage,
   createFixedClock,
   createPlainHasher,
@@ -25,8 +26,8 @@ export interface CoreWithDoublesOptions {
 
 /**
  * A core over `stores` and every test double: a fixed clock, seeded randomness, plain passwords,
- * a recording loader, settable type usage, an event recorder and an installer over a pretend
- * registry, all returned for the test.
+ * a recording loader, settable type usage, an event recorder, an installer over a pretend
+ * registry and a TOTP port whose codes the test computes, all returned for the test.
  */
 export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const clock = createFixedClock()
@@ -35,6 +36,7 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const typeUsage = createFakeTypeUsage(options.typesInUse)
   const events = createEventRecorder()
   const installer = createFakeInstaller()
+  const totp = createFakeTotp()
   const { stores } = options
   const core = createCore(
     {
@@ -45,9 +47,10 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
       events,
       clock,
       installer,
+      totp,
       random: createSeededRandom(options.seed ?? 7),
     },
     { adminAuth: options.adminAuth(hasher), fleet: options.fleet },
   )
-  return { core, clock, hasher, loader, typeUsage, events, stores, installer }
+  return { core, clock, hasher, loader, typeUsage, events, stores, installer, totp }
 }

@@ -7,7 +7,7 @@ import {
   type ModuleDescriptor,
   type Stores,
 } from '@flowadmin/core'
-import { createFakeLoader, createFakeTypeUsage, createPlainHasher } from './doubles.js'
+import { createFakeLoader, createFakeTotp, createFakeTypeUsage, createPlainHasher } from './doubles.js'
 
 /** The password grant of `admin`, whose password is `pw`. */
 export const adminLogin = (password = 'pw'): LoginRequest => ({
@@ -29,15 +29,17 @@ export const toolsModule: ModuleDescriptor = {
 }
 
 /**
- * A core over `stores` with plain passwords and a recording loader, on `clock` (the system clock
- * when none is given); `admin` has the password `pw` and every permission.
+ * A core over `stores` with plain passwords, a recording loader and a TOTP port whose codes the
+ * test computes (the same in every instance), on `clock` (the system clock when none is given);
+ * `admin` has the password `pw` and every permission.
  */
 export function createCoreOverStores(stores: Stores, clock?: Clock) {
   const hasher = createPlainHasher()
   const loader = createFakeLoader()
+  const totp = createFakeTotp()
   const core = createCore(
-    { stores, verifier: hasher, loader, typeUsage: createFakeTypeUsage(), clock },
+    { stores, verifier: hasher, loader, typeUsage: createFakeTypeUsage(), clock, totp },
     { adminAuth: { users: [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }] } },
   )
-  return { core, loader }
+  return { core, loader, totp }
 }

@@ -15,6 +15,7 @@ import type {
   ProviderIdentity,
   ProviderResult,
   RandomSource,
+  TotpVerifier,
   TypeUsage,
 } from '@flowadmin/core'
 import { createSignal, type WaitOptions, withDeadline } from './waiting.js'
@@ -279,4 +280,37 @@ export function createFakeIdentityProvider(issuer = 'https://id.example') {
       down = value
     },
   }
+}
+
+/**
+ * A TOTP port for core tests: 30-second steps, a window of one step, and a code anyone can
+ * compute with `codeAt` (the step's number mixed with the secret, six digits). A sealed secret is
+ * `sealed:<username>:<secret>`, so one sealed for another person does not open.
+ */
+export function createFakeTotp() {
+  let made = 0
+  const period = 30_000
+  const codeOf = (secret: string, step: number) => {
+    let mixed = step
+    for (const char of secret) mixed = (mixed * 31 + char.charCodeAt(0)) % 1_000_000
+    return String(mixed).padStart(6, '0')
+  }
+  return {
+    async create(username: string) {
+      const secret = `SECRET${++made}`
+      const uri = `otpauth://totp/test:${encodeURIComponent(username)}?secret=${secret}`
+      return { sealed: `sealed:${username}:${secret}`, secret, uri, qrSvg: '<svg/>' }
+    },
+    async check(username: string, sealed: string, code: string, now: number) {
+      const prefix = `sealed:${username}:`
+      if (!sealed.startsWith(prefix)) return null
+      const secret = sealed.slice(prefix.length)
+      const step = Math.floor(now / period)
+      for (const candidate of [step - 1, step, step + 1])
+        if (codeOf(secret, candidate) === code) return candidate
+      return null
+    },
+    /** The code of `secret` at time `now`. */
+    codeAt: (secret: string, now: number) => codeOf(secret, Math.floor(now / period)),
+  } satisfies TotpVerifier & Record<string, unknown>
 }

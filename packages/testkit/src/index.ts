@@ -6,6 +6,7 @@ export {
   createFakeIdentityProvider,
   createFakeInstaller,
   createFakeLoader,
+  createFakeTotp,
   createFakeTypeUsage,
   createFixedClock,
   createPlainHasher,

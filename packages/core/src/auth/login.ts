@@ -47,7 +47,7 @@ export interface LoginDeps {
 }
 
 /** What a verified login is granted: its session is issued once the attempt has ended. */
-interface Granted {
+export interface Granted {
   user: User
   clientId: string
   scope: string[]
@@ -87,6 +87,31 @@ export function createLogin({
     /** A client that proved its secret (a resource server): accepted as `client_id` besides the configured ones. */
     authenticatedClient: string | null = null,
   ): Promise<Result<IssuedToken, LoginError>> {
+    const verified = await checkPassword(request, address, authenticatedClient)
+    if (!verified.ok) return verified
+    const { user, clientId: client, scope: granted } = verified.value
+    // A resource server's login gives a token for that server alone; any other, for flowadmin.
+    const audience = authenticatedClient ?? FLOWADMIN_AUDIENCE
+    const issued = await tokens.issue(user, client, granted, address, agent, undefined, audience)
+    events.emit({
+      type: 'login.succeeded',
+      at: clock.now(),
+      username: user.username,
+      clientId: client,
+      address,
+    })
+    return ok(issued)
+  }
+
+  /**
+   * The checks of the password grant, up to a verified password (see login); issues nothing and
+   * emits nothing on success.
+   */
+  async function checkPassword(
+    request: LoginRequest,
+    address: string,
+    authenticatedClient: string | null = null,
+  ): Promise<Result<Granted, LoginError>> {
     const { clientId, grantType, scope, username, password } = request
     if (grantType === undefined || grantType === '') return err(missing('grant_type'))
     if (grantType !== 'password') {
@@ -127,13 +152,7 @@ export function createLogin({
     } finally {
       await throttle.finish(decision.attempt, outcome)
     }
-    if (!verified.ok) return verified
-    const { user, clientId: client, scope: granted } = verified.value
-    // A resource server's login gives a token for that server alone; any other, for flowadmin.
-    const audience = authenticatedClient ?? FLOWADMIN_AUDIENCE
-    const issued = await tokens.issue(user, client, granted, address, agent, undefined, audience)
-    events.emit({ type: 'login.succeeded', at: clock.now(), ...actor })
-    return ok(issued)
+    return verified
   }
 
   /** One verification whatever the user, unless its lane of the verifier queue is full. */
@@ -165,5 +184,5 @@ export function createLogin({
     return ok({ user, clientId, scope: granted })
   }
 
-  return login
+  return Object.assign(login, { checkPassword })
 }

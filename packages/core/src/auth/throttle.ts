@@ -59,6 +59,9 @@ export const MAX_BUSY_ASKS = 16
 /** Attempts that may wait for an in-flight attempt of one key to end; more are answered busy at once. */
 const MAX_WAITING_PER_KEY = 64
 
+/** What an attempt proves: a password, or a second factor's code. */
+export type ThrottleLane = 'password' | 'factor'
+
 export type ThrottleDecision =
   | { outcome: 'proceed'; known: boolean; attempt: LoginAttempt }
   | { outcome: 'throttled'; retryAfter: number }
@@ -83,15 +86,19 @@ export function createThrottle(store: ThrottleStore, clock: Clock, digest: Diges
   // Keys stay short whatever the username, so a spray of huge usernames costs the store no more
   // per counter than short ones. A digest key has another prefix, so it never meets a plain one.
   // The known-client key is always a digest: the store never lists which usernames logged in.
-  const attemptOf = async (username: string, address: string): Promise<LoginAttempt> => {
+  // A second factor's code is counted per user whatever the address (whoever types it knows the
+  // password already, so only the user's own counter bounds the guesses), beside the address.
+  const attemptOf = async (username: string, address: string, lane: ThrottleLane): Promise<LoginAttempt> => {
     const scope = addressScope(address)
+    const pairScope = lane === 'password' ? `${scope} ` : ''
+    const prefix = lane === 'password' ? 'user' : 'factor'
     return {
       pairKey:
         username.length <= MAX_KEYED_USERNAME
-          ? `user ${scope} ${username}`
-          : `userhash ${scope} ${await digest.sha256(username)}`,
+          ? `${prefix} ${pairScope}${username}`
+          : `${prefix}hash ${pairScope}${await digest.sha256(username)}`,
       addressKey: `addr ${scope}`,
-      knownKey: `known ${await digest.sha256(`${scope}\n${username}`)}`,
+      knownKey: `${lane === 'password' ? 'known' : 'factorknown'} ${await digest.sha256(`${scope}\n${username}`)}`,
     }
   }
 
@@ -123,10 +130,15 @@ export function createThrottle(store: ThrottleStore, clock: Clock, digest: Diges
     /**
      * Asks the store whether this attempt may be verified now; if so it counts as in flight. A
      * busy answer is asked again each time an attempt of its keys ends in this process, a few
-     * times at most.
+     * times at most. The `factor` lane counts a user's second-factor codes: its pair is the user
+     * from any address, its address counter the same as passwords'.
      */
-    async begin(username: string, address: string): Promise<ThrottleDecision> {
-      const attempt = await attemptOf(username, address)
+    async begin(
+      username: string,
+      address: string,
+      lane: ThrottleLane = 'password',
+    ): Promise<ThrottleDecision> {
+      const attempt = await attemptOf(username, address, lane)
       for (let asked = 1; ; asked++) {
         const now = clock.now()
         const decision = await store.begin(attempt, policy, now)

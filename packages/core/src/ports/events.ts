@@ -68,6 +68,23 @@ export type DomainEvent =
     } & Actor)
   /** The identity provider ended a person's session (back-channel logout); `count` tokens ended. */
   | ({ type: 'sso.logout'; at: number; provider: string; owner: string | null; count: number } & Actor)
+  /** A person confirmed a second factor with its first code; `sessionsEnded` of their other sessions ended. */
+  | ({ type: 'mfa.enrolled'; at: number; factor: 'totp'; sessionsEnded: number } & Actor)
+  /** A person proved their second factor (a TOTP code, or a recovery code). */
+  | ({ type: 'mfa.succeeded'; at: number; factor: 'totp' | 'recovery_code' } & Actor)
+  /** A second factor's code was refused: a wrong code, or a TOTP code whose step was used already. */
+  | ({
+      type: 'mfa.failed'
+      at: number
+      factor: 'totp' | 'recovery_code'
+      reason: 'wrong' | 'replayed'
+    } & Actor)
+  /** A code refused unchecked: too many failed codes for this user (or address). */
+  | ({ type: 'mfa.throttled'; at: number; retryAfter: number } & Actor)
+  /** A recovery code was used up; `remaining` are left. */
+  | ({ type: 'mfa.recovery_used'; at: number; remaining: number } & Actor)
+  /** Every second factor of `owner` was removed; `sessionsEnded` of their sessions ended. */
+  | ({ type: 'mfa.removed'; at: number; owner: string; sessionsEnded: number } & Actor)
   | ({ type: 'module.enabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.disabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.installed'; at: number; module: string; version: string } & Actor)

@@ -1,5 +1,7 @@
 // Every port the core needs, one file per concern. Adapters implement these; the core never reaches
 // past them. Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
+
+import type { FactorStore } from './factors.js'
 import type { FleetStore } from './fleet.js'
 import type { ModuleStore } from './modules.js'
 import type { SsoStore } from './sso.js'
@@ -8,6 +10,7 @@ import type { TokenStore } from './tokens.js'
 import type { TrailStore } from './trail.js'
 
 export type * from './events.js'
+export type * from './factors.js'
 export type * from './fleet.js'
 export type * from './identity.js'
 export type * from './modules.js'
@@ -16,6 +19,7 @@ export type * from './sso.js'
 export type * from './system.js'
 export type * from './throttle.js'
 export type * from './tokens.js'
+export type * from './totp.js'
 export type * from './trail.js'
 export type * from './verifier.js'
 
@@ -30,4 +34,6 @@ export interface Stores {
   trail: TrailStore
   /** What the fleet's instances report; used in fleet mode. */
   fleet: FleetStore
+  /** People's second factors: TOTP secrets (sealed), last used steps, recovery codes (hashed). */
+  factors: FactorStore
 }

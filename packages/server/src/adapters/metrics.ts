@@ -251,6 +251,7 @@ export function createMetrics(): Metrics {
         sso: instrumentStore('sso', stores.sso),
         fleet: instrumentStore('fleet', stores.fleet),
         trail: instrumentStore('trail', stores.trail),
+        factors: instrumentStore('factors', stores.factors),
       }
     },
     track(next) {

@@ -8,6 +8,7 @@ import { PortInUseError } from '../http/listen.js'
 import { createLogger, type Logger } from '../log.js'
 import { DEMO_SETTINGS, VERSION } from '../package-files.js'
 import { IMPORT_NODE_RED, importNodeRedCommand } from './import-node-red.js'
+import { MFA, mfaCommand } from './mfa.js'
 import { forgetModule } from './modules.js'
 import { readPassword } from './password-input.js'
 import { lowerHelperThreadPriority } from './process-tuning.js'
@@ -85,7 +86,7 @@ const MODULES = {
   exitCodes: STORE_EXIT_CODES,
 } satisfies CommandSpec
 
-const COMMANDS: CommandSpec[] = [START, HASH_PW, SECRET, TOKENS, MIGRATE, MODULES, IMPORT_NODE_RED]
+const COMMANDS: CommandSpec[] = [START, HASH_PW, SECRET, TOKENS, MFA, MIGRATE, MODULES, IMPORT_NODE_RED]
 
 /** The column the summaries of the list of commands start at: after the longest name. */
 const NAME_WIDTH = Math.max(...COMMANDS.map((command) => command.name.length))
@@ -286,6 +287,7 @@ export async function main(argv: string[]): Promise<void> {
     else if (command === 'hash-pw') await hashPw(rest)
     else if (command === 'secret') await secretCommand(rest)
     else if (command === 'tokens') await tokensCommand(rest)
+    else if (command === 'mfa') await mfaCommand(rest)
     else if (command === 'migrate') await migrate(rest)
     else if (command === 'modules') await modules(rest)
     else if (command === 'import-node-red') await importNodeRedCommand(rest)

@@ -96,14 +96,20 @@ function table(rows: string[][]): string {
     .join('\n')
 }
 
-async function withCore<T>(
+/**
+ * Runs `run` with the core of the server's settings over its database, for the command `command`
+ * (`tokens` by default): its audit events go to the settings' audit file.
+ */
+export async function withCore<T>(
   values: { settings?: string; 'user-dir'?: string },
   run: (core: Core) => Promise<T>,
+  command: CommandSpec = TOKENS,
 ) {
   // Without the server's settings there are no users, so no tokens: say what is missing.
   if (values.settings === undefined) {
-    throw new TokensUsageError(
-      "no settings file given: tokens needs the server's settings (adminAuth and the database); add --settings FILE",
+    throw new UsageError(
+      `no settings file given: ${command.name} needs the server's settings (adminAuth and the database); add --settings FILE`,
+      command.name,
     )
   }
   const settings = await resolveSettings(

@@ -17,6 +17,7 @@ import { createArgon2Verifier } from '../adapters/argon2.js'
 import { createFlowsTypeUsage } from '../adapters/flows.js'
 import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
 import { createOidcProvider } from '../adapters/oidc.js'
+import { createTotpVerifier } from '../adapters/totp.js'
 import type { Settings } from '../config/settings.js'
 import type { Log } from '../log.js'
 import type { LoginQueueSizing } from './login-queue-sizing.js'
@@ -55,6 +56,9 @@ export interface ServerCoreOptions {
 /** The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk. */
 export async function createServerCore(options: ServerCoreOptions): Promise<Core> {
   const { settings, stores, events, log, loginQueue } = options
+  // The second factor's key goes to its adapter only, not into the core's options.
+  const mfa = settings.adminAuth?.mfa
+  const adminAuth = settings.adminAuth && { ...settings.adminAuth, mfa: undefined }
   return createCore(
     {
       stores,
@@ -72,11 +76,12 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
       identityProvider:
         options.identityProvider ??
         (settings.adminAuth?.oidc === undefined ? undefined : createOidcProvider(settings.adminAuth.oidc)),
+      totp: mfa === undefined ? undefined : createTotpVerifier(mfa),
     },
     {
       fleet: settings.fleet,
-      adminAuth: settings.adminAuth && {
-        ...settings.adminAuth,
+      adminAuth: adminAuth && {
+        ...adminAuth,
         ...(loginQueue && {
           loginQueue: {
             concurrency: loginQueue.concurrency,

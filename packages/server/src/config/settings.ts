@@ -134,7 +134,23 @@ export interface AdminAuthSettings {
   loginQueue?: { maxWaiting?: number | undefined; maxWaitingKnown?: number | undefined } | undefined
   /** Programs (Node-RED instances) that ask about tokens: an id and a secret's hash each. */
   resourceServers?: Array<{ id: string; secret: string; redirectUris?: string[] | undefined }> | undefined
+  /** People's second factors, with the key resolved (from the file or the environment); absent: none. */
+  mfa?: MfaSettings | undefined
 }
+
+/** `adminAuth.mfa`, with the key resolved. */
+export interface MfaSettings {
+  /** The key TOTP secrets are sealed with (at least 32 characters). */
+  key: string
+  /** The name authenticator apps show beside the username; default `flowadmin`. */
+  issuer: string
+}
+
+/** Where the second-factor key comes from when the settings file does not hold it. */
+export const MFA_KEY_ENV = 'FLOWADMIN_MFA_KEY'
+export const DEFAULT_MFA_ISSUER = 'flowadmin'
+/** The fewest characters of a second-factor key (it should hold at least 256 random bits). */
+export const MIN_MFA_KEY_LENGTH = 32
 
 /** `adminAuth.oidc`, with the client secret resolved (from the file or the environment). */
 export interface OidcSettings {
@@ -370,6 +386,17 @@ const adminAuth = strictObject({
         `a resource server may not be called ${FLOWADMIN_AUDIENCE}: that names flowadmin's own tokens`,
       ),
     ),
+  ),
+  mfa: v.optional(
+    strictObject({
+      key: v.optional(
+        v.pipe(
+          text(`a key of at least ${MIN_MFA_KEY_LENGTH} random characters, or set ${MFA_KEY_ENV}`),
+          v.minLength(MIN_MFA_KEY_LENGTH, `must have at least ${MIN_MFA_KEY_LENGTH} characters`),
+        ),
+      ),
+      issuer: v.optional(text('the name authenticator apps show')),
+    }),
   ),
   loginQueue: v.optional(
     strictObject({
@@ -675,7 +702,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
  * from the environment when the file has none. Refuses a scheme with no way to sign in.
  */
 function adminAuthOf(parsed: v.InferOutput<typeof adminAuth>, source: string): AdminAuthSettings {
-  const { oidc: sso, users, type, ...rest } = parsed
+  const { oidc: sso, users, type, mfa, ...rest } = parsed
   const problem = (field: string, message: string) =>
     new SettingsError(`${source}: adminAuth${field}: ${message}`)
   if (users === undefined && sso === undefined) {
@@ -699,8 +726,16 @@ function adminAuthOf(parsed: v.InferOutput<typeof adminAuth>, source: string): A
     }
     oidcSettings = { ...sso, clientSecret, label: sso.label ?? DEFAULT_OIDC_LABEL }
   }
+  const mfaKey = mfa?.key ?? process.env[MFA_KEY_ENV]
+  if (mfaKey !== undefined && mfaKey.length < MIN_MFA_KEY_LENGTH) {
+    throw problem('.mfa.key', `${MFA_KEY_ENV} must have at least ${MIN_MFA_KEY_LENGTH} characters`)
+  }
+  if (mfa !== undefined && mfaKey === undefined) {
+    throw problem('.mfa.key', `is required: set it here or in the environment as ${MFA_KEY_ENV}`)
+  }
   return {
     ...rest,
+    ...(mfaKey !== undefined && { mfa: { key: mfaKey, issuer: mfa?.issuer ?? DEFAULT_MFA_ISSUER } }),
     type: type ?? (users === undefined ? 'strategy' : 'credentials'),
     users: users ?? [],
     ...(oidcSettings !== undefined && { oidc: oidcSettings }),

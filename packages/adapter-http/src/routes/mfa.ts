@@ -1,0 +1,231 @@
+import { RECOVERY_CODE_COUNT } from '@flowadmin/core'
+import { Hono } from 'hono'
+import * as v from 'valibot'
+import { requirePermission } from '../auth.js'
+import { readBody } from '../body.js'
+import type { AppEnv, RouteDeps } from '../env.js'
+import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import {
+  adminErrorContent,
+  describe,
+  json,
+  NO_STORE_HEADERS,
+  oauthErrorContent,
+  RETRY_AFTER,
+  unauthorized,
+  use,
+} from '../openapi.js'
+import { firstIssueMessage } from '../schemas.js'
+import { noStore } from './auth.js'
+
+const FactorStatusSchema = v.strictObject({
+  totp: v.pipe(
+    v.picklist(['none', 'pending', 'enrolled']),
+    v.description('`pending`: an enrolment awaits its first code; `enrolled`: confirmed.'),
+  ),
+  recovery_codes: v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(0),
+    v.description('Unused recovery codes left.'),
+  ),
+})
+
+const TotpEnrolmentSchema = v.strictObject({
+  secret: v.pipe(
+    v.string(),
+    v.description('The secret (base32), to type into an authenticator app; shown once.'),
+  ),
+  uri: v.pipe(
+    v.string(),
+    v.regex(/^otpauth:\/\/totp\//),
+    v.description('The `otpauth://` URI of the secret.'),
+  ),
+  qr: v.pipe(
+    v.string(),
+    v.regex(/^data:image\/svg\+xml;base64,/),
+    v.description('The URI as a QR code: an SVG image as a `data:` URL, made by flowadmin.'),
+  ),
+})
+
+const ConfirmSchema = v.strictObject({
+  code: v.pipe(v.string(), v.minLength(1), v.maxLength(64), v.description('A code of the new secret.')),
+})
+
+const RecoveryCodesSchema = v.strictObject({
+  recovery_codes: v.pipe(
+    v.array(v.string()),
+    v.length(RECOVERY_CODE_COUNT),
+    v.description('Ten recovery codes, each usable once instead of a code; shown this once.'),
+  ),
+})
+
+const noStoreHeaders = { headers: NO_STORE_HEADERS }
+const common = () => ({ 401: unauthorized(), 500: use('Unexpected'), 503: use('StorageUnavailable') })
+const conflict = (codes: [string, ...string[]]) => ({
+  409: {
+    description:
+      '`mfa_not_configured`: no key for second-factor secrets; `factor_exists`: a factor is enrolled already; `enrolment_not_found`: no enrolment awaits a code.',
+    ...noStoreHeaders,
+    content: adminErrorContent(codes),
+  },
+})
+
+/**
+ * A person's second factor: `GET /auth/mfa`, `POST /auth/mfa/totp` (begin a TOTP enrolment),
+ * `POST /auth/mfa/totp/confirm` (one code confirms it), `DELETE /auth/mfa?user=U` (needs `*`).
+ * Only when auth is on.
+ */
+export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
+  const { core } = deps
+  const routes = new Hono<AppEnv>()
+  if (!core.authEnabled) return routes
+  const signedIn = requirePermission(deps, '')
+  const notPerson = () => toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
+
+  routes.get(
+    '/auth/mfa',
+    describe({
+      operationId: 'getSecondFactor',
+      summary: 'The caller’s second factor: none, an enrolment awaiting its code, or enrolled',
+      tags: ['auth'],
+      responses: {
+        200: { description: 'Never a secret.', ...noStoreHeaders, content: json(FactorStatusSchema) },
+        ...common(),
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const principal = c.get('principal')
+      if (principal.kind !== 'user') return notPerson()
+      const status = await core.mfa.status(principal)
+      return c.json({ totp: status.totp, recovery_codes: status.recoveryCodes })
+    },
+  )
+
+  routes.post(
+    '/auth/mfa/totp',
+    describe({
+      operationId: 'startTotpEnrolment',
+      summary: 'Begin a TOTP enrolment for the caller: a new secret, its URI and QR code',
+      description:
+        'The secret is shown in this answer only, and replaces an enrolment not yet confirmed. ' +
+        'Nothing changes at sign-in until `POST /auth/mfa/totp/confirm` confirms it with one code.',
+      tags: ['auth'],
+      responses: {
+        200: { description: 'The new secret.', ...noStoreHeaders, content: json(TotpEnrolmentSchema) },
+        ...conflict(['mfa_not_configured', 'factor_exists']),
+        ...common(),
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const principal = c.get('principal')
+      if (principal.kind !== 'user') return notPerson()
+      const started = await core.mfa.startTotp(principal)
+      if (!started.ok) return toResponse(errorAnswerOf(started.error, { tokenSent: true }))
+      const { secret, uri, qrSvg } = started.value
+      return c.json({ secret, uri, qr: `data:image/svg+xml;base64,${btoa(qrSvg)}` })
+    },
+  )
+
+  routes.post(
+    '/auth/mfa/totp/confirm',
+    describe({
+      operationId: 'confirmTotpEnrolment',
+      summary: 'Confirm the caller’s TOTP enrolment with one code; answers ten recovery codes, once',
+      description:
+        'The code must be of the current time step or the one before or after. On success the ' +
+        'caller’s other sessions end (API tokens stay) and `mfa.enrolled` is audited. Wrong codes ' +
+        'count against the caller like wrong passwords (`mfa.failed`) and are throttled alike.',
+      tags: ['auth'],
+      requestBody: {
+        required: true,
+        content: json(ConfirmSchema, {
+          wrong: { summary: 'A code that is not the app’s (400)', value: { code: '000000' } },
+          empty: { summary: 'No code (400)', value: {} },
+        }),
+      },
+      responses: {
+        200: { description: 'Confirmed.', ...noStoreHeaders, content: json(RecoveryCodesSchema) },
+        400: {
+          description: 'Not a JSON object with a `code`, or the code is wrong (`invalid_code`).',
+          ...noStoreHeaders,
+          content: adminErrorContent(['invalid_request', 'invalid_code']),
+        },
+        ...conflict(['mfa_not_configured', 'factor_exists', 'enrolment_not_found']),
+        413: {
+          description: 'The body is larger than the configured limit.',
+          ...noStoreHeaders,
+          content: adminErrorContent(['payload_too_large']),
+        },
+        429: {
+          description: 'Too many wrong codes for this user or from this address; nothing was checked.',
+          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
+          content: oauthErrorContent(['temporarily_unavailable']),
+        },
+        ...common(),
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const principal = c.get('principal')
+      if (principal.kind !== 'user') return notPerson()
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
+      if (!body.ok) return toResponse(adminBodyError(body.error))
+      const fields = v.safeParse(ConfirmSchema, body.value)
+      if (!fields.success)
+        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
+      const confirmed = await core.mfa.confirmTotp(principal, fields.output.code, c.get('address'))
+      if (!confirmed.ok) return toResponse(errorAnswerOf(confirmed.error, { tokenSent: true }))
+      return c.json({ recovery_codes: confirmed.value.recoveryCodes })
+    },
+  )
+
+  routes.delete(
+    '/auth/mfa',
+    describe({
+      operationId: 'removeSecondFactor',
+      summary: 'Remove every second factor of a user (needs `*`)',
+      description:
+        'Their TOTP secret and recovery codes are deleted, their sessions end (the caller’s own ' +
+        'stays) and `mfa.removed` is audited. They sign in with their password alone until they enrol again.',
+      tags: ['auth'],
+      parameters: [
+        {
+          name: 'user',
+          in: 'query',
+          required: true,
+          description: 'Whose factors are removed.',
+          schema: { type: 'string', minLength: 1 },
+          examples: { none: { summary: 'A user with no second factor (404)', value: 'nobody' } },
+        },
+      ],
+      responses: {
+        204: { description: 'Removed. Empty body.' },
+        400: {
+          description: '`user` missing or empty.',
+          ...noStoreHeaders,
+          content: adminErrorContent(['invalid_request']),
+        },
+        404: { description: 'The user has no second factor. Empty body.' },
+        ...common(),
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const user = c.req.query('user')
+      if (user === undefined || user === '')
+        return toResponse(adminError(400, 'invalid_request', 'Missing required parameter: user'))
+      const removed = await core.mfa.remove(c.get('principal'), user, c.get('address'))
+      if (!removed.ok) return toResponse(errorAnswerOf(removed.error, { tokenSent: true }))
+      return emptyResponse(removed.value ? 204 : 404)
+    },
+  )
+
+  return routes
+}

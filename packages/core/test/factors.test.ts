@@ -1,0 +1,401 @@
+import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { createCore, operator, type UserPrincipal } from '@flowadmin/core'
+import {
+  createEventRecorder,
+  createFakeLoader,
+  createFakeTotp,
+  createFakeTypeUsage,
+  createFixedClock,
+  createPlainHasher,
+  createSeededRandom,
+} from '@flowadmin/testkit'
+import { describe, expect, it } from 'vitest'
+
+const ADDRESS = '10.0.0.1'
+const STEP = 30_000
+
+function world({ totp = true } = {}) {
+  const clock = createFixedClock()
+  const stores = createMemoryStores()
+  const hasher = createPlainHasher()
+  const events = createEventRecorder()
+  const fakeTotp = createFakeTotp()
+  const core = createCore(
+    {
+      stores,
+      verifier: hasher,
+      loader: createFakeLoader(),
+      typeUsage: createFakeTypeUsage(),
+      events,
+      clock,
+      random: createSeededRandom(7),
+      ...(totp && { totp: fakeTotp }),
+    },
+    {
+      adminAuth: {
+        users: [
+          { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
+          { username: 'alice', password: hasher.hash('pw'), permissions: 'read' },
+        ],
+      },
+    },
+  )
+  const login = async (username: string) => {
+    const issued = await core.login(
+      {
+        grantType: 'password',
+        clientId: 'service-admin',
+        username,
+        password: 'pw',
+        scope: username === 'admin' ? '*' : 'read',
+      },
+      ADDRESS,
+    )
+    if (!issued.ok) throw new Error(issued.error.code)
+    return issued.value.accessToken
+  }
+  const principalOf = async (token: string): Promise<UserPrincipal> => {
+    const principal = await core.authenticate(token)
+    if (!principal.ok || principal.value.kind !== 'user') throw new Error('not signed in')
+    return principal.value
+  }
+  /** Signs in as `username`, begins and confirms TOTP; the secret and the recovery codes. */
+  const enrol = async (username: string) => {
+    const token = await login(username)
+    const principal = await principalOf(token)
+    const started = await core.mfa.startTotp(principal)
+    if (!started.ok) throw new Error(started.error.code)
+    const confirmed = await core.mfa.confirmTotp(
+      principal,
+      fakeTotp.codeAt(started.value.secret, clock.now()),
+      ADDRESS,
+    )
+    if (!confirmed.ok) throw new Error(confirmed.error.code)
+    return { token, principal, secret: started.value.secret, recoveryCodes: confirmed.value.recoveryCodes }
+  }
+  const actor = { clientId: 'service-admin', address: ADDRESS }
+  return { core, clock, events, fakeTotp, stores, login, principalOf, enrol, actor }
+}
+
+describe('second factor: TOTP enrolment', () => {
+  it('is pending until one code confirms it, then gives ten recovery codes once', async () => {
+    const { core, clock, events, fakeTotp, login, principalOf } = world()
+    const principal = await principalOf(await login('alice'))
+    expect(await core.mfa.status(principal)).toEqual({ totp: 'none', recoveryCodes: 0 })
+    const started = await core.mfa.startTotp(principal)
+    if (!started.ok) throw new Error(started.error.code)
+    expect(started.value).toEqual({
+      secret: 'SECRET1',
+      uri: expect.stringMatching(/^otpauth:/),
+      qrSvg: '<svg/>',
+    })
+    expect(await core.mfa.status(principal)).toEqual({ totp: 'pending', recoveryCodes: 0 })
+    // Signing in does not ask for a pending factor.
+    expect(await core.mfa.required('alice')).toBe(false)
+
+    expect(await core.mfa.confirmTotp(principal, '000000', ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'invalid_code' },
+    })
+    expect(events.ofType('mfa.failed')).toMatchObject([
+      { username: 'alice', factor: 'totp', reason: 'wrong' },
+    ])
+
+    const confirmed = await core.mfa.confirmTotp(principal, fakeTotp.codeAt('SECRET1', clock.now()), ADDRESS)
+    if (!confirmed.ok) throw new Error(confirmed.error.code)
+    expect(confirmed.value.recoveryCodes).toHaveLength(10)
+    expect(new Set(confirmed.value.recoveryCodes).size).toBe(10)
+    for (const code of confirmed.value.recoveryCodes) expect(code).toMatch(/^[0-9a-z]{5}-[0-9a-z]{5}$/)
+    expect(await core.mfa.status(principal)).toEqual({ totp: 'enrolled', recoveryCodes: 10 })
+    expect(await core.mfa.required('alice')).toBe(true)
+    expect(events.ofType('mfa.enrolled')).toMatchObject([{ username: 'alice', factor: 'totp' }])
+
+    // Enrolled: a new enrolment is refused, and confirming again too.
+    expect(await core.mfa.startTotp(principal)).toEqual({ ok: false, error: { code: 'factor_exists' } })
+    expect(await core.mfa.confirmTotp(principal, '123456', ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'factor_exists' },
+    })
+  })
+
+  it('ends the person’s other sessions when a factor is enrolled, keeping this one and API tokens', async () => {
+    const { core, login, principalOf, enrol, events } = world()
+    const other = await login('alice')
+    const otherPrincipal = await principalOf(other)
+    const api = await core.tokens.create(otherPrincipal, { name: 'ci', scope: 'read' }, ADDRESS)
+    if (!api.ok) throw new Error(api.error.code)
+    const admin = await login('admin')
+    const { principal } = await enrol('alice')
+    expect((await core.authenticate(other)).ok).toBe(false)
+    expect((await core.authenticate(api.value.token)).ok).toBe(true)
+    expect((await core.authenticate(admin)).ok).toBe(true)
+    const mine = await core.tokens.list(principal, null, null)
+    if (!mine.ok) throw new Error('list')
+    expect(mine.value.map((token) => token.id)).toEqual([api.value.view.id, principal.tokenId])
+    expect(events.ofType('mfa.enrolled')).toMatchObject([{ sessionsEnded: 1 }])
+  })
+
+  it('refuses a code of the secret an enrolment begun since replaced', async () => {
+    const { core, clock, fakeTotp, login, principalOf } = world()
+    const principal = await principalOf(await login('alice'))
+    await core.mfa.startTotp(principal)
+    await core.mfa.startTotp(principal)
+    const old = await core.mfa.confirmTotp(principal, fakeTotp.codeAt('SECRET1', clock.now()), ADDRESS)
+    expect(old).toEqual({ ok: false, error: { code: 'invalid_code' } })
+    const fresh = await core.mfa.confirmTotp(principal, fakeTotp.codeAt('SECRET2', clock.now()), ADDRESS)
+    expect(fresh.ok).toBe(true)
+  })
+
+  it('is refused when no key for secrets is configured, and without an enrolment', async () => {
+    const unkeyed = world({ totp: false })
+    const principal = await unkeyed.principalOf(await unkeyed.login('alice'))
+    expect(unkeyed.core.mfa.available).toBe(false)
+    expect(await unkeyed.core.mfa.startTotp(principal)).toEqual({
+      ok: false,
+      error: { code: 'mfa_not_configured' },
+    })
+    const keyed = world()
+    const other = await keyed.principalOf(await keyed.login('alice'))
+    expect(await keyed.core.mfa.confirmTotp(other, '123456', ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'enrolment_not_found' },
+    })
+  })
+})
+
+describe('second factor: codes at sign-in', () => {
+  it('accepts a code once: the same code again, or an earlier step’s, is refused as replayed', async () => {
+    const { core, clock, fakeTotp, enrol, events, actor } = world()
+    const { secret } = await enrol('alice')
+    clock.advance(STEP)
+    const code = fakeTotp.codeAt(secret, clock.now())
+    expect(await core.mfa.verify('alice', code, actor)).toEqual({ ok: true, value: 'totp' })
+    expect(await core.mfa.verify('alice', code, actor)).toEqual({
+      ok: false,
+      error: { code: 'invalid_code' },
+    })
+    // The step before is within the window, but a later step was used already.
+    const earlier = fakeTotp.codeAt(secret, clock.now() - STEP)
+    expect(await core.mfa.verify('alice', earlier, actor)).toEqual({
+      ok: false,
+      error: { code: 'invalid_code' },
+    })
+    expect(events.ofType('mfa.succeeded')).toMatchObject([{ username: 'alice', factor: 'totp' }])
+    expect(events.ofType('mfa.failed')).toMatchObject([
+      { username: 'alice', factor: 'totp', reason: 'replayed' },
+      { username: 'alice', factor: 'totp', reason: 'replayed' },
+    ])
+  })
+
+  it('accepts the steps beside now and refuses an expired code', async () => {
+    const { core, clock, fakeTotp, enrol, events, actor } = world()
+    const { secret } = await enrol('alice')
+    clock.advance(10 * STEP)
+    const expired = fakeTotp.codeAt(secret, clock.now() - 2 * STEP)
+    expect(await core.mfa.verify('alice', expired, actor)).toEqual({
+      ok: false,
+      error: { code: 'invalid_code' },
+    })
+    expect(events.ofType('mfa.failed')).toMatchObject([{ reason: 'wrong' }])
+    expect((await core.mfa.verify('alice', fakeTotp.codeAt(secret, clock.now() - STEP), actor)).ok).toBe(true)
+    expect((await core.mfa.verify('alice', fakeTotp.codeAt(secret, clock.now() + STEP), actor)).ok).toBe(true)
+  })
+
+  it('uses up each recovery code once, in any case and with spaces', async () => {
+    const { core, enrol, events, actor } = world()
+    const { recoveryCodes } = await enrol('alice')
+    const [first = '', second = ''] = recoveryCodes
+    expect(await core.mfa.verify('alice', first, actor)).toEqual({ ok: true, value: 'recovery_code' })
+    expect(await core.mfa.verify('alice', first, actor)).toEqual({
+      ok: false,
+      error: { code: 'invalid_code' },
+    })
+    expect(await core.mfa.verify('alice', ` ${second.toUpperCase().replace('-', ' ')} `, actor)).toEqual({
+      ok: true,
+      value: 'recovery_code',
+    })
+    expect(events.ofType('mfa.recovery_used')).toMatchObject([{ remaining: 9 }, { remaining: 8 }])
+    expect(events.ofType('mfa.failed')).toMatchObject([{ factor: 'recovery_code', reason: 'wrong' }])
+    // Another person's code is nobody else's.
+    const bob = await enrol('admin')
+    expect((await core.mfa.verify('alice', bob.recoveryCodes[0] ?? '', actor)).ok).toBe(false)
+  })
+
+  it('throttles wrong codes per user, from any address, before checking the right one', async () => {
+    const { core, clock, fakeTotp, enrol, events } = world()
+    const { secret } = await enrol('alice')
+    for (let i = 0; i < 5; i++) {
+      const answer = await core.mfa.verify('alice', '000000', { clientId: null, address: `10.0.${i}.1` })
+      expect(answer).toEqual({ ok: false, error: { code: 'invalid_code' } })
+    }
+    clock.advance(STEP)
+    const right = fakeTotp.codeAt(secret, clock.now())
+    const refused = await core.mfa.verify('alice', right, { clientId: null, address: '192.0.2.9' })
+    expect(refused).toEqual({ ok: false, error: { code: 'throttled', retryAfter: expect.any(Number) } })
+    expect(events.ofType('mfa.throttled')).toMatchObject([{ username: 'alice', address: '192.0.2.9' }])
+    // The step was not used by the refused attempt: once the window ends, the code holds.
+    clock.advance(900_000)
+    const later = fakeTotp.codeAt(secret, clock.now())
+    expect((await core.mfa.verify('alice', later, { clientId: null, address: '192.0.2.9' })).ok).toBe(true)
+    // Passwords are counted apart: alice's password still works.
+    const password = await core.login(
+      { grantType: 'password', clientId: 'service-admin', username: 'alice', password: 'pw', scope: 'read' },
+      '10.0.0.1',
+    )
+    expect(password).toMatchObject({ ok: true })
+  })
+
+  it('refuses every code of a person with no confirmed factor', async () => {
+    const { core, actor, login, principalOf } = world()
+    expect(await core.mfa.verify('alice', '123456', actor)).toEqual({
+      ok: false,
+      error: { code: 'invalid_code' },
+    })
+    const principal = await principalOf(await login('alice'))
+    await core.mfa.startTotp(principal)
+    expect(await core.mfa.verify('alice', '123456', actor)).toEqual({
+      ok: false,
+      error: { code: 'invalid_code' },
+    })
+  })
+})
+
+describe('second factor: removal', () => {
+  it('needs *, deletes every factor, ends the person’s sessions and is audited', async () => {
+    const { core, enrol, login, principalOf, events } = world()
+    const { principal: alice, token } = await enrol('alice')
+    expect(await core.mfa.remove(alice, 'alice', ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'forbidden', permission: '*' },
+    })
+    const admin = await principalOf(await login('admin'))
+    expect(await core.mfa.remove(admin, 'alice', ADDRESS)).toEqual({ ok: true, value: true })
+    expect(await core.mfa.status(alice)).toEqual({ totp: 'none', recoveryCodes: 0 })
+    expect((await core.authenticate(await login('admin'))).ok).toBe(true)
+    expect((await core.authenticate(token)).ok).toBe(false)
+    expect(events.ofType('mfa.removed')).toMatchObject([
+      { username: 'admin', owner: 'alice', sessionsEnded: 1 },
+    ])
+    expect(await core.mfa.remove(operator, 'alice', null)).toEqual({ ok: true, value: false })
+    expect(await core.mfa.required('alice')).toBe(false)
+  })
+})
+
+describe('sign-in in two steps', () => {
+  const passwordOf = (username: string) => ({
+    grantType: 'password',
+    clientId: 'service-admin',
+    username,
+    password: 'pw',
+    scope: username === 'admin' ? '*' : 'read',
+  })
+
+  it('gives a person without a second factor a token at once', async () => {
+    const { core, events } = world()
+    const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
+    if (!step.ok || step.value.step !== 'signed_in') throw new Error('not signed in')
+    expect((await core.authenticate(step.value.token.accessToken)).ok).toBe(true)
+    expect(events.ofType('login.succeeded')).toMatchObject([{ username: 'alice', address: ADDRESS }])
+  })
+
+  it('asks a person with TOTP for a code, then gives the token; a ticket serves once', async () => {
+    const { core, clock, fakeTotp, enrol, events, stores } = world()
+    const { secret } = await enrol('alice')
+    const before = (await stores.tokens.list('alice')).length
+    const succeededBefore = events.ofType('login.succeeded').length
+    const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
+    if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
+    expect(step.value).toEqual({
+      step: 'second_factor',
+      ticket: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      expiresIn: 300,
+    })
+    // Nothing issued yet, and the store holds no ticket, only its hash.
+    expect((await stores.tokens.list('alice')).length).toBe(before)
+    expect(events.ofType('login.succeeded')).toHaveLength(succeededBefore)
+    expect(await stores.factors.takePendingSignIn(step.value.ticket, clock.now())).toBeNull()
+
+    clock.advance(STEP)
+    const code = fakeTotp.codeAt(secret, clock.now())
+    const done = await core.signIn.secondFactor(step.value.ticket, code, ADDRESS, 'Firefox')
+    if (done.step !== 'signed_in') throw new Error(done.step)
+    const principal = await core.authenticate(done.token.accessToken)
+    expect(principal).toMatchObject({ ok: true, value: { username: 'alice', permissions: ['read'] } })
+    expect(events.ofType('mfa.succeeded').at(-1)).toMatchObject({ username: 'alice', factor: 'totp' })
+    expect(events.ofType('login.succeeded')).toHaveLength(succeededBefore + 1)
+    expect(await core.signIn.secondFactor(step.value.ticket, code, ADDRESS)).toEqual({ step: 'expired' })
+  })
+
+  it('goes on with a new ticket after a wrong or replayed code, and never takes the old one again', async () => {
+    const { core, clock, fakeTotp, enrol, events } = world()
+    const { secret } = await enrol('alice')
+    clock.advance(STEP)
+    const used = fakeTotp.codeAt(secret, clock.now())
+    const first = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    if (!first.ok || first.value.step !== 'second_factor') throw new Error('no second factor asked')
+    expect((await core.signIn.secondFactor(first.value.ticket, used, ADDRESS)).step).toBe('signed_in')
+
+    const second = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    if (!second.ok || second.value.step !== 'second_factor') throw new Error('no second factor asked')
+    const replayed = await core.signIn.secondFactor(second.value.ticket, used, ADDRESS)
+    if (replayed.step !== 'retry') throw new Error(replayed.step)
+    expect(replayed.error).toEqual({ code: 'invalid_code' })
+    expect(replayed.ticket).not.toBe(second.value.ticket)
+    expect(events.ofType('mfa.failed').at(-1)).toMatchObject({ reason: 'replayed' })
+    const wrong = await core.signIn.secondFactor(replayed.ticket, '000000', ADDRESS)
+    if (wrong.step !== 'retry') throw new Error(wrong.step)
+    expect(await core.signIn.secondFactor(replayed.ticket, used, ADDRESS)).toEqual({ step: 'expired' })
+    clock.advance(STEP)
+    const fresh = await core.signIn.secondFactor(wrong.ticket, fakeTotp.codeAt(secret, clock.now()), ADDRESS)
+    expect(fresh.step).toBe('signed_in')
+  })
+
+  it('takes a recovery code once, and refuses a sign-in past its time or whose user is gone', async () => {
+    const { core, clock, enrol } = world()
+    const { recoveryCodes } = await enrol('alice')
+    const ticketOf = async () => {
+      const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
+      if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
+      return step.value.ticket
+    }
+    const recovery = recoveryCodes[0] ?? ''
+    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('signed_in')
+    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('retry')
+
+    const late = await ticketOf()
+    clock.advance(300_000)
+    expect(await core.signIn.secondFactor(late, recoveryCodes[1] ?? '', ADDRESS)).toEqual({ step: 'expired' })
+
+    const orphan = await ticketOf()
+    await core.setUsers([])
+    expect(await core.signIn.secondFactor(orphan, recoveryCodes[1] ?? '', ADDRESS)).toEqual({
+      step: 'expired',
+    })
+    expect(await core.signIn.secondFactor('not-a-ticket', '123456', ADDRESS)).toEqual({ step: 'expired' })
+  })
+
+  it('refuses a wrong password as the password grant does, with no ticket', async () => {
+    const { core, enrol } = world()
+    await enrol('alice')
+    expect(await core.signIn.password({ ...passwordOf('alice'), password: 'wrong' }, ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'invalid_credentials' },
+    })
+  })
+
+  it('throttles wrong codes per user: the sign-in goes on, answered throttled', async () => {
+    const { core, enrol } = world()
+    await enrol('alice')
+    const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
+    let ticket = step.value.ticket
+    for (let i = 0; i < 5; i++) {
+      const answer = await core.signIn.secondFactor(ticket, '000000', ADDRESS)
+      if (answer.step !== 'retry') throw new Error(answer.step)
+      expect(answer.error).toEqual({ code: 'invalid_code' })
+      ticket = answer.ticket
+    }
+    const throttled = await core.signIn.secondFactor(ticket, '000000', ADDRESS)
+    expect(throttled).toMatchObject({ step: 'retry', error: { code: 'throttled' } })
+  })
+})
