@@ -123,6 +123,33 @@ describe('second factor over HTTP', () => {
     expect(world.events.ofType('mfa.removed')).toMatchObject([{ username: 'admin', owner: 'reader' }])
   })
 
+  test('enrolment needs the person’s own session: an API token, even with *, is refused and ends nothing', async () => {
+    const world = await createWorld()
+    const session = await world.login()
+    const created = await world.post('/auth/tokens', { name: 'ci', scope: '*' }, session)
+    expect(created.status).toBe(201)
+    const { token } = (await created.json()) as { token: string }
+    await expectChallenge(await send(world, 'POST', '/auth/mfa/totp', token), 'insufficient_scope')
+    await expectChallenge(
+      await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '123456' }),
+      'insufficient_scope',
+    )
+    // Nothing began, and the owner's session still works.
+    expect(await (await send(world, 'GET', '/auth/mfa', session)).json()).toEqual({
+      totp: 'none',
+      recovery_codes: 0,
+    })
+    // Begun by the session, the enrolment cannot be confirmed with the API token either.
+    const secret = await start(world, session)
+    const code = world.totp.codeAt(secret, world.clock.now())
+    await expectChallenge(
+      await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code }),
+      'insufficient_scope',
+    )
+    expect(world.events.ofType('mfa.enrolled')).toEqual([])
+    expect((await send(world, 'POST', '/auth/mfa/totp/confirm', session, { code })).status).toBe(200)
+  })
+
   test('needs a person’s token', async () => {
     const world = await createWorld()
     await expectChallenge(await send(world, 'GET', '/auth/mfa', null))

@@ -1,4 +1,4 @@
-import { createFactors } from './auth/factors.js'
+import { createFactors, type FactorError, type TotpEnrolment } from './auth/factors.js'
 import { createLogin, type LoginError, type LoginRequest, type User } from './auth/login.js'
 import {
   createLoginQueue,
@@ -180,6 +180,8 @@ export type Principal =
       permissions: string[]
       /** The public id of the token in use. */
       tokenId: string
+      /** A session (a sign-in) or an API token. */
+      tokenKind: TokenKind
       /**
        * Whom the token is for: `flowadmin`, except where a route takes a token of any audience
        * (ending itself at `POST /auth/revoke`).
@@ -192,6 +194,13 @@ export type Principal =
 
 /** A person signed in with a token. */
 export type UserPrincipal = Extract<Principal, { kind: 'user' }>
+
+/** True when the principal is a person's own session for flowadmin: not an API token, not another audience's. */
+const ownSession = (principal: UserPrincipal) =>
+  principal.tokenKind === 'session' && principal.audience === FLOWADMIN_AUDIENCE
+
+/** The refusal of what only a person's own session may do. */
+const notOwnSession = err({ code: 'forbidden', permission: 'session' } as const)
 
 export type AccessError = Extract<DomainError, { code: 'unauthenticated' | 'forbidden' }>
 
@@ -378,6 +387,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       clientId: live.record.clientId,
       permissions: live.permissions,
       tokenId: live.record.id,
+      tokenKind: live.record.kind,
       audience: live.record.audience ?? FLOWADMIN_AUDIENCE,
       ...(sso !== null && isSsoRecord(live.record) && { provider: sso.label }),
     })
@@ -673,13 +683,23 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     mfa: {
       available: factors.available,
       status: (principal: UserPrincipal) => factors.status(principal.username),
-      startTotp: (principal: UserPrincipal) => factors.startTotp(principal.username),
-      confirmTotp: (principal: UserPrincipal, code: string, address: string | null) =>
-        factors.confirmTotp(
-          { ...actorOf(principal, address), username: principal.username },
-          code,
-          principal.tokenId,
-        ),
+      /** Enrolment is a person's own act: refused to an API token or a token of another audience. */
+      startTotp: async (
+        principal: UserPrincipal,
+      ): Promise<Result<TotpEnrolment, FactorError | AccessError>> =>
+        ownSession(principal) ? factors.startTotp(principal.username) : notOwnSession,
+      confirmTotp: async (
+        principal: UserPrincipal,
+        code: string,
+        address: string | null,
+      ): Promise<Result<{ recoveryCodes: string[] }, FactorError | AccessError>> =>
+        ownSession(principal)
+          ? factors.confirmTotp(
+              { ...actorOf(principal, address), username: principal.username },
+              code,
+              principal.tokenId,
+            )
+          : notOwnSession,
       /** Checks a second factor's code of `username` (see Factors.verify). */
       verify: (username: string, code: string, actor: Omit<Actor, 'username'>) =>
         factors.verify({ ...actor, username }, code),

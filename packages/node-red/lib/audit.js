@@ -106,6 +106,11 @@ function parseAuditOptions(value) {
   }
 }
 
+/** True when `value` under `key` may hold a secret: text or an object under a secret-looking key. */
+function isSecret(key, value) {
+  return (typeof value === 'string' || (typeof value === 'object' && value !== null)) && SECRET_KEY.test(key)
+}
+
 /** A copy of `value` fit to send: JSON-safe, secret keys dropped, bounded in depth. */
 function cleaned(value, depth, seen) {
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return value
@@ -118,7 +123,7 @@ function cleaned(value, depth, seen) {
   if (Array.isArray(value)) return value.slice(0, 100).map((item) => cleaned(item, depth + 1, seen) ?? null)
   const copy = {}
   for (const key of Object.keys(value).slice(0, 100)) {
-    if (SECRET_KEY.test(key)) continue
+    if (isSecret(key, value[key])) continue
     const item = cleaned(value[key], depth + 1, seen)
     if (item !== undefined) copy[key] = item
   }
@@ -131,7 +136,7 @@ const printable = (text, max) => text.replace(CONTROL, ' ').slice(0, max)
 function reportOf(msg, instance) {
   const details = {}
   for (const key of Object.keys(msg)) {
-    if (NOT_DETAILS.has(key) || SECRET_KEY.test(key)) continue
+    if (NOT_DETAILS.has(key) || isSecret(key, msg[key])) continue
     const item = cleaned(msg[key], 0, new Set())
     if (item !== undefined) details[key] = item
   }

@@ -160,6 +160,24 @@ describe('auditLogger: Node-RED’s audit events to flowadmin', () => {
     expect(trail.authorizations[0]).toBe(`Basic ${Buffer.from('fleet:s3cret').toString('base64')}`)
   })
 
+  test('keeps numbers and booleans under secret-looking keys: only text and objects are dropped', async () => {
+    const { handle } = logger()
+    handle(
+      event('users.update', {
+        sessionsEnded: 2,
+        tokenExpired: false,
+        sessionId: 'abc',
+        session: { id: 'abc' },
+        tokens: ['t1'],
+      }),
+    )
+    await waitFor(
+      () => trail.received.length === 1,
+      () => `reports: ${trail.received.length}`,
+    )
+    expect(trail.received[0]?.details).toEqual({ sessionsEnded: 2, tokenExpired: false })
+  })
+
   test('forwards reads too when told to ignore nothing', async () => {
     const { handle } = logger({ ignore: [] })
     handle(event('flows.get'))

@@ -20,7 +20,10 @@ async function writeSettings(mfa: Record<string, unknown> | undefined) {
       userDir: dir.userDir,
       auditLog: { file: 'audit.log' },
       adminAuth: {
-        users: [{ username: 'alice', password: await hashPassword('alice-pw'), permissions: 'read' }],
+        users: [
+          { username: 'alice', password: await hashPassword('alice-pw'), permissions: 'read' },
+          { username: 'auditor', password: await hashPassword('auditor-pw'), permissions: '*' },
+        ],
         ...(mfa && { mfa }),
       },
     }),
@@ -166,6 +169,21 @@ describe('TOTP enrolment over the built server', () => {
       totp: 'none',
       recovery_codes: 0,
     })
+    // The trail the running server searches has it too, with the sessions it ended.
+    const auditor = await logInAs(url, 'auditor', 'auditor-pw')
+    expect(auditor.status).toBe(200)
+    const { access_token } = (await auditor.json()) as { access_token: string }
+    const trail = await fetch(`${url}/audit?event=mfa.removed`, { headers: bearer(access_token) })
+    expect(trail.status).toBe(200)
+    expect(((await trail.json()) as { events: unknown[] }).events).toMatchObject([
+      {
+        instance: 'flowadmin',
+        actor: null,
+        event: 'mfa.removed',
+        outcome: 'success',
+        details: { owner: 'alice', sessionsEnded: 1 },
+      },
+    ])
     expect(await reset('reset', 'alice', '--settings', dir.settingsFile)).toEqual({
       code: 1,
       stdout: '',

@@ -111,7 +111,8 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       summary: 'Begin a TOTP enrolment for the caller: a new secret, its URI and QR code',
       description:
         'The secret is shown in this answer only, and replaces an enrolment not yet confirmed. ' +
-        'Nothing changes at sign-in until `POST /auth/mfa/totp/confirm` confirms it with one code.',
+        'Nothing changes at sign-in until `POST /auth/mfa/totp/confirm` confirms it with one code. ' +
+        'Only the person’s own session for flowadmin may enrol: an API token gets 401 `insufficient_scope`.',
       tags: ['auth'],
       responses: {
         200: { description: 'The new secret.', ...noStoreHeaders, content: json(TotpEnrolmentSchema) },
@@ -139,7 +140,8 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       description:
         'The code must be of the current time step or the one before or after. On success the ' +
         'caller’s other sessions end (API tokens stay) and `mfa.enrolled` is audited. Wrong codes ' +
-        'count against the caller like wrong passwords (`mfa.failed`) and are throttled alike.',
+        'count against the caller like wrong passwords (`mfa.failed`) and are throttled alike. ' +
+        'Only the person’s own session may confirm: an API token gets 401 `insufficient_scope`.',
       tags: ['auth'],
       requestBody: {
         required: true,

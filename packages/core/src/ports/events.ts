@@ -105,3 +105,38 @@ export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */
   emit(event: DomainEvent): void
 }
+
+/**
+ * How each event ends: `failure` for what records something refused or failed. Every event type
+ * must be here (the type checker holds it), so a new one cannot be left out.
+ */
+export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'failure'>> = {
+  'login.succeeded': 'success',
+  'login.failed': 'failure',
+  'login.throttled': 'failure',
+  'login.shed': 'failure',
+  'permission.denied': 'failure',
+  'client.authenticated': 'success',
+  'client.failed': 'failure',
+  'client.throttled': 'failure',
+  'client.shed': 'failure',
+  'token.revoked': 'success',
+  'token.created': 'success',
+  'token.invalidated': 'success',
+  'tokens.revoked_all': 'success',
+  'sso.succeeded': 'success',
+  'sso.refused': 'failure',
+  'sso.logout': 'success',
+  'mfa.enrolled': 'success',
+  'mfa.succeeded': 'success',
+  'mfa.failed': 'failure',
+  'mfa.throttled': 'failure',
+  'mfa.recovery_used': 'success',
+  'mfa.removed': 'success',
+  'module.enabled': 'success',
+  'module.disabled': 'success',
+  'module.installed': 'success',
+  'module.removed': 'success',
+  'fleet.applied': 'success',
+  'fleet.refused': 'failure',
+}

@@ -1,6 +1,6 @@
 // The trail: flowadmin's own events and those its instances report, kept in one store, searched
 // newest first and exported page by page.
-import type { DomainEvent } from '../ports/events.js'
+import { type DomainEvent, EVENT_OUTCOMES } from '../ports/events.js'
 import type {
   TrailEntry,
   TrailEvent,
@@ -29,9 +29,16 @@ export interface TrailReport {
 
 /**
  * Keys whose values never enter the trail, at any depth: passwords, tokens, secrets, cookies.
- * The helper (`@flowadmin/node-red`, plain JS) has its own copy; a test holds them the same.
+ * Only text and objects under such keys are dropped: a number or a boolean (`sessionsEnded`,
+ * `tokenCount`) cannot hold a secret and stays. The helper (`@flowadmin/node-red`, plain JS) has
+ * its own copy; a test holds them the same.
  */
 export const SECRET_KEY = /pass|token|secret|credential|authori[sz]ation|cookie|session|api.?key/i
+
+/** True when `value` under `key` may hold a secret: text or an object under a secret-looking key. */
+function isSecret(key: string, value: unknown): boolean {
+  return (typeof value === 'string' || (typeof value === 'object' && value !== null)) && SECRET_KEY.test(key)
+}
 
 /** Deepest nesting of details kept; deeper values are replaced by a note. */
 const MAX_DEPTH = 6
@@ -43,22 +50,10 @@ function withoutSecrets(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((item) => withoutSecrets(item, depth + 1))
   const kept: Record<string, unknown> = {}
   for (const [key, item] of Object.entries(value)) {
-    if (!SECRET_KEY.test(key)) kept[key] = withoutSecrets(item, depth + 1)
+    if (!isSecret(key, item)) kept[key] = withoutSecrets(item, depth + 1)
   }
   return kept
 }
-
-/** flowadmin's own events that record something refused or failed. */
-const FAILURES = new Set<DomainEvent['type']>([
-  'login.failed',
-  'login.throttled',
-  'login.shed',
-  'permission.denied',
-  'client.failed',
-  'client.throttled',
-  'client.shed',
-  'sso.refused',
-])
 
 /** A Node-RED audit event that records a refusal or failure: `*.fail*`, or one carrying an error. */
 export function instanceOutcome(event: string, details: Record<string, unknown>): TrailOutcome {
@@ -67,16 +62,19 @@ export function instanceOutcome(event: string, details: Record<string, unknown>)
 
 /** The trail entry of one of flowadmin's own events: actor the user, else the client. */
 export function trailEntryOf(event: DomainEvent): TrailEntry {
+  // A fleet instance's event is its own: its resource server and instance, as its reports are.
+  const fleet = event.type === 'fleet.applied' || event.type === 'fleet.refused'
   const { type, at, username, clientId, address, ...rest } = event
   const details = withoutSecrets(rest) as Record<string, unknown>
+  if (fleet) delete details.instance
   if (username !== null && clientId !== null) details.client = clientId
   return {
     time: at,
-    server: null,
-    instance: null,
+    server: fleet ? clientId : null,
+    instance: fleet ? event.instance : null,
     actor: username ?? clientId,
     event: type,
-    outcome: FAILURES.has(type) ? 'failure' : 'success',
+    outcome: EVENT_OUTCOMES[type],
     address,
     addressReported: false,
     details,

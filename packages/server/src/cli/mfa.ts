@@ -20,7 +20,7 @@ settings file (adminAuth, the store).
 
   reset     Delete USER's TOTP secret and recovery codes and end USER's sessions (API tokens
             stay); USER then signs in with the password alone and may enrol again. Audited as
-            mfa.removed in the settings' audit file.`,
+            mfa.removed in the settings' audit file and the trail.`,
   options: {
     settings: SETTINGS_OPTION,
     'user-dir': USER_DIR_OPTION,

@@ -1,6 +1,8 @@
 import { inventoryEntry } from '@flowadmin/adapter-http'
 import { type Core, type DomainError, operator } from '@flowadmin/core'
 import { createAuditLog } from '../adapters/audit.js'
+import { fanOut } from '../adapters/metrics.js'
+import { createTrailRecorder } from '../adapters/trail-recorder.js'
 import { createServerCore } from '../compose/core.js'
 import { openStores, resolveSettings } from '../compose/stores.js'
 import { EXIT_USAGE, StartupError } from '../errors.js'
@@ -98,7 +100,7 @@ function table(rows: string[][]): string {
 
 /**
  * Runs `run` with the core of the server's settings over its database, for the command `command`
- * (`tokens` by default): its audit events go to the settings' audit file.
+ * (`tokens` by default): its audit events go to the settings' audit file and to the trail.
  */
 export async function withCore<T>(
   values: { settings?: string; 'user-dir'?: string },
@@ -131,10 +133,13 @@ export async function withCore<T>(
     (message, fields) => log('error', message, fields),
   )
   const { stores } = await openStores(settings)
+  // The trail keeps them too, as the server's: appended before the store closes.
+  const trail = createTrailRecorder(stores.trail, log)
   try {
-    const core = await createServerCore({ settings, stores, events: audit, log })
+    const core = await createServerCore({ settings, stores, events: fanOut(audit, trail), log })
     return await run(core)
   } finally {
+    await trail.close()
     await stores.close()
     audit.close()
   }
