@@ -66,6 +66,13 @@ function localAddresses(interfaces = os.networkInterfaces) {
   return addresses
 }
 
+/** Whether a peer's address (a socket's remoteAddress) is loopback or one of this machine's. */
+function isLocalPeer(address, interfaces) {
+  if (typeof address !== 'string' || address === '') return false
+  const plain = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '').toLowerCase()
+  return isLoopback(plain) || localAddresses(interfaces).has(plain)
+}
+
 /**
  * The IP address the agent calls its own Node-RED on, from `uiHost`: never a name, so the agent's
  * token cannot go to whatever a name resolves to. Loopback for none or a wildcard; an IP literal
@@ -288,4 +295,4 @@ const isDesired = (body) =>
   Array.isArray(body.installs) &&
   Array.isArray(body.removals)
 
-module.exports = { adminAddressOf, createLocalAdmin, isDesired, modulesOf, typesOf }
+module.exports = { adminAddressOf, createLocalAdmin, isDesired, isLocalPeer, modulesOf, typesOf }
