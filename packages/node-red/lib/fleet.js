@@ -10,7 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { version } = require('../package.json')
 const { basicAuthorization } = require('./client')
-const { createLocalAdmin } = require('./local-admin')
+const { adminAddressOf, createLocalAdmin, isDesired } = require('./local-admin')
 
 /** Seconds flowadmin may hold a poll. */
 const POLL_WAIT_S = 25
@@ -18,6 +18,8 @@ const POLL_WAIT_S = 25
 const MAX_BACKOFF_MS = 30_000
 /** How often the agent looks for Node-RED's settings until Node-RED listens. */
 const SETTINGS_LOOK_MS = 250
+/** After this long without Node-RED's settings, the log says so (once). */
+const SETTINGS_NOTICE_MS = 30_000
 /** The file in the userDir that keeps this instance's id. */
 const ID_FILE = '.flowadmin-instance'
 /** The permissions of the agent's own token on this instance: what applying and reporting need. */
@@ -152,22 +154,46 @@ function startFleetAgent(settings, adminAuth) {
 
   async function run() {
     let nodeRed = null
+    const looking = Date.now()
+    let noticed = false
     while (!stopped) {
       nodeRed = nodeRedSettingsOf(adminAuth)
       if (nodeRed !== null && nodeRed.serverPort !== undefined) break
+      if (!noticed && Date.now() - looking >= SETTINGS_NOTICE_MS) {
+        noticed = true
+        log(
+          "fleet: Node-RED's settings file (with this adminAuth and its settingsFile) is not found, or Node-RED does not listen yet: " +
+            'fleet mode waits (it needs Node-RED started from a settings file, and one adminAuth(options) per options)',
+        )
+      }
       await sleep(SETTINGS_LOOK_MS)
     }
+    if (stopped || nodeRed === null) return
     if (nodeRed.httpAdminRoot === false) {
       log(
         'fleet: httpAdminRoot is false, so there is no admin API to apply changes through; fleet mode is off',
       )
       return
     }
+    const where = await adminAddressOf(nodeRed.uiHost)
+    if (where.address === undefined) {
+      log(`fleet: ${where.refused}: the agent calls its own Node-RED on this machine only; fleet mode is off`)
+      return
+    }
+    if (stopped) return
     const userDir =
       typeof nodeRed.userDir === 'string' ? nodeRed.userDir : path.join(os.homedir(), '.node-red')
     const id = instanceIdOf(settings, userDir, log)
     if (id === null) return
-    const local = createLocalAdmin(nodeRed, token)
+    const local = createLocalAdmin(
+      {
+        uiHost: where.address,
+        serverPort: nodeRed.serverPort,
+        httpAdminRoot: nodeRed.httpAdminRoot,
+        https: nodeRed.https,
+      },
+      token,
+    )
     const base = `/fleet/instances/${encodeURIComponent(id)}`
     let desired = null
     let etag = null
@@ -191,8 +217,13 @@ function startFleetAgent(settings, adminAuth) {
     }
     const pollRefusal = onceEach()
     const reportRefusal = onceEach()
+    const failure = onceEach()
+    const pause = async () => {
+      await sleep(backoff)
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
+    }
 
-    while (!stopped) {
+    async function once() {
       const answer = await call('GET', `${base}/desired`, {
         headers: { ...(etag && { 'If-None-Match': etag }), Prefer: `wait=${POLL_WAIT_S}` },
         timeoutMs: (POLL_WAIT_S + 15) * 1000,
@@ -203,13 +234,19 @@ function startFleetAgent(settings, adminAuth) {
             `fleet: flowadmin answered HTTP ${answer.status} to the poll${answer.body?.message ? `: ${short(answer.body.message)}` : ''}`,
           )
         }
-        await sleep(backoff)
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
-        continue
+        await pause()
+        return
+      }
+      pollRefusal.clear()
+      if (answer.status === 200 && !isDesired(answer.body)) {
+        failure.say(
+          'fleet: flowadmin answered the poll with no desired state (version, modules, installs and removals as lists): nothing applied; tried again',
+        )
+        await pause()
+        return
       }
       backoff = 1000
-      pollRefusal.clear()
-      if (answer.status === 200 && answer.body !== null && typeof answer.body.version === 'string') {
+      if (answer.status === 200) {
         if (desired?.version !== answer.body.version) failedInstalls = new Map()
         desired = answer.body
         etag = answer.etag
@@ -222,7 +259,7 @@ function startFleetAgent(settings, adminAuth) {
         }
       }
       const report = await local.report(applied, failures)
-      if (report === null) continue
+      if (report === null) return
       const sent = await call('POST', `${base}/report`, {
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify(report),
@@ -233,14 +270,29 @@ function startFleetAgent(settings, adminAuth) {
         reportRefusal.say(
           `fleet: flowadmin refused the report (HTTP ${sent.status})${sent.body?.message ? `: ${short(sent.body.message)}` : ''}`,
         )
-        await sleep(backoff)
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
+        await pause()
+        return
+      }
+      failure.clear()
+    }
+
+    while (!stopped) {
+      try {
+        await once()
+      } catch (error) {
+        failure.say(`fleet: ${short(error?.message ?? error)}: nothing more applied this time; tried again`)
+        await pause()
       }
     }
   }
 
-  setImmediate(() => {
-    run().catch((error) => log(`fleet: stopped unexpectedly (${short(error?.message ?? error)})`))
+  /** Settles (never rejects) once the agent has stopped. */
+  const finished = new Promise((resolve) => {
+    setImmediate(() => {
+      run()
+        .catch((error) => log(`fleet: stopped unexpectedly (${short(error?.message ?? error)})`))
+        .finally(resolve)
+    })
   })
 
   return {
@@ -250,8 +302,10 @@ function startFleetAgent(settings, adminAuth) {
     },
     /** The user the agent's token stands for. */
     agentUser: () => ({ username: AGENT_USER, permissions: [...AGENT_PERMISSIONS] }),
+    /** Stops the agent after its current call; settles once it has stopped, never rejects. */
     stop() {
       stopped = true
+      return finished
     },
   }
 }

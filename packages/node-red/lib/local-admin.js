@@ -3,8 +3,11 @@
 // This instance's own admin API, called over loopback with the fleet agent's token: how the agent
 // reads what Node-RED has and applies flowadmin's desired modules, as the editor's palette would.
 
+const dns = require('node:dns')
 const http = require('node:http')
 const https = require('node:https')
+const net = require('node:net')
+const os = require('node:os')
 
 /** How long a call may take; an install runs npm, which may take minutes. */
 const CALL_TIMEOUT_MS = 30_000
@@ -46,11 +49,72 @@ function modulesOf(list) {
   return [...modules.values()]
 }
 
-/** Where this Node-RED's admin API answers on this host, from its settings. */
+const isLoopback = (address) => address === '::1' || /^127\./.test(address) || /^::ffff:127\./i.test(address)
+
+/** This machine's addresses (its interfaces'), loopback included. */
+function localAddresses(interfaces = os.networkInterfaces) {
+  const addresses = new Set(['127.0.0.1', '::1'])
+  try {
+    for (const list of Object.values(interfaces() ?? {})) {
+      for (const entry of list ?? []) {
+        if (typeof entry?.address === 'string') addresses.add(entry.address.replace(/%.*$/, '').toLowerCase())
+      }
+    }
+  } catch {
+    // Loopback only.
+  }
+  return addresses
+}
+
+/** Whether a peer's address (a socket's remoteAddress) is loopback or one of this machine's. */
+function isLocalPeer(address, interfaces) {
+  if (typeof address !== 'string' || address === '') return false
+  const plain = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '').toLowerCase()
+  return isLoopback(plain) || localAddresses(interfaces).has(plain)
+}
+
+/**
+ * The IP address the agent calls its own Node-RED on, from `uiHost`: never a name, so the agent's
+ * token cannot go to whatever a name resolves to. Loopback for none or a wildcard; an IP literal
+ * that is loopback or one of this machine's addresses as it is; a name resolved once, to one of
+ * this machine's addresses. `{address}` or `{refused: why}`; never rejects.
+ *
+ * @param {unknown} uiHost
+ * @param {{lookup?: typeof dns.promises.lookup, interfaces?: typeof os.networkInterfaces}} [hooks]
+ */
+async function adminAddressOf(uiHost, hooks = {}) {
+  const lookup = hooks.lookup ?? dns.promises.lookup
+  const host = typeof uiHost === 'string' ? uiHost.trim().replace(/^\[(.*)\]$/, '$1') : ''
+  if (host === '' || host === '0.0.0.0' || host === '::') return { address: '127.0.0.1' }
+  const local = localAddresses(hooks.interfaces)
+  const isLocal = (address) => isLoopback(address) || local.has(address.toLowerCase())
+  if (net.isIP(host) !== 0) {
+    return isLocal(host) ? { address: host } : { refused: `uiHost ${host} is not an address of this machine` }
+  }
+  let found
+  try {
+    found = await lookup(host, { all: true })
+  } catch (error) {
+    return {
+      refused: `uiHost ${JSON.stringify(host.slice(0, 253))} does not resolve (${String(error?.code ?? error?.message ?? error).slice(0, 100)})`,
+    }
+  }
+  const addresses = (Array.isArray(found) ? found : [])
+    .map((entry) => entry?.address)
+    .filter((a) => typeof a === 'string')
+  const chosen = addresses.find(isLoopback) ?? addresses.find(isLocal)
+  return chosen !== undefined
+    ? { address: chosen }
+    : { refused: `uiHost ${JSON.stringify(host.slice(0, 253))} resolves to no address of this machine` }
+}
+
+/** Where this Node-RED's admin API answers on this host: `uiHost` is an address of this machine. */
 function adminBase(nodeRed) {
   const host = nodeRed.uiHost
   const loopback =
-    host === undefined || host === '' || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+    typeof host !== 'string' || net.isIP(host) === 0 || host === '0.0.0.0' || host === '::'
+      ? '127.0.0.1'
+      : host
   const root = typeof nodeRed.httpAdminRoot === 'string' ? nodeRed.httpAdminRoot.replace(/\/+$/, '') : ''
   return {
     secure: Boolean(nodeRed.https),
@@ -62,7 +126,8 @@ function adminBase(nodeRed) {
 }
 
 /**
- * @param {object} nodeRed Node-RED's settings object (uiHost, serverPort, httpAdminRoot, https)
+ * @param {object} nodeRed Node-RED's settings object (serverPort, httpAdminRoot, https), with `uiHost`
+ *   an address of this machine (see adminAddressOf); a name is never called
  * @param {string} token the agent's own token
  */
 function createLocalAdmin(nodeRed, token) {
@@ -221,4 +286,13 @@ function createLocalAdmin(nodeRed, token) {
   }
 }
 
-module.exports = { createLocalAdmin, modulesOf, typesOf }
+/** Whether a desired state has what apply reads: modules, installs and removals as lists. */
+const isDesired = (body) =>
+  body !== null &&
+  typeof body === 'object' &&
+  typeof body.version === 'string' &&
+  Array.isArray(body.modules) &&
+  Array.isArray(body.installs) &&
+  Array.isArray(body.removals)
+
+module.exports = { adminAddressOf, createLocalAdmin, isDesired, isLocalPeer, modulesOf, typesOf }

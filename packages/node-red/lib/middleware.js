@@ -1,6 +1,7 @@
 'use strict'
 
 const { MAX_TOKEN_LENGTH } = require('./client')
+const { isLocalPeer } = require('./local-admin')
 
 /**
  * The editor's logout, as Node-RED routes it below httpAdminRoot: `adminApp.post('/auth/revoke')`
@@ -143,6 +144,15 @@ function createMiddleware(settings, state) {
   }
 
   return function flowadminAdminMiddleware(req, res, next) {
+    // The fleet agent's own token is only ever sent from this machine: from elsewhere, refused
+    // before anything else (adminAuth.tokens sees the token only, not who sent it).
+    const bearer = state.fleet === null ? null : bearerOf(req)
+    if (bearer !== null && state.fleet?.isAgentToken(bearer) && !isLocalPeer(req.socket?.remoteAddress)) {
+      res.statusCode = 401
+      res.setHeader('Content-Type', 'application/json; charset=utf-8')
+      res.end(JSON.stringify({ code: 'unauthorized', message: 'Unauthorized' }))
+      return
+    }
     runChain(settings.middleware, req, res, (error) => {
       if (error !== undefined) return next(error)
       const path = typeof req.url === 'string' ? req.url.split('?')[0] : ''

@@ -106,3 +106,117 @@ module.exports = { lines: [], options, adminAuth: flowadmin.adminAuth(options), 
   expect(agent.isAgentToken(token.slice(1))).toBe(false)
   agent.stop()
 }, 90_000)
+
+/** A settings module as Node-RED's launcher leaves it once it listens, with the agent's options. */
+function settingsModule(
+  flowadmin: number,
+  instanceId: string,
+  nodeRed: { uiHost: string; serverPort: number },
+) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'flowadmin-agent-'))
+  const settingsFile = path.join(dir, 'settings.js')
+  writeFileSync(
+    settingsFile,
+    `const flowadmin = require(${JSON.stringify(HELPER)})
+const options = { url: 'http://127.0.0.1:${flowadmin}', clientId: 'fleet', clientSecret: 's3cret', fleet: true,
+  instanceId: ${JSON.stringify(instanceId)}, log: (line) => module.exports.lines.push(line) }
+module.exports = { lines: [], options, adminAuth: flowadmin.adminAuth(options), settingsFile: __filename,
+  uiHost: ${JSON.stringify(nodeRed.uiHost)}, serverPort: ${nodeRed.serverPort}, httpAdminRoot: '/', userDir: ${JSON.stringify(dir)} }
+`,
+  )
+  return require(settingsFile) as { lines: string[]; options: object }
+}
+
+type Agent = { stop(): Promise<void> | undefined }
+const agentOf = (options: object) =>
+  (require('../lib/state.js') as { stateOf(options: object): { fleet: Agent } }).stateOf(options).fleet
+
+async function until(done: () => boolean) {
+  const deadline = Date.now() + 30_000
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+}
+
+it('an answer without a desired state is logged once and changes nothing; the agent keeps polling and applies the next', async () => {
+  let polls = 0
+  const reports: unknown[] = []
+  const flowadmin = await serve((req, body) => {
+    if (req.url === '/fleet/instances/agent-2/desired') {
+      polls++
+      // No installs (twice): not a desired state.
+      if (polls <= 2) return { status: 200, body: { version: 'v0', prune: true, modules: [], removals: [] } }
+      return { status: 200, body: { version: 'v1', prune: false, modules: [], installs: [], removals: [] } }
+    }
+    if (req.url === '/fleet/instances/agent-2/report') {
+      reports.push(JSON.parse(body))
+      return { status: 204 }
+    }
+    return { status: 404 }
+  })
+  const deletes: string[] = []
+  const nodeRed = await serve((req) => {
+    if (req.method === 'DELETE') deletes.push(req.url ?? '')
+    if (req.url === '/nodes') {
+      return {
+        status: 200,
+        body: [{ id: 'hand/h', name: 'h', types: ['h'], module: 'hand', version: '1.0.0' }],
+      }
+    }
+    if (req.url === '/flows') return { status: 200, body: [] }
+    if (req.url === '/settings') return { status: 200, body: { version: '4.1.2' } }
+    return { status: 404 }
+  })
+  const settings = settingsModule(flowadmin, 'agent-2', { uiHost: '127.0.0.1', serverPort: nodeRed })
+  await until(() => reports.length > 0)
+  await agentOf(settings.options).stop()
+
+  expect(reports[0]).toMatchObject({ applied: 'v1', failures: [] })
+  expect(deletes).toEqual([])
+  expect(settings.lines.filter((line) => line.includes('no desired state'))).toEqual([
+    'fleet: flowadmin answered the poll with no desired state (version, modules, installs and removals as lists): nothing applied; tried again',
+  ])
+}, 60_000)
+
+it('never calls a uiHost that is not an address of this machine: fleet mode is off, said once, Node-RED runs on', async () => {
+  let polls = 0
+  const flowadmin = await serve(() => {
+    polls++
+    return { status: 404 }
+  })
+  // TEST-NET-1: no machine's own address.
+  const settings = settingsModule(flowadmin, 'agent-3', { uiHost: '192.0.2.1', serverPort: 1880 })
+  await until(() => settings.lines.some((line) => line.includes('fleet mode is off')))
+  await agentOf(settings.options).stop()
+
+  expect(settings.lines).toEqual([
+    'fleet: uiHost 192.0.2.1 is not an address of this machine: the agent calls its own Node-RED on this machine only; fleet mode is off',
+  ])
+  expect(polls).toBe(0)
+}, 60_000)
+
+it('stopped before Node-RED’s settings are found (embedded Node-RED): no error, no rejected promise', async () => {
+  const rejections: unknown[] = []
+  const onRejection = (reason: unknown) => rejections.push(reason)
+  process.on('unhandledRejection', onRejection)
+  try {
+    const lines: string[] = []
+    const { adminAuth } = require('../index.js') as { adminAuth(options: object): unknown }
+    const options = {
+      url: 'http://127.0.0.1:9',
+      clientId: 'fleet',
+      clientSecret: 's3cret',
+      fleet: true,
+      instanceId: 'embedded',
+      log: (line: string) => lines.push(line),
+    }
+    adminAuth(options)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(() => agentOf(options).stop()).not.toThrow()
+    await agentOf(options).stop()
+    // Long enough for a look at the settings to have run, had it gone on.
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(lines).toEqual([])
+    expect(rejections).toEqual([])
+  } finally {
+    process.off('unhandledRejection', onRejection)
+  }
+}, 30_000)

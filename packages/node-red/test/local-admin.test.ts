@@ -163,3 +163,59 @@ describe('applying the desired state', () => {
     expect(await away.apply(desiredOf({ removals: ['hand'] }), new Map())).toBeNull()
   })
 })
+
+describe('the address it calls its own Node-RED on: never a name, only this machine', () => {
+  const { adminAddressOf } = require('../lib/local-admin.js') as {
+    adminAddressOf(
+      uiHost: unknown,
+      hooks?: { lookup?: (host: string, options: object) => Promise<unknown>; interfaces?: () => object },
+    ): Promise<{ address?: string; refused?: string }>
+  }
+  const interfaces = () => ({
+    lo: [{ address: '127.0.0.1' }, { address: '::1' }],
+    eth0: [{ address: '10.1.2.3' }, { address: 'fe80::1%eth0' }],
+  })
+  const resolvingTo =
+    (...addresses: string[]) =>
+    async (_host: string, options: object) => {
+      expect(options).toEqual({ all: true })
+      return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
+    }
+
+  it('loopback for none or a wildcard; a loopback or own IP literal as it is', async () => {
+    for (const uiHost of [undefined, '', '0.0.0.0', '::']) {
+      expect(await adminAddressOf(uiHost, { interfaces })).toEqual({ address: '127.0.0.1' })
+    }
+    expect(await adminAddressOf('::1', { interfaces })).toEqual({ address: '::1' })
+    expect(await adminAddressOf('127.0.0.2', { interfaces })).toEqual({ address: '127.0.0.2' })
+    expect(await adminAddressOf('10.1.2.3', { interfaces })).toEqual({ address: '10.1.2.3' })
+    expect(await adminAddressOf('10.9.9.9', { interfaces })).toEqual({
+      refused: 'uiHost 10.9.9.9 is not an address of this machine',
+    })
+  })
+
+  it('a name resolved once, to one of this machine’s addresses, else refused', async () => {
+    expect(
+      await adminAddressOf('node-red.internal', { interfaces, lookup: resolvingTo('10.1.2.3') }),
+    ).toEqual({ address: '10.1.2.3' })
+    expect(
+      await adminAddressOf('localhost', { interfaces, lookup: resolvingTo('::1', '127.0.0.1') }),
+    ).toEqual({ address: '::1' })
+    // A name that goes elsewhere, even beside one of ours, is called on ours only.
+    expect(
+      await adminAddressOf('node-red.example', {
+        interfaces,
+        lookup: resolvingTo('203.0.113.5', '10.1.2.3'),
+      }),
+    ).toEqual({ address: '10.1.2.3' })
+    expect(
+      await adminAddressOf('node-red.example', { interfaces, lookup: resolvingTo('203.0.113.5') }),
+    ).toEqual({ refused: 'uiHost "node-red.example" resolves to no address of this machine' })
+    const failing = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' })
+    }
+    expect(await adminAddressOf('nowhere.invalid', { interfaces, lookup: failing })).toEqual({
+      refused: 'uiHost "nowhere.invalid" does not resolve (ENOTFOUND)',
+    })
+  })
+})

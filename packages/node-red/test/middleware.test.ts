@@ -412,3 +412,50 @@ describe('httpAdminMiddleware: the instance’s own middleware (option `middlewa
     expect(seen.nexts).toBe(1)
   })
 })
+
+describe('httpAdminMiddleware: the fleet agent’s own token is accepted from this machine only', () => {
+  test('from another machine: 401 before anything else; from loopback: on to Node-RED', async () => {
+    const { options } = optionsFor(stub)
+    const middleware = flowadmin.httpAdminMiddleware(options)
+    const { stateOf } = require('../lib/state.js') as {
+      stateOf(options: object): { fleet: { isAgentToken(token: string): boolean } | null }
+    }
+    stateOf(options).fleet = { isAgentToken: (token: string) => token === 'agent-token' }
+    const run = (remoteAddress: string, token: string) => {
+      const req = {
+        method: 'GET',
+        url: '/nodes',
+        headers: { authorization: `Bearer ${token}` },
+        socket: { remoteAddress },
+      }
+      const answer = { status: 0, body: '', nexts: 0 }
+      const res = {
+        statusCode: 200,
+        setHeader() {},
+        end(body: string) {
+          answer.status = this.statusCode
+          answer.body = body
+        },
+      }
+      ;(middleware as unknown as RequestHandler)(
+        req as unknown as IncomingMessage,
+        res as unknown as ServerResponse,
+        () => {
+          answer.nexts += 1
+        },
+      )
+      return answer
+    }
+    expect(run('203.0.113.9', 'agent-token')).toEqual({
+      status: 401,
+      body: '{"code":"unauthorized","message":"Unauthorized"}',
+      nexts: 0,
+    })
+    expect(run('::ffff:203.0.113.9', 'agent-token').status).toBe(401)
+    expect(run('127.0.0.1', 'agent-token')).toEqual({ status: 0, body: '', nexts: 1 })
+    expect(run('::ffff:127.0.0.1', 'agent-token').nexts).toBe(1)
+    expect(run('::1', 'agent-token').nexts).toBe(1)
+    // Any other token from anywhere: Node-RED's to judge.
+    expect(run('203.0.113.9', 'someone-else').nexts).toBe(1)
+  })
+})
