@@ -52,7 +52,9 @@ export function createFactorStore(db: SqliteDatabase): FactorStore {
     findTotp(username) {
       return read(() => {
         const row = sql.find.get(username) as TotpFactor | undefined
-        return row === undefined ? null : { ...row }
+        // The name asked for, not the column read back: some drivers (node:sqlite) cut a text
+        // value at a NUL when they read it.
+        return row === undefined ? null : { ...row, username }
       }, about(username))
     },
     confirmTotp(username, secret, step, now) {
