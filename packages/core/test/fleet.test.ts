@@ -83,6 +83,24 @@ describe('the fleet', () => {
     })
   })
 
+  it('an id claimed by another resource server between the check and the write stays theirs', async () => {
+    const stores = createMemoryStores()
+    // The check sees an unknown id; the other resource server's report lands before the write.
+    const racing = { ...stores.fleet, find: async () => null }
+    const fleet = createFleet({
+      store: stores.modules,
+      fleet: racing,
+      clock: createFixedClock(),
+      digest: webDigest,
+      events: createEventRecorder(),
+    })
+    expect(await fleet.report('victim', 'rs-b', report(), null)).toEqual({ ok: true, value: undefined })
+    const conflict = { ok: false, error: { code: 'instance_conflict', instance: 'victim' } }
+    expect(await fleet.poll('victim', 'rs-a')).toEqual(conflict)
+    expect(await fleet.report('victim', 'rs-a', report({ modules: [] }), null)).toEqual(conflict)
+    expect(await stores.fleet.find('victim')).toMatchObject({ resourceServer: 'rs-b', report: report() })
+  })
+
   it('says which instances use which types', async () => {
     const { fleet } = setup()
     await fleet.report('edge-1', 'fleet', report(), null)

@@ -98,6 +98,8 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
   const connected = (record: InstanceRecord) => clock.now() - record.seenAt <= connectedMs
   const installMap = async () => new Map((await fleet.installs()).map((entry) => [entry.module, entry]))
 
+  const conflict = (instance: string) => err<InstanceConflict>({ code: 'instance_conflict', instance })
+
   /** The instance, or a conflict when the id is another resource server's. */
   async function claim(id: string, resourceServer: string): Promise<Result<void, InstanceConflict>> {
     const known = await fleet.find(id)
@@ -201,7 +203,8 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
     async poll(id: string, resourceServer: string): Promise<Result<DesiredState, InstanceConflict>> {
       const claimed = await claim(id, resourceServer)
       if (!claimed.ok) return claimed
-      await fleet.seen(id, resourceServer, clock.now())
+      // The store writes only for the id's owner: a claim raced by another resource server ends here.
+      if ((await fleet.seen(id, resourceServer, clock.now())) === null) return conflict(id)
       return ok(await desired())
     },
 
@@ -219,9 +222,9 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
       if (!claimed.ok) return claimed
       const before = await fleet.find(id)
       const installs = await installMap()
-      await adopt(report, installs)
       const now = clock.now()
-      await fleet.saveReport(id, resourceServer, report, now)
+      if (!(await fleet.saveReport(id, resourceServer, report, now))) return conflict(id)
+      await adopt(report, installs)
       const actor = { username: null, clientId: resourceServer, address }
       const known = new Set(
         (before?.report?.failures ?? []).map((entry) => `${entry.module}\n${entry.action}\n${entry.message}`),
