@@ -9,11 +9,11 @@ import type {
   InstanceRecord,
   InstanceReport,
   ModuleInstaller,
-  ModuleRecord,
   ModuleStore,
+  ReportedModule,
   TypeUsage,
 } from '../ports/index.js'
-import { type Drift, driftOf } from './drift.js'
+import { type Drift, driftOf, holdersOf } from './drift.js'
 
 // The fleet's admin plane: the module store holds the fleet's desired modules (the enablement
 // state machine governs it as it governs one runtime's), the fleet store what each instance
@@ -140,47 +140,73 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
     }
   }
 
-  function statesOf(
-    name: string,
-    records: readonly InstanceRecord[],
-    desiredModules: readonly ModuleRecord[],
-    installs: ReadonlyMap<string, FleetInstall>,
-  ): InstanceModuleState[] {
+  /**
+   * What one answer needs of the instances, computed once: each instance's modules by name and
+   * drift by module (the first drift of each module, as `driftOf` lists them).
+   */
+  interface Snapshot {
+    records: readonly InstanceRecord[]
+    own: ReadonlyMap<string, ReadonlyMap<string, ReportedModule>>
+    drift: ReadonlyMap<string, ReadonlyMap<string, Drift>>
+  }
+
+  async function snapshot(): Promise<Snapshot> {
+    const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+    const holders = holdersOf(records)
+    const own = new Map<string, Map<string, ReportedModule>>()
+    const drift = new Map<string, Map<string, Drift>>()
+    for (const record of records) {
+      const mine = new Map<string, ReportedModule>()
+      for (const module of record.report?.modules ?? [])
+        if (!mine.has(module.name)) mine.set(module.name, module)
+      own.set(record.id, mine)
+      const byModule = new Map<string, Drift>()
+      for (const entry of driftOf(record, modules, installs, holders)) {
+        if (!byModule.has(entry.module)) byModule.set(entry.module, entry)
+      }
+      drift.set(record.id, byModule)
+    }
+    return { records, own, drift }
+  }
+
+  function statesOf(name: string, { records, own, drift }: Snapshot): InstanceModuleState[] {
     const states: InstanceModuleState[] = []
     for (const record of records) {
-      const drift = driftOf(record, desiredModules, installs, records).find((entry) => entry.module === name)
-      const here = record.report?.modules.find((module) => module.name === name)
-      if (here === undefined && drift === undefined) continue
+      const differs = drift.get(record.id)?.get(name)
+      const here = own.get(record.id)?.get(name)
+      if (here === undefined && differs === undefined) continue
       const state: InstanceModuleState = {
         id: record.id,
         connected: connected(record),
         enabled: Object.fromEntries((here?.sets ?? []).map((set) => [set.name, set.enabled])),
       }
       if (here !== undefined) state.version = here.version
-      if (drift !== undefined) state.drift = drift
+      if (differs !== undefined) state.drift = differs
       states.push(state)
     }
     return states
   }
 
   /** What the instances that have a node set say of it: loaded by all of them, or the first error. */
-  function loadedOf(name: string, set: string, records: readonly InstanceRecord[]) {
-    const own = records.flatMap((record) => {
-      const found = record.report?.modules.find((module) => module.name === name)
-      const entry = found?.sets.find((candidate) => candidate.name === set)
+  function loadedOf(name: string, set: string, { records, own }: Snapshot) {
+    const sets = records.flatMap((record) => {
+      const entry = own
+        .get(record.id)
+        ?.get(name)
+        ?.sets.find((candidate) => candidate.name === set)
       return entry === undefined ? [] : [entry]
     })
-    const failed = own.find((entry) => entry.err !== undefined)
+    const failed = sets.find((entry) => entry.err !== undefined)
     return {
-      loaded: own.length > 0 && own.every((entry) => entry.loaded),
+      loaded: sets.length > 0 && sets.every((entry) => entry.loaded),
       ...(failed?.err !== undefined && { err: failed.err }),
     }
   }
 
-  const decorateSets = (view: ModuleView, records: readonly InstanceRecord[]) =>
+  const decorateSets = (view: ModuleView, now: Snapshot) =>
     view.nodes.map((set) => {
       const { err: _stale, ...rest } = set
-      return { ...rest, ...loadedOf(view.name, set.name, records) }
+      return { ...rest, ...loadedOf(view.name, set.name, now) }
     })
 
   return {
@@ -193,8 +219,7 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
      * for the desired state now: applied, or refused. Those away do not count.
      */
     async settled(module: string): Promise<boolean> {
-      const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
-      return statesOf(module, records, modules, installs).every(
+      return statesOf(module, await snapshot()).every(
         (state) => !state.connected || state.drift === undefined || state.drift.reason !== 'pending',
       )
     },
@@ -242,6 +267,7 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
     /** Every instance with its drift, sorted by id. */
     async instances(): Promise<InstanceView[]> {
       const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+      const holders = holdersOf(records)
       return records.map((record) => ({
         id: record.id,
         resourceServer: record.resourceServer,
@@ -251,28 +277,28 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
         lastReport: record.reportedAt,
         applied: record.report?.applied ?? null,
         modules: record.report?.modules.length ?? 0,
-        drift: driftOf(record, modules, installs, records),
+        drift: driftOf(record, modules, installs, holders),
       }))
     },
 
     /** Module views with each instance's own state; `loaded` and `err` say what the instances loaded. */
     async decorate(views: readonly ModuleView[]): Promise<FleetModuleView[]> {
-      const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+      const now = await snapshot()
       return views.map((view) => ({
         ...view,
-        nodes: decorateSets(view, records),
-        instances: statesOf(view.name, records, modules, installs),
+        nodes: decorateSets(view, now),
+        instances: statesOf(view.name, now),
       }))
     },
 
     /** A node set's view with each instance's own state of its module. */
     async decorateSet(view: NodeSetView): Promise<FleetNodeSetView> {
-      const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+      const now = await snapshot()
       const { err: _stale, ...rest } = view
       return {
         ...rest,
-        ...loadedOf(view.module, view.name, records),
-        instances: statesOf(view.module, records, modules, installs),
+        ...loadedOf(view.module, view.name, now),
+        instances: statesOf(view.module, now),
       }
     },
 
