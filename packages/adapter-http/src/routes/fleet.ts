@@ -25,10 +25,22 @@ export const MAX_REPORT_BYTES = 1024 * 1024
 export const MAX_POLL_WAIT = 30
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
-const Name = v.pipe(v.string(), v.minLength(1), v.maxLength(214))
-const Short = v.pipe(v.string(), v.maxLength(64))
-const Message = v.pipe(v.string(), v.maxLength(1000))
-const Type = v.pipe(v.string(), v.maxLength(214))
+/**
+ * Well-formed text without control characters: a lone surrogate or a NUL cannot be stored (as
+ * PostgreSQL's jsonb refuses `\u0000`), and a control character would forge lines where it is shown.
+ */
+const TEXT = /^[^\p{Cc}\p{Cs}]*$/u
+const text = (max: number, min = 0) =>
+  v.pipe(
+    v.string(),
+    v.minLength(min),
+    v.maxLength(max),
+    v.regex(TEXT, 'must be well-formed text without control characters'),
+  )
+const Name = text(214, 1)
+const Short = text(64)
+const Message = text(1000)
+const Type = text(214)
 
 /** What an instance reports of itself (`POST /fleet/instances/{id}/report`). */
 export const InstanceReportSchema = v.pipe(
