@@ -251,6 +251,32 @@ describe('fleet mode: the module routes and GET /fleet/instances', () => {
     ])
   })
 
+  it('a retired instance is forgotten: its types no longer refuse a disable', async () => {
+    const world = await fleetWorld()
+    const token = await world.login()
+    const sent = await world.request('/fleet/instances/edge-1/report', {
+      method: 'POST',
+      headers: { authorization: fleetBasic(), 'content-type': 'application/json' },
+      body: JSON.stringify(report()),
+    })
+    expect(sent.status).toBe(204)
+    expect((await world.put(`/nodes/${SCOPED.name}`, { enabled: false }, token)).status).toBe(400)
+    expect((await world.delete('/fleet/instances/edge-1')).status).toBe(401)
+    const removed = await world.delete('/fleet/instances/edge-1', token)
+    expect(removed.status).toBe(204)
+    expect(await removed.text()).toBe('')
+    expect(await (await world.get('/fleet/instances', token)).json()).toEqual([])
+    expect(world.events.ofType('fleet.instance_removed')).toEqual([
+      expect.objectContaining({ instance: 'edge-1', resourceServer: 'fleet', username: 'admin' }),
+    ])
+    const after = await world.put(`/nodes/${SCOPED.name}`, { enabled: false }, token)
+    expect(await after.json()).toMatchObject({ name: SCOPED.name })
+    expect(after.status).toBe(200)
+    const again = await world.delete('/fleet/instances/edge-1', token)
+    expect(again.status).toBe(404)
+    expect(await again.text()).toBe('')
+  })
+
   it('needs nodes.read, and is not there without fleet mode', async () => {
     const world = await fleetWorld()
     expect((await world.get('/fleet/instances')).status).toBe(401)

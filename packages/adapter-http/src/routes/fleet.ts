@@ -1,4 +1,4 @@
-import type { DesiredState, InstanceView } from '@flowadmin/core'
+import { actorOf, type DesiredState, type InstanceView } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
@@ -218,6 +218,32 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     requirePermission(deps, 'nodes.read'),
     async (c) => c.json((await fleet.instances()).map(instanceJson)),
+  )
+
+  routes.delete(
+    '/fleet/instances/:id',
+    describe({
+      operationId: 'removeFleetInstance',
+      summary: 'Forget a retired instance',
+      description:
+        'Needs `nodes.write`. The instance and its report are forgotten: the types its flows used no longer ' +
+        'refuse a disable, its modules no longer count as missing there. An instance that polls again joins anew.',
+      tags: ['fleet'],
+      parameters: [ID_PARAMETER],
+      responses: {
+        204: { description: 'Forgotten. Empty body.' },
+        401: use('Unauthorized'),
+        404: { description: 'No such instance. Empty body.' },
+        500: use('Unexpected'),
+        503: use('StorageUnavailable'),
+      },
+    }),
+    requirePermission(deps, 'nodes.write'),
+    async (c) => {
+      const id = c.req.param('id')
+      const removed = await fleet.remove(id, actorOf(c.get('principal'), c.get('address')))
+      return removed ? emptyResponse(204) : emptyResponse(404)
+    },
   )
 
   routes.get(

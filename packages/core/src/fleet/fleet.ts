@@ -1,6 +1,7 @@
 import { err, ok, type Result } from '../errors.js'
 import type { ModuleView, NodeSetView } from '../modules/modules.js'
 import type {
+  Actor,
   Clock,
   Digest,
   EventSink,
@@ -300,6 +301,23 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
         ...loadedOf(view.module, view.name, now),
         instances: statesOf(view.module, now),
       }
+    },
+
+    /**
+     * Forgets a retired instance: its types no longer count as in use, its modules no longer as
+     * missing there. False when there is no such instance. Should it poll again, it joins anew.
+     */
+    async remove(id: string, actor: Actor): Promise<boolean> {
+      const known = await fleet.find(id)
+      if (known === null || !(await fleet.remove(id))) return false
+      events.emit({
+        type: 'fleet.instance_removed',
+        at: clock.now(),
+        instance: id,
+        resourceServer: known.resourceServer,
+        ...actor,
+      })
+      return true
     },
 
     /** Records that flowadmin installed or removed a module on the fleet. */
