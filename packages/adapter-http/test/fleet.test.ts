@@ -262,6 +262,12 @@ describe('fleet mode: the module routes and GET /fleet/instances', () => {
     expect(sent.status).toBe(204)
     expect((await world.put(`/nodes/${SCOPED.name}`, { enabled: false }, token)).status).toBe(400)
     expect((await world.delete('/fleet/instances/edge-1')).status).toBe(401)
+    // A token for a resource server (not for flowadmin) is refused as unknown.
+    const foreign = await world.delete('/fleet/instances/edge-1', await world.loginAsFleet())
+    expect([foreign.status, foreign.headers.get('WWW-Authenticate')]).toEqual([
+      401,
+      'Bearer realm="flowadmin", error="invalid_token"',
+    ])
     const removed = await world.delete('/fleet/instances/edge-1', token)
     expect(removed.status).toBe(204)
     expect(await removed.text()).toBe('')
