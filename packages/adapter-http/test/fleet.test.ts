@@ -102,6 +102,35 @@ describe('fleet mode: the instances’ routes', () => {
       JSON.stringify({ ...report(), typesInUse: ['x'.repeat(200)], pad: 'y'.repeat(1_100_000) }),
     )
     expect(large.status).toBe(413)
+    // Text that cannot be stored or shown as it is: refused, naming the field, nothing recorded.
+    const module = report().modules[0] as InstanceReport['modules'][number]
+    const odd: Array<[Partial<InstanceReport>, string]> = [
+      [{ nodeRedVersion: 'x\u0000y' }, 'nodeRedVersion'],
+      [{ nodeRedVersion: 'x\ud800y' }, 'nodeRedVersion'],
+      [{ applied: '\udc00' }, 'applied'],
+      [{ typesInUse: ['ok', 'line\nforged'] }, 'typesInUse.1'],
+      [{ modules: [{ ...module, name: 'a\u0007b' }] }, 'modules.0.name'],
+      [
+        {
+          modules: [
+            { ...module, sets: [{ name: 's', types: [], enabled: true, loaded: false, err: 'e\u0000' }] },
+          ],
+        },
+        'modules.0.sets.0.err',
+      ],
+      [{ failures: [{ module: 'm', action: 'install', message: 'npm \u009b error' }] }, 'failures.0.message'],
+    ]
+    for (const [overrides, field] of odd) {
+      const refused = await post(JSON.stringify(report(overrides)))
+      expect(refused.status).toBe(400)
+      expect(await refused.json()).toEqual({
+        code: 'invalid_request',
+        message: `Invalid field ${field}: must be well-formed text without control characters`,
+      })
+    }
+    expect(await world.core.fleet?.instances()).toEqual([])
+    // Text beyond the basic plane, written as a surrogate pair, is well-formed.
+    expect((await post(JSON.stringify(report({ nodeRedVersion: '4.1.2 \ud83d\ude80' })))).status).toBe(204)
     expect((await post(JSON.stringify(report()))).status).toBe(204)
     // The id is fleet's now; no other resource server may use it. (The world has one server, so
     // the conflict is checked at the core with another name.)
@@ -220,6 +249,38 @@ describe('fleet mode: the module routes and GET /fleet/instances', () => {
     expect(((await res.json()) as { instances: unknown[] }).instances).toEqual([
       { id: 'edge-1', connected: true, version: PLAIN.version, enabled: { random: false } },
     ])
+  })
+
+  it('a retired instance is forgotten: its types no longer refuse a disable', async () => {
+    const world = await fleetWorld()
+    const token = await world.login()
+    const sent = await world.request('/fleet/instances/edge-1/report', {
+      method: 'POST',
+      headers: { authorization: fleetBasic(), 'content-type': 'application/json' },
+      body: JSON.stringify(report()),
+    })
+    expect(sent.status).toBe(204)
+    expect((await world.put(`/nodes/${SCOPED.name}`, { enabled: false }, token)).status).toBe(400)
+    expect((await world.delete('/fleet/instances/edge-1')).status).toBe(401)
+    // A token for a resource server (not for flowadmin) is refused as unknown.
+    const foreign = await world.delete('/fleet/instances/edge-1', await world.loginAsFleet())
+    expect([foreign.status, foreign.headers.get('WWW-Authenticate')]).toEqual([
+      401,
+      'Bearer realm="flowadmin", error="invalid_token"',
+    ])
+    const removed = await world.delete('/fleet/instances/edge-1', token)
+    expect(removed.status).toBe(204)
+    expect(await removed.text()).toBe('')
+    expect(await (await world.get('/fleet/instances', token)).json()).toEqual([])
+    expect(world.events.ofType('fleet.instance_removed')).toEqual([
+      expect.objectContaining({ instance: 'edge-1', resourceServer: 'fleet', username: 'admin' }),
+    ])
+    const after = await world.put(`/nodes/${SCOPED.name}`, { enabled: false }, token)
+    expect(await after.json()).toMatchObject({ name: SCOPED.name })
+    expect(after.status).toBe(200)
+    const again = await world.delete('/fleet/instances/edge-1', token)
+    expect(again.status).toBe(404)
+    expect(await again.text()).toBe('')
   })
 
   it('needs nodes.read, and is not there without fleet mode', async () => {

@@ -14,6 +14,7 @@ export function createFleetStore(): FleetStore {
   return {
     async seen(id, resourceServer, now) {
       const known = instances.get(id)
+      if (known !== undefined && known.resourceServer !== resourceServer) return null
       const record: InstanceRecord = known
         ? { ...known, seenAt: now }
         : { id, resourceServer, seenAt: now, reportedAt: null, report: null }
@@ -21,7 +22,10 @@ export function createFleetStore(): FleetStore {
       return copy(record)
     },
     async saveReport(id, resourceServer, report, now) {
+      const known = instances.get(id)
+      if (known !== undefined && known.resourceServer !== resourceServer) return false
       instances.set(id, { id, resourceServer, seenAt: now, reportedAt: now, report: copy(report) })
+      return true
     },
     async find(id) {
       const record = instances.get(id)

@@ -5,11 +5,13 @@ import type { Database } from './database.js'
 export const FLEET_SQL = {
   seen: `INSERT INTO flowadmin_fleet_instances (id, resource_server, seen_at) VALUES ($1, $2, $3)
          ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at
+         WHERE flowadmin_fleet_instances.resource_server = excluded.resource_server
          RETURNING id, resource_server, seen_at, reported_at, report`,
   save: `INSERT INTO flowadmin_fleet_instances (id, resource_server, seen_at, reported_at, report)
          VALUES ($1, $2, $3, $3, $4::jsonb)
-         ON CONFLICT (id) DO UPDATE SET resource_server = excluded.resource_server,
-           seen_at = excluded.seen_at, reported_at = excluded.reported_at, report = excluded.report`,
+         ON CONFLICT (id) DO UPDATE SET
+           seen_at = excluded.seen_at, reported_at = excluded.reported_at, report = excluded.report
+         WHERE flowadmin_fleet_instances.resource_server = excluded.resource_server`,
   find: 'SELECT id, resource_server, seen_at, reported_at, report FROM flowadmin_fleet_instances WHERE id = $1',
   list: 'SELECT id, resource_server, seen_at, reported_at, report FROM flowadmin_fleet_instances ORDER BY id',
   remove: 'DELETE FROM flowadmin_fleet_instances WHERE id = $1',
@@ -40,10 +42,13 @@ export function createFleetStore(db: Database): FleetStore {
   return {
     async seen(id, resourceServer, now) {
       const rows = (await db.query<InstanceRow>(FLEET_SQL.seen, [id, resourceServer, now])).rows
-      return instanceFromRow(rows[0] as InstanceRow)
+      return rows[0] === undefined ? null : instanceFromRow(rows[0])
     },
     async saveReport(id, resourceServer, report, now) {
-      await db.query(FLEET_SQL.save, [id, resourceServer, now, JSON.stringify(report)])
+      return (
+        ((await db.query(FLEET_SQL.save, [id, resourceServer, now, JSON.stringify(report)])).rowCount ?? 0) >
+        0
+      )
     },
     async find(id) {
       const row = (await db.query<InstanceRow>(FLEET_SQL.find, [id])).rows[0]

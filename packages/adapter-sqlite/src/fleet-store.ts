@@ -6,10 +6,12 @@ import { createReader, createTransaction } from './transaction.js'
 /** The statements of the fleet store. */
 export const FLEET_SQL = {
   seen: `INSERT INTO fleet_instances (id, resource_server, seen_at) VALUES (?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`,
+         ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at
+         WHERE fleet_instances.resource_server = excluded.resource_server`,
   save: `INSERT INTO fleet_instances (id, resource_server, seen_at, reported_at, report) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET resource_server = excluded.resource_server,
-           seen_at = excluded.seen_at, reported_at = excluded.reported_at, report = excluded.report`,
+         ON CONFLICT (id) DO UPDATE SET
+           seen_at = excluded.seen_at, reported_at = excluded.reported_at, report = excluded.report
+         WHERE fleet_instances.resource_server = excluded.resource_server`,
   find: 'SELECT id, resource_server, seen_at, reported_at, report FROM fleet_instances WHERE id = ?',
   list: 'SELECT id, resource_server, seen_at, reported_at, report FROM fleet_instances ORDER BY id',
   remove: 'DELETE FROM fleet_instances WHERE id = ?',
@@ -50,17 +52,17 @@ export function createFleetStore(db: SqliteDatabase): FleetStore {
     async seen(id, resourceServer, now) {
       return transaction(
         () => {
-          sql.seen.run(id, resourceServer, now)
-          return findRow(id) as InstanceRecord
+          return sql.seen.run(id, resourceServer, now).changes > 0 ? findRow(id) : null
         },
         [key(id)],
         'relaxed',
       )
     },
     async saveReport(id, resourceServer, report, now) {
-      await transaction(() => {
-        sql.save.run(id, resourceServer, now, now, JSON.stringify(report))
-      }, [key(id)])
+      return transaction(
+        () => sql.save.run(id, resourceServer, now, now, JSON.stringify(report)).changes > 0,
+        [key(id)],
+      )
     },
     async find(id) {
       return reader(

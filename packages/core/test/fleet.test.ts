@@ -1,5 +1,5 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { type InstanceReport, webDigest } from '@flowadmin/core'
+import { type InstanceRecord, type InstanceReport, webDigest } from '@flowadmin/core'
 import { createEventRecorder, createFixedClock } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { createFleet } from '../src/fleet/fleet.js'
@@ -81,6 +81,85 @@ describe('the fleet', () => {
       ok: false,
       error: { code: 'instance_conflict', instance: 'edge-1' },
     })
+  })
+
+  it('an id claimed by another resource server between the check and the write stays theirs', async () => {
+    const stores = createMemoryStores()
+    // The check sees an unknown id; the other resource server's report lands before the write.
+    const racing = { ...stores.fleet, find: async () => null }
+    const fleet = createFleet({
+      store: stores.modules,
+      fleet: racing,
+      clock: createFixedClock(),
+      digest: webDigest,
+      events: createEventRecorder(),
+    })
+    expect(await fleet.report('victim', 'rs-b', report(), null)).toEqual({ ok: true, value: undefined })
+    const conflict = { ok: false, error: { code: 'instance_conflict', instance: 'victim' } }
+    expect(await fleet.poll('victim', 'rs-a')).toEqual(conflict)
+    expect(await fleet.report('victim', 'rs-a', report({ modules: [] }), null)).toEqual(conflict)
+    expect(await stores.fleet.find('victim')).toMatchObject({ resourceServer: 'rs-b', report: report() })
+  })
+
+  it('answers for many modules on many instances reading each report a bounded number of times', async () => {
+    const stores = createMemoryStores()
+    const [moduleCount, instanceCount] = [60, 12]
+    // Every read of a reported module, however the fleet reaches it.
+    let reads = 0
+    const counted = (record: InstanceRecord): InstanceRecord =>
+      record.report === null
+        ? record
+        : {
+            ...record,
+            report: {
+              ...record.report,
+              modules: new Proxy(record.report.modules, {
+                get(target, key, receiver) {
+                  if (typeof key === 'string' && /^\d+$/.test(key)) reads += 1
+                  return Reflect.get(target, key, receiver)
+                },
+              }),
+            },
+          }
+    const fleetStore = { ...stores.fleet, list: async () => (await stores.fleet.list()).map(counted) }
+    const fleet = createFleet({
+      store: stores.modules,
+      fleet: fleetStore,
+      clock: createFixedClock(),
+      digest: webDigest,
+      events: createEventRecorder(),
+    })
+    // Instance i lacks module k when (k + i) % 5 is 0: every module is on some instances only.
+    const lacks = (k: number, i: number) => (k + i) % 5 === 0
+    for (let i = 0; i < instanceCount; i++) {
+      const modules = Array.from({ length: moduleCount }, (_, k) => ({
+        name: `mod-${k}`,
+        version: '1.0.0',
+        sets: [{ name: 's', types: [`t${k}`], enabled: true, loaded: true }],
+      })).filter((_, k) => !lacks(k, i))
+      await fleet.report(`edge-${i}`, 'rs', report({ modules, typesInUse: [] }), null)
+    }
+    const views = (await stores.modules.list()).map((record) => ({
+      name: record.name,
+      version: record.version,
+      nodes: [],
+    }))
+    const entries = moduleCount * instanceCount
+    reads = 0
+    const answer = await fleet.decorate(views)
+    expect(reads).toBeLessThanOrEqual(10 * entries)
+    expect(answer).toHaveLength(moduleCount)
+    for (const view of answer) {
+      const k = Number(view.name.slice('mod-'.length))
+      const holders = Array.from({ length: instanceCount }, (_, i) => i).filter((i) => !lacks(k, i))
+      expect(view.instances.map((state) => state.id)).toEqual(holders.map((i) => `edge-${i}`).sort())
+      expect(view.instances.every((state) => state.drift?.reason === 'installed_by_hand')).toBe(true)
+    }
+    reads = 0
+    const instances = await fleet.instances()
+    expect(reads).toBeLessThanOrEqual(10 * entries)
+    expect(instances[0]?.id).toBe('edge-0')
+    expect(instances[0]?.drift).toHaveLength(moduleCount - moduleCount / 5)
   })
 
   it('says which instances use which types', async () => {

@@ -93,5 +93,34 @@ export function describeFleetContract(
       expect((await racing(1).fleet.find('edge-1'))?.report).toEqual(instanceReport())
       expect(await racing(1).fleet.installs()).toHaveLength(1)
     })
+
+    it('gives an id to one resource server only, however two of them race for it', async () => {
+      const racing = await twoConnections()
+      const [a, b] = [racing(0).fleet, racing(1).fleet]
+      const outcomes = await Promise.all([
+        b.saveReport('victim', 'rs-b', instanceReport({ nodeRedVersion: 'b' }), T0),
+        a.seen('victim', 'rs-a', T0 + 1),
+        a.saveReport('victim', 'rs-a', instanceReport({ nodeRedVersion: 'a' }), T0 + 2),
+        b.seen('victim', 'rs-b', T0 + 3),
+      ])
+      const owner = (await a.find('victim'))?.resourceServer
+      expect(['rs-a', 'rs-b']).toContain(owner)
+      const [mine, theirs] = owner === 'rs-a' ? [a, b] : [b, a]
+      const other = owner === 'rs-a' ? 'rs-b' : 'rs-a'
+      // The loser's writes were refused, the winner's accepted.
+      expect(outcomes[owner === 'rs-a' ? 0 : 2]).toBe(false)
+      expect(outcomes[owner === 'rs-a' ? 3 : 1]).toBeNull()
+      const before = await mine.find('victim')
+      expect(before?.report?.nodeRedVersion).toBe(owner === 'rs-a' ? 'a' : 'b')
+      expect(await theirs.saveReport('victim', other, instanceReport({ nodeRedVersion: 'x' }), T0 + 10)).toBe(
+        false,
+      )
+      expect(await theirs.seen('victim', other, T0 + 11)).toBeNull()
+      expect(await b.find('victim')).toEqual(before)
+      expect(await mine.seen('victim', owner as string, T0 + 12)).toMatchObject({
+        resourceServer: owner,
+        seenAt: T0 + 12,
+      })
+    })
   })
 }

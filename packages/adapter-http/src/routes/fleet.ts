@@ -1,4 +1,4 @@
-import type { DesiredState, InstanceView } from '@flowadmin/core'
+import { actorOf, type DesiredState, type InstanceView } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
@@ -25,10 +25,22 @@ export const MAX_REPORT_BYTES = 1024 * 1024
 export const MAX_POLL_WAIT = 30
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
-const Name = v.pipe(v.string(), v.minLength(1), v.maxLength(214))
-const Short = v.pipe(v.string(), v.maxLength(64))
-const Message = v.pipe(v.string(), v.maxLength(1000))
-const Type = v.pipe(v.string(), v.maxLength(214))
+/**
+ * Well-formed text without control characters: a lone surrogate or a NUL cannot be stored (as
+ * PostgreSQL's jsonb refuses `\u0000`), and a control character would forge lines where it is shown.
+ */
+const TEXT = /^[^\p{Cc}\p{Cs}]*$/u
+const text = (max: number, min = 0) =>
+  v.pipe(
+    v.string(),
+    v.minLength(min),
+    v.maxLength(max),
+    v.regex(TEXT, 'must be well-formed text without control characters'),
+  )
+const Name = text(214, 1)
+const Short = text(64)
+const Message = text(1000)
+const Type = text(214)
 
 /** What an instance reports of itself (`POST /fleet/instances/{id}/report`). */
 export const InstanceReportSchema = v.pipe(
@@ -206,6 +218,32 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     requirePermission(deps, 'nodes.read'),
     async (c) => c.json((await fleet.instances()).map(instanceJson)),
+  )
+
+  routes.delete(
+    '/fleet/instances/:id',
+    describe({
+      operationId: 'removeFleetInstance',
+      summary: 'Forget a retired instance',
+      description:
+        'Needs `nodes.write`. The instance and its report are forgotten: the types its flows used no longer ' +
+        'refuse a disable, its modules no longer count as missing there. An instance that polls again joins anew.',
+      tags: ['fleet'],
+      parameters: [ID_PARAMETER],
+      responses: {
+        204: { description: 'Forgotten. Empty body.' },
+        401: use('Unauthorized'),
+        404: { description: 'No such instance. Empty body.' },
+        500: use('Unexpected'),
+        503: use('StorageUnavailable'),
+      },
+    }),
+    requirePermission(deps, 'nodes.write'),
+    async (c) => {
+      const id = c.req.param('id')
+      const removed = await fleet.remove(id, actorOf(c.get('principal'), c.get('address')))
+      return removed ? emptyResponse(204) : emptyResponse(404)
+    },
   )
 
   routes.get(

@@ -14,12 +14,32 @@ export interface Drift {
   message?: string
 }
 
-/** The drift of one instance against the desired modules. */
+/** How many instances have reported, and how many of them have each module: counted once per answer. */
+export interface Holders {
+  reported: number
+  of: ReadonlyMap<string, number>
+}
+
+/** Counts the holders of each module among the instances that reported. */
+export function holdersOf(everyone: readonly InstanceRecord[]): Holders {
+  const of = new Map<string, number>()
+  let reported = 0
+  for (const record of everyone) {
+    if (record.report === null) continue
+    reported += 1
+    for (const name of new Set(record.report.modules.map((module) => module.name))) {
+      of.set(name, (of.get(name) ?? 0) + 1)
+    }
+  }
+  return { reported, of }
+}
+
+/** The drift of one instance against the desired modules; `holders` is `holdersOf` every instance. */
 export function driftOf(
   record: InstanceRecord,
   desired: readonly ModuleRecord[],
   installs: ReadonlyMap<string, FleetInstall>,
-  everyone: readonly InstanceRecord[],
+  holders: Holders,
 ): Drift[] {
   const report = record.report
   if (report === null) return []
@@ -27,7 +47,6 @@ export function driftOf(
   const mine = new Map(report.modules.map((module) => [module.name, module]))
   const failure = (module: string, actions: string[]) =>
     report.failures.find((entry) => entry.module === module && actions.includes(entry.action))
-  const reported = everyone.filter((other) => other.report !== null)
   for (const module of desired) {
     const here = mine.get(module.name)
     if (here === undefined) {
@@ -53,9 +72,9 @@ export function driftOf(
       )
       continue
     }
+    // Not on every instance that reported.
     const hand =
-      installs.get(module.name)?.action !== 'install' &&
-      reported.some((other) => !other.report?.modules.some((candidate) => candidate.name === module.name))
+      installs.get(module.name)?.action !== 'install' && (holders.of.get(module.name) ?? 0) < holders.reported
     if (hand) drift.push({ module: module.name, reason: 'installed_by_hand' })
   }
   for (const module of report.modules) {

@@ -1,6 +1,7 @@
 import { err, ok, type Result } from '../errors.js'
 import type { ModuleView, NodeSetView } from '../modules/modules.js'
 import type {
+  Actor,
   Clock,
   Digest,
   EventSink,
@@ -9,11 +10,11 @@ import type {
   InstanceRecord,
   InstanceReport,
   ModuleInstaller,
-  ModuleRecord,
   ModuleStore,
+  ReportedModule,
   TypeUsage,
 } from '../ports/index.js'
-import { type Drift, driftOf } from './drift.js'
+import { type Drift, driftOf, holdersOf } from './drift.js'
 
 // The fleet's admin plane: the module store holds the fleet's desired modules (the enablement
 // state machine governs it as it governs one runtime's), the fleet store what each instance
@@ -98,6 +99,8 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
   const connected = (record: InstanceRecord) => clock.now() - record.seenAt <= connectedMs
   const installMap = async () => new Map((await fleet.installs()).map((entry) => [entry.module, entry]))
 
+  const conflict = (instance: string) => err<InstanceConflict>({ code: 'instance_conflict', instance })
+
   /** The instance, or a conflict when the id is another resource server's. */
   async function claim(id: string, resourceServer: string): Promise<Result<void, InstanceConflict>> {
     const known = await fleet.find(id)
@@ -138,47 +141,73 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
     }
   }
 
-  function statesOf(
-    name: string,
-    records: readonly InstanceRecord[],
-    desiredModules: readonly ModuleRecord[],
-    installs: ReadonlyMap<string, FleetInstall>,
-  ): InstanceModuleState[] {
+  /**
+   * What one answer needs of the instances, computed once: each instance's modules by name and
+   * drift by module (the first drift of each module, as `driftOf` lists them).
+   */
+  interface Snapshot {
+    records: readonly InstanceRecord[]
+    own: ReadonlyMap<string, ReadonlyMap<string, ReportedModule>>
+    drift: ReadonlyMap<string, ReadonlyMap<string, Drift>>
+  }
+
+  async function snapshot(): Promise<Snapshot> {
+    const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+    const holders = holdersOf(records)
+    const own = new Map<string, Map<string, ReportedModule>>()
+    const drift = new Map<string, Map<string, Drift>>()
+    for (const record of records) {
+      const mine = new Map<string, ReportedModule>()
+      for (const module of record.report?.modules ?? [])
+        if (!mine.has(module.name)) mine.set(module.name, module)
+      own.set(record.id, mine)
+      const byModule = new Map<string, Drift>()
+      for (const entry of driftOf(record, modules, installs, holders)) {
+        if (!byModule.has(entry.module)) byModule.set(entry.module, entry)
+      }
+      drift.set(record.id, byModule)
+    }
+    return { records, own, drift }
+  }
+
+  function statesOf(name: string, { records, own, drift }: Snapshot): InstanceModuleState[] {
     const states: InstanceModuleState[] = []
     for (const record of records) {
-      const drift = driftOf(record, desiredModules, installs, records).find((entry) => entry.module === name)
-      const here = record.report?.modules.find((module) => module.name === name)
-      if (here === undefined && drift === undefined) continue
+      const differs = drift.get(record.id)?.get(name)
+      const here = own.get(record.id)?.get(name)
+      if (here === undefined && differs === undefined) continue
       const state: InstanceModuleState = {
         id: record.id,
         connected: connected(record),
         enabled: Object.fromEntries((here?.sets ?? []).map((set) => [set.name, set.enabled])),
       }
       if (here !== undefined) state.version = here.version
-      if (drift !== undefined) state.drift = drift
+      if (differs !== undefined) state.drift = differs
       states.push(state)
     }
     return states
   }
 
   /** What the instances that have a node set say of it: loaded by all of them, or the first error. */
-  function loadedOf(name: string, set: string, records: readonly InstanceRecord[]) {
-    const own = records.flatMap((record) => {
-      const found = record.report?.modules.find((module) => module.name === name)
-      const entry = found?.sets.find((candidate) => candidate.name === set)
+  function loadedOf(name: string, set: string, { records, own }: Snapshot) {
+    const sets = records.flatMap((record) => {
+      const entry = own
+        .get(record.id)
+        ?.get(name)
+        ?.sets.find((candidate) => candidate.name === set)
       return entry === undefined ? [] : [entry]
     })
-    const failed = own.find((entry) => entry.err !== undefined)
+    const failed = sets.find((entry) => entry.err !== undefined)
     return {
-      loaded: own.length > 0 && own.every((entry) => entry.loaded),
+      loaded: sets.length > 0 && sets.every((entry) => entry.loaded),
       ...(failed?.err !== undefined && { err: failed.err }),
     }
   }
 
-  const decorateSets = (view: ModuleView, records: readonly InstanceRecord[]) =>
+  const decorateSets = (view: ModuleView, now: Snapshot) =>
     view.nodes.map((set) => {
       const { err: _stale, ...rest } = set
-      return { ...rest, ...loadedOf(view.name, set.name, records) }
+      return { ...rest, ...loadedOf(view.name, set.name, now) }
     })
 
   return {
@@ -191,8 +220,7 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
      * for the desired state now: applied, or refused. Those away do not count.
      */
     async settled(module: string): Promise<boolean> {
-      const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
-      return statesOf(module, records, modules, installs).every(
+      return statesOf(module, await snapshot()).every(
         (state) => !state.connected || state.drift === undefined || state.drift.reason !== 'pending',
       )
     },
@@ -201,7 +229,8 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
     async poll(id: string, resourceServer: string): Promise<Result<DesiredState, InstanceConflict>> {
       const claimed = await claim(id, resourceServer)
       if (!claimed.ok) return claimed
-      await fleet.seen(id, resourceServer, clock.now())
+      // The store writes only for the id's owner: a claim raced by another resource server ends here.
+      if ((await fleet.seen(id, resourceServer, clock.now())) === null) return conflict(id)
       return ok(await desired())
     },
 
@@ -219,9 +248,9 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
       if (!claimed.ok) return claimed
       const before = await fleet.find(id)
       const installs = await installMap()
-      await adopt(report, installs)
       const now = clock.now()
-      await fleet.saveReport(id, resourceServer, report, now)
+      if (!(await fleet.saveReport(id, resourceServer, report, now))) return conflict(id)
+      await adopt(report, installs)
       const actor = { username: null, clientId: resourceServer, address }
       const known = new Set(
         (before?.report?.failures ?? []).map((entry) => `${entry.module}\n${entry.action}\n${entry.message}`),
@@ -239,6 +268,7 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
     /** Every instance with its drift, sorted by id. */
     async instances(): Promise<InstanceView[]> {
       const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+      const holders = holdersOf(records)
       return records.map((record) => ({
         id: record.id,
         resourceServer: record.resourceServer,
@@ -248,29 +278,46 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
         lastReport: record.reportedAt,
         applied: record.report?.applied ?? null,
         modules: record.report?.modules.length ?? 0,
-        drift: driftOf(record, modules, installs, records),
+        drift: driftOf(record, modules, installs, holders),
       }))
     },
 
     /** Module views with each instance's own state; `loaded` and `err` say what the instances loaded. */
     async decorate(views: readonly ModuleView[]): Promise<FleetModuleView[]> {
-      const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+      const now = await snapshot()
       return views.map((view) => ({
         ...view,
-        nodes: decorateSets(view, records),
-        instances: statesOf(view.name, records, modules, installs),
+        nodes: decorateSets(view, now),
+        instances: statesOf(view.name, now),
       }))
     },
 
     /** A node set's view with each instance's own state of its module. */
     async decorateSet(view: NodeSetView): Promise<FleetNodeSetView> {
-      const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
+      const now = await snapshot()
       const { err: _stale, ...rest } = view
       return {
         ...rest,
-        ...loadedOf(view.module, view.name, records),
-        instances: statesOf(view.module, records, modules, installs),
+        ...loadedOf(view.module, view.name, now),
+        instances: statesOf(view.module, now),
       }
+    },
+
+    /**
+     * Forgets a retired instance: its types no longer count as in use, its modules no longer as
+     * missing there. False when there is no such instance. Should it poll again, it joins anew.
+     */
+    async remove(id: string, actor: Actor): Promise<boolean> {
+      const known = await fleet.find(id)
+      if (known === null || !(await fleet.remove(id))) return false
+      events.emit({
+        type: 'fleet.instance_removed',
+        at: clock.now(),
+        instance: id,
+        resourceServer: known.resourceServer,
+        ...actor,
+      })
+      return true
     },
 
     /** Records that flowadmin installed or removed a module on the fleet. */

@@ -89,6 +89,8 @@ export type DomainEvent =
   | ({ type: 'module.disabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.installed'; at: number; module: string; version: string } & Actor)
   | ({ type: 'module.removed'; at: number; module: string; version: string } & Actor)
+  /** A fleet instance (of resource server `resourceServer`) was forgotten, with its report. */
+  | ({ type: 'fleet.instance_removed'; at: number; instance: string; resourceServer: string } & Actor)
   /** A fleet instance (`clientId` its resource server) applied the desired state of this version. */
   | ({ type: 'fleet.applied'; at: number; instance: string; version: string } & Actor)
   /** A fleet instance's Node-RED or npm refused a change; `message` is its own. */

@@ -59,11 +59,15 @@ export interface FleetInstall {
 export interface FleetStore {
   /**
    * Records contact from an instance at `now`: an unknown id is created (without a report) under
-   * `resourceServer`; a known one keeps its report. Returns the record afterwards.
+   * `resourceServer`; a known one keeps its report. Returns the record afterwards, or null (and
+   * changes nothing) when the id belongs to another resource server.
    */
-  seen(id: string, resourceServer: string, now: number): Promise<InstanceRecord>
-  /** Replaces the instance's report; its `seenAt` and `reportedAt` become `now`. Creates it when unknown. */
-  saveReport(id: string, resourceServer: string, report: InstanceReport, now: number): Promise<void>
+  seen(id: string, resourceServer: string, now: number): Promise<InstanceRecord | null>
+  /**
+   * Replaces the instance's report; its `seenAt` and `reportedAt` become `now`. Creates it when
+   * unknown. False (and nothing changes) when the id belongs to another resource server.
+   */
+  saveReport(id: string, resourceServer: string, report: InstanceReport, now: number): Promise<boolean>
   /** The instance, or null. */
   find(id: string): Promise<InstanceRecord | null>
   /** Every instance, sorted by id. */
