@@ -1,5 +1,6 @@
 // The flowadmin target: a user folder with settings, flows and the bench modules, and tokens issued
 // straight into its SQLite file (through the built core and SQLite stores) before the server starts.
+import { createHash } from 'node:crypto'
 import { copyFileSync, existsSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -64,8 +65,11 @@ export const flowadminDb = (userDir) => join(userDir, 'flowadmin.db')
  * password hash is the server's (`passwordHash`), so the tokens carry its fingerprint, and
  * `issue()` logs in without running argon2 (the seeding verifier compares the hash itself).
  */
-export async function createSeedingCore(stores, { username, passwordHash, root }) {
+export async function createSeedingCore(stores, { username, passwordHash, root, audience }) {
   const { createCore } = await import(new URL('packages/core/dist/index.js', root).href)
+  // Tokens for the resource server (audience 'fleet') are issued to it, as a Node-RED editor's
+  // login through the helper is: the server's secret is given here as its digest.
+  const digest = `sha256:${createHash('sha256').update(RESOURCE_SERVER.secret).digest('hex')}`
   const core = createCore(
     {
       stores,
@@ -73,13 +77,19 @@ export async function createSeedingCore(stores, { username, passwordHash, root }
       loader: { load: async () => ({ ok: true }) },
       typeUsage: { typesInUse: async () => new Set() },
     },
-    { adminAuth: { users: [{ username, password: passwordHash, permissions: '*' }] } },
+    {
+      adminAuth: {
+        users: [{ username, password: passwordHash, permissions: '*' }],
+        resourceServers: [{ id: RESOURCE_SERVER.id, secret: digest }],
+      },
+    },
   )
+  const request = { grantType: 'password', scope: '*', username, password: passwordHash }
   return async function issue() {
-    const issued = await core.login(
-      { clientId: FLOWADMIN_CLIENT, grantType: 'password', scope: '*', username, password: passwordHash },
-      '127.0.0.1',
-    )
+    const issued =
+      audience === RESOURCE_SERVER.id
+        ? await core.loginAsClient(RESOURCE_SERVER, request, '127.0.0.1')
+        : await core.login({ ...request, clientId: FLOWADMIN_CLIENT }, '127.0.0.1')
     if (!issued.ok) throw new Error(`seeding a token failed: ${issued.error.code}`)
     return issued.value.accessToken
   }
@@ -90,7 +100,7 @@ export async function createSeedingCore(stores, { username, passwordHash, root }
  * core (the same hashing and records as a real login). `passwordHash` is the user's hash in the
  * settings the server runs with: tokens are bound to it. Returns the tokens, in issue order.
  */
-export async function seedFlowadminTokens(dbPath, { count, username, passwordHash, root }) {
+export async function seedFlowadminTokens(dbPath, { count, username, passwordHash, root, audience }) {
   const { openDatabase, createSqliteStores } = await import(
     new URL('packages/adapter-sqlite/dist/index.js', root).href
   )
@@ -99,7 +109,7 @@ export async function seedFlowadminTokens(dbPath, { count, username, passwordHas
     // Seeding is not what is measured: one transaction per batch instead of one sync per token.
     db.exec('PRAGMA synchronous = OFF')
     const stores = createSqliteStores(db)
-    const issue = await createSeedingCore(stores, { username, passwordHash, root })
+    const issue = await createSeedingCore(stores, { username, passwordHash, root, audience })
     const tokens = []
     const batch = 5000
     for (let done = 0; done < count; done += batch) {

@@ -47,12 +47,12 @@ export async function createPostgresStorage({ serverUrl, root }) {
  * A database holding `count` live tokens of `username`, issued through the built core and
  * PostgreSQL stores (the same hashing and records as a real login). Returns its name and the tokens.
  */
-export async function seedPostgresTokens(storage, { count, username, passwordHash, root }) {
+export async function seedPostgresTokens(storage, { count, username, passwordHash, root, audience }) {
   const { createPostgresStores } = await import(new URL('packages/adapter-postgres/dist/index.js', root).href)
   const database = await storage.create()
   const stores = await createPostgresStores({ url: database.url, pool: 8 })
   try {
-    const issue = await createSeedingCore(stores, { username, passwordHash, root })
+    const issue = await createSeedingCore(stores, { username, passwordHash, root, audience })
     const tokens = []
     // Eight at a time, one per connection of the pool.
     for (let done = 0; done < count; done += 8) {

@@ -427,7 +427,9 @@ async function profileRound(scenario, target, { credentials, durationMs, warmupM
 async function measure(scenario, target, { credentials, durationMs, warmupMs, profile = false }) {
   if (scenario.startOnly) return measureStarts(scenario, target, { profile })
   const sessions = scenario.seed ? scenario.seed(target.name) : 0
-  const seed = sessions > 0 ? await target.seed(sessions) : null
+  // The fleet's tokens are its resource server's (a token's audience), the others flowadmin's.
+  const seed =
+    sessions > 0 ? await target.seed(sessions, scenario.fleet ? RESOURCE_SERVER.id : undefined) : null
   // flowadmin's own loop only: Node-RED does not keep the recorder's signal handler.
   const preload = scenario.loopDelay && target.name === 'flowadmin' ? LOOP_DELAY : null
   const resourceServers =

@@ -108,17 +108,19 @@ export function createFlowadminTarget({
     return {
       name: 'flowadmin',
       clientId: FLOWADMIN_CLIENT,
-      async seed(count) {
-        if (!seeds.has(count)) {
+      async seed(count, audience) {
+        const key = `${count} ${audience ?? 'flowadmin'}`
+        if (!seeds.has(key)) {
           const seeded = await seedPostgresTokens(postgres, {
             count,
             username,
             passwordHash,
             root: serverRoot,
+            audience,
           })
-          seeds.set(count, { template: seeded.name, tokens: seeded.tokens })
+          seeds.set(key, { template: seeded.name, tokens: seeded.tokens })
         }
-        return seeds.get(count)
+        return seeds.get(key)
       },
       async start({ seed, profile, preload, resourceServers } = {}) {
         const database = await postgres.create(seed?.template)
@@ -146,15 +148,22 @@ export function createFlowadminTarget({
     name,
     namedOnly,
     clientId: FLOWADMIN_CLIENT,
-    async seed(count) {
-      if (!seeds.has(count)) {
-        const folder = join(root, `${name}-seed-${count}`)
+    async seed(count, audience) {
+      const key = `${count} ${audience ?? 'flowadmin'}`
+      if (!seeds.has(key)) {
+        const folder = join(root, `${name}-seed-${count}-${audience ?? 'flowadmin'}`)
         mkdirSync(folder, { recursive: true })
         const file = join(folder, 'flowadmin.db')
-        const tokens = await seedFlowadminTokens(file, { count, username, passwordHash, root: serverRoot })
-        seeds.set(count, { file, tokens })
+        const tokens = await seedFlowadminTokens(file, {
+          count,
+          username,
+          passwordHash,
+          root: serverRoot,
+          audience,
+        })
+        seeds.set(key, { file, tokens })
       }
-      return seeds.get(count)
+      return seeds.get(key)
     },
     start: ({ seed, profile, preload, resourceServers } = {}) =>
       launch({

@@ -141,4 +141,5 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'module.removed': 'success',
   'fleet.applied': 'success',
   'fleet.refused': 'failure',
+  'fleet.instance_removed': 'success',
 }
