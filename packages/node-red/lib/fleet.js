@@ -22,6 +22,22 @@ const SETTINGS_LOOK_MS = 250
 const SETTINGS_NOTICE_MS = 30_000
 /** The file in the userDir that keeps this instance's id. */
 const ID_FILE = '.flowadmin-instance'
+// ESC [ … letter: a terminal's colour or cursor code (written from its code point, not as a literal).
+const COLOUR_CODE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g')
+
+/**
+ * A report's text as flowadmin takes it: npm's and Node-RED's messages may carry colour codes,
+ * tabs or other control characters, which flowadmin refuses (400, the whole report). They become
+ * spaces, colour codes go, and a lone surrogate becomes U+FFFD. A JSON.stringify replacer.
+ */
+function cleanText(_key, value) {
+  if (typeof value !== 'string') return value
+  return value
+    .replace(COLOUR_CODE, '')
+    .replace(/[\p{Cc}]/gu, ' ')
+    .toWellFormed()
+}
+
 /** The permissions of the agent's own token on this instance: what applying and reporting need. */
 const AGENT_PERMISSIONS = ['nodes.read', 'nodes.write', 'flows.read', 'settings.read']
 const AGENT_USER = '@flowadmin/fleet'
@@ -262,7 +278,7 @@ function startFleetAgent(settings, adminAuth) {
       if (report === null) return
       const sent = await call('POST', `${base}/report`, {
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(report),
+        body: JSON.stringify(report, cleanText),
         timeoutMs: settings.timeoutMs * 3,
       })
       if (sent !== null && sent.status === 204) reportRefusal.clear()
@@ -310,4 +326,8 @@ function startFleetAgent(settings, adminAuth) {
   }
 }
 
-module.exports = { startFleetAgent, AGENT_PERMISSIONS }
+module.exports = {
+  cleanText,
+  startFleetAgent,
+  AGENT_PERMISSIONS,
+}

@@ -113,3 +113,28 @@ describe('what an instance reports', () => {
     expect(typesOf('nonsense')).toEqual([])
   })
 })
+
+describe("a report's text", () => {
+  const { cleanText } = require('../lib/fleet.js') as { cleanText(key: string, value: unknown): unknown }
+  const cleaned = (value: unknown) => JSON.parse(JSON.stringify(value, cleanText))
+
+  test('loses colour codes and control characters, and keeps everything else, as flowadmin takes it', () => {
+    const npm = '\u001b[31mnpm error\u001b[39m code E404\t404 Not Found - GET https://registry/x\r'
+    const report = {
+      nodeRedVersion: '4.1.15',
+      failures: [{ module: 'x', message: npm }],
+      sets: 3,
+      lone: 'a\ud800b',
+    }
+    const out = cleaned(report)
+    expect(out).toEqual({
+      nodeRedVersion: '4.1.15',
+      failures: [{ module: 'x', message: 'npm error code E404 404 Not Found - GET https://registry/x ' }],
+      sets: 3,
+      lone: 'a\ufffdb',
+    })
+    // What flowadmin's report schema refuses: control characters and lone surrogates.
+    expect(JSON.stringify(out)).not.toMatch(/[\p{Cc}\p{Cs}]/u)
+    expect(cleaned({ emoji: 'ok 🙂', text: 'Ünïcode' })).toEqual({ emoji: 'ok 🙂', text: 'Ünïcode' })
+  })
+})
