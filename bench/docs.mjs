@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { fleetRows } from './fleet-modules.mjs'
+import { trailRows } from './trail.mjs'
 
 const root = new URL('../', import.meta.url)
 const COLUMN = {
@@ -92,6 +93,10 @@ function scenarioSection(scenario) {
   const lines = [`### ${scenario.title}`, '', `\`${scenario.id}\``, '']
   if (scenario.combined.local?.kind === 'fleet-modules') {
     lines.push(table(['', 'flowadmin'], fleetRows(scenario.combined.local)))
+    return lines.join('\n')
+  }
+  if (scenario.id === 'trail' && Array.isArray(scenario.combined.local)) {
+    lines.push(table(['', 'SQLite', 'PostgreSQL'], trailRows(scenario.combined.local)))
     return lines.join('\n')
   }
   if (scenario.combined.local) {

@@ -207,6 +207,22 @@ export async function measureTrail({ root, folder, durationMs, events, pgUrl }) 
 const fmt = (value, digits) => (value === null || value === undefined ? '-' : Number(value).toFixed(digits))
 
 /** The figures as the bench prints them. */
+/** The trail's figures as rows [label, sqlite, postgres] (the last round), for docs/benchmarks.md. */
+export function trailRows(rounds) {
+  const last = rounds.at(-1) ?? {}
+  const cell = (figures, value) => (figures && !figures.error ? value(figures) : '-')
+  const row = (label, value) => [label, cell(last.sqlite, value), cell(last.postgres, value)]
+  return [
+    row(`ingest events/s (batches of ${BATCH}, ${IN_FLIGHT} at once)`, (f) => fmt(f.ingest, 0)),
+    row('events in the trail searched', (f) => fmt(f.events, 0)),
+    row('GET /audit?actor= p50 ms', (f) => fmt(f.search.p50, 2)),
+    row('GET /audit?actor= p99 ms', (f) => fmt(f.search.p99, 2)),
+    row('disk per million events MiB', (f) =>
+      f.bytesPerMillion === null ? '-' : fmt(f.bytesPerMillion / 1048576, 0),
+    ),
+  ]
+}
+
 export function trailTable(scenario, rounds, { durationS }) {
   const lines = [`\n## ${scenario.title}  [${scenario.id}; ${durationS} s × ${rounds.length} round(s)]`]
   for (const [name, pick] of [
