@@ -179,8 +179,15 @@ describe('the modules', () => {
 describe('keyboard only', () => {
   it('logs in, switches a module off and on, and logs out without a mouse', async () => {
     const { page, context } = await open(env.browser, `${env.server.url}/`)
-    // The first field has focus when the page opens.
+    // The first field has focus when the page opens: typing starts once it has (as a person
+    // starts once they see the cursor there), never before.
     await page.getByLabel('Username').waitFor()
+    await page.waitForFunction(
+      () =>
+        (document.activeElement as HTMLInputElement | null)?.labels?.[0]?.textContent?.trim() === 'Username',
+      undefined,
+      { timeout: 10_000 },
+    )
     await page.keyboard.type('admin')
     await page.keyboard.press('Tab')
     await page.keyboard.type(USERS.admin)
