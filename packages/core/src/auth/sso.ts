@@ -13,6 +13,7 @@ import type {
   PendingSignIn,
   ProviderFailure,
   RandomSource,
+  SsoRefusalReason,
   SsoStore,
   StartedSignIn,
   TokenRecord,
@@ -61,15 +62,7 @@ const SECRET_BYTES = 32
 
 /** Why a sign-in got no token (see the `sso.refused` event). */
 export interface SsoRefusal {
-  reason:
-    | 'unavailable'
-    | 'refused'
-    | 'invalid'
-    | 'no_username'
-    | 'name_taken'
-    | 'no_permissions'
-    | 'too_many'
-    | 'busy'
+  reason: SsoRefusalReason
   message: string
   /**
    * The resource server's authorization request the refused sign-in began with, when there is

@@ -7,6 +7,17 @@ export interface Actor {
   address: string | null
 }
 
+/** Why a single sign-on got no token: the `sso.refused` event's reason, and the core's refusal. */
+export type SsoRefusalReason =
+  | 'unavailable'
+  | 'refused'
+  | 'invalid'
+  | 'no_username'
+  | 'name_taken'
+  | 'no_permissions'
+  | 'too_many'
+  | 'busy'
+
 export type DomainEvent =
   | ({ type: 'login.succeeded'; at: number } & Actor)
   | ({ type: 'login.failed'; at: number } & Actor)
@@ -55,15 +66,7 @@ export type DomainEvent =
       type: 'sso.refused'
       at: number
       provider: string
-      reason:
-        | 'unavailable'
-        | 'refused'
-        | 'invalid'
-        | 'no_username'
-        | 'name_taken'
-        | 'no_permissions'
-        | 'too_many'
-        | 'busy'
+      reason: SsoRefusalReason
       detail: string
     } & Actor)
   /** The identity provider ended a person's session (back-channel logout); `count` tokens ended. */
