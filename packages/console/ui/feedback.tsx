@@ -1,4 +1,4 @@
-import { useState } from 'hono/jsx/dom'
+import { useCallback, useEffect, useState } from 'hono/jsx/dom'
 import { SessionEnded } from './api.js'
 
 /**
@@ -19,6 +19,29 @@ export function useFeedback(onSessionEnded: (message: string) => void) {
     }
   }
   return { alert, status, setStatus, guard }
+}
+
+/**
+ * A list a screen loads on opening and again on its Refresh button, which then says `refreshed` in
+ * the status line; with the screen's feedback (see useFeedback). null until the first answer.
+ */
+export function useRefreshedList<T>(
+  load: () => Promise<T[]>,
+  refreshed: string,
+  onSessionEnded: (message: string) => void,
+) {
+  const [items, setItems] = useState<T[] | null>(null)
+  const feedback = useFeedback(onSessionEnded)
+  const refresh = useCallback(async (announce: boolean) => {
+    const listed = await feedback.guard(load)
+    if (listed === undefined) return
+    setItems(listed)
+    if (announce) feedback.setStatus(refreshed)
+  }, [])
+  useEffect(() => {
+    void refresh(false)
+  }, [])
+  return { items, refresh, ...feedback }
 }
 
 /** The alert (role="alert") and the status line screen readers announce (role="status"). */

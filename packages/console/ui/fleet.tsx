@@ -1,6 +1,5 @@
-import { useCallback, useEffect, useState } from 'hono/jsx/dom'
 import { type FleetInstance, listFleetInstances } from './api.js'
-import { Feedback, useFeedback } from './feedback.js'
+import { Feedback, useRefreshedList } from './feedback.js'
 import { when } from './sessions.js'
 
 /** What each drift reason means to a person. */
@@ -18,19 +17,12 @@ const REASONS: Record<string, string> = {
  * desired state, with the reason.
  */
 export function Fleet(props: { onSessionEnded: (message: string) => void }) {
-  const [instances, setInstances] = useState<FleetInstance[] | null>(null)
-  const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
-
-  const refresh = useCallback(async (announce: boolean) => {
-    const listed = await guard(listFleetInstances)
-    if (listed === undefined) return
-    setInstances(listed)
-    if (announce) setStatus('Instances refreshed.')
-  }, [])
-
-  useEffect(() => {
-    void refresh(false)
-  }, [])
+  const {
+    items: instances,
+    refresh,
+    alert,
+    status,
+  } = useRefreshedList<FleetInstance>(listFleetInstances, 'Instances refreshed.', props.onSessionEnded)
 
   return (
     <section aria-labelledby="fleet-title" class="modules">

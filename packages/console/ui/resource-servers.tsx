@@ -1,6 +1,5 @@
-import { useCallback, useEffect, useState } from 'hono/jsx/dom'
 import { listResourceServers, type ResourceServer } from './api.js'
-import { Feedback, useFeedback } from './feedback.js'
+import { Feedback, useRefreshedList } from './feedback.js'
 import { when } from './sessions.js'
 
 /**
@@ -8,19 +7,16 @@ import { when } from './sessions.js'
  * when each last called: whether every instance of a fleet is wired up, at a glance. For `*` only.
  */
 export function ResourceServers(props: { onSessionEnded: (message: string) => void }) {
-  const [servers, setServers] = useState<ResourceServer[] | null>(null)
-  const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
-
-  const refresh = useCallback(async (announce: boolean) => {
-    const listed = await guard(listResourceServers)
-    if (listed === undefined) return
-    setServers(listed)
-    if (announce) setStatus('Resource servers refreshed.')
-  }, [])
-
-  useEffect(() => {
-    void refresh(false)
-  }, [])
+  const {
+    items: servers,
+    refresh,
+    alert,
+    status,
+  } = useRefreshedList<ResourceServer>(
+    listResourceServers,
+    'Resource servers refreshed.',
+    props.onSessionEnded,
+  )
 
   return (
     <section aria-labelledby="resource-servers-title" class="modules">
