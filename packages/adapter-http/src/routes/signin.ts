@@ -18,7 +18,6 @@ import {
   bindingCookie,
   bindingOf,
   COOKIE_SECONDS,
-  clearBinding,
   redirectTo,
   returnPathProblem,
   SSO_CODE_FRAGMENT,
@@ -190,8 +189,8 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     return new Response(null, {
       status: 303,
       headers: {
+        // The cookie stays: the console trades the code with it, and that removes it.
         Location: `${returnTo}#${SSO_CODE_FRAGMENT}=${code}`,
-        'Set-Cookie': clearBinding(c, deps),
         'Cache-Control': 'no-store',
         'Referrer-Policy': 'no-referrer',
         'X-Content-Type-Options': 'nosniff',
