@@ -9,7 +9,7 @@ import { type Context, Hono } from 'hono'
 import * as v from 'valibot'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { describe, htmlPage } from '../openapi.js'
+import { describe, htmlPage, schemaOf } from '../openapi.js'
 import { type Html, html, messagePage, signInPage } from '../sign-in-page.js'
 import { describeUserAgent } from '../user-agent.js'
 import {
@@ -69,6 +69,12 @@ const PASSWORD_REFUSAL: Record<LoginError['code'] | FactorError['code'], [number
   invalid_code: [401, 'That code is wrong, expired or used already.'],
 }
 
+/** A refused code: wrong (401), or too many attempts (429), as the person is told. */
+const codeRefusal = (error: FactorError): [401 | 429, string] =>
+  error.code === 'throttled' || error.code === 'temporarily_unavailable'
+    ? [429, 'Too many attempts. Wait a minute, then try again.']
+    : [401, 'That code is wrong, expired or used already.']
+
 export function signInRoutes(deps: RouteDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>()
   const { core, basePath } = deps
@@ -121,9 +127,16 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     })
 
   /** The enrolment a policy asks for: the new secret as a QR code and as text, and its first code. */
-  const enrolPage = (status: number, ticket: string, enrolment: TotpEnrolment, error: string | null) =>
+  const enrolPage = (
+    status: number,
+    ticket: string,
+    enrolment: TotpEnrolment,
+    error: string | null,
+    headers?: Record<string, string>,
+  ) =>
     signInPage({
       status,
+      headers,
       title: 'Set up a second factor',
       body: html`<p>An administrator requires a second factor for your account. Scan this code with an authenticator app, or type the secret into it, then enter the six-digit code it shows.</p>
 <img class="qr" src="${`data:image/svg+xml;base64,${btoa(enrolment.qrSvg)}`}" alt="QR code of your new secret for an authenticator app">
@@ -235,11 +248,20 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
           required: false,
           description: 'Where the console lands afterwards: a path of this service. Default: the console.',
           schema: { type: 'string' },
+          examples: {
+            console: { summary: 'The console', value: '/' },
+            elsewhere: { summary: 'Another site (400)', value: 'https://evil.example/' },
+          },
         },
       ],
       responses: {
         200: { description: 'The page (HTML).', content: HTML },
-        302: { description: 'No users of flowadmin’s own: to the identity provider’s sign-in.' },
+        ...(sso !== null && {
+          302: {
+            description:
+              'flowadmin has no users of its own now: to the identity provider’s sign-in (as `GET /auth/strategy`).',
+          },
+        }),
         400: { description: '`return_to` is not a path of this service (an HTML page).', content: HTML },
         429: {
           description:
@@ -341,38 +363,60 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     },
   )
 
-  const formStep = (operationId: string, summary: string, description: string) =>
+  /** What each status of a form step means; each step documents the ones it gives. */
+  const STEP_ANSWERS = {
+    200: { description: 'The next step’s page (HTML).', content: HTML },
+    303: {
+      description:
+        'Signed in: to the console with `#sso_code=…`, or to the resource server’s redirect URI with `code` and `state`.',
+    },
+    400: {
+      description:
+        'No sign-in of this browser now (never begun, used, or past its time), or a form this page does not send (an HTML page); nothing was checked.',
+      content: HTML,
+    },
+    401: {
+      description:
+        'Wrong username or password, or a wrong, expired or used code: the same step again (an HTML page).',
+      content: HTML,
+    },
+    429: {
+      description: 'Too many failed attempts (an HTML page, `Retry-After`); nothing was checked.',
+      content: HTML,
+    },
+    503: {
+      description:
+        'Too many sign-ins are being checked now (an HTML page, `Retry-After`); nothing was checked.',
+      content: HTML,
+    },
+  } as const
+  const formStep = (
+    operationId: string,
+    summary: string,
+    description: string,
+    statuses: ReadonlyArray<keyof typeof STEP_ANSWERS>,
+    example: Record<string, string>,
+  ) =>
     describe({
       operationId,
       summary,
       description: `${description} A form of the sign-in page (\`application/x-www-form-urlencoded\`), with the cookie \`GET /auth/signin\` or \`GET /auth/authorize\` set; answered with the next page, or with 303 to where the sign-in ends.`,
       tags: ['auth'],
       security: [],
-      responses: {
-        200: { description: 'The next step’s page (HTML).', content: HTML },
-        303: {
-          description:
-            'Signed in: to the console with `#sso_code=…`, or to the resource server’s redirect URI with `code` and `state`.',
-        },
-        400: {
-          description:
-            'No sign-in of this browser now (never begun, used, or past its time), or a form this page does not send (an HTML page).',
-          content: HTML,
-        },
-        401: {
-          description:
-            'Wrong username or password, or a wrong, expired or used code: the same step again (an HTML page).',
-          content: HTML,
-        },
-        429: {
-          description: 'Too many failed attempts (an HTML page, `Retry-After`); nothing was checked.',
-          content: HTML,
-        },
-        503: {
-          description: 'Too many sign-ins are being checked now (an HTML page, `Retry-After`).',
-          content: HTML,
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: schemaOf(
+              v.object(Object.fromEntries(Object.keys(example).map((name) => [name, v.string()]))),
+            ),
+            examples: {
+              uncookied: { summary: 'From a browser that began no sign-in (400)', value: example },
+            },
+          },
         },
       },
+      responses: Object.fromEntries(statuses.map((status) => [status, STEP_ANSWERS[status]])),
     })
 
   routes.post(
@@ -381,6 +425,8 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       'signInPassword',
       'Sign in: the password',
       'Checks the username and password as the password grant does (throttled alike).',
+      [200, 303, 400, 401, 429, 503],
+      { username: 'admin', password: 'flowadmin-demo' },
     ),
     async (c) => {
       if (bindingOf(c) === null) return expired()
@@ -408,7 +454,9 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     formStep(
       'signInCode',
       'Sign in: the second factor',
-      'Checks a code of the person’s authenticator app, or one of their recovery codes (used up), each accepted once.',
+      'Checks a code of the person’s authenticator app, or one of their recovery codes (used up), each accepted once; throttled per person.',
+      [303, 400, 401, 429],
+      { ticket: 'the-ticket-of-the-page', code: '123456' },
     ),
     async (c) => {
       if (bindingOf(c) === null) return expired()
@@ -417,7 +465,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       const step = await core.signIn.secondFactor(fields.ticket, fields.code, deps.clientAddress(c))
       if (step.step === 'expired') return expired()
       if (step.step === 'retry') {
-        const [status, message] = PASSWORD_REFUSAL[step.error.code]
+        const [status, message] = codeRefusal(step.error)
         return codePage(status, step.ticket, message, retryHeaders(step.error))
       }
       return complete(c, step.person)
@@ -429,7 +477,9 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     formStep(
       'signInEnrol',
       'Sign in: set up a second factor',
-      'Confirms the new authenticator app with its first code; the next page shows the recovery codes once.',
+      'Confirms the new authenticator app with its first code; the next page shows the recovery codes once. A refused code shows a new secret to scan.',
+      [200, 400, 401, 429],
+      { ticket: 'the-ticket-of-the-page', code: '123456' },
     ),
     async (c) => {
       if (bindingOf(c) === null) return expired()
@@ -453,6 +503,8 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       'signInContinue',
       'Sign in: after the recovery codes',
       'Ends a sign-in whose enrolment showed the recovery codes.',
+      [303, 400],
+      { ticket: 'the-ticket-of-the-page' },
     ),
     async (c) => {
       if (bindingOf(c) === null) return expired()
@@ -470,6 +522,8 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
         'signInWithProvider',
         'Sign in with the identity provider instead',
         'The page’s provider button: the sign-in goes on at the identity provider, for the console or the resource server it began for.',
+        [303, 400],
+        {},
       ),
       async (c) => {
         // The page's sign-in is taken, and one at the provider begins for the same destination.
