@@ -29,6 +29,8 @@ const USERS = 'admin / flowadmin-demo (all rights), viewer / flowadmin-view (rea
 const FLEET_SECRET = 'fleet-demo-secret'
 const PROVIDER_CLIENT = { id: 'flowadmin', secret: 'fleet-demo-provider-secret' }
 const SSO_LABEL = 'Sign in with the demo provider'
+/** The editors' button with --sso: to flowadmin's sign-in page, which offers the provider too. */
+const EDITOR_LABEL = 'Sign in with flowadmin'
 const STOP_DEADLINE_MS = 10_000
 
 const USAGE = `Usage: pnpm start:fleet [--port N] [--editors N,N] [--sso] [--provider-port N]
@@ -269,7 +271,7 @@ try {
           PORT: String(editor),
           FLOWADMIN_URL: flowadmin,
           FLOWADMIN_SECRET: FLEET_SECRET,
-          ...(values.sso && { FLOWADMIN_SSO_LABEL: SSO_LABEL }),
+          ...(values.sso && { FLOWADMIN_SSO_LABEL: EDITOR_LABEL }),
         },
         /Server now running at (http:\/\/\S+?)\/?$/,
       )
@@ -284,7 +286,9 @@ try {
     ...(values.sso ? [`  OpenID provider              ${provider.issuer}/`] : []),
     `  sign in with                 ${USERS}`,
     ...(values.sso
-      ? [`  or "${SSO_LABEL}": any name, any password at the provider's login page (all rights)`]
+      ? [
+          `  or "${SSO_LABEL}" (in an editor, "${EDITOR_LABEL}" first): any name, any password at the provider's login page (all rights)`,
+        ]
       : []),
     `  settings                     examples/fleet (the editors' secret: ${FLEET_SECRET})`,
     `  pids                         ${[...children].map(([name, child]) => `${name} ${child.pid}`).join(', ')}`,

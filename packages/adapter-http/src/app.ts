@@ -14,6 +14,7 @@ import { mfaRoutes } from './routes/mfa.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
 import { settingsRoutes } from './routes/settings.js'
+import { signInRoutes } from './routes/signin.js'
 import { ssoRoutes } from './routes/sso.js'
 import { tokensRoutes } from './routes/tokens.js'
 
@@ -130,6 +131,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
   const api = new Hono()
     .route('/', authRoutes(deps))
     .route('/', ssoRoutes(deps))
+    .route('/', signInRoutes(deps))
     .route('/', tokensRoutes(deps))
     .route('/', mfaRoutes(deps))
     .route('/', introspectRoutes(deps))

@@ -13,7 +13,7 @@ export const REALM = 'flowadmin'
  * keep; it is data that `toResponse` turns into a Response.
  */
 export interface ErrorAnswer {
-  status: 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503 | 504
+  status: 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503 | 504
   headers?: Record<string, string>
   body: Record<string, unknown> | null
 }
@@ -25,7 +25,7 @@ export interface ErrorContext {
 
 /** The RFC 6749 §5.2 error body of the token and revoke endpoints. */
 export const oauthError = (
-  status: 400 | 413 | 429 | 503,
+  status: 400 | 403 | 413 | 429 | 503,
   error: string,
   description: string,
 ): ErrorAnswer => ({
@@ -126,6 +126,13 @@ const mapping: Mapping = {
     status: 409,
     body: { code: 'enrolment_not_found', message: 'No enrolment awaits a code; start one first' },
   }),
+  // The password grant, for a person who must give a second factor: it cannot ask for one.
+  mfa_required: () =>
+    oauthError(
+      403,
+      'mfa_required',
+      'This person must sign in with a second factor, which the password grant cannot ask for: people sign in on the sign-in page (/auth/signin, or an editor\'s "Sign in with flowadmin"); scripts and node-red-admin use an API token.',
+    ),
   invalid_code: () => adminError(400, 'invalid_code', 'The code is wrong, expired or used already'),
   // Installing and removing node modules: in every case nothing was changed.
   invalid_module_spec: (error) => adminError(400, 'invalid_request', error.message),

@@ -36,6 +36,9 @@ class Unresolved {
 /** The body schema of a description: `resolver` of hono-openapi, applied when the document is made. */
 export const schemaOf = (schema: v.GenericSchema): Schema => new Unresolved(schema) as unknown as Schema
 
+/** A short HTML page for a person in a browser (the sign-in and the pages around it). */
+export const htmlPage = (schema: v.GenericSchema): Content => ({ 'text/html': { schema: schemaOf(schema) } })
+
 /** `application/json` content of this valibot schema, with example values for request bodies. */
 export const json = (schema: v.GenericSchema, examples?: Record<string, Example>): Content => ({
   'application/json': { schema: schemaOf(schema), ...(examples === undefined ? {} : { examples }) },

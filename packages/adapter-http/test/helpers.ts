@@ -39,6 +39,10 @@ export interface WorldOptions {
   resourceServers?: Array<{ id: string; secret: string }>
   /** Fleet mode's options; absent: off. */
   fleet?: FleetOptions
+  /** Where `fleet` may have a person's authorization code sent (`GET /auth/authorize`); none by default. */
+  fleetRedirectUris?: string[]
+  /** Who must have a second factor (`adminAuth.secondFactor.require`); nobody by default. */
+  secondFactor?: AdminAuthOptions['secondFactor']
 }
 
 /**
@@ -69,8 +73,9 @@ export async function createWorld(options: WorldOptions = {}) {
             default: options.defaultPermissions ? { permissions: options.defaultPermissions } : undefined,
             sessionExpiryTime: options.sessionExpiryTime,
             loginQueue: options.loginQueue,
+            secondFactor: options.secondFactor,
             resourceServers: [
-              { id: 'fleet', secret: hasher.hash(FLEET_SECRET) },
+              { id: 'fleet', secret: hasher.hash(FLEET_SECRET), redirectUris: options.fleetRedirectUris },
               ...(options.resourceServers ?? []).map(({ id, secret }) => ({
                 id,
                 secret: hasher.hash(secret),

@@ -89,11 +89,17 @@ describe('the document lists every route, and only those', () => {
       .filter(({ operation }) => operation.security?.length === 0)
       .map(({ operation }) => operation.operationId)
     expect(open.sort()).toEqual([
+      'authorize',
       'getHealth',
       'getLoginScheme',
       'getOpenApiDocument',
       'getReadiness',
       'issueToken',
+      'signInCode',
+      'signInContinue',
+      'signInEnrol',
+      'signInPage',
+      'signInPassword',
     ])
   })
 
@@ -194,6 +200,162 @@ interface ExampleRequest {
  * request bodies use (a path parameter without that name takes its first example), in each media
  * type that has it; an operation without parameters or body is its bare request.
  */
+type Check = (method: string, path: string, res: Response | Promise<Response>) => Promise<void>
+
+/**
+ * Every step and refusal of flowadmin's sign-in page and of `GET /auth/authorize`, in worlds of
+ * their own (their throttle and store apart from the rest of the walk).
+ */
+async function signInPageChecks(check: Check): Promise<void> {
+  const redirect = 'https://nr.example/auth/strategy/callback'
+  const world = await createWorld({
+    fleetRedirectUris: [redirect],
+    loginQueue: { concurrency: 1, maxWaiting: 0, maxWaitingKnown: 0 },
+  })
+  const begin = async (path = '/auth/signin') => {
+    const res = await world.request(path)
+    const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    await check('GET', path, res)
+    return cookie
+  }
+  const post = (step: string, cookie: string, fields: Record<string, string>) =>
+    check(
+      'POST',
+      `/auth/signin${step}`,
+      world.request(`/auth/signin${step}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+        body: new URLSearchParams(fields).toString(),
+      }),
+    )
+  /** The hidden ticket of a page the step answers with. */
+  const ticketOf = async (step: string, cookie: string, fields: Record<string, string>) => {
+    const res = await world.request(`/auth/signin${step}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+      body: new URLSearchParams(fields).toString(),
+    })
+    const page = await res.text()
+    return { status: res.status, page, ticket: /name="ticket" value="([^"]*)"/.exec(page)?.[1] ?? '' }
+  }
+
+  // Begun (200), a return path elsewhere (400); signed in at once (303), wrong (401), no cookie (400).
+  const cookie = await begin()
+  await check(
+    'GET',
+    '/auth/signin?return_to=https://evil.example/',
+    world.request('/auth/signin?return_to=https://evil.example/'),
+  )
+  await post('', cookie, { username: 'admin', password: 'wrong' })
+  await post('', cookie, { username: 'admin', password: 'pw' })
+  await post('', '', { username: 'admin', password: 'pw' })
+
+  // A person with TOTP: the code step (200), a wrong code (401), the right one (303), spent (400).
+  const reader = await world.login('reader', 'read')
+  const principal = await world.core.authenticate(reader)
+  if (!principal.ok || principal.value.kind !== 'user') throw new Error('no principal')
+  const started = await world.core.mfa.startTotp(principal.value)
+  if (!started.ok) throw new Error(started.error.code)
+  const code = (offset = 0) => world.totp.codeAt(started.value.secret, world.clock.now() + offset)
+  await world.core.mfa.confirmTotp(principal.value, code(), null)
+  world.clock.advance(30_000)
+  const second = await begin()
+  await post('', second, { username: 'reader', password: 'pw' })
+  const step = await ticketOf('', second, { username: 'reader', password: 'pw' })
+  const wrong = await ticketOf('/code', second, { ticket: step.ticket, code: '000000' })
+  await post('/code', second, { ticket: step.ticket, code: code() })
+  await post('/code', second, { ticket: wrong.ticket, code: code() })
+  const other = await ticketOf('', second, { username: 'reader', password: 'pw' })
+  await post('/code', second, { ticket: other.ticket, code: '000000' })
+  // Wrong codes past the limit: throttled (429), nothing checked.
+  const third = await begin()
+  let ticket = (await ticketOf('', third, { username: 'reader', password: 'pw' })).ticket
+  for (let i = 0; i < 6; i++) ticket = (await ticketOf('/code', third, { ticket, code: '111111' })).ticket
+  await post('/code', third, { ticket, code: '111111' })
+  // Wrong passwords past the limit (429); the verification queue full (503).
+  for (let i = 0; i < 6; i++) await post('', third, { username: 'editor', password: 'x' })
+  const hold = holdVerifications(world.hasher)
+  const held = world.request('/auth/signin', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: third },
+    body: 'username=admin&password=x',
+  })
+  await hold.started
+  await post('', third, { username: 'admin', password: 'x' })
+  hold.restore()
+  await held
+
+  // The policy's enrolment: its page (200), a wrong first code (401), the codes (200), signed in (303).
+  const policy = await createWorld({ secondFactor: { require: 'everyone' } })
+  const policyRequest = (step: string, cookie: string, fields: Record<string, string>) =>
+    policy.request(`/auth/signin${step}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+      body: new URLSearchParams(fields).toString(),
+    })
+  const opened = await policy.request('/auth/signin')
+  const bound = (opened.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  const enrolPage = await policyRequest('', bound, { username: 'admin', password: 'pw' })
+  const enrolText = await enrolPage.clone().text()
+  await check('POST', '/auth/signin', enrolPage)
+  const enrolTicket = /name="ticket" value="([^"]*)"/.exec(enrolText)?.[1] ?? ''
+  const retried = await policyRequest('/enrol', bound, { ticket: enrolTicket, code: '000000' })
+  const retryText = await retried.clone().text()
+  await check('POST', '/auth/signin/enrol', retried)
+  const secret = /id="secret">([^<]+)</.exec(retryText)?.[1] ?? ''
+  const retryTicket = /name="ticket" value="([^"]*)"/.exec(retryText)?.[1] ?? ''
+  await check(
+    'POST',
+    '/auth/signin/enrol',
+    policyRequest('/enrol', bound, { ticket: 'spent', code: '000000' }),
+  )
+  const codes = await policyRequest('/enrol', bound, {
+    ticket: retryTicket,
+    code: policy.totp.codeAt(secret, policy.clock.now()),
+  })
+  const codesText = await codes.clone().text()
+  await check('POST', '/auth/signin/enrol', codes)
+  const finish = /name="ticket" value="([^"]*)"/.exec(codesText)?.[1] ?? ''
+  // Wrong first codes past the limit: throttled (429).
+  const readerPage = await (await policyRequest('', bound, { username: 'reader', password: 'pw' })).text()
+  let enrolling = /name="ticket" value="([^"]*)"/.exec(readerPage)?.[1] ?? ''
+  for (let i = 0; i < 5; i++) {
+    const page = await (await policyRequest('/enrol', bound, { ticket: enrolling, code: '000000' })).text()
+    enrolling = /name="ticket" value="([^"]*)"/.exec(page)?.[1] ?? ''
+  }
+  await check(
+    'POST',
+    '/auth/signin/enrol',
+    policyRequest('/enrol', bound, { ticket: enrolling, code: '000000' }),
+  )
+  await check('POST', '/auth/signin/continue', policyRequest('/continue', bound, { ticket: finish }))
+  await check('POST', '/auth/signin/continue', policyRequest('/continue', bound, { ticket: finish }))
+
+  // A resource server's request: the page (200), a PKCE problem back at its URI (302), unknown (400).
+  const authorize = (fields: Record<string, string>) =>
+    `/auth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: 'fleet',
+      redirect_uri: redirect,
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      state: 's',
+      ...fields,
+    })}`
+  await begin(authorize({}))
+  await check('GET', '/auth/authorize', world.request(authorize({ code_challenge_method: 'plain' })))
+  await check('GET', '/auth/authorize', world.request(authorize({ redirect_uri: 'https://evil.example/' })))
+
+  // Too many sign-ins under way from one address (429), and in all (503).
+  for (let i = 0; i < 100; i++) await world.request('/auth/signin')
+  await check('GET', '/auth/signin', world.request('/auth/signin'))
+  const stores = createMemoryStores()
+  const full = await createWorld({
+    stores: { ...stores, sso: { ...stores.sso, saveSignIn: async () => 'full' as const } },
+  })
+  await check('GET', '/auth/signin', full.request('/auth/signin'))
+}
+
 function examplesOf(base: string, template: string, operation: OperationObject): ExampleRequest[] {
   const parameters = operation.parameters ?? []
   const media = Object.entries(operation.requestBody?.content ?? {})
@@ -262,6 +424,7 @@ describe('the documented example requests', () => {
     test(`each answers as its summary says, with a documented status and body (${label})`, async () => {
       const world = await createWorld({
         ...options,
+        fleetRedirectUris: ['https://nodered.example/auth/strategy/callback'],
         app: { ...options.app, metrics: async () => EXPOSITION },
       })
       world.installer.publish(EXTRA)
@@ -322,6 +485,7 @@ describe('every response the app gives conforms to the document', () => {
     const form = { 'Content-Type': 'application/x-www-form-urlencoded' }
     const big = JSON.stringify({ enabled: false, padding: 'x'.repeat(3000) })
 
+    await signInPageChecks(check)
     await check('GET', '/auth/login', world.request('/auth/login'))
     await check('HEAD', '/auth/login', world.request('/auth/login', { method: 'HEAD' }))
     await check('GET', '/openapi.json', world.request('/openapi.json'))

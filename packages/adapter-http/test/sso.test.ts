@@ -24,7 +24,14 @@ const FLEET_BASIC = `Basic ${btoa('fleet:fleet-secret')}`
 const VERIFIER = 'dBjftJeZ4CVP-mJ0kn1_Hw6rCNBlTmh5uZaW2Yx52vo'
 const CHALLENGE = 'nF-WeNg1AWSxdD8mB442ntqo08DNc2v1tzWpInIV00Y'
 
-function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
+function world({
+  users = false,
+  ...options
+}: {
+  basePath?: string
+  ssoRedirectUri?: string
+  users?: boolean
+} = {}) {
   const fake = createFakeIdentityProvider()
   fake.signsIn('sub-ann', { preferred_username: 'ann', groups: ['admins'] }, 'sid-1')
   fake.logsOut('sub-ann', null)
@@ -44,6 +51,7 @@ function world(options: { basePath?: string; ssoRedirectUri?: string } = {}) {
     {
       adminAuth: {
         oidc: { label: 'Sign in with Example ID', permissions: { claim: 'groups', map: { admins: '*' } } },
+        ...(users && { users: [{ username: 'local', password: hasher.hash('pw'), permissions: '*' }] }),
         resourceServers: [
           { id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: [FLEET_REDIRECT] },
         ],
@@ -375,12 +383,58 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
         result.problems.map((problem) => `${result.operation} ${result.status}: ${problem}`),
       ),
     ).toEqual([])
+    // With users of its own, flowadmin shows its sign-in page instead (its provider button below).
+    const withUsers = world({ users: true })
+    const page = await withUsers.request(authorize())
+    checks.push(await validator.check('GET', `${ORIGIN}${authorize()}`, page))
+    expect(page.status).toBe(200)
     const produced = new Set(checks.map((result) => `${result.operation} ${result.status}`))
     for (const status of Object.keys(
       (document.paths['/auth/authorize'] as { get: { responses: object } }).get.responses,
     )) {
       expect(produced).toContain(`authorize ${status}`)
     }
+  })
+
+  test("flowadmin's page offers the provider beside the password: the button goes on there for the same destination", async () => {
+    const w = world({ users: true })
+    const document = (await (await w.request('/openapi.json')).json()) as OpenApiDocument
+    const validator = createResponseValidator(document)
+    const page = await w.request(authorize())
+    const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const html = await page.clone().text()
+    expect(html).toContain('<form method="post" action="/auth/signin/provider">')
+    expect(html).toContain('Sign in with Example ID</button>')
+    const press = (withCookie: string) =>
+      w.request('/auth/signin/provider', {
+        method: 'POST',
+        headers: { Cookie: withCookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: '',
+      })
+    const toProvider = await press(cookie)
+    expect(
+      (await validator.check('POST', `${ORIGIN}/auth/signin/provider`, toProvider.clone())).problems,
+    ).toEqual([])
+    expect(toProvider.status).toBe(303)
+    const providerCookie = (toProvider.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const state = new URL(toProvider.headers.get('location') ?? '').searchParams.get('state') ?? ''
+    // The page's sign-in is spent: pressing again finds nothing.
+    const again = await press(cookie)
+    expect(again.status).toBe(400)
+    expect((await validator.check('POST', `${ORIGIN}/auth/signin/provider`, again)).problems).toEqual([])
+    // The provider's answer goes back to the editor that asked, with its state.
+    const back = await w.request(`/auth/strategy/callback?code=c&state=${state}`, {
+      headers: { Cookie: providerCookie },
+    })
+    const location = new URL(back.headers.get('location') ?? '')
+    expect(`${location.origin}${location.pathname}`).toBe(FLEET_REDIRECT)
+    expect(location.searchParams.get('state')).toBe('xyz')
+    expect(location.searchParams.get('code')).toMatch(/^[\w-]{43}$/)
+    // Without users of its own, the console's page is the provider's: GET /auth/signin sends the browser there.
+    const only = world()
+    const straight = await only.request('/auth/signin')
+    expect(straight.status).toBe(302)
+    expect(straight.headers.get('location')).toMatch(/^https:\/\/id\.example\//)
   })
 
   /** A resource server's sign-in through the callback: the callback's answer. */

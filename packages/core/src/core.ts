@@ -1,4 +1,5 @@
 import { createFactors, type FactorError, type TotpEnrolment } from './auth/factors.js'
+import { createHandover, type SsoExchangeError } from './auth/handover.js'
 import { createLogin, type LoginError, type LoginRequest, type User } from './auth/login.js'
 import {
   createLoginQueue,
@@ -14,8 +15,8 @@ import {
   type ResourceServerActivity,
   type ResourceServerOptions,
 } from './auth/resource-servers.js'
-import { createSignIn } from './auth/sign-in.js'
-import { createSso, type SsoExchangeError, type SsoOptions } from './auth/sso.js'
+import { createSignIn, type SecondFactorPolicy } from './auth/sign-in.js'
+import { createSso, type SsoOptions, ssoSessionSeconds } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createFleet, type FleetOptions, fleetInstaller } from './fleet/fleet.js'
@@ -76,6 +77,12 @@ export interface AdminAuthOptions {
   loginQueue?: Partial<LoginQueueOptions> | undefined
   /** Programs that may ask about tokens (introspection) and check passwords for their users. */
   resourceServers?: readonly ResourceServerOptions[] | undefined
+  /**
+   * Who must have a second factor to sign in with a password: nobody (default), `everyone`, or
+   * whoever holds any of the listed permissions. Such people sign in on flowadmin's page (asked to
+   * enrol there when they have none); the password grant refuses them (`mfa_required`).
+   */
+  secondFactor?: { require: SecondFactorPolicy } | undefined
 }
 
 /** What a resource server presents: its id and secret (HTTP Basic). */
@@ -271,6 +278,17 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     sso: ssoOptions !== null,
     isResourceServer,
   })
+  const handover = createHandover({
+    store: ports.stores.sso,
+    tokens,
+    users,
+    clients,
+    clock,
+    random: ports.random ?? systemRandom,
+    digest,
+    events,
+    providerSessionSeconds: ssoOptions === null ? null : ssoSessionSeconds(ssoOptions, lifetime),
+  })
   const sso =
     ssoOptions === null || identityProvider === null
       ? null
@@ -285,7 +303,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
           events,
           options: ssoOptions,
           lifetime,
-          clients,
+          handover,
         })
   const inventory = createTokenInventory({
     tokens,
@@ -315,6 +333,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     events,
     clock,
     observer: ports.observer,
+    needsSecondFactor: (user) => signIn.needsSecondFactor(user),
   })
   const trail = createTrail(ports.stores.trail)
   const fleet =
@@ -335,11 +354,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     events,
   })
   const signIn = createSignIn({
-    checkPassword: (request, address) => login.checkPassword(request, address),
+    checkPassword: (request, address, client) => login.checkPassword(request, address, client),
     users,
     factors,
+    hasPasskey: async () => false,
+    policy: auth?.secondFactor?.require ?? 'none',
     store: ports.stores.factors,
-    tokens,
     digest,
     random: ports.random ?? systemRandom,
     clock,
@@ -476,13 +496,13 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       address: string,
       agent: string | null = null,
     ): Promise<Result<IssuedToken, ClientError | SsoExchangeError>> {
-      if (auth === null || client === null || sso === null) return err({ code: 'invalid_client' })
+      if (auth === null || client === null) return err({ code: 'invalid_client' })
       const authenticated = await resourceServers.authenticate(client.id, client.secret, address)
       if (!authenticated.ok) return authenticated
       if (request.clientId !== undefined && request.clientId !== client.id)
         return err({ code: 'invalid_client' })
       const { code, redirectUri, codeVerifier } = request
-      return sso.redeem(client.id, code, redirectUri, codeVerifier, address, agent)
+      return handover.redeem(client.id, code, redirectUri, codeVerifier, address, agent)
     },
 
     /**
@@ -674,6 +694,18 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     signIn: {
       password: signIn.password,
       secondFactor: signIn.secondFactor,
+      enrol: signIn.enrol,
+      finishEnrolment: signIn.finishEnrolment,
+      /** True when people may sign in with a password here (flowadmin has users of its own). */
+      hasUsers: () => users.size > 0,
+      /** Begins a sign-in on the page (see Handover.begin). */
+      begin: handover.begin,
+      /** Ends it with the person's one-time code (see Handover.complete). */
+      complete: handover.complete,
+      /** Takes it, to go on at the identity provider (see Handover.takeStarted). */
+      takeStarted: handover.takeStarted,
+      /** A console's one-time code traded for a session (see Handover.exchange). */
+      exchange: auth === null ? null : handover.exchange,
     },
 
     /**

@@ -53,6 +53,11 @@ export type DomainError =
   | { code: 'factor_exists' }
   /** No enrolment awaits a code (none began, or another one replaced it). */
   | { code: 'enrolment_not_found' }
+  /**
+   * The password was right, but the person must give a second factor, which the password grant
+   * cannot ask for: people sign in on flowadmin's sign-in page, scripts use an API token.
+   */
+  | { code: 'mfa_required' }
   /** A second factor's code was refused (wrong, expired or used already). Carries no detail. */
   | { code: 'invalid_code' }
   /** An install or removal that did not happen. */

@@ -7,6 +7,14 @@ export {
   RECOVERY_CODE_COUNT,
   type TotpEnrolment,
 } from './auth/factors.js'
+export {
+  type Handover,
+  type HandoverTarget,
+  ONE_TIME_CODE_MS,
+  SIGN_IN_BOUNDS,
+  SIGN_IN_MS,
+  type SsoExchangeError,
+} from './auth/handover.js'
 export type { Granted, LoginError, LoginRequest, User } from './auth/login.js'
 export {
   DEFAULT_LOGIN_QUEUE,
@@ -23,19 +31,18 @@ export type {
 } from './auth/resource-servers.js'
 export { grantScope, parsePermissionScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
 export {
+  type EnrolStep,
   type PasswordStep,
   SECOND_FACTOR_SECONDS,
+  type SecondFactorPolicy,
   type SecondFactorStep,
+  type VerifiedPerson,
 } from './auth/sign-in.js'
 export {
   DEFAULT_SSO_SESSION,
   DEFAULT_USERNAME_CLAIM,
-  ONE_TIME_CODE_MS,
   permissionsOfGroups,
-  SIGN_IN_BOUNDS,
-  SIGN_IN_MS,
   type Sso,
-  type SsoExchangeError,
   type SsoOptions,
   type SsoRefusal,
 } from './auth/sso.js'

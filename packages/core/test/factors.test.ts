@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest'
 const ADDRESS = '10.0.0.1'
 const STEP = 30_000
 
-function world({ totp = true } = {}) {
+function world({ totp = true, require = 'none' as 'none' | 'everyone' | string[] } = {}) {
   const clock = createFixedClock()
   const stores = createMemoryStores()
   const hasher = createPlainHasher()
@@ -36,6 +36,10 @@ function world({ totp = true } = {}) {
         users: [
           { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
           { username: 'alice', password: hasher.hash('pw'), permissions: 'read' },
+        ],
+        secondFactor: { require },
+        resourceServers: [
+          { id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: ['https://nr.example/cb'] },
         ],
       },
     },
@@ -237,12 +241,12 @@ describe('second factor: codes at sign-in', () => {
     clock.advance(900_000)
     const later = fakeTotp.codeAt(secret, clock.now())
     expect((await core.mfa.verify('alice', later, { clientId: null, address: '192.0.2.9' })).ok).toBe(true)
-    // Passwords are counted apart: alice's password still works.
-    const password = await core.login(
-      { grantType: 'password', clientId: 'service-admin', username: 'alice', password: 'pw', scope: 'read' },
+    // Passwords are counted apart: alice's password still works (and asks for her code).
+    const password = await core.signIn.password(
+      { clientId: 'service-admin', username: 'alice', password: 'pw' },
       '10.0.0.1',
     )
-    expect(password).toMatchObject({ ok: true })
+    expect(password).toMatchObject({ ok: true, value: { step: 'second_factor' } })
   })
 
   it('refuses every code of a person with no confirmed factor', async () => {
@@ -282,19 +286,13 @@ describe('second factor: removal', () => {
 })
 
 describe('sign-in in two steps', () => {
-  const passwordOf = (username: string) => ({
-    grantType: 'password',
-    clientId: 'service-admin',
-    username,
-    password: 'pw',
-    scope: username === 'admin' ? '*' : 'read',
-  })
+  const passwordOf = (username: string) => ({ clientId: 'service-admin', username, password: 'pw' })
 
-  it('gives a person without a second factor a token at once', async () => {
+  it('verifies a person without a second factor at once', async () => {
     const { core, events } = world()
     const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
-    if (!step.ok || step.value.step !== 'signed_in') throw new Error('not signed in')
-    expect((await core.authenticate(step.value.token.accessToken)).ok).toBe(true)
+    if (!step.ok || step.value.step !== 'verified') throw new Error('not signed in')
+    expect(step.value.person).toMatchObject({ user: { username: 'alice' }, method: 'password' })
     expect(events.ofType('login.succeeded')).toMatchObject([{ username: 'alice', address: ADDRESS }])
   })
 
@@ -307,6 +305,8 @@ describe('sign-in in two steps', () => {
     if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
     expect(step.value).toEqual({
       step: 'second_factor',
+      totp: true,
+      passkey: false,
       ticket: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       expiresIn: 300,
     })
@@ -317,10 +317,12 @@ describe('sign-in in two steps', () => {
 
     clock.advance(STEP)
     const code = fakeTotp.codeAt(secret, clock.now())
-    const done = await core.signIn.secondFactor(step.value.ticket, code, ADDRESS, 'Firefox')
-    if (done.step !== 'signed_in') throw new Error(done.step)
-    const principal = await core.authenticate(done.token.accessToken)
-    expect(principal).toMatchObject({ ok: true, value: { username: 'alice', permissions: ['read'] } })
+    const done = await core.signIn.secondFactor(step.value.ticket, code, ADDRESS)
+    if (done.step !== 'verified') throw new Error(done.step)
+    expect(done.person).toMatchObject({
+      user: { username: 'alice', permissions: ['read'] },
+      method: 'password_totp',
+    })
     expect(events.ofType('mfa.succeeded').at(-1)).toMatchObject({ username: 'alice', factor: 'totp' })
     expect(events.ofType('login.succeeded')).toHaveLength(succeededBefore + 1)
     expect(await core.signIn.secondFactor(step.value.ticket, code, ADDRESS)).toEqual({ step: 'expired' })
@@ -333,7 +335,7 @@ describe('sign-in in two steps', () => {
     const used = fakeTotp.codeAt(secret, clock.now())
     const first = await core.signIn.password(passwordOf('alice'), ADDRESS)
     if (!first.ok || first.value.step !== 'second_factor') throw new Error('no second factor asked')
-    expect((await core.signIn.secondFactor(first.value.ticket, used, ADDRESS)).step).toBe('signed_in')
+    expect((await core.signIn.secondFactor(first.value.ticket, used, ADDRESS)).step).toBe('verified')
 
     const second = await core.signIn.password(passwordOf('alice'), ADDRESS)
     if (!second.ok || second.value.step !== 'second_factor') throw new Error('no second factor asked')
@@ -347,7 +349,7 @@ describe('sign-in in two steps', () => {
     expect(await core.signIn.secondFactor(replayed.ticket, used, ADDRESS)).toEqual({ step: 'expired' })
     clock.advance(STEP)
     const fresh = await core.signIn.secondFactor(wrong.ticket, fakeTotp.codeAt(secret, clock.now()), ADDRESS)
-    expect(fresh.step).toBe('signed_in')
+    expect(fresh.step).toBe('verified')
   })
 
   it('takes a recovery code once, and refuses a sign-in past its time or whose user is gone', async () => {
@@ -359,7 +361,7 @@ describe('sign-in in two steps', () => {
       return step.value.ticket
     }
     const recovery = recoveryCodes[0] ?? ''
-    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('signed_in')
+    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('verified')
     expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('retry')
 
     const late = await ticketOf()
@@ -397,5 +399,126 @@ describe('sign-in in two steps', () => {
     }
     const throttled = await core.signIn.secondFactor(ticket, '000000', ADDRESS)
     expect(throttled).toMatchObject({ step: 'retry', error: { code: 'throttled' } })
+  })
+})
+
+describe('the password grant, for people with a second factor', () => {
+  const grant = (username: string) => ({
+    grantType: 'password',
+    clientId: 'service-admin',
+    username,
+    password: 'pw',
+    scope: 'read',
+  })
+
+  it('is refused (mfa_required) once the person has a factor, and audited; the wrong password stays wrong', async () => {
+    const { core, enrol, events } = world()
+    await enrol('alice')
+    expect(await core.login(grant('alice'), ADDRESS)).toEqual({ ok: false, error: { code: 'mfa_required' } })
+    expect(events.ofType('login.mfa_required')).toMatchObject([{ username: 'alice', address: ADDRESS }])
+    // A resource server checking its editor's login form is refused alike.
+    const asFleet = await core.loginAsClient(
+      { id: 'fleet', secret: 'fleet-secret' },
+      { ...grant('alice'), clientId: 'fleet' },
+      ADDRESS,
+    )
+    expect(asFleet).toEqual({ ok: false, error: { code: 'mfa_required' } })
+    // Nothing is learnt without the password.
+    expect(await core.login({ ...grant('alice'), password: 'nope' }, ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'invalid_credentials' },
+    })
+    // Someone without a factor is not concerned.
+    expect((await core.login({ ...grant('admin'), scope: '*' }, ADDRESS)).ok).toBe(true)
+  })
+
+  it('is refused to whoever the policy names, with or without a factor', async () => {
+    const admins = world({ require: ['*'] })
+    expect(await admins.core.login({ ...grant('admin'), scope: '*' }, ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'mfa_required' },
+    })
+    expect((await admins.core.login(grant('alice'), ADDRESS)).ok).toBe(true)
+    const everyone = world({ require: 'everyone' })
+    expect(await everyone.core.login(grant('alice'), ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'mfa_required' },
+    })
+  })
+})
+
+describe('the sign-in page: policy, enrolment and the handover', () => {
+  const passwordOf = (username: string) => ({ clientId: 'service-editor', username, password: 'pw' })
+
+  it('asks a person the policy names and who has no factor to enrol, then shows recovery codes, then signs in', async () => {
+    const { core, clock, fakeTotp, events } = world({ require: 'everyone' })
+    const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    if (!step.ok || step.value.step !== 'enrol') throw new Error('no enrolment asked')
+    expect(step.value.enrolment.secret).not.toBe('')
+    // A wrong first code: a new secret, a new ticket; the old ticket is spent.
+    const wrong = await core.signIn.enrol(step.value.ticket, '000000', ADDRESS)
+    if (wrong.step !== 'retry') throw new Error(wrong.step)
+    expect(wrong.enrolment.secret).not.toBe(step.value.enrolment.secret)
+    expect(await core.signIn.enrol(step.value.ticket, '000000', ADDRESS)).toEqual({ step: 'expired' })
+    clock.advance(STEP)
+    const enrolled = await core.signIn.enrol(
+      wrong.ticket,
+      fakeTotp.codeAt(wrong.enrolment.secret, clock.now()),
+      ADDRESS,
+    )
+    if (enrolled.step !== 'enrolled') throw new Error(enrolled.step)
+    expect(enrolled.recoveryCodes).toHaveLength(10)
+    expect(events.ofType('mfa.enrolled')).toMatchObject([{ username: 'alice' }])
+    const done = await core.signIn.finishEnrolment(enrolled.ticket, ADDRESS)
+    expect(done).toMatchObject({
+      step: 'verified',
+      person: { user: { username: 'alice' }, method: 'password_totp' },
+    })
+    expect(await core.signIn.finishEnrolment(enrolled.ticket, ADDRESS)).toEqual({ step: 'expired' })
+    // The next sign-in asks for the code.
+    const next = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    expect(next).toMatchObject({ ok: true, value: { step: 'second_factor', totp: true } })
+  })
+
+  it("hands a console's code to the browser that began the sign-in, worth the user's rights when traded", async () => {
+    const { core, stores } = world()
+    const exchange = core.signIn.exchange
+    if (exchange === null) throw new Error('no handover')
+    const begun = await core.signIn.begin('/', null, ADDRESS)
+    if (!begun.ok) throw new Error(begun.error)
+    const owner = {
+      username: 'alice',
+      permissions: ['read'],
+      fingerprint: '',
+      method: 'password_totp' as const,
+    }
+    const done = await core.signIn.complete(begun.value, owner, ADDRESS)
+    if (!done.ok) throw new Error(done.error)
+    expect(done.value).toMatchObject({ returnTo: '/', authorization: null })
+    // The sign-in is taken: a second completion finds nothing.
+    expect(await core.signIn.complete(begun.value, owner, ADDRESS)).toEqual({ ok: false, error: 'expired' })
+    expect((await exchange('another-browser', done.value.code, 'service-editor', ADDRESS, null)).ok).toBe(
+      false,
+    )
+    const again = await core.signIn.begin('/', null, ADDRESS)
+    if (!again.ok) throw new Error(again.error)
+    const code = await core.signIn.complete(again.value, owner, ADDRESS)
+    if (!code.ok) throw new Error(code.error)
+    const issued = await exchange(again.value, code.value.code, 'service-editor', ADDRESS, null)
+    if (!issued.ok) throw new Error(issued.error.message)
+    const principal = await core.authenticate(issued.value.accessToken)
+    expect(principal).toMatchObject({ ok: true, value: { username: 'alice', permissions: ['read'] } })
+    expect(await stores.tokens.list('alice')).toHaveLength(1)
+    // A code of a user removed meanwhile is worth nothing.
+    const third = await core.signIn.begin('/', null, ADDRESS)
+    if (!third.ok) throw new Error(third.error)
+    const late = await core.signIn.complete(third.value, owner, ADDRESS)
+    if (!late.ok) throw new Error(late.error)
+    await core.setUsers([])
+    expect(await exchange(third.value, late.value.code, 'service-editor', ADDRESS, null)).toEqual({
+      ok: false,
+      error: { code: 'invalid_grant', message: 'The code is unknown, used or expired: sign in again' },
+    })
+    expect(await stores.tokens.list('alice')).toHaveLength(0)
   })
 })

@@ -10,6 +10,7 @@ const instance: Actor = { username: null, clientId: 'fleet', address: '10.0.0.9'
 /** One event of each type that records something refused or failed. */
 const failures: DomainEvent[] = [
   { type: 'login.failed', at: 1, ...actor },
+  { type: 'login.mfa_required', at: 1, ...actor },
   { type: 'login.throttled', at: 1, retryAfter: 5, ...actor },
   { type: 'login.shed', at: 1, retryAfter: 5, ...actor },
   { type: 'permission.denied', at: 1, permission: 'flows.write', ...actor },

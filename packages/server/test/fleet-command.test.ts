@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { requireBuild } from './cli-process.js'
 import { freePort } from './node-red-process.js'
-import { createCookieJar, walkSignIn } from './oidc-provider.js'
+import { browse, createCookieJar, walkSignIn } from './oidc-provider.js'
 import { type ProgramRun, runProgram, stopGroups, until } from './program-process.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -136,10 +136,20 @@ describe('pnpm start:fleet', () => {
     const [editor] = fleet.editors as [string]
     expect(await (await fetch(`${editor}/auth/login`)).json()).toEqual({
       type: 'strategy',
-      prompts: [{ type: 'button', label: 'Sign in with the demo provider', url: 'auth/strategy' }],
+      prompts: [{ type: 'button', label: 'Sign in with flowadmin', url: 'auth/strategy' }],
     })
     const jar = createCookieJar()
-    const walked = await walkSignIn(jar, `${editor}/auth/strategy`, 'grace', (url) =>
+    // The editor's button leads to flowadmin's sign-in page, whose provider button goes on there.
+    const page = await walkSignIn(jar, `${editor}/auth/strategy`, 'grace', () => false)
+    expect(page.url.startsWith(`${fleet.flowadmin}/auth/authorize?`)).toBe(true)
+    expect(await page.res.text()).toContain('Sign in with the demo provider</button>')
+    const pressed = await browse(jar, `${fleet.flowadmin}/auth/signin/provider`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: '',
+    })
+    expect(pressed.status).toBe(303)
+    const walked = await walkSignIn(jar, pressed.headers.get('location') ?? '', 'grace', (url) =>
       url.startsWith(`${editor}/?`),
     )
     const token = new URL(walked.url).searchParams.get('access_token') ?? ''

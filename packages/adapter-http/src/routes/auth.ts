@@ -111,14 +111,14 @@ async function exchangeCode(
   code: string | undefined,
   clientId: string | undefined,
 ): Promise<Response> {
-  if (deps.core.sso === null)
-    return toResponse(oauthError(400, 'unsupported_grant_type', 'No single sign-on here'))
+  const exchange = deps.core.signIn.exchange
+  if (exchange === null) return toResponse(oauthError(400, 'unsupported_grant_type', 'No sign-in here'))
   if (code === undefined || code === '')
     return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: code'))
   if (clientId === undefined || clientId === '')
     return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: client_id'))
   const agent = describeUserAgent(c.req.header('user-agent'))
-  const result = await deps.core.sso.exchange(bindingOf(c), code, clientId, deps.clientAddress(c), agent)
+  const result = await exchange(bindingOf(c), code, clientId, deps.clientAddress(c), agent)
   c.header('Set-Cookie', clearBinding(c, deps))
   if (!result.ok) {
     const answer = oauthError(400, 'invalid_grant', result.error.message)
@@ -281,7 +281,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
       // A resource server authenticates itself (HTTP Basic): checking a password for its own
       // users, or trading the code of a person who signed in through flowadmin.
       const authorization = c.req.header('authorization')
-      if (grant_type === 'authorization_code' && core.sso !== null) {
+      if (grant_type === 'authorization_code' && core.authEnabled) {
         return /^basic\b/i.test(authorization ?? '')
           ? redeemCode(c, deps, fields.output)
           : exchangeCode(c, deps, code, client_id)

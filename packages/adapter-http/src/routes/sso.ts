@@ -1,12 +1,13 @@
-import type { AuthorizationRequest, SsoRefusal } from '@flowadmin/core'
+import type { SsoRefusal } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import { getCookie } from 'hono/cookie'
 import * as v from 'valibot'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, oauthBodyError, oauthError, toResponse } from '../errors.js'
-import { describe, NO_STORE_HEADERS, oauthErrorContent, schemaOf, use } from '../openapi.js'
+import { describe, htmlPage, NO_STORE_HEADERS, oauthErrorContent, use } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
+import { messagePage } from '../sign-in-page.js'
 import { noStore } from './auth.js'
 
 // Single sign-on with the organisation's OpenID provider, in Node-RED's words: `/auth/strategy`
@@ -18,7 +19,7 @@ import { noStore } from './auth.js'
 /** The cookie that binds a sign-in to the browser that started it. */
 export const SSO_COOKIE = 'flowadmin_sso'
 /** Seconds the binding cookie lives: as long as a sign-in may take. */
-const COOKIE_SECONDS = 600
+export const COOKIE_SECONDS = 600
 /** The fragment parameter that carries the one-time code to the console. */
 export const SSO_CODE_FRAGMENT = 'sso_code'
 
@@ -32,7 +33,7 @@ const LogoutRequestSchema = v.object(
   'Invalid request: the body must be a form',
 )
 
-const STATUS_OF: Record<SsoRefusal['reason'], 400 | 403 | 429 | 503> = {
+export const STATUS_OF: Record<SsoRefusal['reason'], 400 | 403 | 429 | 503> = {
   invalid: 400,
   refused: 403,
   no_username: 403,
@@ -43,7 +44,7 @@ const STATUS_OF: Record<SsoRefusal['reason'], 400 | 403 | 429 | 503> = {
   busy: 503,
 }
 
-const TITLE_OF: Record<SsoRefusal['reason'], string> = {
+export const TITLE_OF: Record<SsoRefusal['reason'], string> = {
   invalid: 'Sign-in failed',
   refused: 'Sign-in refused',
   no_username: 'Sign-in refused',
@@ -58,7 +59,7 @@ const TITLE_OF: Record<SsoRefusal['reason'], string> = {
  * The error a refused sign-in is told to the resource server that asked for it, at its redirect
  * URI (RFC 6749 §4.1.2.1): the provider cannot be reached now, or flowadmin denies it.
  */
-const OAUTH_ERROR_OF: Record<SsoRefusal['reason'], 'temporarily_unavailable' | 'access_denied'> = {
+export const OAUTH_ERROR_OF: Record<SsoRefusal['reason'], 'temporarily_unavailable' | 'access_denied'> = {
   unavailable: 'temporarily_unavailable',
   too_many: 'temporarily_unavailable',
   busy: 'temporarily_unavailable',
@@ -69,37 +70,12 @@ const OAUTH_ERROR_OF: Record<SsoRefusal['reason'], 'temporarily_unavailable' | '
   no_permissions: 'access_denied',
 }
 
-/** Seconds to wait before trying again: the provider's outage, or sign-ins that must end first. */
-const RETRY_AFTER_OF = { 429: 60, 503: 30 } as const
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
-
 /** A short page for the person in the browser: what happened and the way back. No script. */
-function page(status: number, title: string, message: string, back: string): Response {
-  const body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>${escapeHtml(title)} – flowadmin</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem">
-<h1>${escapeHtml(title)}</h1>
-<p id="message">${escapeHtml(message)}</p>
-<p><a href="${escapeHtml(back)}">Back to the console</a></p>
-</body></html>
-`
-  return new Response(body, {
-    status,
-    headers: {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
-      'Cache-Control': 'no-store',
-      Pragma: 'no-cache',
-      'X-Content-Type-Options': 'nosniff',
-      ...((status === 503 || status === 429) && { 'Retry-After': String(RETRY_AFTER_OF[status]) }),
-    },
-  })
-}
+const page = (status: number, title: string, message: string, back: string): Response =>
+  messagePage(status, title, message, { href: back, label: 'Back to the console' })
 
 /** A short HTML page for the person in the browser. */
-const HTML = { 'text/html': { schema: schemaOf(v.string()) } }
+const HTML = htmlPage(v.string())
 
 /**
  * Where a sign-in may return to: a path of this service below its root, nothing that a browser
@@ -126,7 +102,7 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 const MAX_STATE = 1024
 
 /** The query of an authorization request, as the OpenAPI document shows it. */
-const AUTHORIZE_EXAMPLE = {
+export const AUTHORIZE_EXAMPLE = {
   response_type: 'code',
   client_id: 'fleet',
   redirect_uri: 'https://nodered.example/auth/strategy/callback',
@@ -136,17 +112,21 @@ const AUTHORIZE_EXAMPLE = {
 }
 
 /** A query parameter given once, or undefined (absent, or repeated: RFC 6749 §3.1). */
-function single(c: Context, name: string): string | undefined {
+export function single(c: Context, name: string): string | undefined {
   const values = c.req.queries(name)
   return values?.length === 1 ? values[0] : undefined
 }
 
 /** The client's redirect URI with `params` added to its query (RFC 6749 §4.1.2). */
-function redirectTo(redirectUri: string, params: Record<string, string | null>): Response {
+export function redirectTo(
+  redirectUri: string,
+  params: Record<string, string | null>,
+  status: 302 | 303 = 302,
+): Response {
   const url = new URL(redirectUri)
   for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.set(name, value)
   return new Response(null, {
-    status: 302,
+    status,
     headers: {
       Location: url.href,
       'Cache-Control': 'no-store',
@@ -160,7 +140,7 @@ function redirectTo(redirectUri: string, params: Record<string, string | null>):
  * The parts of an authorization request that, when wrong, are told to the client at its redirect
  * URI (RFC 6749 §4.1.2.1): the response type, PKCE S256 (required), the state's length.
  */
-function authorizationProblem(c: Context): { error: string; description: string } | null {
+export function authorizationProblem(c: Context): { error: string; description: string } | null {
   if (single(c, 'response_type') !== 'code')
     return { error: 'unsupported_response_type', description: 'response_type must be code' }
   if (
@@ -181,7 +161,7 @@ function authorizationProblem(c: Context): { error: string; description: string 
 }
 
 /** The sign-in cookie: HttpOnly, SameSite=Lax (it must come back from the provider's redirect), Secure on https. */
-function bindingCookie(value: string, maxAge: number, basePath: string, secure: boolean): string {
+export function bindingCookie(value: string, maxAge: number, basePath: string, secure: boolean): string {
   return `${SSO_COOKIE}=${value}; Path=${basePath}/auth; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
 }
 
@@ -189,18 +169,48 @@ function bindingCookie(value: string, maxAge: number, basePath: string, secure: 
 export const bindingOf = (c: Context): string | null => getCookie(c, SSO_COOKIE) ?? null
 
 /** The redirect URI: the settings', else the origin the browser used below this service's root. */
-const redirectUriOf = (c: Context, deps: RouteDeps): string =>
+export const redirectUriOf = (c: Context, deps: RouteDeps): string =>
   deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${deps.basePath}/auth/strategy/callback`
 
 /**
  * Whether the sign-in cookie is Secure: when the browser comes back from the provider over https,
  * as the redirect URI says (behind a proxy that ends TLS, the request itself may be http).
  */
-const secureBinding = (c: Context, deps: RouteDeps): boolean => redirectUriOf(c, deps).startsWith('https:')
+export const secureBinding = (c: Context, deps: RouteDeps): boolean =>
+  redirectUriOf(c, deps).startsWith('https:')
 
 /** A Set-Cookie that removes the sign-in cookie (after the exchange), as it was set. */
 export const clearBinding = (c: Context, deps: RouteDeps): string =>
   bindingCookie('', 0, deps.basePath, secureBinding(c, deps))
+
+/**
+ * A refused sign-in: back to the resource server that asked for it, with the error and its state,
+ * when there is one (its redirect URI was checked); else a page for the person.
+ */
+export const ssoRefusal = (error: SsoRefusal, home: string, authorization = error.authorization): Response =>
+  authorization === undefined
+    ? page(STATUS_OF[error.reason], TITLE_OF[error.reason], error.message, home)
+    : redirectTo(authorization.redirectUri, {
+        error: OAUTH_ERROR_OF[error.reason],
+        error_description: error.message,
+        state: authorization.state,
+      })
+
+/** To the provider, the browser bound to its pending sign-in by a cookie. */
+export const toProvider = (
+  c: Context,
+  deps: RouteDeps,
+  started: { url: string; binding: string },
+): Response =>
+  new Response(null, {
+    status: 302,
+    headers: {
+      Location: started.url,
+      'Set-Cookie': bindingCookie(started.binding, COOKIE_SECONDS, deps.basePath, secureBinding(c, deps)),
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+    },
+  })
 
 /** `/auth/strategy`, its callback and back-channel logout, when `adminAuth.oidc` is set. */
 export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
@@ -208,30 +218,8 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
   const sso = deps.core.sso
   if (sso === null) return routes
   const home = `${deps.basePath}/`
-  /**
-   * A refused sign-in: back to the resource server that asked for it, with the error and its
-   * state, when there is one (its redirect URI was checked); else a page for the person.
-   */
   const refusal = (error: SsoRefusal, authorization = error.authorization) =>
-    authorization === undefined
-      ? page(STATUS_OF[error.reason], TITLE_OF[error.reason], error.message, home)
-      : redirectTo(authorization.redirectUri, {
-          error: OAUTH_ERROR_OF[error.reason],
-          error_description: error.message,
-          state: authorization.state,
-        })
-
-  /** To the provider, the browser bound to its pending sign-in by a cookie. */
-  const toProvider = (c: Context, started: { url: string; binding: string }) =>
-    new Response(null, {
-      status: 302,
-      headers: {
-        Location: started.url,
-        'Set-Cookie': bindingCookie(started.binding, COOKIE_SECONDS, deps.basePath, secureBinding(c, deps)),
-        'Cache-Control': 'no-store',
-        'X-Content-Type-Options': 'nosniff',
-      },
-    })
+    ssoRefusal(error, home, authorization)
 
   routes.get(
     '/auth/strategy',
@@ -273,69 +261,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (problem !== null) return page(400, 'Sign-in failed', problem, home)
       const started = await sso.begin(redirectUriOf(c, deps), returnTo, deps.clientAddress(c))
       if (!started.ok) return refusal(started.error)
-      return toProvider(c, started.value)
-    },
-  )
-
-  routes.get(
-    '/auth/authorize',
-    describe({
-      operationId: 'authorize',
-      summary: 'A resource server signs a person in through flowadmin',
-      description:
-        'OAuth 2.0 authorization endpoint (RFC 6749 §4.1, PKCE S256 required) for resource servers (a Node-RED editor through `@flowadmin/node-red`): ' +
-        '`client_id` must be a resource server and `redirect_uri` exactly one of its `redirectUris`, else an HTML page and nothing is sent anywhere. ' +
-        'Past that check, every error goes back to `redirect_uri` with `error`, `error_description` and `state` (RFC 6749 §4.1.2.1). ' +
-        'The person then signs in with the identity provider, and the callback sends the browser to `redirect_uri?code=…&state=…`; the code is traded at `POST /auth/token` (`authorization_code`, HTTP Basic, `redirect_uri`, `code_verifier`).',
-      tags: ['auth'],
-      security: [],
-      parameters: Object.entries(AUTHORIZE_EXAMPLE).map(([name, value]) => ({
-        name,
-        in: 'query' as const,
-        required: name !== 'state',
-        schema: { type: 'string' as const },
-        examples: { signIn: { summary: 'A Node-RED editor’s sign-in', value } },
-      })),
-      responses: {
-        302: {
-          description:
-            'To the provider; or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`, or `temporarily_unavailable` when the provider cannot be reached or too many sign-ins are under way), `error_description` and `state`.',
-        },
-        400: {
-          description: 'An unknown client, or a redirect URI not registered for it (an HTML page).',
-          content: HTML,
-        },
-      },
-    }),
-    async (c) => {
-      const clientId = single(c, 'client_id') ?? ''
-      const redirectUri = single(c, 'redirect_uri') ?? ''
-      if (!deps.core.redirectRegistered(clientId, redirectUri)) {
-        const shown = (text: string) => JSON.stringify(text.slice(0, 200))
-        return page(
-          400,
-          'Sign-in refused',
-          `The redirect URI ${shown(redirectUri)} is not registered for the client ${shown(clientId)}, so nothing is sent to it. An administrator registers it in adminAuth.resourceServers[].redirectUris (exactly).`,
-          home,
-        )
-      }
-      const problem = authorizationProblem(c)
-      const state = single(c, 'state') ?? null
-      if (problem !== null)
-        return redirectTo(redirectUri, {
-          error: problem.error,
-          error_description: problem.description,
-          state,
-        })
-      const authorization: AuthorizationRequest = {
-        clientId,
-        redirectUri,
-        codeChallenge: single(c, 'code_challenge') as string,
-        state,
-      }
-      const started = await sso.begin(redirectUriOf(c, deps), home, deps.clientAddress(c), authorization)
-      if (!started.ok) return refusal(started.error, authorization)
-      return toProvider(c, started.value)
+      return toProvider(c, deps, started.value)
     },
   )
 

@@ -1,5 +1,6 @@
-// `pnpm start:fleet --sso` in Chromium, as a newcomer tries it: the first editor's "Sign in with …"
-// goes through flowadmin and the local provider's development login page, the second editor signs
+// `pnpm start:fleet --sso` in Chromium, as a newcomer tries it: the first editor's "Sign in with
+// flowadmin" goes to flowadmin's sign-in page, whose provider button leads to the local provider's
+// development login page, the second editor signs
 // in with the same person without a second login, and both editors load. All on 127.0.0.1, offline.
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -8,7 +9,9 @@ import { type ProgramRun, runProgram, stopGroups } from '../../../server/test/pr
 import { launch, open } from './harness.js'
 
 const ROOT = new URL('../../../../', import.meta.url).pathname
-const LABEL = 'Sign in with the demo provider'
+/** The editors' button, to flowadmin's sign-in page; and the provider's button there. */
+const LABEL = 'Sign in with flowadmin'
+const PROVIDER_LABEL = 'Sign in with the demo provider'
 
 let browser: Browser
 let fleet: ProgramRun
@@ -56,6 +59,8 @@ async function signIn(
   const button = page.getByRole('link', { name: LABEL }).or(page.getByRole('button', { name: LABEL }))
   await button.first().waitFor({ state: 'visible', timeout: 20_000 })
   await button.first().click()
+  // flowadmin's page: its users' password, or the provider.
+  await page.getByRole('button', { name: PROVIDER_LABEL }).click()
   await atProvider(page)
   await page.waitForURL((url) => url.origin === editor && url.search === '', { timeout: 15_000 })
   await page.locator('#red-ui-header-button-deploy').waitFor({ state: 'visible', timeout: 30_000 })

@@ -29,6 +29,7 @@ export type LoginError = Extract<
       | 'unsupported_grant_type'
       | 'invalid_scope'
       | 'invalid_credentials'
+      | 'mfa_required'
       | 'throttled'
       | 'temporarily_unavailable'
   }
@@ -44,6 +45,11 @@ export interface LoginDeps {
   events: EventSink
   clock: Clock
   observer?: CoreObserver | undefined
+  /**
+   * Whether the person must give a second factor (they have one, or the policy says so): the
+   * password grant, which cannot ask for it, then issues nothing.
+   */
+  needsSecondFactor?: ((user: User) => Promise<boolean>) | undefined
 }
 
 /** What a verified login is granted: its session is issued once the attempt has ended. */
@@ -71,6 +77,7 @@ export function createLogin({
   events,
   clock,
   observer,
+  needsSecondFactor,
 }: LoginDeps) {
   /**
    * The OAuth2 password grant. Order matters: shape errors first (they reveal nothing), then the
@@ -90,6 +97,16 @@ export function createLogin({
     const verified = await checkPassword(request, address, authenticatedClient)
     if (!verified.ok) return verified
     const { user, clientId: client, scope: granted } = verified.value
+    if (needsSecondFactor !== undefined && (await needsSecondFactor(user))) {
+      events.emit({
+        type: 'login.mfa_required',
+        at: clock.now(),
+        username: user.username,
+        clientId: client,
+        address,
+      })
+      return err({ code: 'mfa_required' })
+    }
     // A resource server's login gives a token for that server alone; any other, for flowadmin.
     const audience = authenticatedClient ?? FLOWADMIN_AUDIENCE
     const issued = await tokens.issue(user, client, granted, address, agent, undefined, audience)

@@ -1,9 +1,17 @@
 import { ok, type Result } from '../errors.js'
-import type { Clock, Digest, EventSink, FactorStore, RandomSource } from '../ports/index.js'
+import type {
+  Clock,
+  Digest,
+  EventSink,
+  FactorStore,
+  LocalSignInMethod,
+  PasswordPassed,
+  RandomSource,
+} from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
-import type { IssuedToken, Tokens } from '../tokens/tokens.js'
-import type { FactorError, Factors } from './factors.js'
+import type { FactorError, Factors, TotpEnrolment } from './factors.js'
 import type { Granted, LoginError, LoginRequest, User } from './login.js'
+import { hasPermission } from './permissions.js'
 
 /** Seconds a person has to give their second factor once their password was right. */
 export const SECOND_FACTOR_SECONDS = 300
@@ -11,98 +19,148 @@ export const SECOND_FACTOR_SECONDS = 300
 /** Random bytes of a ticket: what holds a sign-in between its password and its code. */
 const TICKET_BYTES = 32
 
-/** The first step: a token, or a ticket for the second factor the person has. */
+/**
+ * Who must have a second factor to sign in with a password (`adminAuth.mfa.require`): nobody
+ * (`none`), everyone, or whoever holds any of these permissions (`["*"]`: the administrators).
+ */
+export type SecondFactorPolicy = 'none' | 'everyone' | readonly string[]
+
+/** A person whose sign-in is complete: who, and how they proved it. */
+export interface VerifiedPerson {
+  user: User
+  method: LocalSignInMethod
+}
+
+/** What a sign-in waits with between two steps: the ticket its page holds, and the time left. */
+interface Parked {
+  ticket: string
+  expiresIn: number
+}
+
+/** The first step: the person, or what they must do next. */
 export type PasswordStep =
-  | { step: 'signed_in'; token: IssuedToken }
-  | { step: 'second_factor'; ticket: string; expiresIn: number }
+  | { step: 'verified'; person: VerifiedPerson }
+  /** The person has a second factor: a code (`totp`), or a passkey instead (`passkey`). */
+  | ({ step: 'second_factor'; totp: boolean; passkey: boolean } & Parked)
+  /** The policy says the person must have a second factor and they have none: enrol one now. */
+  | ({ step: 'enrol'; enrolment: TotpEnrolment } & Parked)
 
 /** The second step. */
 export type SecondFactorStep =
-  | { step: 'signed_in'; token: IssuedToken }
+  | { step: 'verified'; person: VerifiedPerson }
   /** The code was refused (wrong, replayed, throttled): the same sign-in goes on with a new ticket. */
-  | { step: 'retry'; ticket: string; expiresIn: number; error: FactorError }
+  | ({ step: 'retry'; error: FactorError } & Parked)
   /** No such sign-in now (unknown, used, past its time, or its user gone): start with the password again. */
   | { step: 'expired' }
 
+/** The enrolment a sign-in asked for (see PasswordStep `enrol`). */
+export type EnrolStep =
+  /** Enrolled: the recovery codes to show once, and the ticket that finishes the sign-in. */
+  | ({ step: 'enrolled'; recoveryCodes: string[] } & Parked)
+  /** The code was refused: a new secret to scan, with a new ticket. */
+  | ({ step: 'retry'; error: FactorError; enrolment: TotpEnrolment } & Parked)
+  | { step: 'expired' }
+
+/** What a ticket is for: a code, an enrolment's first code, or finishing after an enrolment. */
+type TicketKind = 'code' | 'enrol' | 'enrolled'
+
 export interface SignInDeps {
-  checkPassword: (request: LoginRequest, address: string) => Promise<Result<Granted, LoginError>>
+  /** The password grant's checks; `client` is accepted as the request's client. */
+  checkPassword: (
+    request: LoginRequest,
+    address: string,
+    client: string,
+  ) => Promise<Result<Granted, LoginError>>
   users: ReadonlyMap<string, User>
   factors: Factors
+  /** Whether the person has a passkey (they may then use it instead of a code). */
+  hasPasskey: (username: string) => Promise<boolean>
+  policy: SecondFactorPolicy
   store: FactorStore
-  tokens: Tokens
   digest: Digest
   random: RandomSource
   clock: Clock
   events: EventSink
 }
 
+/** Whether `policy` says a person with these permissions must have a second factor. */
+export const policyRequires = (policy: SecondFactorPolicy, user: User): boolean =>
+  policy === 'everyone' ||
+  (policy !== 'none' && policy.some((permission) => hasPermission(user.permissions, permission)))
+
 /**
- * A person's sign-in in two steps, for flowadmin's own sign-in page: the password, then, for a
- * person with a second factor, a code. Between them the sign-in waits in the store under a hash
- * of its ticket, for SECOND_FACTOR_SECONDS, and each ticket is taken once, so any instance sharing
- * the store may take the second step, and a ticket never serves twice.
+ * A person's sign-in on flowadmin's own page, in steps: the password, then, for a person with a
+ * second factor, a code (or their passkey, which signs in alone), or, for a person the policy
+ * says must have one and who has none, an enrolment. Between steps the sign-in waits in the store
+ * under a hash of its ticket, for SECOND_FACTOR_SECONDS from the password, and each ticket is
+ * taken once, so any instance sharing the store may take the next step and a ticket never serves
+ * twice. The result is a verified person; the caller hands out the one-time code.
  */
 export function createSignIn(deps: SignInDeps) {
-  const { store, tokens, digest, random, clock, events } = deps
-  const keyOf = (ticket: string) => digest.sha256(`sign-in\n${ticket}`)
+  const { store, factors, digest, random, clock, events } = deps
+  const keyOf = (kind: TicketKind, ticket: string) => digest.sha256(`sign-in:${kind}\n${ticket}`)
 
-  const park = async (
-    granted: Omit<Granted, 'user'> & { username: string },
-    address: string,
-    agent: string | null,
-    createdAt: number,
-    expiresAt: number,
-  ) => {
+  const park = async (kind: TicketKind, passed: PasswordPassed): Promise<Parked> => {
     const ticket = base64url(random.bytes(TICKET_BYTES))
-    await store.savePendingSignIn(await keyOf(ticket), {
-      username: granted.username,
-      clientId: granted.clientId,
-      scope: granted.scope,
-      address,
-      agent,
-      createdAt,
-      expiresAt,
-    })
-    return { ticket, expiresIn: Math.max(1, Math.ceil((expiresAt - clock.now()) / 1000)) }
+    await store.savePendingSignIn(await keyOf(kind, ticket), passed)
+    return { ticket, expiresIn: Math.max(1, Math.ceil((passed.expiresAt - clock.now()) / 1000)) }
   }
 
-  const issue = async (
-    user: User,
-    clientId: string,
-    scope: string[],
-    address: string,
-    agent: string | null,
-  ) => {
-    const token = await tokens.issue(user, clientId, scope, address, agent)
-    events.emit({ type: 'login.succeeded', at: clock.now(), username: user.username, clientId, address })
-    return token
+  /** The waiting sign-in of `ticket`, taken, with its user now; null when there is none. */
+  const take = async (
+    kind: TicketKind,
+    ticket: string,
+  ): Promise<{ passed: PasswordPassed; user: User } | null> => {
+    if (ticket.length === 0 || ticket.length > 64) return null
+    const passed = await store.takePendingSignIn(await keyOf(kind, ticket), clock.now())
+    const user = passed === null ? undefined : deps.users.get(passed.username)
+    return passed === null || user === undefined ? null : { passed, user }
   }
+
+  const verified = (user: User, clientId: string, address: string, method: LocalSignInMethod) => {
+    events.emit({ type: 'login.succeeded', at: clock.now(), username: user.username, clientId, address })
+    return { step: 'verified' as const, person: { user, method } }
+  }
+
+  /** A new TOTP secret for a person who must enrol; refused when none can be made here. */
+  const enrolment = async (username: string): Promise<Result<TotpEnrolment, FactorError>> =>
+    factors.startTotp(username)
 
   return {
     /**
-     * The password, checked as the password grant checks it (throttle, queue, one verification).
-     * A person with a confirmed second factor gets a ticket instead of a token.
+     * The password, checked as the password grant checks it (throttle, queue, one verification),
+     * for `clientId` (the resource server that asked for the sign-in, or the console's client).
      */
     async password(
-      request: LoginRequest,
+      fields: { username: string; password: string; clientId: string },
       address: string,
       agent: string | null = null,
-    ): Promise<Result<PasswordStep, LoginError>> {
-      const verified = await deps.checkPassword(request, address)
-      if (!verified.ok) return verified
-      const { user, clientId, scope } = verified.value
-      if (!(await deps.factors.required(user.username))) {
-        return ok({ step: 'signed_in', token: await issue(user, clientId, scope, address, agent) })
-      }
+    ): Promise<Result<PasswordStep, LoginError | FactorError>> {
+      const checked = await deps.checkPassword(
+        { grantType: 'password', scope: '', ...fields },
+        address,
+        fields.clientId,
+      )
+      if (!checked.ok) return checked
+      const { user, clientId, scope } = checked.value
       const now = clock.now()
-      const parked = await park(
-        { username: user.username, clientId, scope },
+      const passed: PasswordPassed = {
+        username: user.username,
+        clientId,
+        scope,
         address,
         agent,
-        now,
-        now + SECOND_FACTOR_SECONDS * 1000,
-      )
-      return ok({ step: 'second_factor', ...parked })
+        createdAt: now,
+        expiresAt: now + SECOND_FACTOR_SECONDS * 1000,
+      }
+      const totp = await factors.required(user.username)
+      const passkey = await deps.hasPasskey(user.username)
+      if (totp || passkey)
+        return ok({ step: 'second_factor', totp, passkey, ...(await park('code', passed)) })
+      if (!policyRequires(deps.policy, user)) return ok(verified(user, clientId, address, 'password'))
+      const started = await enrolment(user.username)
+      if (!started.ok) return started
+      return ok({ step: 'enrol', enrolment: started.value, ...(await park('enrol', passed)) })
     },
 
     /**
@@ -110,35 +168,61 @@ export function createSignIn(deps: SignInDeps) {
      * Factors.verify). The ticket is used up whatever the answer; a refused code gets a new one
      * with the time left.
      */
-    async secondFactor(
-      ticket: string,
-      code: string,
-      address: string,
-      agent: string | null = null,
-    ): Promise<SecondFactorStep> {
-      if (ticket.length === 0 || ticket.length > 64) return { step: 'expired' }
-      const pending = await store.takePendingSignIn(await keyOf(ticket), clock.now())
-      if (pending === null) return { step: 'expired' }
-      const user = deps.users.get(pending.username)
-      if (user === undefined) return { step: 'expired' }
-      const checked = await deps.factors.verify(
-        { username: user.username, clientId: pending.clientId, address },
+    async secondFactor(ticket: string, code: string, address: string): Promise<SecondFactorStep> {
+      const taken = await take('code', ticket)
+      if (taken === null) return { step: 'expired' }
+      const { passed, user } = taken
+      const checked = await factors.verify(
+        { username: user.username, clientId: passed.clientId, address },
         code,
       )
-      if (!checked.ok) {
-        const parked = await park(
-          pending,
-          pending.address,
-          pending.agent,
-          pending.createdAt,
-          pending.expiresAt,
-        )
-        return { step: 'retry', ...parked, error: checked.error }
-      }
+      if (!checked.ok) return { step: 'retry', error: checked.error, ...(await park('code', passed)) }
+      const method = checked.value === 'totp' ? 'password_totp' : 'password_recovery_code'
+      return verified(user, passed.clientId, address, method)
+    },
+
+    /**
+     * The first code of the secret a sign-in's enrolment showed: confirms it (the person gets
+     * their recovery codes, and their other sessions end), then the sign-in waits for the person
+     * to have seen the codes (see finishEnrolment).
+     */
+    async enrol(ticket: string, code: string, address: string): Promise<EnrolStep> {
+      const taken = await take('enrol', ticket)
+      if (taken === null) return { step: 'expired' }
+      const { passed, user } = taken
+      const actor = { username: user.username, clientId: passed.clientId, address }
+      const confirmed = await factors.confirmTotp(actor, code, null)
+      if (confirmed.ok)
+        return {
+          step: 'enrolled',
+          recoveryCodes: confirmed.value.recoveryCodes,
+          ...(await park('enrolled', passed)),
+        }
+      // The secret shown may not have been scanned right: a new one, as at the start.
+      const again = await enrolment(user.username)
+      if (!again.ok) return { step: 'expired' }
       return {
-        step: 'signed_in',
-        token: await issue(user, pending.clientId, pending.scope, address, agent ?? pending.agent),
+        step: 'retry',
+        error: confirmed.error,
+        enrolment: again.value,
+        ...(await park('enrol', passed)),
       }
+    },
+
+    /** After an enrolment, once the recovery codes were shown: the person, signed in. */
+    async finishEnrolment(ticket: string, address: string): Promise<SecondFactorStep> {
+      const taken = await take('enrolled', ticket)
+      if (taken === null) return { step: 'expired' }
+      return verified(taken.user, taken.passed.clientId, address, 'password_totp')
+    },
+
+    /** Whether the person must give a second factor to sign in: they have one, or the policy says so. */
+    async needsSecondFactor(user: User): Promise<boolean> {
+      return (
+        policyRequires(deps.policy, user) ||
+        (await factors.required(user.username)) ||
+        (await deps.hasPasskey(user.username))
+      )
     },
 
     /** Deletes up to `limit` sign-ins whose time ended. */

@@ -17,18 +17,12 @@ import type {
   SsoStore,
   StartedSignIn,
   TokenRecord,
-  WaitingBounds,
   WaitingSave,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
-import {
-  FLOWADMIN_AUDIENCE,
-  type IssuedToken,
-  SSO_FINGERPRINT_PREFIX,
-  type SsoUser,
-  type Tokens,
-} from '../tokens/tokens.js'
+import { SSO_FINGERPRINT_PREFIX, type Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
+import { type Handover, SIGN_IN_BOUNDS, SIGN_IN_MS } from './handover.js'
 import { toPermissionList } from './permissions.js'
 
 /** `adminAuth.oidc` as the core needs it. */
@@ -47,16 +41,6 @@ export interface SsoOptions {
 
 export const DEFAULT_SSO_SESSION = 28_800
 export const DEFAULT_USERNAME_CLAIM = 'preferred_username'
-/** Milliseconds a sign-in may take between its start and the provider's answer. */
-export const SIGN_IN_MS = 10 * 60_000
-/** Milliseconds a one-time code is good for. */
-export const ONE_TIME_CODE_MS = 30_000
-/**
- * Most sign-ins (and, apart, most one-time codes) waiting at once from one client address (an
- * IPv6 /64), and in the store: beyond either, a new one is refused and none is dropped, so one
- * client cannot push out the sign-ins of others.
- */
-export const SIGN_IN_BOUNDS: WaitingBounds = { perAddress: 100, total: 10_000 }
 /** 32 bytes: state, nonce, PKCE verifier, browser binding and one-time codes each. */
 const SECRET_BYTES = 32
 
@@ -70,17 +54,6 @@ export interface SsoRefusal {
    */
   authorization?: AuthorizationRequest
 }
-
-/**
- * Why a one-time code was not exchanged: RFC 6749's `invalid_grant`, with a description, or
- * `invalid_request` for a malformed PKCE verifier.
- */
-export type SsoExchangeError =
-  | { code: 'invalid_grant'; message: string }
-  | { code: 'invalid_request'; message: string }
-
-/** A PKCE verifier's form (RFC 7636 §4.1): 43 to 128 unreserved characters. */
-const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/
 
 export interface SsoDeps {
   provider: IdentityProvider
@@ -99,20 +72,13 @@ export interface SsoDeps {
   options: SsoOptions
   /** Seconds a session lives (`sessionExpiryTime`); SSO sessions live the shorter of it and theirs. */
   lifetime: number
-  /** Client ids a one-time code may be exchanged by. */
-  clients: ReadonlySet<string>
+  /** The one-time codes a completed sign-in hands out, and their trade for sessions. */
+  handover: Handover
 }
 
-/** What an unknown, spent or expired code is told. */
-const SPENT = 'The code is unknown, used or expired: sign in again'
-const invalidGrant = (message: string) => err<SsoExchangeError>({ code: 'invalid_grant', message })
-
-/** `ab12…` (hex) → base64url of those bytes. */
-function hexToBase64url(hex: string): string {
-  const bytes = new Uint8Array(hex.length / 2)
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16)
-  return base64url(bytes)
-}
+/** Seconds a session of a person of the provider lives: the shorter of `sessionExpiryTime` and its own bound. */
+export const ssoSessionSeconds = (options: SsoOptions, lifetime: number): number =>
+  Math.min(lifetime, options.maxSessionSeconds ?? DEFAULT_SSO_SESSION)
 
 /** The permissions a person's groups map to: every mapped group's, `*` alone when any gives it. */
 export function permissionsOfGroups(
@@ -139,11 +105,11 @@ export function createSso({
   events,
   options,
   lifetime,
-  clients,
+  handover,
 }: SsoDeps) {
   const label = options.label
   const usernameClaim = options.usernameClaim ?? DEFAULT_USERNAME_CLAIM
-  const sessionSeconds = Math.min(lifetime, options.maxSessionSeconds ?? DEFAULT_SSO_SESSION)
+  const sessionSeconds = ssoSessionSeconds(options, lifetime)
   // Sign-ins under way and one-time codes live in the store, so a sign-in started at one instance
   // finishes at any other sharing it; the store takes each once. Kept under their SHA-256 only.
   const secret = () => base64url(random.bytes(SECRET_BYTES))
@@ -165,15 +131,6 @@ export function createSso({
             address,
           },
         )
-  /** A session of `owner` for `audience`: flowadmin (the console's exchange) or a resource server (redeem). */
-  const issueFor = (
-    owner: SsoUser,
-    clientId: string,
-    address: string,
-    agent: string | null,
-    audience: string = FLOWADMIN_AUDIENCE,
-  ) => tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds, audience)
-
   /** The provider's identity of a person: a keyed hash of the issuer and their subject. */
   const identityOf = (subject: string) => digest.hmacSha256(provider.issuer, `sub:${subject}`)
   /** `sso:<identity>:`: the fingerprint prefix of one person's tokens, from the provider's subject. */
@@ -206,12 +163,13 @@ export function createSso({
   /** A started sign-in's answer from the provider, checked, to a one-time code (see complete). */
   async function finish(
     entry: StartedSignIn,
+    pending: PendingSignIn,
     callbackUrl: string,
     address: string | null,
   ): Promise<
     Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
   > {
-    const identity = await provider.complete(callbackUrl, entry.pending)
+    const identity = await provider.complete(callbackUrl, pending)
     if (!identity.ok) return fromProvider(identity.error, address)
     const { claims, subject, sessionId } = identity.value
     const username = claims[usernameClaim]
@@ -253,22 +211,17 @@ export function createSso({
     }
     await tokens.narrow(existing, permissions)
     const session = sessionId === null ? '-' : (await sessionSuffix(sessionId)).slice(1)
-    const code = secret()
-    const now = clock.now()
     const { authorization } = entry
-    const saved = await store.saveCode(
-      {
-        key: await digest.sha256(code),
-        address: scopeOf(address),
-        binding: authorization === null ? entry.key : null,
-        owner: { username, permissions, fingerprint: `${prefix}${session}` },
-        authorization,
-        expiresAt: now + ONE_TIME_CODE_MS,
-      },
-      SIGN_IN_BOUNDS,
-      now,
+    const minted = await handover.mint(
+      { username, permissions, fingerprint: `${prefix}${session}` },
+      authorization === null
+        ? { bindingKey: entry.key, authorization: null }
+        : { bindingKey: null, authorization },
+      address,
     )
-    if (saved !== 'saved') return overBound(saved, address)
+    if (!minted.ok) return overBound(minted.error, address)
+    const code = minted.value
+    const now = clock.now()
     events.emit({
       type: 'sso.succeeded',
       at: now,
@@ -335,76 +288,19 @@ export function createSso({
     > {
       const entry =
         binding === null ? null : await store.takeSignIn(await digest.sha256(binding), clock.now())
-      if (entry === null) {
+      // A sign-in on flowadmin's own page has no provider's answer to wait for.
+      if (entry === null || entry.pending === null) {
         return refuse(
           'invalid',
           'This sign-in was not started in this browser, was already used, or took longer than 10 minutes. Start again.',
           { username: null, address },
         )
       }
-      const done = await finish(entry, callbackUrl, address)
+      const done = await finish(entry, entry.pending, callbackUrl, address)
       // A resource server's sign-in: its redirect URI is known, so the refusal goes back to it.
       return done.ok || entry.authorization === null
         ? done
         : err({ ...done.error, authorization: entry.authorization })
-    },
-
-    /**
-     * Trades a one-time code for a session (RFC 6749's authorization code grant, without a
-     * redirect URI: the code never left flowadmin's origin): once, within 30 s, from the browser
-     * that started the sign-in, by a known client.
-     */
-    async exchange(
-      binding: string | null,
-      code: string,
-      clientId: string,
-      address: string,
-      agent: string | null,
-    ): Promise<Result<IssuedToken, SsoExchangeError>> {
-      // Only a console code is taken here: a resource server's is not the console's to spend.
-      const entry = await store.takeCode(await digest.sha256(code), null, clock.now())
-      if (entry === null) return invalidGrant(SPENT)
-      if (entry.binding !== (binding === null ? null : await digest.sha256(binding)))
-        return invalidGrant('The code was not issued to this browser: sign in again')
-      if (!clients.has(clientId)) return invalidGrant(`Unknown client_id: ${clientId.slice(0, 64)}`)
-      return ok(await issueFor(entry.owner, clientId, address, agent))
-    },
-
-    /**
-     * Trades a resource server's authorization code for a session of the person who signed in
-     * (RFC 6749 §4.1.3 with PKCE, RFC 7636): once, within 30 s, by the client it was issued to
-     * (authenticated by the caller), with the same redirect URI and the verifier of its challenge.
-     * The token's client is the resource server; it ends like the person's other tokens.
-     */
-    async redeem(
-      clientId: string,
-      code: string,
-      redirectUri: string,
-      codeVerifier: string,
-      address: string,
-      agent: string | null,
-    ): Promise<Result<IssuedToken, SsoExchangeError>> {
-      const key = await digest.sha256(code)
-      const found = await store.findCode(key, clock.now())
-      const request = found?.authorization
-      if (request == null) return invalidGrant(SPENT)
-      if (request.clientId !== clientId) return invalidGrant('The code was not issued to this client')
-      // A malformed request guesses nothing: the code stays for the client's well-formed one.
-      if (!CODE_VERIFIER.test(codeVerifier))
-        return err<SsoExchangeError>({
-          code: 'invalid_request',
-          message:
-            'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636)',
-        })
-      // Spent by any well-formed attempt of its own client: a guess at the verifier gets one try.
-      // Of attempts at once (at this instance or others), one takes it; the rest find it spent.
-      const entry = await store.takeCode(key, clientId, clock.now())
-      if (entry === null) return invalidGrant(SPENT)
-      if (request.redirectUri !== redirectUri)
-        return invalidGrant('redirect_uri is not the one the code was issued for')
-      if (hexToBase64url(await digest.sha256(codeVerifier)) !== request.codeChallenge)
-        return invalidGrant('code_verifier does not match the code_challenge')
-      return ok(await issueFor(entry.owner, clientId, address, agent, clientId))
     },
 
     /**

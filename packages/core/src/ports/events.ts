@@ -21,6 +21,8 @@ export type SsoRefusalReason =
 export type DomainEvent =
   | ({ type: 'login.succeeded'; at: number } & Actor)
   | ({ type: 'login.failed'; at: number } & Actor)
+  /** A right password, refused by the password grant: the person must give a second factor. */
+  | ({ type: 'login.mfa_required'; at: number } & Actor)
   | ({ type: 'login.throttled'; at: number; retryAfter: number } & Actor)
   /** An attempt answered "temporarily unavailable" without verifying its password. */
   | ({ type: 'login.shed'; at: number; retryAfter: number } & Actor)
@@ -118,6 +120,7 @@ export interface EventSink {
 export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'failure'>> = {
   'login.succeeded': 'success',
   'login.failed': 'failure',
+  'login.mfa_required': 'failure',
   'login.throttled': 'failure',
   'login.shed': 'failure',
   'permission.denied': 'failure',

@@ -18,14 +18,26 @@ export interface AuthorizationRequest {
   state: string | null
 }
 
-/** A sign-in sent to the provider and not yet back: what its callback needs to finish it. */
+/**
+ * How a person of flowadmin's own users proved who they are on its sign-in page (single sign-on
+ * is the provider's).
+ */
+export type LocalSignInMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'passkey'
+
+/**
+ * A sign-in under way: sent to the provider and not yet back (what its callback needs to finish
+ * it), or on flowadmin's own sign-in page (no provider state).
+ */
 export interface StartedSignIn {
   /** The SHA-256 of the browser binding (the cookie's value): the binding itself is not stored. */
   key: string
   /** The scope of the client address that started it: what the per-address bound counts by. */
   address: string
-  /** Its state, nonce and PKCE verifier: secrets, kept until `expiresAt` at most. */
-  pending: PendingSignIn
+  /**
+   * The provider's state, nonce and PKCE verifier: secrets, kept until `expiresAt` at most; null
+   * for a sign-in on flowadmin's own page.
+   */
+  pending: PendingSignIn | null
   /** Where the console lands afterwards. */
   returnTo: string
   /** The resource server's request it began with, or null: the console's sign-in. */
@@ -41,8 +53,12 @@ export interface IssuedCode {
   address: string
   /** The SHA-256 of the browser binding (the console's codes), or null (a resource server's code). */
   binding: string | null
-  /** Who signed in, and what they may do. */
-  owner: { username: string; permissions: string[]; fingerprint: string }
+  /**
+   * Who signed in. A person of the provider: what they may do and their tokens' fingerprint. One
+   * of flowadmin's own users: `method` says how; the user's permissions and password are read
+   * again when the code is traded.
+   */
+  owner: { username: string; permissions: string[]; fingerprint: string; method?: LocalSignInMethod }
   /** The resource server's request the sign-in began with (its client may trade the code), or null. */
   authorization: AuthorizationRequest | null
   expiresAt: number

@@ -58,7 +58,11 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
   const { settings, stores, events, log, loginQueue } = options
   // The second factor's key goes to its adapter only, not into the core's options.
   const mfa = settings.adminAuth?.mfa
-  const adminAuth = settings.adminAuth && { ...settings.adminAuth, mfa: undefined }
+  const adminAuth = settings.adminAuth && {
+    ...settings.adminAuth,
+    mfa: undefined,
+    ...(mfa !== undefined && { secondFactor: { require: mfa.require } }),
+  }
   return createCore(
     {
       stores,

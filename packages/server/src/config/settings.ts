@@ -144,6 +144,11 @@ export interface MfaSettings {
   key: string
   /** The name authenticator apps show beside the username; default `flowadmin`. */
   issuer: string
+  /**
+   * Who must have a second factor to sign in with a password: `none` (default), `everyone`, or
+   * whoever holds any of these permissions.
+   */
+  require: 'none' | 'everyone' | string[]
 }
 
 /** Where the second-factor key comes from when the settings file does not hold it. */
@@ -396,6 +401,15 @@ const adminAuth = strictObject({
         ),
       ),
       issuer: v.optional(text('the name authenticator apps show')),
+      require: v.optional(
+        v.union(
+          [
+            v.picklist(['none', 'everyone']),
+            v.pipe(v.array(permissionWord), v.nonEmpty('must list at least one permission')),
+          ],
+          'must be "none", "everyone", or a non-empty list of permissions (e.g. ["*"])',
+        ),
+      ),
     }),
   ),
   loginQueue: v.optional(
@@ -735,7 +749,9 @@ function adminAuthOf(parsed: v.InferOutput<typeof adminAuth>, source: string): A
   }
   return {
     ...rest,
-    ...(mfaKey !== undefined && { mfa: { key: mfaKey, issuer: mfa?.issuer ?? DEFAULT_MFA_ISSUER } }),
+    ...(mfaKey !== undefined && {
+      mfa: { key: mfaKey, issuer: mfa?.issuer ?? DEFAULT_MFA_ISSUER, require: mfa?.require ?? 'none' },
+    }),
     type: type ?? (users === undefined ? 'strategy' : 'credentials'),
     users: users ?? [],
     ...(oidcSettings !== undefined && { oidc: oidcSettings }),

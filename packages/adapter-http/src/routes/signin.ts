@@ -1,0 +1,547 @@
+import type {
+  AuthorizationRequest,
+  FactorError,
+  LoginError,
+  TotpEnrolment,
+  VerifiedPerson,
+} from '@flowadmin/core'
+import { type Context, Hono } from 'hono'
+import * as v from 'valibot'
+import { readBody } from '../body.js'
+import type { AppEnv, RouteDeps } from '../env.js'
+import { describe, htmlPage, schemaOf } from '../openapi.js'
+import { type Html, html, messagePage, signInPage } from '../sign-in-page.js'
+import { describeUserAgent } from '../user-agent.js'
+import {
+  AUTHORIZE_EXAMPLE,
+  authorizationProblem,
+  bindingCookie,
+  bindingOf,
+  COOKIE_SECONDS,
+  redirectTo,
+  returnPathProblem,
+  SSO_CODE_FRAGMENT,
+  secureBinding,
+  single,
+  ssoRefusal,
+  toProvider,
+} from './sso.js'
+
+// flowadmin's own sign-in page, for its own users: the console's login and a resource server's
+// authorization request (`GET /auth/authorize`, a Node-RED editor's "Sign in with …") both begin
+// a sign-in bound to the browser by an HttpOnly cookie, then the page asks for the password, then
+// the second factor the person has (a code, or a passkey alone), or an enrolment when the policy
+// says they must have one. The end is the same one-time code single sign-on hands out: in the
+// console's URL fragment, or at the resource server's redirect URI. Every step is a form POST
+// (SameSite=Lax: a cross-site POST arrives without the cookie and is refused), so the page works
+// without script; the only script is the passkey button's, served by flowadmin itself.
+
+/** The client a console's sign-in is checked for (the console trades its code as this client). */
+const CONSOLE_CLIENT = 'service-editor'
+
+const HTML = htmlPage(v.string())
+
+const text = (max: number, name: string) =>
+  v.pipe(
+    v.string(`${name} must be text`),
+    v.nonEmpty(`${name} is required`),
+    v.maxLength(max, `${name} is too long`),
+  )
+const PasswordForm = v.object({ username: text(256, 'Username'), password: text(1024, 'Password') })
+const CodeForm = v.object({ ticket: text(64, 'The sign-in'), code: text(64, 'The code') })
+const TicketForm = v.object({ ticket: text(64, 'The sign-in') })
+
+/** What the person sees of a refused step: a status and a sentence. */
+const PASSWORD_REFUSAL: Record<LoginError['code'] | FactorError['code'], [number, string]> = {
+  invalid_credentials: [401, 'Wrong username or password.'],
+  invalid_request: [400, 'Type your username and password.'],
+  unsupported_grant_type: [400, 'Type your username and password.'],
+  invalid_scope: [400, 'Type your username and password.'],
+  mfa_required: [403, 'You must sign in with a second factor.'],
+  throttled: [429, 'Too many failed attempts. Wait a minute, then try again.'],
+  temporarily_unavailable: [503, 'Too many sign-ins are being checked right now. Try again in a moment.'],
+  mfa_not_configured: [
+    409,
+    'You must set up a second factor, but flowadmin has no key for them yet: ask an administrator.',
+  ],
+  factor_exists: [409, 'A second factor was set up meanwhile: sign in again.'],
+  enrolment_not_found: [409, 'The set-up was replaced meanwhile: sign in again.'],
+  invalid_code: [401, 'That code is wrong, expired or used already.'],
+}
+
+/** A refused code: wrong (401), or too many attempts (429), as the person is told. */
+const codeRefusal = (error: FactorError): [401 | 429, string] =>
+  error.code === 'throttled' || error.code === 'temporarily_unavailable'
+    ? [429, 'Too many attempts. Wait a minute, then try again.']
+    : [401, 'That code is wrong, expired or used already.']
+
+export function signInRoutes(deps: RouteDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>()
+  const { core, basePath } = deps
+  if (!core.authEnabled) return routes
+  const home = `${basePath}/`
+  const action = (step: string) => `${basePath}/auth/signin${step}`
+  const restart = { href: action(''), label: 'Start again' }
+  const sso = core.sso
+
+  /** The first step's page: the password form, the provider's button beside it when there is one. */
+  const passwordPage = (
+    status: number,
+    error: string | null,
+    username = '',
+    headers?: Record<string, string>,
+  ) =>
+    signInPage({
+      status,
+      title: 'Log in',
+      headers,
+      body: html`<form method="post" action="${action('')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
+${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
+<label for="username">Username</label>
+<input id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${username}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Log in</button>
+</form>
+${
+  sso === null
+    ? ''
+    : html`<p class="or">or</p>
+<form method="post" action="${action('/provider')}"><button type="submit" class="secondary">${sso.label}</button></form>`
+}`,
+    })
+
+  /** The second step: a code of the authenticator app, or a recovery code. */
+  const codePage = (status: number, ticket: string, error: string | null, headers?: Record<string, string>) =>
+    signInPage({
+      status,
+      title: 'Second factor',
+      headers,
+      body: html`<form method="post" action="${action('/code')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
+${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
+<input type="hidden" name="ticket" value="${ticket}">
+<label for="code">Code from your authenticator app, or a recovery code</label>
+<input id="code" name="code" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required autofocus>
+<button type="submit">Verify</button>
+</form>`,
+    })
+
+  /** The enrolment a policy asks for: the new secret as a QR code and as text, and its first code. */
+  const enrolPage = (
+    status: number,
+    ticket: string,
+    enrolment: TotpEnrolment,
+    error: string | null,
+    headers?: Record<string, string>,
+  ) =>
+    signInPage({
+      status,
+      headers,
+      title: 'Set up a second factor',
+      body: html`<p>An administrator requires a second factor for your account. Scan this code with an authenticator app, or type the secret into it, then enter the six-digit code it shows.</p>
+<img class="qr" src="${`data:image/svg+xml;base64,${btoa(enrolment.qrSvg)}`}" alt="QR code of your new secret for an authenticator app">
+<p>Secret: <code class="secret" id="secret">${enrolment.secret}</code></p>
+<form method="post" action="${action('/enrol')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
+${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
+<input type="hidden" name="ticket" value="${ticket}">
+<label for="code">Code from your authenticator app</label>
+<input id="code" name="code" autocomplete="one-time-code" inputmode="numeric" required autofocus>
+<button type="submit">Confirm</button>
+</form>`,
+    })
+
+  /** After an enrolment: the recovery codes, shown this once. */
+  const recoveryPage = (ticket: string, codes: string[]) =>
+    signInPage({
+      status: 200,
+      title: 'Save your recovery codes',
+      body: html`<p>Each of these codes signs you in once instead of a code of your app, should you lose it. Keep them somewhere safe: they are not shown again.</p>
+<ol class="codes" id="recovery-codes">${codes.map((code) => html`<li><code>${code}</code></li>`)}</ol>
+<form method="post" action="${action('/continue')}">
+<input type="hidden" name="ticket" value="${ticket}">
+<button type="submit">I saved them, continue</button>
+</form>`,
+    })
+
+  const expired = () =>
+    messagePage(
+      400,
+      'Sign-in expired',
+      'This sign-in was not started in this browser, was used already, or took too long. Start again.',
+      restart,
+    )
+
+  /** Where a step sent in a form ends when its form is not what this page sends. */
+  const fieldsOf = async <S extends v.GenericSchema>(c: Context, schema: S) => {
+    const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form'], c.env)
+    if (!body.ok) return null
+    const parsed = v.safeParse(schema, body.value)
+    return parsed.success ? (parsed.output as v.InferOutput<S>) : null
+  }
+
+  /** The sign-in is complete: the one-time code, to the console or to the resource server. */
+  const complete = async (c: Context, person: VerifiedPerson): Promise<Response> => {
+    const { user, method } = person
+    const done = await core.signIn.complete(
+      bindingOf(c),
+      { username: user.username, permissions: user.permissions, fingerprint: '', method },
+      deps.clientAddress(c),
+    )
+    if (!done.ok)
+      return done.error === 'expired'
+        ? expired()
+        : messagePage(
+            done.error === 'full' ? 503 : 429,
+            'Too many sign-ins',
+            'Too many sign-ins are waiting to finish. Try again in a minute.',
+            restart,
+          )
+    const { code, returnTo, authorization } = done.value
+    if (authorization !== null)
+      return redirectTo(authorization.redirectUri, { code, state: authorization.state }, 303)
+    return new Response(null, {
+      status: 303,
+      headers: {
+        // The cookie stays: the console trades the code with it, and that removes it.
+        Location: `${returnTo}#${SSO_CODE_FRAGMENT}=${code}`,
+        'Cache-Control': 'no-store',
+        'Referrer-Policy': 'no-referrer',
+        'X-Content-Type-Options': 'nosniff',
+      },
+    })
+  }
+
+  /** Begins a sign-in on the page and shows its first step, the browser bound by a cookie. */
+  const begin = async (c: Context, returnTo: string, authorization: AuthorizationRequest | null) => {
+    const started = await core.signIn.begin(returnTo, authorization, deps.clientAddress(c))
+    if (!started.ok) {
+      const message =
+        'Too many sign-ins are under way. Finish or abandon one (they end after 10 minutes), then start again.'
+      if (authorization !== null)
+        return redirectTo(authorization.redirectUri, {
+          error: 'temporarily_unavailable',
+          error_description: message,
+          state: authorization.state,
+        })
+      return messagePage(started.error === 'full' ? 503 : 429, 'Too many sign-ins', message, restart)
+    }
+    const cookie = bindingCookie(started.value, COOKIE_SECONDS, basePath, secureBinding(c, deps))
+    return passwordPage(200, null, '', { 'Set-Cookie': cookie })
+  }
+
+  const retryHeaders = (error: LoginError | FactorError) =>
+    'retryAfter' in error ? { 'Retry-After': String(error.retryAfter) } : undefined
+
+  routes.get(
+    '/auth/signin',
+    describe({
+      operationId: 'signInPage',
+      summary: 'flowadmin’s sign-in page',
+      description:
+        'Begins a sign-in for the console with flowadmin’s own users and shows its first step (username and password; the identity provider’s button beside it when one is configured). Then the page asks for the second factor the person has, or for an enrolment when `adminAuth.mfa.require` says they must have one, and sends the browser to `return_to` with a one-time code in the fragment (`#sso_code=…`), which the console trades at `POST /auth/token` (`authorization_code`). Sets an HttpOnly cookie that binds the sign-in to this browser. Without users of its own, flowadmin sends the browser to the identity provider instead.',
+      tags: ['auth'],
+      security: [],
+      parameters: [
+        {
+          name: 'return_to',
+          in: 'query',
+          required: false,
+          description: 'Where the console lands afterwards: a path of this service. Default: the console.',
+          schema: { type: 'string' },
+          examples: {
+            console: { summary: 'The console', value: '/' },
+            elsewhere: { summary: 'Another site (400)', value: 'https://evil.example/' },
+          },
+        },
+      ],
+      responses: {
+        200: { description: 'The page (HTML).', content: HTML },
+        ...(sso !== null && {
+          302: {
+            description:
+              'flowadmin has no users of its own now: to the identity provider’s sign-in (as `GET /auth/strategy`).',
+          },
+        }),
+        400: { description: '`return_to` is not a path of this service (an HTML page).', content: HTML },
+        429: {
+          description:
+            'Too many sign-ins from this client address are under way (an HTML page, `Retry-After`).',
+          content: HTML,
+        },
+        503: {
+          description: 'Too many sign-ins are under way in all (an HTML page, `Retry-After`).',
+          content: HTML,
+        },
+      },
+    }),
+    async (c) => {
+      const returnTo = c.req.query('return_to') ?? home
+      const problem = returnPathProblem(returnTo, basePath)
+      if (problem !== null)
+        return messagePage(400, 'Sign-in failed', problem, { href: home, label: 'Back to the console' })
+      if (!core.signIn.hasUsers() && sso !== null) {
+        const started = await sso.begin(
+          deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${basePath}/auth/strategy/callback`,
+          returnTo,
+          deps.clientAddress(c),
+        )
+        return started.ok ? toProvider(c, deps, started.value) : ssoRefusal(started.error, home)
+      }
+      return begin(c, returnTo, null)
+    },
+  )
+
+  routes.get(
+    '/auth/authorize',
+    describe({
+      operationId: 'authorize',
+      summary: 'A resource server signs a person in through flowadmin',
+      description:
+        'OAuth 2.0 authorization endpoint (RFC 6749 §4.1, PKCE S256 required) for resource servers (a Node-RED editor through `@flowadmin/node-red`): ' +
+        '`client_id` must be a resource server and `redirect_uri` exactly one of its `redirectUris`, else an HTML page and nothing is sent anywhere. ' +
+        'Past that check, every error goes back to `redirect_uri` with `error`, `error_description` and `state` (RFC 6749 §4.1.2.1). ' +
+        'The person then signs in on flowadmin’s sign-in page (password, then their second factor; or a passkey), or, when flowadmin has no users of its own, with the identity provider; the browser is then sent to `redirect_uri?code=…&state=…`. The code is traded at `POST /auth/token` (`authorization_code`, HTTP Basic, `redirect_uri`, `code_verifier`).',
+      tags: ['auth'],
+      security: [],
+      parameters: Object.entries(AUTHORIZE_EXAMPLE).map(([name, value]) => ({
+        name,
+        in: 'query' as const,
+        required: name !== 'state',
+        schema: { type: 'string' as const },
+        examples: { signIn: { summary: 'A Node-RED editor’s sign-in', value } },
+      })),
+      responses: {
+        200: {
+          description: 'flowadmin’s sign-in page (HTML), the sign-in bound to this browser by a cookie.',
+          content: HTML,
+        },
+        302: {
+          description:
+            'To the identity provider (no users of flowadmin’s own); or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`, or `temporarily_unavailable` when the provider cannot be reached or too many sign-ins are under way), `error_description` and `state`.',
+        },
+        400: {
+          description: 'An unknown client, or a redirect URI not registered for it (an HTML page).',
+          content: HTML,
+        },
+      },
+    }),
+    async (c) => {
+      const clientId = single(c, 'client_id') ?? ''
+      const redirectUri = single(c, 'redirect_uri') ?? ''
+      if (!core.redirectRegistered(clientId, redirectUri)) {
+        const shown = (text: string) => JSON.stringify(text.slice(0, 200))
+        return messagePage(
+          400,
+          'Sign-in refused',
+          `The redirect URI ${shown(redirectUri)} is not registered for the client ${shown(clientId)}, so nothing is sent to it. An administrator registers it in adminAuth.resourceServers[].redirectUris (exactly).`,
+          { href: home, label: 'Back to the console' },
+        )
+      }
+      const problem = authorizationProblem(c)
+      const state = single(c, 'state') ?? null
+      if (problem !== null)
+        return redirectTo(redirectUri, {
+          error: problem.error,
+          error_description: problem.description,
+          state,
+        })
+      const authorization: AuthorizationRequest = {
+        clientId,
+        redirectUri,
+        codeChallenge: single(c, 'code_challenge') as string,
+        state,
+      }
+      if (core.signIn.hasUsers() || sso === null) return begin(c, home, authorization)
+      const started = await sso.begin(
+        deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${basePath}/auth/strategy/callback`,
+        home,
+        deps.clientAddress(c),
+        authorization,
+      )
+      if (!started.ok) return ssoRefusal(started.error, home, authorization)
+      return toProvider(c, deps, started.value)
+    },
+  )
+
+  /** What each status of a form step means; each step documents the ones it gives. */
+  const STEP_ANSWERS = {
+    200: { description: 'The next step’s page (HTML).', content: HTML },
+    303: {
+      description:
+        'Signed in: to the console with `#sso_code=…`, or to the resource server’s redirect URI with `code` and `state`.',
+    },
+    400: {
+      description:
+        'No sign-in of this browser now (never begun, used, or past its time), or a form this page does not send (an HTML page); nothing was checked.',
+      content: HTML,
+    },
+    401: {
+      description:
+        'Wrong username or password, or a wrong, expired or used code: the same step again (an HTML page).',
+      content: HTML,
+    },
+    429: {
+      description: 'Too many failed attempts (an HTML page, `Retry-After`); nothing was checked.',
+      content: HTML,
+    },
+    503: {
+      description:
+        'Too many sign-ins are being checked now (an HTML page, `Retry-After`); nothing was checked.',
+      content: HTML,
+    },
+  } as const
+  const formStep = (
+    operationId: string,
+    summary: string,
+    description: string,
+    statuses: ReadonlyArray<keyof typeof STEP_ANSWERS>,
+    example: Record<string, string>,
+  ) =>
+    describe({
+      operationId,
+      summary,
+      description: `${description} A form of the sign-in page (\`application/x-www-form-urlencoded\`), with the cookie \`GET /auth/signin\` or \`GET /auth/authorize\` set; answered with the next page, or with 303 to where the sign-in ends.`,
+      tags: ['auth'],
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: schemaOf(
+              v.object(Object.fromEntries(Object.keys(example).map((name) => [name, v.string()]))),
+            ),
+            examples: {
+              uncookied: { summary: 'From a browser that began no sign-in (400)', value: example },
+            },
+          },
+        },
+      },
+      responses: Object.fromEntries(statuses.map((status) => [status, STEP_ANSWERS[status]])),
+    })
+
+  routes.post(
+    '/auth/signin',
+    formStep(
+      'signInPassword',
+      'Sign in: the password',
+      'Checks the username and password as the password grant does (throttled alike).',
+      [200, 303, 400, 401, 429, 503],
+      { username: 'admin', password: 'flowadmin-demo' },
+    ),
+    async (c) => {
+      if (bindingOf(c) === null) return expired()
+      const fields = await fieldsOf(c, PasswordForm)
+      if (fields === null) return passwordPage(400, 'Type your username and password.')
+      const agent = describeUserAgent(c.req.header('user-agent'))
+      const step = await core.signIn.password(
+        { ...fields, clientId: CONSOLE_CLIENT },
+        deps.clientAddress(c),
+        agent,
+      )
+      if (!step.ok) {
+        const [status, message] = PASSWORD_REFUSAL[step.error.code]
+        return passwordPage(status, message, fields.username, retryHeaders(step.error))
+      }
+      const next = step.value
+      if (next.step === 'verified') return complete(c, next.person)
+      if (next.step === 'enrol') return enrolPage(200, next.ticket, next.enrolment, null)
+      return codePage(200, next.ticket, null)
+    },
+  )
+
+  routes.post(
+    '/auth/signin/code',
+    formStep(
+      'signInCode',
+      'Sign in: the second factor',
+      'Checks a code of the person’s authenticator app, or one of their recovery codes (used up), each accepted once; throttled per person.',
+      [303, 400, 401, 429],
+      { ticket: 'the-ticket-of-the-page', code: '123456' },
+    ),
+    async (c) => {
+      if (bindingOf(c) === null) return expired()
+      const fields = await fieldsOf(c, CodeForm)
+      if (fields === null) return expired()
+      const step = await core.signIn.secondFactor(fields.ticket, fields.code, deps.clientAddress(c))
+      if (step.step === 'expired') return expired()
+      if (step.step === 'retry') {
+        const [status, message] = codeRefusal(step.error)
+        return codePage(status, step.ticket, message, retryHeaders(step.error))
+      }
+      return complete(c, step.person)
+    },
+  )
+
+  routes.post(
+    '/auth/signin/enrol',
+    formStep(
+      'signInEnrol',
+      'Sign in: set up a second factor',
+      'Confirms the new authenticator app with its first code; the next page shows the recovery codes once. A refused code shows a new secret to scan.',
+      [200, 400, 401, 429],
+      { ticket: 'the-ticket-of-the-page', code: '123456' },
+    ),
+    async (c) => {
+      if (bindingOf(c) === null) return expired()
+      const fields = await fieldsOf(c, CodeForm)
+      if (fields === null) return expired()
+      const step = await core.signIn.enrol(fields.ticket, fields.code, deps.clientAddress(c))
+      if (step.step === 'expired') return expired()
+      if (step.step === 'retry') {
+        const [status] = PASSWORD_REFUSAL[step.error.code]
+        const message =
+          'That code was not right. Scan this new code (it replaces the one before) and try again.'
+        return enrolPage(status, step.ticket, step.enrolment, message)
+      }
+      return recoveryPage(step.ticket, step.recoveryCodes)
+    },
+  )
+
+  routes.post(
+    '/auth/signin/continue',
+    formStep(
+      'signInContinue',
+      'Sign in: after the recovery codes',
+      'Ends a sign-in whose enrolment showed the recovery codes.',
+      [303, 400],
+      { ticket: 'the-ticket-of-the-page' },
+    ),
+    async (c) => {
+      if (bindingOf(c) === null) return expired()
+      const fields = await fieldsOf(c, TicketForm)
+      if (fields === null) return expired()
+      const step = await core.signIn.finishEnrolment(fields.ticket, deps.clientAddress(c))
+      return step.step === 'verified' ? complete(c, step.person) : expired()
+    },
+  )
+
+  if (sso !== null)
+    routes.post(
+      '/auth/signin/provider',
+      formStep(
+        'signInWithProvider',
+        'Sign in with the identity provider instead',
+        'The page’s provider button: the sign-in goes on at the identity provider, for the console or the resource server it began for.',
+        [303, 400],
+        {},
+      ),
+      async (c) => {
+        // The page's sign-in is taken, and one at the provider begins for the same destination.
+        const taken = await core.signIn.takeStarted(bindingOf(c))
+        if (taken === null) return expired()
+        const started = await sso.begin(
+          deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${basePath}/auth/strategy/callback`,
+          taken.returnTo,
+          deps.clientAddress(c),
+          taken.authorization,
+        )
+        if (!started.ok) return ssoRefusal(started.error, home, taken.authorization ?? undefined)
+        const answer = toProvider(c, deps, started.value)
+        return new Response(null, { status: 303, headers: answer.headers })
+      },
+    )
+
+  return routes
+}
+
+export type { Html }
