@@ -74,7 +74,14 @@ function world({ totp = true } = {}) {
     return { token, principal, secret: started.value.secret, recoveryCodes: confirmed.value.recoveryCodes }
   }
   const actor = { clientId: 'service-admin', address: ADDRESS }
-  return { core, clock, events, fakeTotp, stores, login, principalOf, enrol, actor }
+  /** How the session of `token` signed in, as its owner's inventory shows it. */
+  const signInOf = async (token: string) => {
+    const principal = await principalOf(token)
+    const listed = await core.tokens.list(principal, null, null)
+    if (!listed.ok) throw new Error(listed.error.code)
+    return listed.value.find((view) => view.current)?.signIn
+  }
+  return { core, clock, events, fakeTotp, stores, login, principalOf, enrol, actor, signInOf }
 }
 
 describe('second factor: TOTP enrolment', () => {
@@ -290,16 +297,27 @@ describe('sign-in in two steps', () => {
     scope: username === 'admin' ? '*' : 'read',
   })
 
+  it('records how each session signed in: the password grant says password, an API token nothing', async () => {
+    const { core, login, principalOf, signInOf } = world()
+    const token = await login('alice')
+    expect(await signInOf(token)).toBe('password')
+    const api = await core.tokens.create(await principalOf(token), { name: 'ci' }, ADDRESS)
+    if (!api.ok) throw new Error(api.error.code)
+    expect(api.value.view.signIn).toBeNull()
+    expect(await signInOf(api.value.token)).toBeNull()
+  })
+
   it('gives a person without a second factor a token at once', async () => {
-    const { core, events } = world()
+    const { core, events, signInOf } = world()
     const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
     if (!step.ok || step.value.step !== 'signed_in') throw new Error('not signed in')
     expect((await core.authenticate(step.value.token.accessToken)).ok).toBe(true)
+    expect(await signInOf(step.value.token.accessToken)).toBe('password')
     expect(events.ofType('login.succeeded')).toMatchObject([{ username: 'alice', address: ADDRESS }])
   })
 
   it('asks a person with TOTP for a code, then gives the token; a ticket serves once', async () => {
-    const { core, clock, fakeTotp, enrol, events, stores } = world()
+    const { core, clock, fakeTotp, enrol, events, stores, signInOf } = world()
     const { secret } = await enrol('alice')
     const before = (await stores.tokens.list('alice')).length
     const succeededBefore = events.ofType('login.succeeded').length
@@ -321,6 +339,7 @@ describe('sign-in in two steps', () => {
     if (done.step !== 'signed_in') throw new Error(done.step)
     const principal = await core.authenticate(done.token.accessToken)
     expect(principal).toMatchObject({ ok: true, value: { username: 'alice', permissions: ['read'] } })
+    expect(await signInOf(done.token.accessToken)).toBe('password_totp')
     expect(events.ofType('mfa.succeeded').at(-1)).toMatchObject({ username: 'alice', factor: 'totp' })
     expect(events.ofType('login.succeeded')).toHaveLength(succeededBefore + 1)
     expect(await core.signIn.secondFactor(step.value.ticket, code, ADDRESS)).toEqual({ step: 'expired' })
@@ -351,7 +370,7 @@ describe('sign-in in two steps', () => {
   })
 
   it('takes a recovery code once, and refuses a sign-in past its time or whose user is gone', async () => {
-    const { core, clock, enrol } = world()
+    const { core, clock, enrol, signInOf } = world()
     const { recoveryCodes } = await enrol('alice')
     const ticketOf = async () => {
       const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
@@ -359,7 +378,9 @@ describe('sign-in in two steps', () => {
       return step.value.ticket
     }
     const recovery = recoveryCodes[0] ?? ''
-    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('signed_in')
+    const recovered = await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)
+    if (recovered.step !== 'signed_in') throw new Error(recovered.step)
+    expect(await signInOf(recovered.token.accessToken)).toBe('password_recovery_code')
     expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('retry')
 
     const late = await ticketOf()

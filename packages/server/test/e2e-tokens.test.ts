@@ -355,6 +355,7 @@ describe('tokens saved before tokens had an audience', () => {
         lastUsedAt: null,
         lastAddress: null,
         agent: null,
+        signIn: null,
       })
     }
     await stores.close()

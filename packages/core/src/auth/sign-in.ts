@@ -1,5 +1,5 @@
 import { ok, type Result } from '../errors.js'
-import type { Clock, Digest, EventSink, FactorStore, RandomSource } from '../ports/index.js'
+import type { Clock, Digest, EventSink, FactorStore, RandomSource, SignInMethod } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
 import type { FactorError, Factors } from './factors.js'
@@ -72,8 +72,9 @@ export function createSignIn(deps: SignInDeps) {
     scope: string[],
     address: string,
     agent: string | null,
+    signIn: SignInMethod,
   ) => {
-    const token = await tokens.issue(user, clientId, scope, address, agent)
+    const token = await tokens.issue(user, clientId, scope, address, agent, undefined, undefined, signIn)
     events.emit({ type: 'login.succeeded', at: clock.now(), username: user.username, clientId, address })
     return token
   }
@@ -92,7 +93,10 @@ export function createSignIn(deps: SignInDeps) {
       if (!verified.ok) return verified
       const { user, clientId, scope } = verified.value
       if (!(await deps.factors.required(user.username))) {
-        return ok({ step: 'signed_in', token: await issue(user, clientId, scope, address, agent) })
+        return ok({
+          step: 'signed_in',
+          token: await issue(user, clientId, scope, address, agent, 'password'),
+        })
       }
       const now = clock.now()
       const parked = await park(
@@ -137,7 +141,14 @@ export function createSignIn(deps: SignInDeps) {
       }
       return {
         step: 'signed_in',
-        token: await issue(user, pending.clientId, pending.scope, address, agent ?? pending.agent),
+        token: await issue(
+          user,
+          pending.clientId,
+          pending.scope,
+          address,
+          agent ?? pending.agent,
+          checked.value === 'totp' ? 'password_totp' : 'password_recovery_code',
+        ),
       }
     },
 

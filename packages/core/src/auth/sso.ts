@@ -172,7 +172,7 @@ export function createSso({
     address: string,
     agent: string | null,
     audience: string = FLOWADMIN_AUDIENCE,
-  ) => tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds, audience)
+  ) => tokens.issue(owner, clientId, owner.permissions, address, agent, sessionSeconds, audience, 'provider')
 
   /** The provider's identity of a person: a keyed hash of the issuer and their subject. */
   const identityOf = (subject: string) => digest.hmacSha256(provider.issuer, `sub:${subject}`)
