@@ -41,6 +41,10 @@ describe('sessions and API tokens', () => {
     const agent = (entry: Locator) => entry.locator('dt:text-is("Browser or tool") + dd').textContent()
     expect(await agent(entries(page).filter({ hasText: 'this tab' }))).toMatch(/^Chrome \d+ on Linux$/)
     expect(await agent(entries(page).filter({ hasNotText: 'this tab' }))).toBe('node')
+    // And how each signed in: this tab with the console's form, the script with the password grant.
+    const method = (entry: Locator) => entry.locator('dt:text-is("Signed in with") + dd').textContent()
+    expect(await method(entries(page).filter({ hasText: 'this tab' }))).toBe('Password')
+    expect(await method(entries(page).filter({ hasNotText: 'this tab' }))).toBe('Password')
     expect(await axeFindings(page)).toEqual([])
 
     const other = entries(page).filter({ hasNotText: 'this tab' })
@@ -90,6 +94,8 @@ describe('sessions and API tokens', () => {
     const row = entries(page).filter({ hasText: 'ci-deploy' })
     await expect(row.getByText('API token').isVisible()).resolves.toBe(true)
     expect(await row.locator('dt:text-is("For") + dd').textContent()).toBe('flowadmin (this API)')
+    // An API token was not signed in with: it says nothing of how.
+    await expect(row.locator('dt:text-is("Signed in with")').count()).resolves.toBe(0)
     await row.getByRole('button', { name: 'Revoke ci-deploy' }).click()
     await expect.poll(() => entries(page).filter({ hasText: 'ci-deploy' }).count()).toBe(0)
     expect((await settingsWith(env.server.url, token)).status).toBe(401)
