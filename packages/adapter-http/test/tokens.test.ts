@@ -17,6 +17,7 @@ interface TokenJson {
   last_address: string | null
   agent: string | null
   current: boolean
+  sign_in: string | null
 }
 
 const send = (world: World, method: string, path: string, token: string | null, body?: unknown) =>
@@ -59,6 +60,7 @@ describe('GET /auth/tokens', () => {
         last_address: ADDRESS,
         agent: null,
         current: false,
+        sign_in: 'password',
       },
       expect.objectContaining({
         client_id: 'service-editor',
@@ -71,6 +73,23 @@ describe('GET /auth/tokens', () => {
     const text = JSON.stringify(mine)
     expect(text).not.toContain(first)
     expect(text).not.toContain(second)
+  })
+
+  test('tells how each session signed in: a password login says password, an API token null', async () => {
+    const world = await createWorld()
+    const token = await world.login()
+    const created = await send(world, 'POST', '/auth/tokens', token, { name: 'deploy' })
+    expect(created.status).toBe(201)
+    const { token: apiToken } = (await created.json()) as { token: string }
+    const expected = [
+      { kind: 'session', sign_in: 'password' },
+      { kind: 'api', sign_in: null },
+    ]
+    // The same whichever of them asks, and in everyone's listing.
+    for (const caller of [token, apiToken]) {
+      expect((await list(world, caller)).map(({ kind, sign_in }) => ({ kind, sign_in }))).toEqual(expected)
+    }
+    expect((await list(world, token, '?user=*')).map(({ sign_in }) => sign_in)).toEqual(['password', null])
   })
 
   test('tells sessions and API tokens apart by the browser or tool that asked for them', async () => {

@@ -167,6 +167,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX flowadmin_pending_signins_by_expiry ON flowadmin_pending_signins (expires_at);
   `,
+  `
+  -- How each session's person signed in: 'password', 'password_totp', 'password_recovery_code',
+  -- 'passkey' or 'provider'. Null for API tokens and for the sessions saved before.
+  ALTER TABLE flowadmin_tokens ADD COLUMN sign_in text;
+  `,
 ]
 
 /** The schema version this code writes. */

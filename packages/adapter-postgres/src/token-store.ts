@@ -12,13 +12,13 @@ export const TOKEN_SQL = {
   // with this id goes, then the hash is written (both in one transaction).
   dropOtherWithId: 'DELETE FROM flowadmin_tokens WHERE id = $2 AND hash <> $1 RETURNING hash',
   save: `INSERT INTO flowadmin_tokens (${COLUMNS})
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
          ON CONFLICT (hash) DO UPDATE SET id = excluded.id, kind = excluded.kind, name = excluded.name,
            username = excluded.username, client_id = excluded.client_id, scope = excluded.scope,
            fingerprint = excluded.fingerprint, created_at = excluded.created_at,
            expires_at = excluded.expires_at, last_used_at = excluded.last_used_at,
            last_address = excluded.last_address, agent = excluded.agent,
-           audience = excluded.audience
+           audience = excluded.audience, sign_in = excluded.sign_in
          RETURNING (xmax = 0) AS inserted`,
   findByHash: `SELECT ${COLUMNS} FROM flowadmin_tokens WHERE hash = $1`,
   findById: `SELECT ${COLUMNS} FROM flowadmin_tokens WHERE id = $1`,
@@ -74,6 +74,7 @@ export function createTokenStore(db: Database, cache: TokenCache = createTokenCa
         record.lastAddress,
         record.agent,
         record.audience,
+        record.signIn,
       ]
       const changed = await db.transaction(async (client) => {
         const dropped = await client.query<{ hash: string }>(TOKEN_SQL.dropOtherWithId, values.slice(0, 2))

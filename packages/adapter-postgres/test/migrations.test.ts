@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { tokenRecord } from '@flowadmin/testkit'
 import { expect, it } from 'vitest'
-import { createPostgresStores, PostgresStoreError, SCHEMA_VERSION } from '../src/index.js'
+import { createPostgresStores, MIGRATIONS, PostgresStoreError, SCHEMA_VERSION } from '../src/index.js'
 import { ADDRESS, adminLogin, openInstance } from './core.js'
 import { createTestDatabase, useTestDatabase } from './pg-server.js'
 
@@ -40,6 +40,51 @@ it('refuses a database written by a newer version, and leaves it as it was', asy
       { version: SCHEMA_VERSION + 1 },
     ])
     expect((await fresh.query('SELECT hash FROM flowadmin_tokens')).rows).toEqual([{ hash: 'h' }])
+  } finally {
+    await fresh.drop()
+  }
+})
+
+it('upgrades a database from before sessions recorded how they signed in: its tokens keep everything, with no method', async () => {
+  const fresh = await createTestDatabase(database.server())
+  try {
+    const before = MIGRATIONS.findIndex((step) => step.includes('ADD COLUMN sign_in'))
+    expect(before).toBe(SCHEMA_VERSION - 1)
+    await fresh.query(
+      'CREATE TABLE flowadmin_schema (only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), version integer NOT NULL)',
+    )
+    for (const step of MIGRATIONS.slice(0, before)) await fresh.query(step)
+    await fresh.query('INSERT INTO flowadmin_schema (version) VALUES ($1)', [before])
+    const old = tokenRecord('h1', { agent: 'curl 8.5.0', signIn: null })
+    await fresh.query(
+      `INSERT INTO flowadmin_tokens (hash, id, kind, name, username, client_id, scope, fingerprint, created_at,
+         expires_at, last_used_at, last_address, agent, audience)
+       VALUES ($1, $2, 'session', NULL, $3, $4, $5, $6, $7, $8, NULL, NULL, $9, $10)`,
+      [
+        old.hash,
+        old.id,
+        old.username,
+        old.clientId,
+        old.scope,
+        old.fingerprint,
+        old.createdAt,
+        old.expiresAt,
+        old.agent,
+        old.audience,
+      ],
+    )
+    const stores = await createPostgresStores({ url: fresh.url })
+    try {
+      expect(stores.schema).toEqual({ from: before, to: SCHEMA_VERSION })
+      expect(await stores.tokens.findById(old.id)).toEqual(old)
+      await stores.tokens.save(tokenRecord('h2', { createdAt: old.createdAt + 1, signIn: 'password_totp' }))
+      expect((await stores.tokens.list(old.username)).map((token) => token.signIn)).toEqual([
+        null,
+        'password_totp',
+      ])
+    } finally {
+      await stores.close()
+    }
   } finally {
     await fresh.drop()
   }

@@ -25,6 +25,7 @@ const record = (n: number, username = 'admin') => ({
   lastAddress: null,
   agent: null,
   audience: 'flowadmin',
+  signIn: 'password' as const,
 })
 
 /** Deletes a record behind every instance's back: in the database, announcing nothing. */

@@ -187,6 +187,11 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX pending_signins_by_expiry ON pending_signins (expires_at);
   `,
+  `
+  -- How each session's person signed in: 'password', 'password_totp', 'password_recovery_code',
+  -- 'passkey' or 'provider'. Null for API tokens and for the sessions saved before.
+  ALTER TABLE tokens ADD COLUMN sign_in TEXT;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

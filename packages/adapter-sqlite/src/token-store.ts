@@ -8,7 +8,7 @@ import { createReader, createTransaction } from './transaction.js'
 export const TOKEN_SQL = {
   save: `INSERT OR REPLACE INTO tokens (${COLUMNS})
          VALUES (@hash, @id, @kind, @name, @username, @clientId, @scope, @fingerprint, @createdAt,
-                 @expiresAt, @lastUsedAt, @lastAddress, @agent, @audience)`,
+                 @expiresAt, @lastUsedAt, @lastAddress, @agent, @audience, @signIn)`,
   findByHash: `SELECT ${COLUMNS} FROM tokens WHERE hash = ?`,
   findById: `SELECT ${COLUMNS} FROM tokens WHERE id = ?`,
   listAll: `SELECT ${COLUMNS} FROM tokens ORDER BY created_at, id`,

@@ -182,10 +182,12 @@ describe('openDatabase: settings and migrations', () => {
   })
 
   it('upgrades a file from before audiences: its tokens keep everything and have none yet, until the core gives them their client’s', async () => {
+    // The schema as it was just before audiences: every step up to the one adding them.
+    const before = MIGRATIONS.findIndex((step) => step.includes('ADD COLUMN audience'))
     const path = temp.file()
     const raw = new Database(path)
-    for (const step of MIGRATIONS.slice(0, SCHEMA_VERSION - 1)) raw.exec(step)
-    raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`)
+    for (const step of MIGRATIONS.slice(0, before)) raw.exec(step)
+    raw.pragma(`user_version = ${before}`)
     const insert =
       raw.prepare(`INSERT INTO tokens (hash, id, kind, name, username, client_id, scope, fingerprint,
       created_at, expires_at, last_used_at, last_address, agent) VALUES (?, ?, 'session', NULL, 'admin', ?, '["*"]',
@@ -195,7 +197,7 @@ describe('openDatabase: settings and migrations', () => {
     raw.close()
     const stores = createSqliteStores(path)
     expect(await stores.tokens.findById('console')).toEqual(
-      tokenRecord('h1', { id: 'console', expiresAt: T0 + 60_000, audience: null }),
+      tokenRecord('h1', { id: 'console', expiresAt: T0 + 60_000, audience: null, signIn: null }),
     )
     expect(await stores.tokens.findById('editor')).toMatchObject({ clientId: 'fleet', audience: null })
     await stores.tokens.save({
@@ -203,6 +205,28 @@ describe('openDatabase: settings and migrations', () => {
       audience: 'fleet',
     })
     expect((await stores.tokens.list(null)).map((token) => token.audience)).toEqual([null, 'fleet'])
+    await stores.close()
+  })
+
+  it('upgrades a file from before sessions recorded how they signed in: its tokens keep everything, with no method', async () => {
+    const before = MIGRATIONS.findIndex((step) => step.includes('ADD COLUMN sign_in'))
+    expect(before).toBe(SCHEMA_VERSION - 1)
+    const path = temp.file()
+    const raw = new Database(path)
+    for (const step of MIGRATIONS.slice(0, before)) raw.exec(step)
+    raw.pragma(`user_version = ${before}`)
+    raw
+      .prepare(`INSERT INTO tokens (hash, id, kind, name, username, client_id, scope, fingerprint,
+      created_at, expires_at, last_used_at, last_address, agent, audience) VALUES ('h1', 'console', 'session',
+      NULL, 'admin', 'service-admin', '["*"]', ?, ?, ?, NULL, NULL, 'curl 8.5.0', 'flowadmin')`)
+      .run('f'.repeat(64), T0, T0 + 60_000)
+    raw.close()
+    const stores = createSqliteStores(path)
+    expect(await stores.tokens.findById('console')).toEqual(
+      tokenRecord('h1', { id: 'console', expiresAt: T0 + 60_000, agent: 'curl 8.5.0', signIn: null }),
+    )
+    await stores.tokens.save(tokenRecord('h2', { signIn: 'password_totp' }))
+    expect((await stores.tokens.list('admin')).map((token) => token.signIn)).toEqual([null, 'password_totp'])
     await stores.close()
   })
 

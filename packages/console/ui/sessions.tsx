@@ -32,6 +32,25 @@ export const when = (time: string | null, otherwise: string) =>
 const audienceOf = (audience: string) =>
   audience === FLOWADMIN_AUDIENCE ? 'flowadmin (this API)' : `resource server ${audience}`
 
+/** How each way of signing in reads, but single sign-on: that one reads as the provider's label. */
+const SIGN_IN_WORDS: Record<Exclude<NonNullable<TokenEntry['sign_in']>, 'provider'>, string> = {
+  password: 'Password',
+  password_totp: 'Password + code',
+  password_recovery_code: 'Password + recovery code',
+  passkey: 'Passkey',
+}
+
+/**
+ * How the person signed in for this session, in words; for an API token or a session from before
+ * sessions recorded it, the identity provider when its owner signed in with one, else null.
+ */
+const signedInWith = (entry: Pick<TokenEntry, 'sign_in' | 'provider'>): string | null =>
+  entry.sign_in === null
+    ? (entry.provider ?? null)
+    : entry.sign_in === 'provider'
+      ? (entry.provider ?? 'Single sign-on')
+      : SIGN_IN_WORDS[entry.sign_in]
+
 /** What to call a token in its row and its button. */
 const titleOf = (entry: TokenEntry) =>
   entry.kind === 'api' ? (entry.name ?? entry.id) : `Session ${entry.id}`
@@ -229,10 +248,10 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
                   <dd>{entry.client_id}</dd>
                   <dt>For</dt>
                   <dd>{audienceOf(entry.audience)}</dd>
-                  {entry.provider !== undefined && (
+                  {signedInWith(entry) !== null && (
                     <>
                       <dt>Signed in with</dt>
-                      <dd>{entry.provider}</dd>
+                      <dd>{signedInWith(entry)}</dd>
                     </>
                   )}
                   {entry.agent !== null && (

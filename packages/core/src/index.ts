@@ -93,6 +93,7 @@ export {
 export type { ModuleError, ModuleView, NodeSetView, PaletteError } from './modules/modules.js'
 export { NOT_INSTALLED } from './modules/modules.js'
 export type * from './ports/index.js'
+export { SIGN_IN_METHODS } from './ports/tokens.js'
 export { isStoreUnavailable, type StoreUnavailable, storeUnavailable } from './store-unavailable.js'
 export { systemClock, systemRandom, webDigest } from './system.js'
 export { base64url } from './tokens/encoding.js'

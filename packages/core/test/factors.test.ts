@@ -78,7 +78,14 @@ function world({ totp = true, require = 'none' as 'none' | 'everyone' | string[]
     return { token, principal, secret: started.value.secret, recoveryCodes: confirmed.value.recoveryCodes }
   }
   const actor = { clientId: 'service-admin', address: ADDRESS }
-  return { core, clock, events, fakeTotp, stores, login, principalOf, enrol, actor }
+  /** How the session of `token` signed in, as its owner's inventory shows it. */
+  const signInOf = async (token: string) => {
+    const principal = await principalOf(token)
+    const listed = await core.tokens.list(principal, null, null)
+    if (!listed.ok) throw new Error(listed.error.code)
+    return listed.value.find((view) => view.current)?.signIn
+  }
+  return { core, clock, events, fakeTotp, stores, login, principalOf, enrol, actor, signInOf }
 }
 
 describe('second factor: TOTP enrolment', () => {
@@ -288,6 +295,16 @@ describe('second factor: removal', () => {
 describe('sign-in in two steps', () => {
   const passwordOf = (username: string) => ({ clientId: 'service-admin', username, password: 'pw' })
 
+  it('records how each session signed in: the password grant says password, an API token nothing', async () => {
+    const { core, login, principalOf, signInOf } = world()
+    const token = await login('alice')
+    expect(await signInOf(token)).toBe('password')
+    const api = await core.tokens.create(await principalOf(token), { name: 'ci' }, ADDRESS)
+    if (!api.ok) throw new Error(api.error.code)
+    expect(api.value.view.signIn).toBeNull()
+    expect(await signInOf(api.value.token)).toBeNull()
+  })
+
   it('verifies a person without a second factor at once', async () => {
     const { core, events } = world()
     const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
@@ -297,7 +314,7 @@ describe('sign-in in two steps', () => {
   })
 
   it('asks a person with TOTP for a code, then gives the token; a ticket serves once', async () => {
-    const { core, clock, fakeTotp, enrol, events, stores } = world()
+    const { core, clock, fakeTotp, enrol, events, stores, signInOf } = world()
     const { secret } = await enrol('alice')
     const before = (await stores.tokens.list('alice')).length
     const succeededBefore = events.ofType('login.succeeded').length
@@ -353,7 +370,7 @@ describe('sign-in in two steps', () => {
   })
 
   it('takes a recovery code once, and refuses a sign-in past its time or whose user is gone', async () => {
-    const { core, clock, enrol } = world()
+    const { core, clock, enrol, signInOf } = world()
     const { recoveryCodes } = await enrol('alice')
     const ticketOf = async () => {
       const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
@@ -361,7 +378,8 @@ describe('sign-in in two steps', () => {
       return step.value.ticket
     }
     const recovery = recoveryCodes[0] ?? ''
-    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('verified')
+    const recovered = await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)
+    expect(recovered).toMatchObject({ step: 'verified', person: { method: 'password_recovery_code' } })
     expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('retry')
 
     const late = await ticketOf()
@@ -481,7 +499,7 @@ describe('the sign-in page: policy, enrolment and the handover', () => {
   })
 
   it("hands a console's code to the browser that began the sign-in, worth the user's rights when traded", async () => {
-    const { core, stores } = world()
+    const { core, stores, signInOf } = world()
     const exchange = core.signIn.exchange
     if (exchange === null) throw new Error('no handover')
     const begun = await core.signIn.begin('/', null, ADDRESS)
@@ -508,6 +526,7 @@ describe('the sign-in page: policy, enrolment and the handover', () => {
     if (!issued.ok) throw new Error(issued.error.message)
     const principal = await core.authenticate(issued.value.accessToken)
     expect(principal).toMatchObject({ ok: true, value: { username: 'alice', permissions: ['read'] } })
+    expect(await signInOf(issued.value.accessToken)).toBe('password_totp')
     expect(await stores.tokens.list('alice')).toHaveLength(1)
     // A code of a user removed meanwhile is worth nothing.
     const third = await core.signIn.begin('/', null, ADDRESS)

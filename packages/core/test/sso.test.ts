@@ -138,6 +138,11 @@ describe('single sign-on in the core', () => {
         provider: 'Sign in with Example ID',
       }),
     })
+    if (!principal.ok) throw new Error('not signed in')
+    const listed = await core.tokens.list(principal.value, null, null)
+    expect(listed.ok && listed.value).toMatchObject([
+      { current: true, kind: 'session', signIn: 'provider', provider: 'Sign in with Example ID' },
+    ])
     expect(events.ofType('sso.succeeded')).toHaveLength(1)
   })
 
@@ -231,6 +236,7 @@ describe('single sign-on in the core', () => {
       kind: 'api',
       scope: ['flows.write', 'nodes.read'],
       provider: 'Sign in with Example ID',
+      signIn: null,
       expiresAt: clock.now() + 3_000_000,
     })
     const wider = await core.tokens.create(operator, { name: 'ci', user: 'ida', scope: '*' }, null)

@@ -221,8 +221,9 @@ describe('flowadmin tokens, on the database while the server runs', () => {
     expect(table.code).toBe(0)
     const lines = table.stdout.trim().split('\n')
     expect(lines[0]).toMatch(
-      /^ID +USER +KIND +NAME +CLIENT +AUDIENCE +SCOPE +CREATED +EXPIRES +LAST USED +FROM$/,
+      /^ID +USER +KIND +NAME +CLIENT +AUDIENCE +SCOPE +CREATED +EXPIRES +LAST USED +FROM +SIGN-IN$/,
     )
+    for (const line of lines.slice(1)) expect(line).toMatch(/ password$/)
     expect(lines.slice(1).map((line) => line.split(/ +/).slice(1, 6))).toEqual([
       ['alice', 'session', '-', 'service-admin', 'flowadmin'],
       ['bob', 'session', '-', 'service-admin', 'flowadmin'],
@@ -267,6 +268,7 @@ describe('flowadmin tokens, on the database while the server runs', () => {
       client_id: 'cli',
       audience: 'flowadmin',
       scope: ['read'],
+      sign_in: null,
     })
     expect(Date.parse(listed.expires_at) - Date.parse(listed.created_at)).toBe(30 * 86_400_000)
 
@@ -355,6 +357,7 @@ describe('tokens saved before tokens had an audience', () => {
         lastUsedAt: null,
         lastAddress: null,
         agent: null,
+        signIn: null,
       })
     }
     await stores.close()
@@ -372,6 +375,14 @@ describe('tokens saved before tokens had an audience', () => {
         })
       ).json()
     expect(await rights(url, saved.console)).toEqual(FULL)
+    // Saved before sessions recorded how they signed in: the inventory says it does not know.
+    const listed = (await (await get(url, '/auth/tokens', saved.console)).json()) as {
+      tokens: Array<{ id: string; sign_in: string | null }>
+    }
+    expect(listed.tokens.map(({ id, sign_in }) => ({ id, sign_in }))).toEqual([
+      { id: 'console-before', sign_in: null },
+      { id: 'editor-before', sign_in: null },
+    ])
     expect(await introspect(saved.console)).toEqual({ active: false })
     expect(await rights(url, saved.editor)).toEqual(NONE)
     expect(await introspect(saved.editor)).toMatchObject({ active: true, username: 'alice', aud: 'fleet' })

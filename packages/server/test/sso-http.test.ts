@@ -171,6 +171,7 @@ describe('signing in with the identity provider', () => {
         client_id: 'service-editor',
         scope: ['flows.write', 'nodes.read'],
         provider: LABEL,
+        sign_in: 'provider',
         current: true,
       }),
     ])
@@ -287,8 +288,13 @@ describe('passwords and the identity provider together', () => {
     // The administrator sees and manages the signed-in person like any other user.
     const everyone = await get(`${both.url}/auth/tokens?user=*`, admin)
     const listed = ((await everyone.json()) as { tokens: Array<Record<string, unknown>> }).tokens
-    expect(listed.find((entry) => entry.user === 'alice')).toMatchObject({ provider: LABEL, kind: 'session' })
+    expect(listed.find((entry) => entry.user === 'alice')).toMatchObject({
+      provider: LABEL,
+      kind: 'session',
+      sign_in: 'provider',
+    })
     expect(listed.find((entry) => entry.user === 'admin')).not.toHaveProperty('provider')
+    expect(listed.find((entry) => entry.user === 'admin')).toMatchObject({ sign_in: 'password' })
     const ended = await fetch(`${both.url}/auth/tokens?user=alice`, {
       method: 'DELETE',
       headers: { Authorization: `Bearer ${admin}` },

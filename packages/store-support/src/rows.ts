@@ -1,4 +1,4 @@
-import type { CounterState, ModuleRecord, TokenRecord } from '@flowadmin/core'
+import type { CounterState, ModuleRecord, SignInMethod, TokenRecord } from '@flowadmin/core'
 
 // Drivers hand back integers as numbers, bigints or (PostgreSQL's bigint) text; lists as arrays
 // (PostgreSQL's text[]) or JSON text (SQLite). The mappings below accept either.
@@ -11,7 +11,7 @@ const listOf = (value: List | null): string[] =>
 
 /** The columns of a token row, in the order of {@link TokenRow}. */
 export const TOKEN_COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
-  last_used_at, last_address, agent, audience`
+  last_used_at, last_address, agent, audience, sign_in`
 
 /** A token as a row of TOKEN_COLUMNS. */
 export interface TokenRow {
@@ -30,6 +30,8 @@ export interface TokenRow {
   agent: string | null
   /** null: saved before tokens had an audience (see TokenRecord.audience). */
   audience: string | null
+  /** null: an API token, or a session saved before sessions recorded it (see TokenRecord.signIn). */
+  sign_in: SignInMethod | null
 }
 
 export const tokenFromRow = (row: TokenRow): TokenRecord => ({
@@ -47,6 +49,7 @@ export const tokenFromRow = (row: TokenRow): TokenRecord => ({
   lastAddress: row.last_address,
   agent: row.agent,
   audience: row.audience,
+  signIn: row.sign_in,
 })
 
 /** A module joined with one of its node sets, in the sets' order. */

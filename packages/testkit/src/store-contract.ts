@@ -11,6 +11,7 @@ import type {
   TokenRecord,
   WaitingBounds,
 } from '@flowadmin/core'
+import { SIGN_IN_METHODS } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { describeFleetContract } from './fleet-contract.js'
 import { trailContract } from './trail-contract.js'
@@ -52,6 +53,7 @@ export const tokenRecord = (hash: string, overrides: Partial<TokenRecord> = {}):
   lastAddress: null,
   agent: null,
   audience: 'flowadmin',
+  signIn: 'password',
   ...overrides,
 })
 
@@ -155,6 +157,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
           lastUsedAt: T0 + MINUTE,
           lastAddress: '2001:db8::1',
           agent: 'curl 8.5.0',
+          signIn: null,
         })
         await stores.tokens.save(record)
         expect(await stores.tokens.findByHash('h1')).toEqual(record)
@@ -180,6 +183,24 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         // Saved again (as the core settles an old record), the new audience replaces the old.
         await stores.tokens.save({ ...records[2], audience: 'fleet-west' } as (typeof records)[number])
         expect(await stores.tokens.findByHash('h3')).toMatchObject({ audience: 'fleet-west' })
+      })
+
+      it('keeps how each session was signed in, every method or none', async () => {
+        const methods = [...SIGN_IN_METHODS, null]
+        const records = methods.map((signIn, i) => tokenRecord(`h${i}`, { createdAt: T0 + i, signIn }))
+        for (const record of records) await stores.tokens.save(record)
+        for (const record of records) {
+          expect(await stores.tokens.findByHash(record.hash)).toEqual(record)
+          expect(await stores.tokens.findById(record.id)).toEqual(record)
+        }
+        expect((await stores.tokens.list('admin')).map((record) => record.signIn)).toEqual(methods)
+        // Saved again, the new method replaces the old; a use leaves it as it was.
+        await stores.tokens.save({ ...(records[0] as TokenRecord), signIn: 'passkey' })
+        await stores.tokens.touch('id-h0', T0 + MINUTE, '10.0.0.9')
+        expect(await stores.tokens.findByHash('h0')).toMatchObject({
+          signIn: 'passkey',
+          lastAddress: '10.0.0.9',
+        })
       })
 
       it('answers null for an unknown hash or id', async () => {

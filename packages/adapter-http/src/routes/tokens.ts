@@ -1,4 +1,4 @@
-import type { TokenView } from '@flowadmin/core'
+import { SIGN_IN_METHODS, type TokenView } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
@@ -58,6 +58,12 @@ const TokenInfo = v.pipe(
       ),
     ),
     current: v.pipe(v.boolean(), v.description('True for the token of this request.')),
+    sign_in: v.pipe(
+      v.nullable(v.picklist(SIGN_IN_METHODS)),
+      v.description(
+        'How the person signed in for this session: `password` (the password alone), `password_totp` (password and an authenticator code), `password_recovery_code` (password and a recovery code), `passkey`, or `provider` (single sign-on; see `provider`). null for an API token and for a session from before flowadmin recorded it.',
+      ),
+    ),
     provider: v.optional(
       v.pipe(
         v.string(),
@@ -120,6 +126,7 @@ export function inventoryEntry(view: TokenView) {
     last_address: view.lastAddress,
     agent: view.agent,
     current: view.current,
+    sign_in: view.signIn,
     ...(view.provider !== null && { provider: view.provider }),
   }
 }

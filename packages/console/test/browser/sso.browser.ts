@@ -74,6 +74,7 @@ describe('signing in with the identity provider', () => {
     const session = page.getByRole('listitem').filter({ hasText: 'this tab' })
     await session.waitFor()
     await expect(session.getByText(LABEL).isVisible()).resolves.toBe(true)
+    expect(await session.locator('dt:text-is("Signed in with") + dd').textContent()).toBe(LABEL)
     expect(consoleProblems).toEqual([])
     await context.close()
   })

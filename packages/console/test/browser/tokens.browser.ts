@@ -1,6 +1,10 @@
 // Sessions and API tokens, in Chromium against the built server.
+import * as path from 'node:path'
+import type { SignInMethod, TokenRecord } from '@flowadmin/core'
 import type { Locator, Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
+// The server's own database, opened beside it as the command line does.
+import { createSqliteStores } from '../../../adapter-sqlite/src/index.js'
 import {
   apiToken,
   axeFindings,
@@ -41,6 +45,10 @@ describe('sessions and API tokens', () => {
     const agent = (entry: Locator) => entry.locator('dt:text-is("Browser or tool") + dd').textContent()
     expect(await agent(entries(page).filter({ hasText: 'this tab' }))).toMatch(/^Chrome \d+ on Linux$/)
     expect(await agent(entries(page).filter({ hasNotText: 'this tab' }))).toBe('node')
+    // And how each signed in: this tab with the console's form, the script with the password grant.
+    const method = (entry: Locator) => entry.locator('dt:text-is("Signed in with") + dd').textContent()
+    expect(await method(entries(page).filter({ hasText: 'this tab' }))).toBe('Password')
+    expect(await method(entries(page).filter({ hasNotText: 'this tab' }))).toBe('Password')
     expect(await axeFindings(page)).toEqual([])
 
     const other = entries(page).filter({ hasNotText: 'this tab' })
@@ -90,6 +98,8 @@ describe('sessions and API tokens', () => {
     const row = entries(page).filter({ hasText: 'ci-deploy' })
     await expect(row.getByText('API token').isVisible()).resolves.toBe(true)
     expect(await row.locator('dt:text-is("For") + dd').textContent()).toBe('flowadmin (this API)')
+    // An API token was not signed in with: it says nothing of how.
+    await expect(row.locator('dt:text-is("Signed in with")').count()).resolves.toBe(0)
     await row.getByRole('button', { name: 'Revoke ci-deploy' }).click()
     await expect.poll(() => entries(page).filter({ hasText: 'ci-deploy' }).count()).toBe(0)
     expect((await settingsWith(env.server.url, token)).status).toBe(401)
@@ -141,6 +151,42 @@ describe('sessions and API tokens', () => {
     expect((await settingsWith(env.server.url, other)).status).toBe(401)
     // Other users keep theirs.
     expect((await settingsWith(env.server.url, await apiToken(env.server.url, 'viewer'))).status).toBe(200)
+    await context.close()
+  })
+
+  it('says how each session was signed in, in words', async () => {
+    const { page, context, problems } = await sessionsOf('viewer')
+    // Sessions of the viewer as other ways of signing in leave them, beside this tab's.
+    const stores = createSqliteStores(path.join(env.server.userDir, 'flowadmin.db'))
+    const mine = (await stores.tokens.list('viewer')).at(-1) as TokenRecord
+    const words: Array<[SignInMethod | null, string | null]> = [
+      ['password_totp', 'Password + code'],
+      ['password_recovery_code', 'Password + recovery code'],
+      ['passkey', 'Passkey'],
+      [null, null],
+    ]
+    const seeded = words.map(([signIn], i) => ({
+      ...mine,
+      hash: `seeded-${i}`.padEnd(64, '0'),
+      id: `seeded-${i}`,
+      signIn,
+    }))
+    for (const record of seeded) await stores.tokens.save(record)
+    // This tab's session lives on in its storage: the page comes back signed in.
+    await page.reload()
+    await page.getByRole('button', { name: 'Sessions and tokens' }).click()
+    const method = (id: string) =>
+      entries(page).filter({ has: page.getByRole('heading', { name: `Session ${id}`, exact: true }) })
+    await method('seeded-0').waitFor()
+    for (const [i, [, said]] of words.entries()) {
+      const fact = method(`seeded-${i}`).locator('dt:text-is("Signed in with") + dd')
+      if (said === null) await expect(fact.count()).resolves.toBe(0)
+      else expect(await fact.textContent()).toBe(said)
+    }
+    expect(await axeFindings(page)).toEqual([])
+    for (const record of seeded) await stores.tokens.delete(record.id)
+    await stores.close()
+    expect(problems).toEqual([])
     await context.close()
   })
 

@@ -95,14 +95,14 @@ export function createHandover(deps: HandoverDeps) {
       const seconds = deps.providerSessionSeconds
       if (seconds === null) return invalidGrant(SPENT)
       return tokens
-        .issue(owner, clientId, owner.permissions, address, agent, seconds, audience)
+        .issue(owner, clientId, owner.permissions, address, agent, seconds, audience, 'provider')
         .then((token) => ok(token))
     }
     // One of flowadmin's own users: as they are now (removed meanwhile: nothing).
     const user = users.get(owner.username)
     if (user === undefined || user.permissions.length === 0) return invalidGrant(SPENT)
     return tokens
-      .issue(user, clientId, user.permissions, address, agent, undefined, audience)
+      .issue(user, clientId, user.permissions, address, agent, undefined, audience, owner.method)
       .then((token) => ok(token))
   }
 

@@ -109,7 +109,7 @@ export function createLogin({
     }
     // A resource server's login gives a token for that server alone; any other, for flowadmin.
     const audience = authenticatedClient ?? FLOWADMIN_AUDIENCE
-    const issued = await tokens.issue(user, client, granted, address, agent, undefined, audience)
+    const issued = await tokens.issue(user, client, granted, address, agent, undefined, audience, 'password')
     events.emit({
       type: 'login.succeeded',
       at: clock.now(),

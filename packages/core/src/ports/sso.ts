@@ -3,6 +3,7 @@
 // store (hashes the core derives). Times are milliseconds since the Unix epoch, always passed in:
 // adapters never read a clock.
 import type { PendingSignIn } from './identity.js'
+import type { SignInMethod } from './tokens.js'
 
 /**
  * A resource server's authorization request (`GET /auth/authorize`, RFC 6749 §4.1 with PKCE): a
@@ -22,7 +23,7 @@ export interface AuthorizationRequest {
  * How a person of flowadmin's own users proved who they are on its sign-in page (single sign-on
  * is the provider's).
  */
-export type LocalSignInMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'passkey'
+export type LocalSignInMethod = Exclude<SignInMethod, 'provider'>
 
 /**
  * A sign-in under way: sent to the provider and not yet back (what its callback needs to finish

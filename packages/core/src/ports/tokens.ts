@@ -5,6 +5,20 @@
 export type TokenKind = 'session' | 'api'
 
 /**
+ * How a session's person signed in: their password alone, their password and a TOTP code, their
+ * password and a recovery code, a passkey, or the identity provider (single sign-on).
+ */
+export const SIGN_IN_METHODS = [
+  'password',
+  'password_totp',
+  'password_recovery_code',
+  'passkey',
+  'provider',
+] as const
+
+export type SignInMethod = (typeof SIGN_IN_METHODS)[number]
+
+/**
  * A stored access token. The token itself is never stored, only `hash` (SHA-256, lowercase hex),
  * nor the password hash of its user, only `fingerprint`.
  */
@@ -42,6 +56,11 @@ export interface TokenRecord {
    * browser or tool ("Firefox 133 on Linux", "curl 8.5.0"); null when unknown.
    */
   agent: string | null
+  /**
+   * How the person signed in for this session (see SignInMethod); null for an API token and for
+   * a session saved before sessions recorded it.
+   */
+  signIn: SignInMethod | null
 }
 
 export interface TokenStore {

@@ -2,7 +2,7 @@ import type { User } from '../auth/login.js'
 import { hasPermission } from '../auth/permissions.js'
 import { grantScope, parsePermissionScope } from '../auth/scope.js'
 import { type DomainError, err, ok, type Result } from '../errors.js'
-import type { Actor, Clock, EventSink, TokenKind, TokenRecord } from '../ports/index.js'
+import type { Actor, Clock, EventSink, SignInMethod, TokenKind, TokenRecord } from '../ports/index.js'
 import { FLOWADMIN_AUDIENCE, isSsoRecord, type SsoUser, type TokenOwner, type Tokens } from './tokens.js'
 
 /** Seconds in a day. */
@@ -47,6 +47,8 @@ export interface TokenView {
   current: boolean
   /** The identity provider its owner signed in with (its label); null for a password user's. */
   provider: string | null
+  /** How the person signed in for this session; null for an API token or an older session. */
+  signIn: SignInMethod | null
 }
 
 /** Whoever asks, as the inventory needs them: the caller's token id when they use one. */
@@ -161,6 +163,7 @@ export function createTokenInventory({
     agent: record.agent,
     current: caller !== null && record.id === caller.tokenId,
     provider: isSsoRecord(record) ? (sso?.label ?? null) : null,
+    signIn: record.signIn,
   })
 
   /**

@@ -5,6 +5,7 @@ import type {
   Digest,
   EventSink,
   RandomSource,
+  SignInMethod,
   TokenKind,
   TokenRecord,
   TokenStore,
@@ -206,6 +207,8 @@ export function createTokens({
       /** Where a login came from: that is the session's first use. Null for an API token. */
       address: string | null
       agent: string | null
+      /** How the person signed in; null for an API token. */
+      signIn: SignInMethod | null
     },
   ): Promise<CreatedToken> {
     const secret = base64url(random.bytes(TOKEN_BYTES))
@@ -226,6 +229,7 @@ export function createTokens({
       lastUsedAt: fields.address === null ? null : now,
       lastAddress: fields.address,
       agent: fields.agent,
+      signIn: fields.signIn,
     }
     await store.save(record)
     return { token, record }
@@ -288,7 +292,8 @@ export function createTokens({
     /**
      * Issues a session for a user who just logged in from `address`; stores only its hash. The
      * login counts as its first use, so requests in the minute after it write nothing. Its
-     * audience is flowadmin unless a resource server's id is given.
+     * audience is flowadmin unless a resource server's id is given; `signIn` records how the
+     * person signed in (null when the caller does not say).
      */
     async issue(
       user: TokenOwner,
@@ -298,6 +303,7 @@ export function createTokens({
       agent: string | null = null,
       expiresIn: number = lifetime,
       audience: string = FLOWADMIN_AUDIENCE,
+      signIn: SignInMethod | null = null,
     ): Promise<IssuedToken> {
       const { token } = await save(user, {
         kind: 'session',
@@ -308,6 +314,7 @@ export function createTokens({
         expiresIn,
         address,
         agent,
+        signIn,
       })
       return { accessToken: token, expiresIn, tokenType: 'Bearer', scope }
     },
@@ -324,7 +331,7 @@ export function createTokens({
         agent: string | null
       },
     ): Promise<CreatedToken> {
-      return save(user, { kind: 'api', ...fields, address: null })
+      return save(user, { kind: 'api', ...fields, address: null, signIn: null })
     },
 
     /**

@@ -199,6 +199,7 @@ async function list(values: Values): Promise<void> {
       'EXPIRES',
       'LAST USED',
       'FROM',
+      'SIGN-IN',
     ]
     const rows = tokens.map((token) => [
       token.id,
@@ -212,6 +213,7 @@ async function list(values: Values): Promise<void> {
       token.expires_at === null ? 'never' : when(token.expires_at),
       when(token.last_used_at),
       token.last_address ?? '-',
+      token.sign_in ?? '-',
     ])
     process.stdout.write(`${rows.length === 0 ? 'no tokens' : table([header, ...rows])}\n`)
   })
