@@ -91,6 +91,17 @@ describe('the page', () => {
     expect((await fetch(`${env.server.url}/console/index.html`)).status).toBe(404)
   })
 
+  it("serves the sign-in page's script at /signin.js, beside the API", async () => {
+    const response = await fetch(`${env.server.url}/signin.js`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(response.headers.get('cache-control')).toBe('no-cache')
+    const etag = response.headers.get('etag') as string
+    expect(await response.text()).toContain('passkey-signin')
+    const again = await fetch(`${env.server.url}/signin.js`, { headers: { 'if-none-match': etag } })
+    expect(again.status).toBe(304)
+  })
+
   it('loads in Chromium without a CSP or Trusted Types refusal, and keeps the API working beside it', async () => {
     const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
     await page.getByLabel('Username').waitFor()
@@ -117,6 +128,9 @@ describe('below httpAdminRoot', () => {
     expect(bare.headers.get('location')).toBe('/admin/')
     const root = await fetch(new URL('/', base))
     expect(root.status).toBe(404)
+    const script = await fetch(`${base}/signin.js`)
+    expect(script.status).toBe(200)
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
 
     const { page, problems, context } = await open(env.browser, base)
     expect(page.url()).toBe(`${base}/`)
