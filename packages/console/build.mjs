@@ -1,5 +1,6 @@
 // Type-checks the page (tsc -p ui) and bundles it into dist/public: index.html and content-hashed
-// assets under console/, each also brotli- and gzip-compressed, so the server sends them as they
+// assets under console/, and signin.js (the script of the server's sign-in page, which names it
+// without a hash), each also brotli- and gzip-compressed, so the server sends them as they
 // are. Either step is skipped when its inputs are those of the last build, so an unchanged console
 // costs `pnpm build` and `pnpm start` half a second instead of several.
 import { execFileSync } from 'node:child_process'
@@ -75,7 +76,11 @@ else {
 }
 
 const result = await build({
-  entryPoints: [path.join(here, 'ui', 'main.tsx'), path.join(here, 'ui', 'style.css')],
+  entryPoints: [
+    path.join(here, 'ui', 'main.tsx'),
+    path.join(here, 'ui', 'style.css'),
+    path.join(here, 'ui', 'signin.ts'),
+  ],
   bundle: true,
   minify: true,
   format: 'esm',
@@ -133,8 +138,15 @@ function asset(base, extension, content) {
 
 const sizes = {}
 const named = {}
+/** The sign-in page's script: not part of the console's first paint. */
+const SIGN_IN = 'signin.js'
+let signIn = null
 for (const file of result.outputFiles) {
   const extension = path.extname(file.path)
+  if (path.basename(file.path) === SIGN_IN) {
+    signIn = { bytes: file.contents.length, brotli: emit(SIGN_IN, file.contents) }
+    continue
+  }
   named[extension] = asset(path.basename(file.path, extension), extension, file.contents)
 }
 named['.svg'] = asset('icon', '.svg', icon)
@@ -149,7 +161,7 @@ sizes['index.html'] = { bytes: Buffer.byteLength(page), brotli: emit('index.html
 const total = Object.values(sizes).reduce((sum, size) => sum + size.brotli, 0)
 writeFileSync(
   path.join(out, 'sizes.json'),
-  `${JSON.stringify({ files: sizes, totalBrotli: total }, null, 2)}\n`,
+  `${JSON.stringify({ files: sizes, totalBrotli: total, signIn }, null, 2)}\n`,
 )
 for (const [name, size] of Object.entries(sizes)) {
   console.log(
@@ -157,4 +169,7 @@ for (const [name, size] of Object.entries(sizes)) {
   )
 }
 console.log(`console: first paint ${total} B brotli-compressed`)
+console.log(
+  `console: ${SIGN_IN.padEnd(32)} ${String(signIn.bytes).padStart(7)} B, ${String(signIn.brotli).padStart(6)} B brotli (the sign-in page's)`,
+)
 writeFileSync(stampFile, stamp)

@@ -4,4 +4,5 @@ export {
   type ConsoleOptions,
   consolePaths,
   createConsole,
+  SIGN_IN_SCRIPT,
 } from './serve.js'

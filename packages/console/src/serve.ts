@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -7,6 +8,12 @@ import { secureHeaders } from 'hono/secure-headers'
 
 /** Where the page's assets are served, below the page's own path. */
 export const CONSOLE_ASSETS_PREFIX = 'console/'
+
+/**
+ * The script of the server's sign-in page, served at `<basePath>/signin.js`: that page names it
+ * without a hash, so it is revalidated (by its ETag) instead of cached for a year.
+ */
+export const SIGN_IN_SCRIPT = 'signin.js'
 
 /** The folder `pnpm build` writes the page and its assets to. */
 const BUILT = fileURLToPath(new URL('../dist/public', import.meta.url))
@@ -34,7 +41,8 @@ const CSP = {
   defaultSrc: ["'none'"],
   scriptSrc: ["'self'"],
   styleSrc: ["'self'"],
-  imgSrc: ["'self'"],
+  // data: for the QR code of a new TOTP secret, an SVG that flowadmin draws.
+  imgSrc: ["'self'", 'data:'],
   connectSrc: ["'self'"],
   baseUri: ["'none'"],
   formAction: ["'none'"],
@@ -85,10 +93,24 @@ function send(c: Context, file: StaticFile): Response {
   return c.body(file.body as Uint8Array<ArrayBuffer>)
 }
 
-/** The console's paths below `basePath`: the redirect, the page, and the prefix of the assets. */
+/**
+ * The console's paths below `basePath`: the redirect, the page, the prefix of the assets, and the
+ * sign-in page's script.
+ */
 function pathsOf(basePath: string) {
   const base = normaliseBasePath(basePath)
-  return { base, page: `${base}/`, assets: `${base}/${CONSOLE_ASSETS_PREFIX}` }
+  return {
+    base,
+    page: `${base}/`,
+    assets: `${base}/${CONSOLE_ASSETS_PREFIX}`,
+    signIn: `${base}/${SIGN_IN_SCRIPT}`,
+  }
+}
+
+/** An asset is loaded by a page of this origin only: not sniffed, not embedded by other sites. */
+function assetHeaders(c: Context): void {
+  c.header('X-Content-Type-Options', 'nosniff')
+  c.header('Cross-Origin-Resource-Policy', 'same-origin')
 }
 
 /**
@@ -98,15 +120,19 @@ function pathsOf(basePath: string) {
  * worked out once, here.
  */
 export function consolePaths(basePath: string): (requestPath: string) => boolean {
-  const { base, page, assets } = pathsOf(basePath)
+  const { base, page, assets, signIn } = pathsOf(basePath)
   return (requestPath) =>
-    requestPath === page || (base !== '' && requestPath === base) || requestPath.startsWith(assets)
+    requestPath === page ||
+    (base !== '' && requestPath === base) ||
+    requestPath.startsWith(assets) ||
+    requestPath === signIn
 }
 
 /**
  * The console's routes: the page at `<basePath>/` (never cached without revalidation, under a
- * strict Content-Security-Policy) and its content-hashed assets at `<basePath>/console/…`
- * (cached for a year). Anything else is left to `fallback`, the admin API.
+ * strict Content-Security-Policy), its content-hashed assets at `<basePath>/console/…`
+ * (cached for a year) and the sign-in page's script at `<basePath>/signin.js` (revalidated by its
+ * ETag). Anything else is left to `fallback`, the admin API.
  * Null when the page has not been built.
  */
 export function createConsole(
@@ -139,11 +165,28 @@ export function createConsole(
     const asset = name.slice(CONSOLE_ASSETS_PREFIX.length)
     if (!name.startsWith(CONSOLE_ASSETS_PREFIX) || asset.includes('/')) continue
     app.get(`${paths.assets}${asset}`, (c) => {
-      // An asset is loaded by the page only: not sniffed, not embedded by other sites.
-      c.header('X-Content-Type-Options', 'nosniff')
-      c.header('Cross-Origin-Resource-Policy', 'same-origin')
+      assetHeaders(c)
       c.header('Cache-Control', 'public, max-age=31536000, immutable')
       return send(c, file)
+    })
+  }
+  const signIn = files.get(SIGN_IN_SCRIPT)
+  if (signIn !== undefined) {
+    // Weak: one tag for the content, whichever encoding it is sent in.
+    const tag = `"${createHash('sha256').update(signIn.body).digest('base64url').slice(0, 22)}"`
+    const etag = `W/${tag}`
+    app.get(paths.signIn, (c) => {
+      assetHeaders(c)
+      c.header('Cache-Control', 'no-cache')
+      c.header('ETag', etag)
+      const known = (c.req.header('If-None-Match') ?? '')
+        .split(',')
+        .map((given) => given.trim().replace(/^W\//, ''))
+      if (known.includes(tag) || known.includes('*')) {
+        c.header('Vary', 'Accept-Encoding')
+        return c.body(null, 304)
+      }
+      return send(c, signIn)
     })
   }
   app.notFound((c) => fallback(c.req.raw, c.env))

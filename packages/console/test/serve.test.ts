@@ -7,6 +7,7 @@ import { CONTENT_SECURITY_POLICY, consolePaths, createConsole } from '../src/ind
 
 let dir: string
 const SCRIPT = 'console.log("the console")\n'.repeat(20)
+const SIGN_IN = 'console.log("the sign-in page")\n'.repeat(20)
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'flowadmin-console-'))
@@ -20,6 +21,10 @@ beforeEach(async () => {
   await writeFile(`${script}.br`, brotliCompressSync(SCRIPT))
   await writeFile(`${script}.gz`, gzipSync(SCRIPT))
   await writeFile(path.join(dir, 'console', 'notes.txt'), 'not an asset')
+  const signIn = path.join(dir, 'signin.js')
+  await writeFile(signIn, SIGN_IN)
+  await writeFile(`${signIn}.br`, brotliCompressSync(SIGN_IN))
+  await writeFile(`${signIn}.gz`, gzipSync(SIGN_IN))
 })
 afterEach(() => rm(dir, { recursive: true, force: true }))
 
@@ -75,6 +80,43 @@ describe('createConsole', () => {
     expect(plain.headers.get('vary')).toBe('Accept-Encoding')
   })
 
+  it("serves the sign-in page's script at /signin.js as JavaScript, revalidated by its ETag", async () => {
+    for (const [base, target] of [
+      ['', '/signin.js'],
+      ['/admin', '/admin/signin.js'],
+    ] as const) {
+      const response = await app(base).request(target, { headers: { 'accept-encoding': 'br' } })
+      expect(response.status).toBe(200)
+      expect(response.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+      expect(response.headers.get('content-encoding')).toBe('br')
+      // Its name has no hash: a new build must reach browsers at their next load.
+      expect(response.headers.get('cache-control')).toBe('no-cache')
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(response.headers.get('cross-origin-resource-policy')).toBe('same-origin')
+      expect(response.headers.get('content-security-policy')).toBeNull()
+      expect(brotliDecompressSync(Buffer.from(await response.arrayBuffer())).toString()).toBe(SIGN_IN)
+      const etag = response.headers.get('etag') ?? ''
+      expect(etag).toMatch(/^W\/"[A-Za-z0-9_-]{22}"$/)
+
+      const again = await app(base).request(target, { headers: { 'if-none-match': etag } })
+      expect(again.status).toBe(304)
+      expect(again.headers.get('etag')).toBe(etag)
+      expect(await again.text()).toBe('')
+      const changed = await app(base).request(target, { headers: { 'if-none-match': 'W/"older"' } })
+      expect(changed.status).toBe(200)
+      expect(await changed.text()).toBe(SIGN_IN)
+    }
+    // Only there: not as an asset, not below the page's assets, not at the root below a basePath.
+    expect(await (await app().request('/console/signin.js')).text()).toBe('api GET /console/signin.js')
+    expect(await (await app('/admin').request('/signin.js')).text()).toBe('api GET /signin.js')
+  })
+
+  it('allows data: images only, for the QR code of a new second factor', () => {
+    const images = CONTENT_SECURITY_POLICY.split('; ').find((directive) => directive.startsWith('img-src '))
+    expect(images).toBe("img-src 'self' data:")
+    expect(CONTENT_SECURITY_POLICY.match(/data:/g)).toHaveLength(1)
+  })
+
   it('answers HEAD like GET without a body', async () => {
     const response = await app().request('/console/main-abc.js', { method: 'HEAD' })
     expect(response.status).toBe(200)
@@ -113,8 +155,8 @@ describe('createConsole', () => {
 describe('consolePaths', () => {
   it('claims the page, its redirect and its assets, and leaves every API path alone', () => {
     for (const [base, owned] of [
-      ['', ['/', '/console/main-abc.js', '/console/']],
-      ['/admin', ['/admin', '/admin/', '/admin/console/main-abc.js']],
+      ['', ['/', '/console/main-abc.js', '/console/', '/signin.js']],
+      ['/admin', ['/admin', '/admin/', '/admin/console/main-abc.js', '/admin/signin.js']],
       ['/admin/', ['/admin', '/admin/', '/admin/console/x.css']],
       // As the API takes its root: the leading slash added, every trailing one dropped.
       ['admin//', ['/admin', '/admin/', '/admin/console/x.css']],
@@ -124,8 +166,8 @@ describe('consolePaths', () => {
         expect(consolePaths(base)(requestPath), `${base} ${requestPath}`).toBe(true)
     }
     for (const [base, other] of [
-      ['', ['/auth/login', '/settings', '/nodes/console', '/consolex', '/console']],
-      ['/admin', ['/admin/auth/login', '/admin/nodes', '/', '/console/main-abc.js', '/adminx']],
+      ['', ['/auth/login', '/settings', '/nodes/console', '/consolex', '/console', '/signin.jsx']],
+      ['/admin', ['/admin/auth/login', '/admin/nodes', '/', '/console/main-abc.js', '/adminx', '/signin.js']],
     ] as const) {
       for (const requestPath of other)
         expect(consolePaths(base)(requestPath), `${base} ${requestPath}`).toBe(false)

@@ -1,6 +1,10 @@
 // The public admin API, as the console uses it: nothing here that a script could not do.
 import type { inventoryEntry } from '@flowadmin/adapter-http'
 import { hasPermission, type ModuleView, type NodeSetView } from '@flowadmin/core'
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  RegistrationResponseJSON,
+} from '@simplewebauthn/browser'
 
 export type NodeSet = NodeSetView
 export type NodeModule = ModuleView
@@ -264,6 +268,8 @@ export interface Offers {
   audit: boolean
   /** Fleet mode: the Node-RED instances and their drift. */
   fleet: boolean
+  /** People's second factor (`/auth/mfa`): only when auth is on. */
+  mfa: boolean
 }
 
 export async function offers(): Promise<Offers> {
@@ -276,6 +282,7 @@ export async function offers(): Promise<Offers> {
       resourceServers: paths['/auth/resource-servers']?.get !== undefined,
       audit: paths['/audit']?.get !== undefined,
       fleet: paths['/fleet/instances']?.get !== undefined,
+      mfa: paths['/auth/mfa']?.get !== undefined,
     }
   } catch {
     return {
@@ -285,6 +292,7 @@ export async function offers(): Promise<Offers> {
       resourceServers: false,
       audit: false,
       fleet: false,
+      mfa: false,
     }
   }
 }
@@ -327,6 +335,77 @@ export const endToken = (id: string): Promise<void> =>
 /** Ends every session and API token of `user`: "sign out everywhere". */
 export const endAllTokens = (user: string): Promise<void> =>
   succeed(`auth/tokens?${new URLSearchParams({ user })}`, { method: 'DELETE' })
+
+/** The caller's second factor: TOTP's state and the unused recovery codes. */
+export interface FactorStatus {
+  totp: 'none' | 'pending' | 'enrolled'
+  recovery_codes: number
+}
+
+/** A new TOTP secret, shown once: as text, as its `otpauth://` URI, and as a QR code (a data: URL). */
+export interface TotpEnrolment {
+  secret: string
+  uri: string
+  qr: string
+}
+
+export const factorStatus = (): Promise<FactorStatus> => json('auth/mfa')
+
+/** Begins a TOTP enrolment (replacing one not yet confirmed). */
+export const startTotp = (): Promise<TotpEnrolment> => json('auth/mfa/totp', { method: 'POST' })
+
+/** Confirms the enrolment with one code; the ten recovery codes, in this answer only. */
+export const confirmTotp = async (code: string): Promise<string[]> =>
+  (
+    await json<{ recovery_codes: string[] }>('auth/mfa/totp/confirm', {
+      method: 'POST',
+      ...jsonBody({ code }),
+    })
+  ).recovery_codes
+
+/** Removes every second factor of `user` and ends their sessions (needs `*`); false: they had none. */
+export async function removeFactors(user: string): Promise<boolean> {
+  const response = await call(`auth/mfa?${new URLSearchParams({ user })}`, { method: 'DELETE' })
+  if (response.status === 404) return false
+  if (!response.ok) throw failure(response, await bodyOf(response))
+  return true
+}
+
+/** The people who have a session or API token now (needs `*`): whom an administrator may pick. */
+export const listPeople = async (): Promise<string[]> => {
+  const { tokens } = await json<{ tokens: Array<{ user?: string }> }>(
+    `auth/tokens?${new URLSearchParams({ user: '*' })}`,
+  )
+  return [...new Set(tokens.flatMap((entry) => (typeof entry.user === 'string' ? [entry.user] : [])))].sort()
+}
+
+/** A passkey of the caller, as `GET /auth/passkeys` lists it. */
+export interface Passkey {
+  id: string
+  name: string
+  created_at: string
+  last_used_at: string | null
+  backed_up: boolean
+}
+
+export const listPasskeys = async (): Promise<Passkey[]> =>
+  (await json<{ passkeys: Passkey[] }>('auth/passkeys')).passkeys
+
+/** The options for the browser's passkey creation, as @simplewebauthn/server made them. */
+export const passkeyOptions = async (): Promise<PublicKeyCredentialCreationOptionsJSON> =>
+  (
+    await json<{ options: PublicKeyCredentialCreationOptionsJSON }>('auth/passkeys/options', {
+      method: 'POST',
+    })
+  ).options
+
+/** Saves the passkey the browser created, under `name`. */
+export const addPasskey = async (name: string, response: RegistrationResponseJSON): Promise<Passkey> =>
+  (await json<{ passkey: Passkey }>('auth/passkeys', { method: 'POST', ...jsonBody({ name, response }) }))
+    .passkey
+
+export const removePasskey = (id: string): Promise<void> =>
+  succeed(`auth/passkeys/${encodeURIComponent(id)}`, { method: 'DELETE' })
 
 /** A Node-RED instance of the fleet, as `GET /fleet/instances` lists it. */
 export interface FleetInstance {

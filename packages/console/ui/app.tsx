@@ -23,6 +23,7 @@ import { Fleet } from './fleet.js'
 import { LoginForm } from './login.js'
 import { Modules } from './modules.js'
 import { ResourceServers } from './resource-servers.js'
+import { Security } from './security.js'
 import { Sessions } from './sessions.js'
 
 /** The page's icon, whose hashed name the page links. */
@@ -36,7 +37,9 @@ type Screen =
 
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: 'loading' })
-  const [view, setView] = useState<'modules' | 'sessions' | 'servers' | 'activity' | 'fleet'>('modules')
+  const [view, setView] = useState<'modules' | 'sessions' | 'security' | 'servers' | 'activity' | 'fleet'>(
+    'modules',
+  )
 
   /** Decides the screen from the server: its login scheme, then who this tab's token is. */
   const start = useCallback(async (given: string | null) => {
@@ -84,6 +87,9 @@ export function App() {
   // Sessions and tokens belong to a logged-in user, on a server that offers them.
   const tokens =
     screen.name === 'ready' && screen.auth && screen.offers.tokens && screen.user.username !== undefined
+  // Second factors belong to a person who signed in, on a server that offers them.
+  const security =
+    screen.name === 'ready' && screen.auth && screen.offers.mfa && screen.user.username !== undefined
   // The resource servers are the instance's, for whoever holds `*`, on a server that lists them.
   const servers = screen.name === 'ready' && screen.offers.resourceServers && isAdmin(screen.user.permissions)
   // The trail, for whoever may read it (`audit.read`), on a server that has one.
@@ -136,7 +142,7 @@ export function App() {
             onDone={() => void start(null)}
           />
         )}
-        {screen.name === 'ready' && (tokens || servers || activity || fleet) && (
+        {screen.name === 'ready' && (tokens || security || servers || activity || fleet) && (
           <nav class="nav tabs" aria-label="Sections">
             <button
               type="button"
@@ -166,6 +172,16 @@ export function App() {
                 Sessions and tokens
               </button>
             )}
+            {security && (
+              <button
+                type="button"
+                class="button"
+                aria-current={view === 'security' ? 'page' : undefined}
+                onClick={() => setView('security')}
+              >
+                Security
+              </button>
+            )}
             {servers && (
               <button
                 type="button"
@@ -193,6 +209,9 @@ export function App() {
         )}
         {screen.name === 'ready' && view === 'sessions' && (
           <Sessions user={screen.user} onSessionEnded={ended} />
+        )}
+        {screen.name === 'ready' && view === 'security' && (
+          <Security user={screen.user} onSessionEnded={ended} />
         )}
         {screen.name === 'ready' && view === 'servers' && <ResourceServers onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'activity' && <Activity onSessionEnded={ended} />}

@@ -33,9 +33,13 @@ describe('the page', () => {
     expect(csp.get('base-uri')).toEqual(["'none'"])
     expect(csp.get('connect-src')).toEqual(["'self'"])
     expect(policy).not.toMatch(/unsafe-inline|unsafe-eval/)
+    // Images may also be data: URLs (the QR code of a new second factor, drawn by flowadmin).
+    expect(csp.get('img-src')).toEqual(["'self'", 'data:'])
     // The page needs nothing from another origin: no CDN, no external font.
-    for (const sources of csp.values()) {
-      for (const source of sources) expect(source).toMatch(/^'(self|none|script)'$/)
+    for (const [name, sources] of csp) {
+      for (const source of sources) {
+        if (name !== 'img-src' || source !== 'data:') expect(source).toMatch(/^'(self|none|script)'$/)
+      }
     }
   })
 
@@ -87,6 +91,17 @@ describe('the page', () => {
     expect((await fetch(`${env.server.url}/console/index.html`)).status).toBe(404)
   })
 
+  it("serves the sign-in page's script at /signin.js, beside the API", async () => {
+    const response = await fetch(`${env.server.url}/signin.js`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(response.headers.get('cache-control')).toBe('no-cache')
+    const etag = response.headers.get('etag') as string
+    expect(await response.text()).toContain('passkey-signin')
+    const again = await fetch(`${env.server.url}/signin.js`, { headers: { 'if-none-match': etag } })
+    expect(again.status).toBe(304)
+  })
+
   it('loads in Chromium without a CSP or Trusted Types refusal, and keeps the API working beside it', async () => {
     const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
     await page.getByLabel('Username').waitFor()
@@ -113,6 +128,9 @@ describe('below httpAdminRoot', () => {
     expect(bare.headers.get('location')).toBe('/admin/')
     const root = await fetch(new URL('/', base))
     expect(root.status).toBe(404)
+    const script = await fetch(`${base}/signin.js`)
+    expect(script.status).toBe(200)
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
 
     const { page, problems, context } = await open(env.browser, base)
     expect(page.url()).toBe(`${base}/`)
