@@ -314,7 +314,7 @@ describe('sign-in in two steps', () => {
   })
 
   it('asks a person with TOTP for a code, then gives the token; a ticket serves once', async () => {
-    const { core, clock, fakeTotp, enrol, events, stores, signInOf } = world()
+    const { core, clock, fakeTotp, enrol, events, stores } = world()
     const { secret } = await enrol('alice')
     const before = (await stores.tokens.list('alice')).length
     const succeededBefore = events.ofType('login.succeeded').length
@@ -370,7 +370,7 @@ describe('sign-in in two steps', () => {
   })
 
   it('takes a recovery code once, and refuses a sign-in past its time or whose user is gone', async () => {
-    const { core, clock, enrol, signInOf } = world()
+    const { core, clock, enrol } = world()
     const { recoveryCodes } = await enrol('alice')
     const ticketOf = async () => {
       const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
