@@ -252,6 +252,7 @@ export function createMetrics(): Metrics {
         fleet: instrumentStore('fleet', stores.fleet),
         trail: instrumentStore('trail', stores.trail),
         factors: instrumentStore('factors', stores.factors),
+        passkeys: instrumentStore('passkeys', stores.passkeys),
       }
     },
     track(next) {
