@@ -15,6 +15,14 @@ export {
   type LoginQueueOptions,
 } from './auth/login-queue.js'
 export { createMachineSecret, isSecretDigest, secretDigest } from './auth/machine-secret.js'
+export {
+  MAX_PASSKEY_NAME,
+  MAX_PASSKEYS,
+  PASSKEY_CHALLENGE_SECONDS,
+  type PasskeyError,
+  type PasskeyView,
+  type Passkeys,
+} from './auth/passkeys.js'
 export { hasPermission, intersectPermissions, PERMISSION_WORD, toPermissionList } from './auth/permissions.js'
 export type {
   ClientError,
