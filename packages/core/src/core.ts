@@ -764,7 +764,11 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         address: string | null,
       ): Promise<Result<void, PasskeyError | AccessError>> =>
         ownSession(principal)
-          ? passkeys.remove({ ...actorOf(principal, address), username: principal.username }, id, principal.tokenId)
+          ? passkeys.remove(
+              { ...actorOf(principal, address), username: principal.username },
+              id,
+              principal.tokenId,
+            )
           : notOwnSession,
       signInOptions: passkeys.signInOptions,
       signIn: passkeys.signIn,

@@ -20,8 +20,8 @@ export {
   MAX_PASSKEYS,
   PASSKEY_CHALLENGE_SECONDS,
   type PasskeyError,
-  type PasskeyView,
   type Passkeys,
+  type PasskeyView,
 } from './auth/passkeys.js'
 export { hasPermission, intersectPermissions, PERMISSION_WORD, toPermissionList } from './auth/permissions.js'
 export type {

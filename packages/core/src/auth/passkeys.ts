@@ -183,7 +183,14 @@ export function createPasskeys(deps: PasskeyDeps) {
       }
       await store.save(credential)
       const sessionsEnded = await endOtherSessions(tokens, username, keepToken)
-      events.emit({ type: 'passkey.registered', at: clock.now(), id: credential.id, name, sessionsEnded, ...actor })
+      events.emit({
+        type: 'passkey.registered',
+        at: clock.now(),
+        id: credential.id,
+        name,
+        sessionsEnded,
+        ...actor,
+      })
       return ok(viewOf(credential))
     },
 
