@@ -39,6 +39,8 @@ export interface WorldOptions {
   resourceServers?: Array<{ id: string; secret: string }>
   /** Fleet mode's options; absent: off. */
   fleet?: FleetOptions
+  /** false: passkeys not configured (no relying party). */
+  passkeys?: boolean
 }
 
 /**
@@ -80,8 +82,9 @@ export async function createWorld(options: WorldOptions = {}) {
     loaderFailures: options.loaderFailures,
     typesInUse: options.typesInUse,
     fleet: options.fleet,
+    passkeys: options.passkeys,
   })
-  const { core, clock, hasher, events, loader, typeUsage, stores, installer, totp } = doubles
+  const { core, clock, hasher, events, loader, typeUsage, stores, installer, totp, webauthn } = doubles
   await core.modules.sync([PLAIN, SCOPED])
 
   let address = ADDRESS
@@ -99,6 +102,7 @@ export async function createWorld(options: WorldOptions = {}) {
     stores,
     installer,
     totp,
+    webauthn,
     /** Requests from now on come from this address. */
     setAddress(next: string) {
       address = next

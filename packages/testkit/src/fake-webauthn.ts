@@ -5,7 +5,13 @@ export interface FakeAnswer {
   id: string
   rawId: string
   type: 'public-key'
-  response: { clientDataJSON: string; fake: { counter: number; valid: boolean; backedUp: boolean } }
+  response: {
+    clientDataJSON: string
+    /** A placeholder where a real answer has its attestation (registration) or signature (sign-in). */
+    attestationObject: string
+    fake: { counter: number; valid: boolean; backedUp: boolean }
+  }
+  clientExtensionResults: Record<string, never>
 }
 
 const clientData = (challenge: string, type: string) =>
@@ -22,8 +28,10 @@ const answer = (
   type: 'public-key',
   response: {
     clientDataJSON: clientData(challenge, type),
+    attestationObject: 'ZmFrZQ',
     fake: { counter: fake.counter ?? 0, valid: fake.valid ?? true, backedUp: fake.backedUp ?? false },
   },
+  clientExtensionResults: {},
 })
 
 const fakeOf = (response: unknown) => (response as Partial<FakeAnswer>).response?.fake
