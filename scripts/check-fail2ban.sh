@@ -26,7 +26,7 @@ fi
 # No other line: the lines that are not failures (successes among them) match nothing.
 others=$(mktemp)
 trap 'rm -f "$others"' EXIT
-grep -v -E '"event":"(login|client|mfa)\.(failed|throttled)"' "$results/audit.log" >"$others"
+grep -v -E '"event":"((login|client|mfa)\.(failed|throttled)|passkey\.failed)"' "$results/audit.log" >"$others"
 succeeded=$(grep -c '"event":"login\.succeeded"' "$others" || true)
 summary=$(fail2ban-regex "$others" "$filter" | grep -E '^Lines: ')
 echo "check-fail2ban: $(wc -l <"$results/failed-addresses.txt") failed logins matched; other lines ($succeeded successes): $summary"

@@ -13,6 +13,7 @@ import { introspectRoutes } from './routes/introspect.js'
 import { mfaRoutes } from './routes/mfa.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
+import { passkeyRoutes } from './routes/passkeys.js'
 import { settingsRoutes } from './routes/settings.js'
 import { signInRoutes } from './routes/signin.js'
 import { ssoRoutes } from './routes/sso.js'
@@ -134,6 +135,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', signInRoutes(deps))
     .route('/', tokensRoutes(deps))
     .route('/', mfaRoutes(deps))
+    .route('/', passkeyRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))
     .route('/', nodesRoutes(deps))

@@ -134,6 +134,32 @@ const mapping: Mapping = {
       'This person must sign in with a second factor, which the password grant cannot ask for: people sign in on the sign-in page (/auth/signin, or an editor\'s "Sign in with flowadmin"); scripts and node-red-admin use an API token.',
     ),
   invalid_code: () => adminError(400, 'invalid_code', 'The code is wrong, expired or used already'),
+  // Passkeys.
+  passkeys_not_configured: () => ({
+    status: 409,
+    body: {
+      code: 'passkeys_not_configured',
+      message: 'Passkeys are not configured here (adminAuth.webauthn)',
+    },
+  }),
+  too_many_passkeys: (error) => ({
+    status: 409,
+    body: {
+      code: 'too_many_passkeys',
+      message: `A person may have at most ${error.limit} passkeys; remove one first`,
+    },
+  }),
+  passkey_not_found: () => ({
+    status: 404,
+    body: { code: 'passkey_not_found', message: 'You have no passkey with that id' },
+  }),
+  invalid_passkey_name: () => adminError(400, 'invalid_request', 'name: must have 1 to 64 characters'),
+  passkey_refused: () =>
+    adminError(
+      400,
+      'passkey_refused',
+      'The passkey’s answer was refused (its challenge unknown, used or expired, or it did not verify); try again',
+    ),
   // Installing and removing node modules: in every case nothing was changed.
   invalid_module_spec: (error) => adminError(400, 'invalid_request', error.message),
   module_not_allowed: (error) => adminError(400, 'module_not_allowed', error.message),

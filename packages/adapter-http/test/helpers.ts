@@ -43,6 +43,8 @@ export interface WorldOptions {
   fleetRedirectUris?: string[]
   /** Who must have a second factor (`adminAuth.secondFactor.require`); nobody by default. */
   secondFactor?: AdminAuthOptions['secondFactor']
+  /** false: passkeys not configured (no relying party). */
+  passkeys?: boolean
 }
 
 /**
@@ -85,8 +87,9 @@ export async function createWorld(options: WorldOptions = {}) {
     loaderFailures: options.loaderFailures,
     typesInUse: options.typesInUse,
     fleet: options.fleet,
+    passkeys: options.passkeys,
   })
-  const { core, clock, hasher, events, loader, typeUsage, stores, installer, totp } = doubles
+  const { core, clock, hasher, events, loader, typeUsage, stores, installer, totp, webauthn } = doubles
   await core.modules.sync([PLAIN, SCOPED])
 
   let address = ADDRESS
@@ -104,6 +107,7 @@ export async function createWorld(options: WorldOptions = {}) {
     stores,
     installer,
     totp,
+    webauthn,
     /** Requests from now on come from this address. */
     setAddress(next: string) {
       address = next

@@ -192,7 +192,10 @@ export function createResponseValidator(served: object) {
       } catch {
         return fail(`${method} ${path}`, 'malformed percent-encoding')
       }
-      const matches = routes.filter((route) => route.pattern.test(decoded))
+      const all = routes.filter((route) => route.pattern.test(decoded))
+      // OpenAPI: a concrete path (no template) matches before the templated ones it also fits.
+      const concrete = all.filter((route) => !route.template.includes('{'))
+      const matches = concrete.length === 1 ? concrete : all
       if (matches.length !== 1) {
         return fail(`${method} ${path}`, `${matches.length} path templates match ${decoded}`)
       }

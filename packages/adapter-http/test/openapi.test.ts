@@ -716,6 +716,44 @@ describe('every response the app gives conforms to the document', () => {
     await tokens('DELETE', '/auth/mfa')
     await tokens('DELETE', '/auth/mfa?user=admin', undefined, null)
 
+    // Passkeys: the person's own, up to ten; and where none are configured, 409 on every route.
+    const keyHolder = await world.login('editor', '')
+    const passkeyOptions = async () =>
+      ((await (await world.post('/auth/passkeys/options', '', keyHolder)).json()) as { options: unknown })
+        .options
+    await tokens('GET', '/auth/passkeys', undefined, keyHolder)
+    await tokens('GET', '/auth/passkeys', undefined, null)
+    await tokens('POST', '/auth/passkeys/options', undefined, keyHolder)
+    await tokens('POST', '/auth/passkeys/options', undefined, null)
+    const registration = (id: string, options: unknown) =>
+      JSON.stringify({ name: `Key ${id}`, response: world.webauthn.create(options, id) })
+    await tokens('POST', '/auth/passkeys', registration('k0', await passkeyOptions()), keyHolder)
+    await tokens('POST', '/auth/passkeys', '{}', keyHolder)
+    await tokens('POST', '/auth/passkeys', big, keyHolder)
+    await tokens('POST', '/auth/passkeys', registration('k1', { challenge: 'none' }), null)
+    for (let i = 1; i < 10; i++)
+      await world.post('/auth/passkeys', JSON.parse(registration(`k${i}`, await passkeyOptions())), keyHolder)
+    await tokens('POST', '/auth/passkeys/options', undefined, keyHolder)
+    await tokens('DELETE', '/auth/passkeys/k0', undefined, keyHolder)
+    await tokens('DELETE', '/auth/passkeys/k0', undefined, keyHolder)
+    await tokens('DELETE', '/auth/passkeys/k1', undefined, null)
+    const unconfigured = await createWorld({ passkeys: false })
+    const someone = await unconfigured.login('reader', 'read')
+    for (const [method, path, body] of [
+      ['GET', '/auth/passkeys', undefined],
+      ['POST', '/auth/passkeys', registration('k1', { challenge: 'none' })],
+      ['DELETE', '/auth/passkeys/k1', undefined],
+    ] as const)
+      await check(
+        method,
+        path,
+        unconfigured.request(path, {
+          method,
+          headers: { ...json, Authorization: `Bearer ${someone}` },
+          body,
+        }),
+      )
+
     for (const result of checks) expect(result.problems, `${result.operation} ${result.status}`).toEqual([])
     const broken = [
       ...(await brokenChecks(validator, new Error('disk I/O error'), 500)),
@@ -924,6 +962,18 @@ async function brokenChecks(
       { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{"code":"123456"}' },
     ],
     ['DELETE', '/auth/mfa?user=admin', { method: 'DELETE', headers: auth }],
+    ['GET', '/auth/passkeys', { headers: auth }],
+    ['POST', '/auth/passkeys/options', { method: 'POST', headers: auth }],
+    [
+      'POST',
+      '/auth/passkeys',
+      {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'k', response: broken.webauthn.create({ challenge: 'c' }, 'k') }),
+      },
+    ],
+    ['DELETE', '/auth/passkeys/k', { method: 'DELETE', headers: auth }],
   ]
   const results: ResponseCheck[] = []
   for (const [method, path, init] of requests) {

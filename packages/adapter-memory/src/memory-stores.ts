@@ -17,6 +17,7 @@ import {
   type WaitingSave,
 } from '@flowadmin/core'
 import { createFleetStore } from './fleet-store.js'
+import { createPasskeyStore } from './passkey-store.js'
 import { createTrailStore } from './trail-store.js'
 
 export interface MemoryStores extends Stores {
@@ -495,6 +496,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     trail: createTrailStore(),
     fleet: createFleetStore(),
     factors: createFactorStore(),
+    passkeys: createPasskeyStore(),
     async close() {},
   }
 }

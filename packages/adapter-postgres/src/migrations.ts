@@ -172,6 +172,30 @@ export const MIGRATIONS: readonly string[] = [
   -- 'passkey' or 'provider'. Null for API tokens and for the sessions saved before.
   ALTER TABLE flowadmin_tokens ADD COLUMN sign_in text;
   `,
+  `
+  -- People's passkeys: the public key of each (never a private key), its signature counter, which
+  -- only grows, and its last use.
+  CREATE TABLE flowadmin_passkeys (
+    id text PRIMARY KEY,            -- the credential id, base64url
+    username text NOT NULL,
+    name text NOT NULL,
+    public_key text NOT NULL,       -- COSE, base64url
+    counter bigint NOT NULL,
+    transports text[] NOT NULL,
+    backed_up boolean NOT NULL,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    last_used_at bigint             -- ms since the epoch; null before the first sign-in
+  );
+  CREATE INDEX flowadmin_passkeys_by_username ON flowadmin_passkeys (username, created_at);
+  -- Challenges of passkey ceremonies, by a hash of the challenge; each taken once.
+  CREATE TABLE flowadmin_passkey_challenges (
+    key text PRIMARY KEY,
+    purpose text NOT NULL CHECK (purpose IN ('register', 'sign_in')),
+    username text,                  -- who registers; null for a sign-in
+    expires_at bigint NOT NULL      -- ms since the epoch
+  );
+  CREATE INDEX flowadmin_passkey_challenges_by_expiry ON flowadmin_passkey_challenges (expires_at);
+  `,
 ]
 
 /** The schema version this code writes. */

@@ -9,6 +9,7 @@ import { createFleetStore } from './fleet-store.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
+import { createPasskeyStore } from './passkey-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenCache, TOKEN_CHANNEL } from './token-cache.js'
@@ -106,6 +107,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     trail: createTrailStore(db),
     fleet: createFleetStore(db),
     factors: createFactorStore(db),
+    passkeys: createPasskeyStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

@@ -23,6 +23,9 @@ export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_fleet_instances') IS NOT NULL THEN
     TRUNCATE flowadmin_fleet_instances, flowadmin_fleet_installs;
   END IF;
+  IF to_regclass('flowadmin_passkeys') IS NOT NULL THEN
+    TRUNCATE flowadmin_passkeys, flowadmin_passkey_challenges;
+  END IF;
 END $$`
 
 /** A server the tests may create databases on: its maintenance-database URL and how to stop it. */

@@ -192,6 +192,30 @@ export const MIGRATIONS: readonly string[] = [
   -- 'passkey' or 'provider'. Null for API tokens and for the sessions saved before.
   ALTER TABLE tokens ADD COLUMN sign_in TEXT;
   `,
+  `
+  -- People's passkeys: the public key of each (never a private key), its signature counter, which
+  -- only grows, and its last use.
+  CREATE TABLE passkeys (
+    id TEXT PRIMARY KEY,          -- the credential id, base64url
+    username TEXT NOT NULL,
+    name TEXT NOT NULL,
+    public_key TEXT NOT NULL,     -- COSE, base64url
+    counter INTEGER NOT NULL,
+    transports TEXT NOT NULL,     -- a JSON array
+    backed_up INTEGER NOT NULL,   -- 0 or 1
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    last_used_at INTEGER          -- ms since the epoch; null before the first sign-in
+  ) WITHOUT ROWID;
+  CREATE INDEX passkeys_by_username ON passkeys (username, created_at);
+  -- Challenges of passkey ceremonies, by a hash of the challenge; each taken once.
+  CREATE TABLE passkey_challenges (
+    key TEXT PRIMARY KEY,
+    purpose TEXT NOT NULL CHECK (purpose IN ('register', 'sign_in')),
+    username TEXT,                -- who registers; null for a sign-in
+    expires_at INTEGER NOT NULL   -- ms since the epoch
+  ) WITHOUT ROWID;
+  CREATE INDEX passkey_challenges_by_expiry ON passkey_challenges (expires_at);
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

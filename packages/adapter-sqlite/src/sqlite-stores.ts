@@ -6,6 +6,7 @@ import { createFleetStore } from './fleet-store.js'
 import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
+import { createPasskeyStore } from './passkey-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
@@ -46,6 +47,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       trail: createTrailStore(db),
       fleet: createFleetStore(db),
       factors: createFactorStore(db),
+      passkeys: createPasskeyStore(db),
     }
     let open = true
     return {

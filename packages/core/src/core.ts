@@ -8,6 +8,7 @@ import {
   type LoginQueueLoad,
   type LoginQueueOptions,
 } from './auth/login-queue.js'
+import { createPasskeys, type PasskeyError, type PasskeyView } from './auth/passkeys.js'
 import { hasPermission, toPermissionList } from './auth/permissions.js'
 import {
   type ClientError,
@@ -36,6 +37,7 @@ import type {
   TokenKind,
   TotpVerifier,
   TypeUsage,
+  WebAuthn,
 } from './ports/index.js'
 import { systemClock, systemRandom, webDigest } from './system.js'
 import type { CreateTokenRequest } from './tokens/inventory.js'
@@ -153,6 +155,8 @@ export interface CorePorts {
   identityProvider?: IdentityProvider | undefined
   /** TOTP secrets and codes; without it no one can enrol a second factor. */
   totp?: TotpVerifier | undefined
+  /** Passkey ceremonies (the relying party); without it no one can register or use a passkey. */
+  webauthn?: WebAuthn | undefined
 }
 
 /** The sign-in button of the identity provider, as Node-RED announces a strategy's. */
@@ -345,6 +349,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         )
   const factors = createFactors({
     store: ports.stores.factors,
+    passkeys: ports.stores.passkeys,
     totp: ports.totp ?? null,
     throttle,
     tokens,
@@ -353,11 +358,20 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     clock,
     events,
   })
+  const passkeys = createPasskeys({
+    store: ports.stores.passkeys,
+    webauthn: ports.webauthn ?? null,
+    users,
+    tokens,
+    digest,
+    clock,
+    events,
+  })
   const signIn = createSignIn({
     checkPassword: (request, address, client) => login.checkPassword(request, address, client),
     users,
     factors,
-    hasPasskey: async () => false,
+    hasPasskey: (username) => passkeys.has(username),
     policy: auth?.secondFactor?.require ?? 'none',
     store: ports.stores.factors,
     digest,
@@ -749,10 +763,56 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     /**
+     * People's passkeys. A person manages their own, with their own session for flowadmin (an API
+     * token or a token of another audience is refused); the sign-in page signs in with one
+     * (`signInOptions`, then `signIn`, which says whose it is: the page issues the session).
+     * Removing every factor of a person (`mfa.remove`) removes their passkeys too.
+     */
+    passkeys: {
+      available: passkeys.available,
+      list: async (principal: UserPrincipal): Promise<Result<PasskeyView[], PasskeyError | AccessError>> =>
+        ownSession(principal) ? passkeys.list(principal.username) : notOwnSession,
+      registrationOptions: async (
+        principal: UserPrincipal,
+      ): Promise<Result<{ options: unknown }, PasskeyError | AccessError>> =>
+        ownSession(principal) ? passkeys.registrationOptions(principal.username) : notOwnSession,
+      register: async (
+        principal: UserPrincipal,
+        name: string,
+        response: unknown,
+        address: string | null,
+      ): Promise<Result<PasskeyView, PasskeyError | AccessError>> =>
+        ownSession(principal)
+          ? passkeys.register(
+              { ...actorOf(principal, address), username: principal.username },
+              name,
+              response,
+              principal.tokenId,
+            )
+          : notOwnSession,
+      remove: async (
+        principal: UserPrincipal,
+        id: string,
+        address: string | null,
+      ): Promise<Result<void, PasskeyError | AccessError>> =>
+        ownSession(principal)
+          ? passkeys.remove(
+              { ...actorOf(principal, address), username: principal.username },
+              id,
+              principal.tokenId,
+            )
+          : notOwnSession,
+      signInOptions: passkeys.signInOptions,
+      signIn: passkeys.signIn,
+      /** Whether `username` has any passkey. */
+      has: (username: string) => passkeys.has(username),
+    },
+
+    /**
      * Deletes expired tokens, ended throttle windows, logout tokens past their time, single
-     * sign-ins and one-time codes that expired unfinished, and sign-ins awaiting a second factor past
-     * their time, in batches of `batchSize`, at most `maxBatches` of each, so one call stays bounded
-     * however much has piled up (`signIns` counts both kinds of sign-in).
+     * sign-ins and one-time codes that expired unfinished, sign-ins awaiting a second factor and
+     * passkey challenges past their time, in batches of `batchSize`, at most `maxBatches` of each,
+     * so one call stays bounded however much has piled up (`signIns` counts the last three kinds).
      */
     async sweep({ batchSize = 500, maxBatches = 20 } = {}): Promise<{
       tokens: number
@@ -775,7 +835,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         logoutTokens: await drain((limit) => ports.stores.sso.deleteExpired(clock.now(), limit)),
         signIns:
           (await drain((limit) => ports.stores.sso.deleteExpiredSignIns(clock.now(), limit))) +
-          (await drain(signIn.sweep)),
+          (await drain(signIn.sweep)) +
+          (await drain(passkeys.sweep)),
       }
     },
   }

@@ -60,6 +60,20 @@ export type DomainError =
   | { code: 'mfa_required' }
   /** A second factor's code was refused (wrong, expired or used already). Carries no detail. */
   | { code: 'invalid_code' }
+  /** Passkeys cannot be used: no relying party is configured (`adminAuth.webauthn`). */
+  | { code: 'passkeys_not_configured' }
+  /** The person has as many passkeys as one may have (see MAX_PASSKEYS). */
+  | { code: 'too_many_passkeys'; limit: number }
+  /** No passkey with that id among the person's. */
+  | { code: 'passkey_not_found'; id: string }
+  /** A passkey's name is empty or longer than 64 characters. */
+  | { code: 'invalid_passkey_name' }
+  /**
+   * The authenticator's answer was refused: its challenge unknown, used or past its time, the
+   * passkey unknown or its person gone, a signature, origin or relying party that does not
+   * verify, or a counter that did not grow. Carries no detail (the audit event has the reason).
+   */
+  | { code: 'passkey_refused' }
   /** An install or removal that did not happen. */
   | InstallFailure
 

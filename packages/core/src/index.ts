@@ -23,6 +23,14 @@ export {
   type LoginQueueOptions,
 } from './auth/login-queue.js'
 export { createMachineSecret, isSecretDigest, secretDigest } from './auth/machine-secret.js'
+export {
+  MAX_PASSKEY_NAME,
+  MAX_PASSKEYS,
+  PASSKEY_CHALLENGE_SECONDS,
+  type PasskeyError,
+  type Passkeys,
+  type PasskeyView,
+} from './auth/passkeys.js'
 export { hasPermission, intersectPermissions, PERMISSION_WORD, toPermissionList } from './auth/permissions.js'
 export type {
   ClientError,

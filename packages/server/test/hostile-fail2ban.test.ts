@@ -22,6 +22,7 @@ const FAILED = new Set([
   'client.throttled',
   'mfa.failed',
   'mfa.throttled',
+  'passkey.failed',
 ])
 
 /** A password grant from `from`, through the trusted proxy when `forwardedFor` is given. */

@@ -268,6 +268,32 @@ describe('createMetrics', () => {
     await stores.close()
   })
 
+  it('counts second factors and passkey sign-ins by method and outcome, every series from 0', async () => {
+    const { metrics, stores } = await metricsOfStores({ running: 0, known: 0, general: 0 })
+    const series = 'flowadmin_second_factors_total'
+    const before = (await metrics.exposition()).body
+    for (const method of ['totp', 'recovery_code', 'passkey'])
+      for (const outcome of ['succeeded', 'failed'])
+        expect(sample(before, `${series}{method="${method}",outcome="${outcome}"}`)).toBe(0)
+    expect(sample(before, `${series}{method="code",outcome="throttled"}`)).toBe(0)
+    const actor = { username: 'u', clientId: null, address: 'a' }
+    metrics.events.emit({ type: 'mfa.succeeded', at: 0, factor: 'totp', ...actor })
+    metrics.events.emit({ type: 'mfa.failed', at: 0, factor: 'recovery_code', reason: 'wrong', ...actor })
+    metrics.events.emit({ type: 'mfa.throttled', at: 0, retryAfter: 3, ...actor })
+    metrics.events.emit({ type: 'passkey.succeeded', at: 0, id: 'k', ...actor })
+    metrics.events.emit({ type: 'passkey.failed', at: 0, id: null, reason: 'unknown_challenge', ...actor })
+    metrics.events.emit({ type: 'passkey.failed', at: 0, id: 'k', reason: 'counter', ...actor })
+    metrics.events.emit({ type: 'passkey.registered', at: 0, id: 'k', name: 'n', sessionsEnded: 0, ...actor })
+    const { body } = await metrics.exposition()
+    expect(sample(body, `${series}{method="totp",outcome="succeeded"}`)).toBe(1)
+    expect(sample(body, `${series}{method="totp",outcome="failed"}`)).toBe(0)
+    expect(sample(body, `${series}{method="recovery_code",outcome="failed"}`)).toBe(1)
+    expect(sample(body, `${series}{method="code",outcome="throttled"}`)).toBe(1)
+    expect(sample(body, `${series}{method="passkey",outcome="succeeded"}`)).toBe(1)
+    expect(sample(body, `${series}{method="passkey",outcome="failed"}`)).toBe(2)
+    await stores.close()
+  })
+
   it('keeps the last count of live tokens when counting fails, and counts the failure', async () => {
     const { metrics, raw, stores } = await metricsOfStores({ running: 0, known: 0, general: 0 })
     expect(sample((await metrics.exposition()).body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)

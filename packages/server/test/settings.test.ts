@@ -803,3 +803,58 @@ describe('second-factor settings', () => {
     })
   })
 })
+
+describe('passkey settings', () => {
+  const parse = (adminAuth: unknown) => parseSettings({ adminAuth }, 'settings.json', '/srv')
+  const webauthn = (value: unknown) => parse({ users: [admin], webauthn: value }).adminAuth?.webauthn
+
+  it('take the relying party id, its name (flowadmin by default) and its origins', () => {
+    expect(parse({ users: [admin] }).adminAuth?.webauthn).toBeUndefined()
+    expect(
+      webauthn({ rpId: 'example.com', origins: ['https://admin.example.com', 'https://example.com:8443'] }),
+    ).toEqual({
+      rpId: 'example.com',
+      rpName: 'flowadmin',
+      origins: ['https://admin.example.com', 'https://example.com:8443'],
+    })
+    expect(webauthn({ rpId: 'localhost', rpName: 'Plant 4', origins: ['http://localhost:1880'] })).toEqual({
+      rpId: 'localhost',
+      rpName: 'Plant 4',
+      origins: ['http://localhost:1880'],
+    })
+  })
+
+  it('refuse origins that are not bare http(s) origins on the relying party, and ids that are no host name', () => {
+    const refused = (value: unknown) => {
+      try {
+        webauthn(value)
+      } catch (error) {
+        return (error as Error).message
+      }
+      throw new Error('accepted')
+    }
+    expect(refused({ rpId: 'example.com', origins: ['https://evil.com'] })).toBe(
+      "settings.json: adminAuth.webauthn.origins: https://evil.com is not on example.com: each origin's host must be rpId or end with .example.com",
+    )
+    expect(refused({ rpId: 'example.com', origins: ['https://notexample.com'] })).toMatch(
+      /is not on example\.com/,
+    )
+    for (const origin of [
+      'https://example.com/admin',
+      'https://example.com/',
+      'ftp://example.com',
+      'example.com',
+      'https://u:p@example.com',
+    ])
+      expect(refused({ rpId: 'example.com', origins: [origin] })).toMatch(
+        /adminAuth\.webauthn\.origins.*must be an http\(s\) origin/,
+      )
+    for (const rpId of ['127.0.0.1', 'https://example.com', 'example.com:443', 'Example.com'])
+      expect(refused({ rpId, origins: ['https://example.com'] })).toMatch(
+        /adminAuth\.webauthn\.rpId.*host name/,
+      )
+    expect(refused({ rpId: 'example.com', origins: [] })).toMatch(/origins.*at least one origin/)
+    expect(refused({ rpId: 'example.com' })).toMatch(/adminAuth\.webauthn\.origins/)
+    expect(refused({ rpId: 'example.com', origins: ['https://example.com'], rpNme: 'x' })).toMatch(/rpName/)
+  })
+})

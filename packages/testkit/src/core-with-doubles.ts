@@ -10,6 +10,7 @@ import {
   createSeededRandom,
   type PlainHasher,
 } from './doubles.js'
+import { createFakeWebAuthn } from './fake-webauthn.js'
 
 export interface CoreWithDoublesOptions {
   stores: Stores
@@ -22,12 +23,14 @@ export interface CoreWithDoublesOptions {
   seed?: number
   /** Fleet mode's options; absent: off. */
   fleet?: FleetOptions | undefined
+  /** false: no relying party, so passkeys are not configured. Default true. */
+  passkeys?: boolean | undefined
 }
 
 /**
  * A core over `stores` and every test double: a fixed clock, seeded randomness, plain passwords,
  * a recording loader, settable type usage, an event recorder, an installer over a pretend
- * registry and a TOTP port whose codes the test computes, all returned for the test.
+ * registry, a TOTP port whose codes the test computes and a pretend relying party (passkeys), all returned for the test.
  */
 export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const clock = createFixedClock()
@@ -37,6 +40,7 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
   const events = createEventRecorder()
   const installer = createFakeInstaller()
   const totp = createFakeTotp()
+  const webauthn = createFakeWebAuthn()
   const { stores } = options
   const core = createCore(
     {
@@ -48,9 +52,10 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
       clock,
       installer,
       totp,
+      ...(options.passkeys !== false && { webauthn }),
       random: createSeededRandom(options.seed ?? 7),
     },
     { adminAuth: options.adminAuth(hasher), fleet: options.fleet },
   )
-  return { core, clock, hasher, loader, typeUsage, events, stores, installer, totp }
+  return { core, clock, hasher, loader, typeUsage, events, stores, installer, totp, webauthn }
 }

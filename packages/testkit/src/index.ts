@@ -16,6 +16,8 @@ export {
   holdVerifications,
   type PlainHasher,
 } from './doubles.js'
+export { createFakeWebAuthn, type FakeAnswer } from './fake-webauthn.js'
+export { passkeyCredential } from './passkey-contract.js'
 export {
   describeFileStoreContract,
   describeStoreContract,

@@ -14,6 +14,7 @@ import type {
 import { SIGN_IN_METHODS } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { describeFleetContract } from './fleet-contract.js'
+import { describePasskeyContract } from './passkey-contract.js'
 import { trailContract } from './trail-contract.js'
 
 /** Stores under test: the three ports plus a way to release them. */
@@ -497,6 +498,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     })
 
     describeFleetContract(() => stores, twoConnections)
+    describePasskeyContract(() => stores, twoConnections)
 
     describe('throttle', () => {
       const WINDOW = 15 * MINUTE

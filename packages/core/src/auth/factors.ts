@@ -6,10 +6,12 @@ import type {
   EventSink,
   FactorStore,
   NewTotpSecret,
+  PasskeyStore,
   RandomSource,
   TotpVerifier,
 } from '../ports/index.js'
 import type { Tokens } from '../tokens/tokens.js'
+import { endOtherSessions } from './sessions.js'
 import type { Throttle } from './throttle.js'
 
 /** Recovery codes a person gets at enrolment: each used once, all replaced at the next enrolment. */
@@ -52,6 +54,8 @@ export type FactorKind = 'totp' | 'recovery_code'
 
 export interface FactorDeps {
   store: FactorStore
+  /** People's passkeys: removed with their other factors. */
+  passkeys: PasskeyStore
   /** Absent when no key for TOTP secrets is configured: enrolment is then refused. */
   totp: TotpVerifier | null
   throttle: Throttle
@@ -85,16 +89,7 @@ export function createFactors(deps: FactorDeps) {
       return `${chars.slice(0, 5)}-${chars.slice(5)}`
     })
 
-  /** Ends the person's sessions (not API tokens) other than `keep`; how many ended. */
-  const endOtherSessions = async (username: string, keep: string | null): Promise<number> => {
-    let ended = 0
-    for (const record of await tokens.list(username)) {
-      if (record.kind !== 'session' || record.id === keep) continue
-      const outcome = await tokens.revokeById(record.id, { username: null, permissions: ['*'] })
-      if (outcome.revoked) ended++
-    }
-    return ended
-  }
+  const endSessions = (username: string, keep: string | null) => endOtherSessions(tokens, username, keep)
 
   /**
    * Runs one code attempt in the throttle's factor lane: `check` says whether the code holds and
@@ -184,7 +179,7 @@ export function createFactors(deps: FactorDeps) {
         recoveryCodes.map((shown) => hashRecoveryCode(username, normalizeRecoveryCode(shown))),
       )
       await store.replaceRecoveryCodes(username, hashes, clock.now())
-      const sessionsEnded = await endOtherSessions(username, keepToken)
+      const sessionsEnded = await endSessions(username, keepToken)
       events.emit({ type: 'mfa.enrolled', at: clock.now(), factor: 'totp', sessionsEnded, ...actor })
       return ok({ recoveryCodes })
     },
@@ -223,12 +218,14 @@ export function createFactors(deps: FactorDeps) {
     },
 
     /**
-     * Removes every second factor of `username` (TOTP, recovery codes) and ends their sessions
-     * other than `keepToken`; true when there was any factor. The caller checked it may.
+     * Removes every second factor of `username` (TOTP, recovery codes, passkeys) and ends their
+     * sessions other than `keepToken`; true when there was any factor. The caller checked it may.
      */
     async remove(actor: Actor, username: string, keepToken: string | null): Promise<boolean> {
-      if (!(await store.deleteFactors(username))) return false
-      const sessionsEnded = await endOtherSessions(username, keepToken)
+      const hadTotp = await store.deleteFactors(username)
+      const passkeys = await deps.passkeys.deleteAll(username)
+      if (!hadTotp && passkeys === 0) return false
+      const sessionsEnded = await endSessions(username, keepToken)
       events.emit({ type: 'mfa.removed', at: clock.now(), owner: username, sessionsEnded, ...actor })
       return true
     },

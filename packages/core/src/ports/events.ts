@@ -18,6 +18,14 @@ export type SsoRefusalReason =
   | 'too_many'
   | 'busy'
 
+/** Why a passkey sign-in was refused: the `passkey.failed` event's reason. */
+export type PasskeyFailure =
+  | 'unknown_challenge'
+  | 'unknown_credential'
+  | 'verification_failed'
+  | 'counter'
+  | 'user_gone'
+
 export type DomainEvent =
   | ({ type: 'login.succeeded'; at: number } & Actor)
   | ({ type: 'login.failed'; at: number } & Actor)
@@ -90,6 +98,18 @@ export type DomainEvent =
   | ({ type: 'mfa.recovery_used'; at: number; remaining: number } & Actor)
   /** Every second factor of `owner` was removed; `sessionsEnded` of their sessions ended. */
   | ({ type: 'mfa.removed'; at: number; owner: string; sessionsEnded: number } & Actor)
+  /** A person registered a passkey (`id`, the credential's); `sessionsEnded` of their other sessions ended. */
+  | ({ type: 'passkey.registered'; at: number; id: string; name: string; sessionsEnded: number } & Actor)
+  /** A person removed one of their passkeys; `sessionsEnded` of their other sessions ended. */
+  | ({ type: 'passkey.removed'; at: number; owner: string; id: string; sessionsEnded: number } & Actor)
+  /** Someone signed in with a passkey (`username` is whose it is). */
+  | ({ type: 'passkey.succeeded'; at: number; id: string } & Actor)
+  /**
+   * A passkey sign-in was refused, and why; `id` is the credential the answer named (null when
+   * the challenge was refused before it was read). `counter`: the authenticator's counter did not
+   * grow, as a cloned authenticator's would not.
+   */
+  | ({ type: 'passkey.failed'; at: number; id: string | null; reason: PasskeyFailure } & Actor)
   | ({ type: 'module.enabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.disabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.installed'; at: number; module: string; version: string } & Actor)
@@ -141,6 +161,10 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'mfa.throttled': 'failure',
   'mfa.recovery_used': 'success',
   'mfa.removed': 'success',
+  'passkey.registered': 'success',
+  'passkey.removed': 'success',
+  'passkey.succeeded': 'success',
+  'passkey.failed': 'failure',
   'module.enabled': 'success',
   'module.disabled': 'success',
   'module.installed': 'success',

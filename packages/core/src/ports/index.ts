@@ -4,6 +4,7 @@
 import type { FactorStore } from './factors.js'
 import type { FleetStore } from './fleet.js'
 import type { ModuleStore } from './modules.js'
+import type { PasskeyStore } from './passkeys.js'
 import type { SsoStore } from './sso.js'
 import type { ThrottleStore } from './throttle.js'
 import type { TokenStore } from './tokens.js'
@@ -15,6 +16,7 @@ export type * from './fleet.js'
 export type * from './identity.js'
 export type * from './modules.js'
 export type * from './node-modules.js'
+export type * from './passkeys.js'
 export type * from './sso.js'
 export type * from './system.js'
 export type * from './throttle.js'
@@ -36,4 +38,6 @@ export interface Stores {
   fleet: FleetStore
   /** People's second factors: TOTP secrets (sealed), last used steps, recovery codes (hashed). */
   factors: FactorStore
+  /** People's passkeys (public keys, counters) and the challenges of their ceremonies. */
+  passkeys: PasskeyStore
 }

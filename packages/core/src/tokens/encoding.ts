@@ -22,3 +22,22 @@ export function base64url(bytes: Uint8Array): string {
   }
   return out
 }
+
+/** The bytes of base64url text (padding allowed), or null when it is not base64url. */
+export function fromBase64url(text: string): Uint8Array | null {
+  const body = text.replace(/=+$/, '')
+  if (!/^[A-Za-z0-9_-]*$/.test(body) || body.length % 4 === 1) return null
+  const bytes = new Uint8Array(Math.floor((body.length * 3) / 4))
+  let bits = 0
+  let value = 0
+  let at = 0
+  for (const char of body) {
+    value = (value << 6) | ALPHABET.indexOf(char)
+    bits += 6
+    if (bits >= 8) {
+      bits -= 8
+      bytes[at++] = (value >> bits) & 255
+    }
+  }
+  return bytes
+}

@@ -74,6 +74,7 @@ export function createMetrics(): Metrics {
   const moduleChanges = made(createCounter('flowadmin_module_changes_total'))
   const introspections = made(createCounter('flowadmin_introspections_total'))
   const permissionDenied = made(createCounter('flowadmin_permission_denied_total'))
+  const secondFactors = made(createCounter('flowadmin_second_factors_total'))
   made(
     createGauge({
       name: 'flowadmin_verifier_queue_depth',
@@ -223,6 +224,11 @@ export function createMetrics(): Metrics {
         else if (event.type === 'module.enabled') moduleChanges.inc({ change: 'enabled' })
         else if (event.type === 'module.disabled') moduleChanges.inc({ change: 'disabled' })
         else if (event.type === 'permission.denied') permissionDenied.inc({})
+        else if (event.type === 'mfa.succeeded' || event.type === 'mfa.failed')
+          secondFactors.inc({ method: event.factor, outcome: event.type.slice('mfa.'.length) })
+        else if (event.type === 'mfa.throttled') secondFactors.inc({ method: 'code', outcome: 'throttled' })
+        else if (event.type === 'passkey.succeeded' || event.type === 'passkey.failed')
+          secondFactors.inc({ method: 'passkey', outcome: event.type.slice('passkey.'.length) })
       },
     },
     onResponse({ method, route, status, seconds }) {
@@ -252,6 +258,7 @@ export function createMetrics(): Metrics {
         fleet: instrumentStore('fleet', stores.fleet),
         trail: instrumentStore('trail', stores.trail),
         factors: instrumentStore('factors', stores.factors),
+        passkeys: instrumentStore('passkeys', stores.passkeys),
       }
     },
     track(next) {
@@ -342,6 +349,15 @@ const COUNTERS = {
   flowadmin_permission_denied_total: {
     help: 'Requests refused because the token lacked the permission.',
     start: [{}],
+  },
+  flowadmin_second_factors_total: {
+    help: 'Second factors and passkey sign-ins checked, by method (totp, recovery_code, passkey; code: a code refused unchecked) and outcome.',
+    start: [
+      ...['totp', 'recovery_code', 'passkey'].flatMap((method) =>
+        ['succeeded', 'failed'].map((outcome) => ({ method, outcome })),
+      ),
+      { method: 'code', outcome: 'throttled' },
+    ],
   },
   flowadmin_storage_errors_total: {
     help: 'Store calls that failed (the storage threw), by store and operation.',

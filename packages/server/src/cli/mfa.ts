@@ -18,9 +18,9 @@ export const MFA = {
   details: `Works on the database directly, whether the server runs or not. It reads the server's
 settings file (adminAuth, the store).
 
-  reset     Delete USER's TOTP secret and recovery codes and end USER's sessions (API tokens
-            stay); USER then signs in with the password alone and may enrol again. Audited as
-            mfa.removed in the settings' audit file and the trail.`,
+  reset     Delete USER's TOTP secret, recovery codes and passkeys and end USER's sessions (API
+            tokens stay); USER then signs in with the password alone and may enrol again.
+            Audited as mfa.removed in the settings' audit file and the trail.`,
   options: {
     settings: SETTINGS_OPTION,
     'user-dir': USER_DIR_OPTION,

@@ -18,6 +18,7 @@ import { createFlowsTypeUsage } from '../adapters/flows.js'
 import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
 import { createOidcProvider } from '../adapters/oidc.js'
 import { createTotpVerifier } from '../adapters/totp.js'
+import { createWebAuthn } from '../adapters/webauthn.js'
 import type { Settings } from '../config/settings.js'
 import type { Log } from '../log.js'
 import type { LoginQueueSizing } from './login-queue-sizing.js'
@@ -58,9 +59,11 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
   const { settings, stores, events, log, loginQueue } = options
   // The second factor's key goes to its adapter only, not into the core's options.
   const mfa = settings.adminAuth?.mfa
+  const webauthn = settings.adminAuth?.webauthn
   const adminAuth = settings.adminAuth && {
     ...settings.adminAuth,
     mfa: undefined,
+    webauthn: undefined,
     ...(mfa !== undefined && { secondFactor: { require: mfa.require } }),
   }
   return createCore(
@@ -81,6 +84,7 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
         options.identityProvider ??
         (settings.adminAuth?.oidc === undefined ? undefined : createOidcProvider(settings.adminAuth.oidc)),
       totp: mfa === undefined ? undefined : createTotpVerifier(mfa),
+      webauthn: webauthn === undefined ? undefined : createWebAuthn(webauthn),
     },
     {
       fleet: settings.fleet,

@@ -136,7 +136,21 @@ export interface AdminAuthSettings {
   resourceServers?: Array<{ id: string; secret: string; redirectUris?: string[] | undefined }> | undefined
   /** People's second factors, with the key resolved (from the file or the environment); absent: none. */
   mfa?: MfaSettings | undefined
+  /** Passkeys: the relying party (its id, name and origins); absent: no passkeys. */
+  webauthn?: WebAuthnSettings | undefined
 }
+
+/** `adminAuth.webauthn`: the relying party of passkeys. */
+export interface WebAuthnSettings {
+  /** The relying party id: a host name each origin's host is, or ends with `.` and it. */
+  rpId: string
+  /** The name browsers show when a passkey is made; default `flowadmin`. */
+  rpName: string
+  /** The origins (`https://host[:port]`) flowadmin's pages are served from. */
+  origins: string[]
+}
+
+export const DEFAULT_RP_NAME = 'flowadmin'
 
 /** `adminAuth.mfa`, with the key resolved. */
 export interface MfaSettings {
@@ -194,6 +208,29 @@ const SIZE_MESSAGE = 'must be a number of bytes or a size such as "64kb" or "1mb
 /** A hundred years: the longest an API token may be allowed to live. */
 const MAX_API_TOKEN_SECONDS = 100 * 365 * 86_400
 const ADMIN_ROOT = /^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)*\/?$/
+
+/** A relying party id: a DNS host name (`localhost` included), never an IP address. */
+const isRpId = (host: string) =>
+  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(host) &&
+  !/^[0-9.]+$/.test(host)
+
+/** An absolute http(s) URL that is an origin alone: no path, query, fragment or credentials. */
+function isOrigin(text: string): boolean {
+  if (!URL.canParse(text)) return false
+  const url = new URL(text)
+  return (
+    (url.protocol === 'https:' || url.protocol === 'http:') &&
+    url.username === '' &&
+    url.password === '' &&
+    url.search === '' &&
+    url.hash === '' &&
+    url.pathname === '/' &&
+    !text.endsWith('/')
+  )
+}
+
+/** Whether `host` (an origin's) is the relying party id or one of its subdomains. */
+const underRpId = (host: string, rpId: string) => host === rpId || host.endsWith(`.${rpId}`)
 
 const text = (what: string) =>
   v.pipe(v.string(`must be a string (${what})`), v.nonEmpty(`must not be empty (${what})`))
@@ -409,6 +446,31 @@ const adminAuth = strictObject({
           ],
           'must be "none", "everyone", or a non-empty list of permissions (e.g. ["*"])',
         ),
+      ),
+    }),
+  ),
+  webauthn: v.optional(
+    strictObject({
+      rpId: v.pipe(
+        text('the host name passkeys are bound to, e.g. "admin.example.com"'),
+        v.check(
+          isRpId,
+          'must be a lower-case host name (no scheme, port or path; not an IP address), e.g. "admin.example.com"',
+        ),
+      ),
+      rpName: v.optional(text('the name browsers show when a passkey is made')),
+      origins: v.pipe(
+        v.array(
+          v.pipe(
+            text('an origin such as "https://admin.example.com"'),
+            v.check(
+              isOrigin,
+              'must be an http(s) origin: scheme, host and port only, e.g. "https://admin.example.com"',
+            ),
+          ),
+          'must be a list of origins',
+        ),
+        v.nonEmpty('must list at least one origin'),
       ),
     }),
   ),
@@ -716,7 +778,7 @@ export function parseSettings(input: unknown, source: string, baseDir: string): 
  * from the environment when the file has none. Refuses a scheme with no way to sign in.
  */
 function adminAuthOf(parsed: v.InferOutput<typeof adminAuth>, source: string): AdminAuthSettings {
-  const { oidc: sso, users, type, mfa, ...rest } = parsed
+  const { oidc: sso, users, type, mfa, webauthn, ...rest } = parsed
   const problem = (field: string, message: string) =>
     new SettingsError(`${source}: adminAuth${field}: ${message}`)
   if (users === undefined && sso === undefined) {
@@ -747,10 +809,26 @@ function adminAuthOf(parsed: v.InferOutput<typeof adminAuth>, source: string): A
   if (mfa !== undefined && mfaKey === undefined) {
     throw problem('.mfa.key', `is required: set it here or in the environment as ${MFA_KEY_ENV}`)
   }
+  if (webauthn !== undefined) {
+    const outside = webauthn.origins.find((origin) => !underRpId(new URL(origin).hostname, webauthn.rpId))
+    if (outside !== undefined) {
+      throw problem(
+        '.webauthn.origins',
+        `${outside} is not on ${webauthn.rpId}: each origin's host must be rpId or end with .${webauthn.rpId}`,
+      )
+    }
+  }
   return {
     ...rest,
     ...(mfaKey !== undefined && {
       mfa: { key: mfaKey, issuer: mfa?.issuer ?? DEFAULT_MFA_ISSUER, require: mfa?.require ?? 'none' },
+    }),
+    ...(webauthn !== undefined && {
+      webauthn: {
+        rpId: webauthn.rpId,
+        rpName: webauthn.rpName ?? DEFAULT_RP_NAME,
+        origins: webauthn.origins.map((origin) => new URL(origin).origin),
+      },
     }),
     type: type ?? (users === undefined ? 'strategy' : 'credentials'),
     users: users ?? [],

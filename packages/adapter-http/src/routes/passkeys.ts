@@ -1,0 +1,275 @@
+import { MAX_PASSKEY_NAME, type PasskeyView } from '@flowadmin/core'
+import { Hono } from 'hono'
+import * as v from 'valibot'
+import { requirePermission } from '../auth.js'
+import { readBody } from '../body.js'
+import type { AppEnv, RouteDeps } from '../env.js'
+import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import {
+  adminErrorContent,
+  describe,
+  describeTemplates,
+  json,
+  NO_STORE_HEADERS,
+  unauthorized,
+  use,
+} from '../openapi.js'
+import { firstIssueMessage, NullableTime, Time } from '../schemas.js'
+import { noStore } from './auth.js'
+
+const iso = (time: number) => new Date(time).toISOString()
+
+const PasskeySchema = v.strictObject({
+  id: v.pipe(
+    v.string(),
+    v.description('The credential id (base64url): names it for `DELETE /auth/passkeys/{id}`.'),
+  ),
+  name: v.pipe(v.string(), v.description('The name its owner gave it.')),
+  created_at: Time,
+  last_used_at: NullableTime('Its last sign-in; null: it signed in never.'),
+  backed_up: v.pipe(
+    v.boolean(),
+    v.description('Whether its provider backs it up (a synced passkey), as its last use said.'),
+  ),
+})
+
+const PasskeyListSchema = v.strictObject({ passkeys: v.array(PasskeySchema) })
+
+const OptionsSchema = v.strictObject({
+  options: v.pipe(
+    v.looseObject({ challenge: v.string() }),
+    v.description(
+      'PublicKeyCredentialCreationOptionsJSON, for `startRegistration({ optionsJSON })` of @simplewebauthn/browser. Its challenge serves once, for 5 minutes.',
+    ),
+  ),
+})
+
+/** A browser's registration answer (RegistrationResponseJSON): checked by the relying party, not here. */
+const RegistrationResponseSchema = v.pipe(
+  v.looseObject({
+    id: v.pipe(v.string(), v.minLength(1), v.maxLength(1024)),
+    rawId: v.string(),
+    type: v.literal('public-key'),
+    response: v.looseObject({ clientDataJSON: v.string(), attestationObject: v.string() }),
+  }),
+  v.description(
+    'What `startRegistration()` of @simplewebauthn/browser resolved with (RegistrationResponseJSON).',
+  ),
+)
+
+const RegisterSchema = v.strictObject({
+  name: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxLength(MAX_PASSKEY_NAME),
+    v.check((name) => name.trim() !== '', 'must not be blank'),
+    v.description('A name for the passkey (1 to 64 characters), to tell it from the person’s others.'),
+  ),
+  response: RegistrationResponseSchema,
+})
+
+const toJson = (view: PasskeyView) => ({
+  id: view.id,
+  name: view.name,
+  created_at: iso(view.createdAt),
+  last_used_at: view.lastUsedAt === null ? null : iso(view.lastUsedAt),
+  backed_up: view.backedUp,
+})
+
+const noStoreHeaders = { headers: NO_STORE_HEADERS }
+const common = () => ({
+  401: unauthorized(),
+  409: {
+    description: '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`).',
+    ...noStoreHeaders,
+    content: adminErrorContent(['passkeys_not_configured']),
+  },
+  500: use('Unexpected'),
+  503: use('StorageUnavailable'),
+})
+const OWN_SESSION =
+  'Only the person’s own session for flowadmin may: an API token or another audience’s token gets 401 `insufficient_scope`.'
+
+/**
+ * A person's passkeys: `GET /auth/passkeys`, `POST /auth/passkeys/options` (options to make one),
+ * `POST /auth/passkeys` (register the browser's answer), `DELETE /auth/passkeys/:id`. Each is the
+ * person's own session's. Only when auth is on.
+ */
+export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
+  const { core } = deps
+  const routes = new Hono<AppEnv>()
+  if (!core.authEnabled) return routes
+  const signedIn = requirePermission(deps, '')
+  const notPerson = () => toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
+
+  routes.get(
+    '/auth/passkeys',
+    describe({
+      operationId: 'listPasskeys',
+      summary: 'The caller’s passkeys, oldest first',
+      description: `Never a public key. ${OWN_SESSION}`,
+      tags: ['auth'],
+      responses: {
+        200: { description: 'The passkeys.', ...noStoreHeaders, content: json(PasskeyListSchema) },
+        ...common(),
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const principal = c.get('principal')
+      if (principal.kind !== 'user') return notPerson()
+      const listed = await core.passkeys.list(principal)
+      if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
+      return c.json({ passkeys: listed.value.map(toJson) })
+    },
+  )
+
+  routes.post(
+    '/auth/passkeys/options',
+    describe({
+      operationId: 'passkeyRegistrationOptions',
+      summary: 'Options for the caller’s browser to make a passkey',
+      description: `A discoverable credential (a passkey), never one of the caller’s passkeys already here. ${OWN_SESSION}`,
+      tags: ['auth'],
+      responses: {
+        200: { description: 'The options.', ...noStoreHeaders, content: json(OptionsSchema) },
+        ...common(),
+        409: {
+          description:
+            '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
+          ...noStoreHeaders,
+          content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
+        },
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const principal = c.get('principal')
+      if (principal.kind !== 'user') return notPerson()
+      const made = await core.passkeys.registrationOptions(principal)
+      if (!made.ok) return toResponse(errorAnswerOf(made.error, { tokenSent: true }))
+      return c.json({ options: made.value.options })
+    },
+  )
+
+  routes.post(
+    '/auth/passkeys',
+    describe({
+      operationId: 'registerPasskey',
+      summary:
+        'Register the passkey the caller’s browser made with options from `POST /auth/passkeys/options`',
+      description:
+        'The answer must carry the challenge of those options (once, within 5 minutes), come from a configured origin and verify. ' +
+        `On success the caller’s other sessions end (API tokens stay) and \`passkey.registered\` is audited. ${OWN_SESSION}`,
+      tags: ['auth'],
+      requestBody: {
+        required: true,
+        content: json(RegisterSchema, {
+          stale: {
+            summary: 'An answer to a challenge never given, or used already (400)',
+            value: {
+              name: 'Laptop',
+              response: {
+                id: 'Y3JlZC0x',
+                rawId: 'Y3JlZC0x',
+                type: 'public-key',
+                response: {
+                  clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoibm9uZSJ9',
+                  attestationObject: 'o2NmbXRkbm9uZQ',
+                },
+                clientExtensionResults: {},
+              },
+            },
+          },
+          empty: { summary: 'No name and no answer (400)', value: {} },
+        }),
+      },
+      responses: {
+        201: {
+          description: 'Registered.',
+          ...noStoreHeaders,
+          content: json(v.strictObject({ passkey: PasskeySchema })),
+        },
+        400: {
+          description:
+            'Not a JSON object with a `name` and a `response` (`invalid_request`), or the answer was refused (`passkey_refused`).',
+          ...noStoreHeaders,
+          content: adminErrorContent(['invalid_request', 'passkey_refused']),
+        },
+        ...common(),
+        409: {
+          description:
+            '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
+          ...noStoreHeaders,
+          content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
+        },
+        413: {
+          description: 'The body is larger than the configured limit.',
+          ...noStoreHeaders,
+          content: adminErrorContent(['payload_too_large']),
+        },
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const principal = c.get('principal')
+      if (principal.kind !== 'user') return notPerson()
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
+      if (!body.ok) return toResponse(adminBodyError(body.error))
+      const fields = v.safeParse(RegisterSchema, body.value)
+      if (!fields.success)
+        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
+      const { name, response } = fields.output
+      const registered = await core.passkeys.register(principal, name, response, c.get('address'))
+      if (!registered.ok) return toResponse(errorAnswerOf(registered.error, { tokenSent: true }))
+      return c.json({ passkey: toJson(registered.value) }, 201)
+    },
+  )
+
+  const prefix = `${deps.basePath}/auth/passkeys/`
+  routes.delete(
+    '/auth/passkeys/*',
+    describeTemplates({
+      '/auth/passkeys/{id}': {
+        operationId: 'removePasskey',
+        summary: 'Remove one of the caller’s passkeys',
+        description: `The caller’s other sessions end (API tokens stay) and \`passkey.removed\` is audited. ${OWN_SESSION}`,
+        tags: ['auth'],
+        parameters: [
+          {
+            name: 'id',
+            in: 'path',
+            required: true,
+            description: 'The credential id (base64url), as `GET /auth/passkeys` lists it.',
+            schema: { type: 'string', minLength: 1 },
+            examples: { unknown: { summary: 'No passkey of the caller’s (404)', value: 'unknown' } },
+          },
+        ],
+        responses: {
+          204: { description: 'Removed. Empty body.' },
+          404: {
+            description: 'The caller has no passkey with that id.',
+            ...noStoreHeaders,
+            content: adminErrorContent(['passkey_not_found']),
+          },
+          ...common(),
+        },
+      },
+    }),
+    noStore,
+    signedIn,
+    async (c) => {
+      const principal = c.get('principal')
+      if (principal.kind !== 'user') return notPerson()
+      const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
+      const removed = await core.passkeys.remove(principal, id, c.get('address'))
+      if (!removed.ok) return toResponse(errorAnswerOf(removed.error, { tokenSent: true }))
+      return emptyResponse(204)
+    },
+  )
+
+  return routes
+}

@@ -1,0 +1,123 @@
+import type { PasskeyCredential, PasskeyPurpose, PasskeyStore } from '@flowadmin/core'
+import type { Database } from './database.js'
+import { storedKey } from './throttle-store.js'
+
+const COLUMNS = 'id, username, name, public_key, counter, transports, backed_up, created_at, last_used_at'
+
+/** The statements of the passkey store. */
+export const PASSKEY_SQL = {
+  save: `INSERT INTO flowadmin_passkeys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (id) DO UPDATE SET username = excluded.username, name = excluded.name,
+           public_key = excluded.public_key, counter = excluded.counter, transports = excluded.transports,
+           backed_up = excluded.backed_up, created_at = excluded.created_at, last_used_at = excluded.last_used_at`,
+  list: `SELECT ${COLUMNS} FROM flowadmin_passkeys WHERE username = $1 ORDER BY created_at, id`,
+  find: `SELECT ${COLUMNS} FROM flowadmin_passkeys WHERE id = $1`,
+  // The compare-and-set: one statement. Of two instances updating the row at once, the second
+  // waits for the first to commit, then checks its condition again on the row the first left.
+  updateUse: `UPDATE flowadmin_passkeys SET counter = $2, backed_up = $3, last_used_at = $4
+              WHERE id = $1 AND ((counter = 0 AND $2 = 0) OR counter < $2)`,
+  delete: 'DELETE FROM flowadmin_passkeys WHERE username = $1 AND id = $2',
+  deleteAll: 'DELETE FROM flowadmin_passkeys WHERE username = $1',
+  saveChallenge: `INSERT INTO flowadmin_passkey_challenges (key, purpose, username, expires_at)
+                  VALUES ($1, $2, $3, $4)
+                  ON CONFLICT (key) DO UPDATE SET purpose = excluded.purpose, username = excluded.username,
+                    expires_at = excluded.expires_at`,
+  // Taken once: of two instances deleting the row, one gets it back.
+  takeChallenge: `DELETE FROM flowadmin_passkey_challenges WHERE key = $1
+                  RETURNING purpose, username, expires_at`,
+  deleteExpiredChallenges: `DELETE FROM flowadmin_passkey_challenges WHERE key IN (
+                              SELECT key FROM flowadmin_passkey_challenges WHERE expires_at <= $1 LIMIT $2
+                              FOR UPDATE SKIP LOCKED)`,
+} as const
+
+interface PasskeyRow {
+  id: string
+  username: string
+  name: string
+  public_key: string
+  counter: string
+  transports: string[]
+  backed_up: boolean
+  created_at: string
+  last_used_at: string | null
+}
+
+/** The text storedKey escaped, as it was. */
+const fromStored = (stored: string): string =>
+  stored.replace(/\\u([0-9a-f]{4})/g, (_match, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+
+const rowToCredential = (row: PasskeyRow): PasskeyCredential => ({
+  id: row.id,
+  username: fromStored(row.username),
+  name: fromStored(row.name),
+  publicKey: row.public_key,
+  counter: Number(row.counter),
+  transports: row.transports,
+  backedUp: row.backed_up,
+  createdAt: Number(row.created_at),
+  lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+})
+
+/** Passkeys and the challenges of their ceremonies, shared by every instance on the database. */
+export function createPasskeyStore(db: Database): PasskeyStore {
+  return {
+    async save(credential) {
+      await db.query(PASSKEY_SQL.save, [
+        storedKey(credential.id),
+        storedKey(credential.username),
+        storedKey(credential.name),
+        credential.publicKey,
+        credential.counter,
+        credential.transports.map(storedKey),
+        credential.backedUp,
+        credential.createdAt,
+        credential.lastUsedAt,
+      ])
+    },
+    async list(username) {
+      const { rows } = await db.query<PasskeyRow>(PASSKEY_SQL.list, [storedKey(username)])
+      return rows.map(rowToCredential)
+    },
+    async find(id) {
+      const { rows } = await db.query<PasskeyRow>(PASSKEY_SQL.find, [storedKey(id)])
+      const [row] = rows
+      return row === undefined ? null : rowToCredential(row)
+    },
+    async updateUse(id, counter, backedUp, now) {
+      const { rowCount } = await db.query(PASSKEY_SQL.updateUse, [storedKey(id), counter, backedUp, now])
+      return (rowCount ?? 0) > 0
+    },
+    async delete(username, id) {
+      const { rowCount } = await db.query(PASSKEY_SQL.delete, [storedKey(username), storedKey(id)])
+      return (rowCount ?? 0) > 0
+    },
+    async deleteAll(username) {
+      return (await db.query(PASSKEY_SQL.deleteAll, [storedKey(username)])).rowCount ?? 0
+    },
+    async saveChallenge(key, challenge) {
+      await db.query(PASSKEY_SQL.saveChallenge, [
+        storedKey(key),
+        challenge.purpose,
+        challenge.username === null ? null : storedKey(challenge.username),
+        challenge.expiresAt,
+      ])
+    },
+    async takeChallenge(key, now) {
+      const { rows } = await db.query<{
+        purpose: PasskeyPurpose
+        username: string | null
+        expires_at: string
+      }>(PASSKEY_SQL.takeChallenge, [storedKey(key)])
+      const [row] = rows
+      if (row === undefined || Number(row.expires_at) <= now) return null
+      return {
+        purpose: row.purpose,
+        username: row.username === null ? null : fromStored(row.username),
+        expiresAt: Number(row.expires_at),
+      }
+    },
+    async deleteExpiredChallenges(now, limit) {
+      return (await db.query(PASSKEY_SQL.deleteExpiredChallenges, [now, limit])).rowCount ?? 0
+    },
+  }
+}

@@ -1,0 +1,98 @@
+import type { PasskeyChallenge, PasskeyCredential, PasskeyStore } from '@flowadmin/core'
+import type { SqliteDatabase } from './database.js'
+import { prepareAll } from './statements.js'
+import { createReader, createTransaction } from './transaction.js'
+
+const COLUMNS = `id, username, name, public_key AS publicKey, counter, transports, backed_up AS backedUp,
+                 created_at AS createdAt, last_used_at AS lastUsedAt`
+
+/** The statements of the passkey store. */
+export const PASSKEY_SQL = {
+  save: `INSERT OR REPLACE INTO passkeys
+           (id, username, name, public_key, counter, transports, backed_up, created_at, last_used_at)
+         VALUES (@id, @username, @name, @publicKey, @counter, @transports, @backedUp, @createdAt, @lastUsedAt)`,
+  list: `SELECT ${COLUMNS} FROM passkeys WHERE username = ? ORDER BY created_at, id`,
+  find: `SELECT ${COLUMNS} FROM passkeys WHERE id = ?`,
+  // The compare-and-set: one statement, so a counter is recorded once.
+  updateUse: `UPDATE passkeys SET counter = @counter, backed_up = @backedUp, last_used_at = @now
+              WHERE id = @id AND ((counter = 0 AND @counter = 0) OR counter < @counter)`,
+  delete: 'DELETE FROM passkeys WHERE username = ? AND id = ?',
+  deleteAll: 'DELETE FROM passkeys WHERE username = ?',
+  saveChallenge: `INSERT OR REPLACE INTO passkey_challenges (key, purpose, username, expires_at)
+                  VALUES (?, ?, ?, ?)`,
+  // Taken once: the delete returns the row to one caller only.
+  takeChallenge: `DELETE FROM passkey_challenges WHERE key = ?
+                  RETURNING purpose, username, expires_at AS expiresAt`,
+  deleteExpiredChallenges: `DELETE FROM passkey_challenges
+                            WHERE key IN (SELECT key FROM passkey_challenges WHERE expires_at <= ? LIMIT ?)`,
+} as const
+
+interface PasskeyRow extends Omit<PasskeyCredential, 'transports' | 'backedUp'> {
+  transports: string
+  backedUp: number | bigint
+}
+
+const rowToCredential = (row: PasskeyRow): PasskeyCredential => ({
+  ...row,
+  counter: Number(row.counter),
+  createdAt: Number(row.createdAt),
+  lastUsedAt: row.lastUsedAt === null ? null : Number(row.lastUsedAt),
+  transports: JSON.parse(row.transports) as string[],
+  backedUp: Number(row.backedUp) === 1,
+})
+
+/** Passkeys and the challenges of their ceremonies, each change one change of the group commit. */
+export function createPasskeyStore(db: SqliteDatabase): PasskeyStore {
+  const transaction = createTransaction(db)
+  const read = createReader(db)
+  const sql = prepareAll(db, PASSKEY_SQL)
+  return {
+    save(credential) {
+      const row = {
+        ...credential,
+        transports: JSON.stringify(credential.transports),
+        backedUp: credential.backedUp ? 1 : 0,
+      }
+      return transaction(() => {
+        sql.save.run(row)
+      })
+    },
+    list(username) {
+      return read(() =>
+        (sql.list.all(username) as PasskeyRow[]).map((row) => ({ ...rowToCredential(row), username })),
+      )
+    },
+    find(id) {
+      return read(() => {
+        const row = sql.find.get(id) as PasskeyRow | undefined
+        return row === undefined ? null : { ...rowToCredential(row), id }
+      })
+    },
+    updateUse(id, counter, backedUp, now) {
+      return transaction(
+        () => sql.updateUse.run({ id, counter, backedUp: backedUp ? 1 : 0, now }).changes > 0,
+      )
+    },
+    delete(username, id) {
+      return transaction(() => sql.delete.run(username, id).changes > 0)
+    },
+    deleteAll(username) {
+      return transaction(() => Number(sql.deleteAll.run(username).changes))
+    },
+    saveChallenge(key, challenge) {
+      return transaction(() => {
+        sql.saveChallenge.run(key, challenge.purpose, challenge.username, challenge.expiresAt)
+      }, [`passkey-challenge:${key}`])
+    },
+    takeChallenge(key, now) {
+      return transaction(() => {
+        const row = sql.takeChallenge.get(key) as PasskeyChallenge | undefined
+        if (row === undefined || Number(row.expiresAt) <= now) return null
+        return { purpose: row.purpose, username: row.username, expiresAt: Number(row.expiresAt) }
+      }, [`passkey-challenge:${key}`])
+    },
+    deleteExpiredChallenges(now, limit) {
+      return transaction(() => Number(sql.deleteExpiredChallenges.run(now, limit).changes), [], 'relaxed')
+    },
+  }
+}
