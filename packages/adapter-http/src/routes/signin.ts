@@ -54,22 +54,44 @@ const CodeForm = v.object({ ticket: text(64, 'The sign-in'), code: text(64, 'The
 const TicketForm = v.object({ ticket: text(64, 'The sign-in') })
 
 /** What the person sees of a refused step: a status and a sentence. */
-const PASSWORD_REFUSAL: Record<LoginError['code'] | FactorError['code'], [number, string]> = {
-  invalid_credentials: [401, 'Wrong username or password.'],
-  invalid_request: [400, 'Type your username and password.'],
-  unsupported_grant_type: [400, 'Type your username and password.'],
-  invalid_scope: [400, 'Type your username and password.'],
-  mfa_required: [403, 'You must sign in with a second factor.'],
-  throttled: [429, 'Too many failed attempts. Wait a minute, then try again.'],
-  temporarily_unavailable: [503, 'Too many sign-ins are being checked right now. Try again in a moment.'],
-  mfa_not_configured: [
-    409,
+const PASSWORD_REFUSAL: Record<
+  LoginError['code'] | FactorError['code'],
+  (error: LoginError | FactorError) => [400 | 401 | 429 | 503, string]
+> = {
+  invalid_credentials: () => [401, 'Wrong username or password.'],
+  invalid_request: () => [400, 'Type your username and password.'],
+  unsupported_grant_type: () => [400, 'Type your username and password.'],
+  invalid_scope: () => [400, 'Type your username and password.'],
+  mfa_required: () => [400, 'You must sign in with a second factor.'],
+  throttled: (error) => [429, `Too many failed attempts. Try again in ${waitOf(error)}.`],
+  temporarily_unavailable: (error) => [503, `The server is busy; retry in ${retryOf(error)} s.`],
+  mfa_not_configured: () => [
+    503,
     'You must set up a second factor, but flowadmin has no key for them yet: ask an administrator.',
   ],
-  factor_exists: [409, 'A second factor was set up meanwhile: sign in again.'],
-  enrolment_not_found: [409, 'The set-up was replaced meanwhile: sign in again.'],
-  invalid_code: [401, 'That code is wrong, expired or used already.'],
+  factor_exists: () => [400, 'A second factor was set up meanwhile: sign in again.'],
+  enrolment_not_found: () => [400, 'The set-up was replaced meanwhile: sign in again.'],
+  invalid_code: () => [401, 'That code is wrong, expired or used already.'],
 }
+
+/** Seconds the refusal says to wait, at least 1. */
+const retryOf = (error: LoginError | FactorError): number => ('retryAfter' in error ? error.retryAfter : 1)
+/** How long to wait, and until when (UTC: the server does not know the reader's zone). */
+const waitOf = (error: LoginError | FactorError): string => {
+  const seconds = retryOf(error)
+  const until = new Date(Date.now() + seconds * 1000).toISOString().slice(11, 16)
+  return `${seconds} seconds (at ${until} UTC)`
+}
+
+/** What the console may ask the page to say above the form (`notice`), by name. */
+const NOTICES = {
+  logged_out: 'You are logged out.',
+  session_ended: 'Your session has ended (it expired or was revoked). Please log in again.',
+  sign_in_failed: 'The sign-in did not complete. Please sign in again.',
+} as const
+type Notice = keyof typeof NOTICES
+const noticeOf = (value: string | undefined): Notice | null =>
+  value !== undefined && Object.hasOwn(NOTICES, value) ? (value as Notice) : null
 
 /** What a person is told of a sign-in that is not there (never begun here, used, or past its time). */
 const EXPIRED =
@@ -102,13 +124,17 @@ export function signInRoutes(deps: RouteDeps): Hono<AppEnv> {
     error: string | null,
     username = '',
     headers?: Record<string, string>,
+    notice: Notice | null = null,
   ) =>
     signInPage({
       status,
       title: 'Log in',
       headers,
       script: passkeyScript,
-      body: html`<form method="post" action="${action('')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
+      body: html`${notice === null ? '' : html`<p class="notice" role="status">${NOTICES[notice]}</p>`}
+${
+  core.signIn.hasUsers()
+    ? html`<form method="post" action="${action('')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
 ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
 <label for="username">Username</label>
 <input id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${username}">
@@ -116,12 +142,14 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Log in</button>
 </form>
-${passkeyScript === undefined ? '' : passkeyButton('passkey-signin', 'Sign in with a passkey')}
+${passkeyScript === undefined ? '' : passkeyButton('passkey-signin', 'Sign in with a passkey')}`
+    : ''
+}
 ${
   sso === null
     ? ''
-    : html`<p class="or">or</p>
-<form method="post" action="${action('/provider')}"><button type="submit" class="secondary">${sso.label}</button></form>`
+    : html`${core.signIn.hasUsers() ? html`<p class="or">or</p>` : ''}
+<form method="post" action="${action('/provider')}"><button type="submit" class="${core.signIn.hasUsers() ? 'secondary' : ''}">${sso.label}</button></form>`
 }`,
     })
 
@@ -252,7 +280,12 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
   }
 
   /** Begins a sign-in on the page and shows its first step, the browser bound by a cookie. */
-  const begin = async (c: Context, returnTo: string, authorization: AuthorizationRequest | null) => {
+  const begin = async (
+    c: Context,
+    returnTo: string,
+    authorization: AuthorizationRequest | null,
+    notice: Notice | null = null,
+  ) => {
     const started = await core.signIn.begin(returnTo, authorization, deps.clientAddress(c))
     if (!started.ok) {
       const message =
@@ -266,7 +299,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       return messagePage(started.error === 'full' ? 503 : 429, 'Too many sign-ins', message, restart)
     }
     const cookie = bindingCookie(started.value, COOKIE_SECONDS, basePath, secureBinding(c, deps))
-    return passwordPage(200, null, '', { 'Set-Cookie': cookie })
+    return passwordPage(200, null, '', { 'Set-Cookie': cookie }, notice)
   }
 
   const retryHeaders = (error: LoginError | FactorError) =>
@@ -292,6 +325,18 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
             console: { summary: 'The console', value: '/' },
             elsewhere: { summary: 'Another site (400)', value: 'https://evil.example/' },
           },
+        },
+        {
+          name: 'notice',
+          in: 'query',
+          required: false,
+          description: `What the page says above the form, by name: ${Object.keys(NOTICES)
+            .map((name) => `\`${name}\``)
+            .join(
+              ', ',
+            )} (the console sends the person here after a log-out or a lost session). Any other value: nothing.`,
+          schema: { type: 'string' },
+          examples: { console: { summary: 'After a log-out', value: 'logged_out' } },
         },
       ],
       responses: {
@@ -319,7 +364,9 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       const problem = returnPathProblem(returnTo, basePath)
       if (problem !== null)
         return messagePage(400, 'Sign-in failed', problem, { href: home, label: 'Back to the console' })
-      if (!core.signIn.hasUsers() && sso !== null) {
+      const notice = noticeOf(c.req.query('notice'))
+      // With nothing to say and nothing to ask here, straight to the provider.
+      if (!core.signIn.hasUsers() && sso !== null && notice === null) {
         const started = await sso.begin(
           deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${basePath}/auth/strategy/callback`,
           returnTo,
@@ -327,7 +374,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
         )
         return started.ok ? toProvider(c, deps, started.value) : ssoRefusal(started.error, home)
       }
-      return begin(c, returnTo, null)
+      return begin(c, returnTo, null, notice)
     },
   )
 
@@ -479,7 +526,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
         agent,
       )
       if (!step.ok) {
-        const [status, message] = PASSWORD_REFUSAL[step.error.code]
+        const [status, message] = PASSWORD_REFUSAL[step.error.code](step.error)
         return passwordPage(status, message, fields.username, retryHeaders(step.error))
       }
       const next = step.value
@@ -531,10 +578,12 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       const step = await core.signIn.enrol(fields.ticket, fields.code, deps.clientAddress(c))
       if (step.step === 'expired') return expired()
       if (step.step === 'retry') {
-        const [status] = PASSWORD_REFUSAL[step.error.code]
+        const [status, refusal] = codeRefusal(step.error)
         const message =
-          'That code was not right. Scan this new code (it replaces the one before) and try again.'
-        return enrolPage(status, step.ticket, step.enrolment, message)
+          status === 401
+            ? 'That code was not right. Scan this new code (it replaces the one before) and try again.'
+            : `${refusal} Scan this new code (it replaces the one before) first.`
+        return enrolPage(status, step.ticket, step.enrolment, message, retryHeaders(step.error))
       }
       return recoveryPage(step.ticket, step.recoveryCodes)
     },
