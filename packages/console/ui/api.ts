@@ -149,7 +149,12 @@ export async function loginScheme(): Promise<LoginScheme> {
 }
 
 /** What the sign-in page says first, by name: why the person is there. */
-export type Notice = 'logged_out' | 'session_ended' | 'sign_in_failed'
+export type Notice =
+  | 'logged_out'
+  | 'session_ended'
+  | 'ended_here'
+  | 'signed_out_everywhere'
+  | 'sign_in_failed'
 
 /** flowadmin's sign-in page, which sends the person back to this page with a one-time code. */
 export function signInPage(notice: Notice | null): string {

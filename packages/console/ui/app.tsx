@@ -74,7 +74,7 @@ export function App() {
   }, [])
 
   /** Any call that finds the token gone leads here: to the sign-in page, saying why. */
-  const ended = useCallback(() => void start('session_ended'), [])
+  const ended = useCallback((notice: Notice) => void start(notice), [])
   const leave = useCallback(async () => {
     await logOut()
     await start('logged_out')

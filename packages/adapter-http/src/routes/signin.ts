@@ -87,6 +87,8 @@ const waitOf = (error: LoginError | FactorError): string => {
 const NOTICES = {
   logged_out: 'You are logged out.',
   session_ended: 'Your session has ended (it expired or was revoked). Please log in again.',
+  ended_here: 'You ended this session.',
+  signed_out_everywhere: 'Signed out everywhere: every session and API token of yours has ended.',
   sign_in_failed: 'The sign-in did not complete. Please sign in again.',
 } as const
 type Notice = keyof typeof NOTICES
@@ -137,7 +139,7 @@ ${
     ? html`<form method="post" action="${action('')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
 ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
 <label for="username">Username</label>
-<input id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${username}">
+<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${username}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Log in</button>
