@@ -56,6 +56,11 @@ export interface HttpAppOptions {
    */
   ssoRedirectUri?: string | undefined
   /**
+   * The address of the sign-in page's passkey script (the console serves it at
+   * `<basePath>/signin.js`). Without it the page offers no passkey button.
+   */
+  signInScript?: string | undefined
+  /**
    * Fleet mode: how the instances' long polls learn that the desired state changed (the server
    * tells it of changes made here). Default: a check every second while polls wait.
    */
@@ -109,6 +114,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     maxBodyBytes,
     metrics: options.metrics !== undefined,
     ssoRedirectUri: options.ssoRedirectUri,
+    signInScript: options.signInScript,
     fleetChanges:
       options.fleetChanges ??
       (core.fleet === null

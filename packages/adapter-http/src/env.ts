@@ -23,6 +23,8 @@ export interface RouteDeps {
   maxUploadBytes: number
   /** The single sign-on redirect URI from the settings; undefined: the origin the browser used. */
   ssoRedirectUri?: string | undefined
+  /** The sign-in page's passkey script, when one is served (see HttpAppOptions.signInScript). */
+  signInScript?: string | undefined
   /** Fleet mode: how the instances' long polls learn of a change. */
   fleetChanges?: FleetChanges | undefined
 }

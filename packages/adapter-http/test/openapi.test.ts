@@ -99,6 +99,8 @@ describe('the document lists every route, and only those', () => {
       'signInContinue',
       'signInEnrol',
       'signInPage',
+      'signInPasskey',
+      'signInPasskeyOptions',
       'signInPassword',
     ])
   })
@@ -345,6 +347,53 @@ async function signInPageChecks(check: Check): Promise<void> {
   await begin(authorize({}))
   await check('GET', '/auth/authorize', world.request(authorize({ code_challenge_method: 'plain' })))
   await check('GET', '/auth/authorize', world.request(authorize({ redirect_uri: 'https://evil.example/' })))
+
+  // Passkeys: the challenge and the answer, each refused without the sign-in's cookie (400), then
+  // a registered passkey signs in (200); where none are configured, 409.
+  const adminToken = await world.login()
+  const who = await world.core.authenticate(adminToken)
+  if (!who.ok || who.value.kind !== 'user') throw new Error('no principal')
+  const creation = await world.core.passkeys.registrationOptions(who.value)
+  if (!creation.ok) throw new Error(creation.error.code)
+  const registered = await world.core.passkeys.register(
+    who.value,
+    'laptop',
+    world.webauthn.create(creation.value.options, 'cred-1'),
+    null,
+  )
+  if (!registered.ok) throw new Error(registered.error.code)
+  const jsonPost = (target: World, path: string, cookie: string, body: unknown) =>
+    target.request(path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Cookie: cookie },
+      body: JSON.stringify(body),
+    })
+  const withPasskey = await begin()
+  await check('POST', '/auth/signin/passkey/options', jsonPost(world, '/auth/signin/passkey/options', '', {}))
+  const offered = await jsonPost(world, '/auth/signin/passkey/options', withPasskey, {})
+  const { options } = (await offered.clone().json()) as { options: unknown }
+  await check('POST', '/auth/signin/passkey/options', offered)
+  await check('POST', '/auth/signin/passkey', jsonPost(world, '/auth/signin/passkey', '', { response: {} }))
+  await check(
+    'POST',
+    '/auth/signin/passkey',
+    jsonPost(world, '/auth/signin/passkey', withPasskey, {
+      response: world.webauthn.get(options, 'cred-1', { counter: 1 }),
+    }),
+  )
+  const none = await createWorld({ passkeys: false })
+  const noneCookie =
+    ((await none.request('/auth/signin')).headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  await check(
+    'POST',
+    '/auth/signin/passkey/options',
+    jsonPost(none, '/auth/signin/passkey/options', noneCookie, {}),
+  )
+  await check(
+    'POST',
+    '/auth/signin/passkey',
+    jsonPost(none, '/auth/signin/passkey', noneCookie, { response: {} }),
+  )
 
   // Too many sign-ins under way from one address (429), and in all (503).
   for (let i = 0; i < 100; i++) await world.request('/auth/signin')

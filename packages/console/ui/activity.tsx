@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'hono/jsx/dom'
-import { type AuditEvent, type AuditFilters, exportAudit, searchAudit } from './api.js'
+import { type AuditEvent, type AuditFilters, exportAudit, type Notice, searchAudit } from './api.js'
 import { Feedback, useFeedback } from './feedback.js'
 import { when } from './sessions.js'
 
@@ -26,7 +26,7 @@ function save(blob: Blob, name: string) {
  * The trail: flowadmin's own audit events and its instances', newest first, with the filters of
  * GET /audit, more on demand, and the whole match as CSV or NDJSON. Needs `audit.read`.
  */
-export function Activity(props: { onSessionEnded: (message: string) => void }) {
+export function Activity(props: { onSessionEnded: (notice: Notice) => void }) {
   const [form, setForm] = useState<Record<string, string>>({})
   const [filters, setFilters] = useState<AuditFilters>({})
   const [events, setEvents] = useState<AuditEvent[] | null>(null)

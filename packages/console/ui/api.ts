@@ -148,19 +148,21 @@ export async function loginScheme(): Promise<LoginScheme> {
   return json('auth/login')
 }
 
-const isButton = (prompt: Prompt | SignInButton): prompt is SignInButton =>
-  prompt.type === 'button' && typeof (prompt as SignInButton).url === 'string'
+/** What the sign-in page says first, by name: why the person is there. */
+export type Notice =
+  | 'logged_out'
+  | 'session_ended'
+  | 'ended_here'
+  | 'signed_out_everywhere'
+  | 'sign_in_failed'
 
-/** The fields of the credentials scheme (none when only the identity provider signs people in). */
-export const credentialPrompts = (scheme: LoginScheme): Prompt[] =>
-  (scheme.prompts ?? []).filter((prompt): prompt is Prompt => !isButton(prompt))
-
-/** The identity provider's button: beside the credentials (`sso`), or the strategy's prompt. */
-export const signInButton = (scheme: LoginScheme): SignInButton | null =>
-  scheme.sso ?? (scheme.prompts ?? []).find(isButton) ?? null
-
-/** Where the button leads: its URL below the API's root. */
-export const signInUrl = (button: SignInButton): string => new URL(button.url.replace(/^\/+/, ''), ROOT).href
+/** flowadmin's sign-in page, which sends the person back to this page with a one-time code. */
+export function signInPage(notice: Notice | null): string {
+  const url = new URL('auth/signin', ROOT)
+  url.searchParams.set('return_to', location.pathname)
+  if (notice !== null) url.searchParams.set('notice', notice)
+  return url.href
+}
 
 /**
  * The one-time code a sign-in with the identity provider left in this page's address (its
@@ -189,41 +191,6 @@ export async function exchangeSignInCode(code: string): Promise<LoginResult> {
 }
 
 export type LoginResult = { ok: true } | { ok: false; message: string }
-
-/** Trades credentials for a token (the user's own permissions) and keeps it for this tab. */
-export async function logIn(fields: Record<string, string>): Promise<LoginResult> {
-  const form = new URLSearchParams({
-    client_id: 'service-editor',
-    grant_type: 'password',
-    scope: '',
-    ...fields,
-  })
-  const response = await call('auth/token', { method: 'POST', body: form })
-  const body = await bodyOf(response)
-  if (response.ok && typeof body.access_token === 'string') {
-    token.set(body.access_token)
-    return { ok: true }
-  }
-  const wait = retryAfter(response)
-  if (response.status === 401) return { ok: false, message: 'Wrong username or password.' }
-  if (response.status === 429) {
-    return {
-      ok: false,
-      message: `Too many failed attempts. Try again in ${wait ?? 'a few'} seconds${wait !== null ? ` (at ${at(wait)})` : ''}.`,
-    }
-  }
-  if (response.status === 503)
-    return { ok: false, message: `The server is busy; retry in ${wait ?? 'a few'} s.` }
-  return { ok: false, message: failure(response, body).message }
-}
-
-/** The wall-clock time `seconds` from now, as the person reads it. */
-function at(seconds: number): string {
-  return new Date(Date.now() + seconds * 1000).toLocaleTimeString(undefined, {
-    hour: '2-digit',
-    minute: '2-digit',
-  })
-}
 
 /** Revokes this tab's token and forgets it, whatever the server says. */
 export async function logOut(): Promise<void> {

@@ -3,24 +3,21 @@ import { Activity } from './activity.js'
 import {
   ApiError,
   canReadAudit,
-  credentialPrompts,
   exchangeSignInCode,
   isAdmin,
   loginScheme,
   logOut,
+  type Notice,
   type Offers,
   offers,
-  type Prompt,
   SessionEnded,
-  type SignInButton,
-  signInButton,
+  signInPage,
   takeSignInCode,
   token,
   type User,
   whoAmI,
 } from './api.js'
 import { Fleet } from './fleet.js'
-import { LoginForm } from './login.js'
 import { Modules } from './modules.js'
 import { ResourceServers } from './resource-servers.js'
 import { Security } from './security.js'
@@ -32,7 +29,7 @@ const ICON = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.href ?
 type Screen =
   | { name: 'loading' }
   | { name: 'unreachable'; message: string }
-  | { name: 'login'; prompts: Prompt[]; button: SignInButton | null; notice: string | null }
+  | { name: 'signing-in' }
   | { name: 'ready'; user: User; version: string; auth: boolean; offers: Offers }
 
 export function App() {
@@ -41,31 +38,30 @@ export function App() {
     'modules',
   )
 
-  /** Decides the screen from the server: its login scheme, then who this tab's token is. */
-  const start = useCallback(async (given: string | null) => {
+  /**
+   * Decides the screen from the server: its login scheme, then who this tab's token is. Without a
+   * token, people sign in on flowadmin's sign-in page, which sends them back here with a one-time
+   * code; `notice` is what that page says first.
+   */
+  const start = useCallback(async (given: Notice | null) => {
+    const toSignIn = (notice: Notice | null) => {
+      setScreen({ name: 'signing-in' })
+      location.assign(signInPage(notice))
+    }
     try {
       let notice = given
-      // Back from the identity provider: the one-time code becomes this tab's token.
+      // Back from the sign-in: the one-time code becomes this tab's token.
       const code = takeSignInCode()
-      if (code !== null) {
-        const exchanged = await exchangeSignInCode(code)
-        if (!exchanged.ok) notice = exchanged.message
-      }
+      if (code !== null && !(await exchangeSignInCode(code)).ok) notice = 'sign_in_failed'
       const scheme = await loginScheme()
-      const prompts = credentialPrompts(scheme)
-      const button = signInButton(scheme)
       const auth = scheme.type !== undefined
       setView('modules')
-      if (auth && token.get() === null) {
-        setScreen({ name: 'login', prompts, button, notice })
-        return
-      }
+      if (auth && token.get() === null) return toSignIn(notice)
       try {
         const [{ user, version }, offered] = await Promise.all([whoAmI(), offers()])
         setScreen({ name: 'ready', user, version, auth, offers: offered })
       } catch (error) {
-        if (error instanceof SessionEnded)
-          setScreen({ name: 'login', prompts, button, notice: error.message })
+        if (error instanceof SessionEnded) toSignIn('session_ended')
         else throw error
       }
     } catch (error) {
@@ -77,11 +73,11 @@ export function App() {
     void start(null)
   }, [])
 
-  /** Any call that finds the token gone leads here: back to the login form, saying why. */
-  const ended = useCallback((message: string) => void start(message), [])
+  /** Any call that finds the token gone leads here: to the sign-in page, saying why. */
+  const ended = useCallback((notice: Notice) => void start(notice), [])
   const leave = useCallback(async () => {
     await logOut()
-    await start('You are logged out.')
+    await start('logged_out')
   }, [])
 
   // Sessions and tokens belong to a logged-in user, on a server that offers them.
@@ -134,13 +130,10 @@ export function App() {
             </button>
           </div>
         )}
-        {screen.name === 'login' && (
-          <LoginForm
-            prompts={screen.prompts}
-            button={screen.button}
-            notice={screen.notice}
-            onDone={() => void start(null)}
-          />
+        {screen.name === 'signing-in' && (
+          <p class="muted" role="status">
+            Going to the sign-in page…
+          </p>
         )}
         {screen.name === 'ready' && (tokens || security || servers || activity || fleet) && (
           <nav class="nav tabs" aria-label="Sections">

@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useState } from 'hono/jsx/dom'
-import { SessionEnded } from './api.js'
+import { type Notice, SessionEnded } from './api.js'
 
 /**
  * A screen's alert and status line, and `guard`, which runs a call: a lost session goes back to
  * the login form, any other failure becomes the alert.
  */
-export function useFeedback(onSessionEnded: (message: string) => void) {
+export function useFeedback(onSessionEnded: (notice: Notice) => void) {
   const [alert, setAlert] = useState<string | null>(null)
   const [status, setStatus] = useState('')
   const guard = async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
@@ -13,7 +13,7 @@ export function useFeedback(onSessionEnded: (message: string) => void) {
     try {
       return await work()
     } catch (error) {
-      if (error instanceof SessionEnded) onSessionEnded(error.message)
+      if (error instanceof SessionEnded) onSessionEnded('session_ended')
       else setAlert(error instanceof Error ? error.message : String(error))
       return undefined
     }
@@ -28,7 +28,7 @@ export function useFeedback(onSessionEnded: (message: string) => void) {
 export function useRefreshedList<T>(
   load: () => Promise<T[]>,
   refreshed: string,
-  onSessionEnded: (message: string) => void,
+  onSessionEnded: (notice: Notice) => void,
 ) {
   const [items, setItems] = useState<T[] | null>(null)
   const feedback = useFeedback(onSessionEnded)

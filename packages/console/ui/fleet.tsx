@@ -1,4 +1,4 @@
-import { type FleetInstance, listFleetInstances } from './api.js'
+import { type FleetInstance, listFleetInstances, type Notice } from './api.js'
 import { Feedback, useRefreshedList } from './feedback.js'
 import { when } from './sessions.js'
 
@@ -16,7 +16,7 @@ const REASONS: Record<string, string> = {
  * when not), its Node-RED version, its last report, and each module where it differs from the
  * desired state, with the reason.
  */
-export function Fleet(props: { onSessionEnded: (message: string) => void }) {
+export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
   const {
     items: instances,
     refresh,

@@ -6,6 +6,7 @@ import {
   modulesOf,
   type NodeModule,
   type NodeSet,
+  type Notice,
   type Offers,
   removeModule,
   SessionEnded,
@@ -35,7 +36,7 @@ function PackageName(props: { name: string }) {
   )
 }
 
-export function Modules(props: { user: User; offers: Offers; onSessionEnded: (message: string) => void }) {
+export function Modules(props: { user: User; offers: Offers; onSessionEnded: (notice: Notice) => void }) {
   const [load, setLoad] = useState<Load>({ state: 'loading' })
   const [pending, setPending] = useState<string[]>([])
   const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
@@ -47,7 +48,7 @@ export function Modules(props: { user: User; offers: Offers; onSessionEnded: (me
     try {
       setLoad({ state: 'ready', modules: modulesOf(await listNodeSets()) })
     } catch (error) {
-      if (error instanceof SessionEnded) props.onSessionEnded(error.message)
+      if (error instanceof SessionEnded) props.onSessionEnded('session_ended')
       else setLoad({ state: 'failed', message: error instanceof Error ? error.message : String(error) })
     }
   }, [])

@@ -1,6 +1,14 @@
 import { browserSupportsWebAuthn, startRegistration } from '@simplewebauthn/browser'
 import { useEffect, useState } from 'hono/jsx/dom'
-import { ApiError, addPasskey, listPasskeys, type Passkey, passkeyOptions, removePasskey } from './api.js'
+import {
+  ApiError,
+  addPasskey,
+  listPasskeys,
+  type Notice,
+  type Passkey,
+  passkeyOptions,
+  removePasskey,
+} from './api.js'
 import { Feedback, useFeedback } from './feedback.js'
 import { when } from './sessions.js'
 
@@ -23,7 +31,7 @@ function browserRefusal(error: unknown): Error {
 }
 
 /** The person's passkeys: list, add (a name, then the browser's prompt), remove with a confirmation. */
-export function Passkeys(props: { onSessionEnded: (message: string) => void }) {
+export function Passkeys(props: { onSessionEnded: (notice: Notice) => void }) {
   const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
   const [passkeys, setPasskeys] = useState<Passkey[] | null>(null)
   const [unavailable, setUnavailable] = useState<Unavailable>(null)

@@ -1,4 +1,4 @@
-import { listResourceServers, type ResourceServer } from './api.js'
+import { listResourceServers, type Notice, type ResourceServer } from './api.js'
 import { Feedback, useRefreshedList } from './feedback.js'
 import { when } from './sessions.js'
 
@@ -6,7 +6,7 @@ import { when } from './sessions.js'
  * The resource servers of the settings (Node-RED instances that ask this server about tokens) and
  * when each last called: whether every instance of a fleet is wired up, at a glance. For `*` only.
  */
-export function ResourceServers(props: { onSessionEnded: (message: string) => void }) {
+export function ResourceServers(props: { onSessionEnded: (notice: Notice) => void }) {
   const {
     items: servers,
     refresh,

@@ -6,6 +6,7 @@ import {
   factorStatus,
   isAdmin,
   listPeople,
+  type Notice,
   removeFactors,
   startTotp,
   type TotpEnrolment,
@@ -32,7 +33,7 @@ function explain(error: unknown): never {
 }
 
 /** The signed-in person's own second factors, and, for `*` holders, removing another person's. */
-export function Security(props: { user: User; onSessionEnded: (message: string) => void }) {
+export function Security(props: { user: User; onSessionEnded: (notice: Notice) => void }) {
   return (
     <section aria-labelledby="security-title" class="modules">
       <div class="section-head">
@@ -50,7 +51,7 @@ export function Security(props: { user: User; onSessionEnded: (message: string) 
 }
 
 /** TOTP: its state; set up (QR code, secret, one code); the recovery codes once. */
-function Totp(props: { onSessionEnded: (message: string) => void }) {
+function Totp(props: { onSessionEnded: (notice: Notice) => void }) {
   const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
   const [factor, setFactor] = useState<FactorStatus | null>(null)
   const [enrolment, setEnrolment] = useState<TotpEnrolment | null>(null)
@@ -170,7 +171,7 @@ function Totp(props: { onSessionEnded: (message: string) => void }) {
 }
 
 /** For `*` holders: remove another person's second factors (a lost phone), which ends their sessions. */
-function OthersFactors(props: { self: string | undefined; onSessionEnded: (message: string) => void }) {
+function OthersFactors(props: { self: string | undefined; onSessionEnded: (notice: Notice) => void }) {
   const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
   const [people, setPeople] = useState<string[]>([])
   const [confirming, setConfirming] = useState<string | null>(null)

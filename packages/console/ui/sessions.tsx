@@ -8,6 +8,7 @@ import {
   isAdmin,
   listResourceServers,
   listTokens,
+  type Notice,
   type TokenEntry,
   token,
   type User,
@@ -56,7 +57,7 @@ const titleOf = (entry: TokenEntry) =>
   entry.kind === 'api' ? (entry.name ?? entry.id) : `Session ${entry.id}`
 
 /** The caller's own sessions and API tokens: list, end, end all, and mint a token shown once. */
-export function Sessions(props: { user: User; onSessionEnded: (message: string) => void }) {
+export function Sessions(props: { user: User; onSessionEnded: (notice: Notice) => void }) {
   const [entries, setEntries] = useState<TokenEntry[] | null>(null)
   const { alert, status, setStatus, guard } = useFeedback(props.onSessionEnded)
   const [created, setCreated] = useState<CreatedToken | null>(null)
@@ -93,7 +94,7 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
     if (done === undefined) return
     if (entry.current) {
       token.clear()
-      props.onSessionEnded('You ended this session.')
+      props.onSessionEnded('ended_here')
       return
     }
     setStatus(`${titleOf(entry)} ended.`)
@@ -109,7 +110,7 @@ export function Sessions(props: { user: User; onSessionEnded: (message: string) 
     })
     if (done === undefined) return
     token.clear()
-    props.onSessionEnded('Signed out everywhere: every session and API token of yours has ended.')
+    props.onSessionEnded('signed_out_everywhere')
   }
 
   const create = async (event: Event) => {

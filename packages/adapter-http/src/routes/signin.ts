@@ -9,9 +9,11 @@ import { type Context, Hono } from 'hono'
 import * as v from 'valibot'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { describe, htmlPage, schemaOf } from '../openapi.js'
+import { adminBodyError, errorAnswerOf, toResponse } from '../errors.js'
+import { adminErrorContent, describe, htmlPage, json, NO_STORE_HEADERS, schemaOf } from '../openapi.js'
 import { type Html, html, messagePage, signInPage } from '../sign-in-page.js'
 import { describeUserAgent } from '../user-agent.js'
+import { noStore } from './auth.js'
 import {
   AUTHORIZE_EXAMPLE,
   authorizationProblem,
@@ -52,22 +54,50 @@ const CodeForm = v.object({ ticket: text(64, 'The sign-in'), code: text(64, 'The
 const TicketForm = v.object({ ticket: text(64, 'The sign-in') })
 
 /** What the person sees of a refused step: a status and a sentence. */
-const PASSWORD_REFUSAL: Record<LoginError['code'] | FactorError['code'], [number, string]> = {
-  invalid_credentials: [401, 'Wrong username or password.'],
-  invalid_request: [400, 'Type your username and password.'],
-  unsupported_grant_type: [400, 'Type your username and password.'],
-  invalid_scope: [400, 'Type your username and password.'],
-  mfa_required: [403, 'You must sign in with a second factor.'],
-  throttled: [429, 'Too many failed attempts. Wait a minute, then try again.'],
-  temporarily_unavailable: [503, 'Too many sign-ins are being checked right now. Try again in a moment.'],
-  mfa_not_configured: [
-    409,
+const PASSWORD_REFUSAL: Record<
+  LoginError['code'] | FactorError['code'],
+  (error: LoginError | FactorError) => [400 | 401 | 429 | 503, string]
+> = {
+  invalid_credentials: () => [401, 'Wrong username or password.'],
+  invalid_request: () => [400, 'Type your username and password.'],
+  unsupported_grant_type: () => [400, 'Type your username and password.'],
+  invalid_scope: () => [400, 'Type your username and password.'],
+  mfa_required: () => [400, 'You must sign in with a second factor.'],
+  throttled: (error) => [429, `Too many failed attempts. Try again in ${waitOf(error)}.`],
+  temporarily_unavailable: (error) => [503, `The server is busy; retry in ${retryOf(error)} s.`],
+  mfa_not_configured: () => [
+    503,
     'You must set up a second factor, but flowadmin has no key for them yet: ask an administrator.',
   ],
-  factor_exists: [409, 'A second factor was set up meanwhile: sign in again.'],
-  enrolment_not_found: [409, 'The set-up was replaced meanwhile: sign in again.'],
-  invalid_code: [401, 'That code is wrong, expired or used already.'],
+  factor_exists: () => [400, 'A second factor was set up meanwhile: sign in again.'],
+  enrolment_not_found: () => [400, 'The set-up was replaced meanwhile: sign in again.'],
+  invalid_code: () => [401, 'That code is wrong, expired or used already.'],
 }
+
+/** Seconds the refusal says to wait, at least 1. */
+const retryOf = (error: LoginError | FactorError): number => ('retryAfter' in error ? error.retryAfter : 1)
+/** How long to wait, and until when (UTC: the server does not know the reader's zone). */
+const waitOf = (error: LoginError | FactorError): string => {
+  const seconds = retryOf(error)
+  const until = new Date(Date.now() + seconds * 1000).toISOString().slice(11, 16)
+  return `${seconds} seconds (at ${until} UTC)`
+}
+
+/** What the console may ask the page to say above the form (`notice`), by name. */
+const NOTICES = {
+  logged_out: 'You are logged out.',
+  session_ended: 'Your session has ended (it expired or was revoked). Please log in again.',
+  ended_here: 'You ended this session.',
+  signed_out_everywhere: 'Signed out everywhere: every session and API token of yours has ended.',
+  sign_in_failed: 'The sign-in did not complete. Please sign in again.',
+} as const
+type Notice = keyof typeof NOTICES
+const noticeOf = (value: string | undefined): Notice | null =>
+  value !== undefined && Object.hasOwn(NOTICES, value) ? (value as Notice) : null
+
+/** What a person is told of a sign-in that is not there (never begun here, used, or past its time). */
+const EXPIRED =
+  'This sign-in was not started in this browser, was used already, or took too long. Start again.'
 
 /** A refused code: wrong (401), or too many attempts (429), as the person is told. */
 const codeRefusal = (error: FactorError): [401 | 429, string] =>
@@ -83,6 +113,12 @@ export function signInRoutes(deps: RouteDeps): Hono<AppEnv> {
   const action = (step: string) => `${basePath}/auth/signin${step}`
   const restart = { href: action(''), label: 'Start again' }
   const sso = core.sso
+  /** The passkey script, when passkeys are configured and the script is served. */
+  const passkeyScript = core.passkeys.available ? deps.signInScript : undefined
+  /** A passkey button, hidden until the script finds that the browser can use passkeys. */
+  const passkeyButton = (id: string, label: string) =>
+    html`<button type="button" id="${id}" class="secondary" data-base="${basePath}" hidden>${label}</button>
+<p class="error" role="alert" id="passkey-error" hidden></p>`
 
   /** The first step's page: the password form, the provider's button beside it when there is one. */
   const passwordPage = (
@@ -90,40 +126,62 @@ export function signInRoutes(deps: RouteDeps): Hono<AppEnv> {
     error: string | null,
     username = '',
     headers?: Record<string, string>,
+    notice: Notice | null = null,
   ) =>
     signInPage({
       status,
       title: 'Log in',
       headers,
-      body: html`<form method="post" action="${action('')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
+      script: passkeyScript,
+      body: html`${notice === null ? '' : html`<p class="notice" role="status">${NOTICES[notice]}</p>`}
+${
+  core.signIn.hasUsers()
+    ? html`<form method="post" action="${action('')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
 ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
 <label for="username">Username</label>
-<input id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${username}">
+<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${username}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Log in</button>
 </form>
+${passkeyScript === undefined ? '' : passkeyButton('passkey-signin', 'Sign in with a passkey')}`
+    : ''
+}
 ${
   sso === null
     ? ''
-    : html`<p class="or">or</p>
-<form method="post" action="${action('/provider')}"><button type="submit" class="secondary">${sso.label}</button></form>`
+    : html`${core.signIn.hasUsers() ? html`<p class="or">or</p>` : ''}
+<form method="post" action="${action('/provider')}"><button type="submit" class="${core.signIn.hasUsers() ? 'secondary' : ''}">${sso.label}</button></form>`
 }`,
     })
 
   /** The second step: a code of the authenticator app, or a recovery code. */
-  const codePage = (status: number, ticket: string, error: string | null, headers?: Record<string, string>) =>
+  const codePage = (
+    status: number,
+    ticket: string,
+    error: string | null,
+    offer: { totp: boolean; passkey: boolean } = { totp: true, passkey: false },
+    headers?: Record<string, string>,
+  ) =>
     signInPage({
       status,
       title: 'Second factor',
       headers,
-      body: html`<form method="post" action="${action('/code')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
+      script: offer.passkey ? passkeyScript : undefined,
+      body: html`${
+        offer.totp
+          ? html`<form method="post" action="${action('/code')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
 ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
 <input type="hidden" name="ticket" value="${ticket}">
 <label for="code">Code from your authenticator app, or a recovery code</label>
 <input id="code" name="code" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required autofocus>
 <button type="submit">Verify</button>
-</form>`,
+</form>`
+          : offer.passkey
+            ? html`<p>Your password was right. Finish with your passkey.</p>`
+            : html`<p>Your account signs in with a passkey, which this page cannot offer now. Ask an administrator.</p>`
+      }
+${offer.passkey ? passkeyButton('passkey-second', offer.totp ? 'Use a passkey instead' : 'Sign in with your passkey') : ''}`,
     })
 
   /** The enrolment a policy asks for: the new secret as a QR code and as text, and its first code. */
@@ -163,13 +221,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
 </form>`,
     })
 
-  const expired = () =>
-    messagePage(
-      400,
-      'Sign-in expired',
-      'This sign-in was not started in this browser, was used already, or took too long. Start again.',
-      restart,
-    )
+  const expired = () => messagePage(400, 'Sign-in expired', EXPIRED, restart)
 
   /** Where a step sent in a form ends when its form is not what this page sends. */
   const fieldsOf = async <S extends v.GenericSchema>(c: Context, schema: S) => {
@@ -180,7 +232,14 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
   }
 
   /** The sign-in is complete: the one-time code, to the console or to the resource server. */
-  const complete = async (c: Context, person: VerifiedPerson): Promise<Response> => {
+  /**
+   * The sign-in is complete: the one-time code, for the console (in the URL's fragment) or for the
+   * resource server (at its redirect URI). Where the browser goes next, or why it cannot.
+   */
+  const handOver = async (
+    c: Context,
+    person: VerifiedPerson,
+  ): Promise<{ ok: true; location: string } | { ok: false; status: 400 | 429 | 503; message: string }> => {
     const { user, method } = person
     const done = await core.signIn.complete(
       bindingOf(c),
@@ -189,21 +248,32 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     )
     if (!done.ok)
       return done.error === 'expired'
-        ? expired()
-        : messagePage(
-            done.error === 'full' ? 503 : 429,
-            'Too many sign-ins',
-            'Too many sign-ins are waiting to finish. Try again in a minute.',
-            restart,
-          )
+        ? { ok: false, status: 400, message: EXPIRED }
+        : {
+            ok: false,
+            status: done.error === 'full' ? 503 : 429,
+            message: 'Too many sign-ins are waiting to finish. Try again in a minute.',
+          }
     const { code, returnTo, authorization } = done.value
-    if (authorization !== null)
-      return redirectTo(authorization.redirectUri, { code, state: authorization.state }, 303)
+    if (authorization === null) return { ok: true, location: `${returnTo}#${SSO_CODE_FRAGMENT}=${code}` }
+    const url = new URL(authorization.redirectUri)
+    url.searchParams.set('code', code)
+    if (authorization.state !== null) url.searchParams.set('state', authorization.state)
+    return { ok: true, location: url.href }
+  }
+
+  /** A form step that signed the person in: 303 to where the sign-in ends, or a page that says why not. */
+  const complete = async (c: Context, person: VerifiedPerson): Promise<Response> => {
+    const handed = await handOver(c, person)
+    if (!handed.ok)
+      return handed.status === 400
+        ? expired()
+        : messagePage(handed.status, 'Too many sign-ins', handed.message, restart)
     return new Response(null, {
       status: 303,
       headers: {
-        // The cookie stays: the console trades the code with it, and that removes it.
-        Location: `${returnTo}#${SSO_CODE_FRAGMENT}=${code}`,
+        // A console's cookie stays: the console trades the code with it, and that removes it.
+        Location: handed.location,
         'Cache-Control': 'no-store',
         'Referrer-Policy': 'no-referrer',
         'X-Content-Type-Options': 'nosniff',
@@ -212,7 +282,12 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
   }
 
   /** Begins a sign-in on the page and shows its first step, the browser bound by a cookie. */
-  const begin = async (c: Context, returnTo: string, authorization: AuthorizationRequest | null) => {
+  const begin = async (
+    c: Context,
+    returnTo: string,
+    authorization: AuthorizationRequest | null,
+    notice: Notice | null = null,
+  ) => {
     const started = await core.signIn.begin(returnTo, authorization, deps.clientAddress(c))
     if (!started.ok) {
       const message =
@@ -226,7 +301,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       return messagePage(started.error === 'full' ? 503 : 429, 'Too many sign-ins', message, restart)
     }
     const cookie = bindingCookie(started.value, COOKIE_SECONDS, basePath, secureBinding(c, deps))
-    return passwordPage(200, null, '', { 'Set-Cookie': cookie })
+    return passwordPage(200, null, '', { 'Set-Cookie': cookie }, notice)
   }
 
   const retryHeaders = (error: LoginError | FactorError) =>
@@ -252,6 +327,18 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
             console: { summary: 'The console', value: '/' },
             elsewhere: { summary: 'Another site (400)', value: 'https://evil.example/' },
           },
+        },
+        {
+          name: 'notice',
+          in: 'query',
+          required: false,
+          description: `What the page says above the form, by name: ${Object.keys(NOTICES)
+            .map((name) => `\`${name}\``)
+            .join(
+              ', ',
+            )} (the console sends the person here after a log-out or a lost session). Any other value: nothing.`,
+          schema: { type: 'string' },
+          examples: { console: { summary: 'After a log-out', value: 'logged_out' } },
         },
       ],
       responses: {
@@ -279,7 +366,9 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       const problem = returnPathProblem(returnTo, basePath)
       if (problem !== null)
         return messagePage(400, 'Sign-in failed', problem, { href: home, label: 'Back to the console' })
-      if (!core.signIn.hasUsers() && sso !== null) {
+      const notice = noticeOf(c.req.query('notice'))
+      // With nothing to say and nothing to ask here, straight to the provider.
+      if (!core.signIn.hasUsers() && sso !== null && notice === null) {
         const started = await sso.begin(
           deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${basePath}/auth/strategy/callback`,
           returnTo,
@@ -287,7 +376,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
         )
         return started.ok ? toProvider(c, deps, started.value) : ssoRefusal(started.error, home)
       }
-      return begin(c, returnTo, null)
+      return begin(c, returnTo, null, notice)
     },
   )
 
@@ -439,13 +528,16 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
         agent,
       )
       if (!step.ok) {
-        const [status, message] = PASSWORD_REFUSAL[step.error.code]
+        const [status, message] = PASSWORD_REFUSAL[step.error.code](step.error)
         return passwordPage(status, message, fields.username, retryHeaders(step.error))
       }
       const next = step.value
       if (next.step === 'verified') return complete(c, next.person)
       if (next.step === 'enrol') return enrolPage(200, next.ticket, next.enrolment, null)
-      return codePage(200, next.ticket, null)
+      return codePage(200, next.ticket, null, {
+        totp: next.totp,
+        passkey: next.passkey && passkeyScript !== undefined,
+      })
     },
   )
 
@@ -466,7 +558,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       if (step.step === 'expired') return expired()
       if (step.step === 'retry') {
         const [status, message] = codeRefusal(step.error)
-        return codePage(status, step.ticket, message, retryHeaders(step.error))
+        return codePage(status, step.ticket, message, undefined, retryHeaders(step.error))
       }
       return complete(c, step.person)
     },
@@ -488,10 +580,12 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       const step = await core.signIn.enrol(fields.ticket, fields.code, deps.clientAddress(c))
       if (step.step === 'expired') return expired()
       if (step.step === 'retry') {
-        const [status] = PASSWORD_REFUSAL[step.error.code]
+        const [status, refusal] = codeRefusal(step.error)
         const message =
-          'That code was not right. Scan this new code (it replaces the one before) and try again.'
-        return enrolPage(status, step.ticket, step.enrolment, message)
+          status === 401
+            ? 'That code was not right. Scan this new code (it replaces the one before) and try again.'
+            : `${refusal} Scan this new code (it replaces the one before) first.`
+        return enrolPage(status, step.ticket, step.enrolment, message, retryHeaders(step.error))
       }
       return recoveryPage(step.ticket, step.recoveryCodes)
     },
@@ -512,6 +606,104 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       if (fields === null) return expired()
       const step = await core.signIn.finishEnrolment(fields.ticket, deps.clientAddress(c))
       return step.step === 'verified' ? complete(c, step.person) : expired()
+    },
+  )
+
+  /** A JSON answer of the passkey steps: never stored. */
+  const answer = (status: 200 | 400 | 409 | 429 | 503, body: Record<string, unknown>) =>
+    new Response(JSON.stringify(body), {
+      status,
+      headers: {
+        'Content-Type': 'application/json',
+        'Cache-Control': 'no-store',
+        Pragma: 'no-cache',
+        'X-Content-Type-Options': 'nosniff',
+      },
+    })
+  const noSignIn = () => answer(400, { code: 'sign_in_expired', message: EXPIRED })
+  const passkeyStep = (
+    operationId: string,
+    summary: string,
+    description: string,
+    example: Record<string, unknown>,
+    ok: { description: string; schema: v.GenericSchema },
+  ) =>
+    describe({
+      operationId,
+      summary,
+      description: `${description} Called by the sign-in page's script, with the cookie of a sign-in begun in this browser.`,
+      tags: ['auth'],
+      security: [],
+      requestBody: {
+        required: true,
+        content: json(v.object({}), {
+          uncookied: { summary: 'From a browser that began no sign-in (400)', value: example },
+        }),
+      },
+      responses: {
+        200: { description: ok.description, headers: NO_STORE_HEADERS, content: json(ok.schema) },
+        400: {
+          description:
+            '`sign_in_expired`: no sign-in of this browser now; `passkey_refused`: the answer did not verify (its challenge unknown, used or expired, its passkey unknown, another origin, a counter that did not grow); `invalid_request`: not JSON.',
+          headers: NO_STORE_HEADERS,
+          content: adminErrorContent(['sign_in_expired', 'passkey_refused', 'invalid_request']),
+        },
+        409: {
+          description: '`passkeys_not_configured`: no `adminAuth.webauthn` here.',
+          headers: NO_STORE_HEADERS,
+          content: adminErrorContent(['passkeys_not_configured']),
+        },
+      },
+    })
+
+  routes.post(
+    '/auth/signin/passkey/options',
+    passkeyStep(
+      'signInPasskeyOptions',
+      'Sign in with a passkey: the challenge',
+      'Options for `navigator.credentials.get()` (no credential listed: the browser offers the person’s passkeys for this site); their challenge serves once, within 5 minutes.',
+      {},
+      {
+        description: 'Options for the browser (PublicKeyCredentialRequestOptionsJSON).',
+        schema: v.strictObject({ options: v.record(v.string(), v.unknown()) }),
+      },
+    ),
+    noStore,
+    async (c) => {
+      if (bindingOf(c) === null) return noSignIn()
+      const options = await core.passkeys.signInOptions(deps.clientAddress(c) ?? '')
+      if (!options.ok) return toResponse(errorAnswerOf(options.error))
+      return answer(200, { options: options.value.options })
+    },
+  )
+
+  routes.post(
+    '/auth/signin/passkey',
+    passkeyStep(
+      'signInPasskey',
+      'Sign in with a passkey',
+      'Checks the browser’s answer (signature, origin, relying party, user verification, the passkey’s counter); the person is signed in, as they are now, whatever the policy asks (a passkey is a second factor itself).',
+      { response: { id: 'credential-id', type: 'public-key', response: {} } },
+      {
+        description:
+          'Signed in: where the browser goes next (the console with `#sso_code=…`, or the resource server’s redirect URI with `code` and `state`).',
+        schema: v.strictObject({ redirect: v.string() }),
+      },
+    ),
+    noStore,
+    async (c) => {
+      if (bindingOf(c) === null) return noSignIn()
+      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
+      if (!body.ok) return toResponse(adminBodyError(body.error))
+      const signedIn = await core.passkeys.signIn(body.value.response, deps.clientAddress(c) ?? '')
+      if (!signedIn.ok) return toResponse(errorAnswerOf(signedIn.error))
+      const handed = await handOver(c, { user: signedIn.value.user, method: 'passkey' })
+      if (!handed.ok)
+        return answer(handed.status, {
+          code: handed.status === 400 ? 'sign_in_expired' : 'too_many_sign_ins',
+          message: handed.message,
+        })
+      return answer(200, { redirect: handed.location })
     },
   )
 

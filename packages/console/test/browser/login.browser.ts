@@ -16,13 +16,14 @@ import {
 const env = useBrowserAndServer({ adminAuth: { throttle: { maxFailuresPerUser: 3 } } })
 
 describe('logging in', () => {
-  it('asks for the prompts GET /auth/login announces, in labelled fields; Enter submits', async () => {
+  it("sends people to flowadmin's sign-in page: labelled fields, Enter submits, back with a token", async () => {
     const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
     const urls: string[] = []
     page.on('request', (request) => urls.push(request.url()))
     const form = page.getByRole('form', { name: 'Log in' })
-    // The page renders the form once its script has asked GET /auth/login for the prompts.
+    // The console sends the browser to the sign-in page once GET /auth/login says who signs in.
     await form.waitFor({ state: 'visible', timeout: 10_000 })
+    expect(new URL(page.url()).pathname).toBe('/auth/signin')
     await expect(form.isVisible()).resolves.toBe(true)
     await expect(page.getByLabel('Username').getAttribute('type')).resolves.toBe('text')
     await expect(page.getByLabel('Password').getAttribute('type')).resolves.toBe('password')
@@ -79,27 +80,6 @@ describe('logging in', () => {
     expect(await alert.textContent()).toMatch(
       /^Too many failed attempts\. Try again in \d+ seconds \(at \d\d:\d\d.*\)\.$/,
     )
-    await context.close()
-  })
-
-  it('a busy server (503) says when to retry', async () => {
-    const { page, context } = await open(env.browser, `${env.server.url}/`)
-    // The server answers 503 only when its password verifier is saturated, which a test cannot
-    // cause reliably: this one answer is made in the browser, as the server would make it.
-    await page.route('**/auth/token', (route) =>
-      route.fulfill({
-        status: 503,
-        headers: { 'Retry-After': '7', 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
-        body: JSON.stringify({
-          error: 'temporarily_unavailable',
-          error_description: 'Too many logins are being checked. Try again shortly.',
-        }),
-      }),
-    )
-    await logIn(page, 'admin', USERS.admin)
-    const alert = page.getByRole('alert')
-    await alert.waitFor()
-    await expect(alert.textContent()).resolves.toBe('The server is busy; retry in 7 s.')
     await context.close()
   })
 })

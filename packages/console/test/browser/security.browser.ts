@@ -61,10 +61,12 @@ describe('the Security view', () => {
     await card.getByRole('button', { name: 'Set up' }).waitFor()
     // Said before anything happens: the other sessions end.
     await expect(card.getByText(/ends your other sessions/).count()).resolves.toBe(1)
-    // Passkeys are not served by this server: the section says so instead of failing.
+    // Passkeys are not configured on this server: the section says so instead of failing.
     await page
       .getByRole('region', { name: 'Passkeys' })
-      .getByText('Passkeys are not available on this server.')
+      .getByText(
+        'Passkeys are not available on this server yet: an administrator must configure them (adminAuth.webauthn).',
+      )
       .waitFor()
     expect(await axeFindings(page)).toEqual([])
 

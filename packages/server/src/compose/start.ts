@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
 import { createFleetChanges, createHttpApp, type FleetChanges } from '@flowadmin/adapter-http'
-import { consolePaths, createConsole } from '@flowadmin/console'
+import { consolePaths, createConsole, SIGN_IN_SCRIPT } from '@flowadmin/console'
 import { type Core, isSecretDigest, type LoginQueueBounds, messageOf } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
@@ -247,6 +247,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       version: VERSION,
       basePath: settings.httpAdminRoot,
       ssoRedirectUri: settings.adminAuth?.oidc?.redirectUri,
+      // The console serves the sign-in page's passkey script beside itself.
+      signInScript: settings.console ? `${settings.httpAdminRoot}/${SIGN_IN_SCRIPT}` : undefined,
       clientAddress: (c) => clientAddressOf(socketAddress(c), c.req.header('X-Forwarded-For'), proxies),
       maxBodyBytes: settings.apiMaxLength,
       cors: settings.httpAdminCors ?? undefined,
