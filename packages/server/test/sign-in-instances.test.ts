@@ -18,7 +18,7 @@ const database = useTestDatabase()
 const KEY = 'the-key-both-instances-share-forty-chars'
 const PASSWORD = 'the-password-of-each'
 /** Each test's person, so that a code one test used is never one another test needs. */
-const PEOPLE = ['ada', 'bob', 'cyd'] as const
+const PEOPLE = ['ada', 'bob', 'cyd', 'dee'] as const
 const ADMIN_PASSWORD = 'admin-pw'
 
 let folder: string
@@ -253,6 +253,25 @@ describe('the sign-in page on two instances sharing PostgreSQL', () => {
       expect((await browser.post(base, '', { username: 'bob', password: PASSWORD })).status).toBe(400)
     }
     expect((await mfaTrail('bob', 2)).map((event) => event.event)).toEqual(['mfa.enrolled', 'mfa.succeeded'])
+  })
+
+  it('one code form sent to both instances at once (a retry through the balancer) is taken once: the other is told the sign-in expired', async () => {
+    const { secret } = await enrolTotp('dee')
+    const { browser, ticket } = await pastPassword('dee', A())
+    const fields = { ticket, code: totpCode(secret) }
+    const answers = await Promise.all([
+      browser.post(A(), '/code', fields),
+      browser.post(B(), '/code', fields),
+    ])
+    expect(answers.map((res) => res.status).sort()).toEqual([303, 400])
+    const winner = answers[0]?.status === 303 ? 0 : 1
+    expect(await (answers[1 - winner] as Response).text()).toContain('Sign-in expired')
+    const token = await browser.trade(winner === 0 ? B() : A(), answers[winner] as Response)
+    expect(await sessionsOf(B(), token)).toEqual([
+      expect.objectContaining({ user: 'dee', sign_in: 'password_totp', current: true }),
+    ])
+    // The ticket was taken before any code was checked: no refusal of the code is in the trail.
+    expect((await mfaTrail('dee', 2)).map((event) => event.event)).toEqual(['mfa.enrolled', 'mfa.succeeded'])
   })
 
   it('a recovery code posted to both instances at once signs in once, and is used up', async () => {
