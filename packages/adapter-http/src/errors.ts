@@ -160,6 +160,26 @@ const mapping: Mapping = {
       'passkey_refused',
       'The passkey’s answer was refused (its challenge unknown, used or expired, or it did not verify); try again',
     ),
+  // A sign-in that could not begin: too many wait from the client's address, or in all.
+  too_many_sign_ins: (error) =>
+    error.scope === 'address'
+      ? {
+          status: 429,
+          headers: { 'Retry-After': '60' },
+          body: {
+            code: 'too_many_sign_ins',
+            message:
+              'Too many sign-ins from your address are under way; finish one, or try again in a minute',
+          },
+        }
+      : {
+          status: 503,
+          headers: { 'Retry-After': '30' },
+          body: {
+            code: 'too_many_sign_ins',
+            message: 'Too many sign-ins are under way here right now; try again shortly',
+          },
+        },
   // Installing and removing node modules: in every case nothing was changed.
   invalid_module_spec: (error) => adminError(400, 'invalid_request', error.message),
   module_not_allowed: (error) => adminError(400, 'module_not_allowed', error.message),

@@ -42,8 +42,20 @@ export function createPasskeyStore(): PasskeyStore {
       }
       return removed
     },
-    async saveChallenge(key, challenge) {
+    async saveChallenge(key, challenge, bounds, now) {
+      if (challenge.purpose === 'sign_in') {
+        let total = 0
+        let mine = 0
+        for (const other of challenges.values()) {
+          if (other.purpose !== 'sign_in' || other.expiresAt <= now) continue
+          total++
+          if (other.address === challenge.address) mine++
+        }
+        if (mine >= bounds.perAddress) return 'address_full'
+        if (total >= bounds.total) return 'full'
+      }
       challenges.set(key, { ...challenge })
+      return 'saved'
     },
     async takeChallenge(key, now) {
       const challenge = challenges.get(key)

@@ -196,6 +196,12 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX flowadmin_passkey_challenges_by_expiry ON flowadmin_passkey_challenges (expires_at);
   `,
+  `
+  -- The client address (IPv6: its /64) a passkey sign-in's challenge was handed to, what the
+  -- per-address bound counts; null for a registration's (and for the challenges saved before).
+  ALTER TABLE flowadmin_passkey_challenges ADD COLUMN address text;
+  CREATE INDEX flowadmin_passkey_challenges_by_address ON flowadmin_passkey_challenges (address, expires_at);
+  `,
 ]
 
 /** The schema version this code writes. */

@@ -1,8 +1,14 @@
-import type { PasskeyCredential, PasskeyPurpose, PasskeyStore } from '@flowadmin/core'
+import type { PasskeyCredential, PasskeyPurpose, PasskeyStore, WaitingSave } from '@flowadmin/core'
 import type { Database } from './database.js'
 import { storedKey } from './throttle-store.js'
 
 const COLUMNS = 'id, username, name, public_key, counter, transports, backed_up, created_at, last_used_at'
+
+/**
+ * The first half of the advisory locks of passkey sign-in addresses ('pkey' in ASCII); the second
+ * is the address's hash.
+ */
+export const PASSKEY_SIGN_IN_LOCK_CLASS = 0x706b_6579
 
 /** The statements of the passkey store. */
 export const PASSKEY_SQL = {
@@ -18,13 +24,18 @@ export const PASSKEY_SQL = {
               WHERE id = $1 AND ((counter = 0 AND $2 = 0) OR counter < $2)`,
   delete: 'DELETE FROM flowadmin_passkeys WHERE username = $1 AND id = $2',
   deleteAll: 'DELETE FROM flowadmin_passkeys WHERE username = $1',
-  saveChallenge: `INSERT INTO flowadmin_passkey_challenges (key, purpose, username, expires_at)
-                  VALUES ($1, $2, $3, $4)
+  // One address's sign-in challenges are saved in turn (an advisory lock until the transaction
+  // ends), so its count and its save are one step across instances.
+  lockAddress: `SELECT pg_advisory_xact_lock(${PASSKEY_SIGN_IN_LOCK_CLASS}, hashtext($1))`,
+  countSignIns: `SELECT count(*) FILTER (WHERE address = $1) AS mine, count(*) AS total
+                 FROM flowadmin_passkey_challenges WHERE purpose = 'sign_in' AND expires_at > $2`,
+  saveChallenge: `INSERT INTO flowadmin_passkey_challenges (key, purpose, username, address, expires_at)
+                  VALUES ($1, $2, $3, $4, $5)
                   ON CONFLICT (key) DO UPDATE SET purpose = excluded.purpose, username = excluded.username,
-                    expires_at = excluded.expires_at`,
+                    address = excluded.address, expires_at = excluded.expires_at`,
   // Taken once: of two instances deleting the row, one gets it back.
   takeChallenge: `DELETE FROM flowadmin_passkey_challenges WHERE key = $1
-                  RETURNING purpose, username, expires_at`,
+                  RETURNING purpose, username, address, expires_at`,
   deleteExpiredChallenges: `DELETE FROM flowadmin_passkey_challenges WHERE key IN (
                               SELECT key FROM flowadmin_passkey_challenges WHERE expires_at <= $1 LIMIT $2
                               FOR UPDATE SKIP LOCKED)`,
@@ -94,18 +105,38 @@ export function createPasskeyStore(db: Database): PasskeyStore {
     async deleteAll(username) {
       return (await db.query(PASSKEY_SQL.deleteAll, [storedKey(username)])).rowCount ?? 0
     },
-    async saveChallenge(key, challenge) {
-      await db.query(PASSKEY_SQL.saveChallenge, [
+    async saveChallenge(key, { purpose, username, address, expiresAt }, bounds, now) {
+      const stored = address === null ? null : storedKey(address)
+      const params = [
         storedKey(key),
-        challenge.purpose,
-        challenge.username === null ? null : storedKey(challenge.username),
-        challenge.expiresAt,
-      ])
+        purpose,
+        username === null ? null : storedKey(username),
+        stored,
+        expiresAt,
+      ]
+      if (purpose !== 'sign_in') {
+        await db.query(PASSKEY_SQL.saveChallenge, params)
+        return 'saved'
+      }
+      // The total may be passed by as many saves as other addresses make at the same moment.
+      return db.transaction(async (client): Promise<WaitingSave> => {
+        await client.query(PASSKEY_SQL.lockAddress, [stored])
+        const { rows } = await client.query<{ mine: string; total: string }>(PASSKEY_SQL.countSignIns, [
+          stored,
+          now,
+        ])
+        const counted = rows[0] ?? { mine: '0', total: '0' }
+        if (Number(counted.mine) >= bounds.perAddress) return 'address_full'
+        if (Number(counted.total) >= bounds.total) return 'full'
+        await client.query(PASSKEY_SQL.saveChallenge, params)
+        return 'saved'
+      })
     },
     async takeChallenge(key, now) {
       const { rows } = await db.query<{
         purpose: PasskeyPurpose
         username: string | null
+        address: string | null
         expires_at: string
       }>(PASSKEY_SQL.takeChallenge, [storedKey(key)])
       const [row] = rows
@@ -113,6 +144,7 @@ export function createPasskeyStore(db: Database): PasskeyStore {
       return {
         purpose: row.purpose,
         username: row.username === null ? null : fromStored(row.username),
+        address: row.address === null ? null : fromStored(row.address),
         expiresAt: Number(row.expires_at),
       }
     },

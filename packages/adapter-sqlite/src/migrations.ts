@@ -216,6 +216,12 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX passkey_challenges_by_expiry ON passkey_challenges (expires_at);
   `,
+  `
+  -- The client address (IPv6: its /64) a passkey sign-in's challenge was handed to, what the
+  -- per-address bound counts; null for a registration's (and for the challenges saved before).
+  ALTER TABLE passkey_challenges ADD COLUMN address TEXT;
+  CREATE INDEX passkey_challenges_by_address ON passkey_challenges (address, expires_at);
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -1,4 +1,4 @@
-import type { PasskeyChallenge, PasskeyCredential, PasskeyStore } from '@flowadmin/core'
+import type { PasskeyChallenge, PasskeyCredential, PasskeyStore, WaitingSave } from '@flowadmin/core'
 import type { SqliteDatabase } from './database.js'
 import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
@@ -18,11 +18,16 @@ export const PASSKEY_SQL = {
               WHERE id = @id AND ((counter = 0 AND @counter = 0) OR counter < @counter)`,
   delete: 'DELETE FROM passkeys WHERE username = ? AND id = ?',
   deleteAll: 'DELETE FROM passkeys WHERE username = ?',
-  saveChallenge: `INSERT OR REPLACE INTO passkey_challenges (key, purpose, username, expires_at)
-                  VALUES (?, ?, ?, ?)`,
+  // Live sign-in challenges of one address, and in all: what the bounds count.
+  countSignIns: `SELECT (SELECT count(*) FROM passkey_challenges
+                         WHERE address = @address AND purpose = 'sign_in' AND expires_at > @now) AS mine,
+                        (SELECT count(*) FROM passkey_challenges
+                         WHERE purpose = 'sign_in' AND expires_at > @now) AS total`,
+  saveChallenge: `INSERT OR REPLACE INTO passkey_challenges (key, purpose, username, address, expires_at)
+                  VALUES (@key, @purpose, @username, @address, @expiresAt)`,
   // Taken once: the delete returns the row to one caller only.
   takeChallenge: `DELETE FROM passkey_challenges WHERE key = ?
-                  RETURNING purpose, username, expires_at AS expiresAt`,
+                  RETURNING purpose, username, address, expires_at AS expiresAt`,
   deleteExpiredChallenges: `DELETE FROM passkey_challenges
                             WHERE key IN (SELECT key FROM passkey_challenges WHERE expires_at <= ? LIMIT ?)`,
 } as const
@@ -79,16 +84,32 @@ export function createPasskeyStore(db: SqliteDatabase): PasskeyStore {
     deleteAll(username) {
       return transaction(() => Number(sql.deleteAll.run(username).changes))
     },
-    saveChallenge(key, challenge) {
+    // A sign-in's challenge: the count and the save are one change, so one step for every process
+    // on the file.
+    saveChallenge(key, { purpose, username, address, expiresAt }, bounds, now): Promise<WaitingSave> {
       return transaction(() => {
-        sql.saveChallenge.run(key, challenge.purpose, challenge.username, challenge.expiresAt)
+        if (purpose === 'sign_in') {
+          const counted = sql.countSignIns.get({ address, now }) as {
+            mine: number | bigint
+            total: number | bigint
+          }
+          if (Number(counted.mine) >= bounds.perAddress) return 'address_full'
+          if (Number(counted.total) >= bounds.total) return 'full'
+        }
+        sql.saveChallenge.run({ key, purpose, username, address, expiresAt })
+        return 'saved'
       }, [`passkey-challenge:${key}`])
     },
     takeChallenge(key, now) {
       return transaction(() => {
         const row = sql.takeChallenge.get(key) as PasskeyChallenge | undefined
         if (row === undefined || Number(row.expiresAt) <= now) return null
-        return { purpose: row.purpose, username: row.username, expiresAt: Number(row.expiresAt) }
+        return {
+          purpose: row.purpose,
+          username: row.username,
+          address: row.address,
+          expiresAt: Number(row.expiresAt),
+        }
       }, [`passkey-challenge:${key}`])
     },
     deleteExpiredChallenges(now, limit) {

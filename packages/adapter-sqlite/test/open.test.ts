@@ -92,6 +92,8 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },
+      { name: 'passkey_challenges' },
+      { name: 'passkeys' },
       { name: 'pending_signins' },
       { name: 'recovery_codes' },
       { name: 'sso_codes' },
@@ -210,7 +212,7 @@ describe('openDatabase: settings and migrations', () => {
 
   it('upgrades a file from before sessions recorded how they signed in: its tokens keep everything, with no method', async () => {
     const before = MIGRATIONS.findIndex((step) => step.includes('ADD COLUMN sign_in'))
-    expect(before).toBe(SCHEMA_VERSION - 1)
+    expect(before).toBeGreaterThan(0)
     const path = temp.file()
     const raw = new Database(path)
     for (const step of MIGRATIONS.slice(0, before)) raw.exec(step)
@@ -227,6 +229,43 @@ describe('openDatabase: settings and migrations', () => {
     )
     await stores.tokens.save(tokenRecord('h2', { signIn: 'password_totp' }))
     expect((await stores.tokens.list('admin')).map((token) => token.signIn)).toEqual([null, 'password_totp'])
+    await stores.close()
+  })
+
+  it('upgrades a file from before passkey challenges kept their address: its challenges serve, and count in the total', async () => {
+    const before = MIGRATIONS.findIndex((step) => step.includes('passkey_challenges ADD COLUMN address'))
+    expect(before).toBe(SCHEMA_VERSION - 1)
+    const path = temp.file()
+    const raw = new Database(path)
+    for (const step of MIGRATIONS.slice(0, before)) raw.exec(step)
+    raw.pragma(`user_version = ${before}`)
+    const insert = raw.prepare(
+      'INSERT INTO passkey_challenges (key, purpose, username, expires_at) VALUES (?, ?, ?, ?)',
+    )
+    insert.run('old-sign-in', 'sign_in', null, T0 + 60_000)
+    insert.run('old-register', 'register', 'alice', T0 + 60_000)
+    raw.close()
+    const stores = createSqliteStores(path)
+    const bounds = { perAddress: 1, total: 2 }
+    const signIn = (address: string) => ({
+      purpose: 'sign_in' as const,
+      username: null,
+      address,
+      expiresAt: T0 + 60_000,
+    })
+    expect(await stores.passkeys.saveChallenge('new', signIn('10.0.0.1'), bounds, T0)).toBe('saved')
+    expect(await stores.passkeys.saveChallenge('full', signIn('10.0.0.2'), bounds, T0)).toBe('full')
+    expect(await stores.passkeys.takeChallenge('old-sign-in', T0)).toEqual({
+      ...signIn('10.0.0.1'),
+      address: null,
+    })
+    expect(await stores.passkeys.takeChallenge('old-register', T0)).toEqual({
+      purpose: 'register',
+      username: 'alice',
+      address: null,
+      expiresAt: T0 + 60_000,
+    })
+    expect(await stores.passkeys.takeChallenge('new', T0)).toEqual(signIn('10.0.0.1'))
     await stores.close()
   })
 

@@ -74,6 +74,11 @@ export type DomainError =
    * verify, or a counter that did not grow. Carries no detail (the audit event has the reason).
    */
   | { code: 'passkey_refused' }
+  /**
+   * A sign-in could not begin: too many wait to finish from the client's address (`address`: an
+   * IPv6 /64 or the IPv4 address), or in all (`all`). Nothing was evicted to make room.
+   */
+  | { code: 'too_many_sign_ins'; scope: 'address' | 'all' }
   /** An install or removal that did not happen. */
   | InstallFailure
 

@@ -1,5 +1,5 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createCore, MAX_PASSKEYS, operator, type UserPrincipal } from '@flowadmin/core'
+import { createCore, MAX_PASSKEYS, operator, SIGN_IN_BOUNDS, type UserPrincipal } from '@flowadmin/core'
 import {
   createEventRecorder,
   createFakeLoader,
@@ -308,5 +308,65 @@ describe('passkeys: sign-in', () => {
     expect((await core.sweep()).signIns).toBe(0)
     clock.advance(5 * MINUTE)
     expect((await core.sweep()).signIns).toBe(3)
+  })
+})
+
+describe('passkeys: bounds of sign-ins under way', () => {
+  const tooMany = (scope: 'address' | 'all') => ({ ok: false, error: { code: 'too_many_sign_ins', scope } })
+
+  it('counts an IPv6 client by its /64, and saves nothing it refuses', async () => {
+    const { core, clock } = world()
+    for (let i = 0; i < SIGN_IN_BOUNDS.perAddress; i++)
+      expect((await core.passkeys.signInOptions(`2001:db8::${i.toString(16)}`)).ok).toBe(true)
+    expect(await core.passkeys.signInOptions('2001:db8::ffff')).toEqual(tooMany('address'))
+    expect(await core.passkeys.signInOptions('[2001:db8:0:0:abcd::1]')).toEqual(tooMany('address'))
+    expect((await core.passkeys.signInOptions('2001:db8:0:1::1')).ok).toBe(true)
+    clock.advance(5 * MINUTE)
+    expect((await core.sweep()).signIns).toBe(SIGN_IN_BOUNDS.perAddress + 1)
+  })
+
+  it('keeps every challenge handed out at the bound: the first still signs in, and one ending makes room', async () => {
+    const { core, clock, events, webauthn, login, principalOf, register } = world()
+    const alice = await principalOf(await login('alice'))
+    await register(alice, 'cred-1')
+    const first = await core.passkeys.signInOptions(ADDRESS)
+    if (!first.ok) throw new Error(first.error.code)
+    for (let i = 1; i < SIGN_IN_BOUNDS.perAddress; i++)
+      expect((await core.passkeys.signInOptions(ADDRESS)).ok).toBe(true)
+    expect(await core.passkeys.signInOptions(ADDRESS)).toEqual(tooMany('address'))
+    // Another address, and a person registering from the full one, go on.
+    expect((await core.passkeys.signInOptions('2001:db8:0:1::1')).ok).toBe(true)
+    await register(alice, 'cred-2')
+    expect(events.ofType('passkey.failed')).toEqual([])
+    // Nothing was evicted: the first challenge still signs in, and its use makes room for one more.
+    const signedIn = await core.passkeys.signIn(webauthn.get(first.value.options, 'cred-1'), ADDRESS)
+    expect(signedIn.ok).toBe(true)
+    expect((await core.passkeys.signInOptions(ADDRESS)).ok).toBe(true)
+    expect(await core.passkeys.signInOptions(ADDRESS)).toEqual(tooMany('address'))
+    // Unanswered ones end after 5 minutes: the client may ask again.
+    clock.advance(5 * MINUTE)
+    expect((await core.passkeys.signInOptions(ADDRESS)).ok).toBe(true)
+  })
+
+  it('refuses new sign-in challenges when the store holds its total, from any address, evicting none', async () => {
+    const { core, clock, webauthn, login, principalOf, register } = world()
+    const alice = await principalOf(await login('alice'))
+    await register(alice, 'cred-1')
+    const first = await core.passkeys.signInOptions('10.1.0.0')
+    if (!first.ok) throw new Error(first.error.code)
+    for (let i = 1; i < SIGN_IN_BOUNDS.total; i++) {
+      const address = `10.1.${Math.floor(i / SIGN_IN_BOUNDS.perAddress)}.0`
+      expect((await core.passkeys.signInOptions(address)).ok).toBe(true)
+    }
+    expect(await core.passkeys.signInOptions('192.0.2.7')).toEqual(tooMany('all'))
+    // Registrations are not counted: a signed-in person still adds a passkey.
+    await register(alice, 'cred-2')
+    expect((await core.passkeys.signIn(webauthn.get(first.value.options, 'cred-1'), '10.1.0.0')).ok).toBe(
+      true,
+    )
+    expect((await core.passkeys.signInOptions('192.0.2.7')).ok).toBe(true)
+    expect(await core.passkeys.signInOptions('192.0.2.8')).toEqual(tooMany('all'))
+    clock.advance(5 * MINUTE)
+    expect((await core.passkeys.signInOptions('192.0.2.8')).ok).toBe(true)
   })
 })

@@ -4,6 +4,7 @@ import type {
   Clock,
   Digest,
   EventSink,
+  PasskeyChallenge,
   PasskeyCredential,
   PasskeyFailure,
   PasskeyStore,
@@ -11,6 +12,8 @@ import type {
 } from '../ports/index.js'
 import { fromBase64url } from '../tokens/encoding.js'
 import type { Tokens } from '../tokens/tokens.js'
+import { addressScope } from './address-scope.js'
+import { SIGN_IN_BOUNDS } from './handover.js'
 import type { User } from './login.js'
 import { endOtherSessions } from './sessions.js'
 
@@ -34,6 +37,7 @@ export type PasskeyError = Extract<
       | 'passkey_not_found'
       | 'invalid_passkey_name'
       | 'passkey_refused'
+      | 'too_many_sign_ins'
   }
 >
 
@@ -109,10 +113,19 @@ export function createPasskeys(deps: PasskeyDeps) {
   const notConfigured = err({ code: 'passkeys_not_configured' } as const)
   const refused = err({ code: 'passkey_refused' } as const)
 
-  const saveChallenge = async (challenge: string, username: string | null) => {
-    const purpose = username === null ? 'sign_in' : 'register'
-    const expiresAt = clock.now() + PASSKEY_CHALLENGE_SECONDS * 1000
-    await store.saveChallenge(await keyOf(challenge), { purpose, username, expiresAt })
+  /**
+   * Saves a ceremony's challenge: a registration's for `username` (unbounded: it belongs to a
+   * signed-in person), or a sign-in's for `address`, within SIGN_IN_BOUNDS of waiting sign-in
+   * challenges (counted apart from single sign-on's). What the store did.
+   */
+  const saveChallenge = async (challenge: string, owner: { username: string } | { address: string }) => {
+    const now = clock.now()
+    const expiresAt = now + PASSKEY_CHALLENGE_SECONDS * 1000
+    const saved: PasskeyChallenge =
+      'username' in owner
+        ? { purpose: 'register', username: owner.username, address: null, expiresAt }
+        : { purpose: 'sign_in', username: null, address: addressScope(owner.address), expiresAt }
+    return store.saveChallenge(await keyOf(challenge), saved, SIGN_IN_BOUNDS, now)
   }
 
   /** The challenge of `response`, taken from the store once: null when unknown, used, or past its time. */
@@ -149,7 +162,7 @@ export function createPasskeys(deps: PasskeyDeps) {
       const existing = await store.list(username)
       if (existing.length >= MAX_PASSKEYS) return err({ code: 'too_many_passkeys', limit: MAX_PASSKEYS })
       const { options, challenge } = await deps.webauthn.registrationOptions(username, existing)
-      await saveChallenge(challenge, username)
+      await saveChallenge(challenge, { username })
       return ok({ options })
     },
 
@@ -211,12 +224,16 @@ export function createPasskeys(deps: PasskeyDeps) {
     /**
      * Options for the browser to sign in with a passkey: no credential listed, so it offers the
      * person's passkeys for this site (discoverable credentials). Their challenge serves once.
+     * Refused (`too_many_sign_ins`) while SIGN_IN_BOUNDS.perAddress challenges from the scope of
+     * `address` (see addressScope), or SIGN_IN_BOUNDS.total in all, wait for an answer: none is
+     * evicted, so one client cannot push out the sign-ins of others.
      */
-    async signInOptions(_address: string): Promise<Result<{ options: unknown }, PasskeyError>> {
+    async signInOptions(address: string): Promise<Result<{ options: unknown }, PasskeyError>> {
       if (deps.webauthn === null) return notConfigured
       const { options, challenge } = await deps.webauthn.authenticationOptions()
-      await saveChallenge(challenge, null)
-      return ok({ options })
+      const saved = await saveChallenge(challenge, { address })
+      if (saved === 'saved') return ok({ options })
+      return err({ code: 'too_many_sign_ins', scope: saved === 'address_full' ? 'address' : 'all' })
     },
 
     /**

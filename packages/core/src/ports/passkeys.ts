@@ -2,6 +2,7 @@
 // instance on the store so that a challenge serves once and a counter only grows, whichever
 // instance is asked; and the verifier of the ceremonies (the server's, with @simplewebauthn/server).
 // Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
+import type { WaitingBounds, WaitingSave } from './sso.js'
 
 /** A person's passkey as the store keeps it. Never a private key: the authenticator keeps that. */
 export interface PasskeyCredential {
@@ -31,6 +32,11 @@ export interface PasskeyChallenge {
   purpose: PasskeyPurpose
   /** Who is registering; null for a sign-in (the passkey says who). */
   username: string | null
+  /**
+   * For a sign-in: the scope of the client address that asked for it (see `addressScope`), what
+   * the per-address bound counts by. Null for a registration (it belongs to a signed-in person).
+   */
+  address: string | null
   expiresAt: number
 }
 
@@ -53,8 +59,19 @@ export interface PasskeyStore {
   delete(username: string, id: string): Promise<boolean>
   /** Deletes every passkey of the person; returns how many. */
   deleteAll(username: string): Promise<number>
-  /** Saves a challenge under `key` (a hash of the challenge, never the challenge itself). */
-  saveChallenge(key: string, challenge: PasskeyChallenge): Promise<void>
+  /**
+   * Saves a challenge under `key` (a hash of the challenge, never the challenge itself). A
+   * sign-in's challenge is saved unless its address has `bounds.perAddress` live sign-in challenges
+   * (expiring after `now`) or the store `bounds.total`; the count and the save are one step across
+   * processes, and nothing is evicted. A registration's challenge is saved regardless, and counted
+   * in neither bound.
+   */
+  saveChallenge(
+    key: string,
+    challenge: PasskeyChallenge,
+    bounds: WaitingBounds,
+    now: number,
+  ): Promise<WaitingSave>
   /**
    * Takes the challenge under `key`: deletes it and returns it, atomically across processes, so
    * that of two calls at most one gets it; null when there is none, or its time ended at or before
