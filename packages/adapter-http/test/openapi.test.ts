@@ -381,6 +381,24 @@ async function signInPageChecks(check: Check): Promise<void> {
       response: world.webauthn.get(options, 'cred-1', { counter: 1 }),
     }),
   )
+  // Too many passkey sign-ins awaiting their answer: from this address (429), in all (503).
+  for (let i = 0; i < 100; i++) await jsonPost(world, '/auth/signin/passkey/options', withPasskey, {})
+  await check(
+    'POST',
+    '/auth/signin/passkey/options',
+    jsonPost(world, '/auth/signin/passkey/options', withPasskey, {}),
+  )
+  const crowded = createMemoryStores()
+  const fullOfPasskeys = await createWorld({
+    stores: { ...crowded, passkeys: { ...crowded.passkeys, saveChallenge: async () => 'full' as const } },
+  })
+  const fullCookie =
+    ((await fullOfPasskeys.request('/auth/signin')).headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  await check(
+    'POST',
+    '/auth/signin/passkey/options',
+    jsonPost(fullOfPasskeys, '/auth/signin/passkey/options', fullCookie, {}),
+  )
   const none = await createWorld({ passkeys: false })
   const noneCookie =
     ((await none.request('/auth/signin')).headers.get('set-cookie') ?? '').split(';')[0] ?? ''

@@ -10,7 +10,15 @@ import * as v from 'valibot'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, errorAnswerOf, toResponse } from '../errors.js'
-import { adminErrorContent, describe, htmlPage, json, NO_STORE_HEADERS, schemaOf } from '../openapi.js'
+import {
+  adminErrorContent,
+  describe,
+  htmlPage,
+  json,
+  NO_STORE_HEADERS,
+  RETRY_AFTER,
+  schemaOf,
+} from '../openapi.js'
 import { type Html, html, messagePage, signInPage } from '../sign-in-page.js'
 import { describeUserAgent } from '../user-agent.js'
 import { noStore } from './auth.js'
@@ -627,6 +635,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     description: string,
     example: Record<string, unknown>,
     ok: { description: string; schema: v.GenericSchema },
+    more: Record<number, object> = {},
   ) =>
     describe({
       operationId,
@@ -653,6 +662,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
           headers: NO_STORE_HEADERS,
           content: adminErrorContent(['passkeys_not_configured']),
         },
+        ...more,
       },
     })
 
@@ -666,6 +676,20 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       {
         description: 'Options for the browser (PublicKeyCredentialRequestOptionsJSON).',
         schema: v.strictObject({ options: v.record(v.string(), v.unknown()) }),
+      },
+      {
+        429: {
+          description:
+            '`too_many_sign_ins`: 100 passkey sign-ins of this client address (an IPv6 /64) await their answer (`Retry-After`); nobody else’s is dropped.',
+          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
+          content: adminErrorContent(['too_many_sign_ins']),
+        },
+        503: {
+          description:
+            '`too_many_sign_ins`: 10,000 passkey sign-ins await their answer in all (`Retry-After`).',
+          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
+          content: adminErrorContent(['too_many_sign_ins']),
+        },
       },
     ),
     noStore,
