@@ -124,6 +124,17 @@ function createAdminAuth(settings, state) {
     }
   }
 
+  /** Names already told of (a bounded few): one line per person, however often they try. */
+  const told = new Set()
+  /** A person who must give a second factor tried the login form, which cannot ask for it. */
+  const secondFactorNeeded = (username) => {
+    if (told.has(username) || told.size >= 1000) return
+    told.add(username)
+    log(
+      `${JSON.stringify(username.slice(0, 64))} must sign in with a second factor, which this login form cannot ask for: set the helper's sso option, so the editor signs people in on flowadmin's sign-in page`,
+    )
+  }
+
   return {
     // The login form (Node-RED shows it for this type only) and POST /auth/token.
     type: 'credentials',
@@ -139,6 +150,7 @@ function createAdminAuth(settings, state) {
       // One deadline for both calls: the login waits timeoutMs at most.
       const signal = AbortSignal.timeout(timeoutMs)
       const login = await client.login(username, password, signal)
+      if (login.outcome === 'refused' && login.reason === 'mfa_required') secondFactorNeeded(username)
       if (login.outcome !== 'issued') return null
       const user = await cache.share(login.token, (keep) => introspect(login.token, signal, keep))
       return user && { ...copyOf(user), token: login.token }

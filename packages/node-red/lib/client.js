@@ -177,6 +177,9 @@ function createClient(settings, health) {
       if ((status === 401 && body?.error !== 'invalid_client') || status === 429) {
         return { outcome: 'refused' }
       }
+      // The person must give a second factor, which this form cannot ask for: about them too.
+      if (status === 403 && body?.error === 'mfa_required')
+        return { outcome: 'refused', reason: 'mfa_required' }
       failAnswer(answer, '/auth/token')
       return { outcome: 'failed' }
     },

@@ -77,6 +77,19 @@ describe('adminAuth.authenticate: the login form checks the password at flowadmi
     expect(lines[0]).toMatch(/invalid_client|client/i)
   })
 
+  test('a person who must give a second factor (403 mfa_required): null, one line naming the way, flowadmin still trusted', async () => {
+    const { options, lines } = optionsFor(stub)
+    const adminAuth = flowadmin.adminAuth(options)
+    expect(await adminAuth.authenticate('secured', 'pw')).toBeNull()
+    expect(await adminAuth.authenticate('secured', 'pw')).toBeNull()
+    expect(lines).toEqual([
+      expect.stringMatching(/^"secured" must sign in with a second factor.*set the helper's sso option/),
+    ])
+    // Not an outage: the next person logs in.
+    expect(await adminAuth.authenticate('admin', 'pw')).toMatchObject({ username: 'admin' })
+    expect(lines).toHaveLength(1)
+  })
+
   test('a throttled user (429): null, nothing logged', async () => {
     const { options, lines } = optionsFor(stub)
     expect(await flowadmin.adminAuth(options).authenticate('slow', 'pw')).toBeNull()

@@ -20,6 +20,8 @@ interface StubUser {
   password: string
   scope: string
   throttled?: boolean
+  /** The password grant answers 403 mfa_required for them. */
+  secondFactor?: boolean
 }
 
 export interface StubOptions {
@@ -31,12 +33,16 @@ export interface StubOptions {
 export const CLIENT_ID = 'fleet'
 export const CLIENT_SECRET = 's3cret'
 
-/** Users (password `pw`): admin `*`, reader `read`, editor `nodes.read nodes.write`, slow (throttled). */
+/**
+ * Users (password `pw`): admin `*`, reader `read`, editor `nodes.read nodes.write`, slow (throttled),
+ * secured (has a second factor: the password grant refuses them, as flowadmin does).
+ */
 export const USERS: Record<string, StubUser> = {
   admin: { password: 'pw', scope: '*' },
   reader: { password: 'pw', scope: 'read' },
   editor: { password: 'pw', scope: 'nodes.read nodes.write' },
   slow: { password: 'pw', scope: '*', throttled: true },
+  secured: { password: 'pw', scope: '*', secondFactor: true },
 }
 
 /** RFC 6749 §2.3.1: form-decoded after base64. */
@@ -115,6 +121,8 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
       if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' }, { 'WWW-Authenticate': 'Basic' })
       if (user?.throttled)
         return json(res, 429, { error: 'temporarily_unavailable' }, { 'Retry-After': '60' })
+      if (user?.secondFactor && user.password === form.password)
+        return json(res, 403, { error: 'mfa_required', error_description: 'sign in on the sign-in page' })
       const scope = form.scope ?? ''
       if (user === undefined || user.password !== form.password || (scope !== '' && scope !== user.scope)) {
         return res.writeHead(401).end()
