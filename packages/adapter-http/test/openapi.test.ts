@@ -251,6 +251,19 @@ async function signInPageChecks(check: Check): Promise<void> {
   await post('', cookie, { username: 'admin', password: 'wrong' })
   await post('', cookie, { username: 'admin', password: 'pw' })
   await post('', '', { username: 'admin', password: 'pw' })
+  // The password grant refuses a person with a second factor (403 mfa_required).
+  const policyWorld = await createWorld({ secondFactor: { require: ['*'] } })
+  await check(
+    'POST',
+    '/auth/token',
+    policyWorld.tokenRequest({
+      grant_type: 'password',
+      client_id: 'service-admin',
+      scope: '*',
+      username: 'admin',
+      password: 'pw',
+    }),
+  )
 
   // A person with TOTP: the code step (200), a wrong code (401), the right one (303), spent (400).
   const reader = await world.login('reader', 'read')

@@ -247,6 +247,12 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
             'id or secret is refused gets `{"error":"invalid_client"}` with `WWW-Authenticate: Basic`.)',
           ...noStoreHeaders,
         },
+        403: {
+          description:
+            '`mfa_required`: the password was right, but the person must give a second factor (they have one, or `adminAuth.mfa.require` names them), which this grant cannot ask for. Nothing was issued: people sign in on the sign-in page (`GET /auth/signin`, or an editor’s button through the helper’s `sso` option); scripts and `node-red-admin` use an API token.',
+          ...noStoreHeaders,
+          content: oauthErrorContent(['mfa_required']),
+        },
         413: tooLarge,
         429: {
           description:
