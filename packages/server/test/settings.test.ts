@@ -774,15 +774,30 @@ describe('second-factor settings', () => {
       expect(parse({ users: [admin], mfa: { key: KEY } }).adminAuth?.mfa).toEqual({
         key: KEY,
         issuer: 'flowadmin',
+        require: 'none',
       })
       expect(parse({ users: [admin], mfa: { key: KEY, issuer: 'Plant 4' } }).adminAuth?.mfa).toEqual({
         key: KEY,
         issuer: 'Plant 4',
+        require: 'none',
       })
     })
     withEnv(`${KEY}-env`, () => {
-      expect(parse({ users: [admin] }).adminAuth?.mfa).toEqual({ key: `${KEY}-env`, issuer: 'flowadmin' })
+      expect(parse({ users: [admin] }).adminAuth?.mfa).toEqual({
+        key: `${KEY}-env`,
+        issuer: 'flowadmin',
+        require: 'none',
+      })
       expect(parse({ users: [admin], mfa: { key: KEY } }).adminAuth?.mfa?.key).toBe(KEY)
+    })
+  })
+
+  it('take who must have a second factor: none, everyone, or holders of permissions; refuse anything else', () => {
+    withEnv(undefined, () => {
+      for (const require of ['none', 'everyone', ['*'], ['flows.write', 'nodes.write']])
+        expect(parse({ users: [admin], mfa: { key: KEY, require } }).adminAuth?.mfa?.require).toEqual(require)
+      for (const require of ['admins', [], ['not a permission'], true])
+        expect(() => parse({ users: [admin], mfa: { key: KEY, require } })).toThrow(/adminAuth\.mfa\.require/)
     })
   })
 
