@@ -5,6 +5,7 @@ import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createCore } from '@flowadmin/core'
 import { createPlainHasher, holdVerifications, tokenRecord, trailEntry, waitFor } from '@flowadmin/testkit'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { LOGIN_OUTCOMES } from '../src/adapters/metrics.js'
 import {
   createMetrics,
   createReadiness,
@@ -136,6 +137,7 @@ describe('GET /metrics beside the API', () => {
       'flowadmin_logins_total{outcome="failed"}': 1,
       'flowadmin_logins_total{outcome="throttled"}': 0,
       'flowadmin_logins_total{outcome="shed"}': 0,
+      'flowadmin_logins_total{outcome="mfa_required"}': 0,
       'flowadmin_tokens_live{kind="session"}': 3,
       'flowadmin_tokens_live{kind="api"}': 0,
       'flowadmin_module_changes_total{change="disabled"}': 1,
@@ -346,7 +348,7 @@ describe('createMetrics', () => {
       labelNames: ['outcome'],
       registers,
     })
-    for (const outcome of ['succeeded', 'failed', 'throttled', 'shed']) logins.inc({ outcome }, 0)
+    for (const outcome of LOGIN_OUTCOMES) logins.inc({ outcome }, 0)
     logins.inc({ outcome: 'failed' }, 2)
     logins.inc({ outcome: 'succeeded' })
     const live = new Gauge({ name: 'flowadmin_tokens_live', help: 'h', labelNames: ['kind'], registers })
@@ -360,7 +362,7 @@ describe('createMetrics', () => {
     // Three label sets of 14 buckets, +Inf, _sum and _count; four outcomes; two kinds.
     const families = [
       { name: 'flowadmin_http_request_duration_seconds', type: 'histogram', lines: 51 },
-      { name: 'flowadmin_logins_total', type: 'counter', lines: 4 },
+      { name: 'flowadmin_logins_total', type: 'counter', lines: 5 },
       { name: 'flowadmin_tokens_live', type: 'gauge', lines: 2 },
     ]
     for (const { name, type, lines } of families) {

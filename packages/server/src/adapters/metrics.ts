@@ -3,7 +3,7 @@ import type { CoreObserver, DomainEvent, EventSink, Stores, TokenKind } from '@f
 import type { Registry } from 'prom-client'
 
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
-export const LOGIN_OUTCOMES = ['succeeded', 'failed', 'throttled', 'shed'] as const
+export const LOGIN_OUTCOMES = ['succeeded', 'failed', 'throttled', 'shed', 'mfa_required'] as const
 export const INTROSPECTION_OUTCOMES = ['active', 'inactive', 'invalid_client', 'throttled', 'shed'] as const
 
 /** What the server measures, in one Prometheus registry of its own. */
