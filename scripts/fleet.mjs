@@ -224,6 +224,9 @@ try {
   settings.adminAuth.resourceServers[0].redirectUris = editorPorts.map(
     (editor) => `http://127.0.0.1:${editor}/auth/strategy/callback`,
   )
+  // Passkeys are bound to the origin people open: localhost on the port asked for (none on port 0).
+  if (flowadminPort === 0) delete settings.adminAuth.webauthn
+  else settings.adminAuth.webauthn.origins = [`http://localhost:${flowadminPort}`]
   if (values.sso) {
     await listenProvider()
     settings.adminAuth.oidc = {

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { killAll, requireBuild, runCli } from './cli-process.js'
 
 const WARNING =
-  'flowadmin: warning: demo credentials are in use (admin / flowadmin-demo, viewer / flowadmin-view); never expose this server\n'
+  'flowadmin: warning: demo credentials are in use (admin / flowadmin-demo, viewer / flowadmin-view, a published second-factor key); never expose this server\n'
 
 let userDir: string
 beforeAll(() => requireBuild())

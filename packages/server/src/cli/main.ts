@@ -106,7 +106,7 @@ PostgreSQL unreachable or refusing), 2 usage or settings error, 130 interrupted 
 `
 
 const DEMO_WARNING =
-  'warning: demo credentials are in use (admin / flowadmin-demo, viewer / flowadmin-view); ' +
+  'warning: demo credentials are in use (admin / flowadmin-demo, viewer / flowadmin-view, a published second-factor key); ' +
   'never expose this server'
 
 /**
