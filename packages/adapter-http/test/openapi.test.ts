@@ -392,6 +392,7 @@ async function signInPageChecks(check: Check): Promise<void> {
     '/auth/signin/passkey',
     jsonPost(world, '/auth/signin/passkey', withPasskey, {
       response: world.webauthn.get(options, 'cred-1', { counter: 1 }),
+      destination: { return_to: '/' },
     }),
   )
   // Too many passkey sign-ins awaiting their answer: from this address (429), in all (503).
@@ -423,17 +424,92 @@ async function signInPageChecks(check: Check): Promise<void> {
   await check(
     'POST',
     '/auth/signin/passkey',
-    jsonPost(none, '/auth/signin/passkey', noneCookie, { response: {} }),
+    jsonPost(none, '/auth/signin/passkey', noneCookie, { response: {}, destination: { return_to: '/' } }),
   )
 
-  // Too many sign-ins under way from one address (429), and in all (503).
-  for (let i = 0; i < 100; i++) await world.request('/auth/signin')
-  await check('GET', '/auth/signin', world.request('/auth/signin'))
-  const stores = createMemoryStores()
-  const full = await createWorld({
-    stores: { ...stores, sso: { ...stores.sso, saveSignIn: async () => 'full' as const } },
+  // Sent from another site (the browser says so): refused before anything is read (403).
+  for (const step of ['', '/code', '/enrol', '/continue', '/passkey/options', '/passkey'])
+    await check(
+      'POST',
+      `/auth/signin${step}`,
+      world.request(`/auth/signin${step}`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          'Sec-Fetch-Site': 'cross-site',
+          Cookie: withPasskey,
+        },
+        body: 'username=admin&password=pw',
+      }),
+    )
+
+  // Too many codes waiting to be traded: a step that signed the person in cannot hand one out (503).
+  const crowdedCodes = createMemoryStores()
+  const busy = await createWorld({
+    secondFactor: { require: ['*'] },
+    stores: { ...crowdedCodes, sso: { ...crowdedCodes.sso, saveCode: async () => 'full' as const } },
   })
-  await check('GET', '/auth/signin', full.request('/auth/signin'))
+  const busyCookie =
+    ((await busy.request('/auth/signin')).headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  const busyForm = (step: string, fields: Record<string, string>) =>
+    busy.request(`/auth/signin${step}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: busyCookie },
+      body: new URLSearchParams(fields).toString(),
+    })
+  const ticketIn = async (res: Response) => /name="ticket" value="([^"]*)"/.exec(await res.text())?.[1] ?? ''
+  const readerToken = await busy.login('reader', 'read')
+  const readerWho = await busy.core.authenticate(readerToken)
+  if (!readerWho.ok || readerWho.value.kind !== 'user') throw new Error('no principal')
+  const readerTotp = await busy.core.mfa.startTotp(readerWho.value)
+  if (!readerTotp.ok) throw new Error(readerTotp.error.code)
+  await busy.core.mfa.confirmTotp(
+    readerWho.value,
+    busy.totp.codeAt(readerTotp.value.secret, busy.clock.now()),
+    null,
+  )
+  busy.clock.advance(30_000)
+  const readerTicket = await ticketIn(await busyForm('', { username: 'reader', password: 'pw' }))
+  await check(
+    'POST',
+    '/auth/signin/code',
+    busyForm('/code', {
+      ticket: readerTicket,
+      code: busy.totp.codeAt(readerTotp.value.secret, busy.clock.now()),
+    }),
+  )
+  const adminEnrol = await (await busyForm('', { username: 'admin', password: 'pw' })).text()
+  const adminSecret = /id="secret">([^<]+)</.exec(adminEnrol)?.[1] ?? ''
+  const adminTicket = /name="ticket" value="([^"]*)"/.exec(adminEnrol)?.[1] ?? ''
+  const shown = await busyForm('/enrol', {
+    ticket: adminTicket,
+    code: busy.totp.codeAt(adminSecret, busy.clock.now()),
+  })
+  await check('POST', '/auth/signin/continue', busyForm('/continue', { ticket: await ticketIn(shown) }))
+  const editorToken = await busy.login('editor', '')
+  const editorWho = await busy.core.authenticate(editorToken)
+  if (!editorWho.ok || editorWho.value.kind !== 'user') throw new Error('no principal')
+  const editorKey = await busy.core.passkeys.registrationOptions(editorWho.value)
+  if (!editorKey.ok) throw new Error(editorKey.error.code)
+  await busy.core.passkeys.register(
+    editorWho.value,
+    'key',
+    busy.webauthn.create(editorKey.value.options, 'cred-b'),
+    null,
+  )
+  const busyOffered = (await (
+    await jsonPost(busy, '/auth/signin/passkey/options', busyCookie, {})
+  ).json()) as {
+    options: unknown
+  }
+  await check(
+    'POST',
+    '/auth/signin/passkey',
+    jsonPost(busy, '/auth/signin/passkey', busyCookie, {
+      response: busy.webauthn.get(busyOffered.options, 'cred-b', { counter: 1 }),
+      destination: { return_to: '/' },
+    }),
+  )
 }
 
 function examplesOf(base: string, template: string, operation: OperationObject): ExampleRequest[] {

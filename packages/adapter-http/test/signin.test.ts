@@ -69,12 +69,65 @@ describe('what the page says', () => {
   })
 })
 
+describe('what binds a sign-in', () => {
+  test('a form sent from another site is refused (403), checking nothing; the same form from the page passes', async () => {
+    const world = await createWorld()
+    const { cookie } = await begin(world)
+    const cross = await world.request('/auth/signin', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Cookie: cookie,
+        'Sec-Fetch-Site': 'same-site',
+      },
+      body: 'username=admin&password=pw',
+    })
+    expect(cross.status).toBe(403)
+    expect(await cross.text()).toContain('sent from another site')
+    expect(world.events.ofType('login.succeeded')).toHaveLength(0)
+    const same = await world.request('/auth/signin', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Cookie: cookie,
+        'Sec-Fetch-Site': 'same-origin',
+      },
+      body: 'username=admin&password=pw',
+    })
+    expect(same.status).toBe(303)
+  })
+
+  test('a ticket serves only the browser it was given to, and a destination is checked again', async () => {
+    const world = await createWorld({ secondFactor: { require: 'everyone' } })
+    const mine = await begin(world)
+    const page = await (await post(world, mine.cookie, { username: 'reader', password: 'pw' })).text()
+    const ticket = /name="ticket" value="([^"]*)"/.exec(page)?.[1] ?? ''
+    expect(ticket).not.toBe('')
+    const theirs = await begin(world, '/auth/signin?return_to=/other')
+    expect(theirs.cookie).not.toBe(mine.cookie)
+    const stolen = await post(world, theirs.cookie, { ticket, code: '123456' }, '/enrol')
+    expect(stolen.status).toBe(400)
+    // A destination the page never carried: an unregistered redirect URI is no place to send a code.
+    const elsewhere = await post(world, mine.cookie, {
+      username: 'admin',
+      password: 'pw',
+      client_id: 'fleet',
+      redirect_uri: 'https://evil.example/cb',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    })
+    expect(elsewhere.status).toBe(400)
+    expect(elsewhere.headers.get('location')).toBeNull()
+    // Nothing is kept before a right password: any number of pages from one address.
+    for (let i = 0; i < 150; i++) expect((await world.request('/auth/signin')).status).toBe(200)
+  })
+})
+
 describe('the passkey buttons', () => {
   test('are there (hidden until the script finds passkeys usable) when passkeys are configured and the script served', async () => {
     const served = await createWorld({ app: { signInScript: '/signin.js' } })
     const { page } = await begin(served)
     expect(page).toContain(
-      '<button type="button" id="passkey-signin" class="secondary" data-base="" hidden>Sign in with a passkey</button>',
+      '<button type="button" id="passkey-signin" class="secondary" data-base="" data-destination="{&#34;return_to&#34;:&#34;/&#34;}" hidden>Sign in with a passkey</button>',
     )
     expect(page).toContain('<script type="module" src="/signin.js"></script>')
     for (const world of [
@@ -125,6 +178,7 @@ describe('the passkey buttons', () => {
     // A clone's answer (a counter that did not grow) is refused, and audited; the right one passes.
     const signedIn = await json('/auth/signin/passkey', {
       response: world.webauthn.get(options, 'cred-e', { counter: 5 }),
+      destination: { return_to: '/' },
     })
     expect(signedIn.status).toBe(200)
     const { redirect } = (await signedIn.json()) as { redirect: string }
@@ -140,7 +194,10 @@ describe('the passkey buttons', () => {
     const clone = await world.request('/auth/signin/passkey', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Cookie: again.cookie },
-      body: JSON.stringify({ response: world.webauthn.get(more.options, 'cred-e', { counter: 5 }) }),
+      body: JSON.stringify({
+        response: world.webauthn.get(more.options, 'cred-e', { counter: 5 }),
+        destination: { return_to: '/' },
+      }),
     })
     expect(clone.status).toBe(400)
     expect(await clone.json()).toMatchObject({ code: 'passkey_refused' })

@@ -405,11 +405,19 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
     const html = await page.clone().text()
     expect(html).toContain('<form method="post" action="/auth/signin/provider">')
     expect(html).toContain('Sign in with Example ID</button>')
+    // The page's hidden fields: where the sign-in ends (the editor's request).
+    const fields = Object.fromEntries(
+      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match) => [
+        match[1],
+        (match[2] ?? '').replace(/&#(\d+);/g, (_all, code) => String.fromCharCode(Number(code))),
+      ]),
+    )
+    expect(fields).toMatchObject({ client_id: 'fleet', redirect_uri: FLEET_REDIRECT, state: 'xyz' })
     const press = (withCookie: string) =>
       w.request('/auth/signin/provider', {
         method: 'POST',
         headers: { Cookie: withCookie, 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: '',
+        body: new URLSearchParams(fields).toString(),
       })
     const toProvider = await press(cookie)
     expect(
@@ -418,10 +426,10 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
     expect(toProvider.status).toBe(303)
     const providerCookie = (toProvider.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
     const state = new URL(toProvider.headers.get('location') ?? '').searchParams.get('state') ?? ''
-    // The page's sign-in is spent: pressing again finds nothing.
-    const again = await press(cookie)
-    expect(again.status).toBe(400)
-    expect((await validator.check('POST', `${ORIGIN}/auth/signin/provider`, again)).problems).toEqual([])
+    // Without the page's cookie: nothing begins.
+    const stranger = await press('')
+    expect(stranger.status).toBe(400)
+    expect((await validator.check('POST', `${ORIGIN}/auth/signin/provider`, stranger)).problems).toEqual([])
     // The provider's answer goes back to the editor that asked, with its state.
     const back = await w.request(`/auth/strategy/callback?code=c&state=${state}`, {
       headers: { Cookie: providerCookie },

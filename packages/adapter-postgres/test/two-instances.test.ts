@@ -1,6 +1,10 @@
 import { operator } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ADDRESS, actor, adminLogin, type Instance, openInstance, toolsModule } from './core.js'
+
+/** The sign-in cookie of the browser a sign-in happens in. */
+const BROWSER = 'the-browser-binding-of-this-test-43-characte'
+
 import { EMPTY_TABLES, useTestDatabase } from './pg-server.js'
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js'
 
@@ -61,13 +65,14 @@ describe('two instances on one database', () => {
     const { username = '', password: typed = '' } = adminLogin()
     const password = await a.core.signIn.password(
       { username, password: typed, clientId: 'service-editor' },
+      BROWSER,
       ADDRESS,
     )
     if (!password.ok || password.value.step !== 'second_factor') throw new Error('no second factor asked')
     const recovery = confirmed.value.recoveryCodes[0] ?? ''
     const [first, second] = await Promise.all([
-      b.core.signIn.secondFactor(password.value.ticket, recovery, ADDRESS),
-      a.core.signIn.secondFactor(password.value.ticket, recovery, ADDRESS),
+      b.core.signIn.secondFactor(BROWSER, password.value.ticket, recovery, ADDRESS),
+      a.core.signIn.secondFactor(BROWSER, password.value.ticket, recovery, ADDRESS),
     ])
     expect([first.step, second.step].sort()).toEqual(['expired', 'verified'])
     await a.core.mfa.remove(operator, 'admin', null)

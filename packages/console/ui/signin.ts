@@ -1,7 +1,8 @@
 // The script of flowadmin's sign-in page (served at `<base>/signin.js`, the page's CSP allows no
 // inline script): its passkey buttons, `#passkey-signin` and `#passkey-second`, rendered hidden and
-// shown when the browser can use passkeys. `<base>` is the button's `data-base`; a failure is
-// written to `#passkey-error`. No HTML is ever written (the page may require Trusted Types).
+// shown when the browser can use passkeys. `<base>` is the button's `data-base`, where the sign-in
+// ends its `data-destination` (the page's hidden fields, as JSON); a failure is written to
+// `#passkey-error`. No HTML is ever written (the page may require Trusted Types).
 import { browserSupportsWebAuthn, startAuthentication } from '@simplewebauthn/browser'
 
 /** What the person reads when the server's answer has no message of its own. */
@@ -72,7 +73,9 @@ async function signIn(button: HTMLButtonElement): Promise<void> {
     }).catch((error: unknown) => {
       throw refusal(error)
     })
-    const { redirect } = await post(`${base}/auth/signin/passkey`, { response })
+    // Where the sign-in ends, as the page carries it (flowadmin checks it again).
+    const destination = JSON.parse(button.dataset.destination ?? '{}') as Record<string, string>
+    const { redirect } = await post(`${base}/auth/signin/passkey`, { response, destination })
     if (typeof redirect !== 'string' || redirect === '') throw new Error(FALLBACK)
     location.assign(redirect)
   } catch (error) {

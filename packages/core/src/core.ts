@@ -712,12 +712,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       finishEnrolment: signIn.finishEnrolment,
       /** True when people may sign in with a password here (flowadmin has users of its own). */
       hasUsers: () => users.size > 0,
-      /** Begins a sign-in on the page (see Handover.begin). */
-      begin: handover.begin,
-      /** Ends it with the person's one-time code (see Handover.complete). */
-      complete: handover.complete,
-      /** Takes it, to go on at the identity provider (see Handover.takeStarted). */
-      takeStarted: handover.takeStarted,
+      /** Ends a sign-in with the person's one-time code (see Handover.handOver). */
+      handOver: handover.handOver,
       /** A console's one-time code traded for a session (see Handover.exchange). */
       exchange: auth === null ? null : handover.exchange,
     },

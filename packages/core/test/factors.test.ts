@@ -11,6 +11,8 @@ import {
 } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
+/** The sign-in cookie of the browser the sign-ins happen in. */
+const BROWSER = 'the-browser-binding-of-this-test-43-characte'
 const ADDRESS = '10.0.0.1'
 const STEP = 30_000
 
@@ -251,6 +253,7 @@ describe('second factor: codes at sign-in', () => {
     // Passwords are counted apart: alice's password still works (and asks for her code).
     const password = await core.signIn.password(
       { clientId: 'service-admin', username: 'alice', password: 'pw' },
+      BROWSER,
       '10.0.0.1',
     )
     expect(password).toMatchObject({ ok: true, value: { step: 'second_factor' } })
@@ -307,7 +310,7 @@ describe('sign-in in two steps', () => {
 
   it('verifies a person without a second factor at once', async () => {
     const { core, events } = world()
-    const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
+    const step = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS, 'Firefox')
     if (!step.ok || step.value.step !== 'verified') throw new Error('not signed in')
     expect(step.value.person).toMatchObject({ user: { username: 'alice' }, method: 'password' })
     expect(events.ofType('login.succeeded')).toMatchObject([{ username: 'alice', address: ADDRESS }])
@@ -318,7 +321,7 @@ describe('sign-in in two steps', () => {
     const { secret } = await enrol('alice')
     const before = (await stores.tokens.list('alice')).length
     const succeededBefore = events.ofType('login.succeeded').length
-    const step = await core.signIn.password(passwordOf('alice'), ADDRESS, 'Firefox')
+    const step = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS, 'Firefox')
     if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
     expect(step.value).toEqual({
       step: 'second_factor',
@@ -334,7 +337,7 @@ describe('sign-in in two steps', () => {
 
     clock.advance(STEP)
     const code = fakeTotp.codeAt(secret, clock.now())
-    const done = await core.signIn.secondFactor(step.value.ticket, code, ADDRESS)
+    const done = await core.signIn.secondFactor(BROWSER, step.value.ticket, code, ADDRESS)
     if (done.step !== 'verified') throw new Error(done.step)
     expect(done.person).toMatchObject({
       user: { username: 'alice', permissions: ['read'] },
@@ -342,7 +345,19 @@ describe('sign-in in two steps', () => {
     })
     expect(events.ofType('mfa.succeeded').at(-1)).toMatchObject({ username: 'alice', factor: 'totp' })
     expect(events.ofType('login.succeeded')).toHaveLength(succeededBefore + 1)
-    expect(await core.signIn.secondFactor(step.value.ticket, code, ADDRESS)).toEqual({ step: 'expired' })
+    expect(await core.signIn.secondFactor(BROWSER, step.value.ticket, code, ADDRESS)).toEqual({
+      step: 'expired',
+    })
+  })
+
+  it('takes a ticket only with the cookie of the browser it was given to', async () => {
+    const { core, enrol } = world()
+    await enrol('alice')
+    const step = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
+    if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
+    expect(await core.signIn.secondFactor('another-browser', step.value.ticket, '123456', ADDRESS)).toEqual({
+      step: 'expired',
+    })
   })
 
   it('goes on with a new ticket after a wrong or replayed code, and never takes the old one again', async () => {
@@ -350,22 +365,29 @@ describe('sign-in in two steps', () => {
     const { secret } = await enrol('alice')
     clock.advance(STEP)
     const used = fakeTotp.codeAt(secret, clock.now())
-    const first = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    const first = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     if (!first.ok || first.value.step !== 'second_factor') throw new Error('no second factor asked')
-    expect((await core.signIn.secondFactor(first.value.ticket, used, ADDRESS)).step).toBe('verified')
+    expect((await core.signIn.secondFactor(BROWSER, first.value.ticket, used, ADDRESS)).step).toBe('verified')
 
-    const second = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    const second = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     if (!second.ok || second.value.step !== 'second_factor') throw new Error('no second factor asked')
-    const replayed = await core.signIn.secondFactor(second.value.ticket, used, ADDRESS)
+    const replayed = await core.signIn.secondFactor(BROWSER, second.value.ticket, used, ADDRESS)
     if (replayed.step !== 'retry') throw new Error(replayed.step)
     expect(replayed.error).toEqual({ code: 'invalid_code' })
     expect(replayed.ticket).not.toBe(second.value.ticket)
     expect(events.ofType('mfa.failed').at(-1)).toMatchObject({ reason: 'replayed' })
-    const wrong = await core.signIn.secondFactor(replayed.ticket, '000000', ADDRESS)
+    const wrong = await core.signIn.secondFactor(BROWSER, replayed.ticket, '000000', ADDRESS)
     if (wrong.step !== 'retry') throw new Error(wrong.step)
-    expect(await core.signIn.secondFactor(replayed.ticket, used, ADDRESS)).toEqual({ step: 'expired' })
+    expect(await core.signIn.secondFactor(BROWSER, replayed.ticket, used, ADDRESS)).toEqual({
+      step: 'expired',
+    })
     clock.advance(STEP)
-    const fresh = await core.signIn.secondFactor(wrong.ticket, fakeTotp.codeAt(secret, clock.now()), ADDRESS)
+    const fresh = await core.signIn.secondFactor(
+      BROWSER,
+      wrong.ticket,
+      fakeTotp.codeAt(secret, clock.now()),
+      ADDRESS,
+    )
     expect(fresh.step).toBe('verified')
   })
 
@@ -373,31 +395,37 @@ describe('sign-in in two steps', () => {
     const { core, clock, enrol } = world()
     const { recoveryCodes } = await enrol('alice')
     const ticketOf = async () => {
-      const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
+      const step = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
       if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
       return step.value.ticket
     }
     const recovery = recoveryCodes[0] ?? ''
-    const recovered = await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)
+    const recovered = await core.signIn.secondFactor(BROWSER, await ticketOf(), recovery, ADDRESS)
     expect(recovered).toMatchObject({ step: 'verified', person: { method: 'password_recovery_code' } })
-    expect((await core.signIn.secondFactor(await ticketOf(), recovery, ADDRESS)).step).toBe('retry')
+    expect((await core.signIn.secondFactor(BROWSER, await ticketOf(), recovery, ADDRESS)).step).toBe('retry')
 
     const late = await ticketOf()
     clock.advance(300_000)
-    expect(await core.signIn.secondFactor(late, recoveryCodes[1] ?? '', ADDRESS)).toEqual({ step: 'expired' })
+    expect(await core.signIn.secondFactor(BROWSER, late, recoveryCodes[1] ?? '', ADDRESS)).toEqual({
+      step: 'expired',
+    })
 
     const orphan = await ticketOf()
     await core.setUsers([])
-    expect(await core.signIn.secondFactor(orphan, recoveryCodes[1] ?? '', ADDRESS)).toEqual({
+    expect(await core.signIn.secondFactor(BROWSER, orphan, recoveryCodes[1] ?? '', ADDRESS)).toEqual({
       step: 'expired',
     })
-    expect(await core.signIn.secondFactor('not-a-ticket', '123456', ADDRESS)).toEqual({ step: 'expired' })
+    expect(await core.signIn.secondFactor(BROWSER, 'not-a-ticket', '123456', ADDRESS)).toEqual({
+      step: 'expired',
+    })
   })
 
   it('refuses a wrong password as the password grant does, with no ticket', async () => {
     const { core, enrol } = world()
     await enrol('alice')
-    expect(await core.signIn.password({ ...passwordOf('alice'), password: 'wrong' }, ADDRESS)).toEqual({
+    expect(
+      await core.signIn.password({ ...passwordOf('alice'), password: 'wrong' }, BROWSER, ADDRESS),
+    ).toEqual({
       ok: false,
       error: { code: 'invalid_credentials' },
     })
@@ -406,16 +434,16 @@ describe('sign-in in two steps', () => {
   it('throttles wrong codes per user: the sign-in goes on, answered throttled', async () => {
     const { core, enrol } = world()
     await enrol('alice')
-    const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    const step = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     if (!step.ok || step.value.step !== 'second_factor') throw new Error('no second factor asked')
     let ticket = step.value.ticket
     for (let i = 0; i < 5; i++) {
-      const answer = await core.signIn.secondFactor(ticket, '000000', ADDRESS)
+      const answer = await core.signIn.secondFactor(BROWSER, ticket, '000000', ADDRESS)
       if (answer.step !== 'retry') throw new Error(answer.step)
       expect(answer.error).toEqual({ code: 'invalid_code' })
       ticket = answer.ticket
     }
-    const throttled = await core.signIn.secondFactor(ticket, '000000', ADDRESS)
+    const throttled = await core.signIn.secondFactor(BROWSER, ticket, '000000', ADDRESS)
     expect(throttled).toMatchObject({ step: 'retry', error: { code: 'throttled' } })
   })
 })
@@ -470,16 +498,19 @@ describe('the sign-in page: policy, enrolment and the handover', () => {
 
   it('asks a person the policy names and who has no factor to enrol, then shows recovery codes, then signs in', async () => {
     const { core, clock, fakeTotp, events } = world({ require: 'everyone' })
-    const step = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    const step = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     if (!step.ok || step.value.step !== 'enrol') throw new Error('no enrolment asked')
     expect(step.value.enrolment.secret).not.toBe('')
     // A wrong first code: a new secret, a new ticket; the old ticket is spent.
-    const wrong = await core.signIn.enrol(step.value.ticket, '000000', ADDRESS)
+    const wrong = await core.signIn.enrol(BROWSER, step.value.ticket, '000000', ADDRESS)
     if (wrong.step !== 'retry') throw new Error(wrong.step)
     expect(wrong.enrolment.secret).not.toBe(step.value.enrolment.secret)
-    expect(await core.signIn.enrol(step.value.ticket, '000000', ADDRESS)).toEqual({ step: 'expired' })
+    expect(await core.signIn.enrol(BROWSER, step.value.ticket, '000000', ADDRESS)).toEqual({
+      step: 'expired',
+    })
     clock.advance(STEP)
     const enrolled = await core.signIn.enrol(
+      BROWSER,
       wrong.ticket,
       fakeTotp.codeAt(wrong.enrolment.secret, clock.now()),
       ADDRESS,
@@ -487,54 +518,47 @@ describe('the sign-in page: policy, enrolment and the handover', () => {
     if (enrolled.step !== 'enrolled') throw new Error(enrolled.step)
     expect(enrolled.recoveryCodes).toHaveLength(10)
     expect(events.ofType('mfa.enrolled')).toMatchObject([{ username: 'alice' }])
-    const done = await core.signIn.finishEnrolment(enrolled.ticket, ADDRESS)
+    const done = await core.signIn.finishEnrolment(BROWSER, enrolled.ticket, ADDRESS)
     expect(done).toMatchObject({
       step: 'verified',
       person: { user: { username: 'alice' }, method: 'password_totp' },
     })
-    expect(await core.signIn.finishEnrolment(enrolled.ticket, ADDRESS)).toEqual({ step: 'expired' })
+    expect(await core.signIn.finishEnrolment(BROWSER, enrolled.ticket, ADDRESS)).toEqual({ step: 'expired' })
     // The next sign-in asks for the code.
-    const next = await core.signIn.password(passwordOf('alice'), ADDRESS)
+    const next = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     expect(next).toMatchObject({ ok: true, value: { step: 'second_factor', totp: true } })
   })
 
-  it("hands a console's code to the browser that began the sign-in, worth the user's rights when traded", async () => {
+  it("hands a console's code to the browser whose sign-in it was, worth the user's rights when traded", async () => {
     const { core, stores, signInOf } = world()
     const exchange = core.signIn.exchange
     if (exchange === null) throw new Error('no handover')
-    const begun = await core.signIn.begin('/', null, ADDRESS)
-    if (!begun.ok) throw new Error(begun.error)
     const owner = {
       username: 'alice',
       permissions: ['read'],
       fingerprint: '',
       method: 'password_totp' as const,
     }
-    const done = await core.signIn.complete(begun.value, owner, ADDRESS)
-    if (!done.ok) throw new Error(done.error)
-    expect(done.value).toMatchObject({ returnTo: '/', authorization: null })
-    // The sign-in is taken: a second completion finds nothing.
-    expect(await core.signIn.complete(begun.value, owner, ADDRESS)).toEqual({ ok: false, error: 'expired' })
-    expect((await exchange('another-browser', done.value.code, 'service-editor', ADDRESS, null)).ok).toBe(
-      false,
-    )
-    const again = await core.signIn.begin('/', null, ADDRESS)
-    if (!again.ok) throw new Error(again.error)
-    const code = await core.signIn.complete(again.value, owner, ADDRESS)
-    if (!code.ok) throw new Error(code.error)
-    const issued = await exchange(again.value, code.value.code, 'service-editor', ADDRESS, null)
+    const handOver = async () => {
+      const code = await core.signIn.handOver(owner, { binding: BROWSER, authorization: null }, ADDRESS)
+      if (!code.ok) throw new Error(code.error)
+      return code.value
+    }
+    // Another browser's cookie does not trade it, and the refusal spends it.
+    const first = await handOver()
+    expect((await exchange('another-browser', first, 'service-editor', ADDRESS, null)).ok).toBe(false)
+    expect((await exchange(BROWSER, first, 'service-editor', ADDRESS, null)).ok).toBe(false)
+    const code = await handOver()
+    const issued = await exchange(BROWSER, code, 'service-editor', ADDRESS, null)
     if (!issued.ok) throw new Error(issued.error.message)
     const principal = await core.authenticate(issued.value.accessToken)
     expect(principal).toMatchObject({ ok: true, value: { username: 'alice', permissions: ['read'] } })
     expect(await signInOf(issued.value.accessToken)).toBe('password_totp')
     expect(await stores.tokens.list('alice')).toHaveLength(1)
     // A code of a user removed meanwhile is worth nothing.
-    const third = await core.signIn.begin('/', null, ADDRESS)
-    if (!third.ok) throw new Error(third.error)
-    const late = await core.signIn.complete(third.value, owner, ADDRESS)
-    if (!late.ok) throw new Error(late.error)
+    const late = await handOver()
     await core.setUsers([])
-    expect(await exchange(third.value, late.value.code, 'service-editor', ADDRESS, null)).toEqual({
+    expect(await exchange(BROWSER, late, 'service-editor', ADDRESS, null)).toEqual({
       ok: false,
       error: { code: 'invalid_grant', message: 'The code is unknown, used or expired: sign in again' },
     })

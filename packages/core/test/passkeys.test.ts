@@ -77,17 +77,16 @@ function world({ configured = true } = {}) {
     const signedIn = await core.passkeys.signIn(await answer(id, counter), ADDRESS)
     if (!signedIn.ok) throw new Error(signedIn.error.code)
     const { user } = signedIn.value
-    const begun = await core.signIn.begin('/', null, ADDRESS)
-    if (!begun.ok) throw new Error(begun.error)
     const owner = {
       username: user.username,
       permissions: user.permissions,
       fingerprint: '',
       method: 'passkey' as const,
     }
-    const done = await core.signIn.complete(begun.value, owner, ADDRESS)
-    if (!done.ok || core.signIn.exchange === null) throw new Error('no code')
-    const issued = await core.signIn.exchange(begun.value, done.value.code, 'service-editor', ADDRESS, null)
+    const browser = 'a-browser'
+    const code = await core.signIn.handOver(owner, { binding: browser, authorization: null }, ADDRESS)
+    if (!code.ok || core.signIn.exchange === null) throw new Error('no code')
+    const issued = await core.signIn.exchange(browser, code.value, 'service-editor', ADDRESS, null)
     if (!issued.ok) throw new Error(issued.error.code)
     return issued.value.accessToken
   }

@@ -20,6 +20,7 @@ const failures: DomainEvent[] = [
   { type: 'sso.refused', at: 1, provider: 'idp', reason: 'refused', detail: 'no', ...actor },
   { type: 'mfa.failed', at: 1, factor: 'totp', reason: 'wrong', ...actor },
   { type: 'mfa.throttled', at: 1, retryAfter: 30, ...actor },
+  { type: 'passkey.failed', at: 1, id: 'credential', reason: 'counter', ...actor },
   {
     type: 'fleet.refused',
     at: 1,

@@ -28,8 +28,10 @@ import {
   bindingCookie,
   bindingOf,
   COOKIE_SECONDS,
+  MAX_STATE,
   redirectTo,
   returnPathProblem,
+  S256_CHALLENGE,
   SSO_CODE_FRAGMENT,
   secureBinding,
   single,
@@ -38,13 +40,16 @@ import {
 } from './sso.js'
 
 // flowadmin's own sign-in page, for its own users: the console's login and a resource server's
-// authorization request (`GET /auth/authorize`, a Node-RED editor's "Sign in with …") both begin
-// a sign-in bound to the browser by an HttpOnly cookie, then the page asks for the password, then
-// the second factor the person has (a code, or a passkey alone), or an enrolment when the policy
-// says they must have one. The end is the same one-time code single sign-on hands out: in the
-// console's URL fragment, or at the resource server's redirect URI. Every step is a form POST
-// (SameSite=Lax: a cross-site POST arrives without the cookie and is refused), so the page works
-// without script; the only script is the passkey button's, served by flowadmin itself.
+// authorization request (`GET /auth/authorize`, a Node-RED editor's "Sign in with …") both show
+// it, the browser bound by an HttpOnly cookie (a random value; nothing is stored before a right
+// password), and the page carries where the sign-in ends (checked again at every step). It asks
+// for the password, then the second factor the person has (a code, or a passkey alone), or an
+// enrolment when the policy says they must have one. Between steps a ticket waits in the store,
+// keyed by the cookie too, so it serves only this browser. The end is the same one-time code
+// single sign-on hands out: in the console's URL fragment, or at the resource server's redirect
+// URI. Every step is a form POST, refused from another site (its cookie is SameSite=Lax, and
+// `Sec-Fetch-Site` must be same-origin when the browser sends it), so the page works without
+// script; the only script is the passkey button's, served by flowadmin itself.
 
 /** The client a console's sign-in is checked for (the console trades its code as this client). */
 const CONSOLE_CLIENT = 'service-editor'
@@ -107,6 +112,26 @@ const noticeOf = (value: string | undefined): Notice | null =>
 const EXPIRED =
   'This sign-in was not started in this browser, was used already, or took too long. Start again.'
 
+/**
+ * Where a sign-in on the page ends: the console (a path of this service), or the resource server
+ * whose authorization request the page carries. The page holds it in hidden fields.
+ */
+type Destination =
+  | { returnTo: string; authorization: null }
+  | { returnTo: null; authorization: AuthorizationRequest }
+
+/** 32 random bytes, base64url: the value of a new sign-in cookie. */
+function newBinding(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32))
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '')
+}
+
+/** A cookie value this page could have set: what a ticket is keyed by. */
+const BINDING = /^[A-Za-z0-9_-]{43}$/
+
 /** A refused code: wrong (401), or too many attempts (429), as the person is told. */
 const codeRefusal = (error: FactorError): [401 | 429, string] =>
   error.code === 'throttled' || error.code === 'temporarily_unavailable'
@@ -123,14 +148,57 @@ export function signInRoutes(deps: RouteDeps): Hono<AppEnv> {
   const sso = core.sso
   /** The passkey script, when passkeys are configured and the script is served. */
   const passkeyScript = core.passkeys.available ? deps.signInScript : undefined
+  /** The destination as the page's hidden fields, sent back with each form. */
+  const fieldsOfDestination = (destination: Destination): Record<string, string> =>
+    destination.authorization === null
+      ? { return_to: destination.returnTo }
+      : {
+          client_id: destination.authorization.clientId,
+          redirect_uri: destination.authorization.redirectUri,
+          code_challenge: destination.authorization.codeChallenge,
+          ...(destination.authorization.state !== null && { state: destination.authorization.state }),
+        }
+  const hidden = (destination: Destination) =>
+    Object.entries(fieldsOfDestination(destination)).map(
+      ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
+    )
+  /**
+   * The destination a form sent back, checked again as when the sign-in began (a registered
+   * redirect URI, exactly; a PKCE S256 challenge; a path of this service); null when it does not hold.
+   */
+  const destinationOf = (fields: Record<string, unknown>): Destination | null => {
+    const field = (name: string) => (typeof fields[name] === 'string' ? (fields[name] as string) : undefined)
+    const clientId = field('client_id')
+    if (clientId !== undefined) {
+      const redirectUri = field('redirect_uri') ?? ''
+      const codeChallenge = field('code_challenge') ?? ''
+      const state = field('state') ?? null
+      if (
+        !core.redirectRegistered(clientId, redirectUri) ||
+        !S256_CHALLENGE.test(codeChallenge) ||
+        (state !== null && state.length > MAX_STATE)
+      )
+        return null
+      return { returnTo: null, authorization: { clientId, redirectUri, codeChallenge, state } }
+    }
+    const returnTo = field('return_to') ?? home
+    return returnPathProblem(returnTo, basePath) === null ? { returnTo, authorization: null } : null
+  }
+  /** Who the sign-in is for, when a resource server asked for it. */
+  const forWhom = (destination: Destination) =>
+    destination.authorization === null
+      ? ''
+      : html`<p class="for">Signing in to <strong>${destination.authorization.clientId}</strong></p>`
+
   /** A passkey button, hidden until the script finds that the browser can use passkeys. */
-  const passkeyButton = (id: string, label: string) =>
-    html`<button type="button" id="${id}" class="secondary" data-base="${basePath}" hidden>${label}</button>
+  const passkeyButton = (id: string, label: string, destination: Destination) =>
+    html`<button type="button" id="${id}" class="secondary" data-base="${basePath}" data-destination="${JSON.stringify(fieldsOfDestination(destination))}" hidden>${label}</button>
 <p class="error" role="alert" id="passkey-error" hidden></p>`
 
   /** The first step's page: the password form, the provider's button beside it when there is one. */
   const passwordPage = (
     status: number,
+    destination: Destination,
     error: string | null,
     username = '',
     headers?: Record<string, string>,
@@ -141,7 +209,7 @@ export function signInRoutes(deps: RouteDeps): Hono<AppEnv> {
       title: 'Log in',
       headers,
       script: passkeyScript,
-      body: html`${notice === null ? '' : html`<p class="notice" role="status">${NOTICES[notice]}</p>`}
+      body: html`${forWhom(destination)}${notice === null ? '' : html`<p class="notice" role="status">${NOTICES[notice]}</p>`}
 ${
   core.signIn.hasUsers()
     ? html`<form method="post" action="${action('')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
@@ -150,22 +218,24 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
 <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${username}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
+${hidden(destination)}
 <button type="submit">Log in</button>
 </form>
-${passkeyScript === undefined ? '' : passkeyButton('passkey-signin', 'Sign in with a passkey')}`
+${passkeyScript === undefined ? '' : passkeyButton('passkey-signin', 'Sign in with a passkey', destination)}`
     : ''
 }
 ${
   sso === null
     ? ''
     : html`${core.signIn.hasUsers() ? html`<p class="or">or</p>` : ''}
-<form method="post" action="${action('/provider')}"><button type="submit" class="${core.signIn.hasUsers() ? 'secondary' : ''}">${sso.label}</button></form>`
+<form method="post" action="${action('/provider')}">${hidden(destination)}<button type="submit" class="${core.signIn.hasUsers() ? 'secondary' : ''}">${sso.label}</button></form>`
 }`,
     })
 
   /** The second step: a code of the authenticator app, or a recovery code. */
   const codePage = (
     status: number,
+    destination: Destination,
     ticket: string,
     error: string | null,
     offer: { totp: boolean; passkey: boolean } = { totp: true, passkey: false },
@@ -176,11 +246,11 @@ ${
       title: 'Second factor',
       headers,
       script: offer.passkey ? passkeyScript : undefined,
-      body: html`${
+      body: html`${forWhom(destination)}${
         offer.totp
           ? html`<form method="post" action="${action('/code')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
 ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
-<input type="hidden" name="ticket" value="${ticket}">
+<input type="hidden" name="ticket" value="${ticket}">${hidden(destination)}
 <label for="code">Code from your authenticator app, or a recovery code</label>
 <input id="code" name="code" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required autofocus>
 <button type="submit">Verify</button>
@@ -189,12 +259,13 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
             ? html`<p>Your password was right. Finish with your passkey.</p>`
             : html`<p>Your account signs in with a passkey, which this page cannot offer now. Ask an administrator.</p>`
       }
-${offer.passkey ? passkeyButton('passkey-second', offer.totp ? 'Use a passkey instead' : 'Sign in with your passkey') : ''}`,
+${offer.passkey ? passkeyButton('passkey-second', offer.totp ? 'Use a passkey instead' : 'Sign in with your passkey', destination) : ''}`,
     })
 
   /** The enrolment a policy asks for: the new secret as a QR code and as text, and its first code. */
   const enrolPage = (
     status: number,
+    destination: Destination,
     ticket: string,
     enrolment: TotpEnrolment,
     error: string | null,
@@ -204,12 +275,12 @@ ${offer.passkey ? passkeyButton('passkey-second', offer.totp ? 'Use a passkey in
       status,
       headers,
       title: 'Set up a second factor',
-      body: html`<p>An administrator requires a second factor for your account. Scan this code with an authenticator app, or type the secret into it, then enter the six-digit code it shows.</p>
+      body: html`${forWhom(destination)}<p>An administrator requires a second factor for your account. Scan this code with an authenticator app, or type the secret into it, then enter the six-digit code it shows.</p>
 <img class="qr" src="${`data:image/svg+xml;base64,${btoa(enrolment.qrSvg)}`}" alt="QR code of your new secret for an authenticator app">
 <p>Secret: <code class="secret" id="secret">${enrolment.secret}</code></p>
 <form method="post" action="${action('/enrol')}" aria-labelledby="title"${error === null ? '' : html` aria-describedby="form-error"`}>
 ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${error}</p>`}
-<input type="hidden" name="ticket" value="${ticket}">
+<input type="hidden" name="ticket" value="${ticket}">${hidden(destination)}
 <label for="code">Code from your authenticator app</label>
 <input id="code" name="code" autocomplete="one-time-code" inputmode="numeric" required autofocus>
 <button type="submit">Confirm</button>
@@ -217,14 +288,14 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     })
 
   /** After an enrolment: the recovery codes, shown this once. */
-  const recoveryPage = (ticket: string, codes: string[]) =>
+  const recoveryPage = (destination: Destination, ticket: string, codes: string[]) =>
     signInPage({
       status: 200,
       title: 'Save your recovery codes',
       body: html`<p>Each of these codes signs you in once instead of a code of your app, should you lose it. Keep them somewhere safe: they are not shown again.</p>
 <ol class="codes" id="recovery-codes">${codes.map((code) => html`<li><code>${code}</code></li>`)}</ol>
 <form method="post" action="${action('/continue')}">
-<input type="hidden" name="ticket" value="${ticket}">
+<input type="hidden" name="ticket" value="${ticket}">${hidden(destination)}
 <button type="submit">I saved them, continue</button>
 </form>`,
     })
@@ -232,51 +303,62 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
   const expired = () => messagePage(400, 'Sign-in expired', EXPIRED, restart)
 
   /** Where a step sent in a form ends when its form is not what this page sends. */
-  const fieldsOf = async <S extends v.GenericSchema>(c: Context, schema: S) => {
+  const fieldsOf = async <S extends v.GenericSchema>(
+    c: Context,
+    schema: S,
+  ): Promise<{ fields: v.InferOutput<S>; destination: Destination; binding: string } | null> => {
+    const binding = bindingOf(c)
+    if (binding === null || !BINDING.test(binding)) return null
     const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form'], c.env)
     if (!body.ok) return null
     const parsed = v.safeParse(schema, body.value)
-    return parsed.success ? (parsed.output as v.InferOutput<S>) : null
+    const destination = destinationOf(body.value)
+    return parsed.success && destination !== null
+      ? { fields: parsed.output as v.InferOutput<S>, destination, binding }
+      : null
   }
 
-  /** The sign-in is complete: the one-time code, to the console or to the resource server. */
   /**
-   * The sign-in is complete: the one-time code, for the console (in the URL's fragment) or for the
-   * resource server (at its redirect URI). Where the browser goes next, or why it cannot.
+   * The sign-in is complete: the one-time code, for the console of this browser (in the URL's
+   * fragment) or for the resource server (at its redirect URI). Where the browser goes next, or why
+   * it cannot.
    */
   const handOver = async (
     c: Context,
     person: VerifiedPerson,
-  ): Promise<{ ok: true; location: string } | { ok: false; status: 400 | 429 | 503; message: string }> => {
+    destination: Destination,
+    binding: string,
+  ): Promise<{ ok: true; location: string } | { ok: false; message: string }> => {
     const { user, method } = person
-    const done = await core.signIn.complete(
-      bindingOf(c),
+    const done = await core.signIn.handOver(
       { username: user.username, permissions: user.permissions, fingerprint: '', method },
+      destination.authorization === null
+        ? { binding, authorization: null }
+        : { binding: null, authorization: destination.authorization },
       deps.clientAddress(c),
     )
+    // Too many codes waiting, from this address or in all: either way, later.
     if (!done.ok)
-      return done.error === 'expired'
-        ? { ok: false, status: 400, message: EXPIRED }
-        : {
-            ok: false,
-            status: done.error === 'full' ? 503 : 429,
-            message: 'Too many sign-ins are waiting to finish. Try again in a minute.',
-          }
-    const { code, returnTo, authorization } = done.value
-    if (authorization === null) return { ok: true, location: `${returnTo}#${SSO_CODE_FRAGMENT}=${code}` }
-    const url = new URL(authorization.redirectUri)
+      return { ok: false, message: 'Too many sign-ins are waiting to finish. Try again in a minute.' }
+    const code = done.value
+    if (destination.authorization === null)
+      return { ok: true, location: `${destination.returnTo}#${SSO_CODE_FRAGMENT}=${code}` }
+    const url = new URL(destination.authorization.redirectUri)
     url.searchParams.set('code', code)
-    if (authorization.state !== null) url.searchParams.set('state', authorization.state)
+    if (destination.authorization.state !== null)
+      url.searchParams.set('state', destination.authorization.state)
     return { ok: true, location: url.href }
   }
 
   /** A form step that signed the person in: 303 to where the sign-in ends, or a page that says why not. */
-  const complete = async (c: Context, person: VerifiedPerson): Promise<Response> => {
-    const handed = await handOver(c, person)
-    if (!handed.ok)
-      return handed.status === 400
-        ? expired()
-        : messagePage(handed.status, 'Too many sign-ins', handed.message, restart)
+  const complete = async (
+    c: Context,
+    person: VerifiedPerson,
+    destination: Destination,
+    binding: string,
+  ): Promise<Response> => {
+    const handed = await handOver(c, person, destination, binding)
+    if (!handed.ok) return messagePage(503, 'Too many sign-ins', handed.message, restart)
     return new Response(null, {
       status: 303,
       headers: {
@@ -289,31 +371,33 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     })
   }
 
-  /** Begins a sign-in on the page and shows its first step, the browser bound by a cookie. */
-  const begin = async (
-    c: Context,
-    returnTo: string,
-    authorization: AuthorizationRequest | null,
-    notice: Notice | null = null,
-  ) => {
-    const started = await core.signIn.begin(returnTo, authorization, deps.clientAddress(c))
-    if (!started.ok) {
-      const message =
-        'Too many sign-ins are under way. Finish or abandon one (they end after 10 minutes), then start again.'
-      if (authorization !== null)
-        return redirectTo(authorization.redirectUri, {
-          error: 'temporarily_unavailable',
-          error_description: message,
-          state: authorization.state,
-        })
-      return messagePage(started.error === 'full' ? 503 : 429, 'Too many sign-ins', message, restart)
-    }
-    const cookie = bindingCookie(started.value, COOKIE_SECONDS, basePath, secureBinding(c, deps))
-    return passwordPage(200, null, '', { 'Set-Cookie': cookie }, notice)
+  /**
+   * Shows the page's first step, the browser bound by a cookie (its value kept when it has one, so
+   * a sign-in in another tab does not end this one); nothing is stored yet.
+   */
+  const begin = (c: Context, destination: Destination, notice: Notice | null = null) => {
+    const current = bindingOf(c)
+    const binding = current !== null && BINDING.test(current) ? current : newBinding()
+    const cookie = bindingCookie(binding, COOKIE_SECONDS, basePath, secureBinding(c, deps))
+    return passwordPage(200, destination, null, '', { 'Set-Cookie': cookie }, notice)
   }
 
   const retryHeaders = (error: LoginError | FactorError) =>
     'retryAfter' in error ? { 'Retry-After': String(error.retryAfter) } : undefined
+
+  // The page's forms and its script's calls come from the page itself: a browser that says where a
+  // request came from (`Sec-Fetch-Site`) must say this origin, so another site, even a sibling
+  // subdomain whose requests carry the SameSite cookie, cannot sign someone in as anybody.
+  const CROSS_SITE =
+    'This sign-in was sent from another site, so it is refused. Open the sign-in page of this service and sign in there.'
+  for (const path of ['/auth/signin', '/auth/signin/*'])
+    routes.use(path, async (c, next) => {
+      const site = c.req.header('sec-fetch-site')
+      if (c.req.method !== 'POST' || site === undefined || site === 'same-origin') return next()
+      return c.req.path.startsWith(`${basePath}/auth/signin/passkey`)
+        ? answer(403, { code: 'cross_site', message: CROSS_SITE })
+        : messagePage(403, 'Sign-in refused', CROSS_SITE, restart)
+    })
 
   routes.get(
     '/auth/signin',
@@ -321,7 +405,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       operationId: 'signInPage',
       summary: 'flowadmin’s sign-in page',
       description:
-        'Begins a sign-in for the console with flowadmin’s own users and shows its first step (username and password; the identity provider’s button beside it when one is configured). Then the page asks for the second factor the person has, or for an enrolment when `adminAuth.mfa.require` says they must have one, and sends the browser to `return_to` with a one-time code in the fragment (`#sso_code=…`), which the console trades at `POST /auth/token` (`authorization_code`). Sets an HttpOnly cookie that binds the sign-in to this browser. Without users of its own, flowadmin sends the browser to the identity provider instead.',
+        'Shows the first step of a sign-in for the console with flowadmin’s own users (username and password; the identity provider’s button beside it when one is configured). Then the page asks for the second factor the person has, or for an enrolment when `adminAuth.mfa.require` says they must have one, and sends the browser to `return_to` with a one-time code in the fragment (`#sso_code=…`), which the console trades at `POST /auth/token` (`authorization_code`). Sets an HttpOnly cookie that binds the sign-in to this browser. Without users of its own, flowadmin sends the browser to the identity provider instead.',
       tags: ['auth'],
       security: [],
       parameters: [
@@ -358,15 +442,6 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
           },
         }),
         400: { description: '`return_to` is not a path of this service (an HTML page).', content: HTML },
-        429: {
-          description:
-            'Too many sign-ins from this client address are under way (an HTML page, `Retry-After`).',
-          content: HTML,
-        },
-        503: {
-          description: 'Too many sign-ins are under way in all (an HTML page, `Retry-After`).',
-          content: HTML,
-        },
       },
     }),
     async (c) => {
@@ -384,7 +459,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
         )
         return started.ok ? toProvider(c, deps, started.value) : ssoRefusal(started.error, home)
       }
-      return begin(c, returnTo, null, notice)
+      return begin(c, { returnTo, authorization: null }, notice)
     },
   )
 
@@ -448,7 +523,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
         codeChallenge: single(c, 'code_challenge') as string,
         state,
       }
-      if (core.signIn.hasUsers() || sso === null) return begin(c, home, authorization)
+      if (core.signIn.hasUsers() || sso === null) return begin(c, { returnTo: null, authorization })
       const started = await sso.begin(
         deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${basePath}/auth/strategy/callback`,
         home,
@@ -463,6 +538,10 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
   /** What each status of a form step means; each step documents the ones it gives. */
   const STEP_ANSWERS = {
     200: { description: 'The next step’s page (HTML).', content: HTML },
+    302: {
+      description:
+        'To the resource server’s redirect URI with `error` (`temporarily_unavailable`: the provider cannot be reached) and `state`.',
+    },
     303: {
       description:
         'Signed in: to the console with `#sso_code=…`, or to the resource server’s redirect URI with `code` and `state`.',
@@ -477,13 +556,18 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
         'Wrong username or password, or a wrong, expired or used code: the same step again (an HTML page).',
       content: HTML,
     },
+    403: {
+      description:
+        'Sent from another site (the browser’s `Sec-Fetch-Site` is not `same-origin`): an HTML page; nothing was checked.',
+      content: HTML,
+    },
     429: {
       description: 'Too many failed attempts (an HTML page, `Retry-After`); nothing was checked.',
       content: HTML,
     },
     503: {
       description:
-        'Too many sign-ins are being checked now (an HTML page, `Retry-After`); nothing was checked.',
+        'Too many sign-ins are being checked, or waiting to finish, now (an HTML page, `Retry-After`).',
       content: HTML,
     },
   } as const
@@ -522,27 +606,28 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       'signInPassword',
       'Sign in: the password',
       'Checks the username and password as the password grant does (throttled alike).',
-      [200, 303, 400, 401, 429, 503],
+      [200, 303, 400, 401, 403, 429, 503],
       { username: 'admin', password: 'flowadmin-demo' },
     ),
     async (c) => {
-      if (bindingOf(c) === null) return expired()
-      const fields = await fieldsOf(c, PasswordForm)
-      if (fields === null) return passwordPage(400, 'Type your username and password.')
+      const form = await fieldsOf(c, PasswordForm)
+      if (form === null) return expired()
+      const { fields, destination, binding } = form
       const agent = describeUserAgent(c.req.header('user-agent'))
       const step = await core.signIn.password(
-        { ...fields, clientId: CONSOLE_CLIENT },
+        { ...fields, clientId: destination.authorization?.clientId ?? CONSOLE_CLIENT },
+        binding,
         deps.clientAddress(c),
         agent,
       )
       if (!step.ok) {
         const [status, message] = PASSWORD_REFUSAL[step.error.code](step.error)
-        return passwordPage(status, message, fields.username, retryHeaders(step.error))
+        return passwordPage(status, destination, message, fields.username, retryHeaders(step.error))
       }
       const next = step.value
-      if (next.step === 'verified') return complete(c, next.person)
-      if (next.step === 'enrol') return enrolPage(200, next.ticket, next.enrolment, null)
-      return codePage(200, next.ticket, null, {
+      if (next.step === 'verified') return complete(c, next.person, destination, binding)
+      if (next.step === 'enrol') return enrolPage(200, destination, next.ticket, next.enrolment, null)
+      return codePage(200, destination, next.ticket, null, {
         totp: next.totp,
         passkey: next.passkey && passkeyScript !== undefined,
       })
@@ -555,20 +640,20 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       'signInCode',
       'Sign in: the second factor',
       'Checks a code of the person’s authenticator app, or one of their recovery codes (used up), each accepted once; throttled per person.',
-      [303, 400, 401, 429],
+      [303, 400, 401, 403, 429, 503],
       { ticket: 'the-ticket-of-the-page', code: '123456' },
     ),
     async (c) => {
-      if (bindingOf(c) === null) return expired()
-      const fields = await fieldsOf(c, CodeForm)
-      if (fields === null) return expired()
-      const step = await core.signIn.secondFactor(fields.ticket, fields.code, deps.clientAddress(c))
+      const form = await fieldsOf(c, CodeForm)
+      if (form === null) return expired()
+      const { fields, destination, binding } = form
+      const step = await core.signIn.secondFactor(binding, fields.ticket, fields.code, deps.clientAddress(c))
       if (step.step === 'expired') return expired()
       if (step.step === 'retry') {
         const [status, message] = codeRefusal(step.error)
-        return codePage(status, step.ticket, message, undefined, retryHeaders(step.error))
+        return codePage(status, destination, step.ticket, message, undefined, retryHeaders(step.error))
       }
-      return complete(c, step.person)
+      return complete(c, step.person, destination, binding)
     },
   )
 
@@ -578,14 +663,14 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       'signInEnrol',
       'Sign in: set up a second factor',
       'Confirms the new authenticator app with its first code; the next page shows the recovery codes once. A refused code shows a new secret to scan.',
-      [200, 400, 401, 429],
+      [200, 400, 401, 403, 429],
       { ticket: 'the-ticket-of-the-page', code: '123456' },
     ),
     async (c) => {
-      if (bindingOf(c) === null) return expired()
-      const fields = await fieldsOf(c, CodeForm)
-      if (fields === null) return expired()
-      const step = await core.signIn.enrol(fields.ticket, fields.code, deps.clientAddress(c))
+      const form = await fieldsOf(c, CodeForm)
+      if (form === null) return expired()
+      const { fields, destination, binding } = form
+      const step = await core.signIn.enrol(binding, fields.ticket, fields.code, deps.clientAddress(c))
       if (step.step === 'expired') return expired()
       if (step.step === 'retry') {
         const [status, refusal] = codeRefusal(step.error)
@@ -593,9 +678,9 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
           status === 401
             ? 'That code was not right. Scan this new code (it replaces the one before) and try again.'
             : `${refusal} Scan this new code (it replaces the one before) first.`
-        return enrolPage(status, step.ticket, step.enrolment, message, retryHeaders(step.error))
+        return enrolPage(status, destination, step.ticket, step.enrolment, message, retryHeaders(step.error))
       }
-      return recoveryPage(step.ticket, step.recoveryCodes)
+      return recoveryPage(destination, step.ticket, step.recoveryCodes)
     },
   )
 
@@ -605,20 +690,20 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       'signInContinue',
       'Sign in: after the recovery codes',
       'Ends a sign-in whose enrolment showed the recovery codes.',
-      [303, 400],
+      [303, 400, 403, 503],
       { ticket: 'the-ticket-of-the-page' },
     ),
     async (c) => {
-      if (bindingOf(c) === null) return expired()
-      const fields = await fieldsOf(c, TicketForm)
-      if (fields === null) return expired()
-      const step = await core.signIn.finishEnrolment(fields.ticket, deps.clientAddress(c))
-      return step.step === 'verified' ? complete(c, step.person) : expired()
+      const form = await fieldsOf(c, TicketForm)
+      if (form === null) return expired()
+      const { fields, destination, binding } = form
+      const step = await core.signIn.finishEnrolment(binding, fields.ticket, deps.clientAddress(c))
+      return step.step === 'verified' ? complete(c, step.person, destination, binding) : expired()
     },
   )
 
   /** A JSON answer of the passkey steps: never stored. */
-  const answer = (status: 200 | 400 | 409 | 429 | 503, body: Record<string, unknown>) =>
+  const answer = (status: 200 | 400 | 403 | 409 | 429 | 503, body: Record<string, unknown>) =>
     new Response(JSON.stringify(body), {
       status,
       headers: {
@@ -657,6 +742,12 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
           headers: NO_STORE_HEADERS,
           content: adminErrorContent(['sign_in_expired', 'passkey_refused', 'invalid_request']),
         },
+        403: {
+          description:
+            '`cross_site`: sent from another site (the browser’s `Sec-Fetch-Site` is not `same-origin`).',
+          headers: NO_STORE_HEADERS,
+          content: adminErrorContent(['cross_site']),
+        },
         409: {
           description: '`passkeys_not_configured`: no `adminAuth.webauthn` here.',
           headers: NO_STORE_HEADERS,
@@ -694,7 +785,8 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
     ),
     noStore,
     async (c) => {
-      if (bindingOf(c) === null) return noSignIn()
+      const binding = bindingOf(c)
+      if (binding === null || !BINDING.test(binding)) return noSignIn()
       const options = await core.passkeys.signInOptions(deps.clientAddress(c) ?? '')
       if (!options.ok) return toResponse(errorAnswerOf(options.error))
       return answer(200, { options: options.value.options })
@@ -713,20 +805,30 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
           'Signed in: where the browser goes next (the console with `#sso_code=…`, or the resource server’s redirect URI with `code` and `state`).',
         schema: v.strictObject({ redirect: v.string() }),
       },
+      {
+        503: {
+          description:
+            '`too_many_sign_ins`: too many one-time codes wait to be traded; the sign-in did not end.',
+          headers: NO_STORE_HEADERS,
+          content: adminErrorContent(['too_many_sign_ins']),
+        },
+      },
     ),
     noStore,
     async (c) => {
-      if (bindingOf(c) === null) return noSignIn()
+      const binding = bindingOf(c)
+      if (binding === null || !BINDING.test(binding)) return noSignIn()
       const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
       if (!body.ok) return toResponse(adminBodyError(body.error))
+      const given = body.value.destination
+      const destination =
+        typeof given === 'object' && given !== null ? destinationOf(given as Record<string, unknown>) : null
+      // Checked before the answer, so a sign-in going nowhere spends no challenge.
+      if (destination === null) return noSignIn()
       const signedIn = await core.passkeys.signIn(body.value.response, deps.clientAddress(c) ?? '')
       if (!signedIn.ok) return toResponse(errorAnswerOf(signedIn.error))
-      const handed = await handOver(c, { user: signedIn.value.user, method: 'passkey' })
-      if (!handed.ok)
-        return answer(handed.status, {
-          code: handed.status === 400 ? 'sign_in_expired' : 'too_many_sign_ins',
-          message: handed.message,
-        })
+      const handed = await handOver(c, { user: signedIn.value.user, method: 'passkey' }, destination, binding)
+      if (!handed.ok) return answer(503, { code: 'too_many_sign_ins', message: handed.message })
       return answer(200, { redirect: handed.location })
     },
   )
@@ -737,21 +839,22 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       formStep(
         'signInWithProvider',
         'Sign in with the identity provider instead',
-        'The page’s provider button: the sign-in goes on at the identity provider, for the console or the resource server it began for.',
-        [303, 400],
+        'The page’s provider button: the sign-in goes on at the identity provider (303 there), for the console or the resource server the page carries.',
+        [302, 303, 400, 403, 429, 503],
         {},
       ),
       async (c) => {
-        // The page's sign-in is taken, and one at the provider begins for the same destination.
-        const taken = await core.signIn.takeStarted(bindingOf(c))
-        if (taken === null) return expired()
+        // A sign-in at the provider begins for the same destination as the page's.
+        const form = await fieldsOf(c, v.object({}))
+        if (form === null) return expired()
+        const { destination } = form
         const started = await sso.begin(
           deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${basePath}/auth/strategy/callback`,
-          taken.returnTo,
+          destination.returnTo ?? home,
           deps.clientAddress(c),
-          taken.authorization,
+          destination.authorization,
         )
-        if (!started.ok) return ssoRefusal(started.error, home, taken.authorization ?? undefined)
+        if (!started.ok) return ssoRefusal(started.error, home, destination.authorization ?? undefined)
         const answer = toProvider(c, deps, started.value)
         return new Response(null, { status: 303, headers: answer.headers })
       },

@@ -97,9 +97,9 @@ export function returnPathProblem(path: string, basePath: string): string | null
 }
 
 /** A PKCE S256 challenge: base64url of a SHA-256, 43 characters (RFC 7636 §4.2). */
-const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
+export const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 /** The longest `state` a client may have echoed back. */
-const MAX_STATE = 1024
+export const MAX_STATE = 1024
 
 /** The query of an authorization request, as the OpenAPI document shows it. */
 export const AUTHORIZE_EXAMPLE = {

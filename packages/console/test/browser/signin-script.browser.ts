@@ -21,11 +21,11 @@ const PAGE = `<!doctype html>
 <body><main>
 <form method="post" action="${BASE}/auth/signin/password">
   <label>Username <input name="username"></label>
-  <button type="button" id="passkey-signin" data-base="${BASE}" hidden>Sign in with a passkey</button>
+  <button type="button" id="passkey-signin" data-base="${BASE}" data-destination="{&#34;return_to&#34;:&#34;/&#34;}" hidden>Sign in with a passkey</button>
 </form>
 <form method="post" action="${BASE}/auth/signin/code">
   <label>Code <input name="code"></label>
-  <button id="passkey-second" data-base="${BASE}" hidden>Use a passkey instead</button>
+  <button id="passkey-second" data-base="${BASE}" data-destination="{&#34;return_to&#34;:&#34;/&#34;}" hidden>Use a passkey instead</button>
 </form>
 <p id="passkey-error" role="alert" hidden></p>
 </main></body></html>`
@@ -148,9 +148,12 @@ describe("the sign-in page's script", () => {
         [`${BASE}/auth/signin/passkey`, 'application/json'],
       ])
       expect(calls[0]?.body).toEqual({})
-      const { response } = (calls[1] as Call).body as {
+      const { response, destination } = (calls[1] as Call).body as {
         response: { id: string; type: string; response: { clientDataJSON: string; signature: string } }
+        destination: unknown
       }
+      // Where the sign-in ends, as the page's button carries it.
+      expect(destination).toEqual({ return_to: '/' })
       // The authenticator's assertion for this page's challenge, as @simplewebauthn/server reads it.
       expect(response.id).toBe(credentialId.toString('base64url'))
       expect(response.type).toBe('public-key')

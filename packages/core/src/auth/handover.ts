@@ -12,7 +12,6 @@ import type {
   LocalSignInMethod,
   RandomSource,
   SsoStore,
-  StartedSignIn,
   WaitingBounds,
   WaitingSave,
 } from '../ports/index.js'
@@ -136,70 +135,25 @@ export function createHandover(deps: HandoverDeps) {
     mint,
 
     /**
-     * Begins a sign-in on flowadmin's own page: for the console (`returnTo`) or for a resource
-     * server's authorization request (checked by the caller). Returns the browser binding to set
-     * in an HttpOnly cookie (only its hash is kept), or why it could not wait.
+     * Ends a sign-in on flowadmin's page for the person who proved who they are: their one-time
+     * code, for the console of the browser bound by `binding` (the page's cookie; only its hash is
+     * kept with the code), or for the resource server whose authorization request the page carried
+     * (checked by the caller). Or why the code could not wait.
      */
-    async begin(
-      returnTo: string,
-      authorization: AuthorizationRequest | null,
+    async handOver(
+      owner: IssuedCode['owner'],
+      target:
+        | { binding: string; authorization: null }
+        | { binding: null; authorization: AuthorizationRequest },
       address: string | null,
     ): Promise<Result<string, Exclude<WaitingSave, 'saved'>>> {
-      const binding = secret()
-      const now = clock.now()
-      const saved = await store.saveSignIn(
-        {
-          key: await digest.sha256(binding),
-          address: addressScope(address ?? 'unknown'),
-          pending: null,
-          returnTo,
-          authorization,
-          expiresAt: now + SIGN_IN_MS,
-        },
-        SIGN_IN_BOUNDS,
-        now,
-      )
-      return saved === 'saved' ? ok(binding) : err(saved)
-    },
-
-    /**
-     * Takes the page's sign-in bound to `binding` (once), so that it goes on elsewhere (at the
-     * identity provider); null when there is none now.
-     */
-    async takeStarted(binding: string | null): Promise<StartedSignIn | null> {
-      if (binding === null || binding.length > 64) return null
-      const entry = await store.takeSignIn(await digest.sha256(binding), clock.now())
-      return entry === null || entry.pending !== null ? null : entry
-    },
-
-    /**
-     * Ends the page's sign-in bound to `binding` for the person who proved who they are: takes it
-     * (once) and hands out their one-time code, for the console or for the resource server that
-     * asked. `expired`: no such sign-in in this browser now (never begun, used, or past 10 minutes).
-     */
-    async complete(
-      binding: string | null,
-      owner: IssuedCode['owner'],
-      address: string | null,
-    ): Promise<
-      Result<
-        { code: string; returnTo: string; authorization: AuthorizationRequest | null },
-        'expired' | Exclude<WaitingSave, 'saved'>
-      >
-    > {
-      if (binding === null || binding.length > 64) return err('expired')
-      const entry = await store.takeSignIn(await digest.sha256(binding), clock.now())
-      if (entry === null || entry.pending !== null) return err('expired')
-      const { authorization } = entry
-      const minted = await mint(
+      return mint(
         owner,
-        authorization === null
-          ? { bindingKey: entry.key, authorization: null }
-          : { bindingKey: null, authorization },
+        target.authorization === null
+          ? { bindingKey: await digest.sha256(target.binding), authorization: null }
+          : { bindingKey: null, authorization: target.authorization },
         address,
       )
-      if (!minted.ok) return minted
-      return ok({ code: minted.value, returnTo: entry.returnTo, authorization })
     },
 
     /**

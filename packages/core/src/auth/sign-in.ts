@@ -98,21 +98,27 @@ export const policyRequires = (policy: SecondFactorPolicy, user: User): boolean 
  */
 export function createSignIn(deps: SignInDeps) {
   const { store, factors, digest, random, clock, events } = deps
-  const keyOf = (kind: TicketKind, ticket: string) => digest.sha256(`sign-in:${kind}\n${ticket}`)
+  /**
+   * A ticket's key in the store: a hash of its kind, the browser's binding (the sign-in cookie)
+   * and the ticket, so a ticket serves only its kind, and only in the browser it was given to.
+   */
+  const keyOf = (kind: TicketKind, binding: string, ticket: string) =>
+    digest.sha256(`sign-in:${kind}\n${binding}\n${ticket}`)
 
-  const park = async (kind: TicketKind, passed: PasswordPassed): Promise<Parked> => {
+  const park = async (kind: TicketKind, binding: string, passed: PasswordPassed): Promise<Parked> => {
     const ticket = base64url(random.bytes(TICKET_BYTES))
-    await store.savePendingSignIn(await keyOf(kind, ticket), passed)
+    await store.savePendingSignIn(await keyOf(kind, binding, ticket), passed)
     return { ticket, expiresIn: Math.max(1, Math.ceil((passed.expiresAt - clock.now()) / 1000)) }
   }
 
   /** The waiting sign-in of `ticket`, taken, with its user now; null when there is none. */
   const take = async (
     kind: TicketKind,
+    binding: string,
     ticket: string,
   ): Promise<{ passed: PasswordPassed; user: User } | null> => {
-    if (ticket.length === 0 || ticket.length > 64) return null
-    const passed = await store.takePendingSignIn(await keyOf(kind, ticket), clock.now())
+    if (ticket.length === 0 || ticket.length > 64 || binding.length === 0 || binding.length > 64) return null
+    const passed = await store.takePendingSignIn(await keyOf(kind, binding, ticket), clock.now())
     const user = passed === null ? undefined : deps.users.get(passed.username)
     return passed === null || user === undefined ? null : { passed, user }
   }
@@ -133,6 +139,7 @@ export function createSignIn(deps: SignInDeps) {
      */
     async password(
       fields: { username: string; password: string; clientId: string },
+      binding: string,
       address: string,
       agent: string | null = null,
     ): Promise<Result<PasswordStep, LoginError | FactorError>> {
@@ -156,11 +163,11 @@ export function createSignIn(deps: SignInDeps) {
       const totp = await factors.required(user.username)
       const passkey = await deps.hasPasskey(user.username)
       if (totp || passkey)
-        return ok({ step: 'second_factor', totp, passkey, ...(await park('code', passed)) })
+        return ok({ step: 'second_factor', totp, passkey, ...(await park('code', binding, passed)) })
       if (!policyRequires(deps.policy, user)) return ok(verified(user, clientId, address, 'password'))
       const started = await enrolment(user.username)
       if (!started.ok) return started
-      return ok({ step: 'enrol', enrolment: started.value, ...(await park('enrol', passed)) })
+      return ok({ step: 'enrol', enrolment: started.value, ...(await park('enrol', binding, passed)) })
     },
 
     /**
@@ -168,15 +175,21 @@ export function createSignIn(deps: SignInDeps) {
      * Factors.verify). The ticket is used up whatever the answer; a refused code gets a new one
      * with the time left.
      */
-    async secondFactor(ticket: string, code: string, address: string): Promise<SecondFactorStep> {
-      const taken = await take('code', ticket)
+    async secondFactor(
+      binding: string,
+      ticket: string,
+      code: string,
+      address: string,
+    ): Promise<SecondFactorStep> {
+      const taken = await take('code', binding, ticket)
       if (taken === null) return { step: 'expired' }
       const { passed, user } = taken
       const checked = await factors.verify(
         { username: user.username, clientId: passed.clientId, address },
         code,
       )
-      if (!checked.ok) return { step: 'retry', error: checked.error, ...(await park('code', passed)) }
+      if (!checked.ok)
+        return { step: 'retry', error: checked.error, ...(await park('code', binding, passed)) }
       const method = checked.value === 'totp' ? 'password_totp' : 'password_recovery_code'
       return verified(user, passed.clientId, address, method)
     },
@@ -186,8 +199,8 @@ export function createSignIn(deps: SignInDeps) {
      * their recovery codes, and their other sessions end), then the sign-in waits for the person
      * to have seen the codes (see finishEnrolment).
      */
-    async enrol(ticket: string, code: string, address: string): Promise<EnrolStep> {
-      const taken = await take('enrol', ticket)
+    async enrol(binding: string, ticket: string, code: string, address: string): Promise<EnrolStep> {
+      const taken = await take('enrol', binding, ticket)
       if (taken === null) return { step: 'expired' }
       const { passed, user } = taken
       const actor = { username: user.username, clientId: passed.clientId, address }
@@ -196,7 +209,7 @@ export function createSignIn(deps: SignInDeps) {
         return {
           step: 'enrolled',
           recoveryCodes: confirmed.value.recoveryCodes,
-          ...(await park('enrolled', passed)),
+          ...(await park('enrolled', binding, passed)),
         }
       // The secret shown may not have been scanned right: a new one, as at the start.
       const again = await enrolment(user.username)
@@ -205,13 +218,13 @@ export function createSignIn(deps: SignInDeps) {
         step: 'retry',
         error: confirmed.error,
         enrolment: again.value,
-        ...(await park('enrol', passed)),
+        ...(await park('enrol', binding, passed)),
       }
     },
 
     /** After an enrolment, once the recovery codes were shown: the person, signed in. */
-    async finishEnrolment(ticket: string, address: string): Promise<SecondFactorStep> {
-      const taken = await take('enrolled', ticket)
+    async finishEnrolment(binding: string, ticket: string, address: string): Promise<SecondFactorStep> {
+      const taken = await take('enrolled', binding, ticket)
       if (taken === null) return { step: 'expired' }
       return verified(taken.user, taken.passed.clientId, address, 'password_totp')
     },

@@ -163,13 +163,12 @@ export function createSso({
   /** A started sign-in's answer from the provider, checked, to a one-time code (see complete). */
   async function finish(
     entry: StartedSignIn,
-    pending: PendingSignIn,
     callbackUrl: string,
     address: string | null,
   ): Promise<
     Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
   > {
-    const identity = await provider.complete(callbackUrl, pending)
+    const identity = await provider.complete(callbackUrl, entry.pending)
     if (!identity.ok) return fromProvider(identity.error, address)
     const { claims, subject, sessionId } = identity.value
     const username = claims[usernameClaim]
@@ -288,15 +287,14 @@ export function createSso({
     > {
       const entry =
         binding === null ? null : await store.takeSignIn(await digest.sha256(binding), clock.now())
-      // A sign-in on flowadmin's own page has no provider's answer to wait for.
-      if (entry === null || entry.pending === null) {
+      if (entry === null) {
         return refuse(
           'invalid',
           'This sign-in was not started in this browser, was already used, or took longer than 10 minutes. Start again.',
           { username: null, address },
         )
       }
-      const done = await finish(entry, entry.pending, callbackUrl, address)
+      const done = await finish(entry, callbackUrl, address)
       // A resource server's sign-in: its redirect URI is known, so the refusal goes back to it.
       return done.ok || entry.authorization === null
         ? done

@@ -25,20 +25,14 @@ export interface AuthorizationRequest {
  */
 export type LocalSignInMethod = Exclude<SignInMethod, 'provider'>
 
-/**
- * A sign-in under way: sent to the provider and not yet back (what its callback needs to finish
- * it), or on flowadmin's own sign-in page (no provider state).
- */
+/** A sign-in sent to the provider and not yet back: what its callback needs to finish it. */
 export interface StartedSignIn {
   /** The SHA-256 of the browser binding (the cookie's value): the binding itself is not stored. */
   key: string
   /** The scope of the client address that started it: what the per-address bound counts by. */
   address: string
-  /**
-   * The provider's state, nonce and PKCE verifier: secrets, kept until `expiresAt` at most; null
-   * for a sign-in on flowadmin's own page.
-   */
-  pending: PendingSignIn | null
+  /** Its state, nonce and PKCE verifier: secrets, kept until `expiresAt` at most. */
+  pending: PendingSignIn
   /** Where the console lands afterwards. */
   returnTo: string
   /** The resource server's request it began with, or null: the console's sign-in. */
