@@ -6,9 +6,10 @@ import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import AxeBuilder from '@axe-core/playwright'
 import * as argon2 from 'argon2'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, expect } from 'vitest'
 import { requireBuild, startCli } from '../../../server/test/cli-process.js'
+import { freePort } from '../../../server/test/node-red-process.js'
 import { loginFor } from '../../../server/test/target-server.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
@@ -27,7 +28,10 @@ export const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
 
 export interface Server {
+  /** http://127.0.0.1:<port> */
   url: string
+  /** The same server as http://localhost:<port>: the origin passkeys are registered for (`passkeys`). */
+  origin: string
   userDir: string
   stop(): Promise<void>
 }
@@ -45,7 +49,17 @@ export interface ServerOptions {
   adminAuth?: Record<string, unknown>
   /** false: no password users (single sign-on alone, with `adminAuth.oidc`). */
   users?: boolean
+  /**
+   * Passkeys and second factors: the server on a port picked beforehand, so that its relying
+   * party (`adminAuth.webauthn`) can be `localhost` with the origin `http://localhost:<port>`
+   * (`Server.origin`, where the browser must open the console), and MFA_KEY as `adminAuth.mfa.key`.
+   * `adminAuth` given beside it wins.
+   */
+  passkeys?: boolean
 }
+
+/** The key of second-factor secrets of servers started with `passkeys`. */
+export const MFA_KEY = 'a-key-for-second-factor-secrets-of-the-browser-tests'
 
 export async function startServer(options: ServerOptions = {}): Promise<Server> {
   requireBuild()
@@ -72,24 +86,35 @@ export async function startServer(options: ServerOptions = {}): Promise<Server> 
     '<script type="text/html" data-template-name="faulty-in"></script>\n',
   )
   const settings: Record<string, unknown> = { storage: 'sqlite', auditLog: 'off', ...options.extra }
+  // Another process could take the port before the server does: its start then fails, never passes wrongly.
+  const port = options.passkeys === true ? await freePort() : 0
+  const factors =
+    options.passkeys === true
+      ? {
+          webauthn: { rpId: 'localhost', origins: [`http://localhost:${port}`] },
+          mfa: { key: MFA_KEY },
+        }
+      : {}
   if (options.auth !== false) {
     settings.adminAuth =
       options.users === false
-        ? { ...options.adminAuth }
+        ? { ...factors, ...options.adminAuth }
         : {
             type: 'credentials',
             users: [
               { username: 'admin', password: await hash(USERS.admin), permissions: '*' },
               { username: 'viewer', password: await hash(USERS.viewer), permissions: 'read' },
             ],
+            ...factors,
             ...options.adminAuth,
           }
   }
   const file = path.join(userDir, 'settings.json')
   await writeFile(file, JSON.stringify(settings))
-  const { run, url } = await startCli(['--settings', file, '--port', '0'])
+  const { run, url } = await startCli(['--settings', file, '--port', String(port)])
   return {
     url,
+    origin: url.replace('//127.0.0.1:', '//localhost:'),
     userDir,
     async stop() {
       run.child.kill('SIGTERM')
@@ -165,6 +190,33 @@ export async function open(
   })
   await page.goto(url)
   return { context, page, problems }
+}
+
+/** What a virtual authenticator of Chromium's is made with: a platform one (a phone's or a laptop's). */
+export const PLATFORM_AUTHENTICATOR = {
+  protocol: 'ctap2',
+  transport: 'internal',
+  hasResidentKey: true,
+  hasUserVerification: true,
+  isUserVerified: true,
+  automaticPresenceSimulation: true,
+} as const
+
+/**
+ * Gives the browser of `page` a virtual platform authenticator (Chromium's, through CDP), which
+ * answers WebAuthn's prompts at once, its person verified. `cdp` and `authenticatorId` drive it
+ * further (WebAuthn.getCredentials, WebAuthn.addCredential).
+ */
+export async function addAuthenticator(
+  context: BrowserContext,
+  page: Page,
+): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+  const cdp = await context.newCDPSession(page)
+  await cdp.send('WebAuthn.enable')
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: PLATFORM_AUTHENTICATOR,
+  })
+  return { cdp, authenticatorId }
 }
 
 /** Logs in through the form with the keyboard: fields by their labels, Enter submits. */

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Page, Route } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
-import { axeFindings, logIn, open, USERS, useBrowserAndServer } from './harness.js'
+import { addAuthenticator, axeFindings, logIn, open, USERS, useBrowserAndServer } from './harness.js'
 
 const env = useBrowserAndServer()
 
@@ -78,18 +78,7 @@ async function answerPasskeys(page: Page, stored: Passkey[], calls: Recorded[], 
 /** The console at localhost (a WebAuthn relying party is a host name, not an address). */
 async function securityWithAuthenticator() {
   const tab = await open(env.browser, `${env.server.url.replace('127.0.0.1', 'localhost')}/`)
-  const cdp = await tab.context.newCDPSession(tab.page)
-  await cdp.send('WebAuthn.enable')
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  })
+  await addAuthenticator(tab.context, tab.page)
   return tab
 }
 

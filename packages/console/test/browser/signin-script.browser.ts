@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { launch } from './harness.js'
+import { addAuthenticator, launch } from './harness.js'
 
 const BASE = '/below'
 const SCRIPT = new URL('../../dist/public/signin.js', import.meta.url)
@@ -106,18 +106,7 @@ async function tab(): Promise<{ page: Page; problems: string[]; close: () => Pro
   page.on('console', (message) => {
     if (/Content Security Policy|Trusted Type|Refused to/i.test(message.text())) problems.push(message.text())
   })
-  const cdp = await context.newCDPSession(page)
-  await cdp.send('WebAuthn.enable')
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  })
+  const { cdp, authenticatorId } = await addAuthenticator(context, page)
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   await cdp.send('WebAuthn.addCredential', {
     authenticatorId,
