@@ -243,8 +243,23 @@ describe("flowadmin's sign-in page", () => {
     })
     const { first, post } = await openPage(url, `/auth/authorize?${query}`)
     expect(first.status).toBe(200)
-    expect(await first.text()).toContain('<h1 id="title">Log in</h1>')
-    const back = await post('', { username: 'alice', password: 'alice-pw' })
+    const page = await first.text()
+    expect(page).toContain('<h1 id="title">Log in</h1>')
+    expect(page).toContain('Signing in to <strong>fleet</strong>')
+    // The page carries the editor's request in its form, as a browser sends it back.
+    const carried = Object.fromEntries(
+      [...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match) => [
+        match[1] ?? '',
+        (match[2] ?? '').replace(/&#(\d+);/g, (_all, code) => String.fromCharCode(Number(code))),
+      ]),
+    )
+    expect(carried).toEqual({
+      client_id: FLEET,
+      redirect_uri: FLEET_REDIRECT,
+      code_challenge: challenge,
+      state: 'editor-state',
+    })
+    const back = await post('', { ...carried, username: 'alice', password: 'alice-pw' })
     expect(back.status).toBe(303)
     const location = new URL(back.headers.get('location') ?? '')
     expect(`${location.origin}${location.pathname}`).toBe(FLEET_REDIRECT)
