@@ -34,7 +34,7 @@ export const oauthError = (
 })
 
 /** The `{code, message}` body of every other route. */
-export const adminError = (status: 400 | 413, code: string, message: string): ErrorAnswer => ({
+export const adminError = (status: 400 | 403 | 413, code: string, message: string): ErrorAnswer => ({
   status,
   body: { code, message },
 })
@@ -132,6 +132,12 @@ const mapping: Mapping = {
       403,
       'mfa_required',
       'This person must sign in with a second factor, which the password grant cannot ask for: people sign in on the sign-in page (/auth/signin, or an editor\'s "Sign in with flowadmin"); scripts and node-red-admin use an API token.',
+    ),
+  reauthentication_required: (error) =>
+    adminError(
+      403,
+      'reauthentication_required',
+      `Sign in again to add a second factor: your session began more than ${error.minutes} minutes ago`,
     ),
   invalid_code: () => adminError(400, 'invalid_code', 'The code is wrong, expired or used already'),
   // Passkeys.

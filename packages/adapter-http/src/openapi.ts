@@ -36,6 +36,16 @@ class Unresolved {
 /** The body schema of a description: `resolver` of hono-openapi, applied when the document is made. */
 export const schemaOf = (schema: v.GenericSchema): Schema => new Unresolved(schema) as unknown as Schema
 
+/** `403 reauthentication_required`: adding a second factor needs a session that began recently. */
+export const reauthenticate = (): Responses => ({
+  403: {
+    description:
+      '`reauthentication_required`: the session began more than 10 minutes ago; sign in again to add a second factor (a session taken from its person cannot add one of its own).',
+    headers: NO_STORE_HEADERS,
+    content: adminErrorContent(['reauthentication_required']),
+  },
+})
+
 /** A short HTML page for a person in a browser (the sign-in and the pages around it). */
 export const htmlPage = (schema: v.GenericSchema): Content => ({ 'text/html': { schema: schemaOf(schema) } })
 

@@ -893,6 +893,10 @@ describe('every response the app gives conforms to the document', () => {
     await tokens('DELETE', '/auth/passkeys/k0', undefined, keyHolder)
     await tokens('DELETE', '/auth/passkeys/k0', undefined, keyHolder)
     await tokens('DELETE', '/auth/passkeys/k1', undefined, null)
+    // A session that began more than 10 minutes ago adds no second factor: sign in again (403).
+    world.clock.advance(11 * 60_000)
+    await tokens('POST', '/auth/mfa/totp', undefined, person)
+    await tokens('POST', '/auth/passkeys/options', undefined, keyHolder)
     const unconfigured = await createWorld({ passkeys: false })
     const someone = await unconfigured.login('reader', 'read')
     for (const [method, path, body] of [

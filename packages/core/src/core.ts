@@ -200,6 +200,8 @@ export type Principal =
       audience: string
       /** The identity provider the token's owner signed in with (its label); absent for a password. */
       provider?: string | undefined
+      /** When the token was issued (ms since the epoch): for a session, when its person signed in. */
+      signedInAt: number
     }
   | { kind: 'anonymous'; permissions: string[] }
 
@@ -210,10 +212,18 @@ export type UserPrincipal = Extract<Principal, { kind: 'user' }>
 const ownSession = (principal: UserPrincipal) =>
   principal.tokenKind === 'session' && principal.audience === FLOWADMIN_AUDIENCE
 
+/**
+ * Milliseconds a sign-in counts as recent: adding a second factor needs a session at most this
+ * old, so a session taken from its person (a leaked token) cannot add a factor of its own.
+ */
+export const RECENT_SIGN_IN_MS = 10 * 60_000
+
 /** The refusal of what only a person's own session may do. */
 const notOwnSession = err({ code: 'forbidden', permission: 'session' } as const)
 
 export type AccessError = Extract<DomainError, { code: 'unauthenticated' | 'forbidden' }>
+export type ReauthenticationError = Extract<DomainError, { code: 'reauthentication_required' }>
+const signInAgain = err({ code: 'reauthentication_required', minutes: RECENT_SIGN_IN_MS / 60_000 } as const)
 
 const CREDENTIALS_SCHEME: Extract<LoginScheme, { type: 'credentials' }> = {
   type: 'credentials',
@@ -423,9 +433,13 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       tokenId: live.record.id,
       tokenKind: live.record.kind,
       audience: live.record.audience ?? FLOWADMIN_AUDIENCE,
+      signedInAt: live.record.createdAt,
       ...(sso !== null && isSsoRecord(live.record) && { provider: sso.label }),
     })
   }
+
+  /** Whether the principal's session began recently enough to add a second factor. */
+  const recent = (principal: UserPrincipal) => clock.now() - principal.signedInAt <= RECENT_SIGN_IN_MS
 
   return {
     /** True when `adminAuth` is configured; false means every route is open. */
@@ -728,8 +742,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       /** Enrolment is a person's own act: refused to an API token or a token of another audience. */
       startTotp: async (
         principal: UserPrincipal,
-      ): Promise<Result<TotpEnrolment, FactorError | AccessError>> =>
-        ownSession(principal) ? factors.startTotp(principal.username) : notOwnSession,
+      ): Promise<Result<TotpEnrolment, FactorError | AccessError | ReauthenticationError>> =>
+        !ownSession(principal)
+          ? notOwnSession
+          : !recent(principal)
+            ? signInAgain
+            : factors.startTotp(principal.username),
       confirmTotp: async (
         principal: UserPrincipal,
         code: string,
@@ -770,8 +788,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         ownSession(principal) ? passkeys.list(principal.username) : notOwnSession,
       registrationOptions: async (
         principal: UserPrincipal,
-      ): Promise<Result<{ options: unknown }, PasskeyError | AccessError>> =>
-        ownSession(principal) ? passkeys.registrationOptions(principal.username) : notOwnSession,
+      ): Promise<Result<{ options: unknown }, PasskeyError | AccessError | ReauthenticationError>> =>
+        !ownSession(principal)
+          ? notOwnSession
+          : !recent(principal)
+            ? signInAgain
+            : passkeys.registrationOptions(principal.username),
       register: async (
         principal: UserPrincipal,
         name: string,

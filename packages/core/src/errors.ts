@@ -58,6 +58,11 @@ export type DomainError =
    * cannot ask for: people sign in on flowadmin's sign-in page, scripts use an API token.
    */
   | { code: 'mfa_required' }
+  /**
+   * Adding a second factor needs a recent sign-in: the session began more than `minutes` ago, so
+   * the person signs in again first (a session taken from them cannot add a factor of its own).
+   */
+  | { code: 'reauthentication_required'; minutes: number }
   /** A second factor's code was refused (wrong, expired or used already). Carries no detail. */
   | { code: 'invalid_code' }
   /** Passkeys cannot be used: no relying party is configured (`adminAuth.webauthn`). */

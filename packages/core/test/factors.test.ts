@@ -448,6 +448,19 @@ describe('sign-in in two steps', () => {
   })
 })
 
+describe('adding a second factor needs a recent sign-in', () => {
+  it('refuses a session older than 10 minutes, and lets one just signed in', async () => {
+    const { core, clock, login, principalOf } = world()
+    const old = await principalOf(await login('alice'))
+    clock.advance(10 * 60_000 + 1)
+    const refused = { ok: false, error: { code: 'reauthentication_required', minutes: 10 } }
+    expect(await core.mfa.startTotp(old)).toEqual(refused)
+    expect(await core.passkeys.registrationOptions(old)).toEqual(refused)
+    const fresh = await principalOf(await login('alice'))
+    expect((await core.mfa.startTotp(fresh)).ok).toBe(true)
+  })
+})
+
 describe('the password grant, for people with a second factor', () => {
   const grant = (username: string) => ({
     grantType: 'password',

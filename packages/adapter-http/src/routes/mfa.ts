@@ -12,6 +12,7 @@ import {
   NO_STORE_HEADERS,
   oauthErrorContent,
   RETRY_AFTER,
+  reauthenticate,
   unauthorized,
   use,
 } from '../openapi.js'
@@ -118,6 +119,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
         200: { description: 'The new secret.', ...noStoreHeaders, content: json(TotpEnrolmentSchema) },
         ...conflict(['mfa_not_configured', 'factor_exists']),
         ...common(),
+        ...reauthenticate(),
       },
     }),
     noStore,

@@ -11,6 +11,7 @@ import {
   describeTemplates,
   json,
   NO_STORE_HEADERS,
+  reauthenticate,
   unauthorized,
   use,
 } from '../openapi.js'
@@ -141,6 +142,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
           ...noStoreHeaders,
           content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
         },
+        ...reauthenticate(),
       },
     }),
     noStore,
