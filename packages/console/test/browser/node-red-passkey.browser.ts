@@ -14,6 +14,7 @@ import {
 } from '../../../server/test/node-red-passkey.js'
 import { deploy } from '../../../server/test/node-red-sso.js'
 import { totpCode } from '../../../server/test/totp-code.js'
+import { deployFromEditor } from './editor.js'
 import { launch, logIn, open } from './harness.js'
 
 /** A test that loads the editor twice (about 8 s each on a busy host) and signs in between. */
@@ -52,33 +53,6 @@ const editorToken = (page: Page) =>
         window as unknown as { RED: { settings: { get(key: string): { access_token: string } } } }
       ).RED.settings.get('auth-tokens').access_token,
   )
-
-/** A full deploy from the editor's page, through the editor's own request setup (which adds its token). */
-const deployFromEditor = (page: Page) =>
-  page.evaluate(
-    () =>
-      new Promise<number>((resolve) => {
-        const flows = [
-          { id: 'tab1', type: 'tab', label: 'Flow 1' },
-          { id: 'n1', type: 'inject', z: 'tab1', name: 'from the editor', wires: [] },
-        ]
-        const $ = (window as unknown as { $: { ajax(options: object): JQueryLike } }).$
-        $.ajax({
-          url: 'flows',
-          type: 'POST',
-          data: JSON.stringify({ flows }),
-          contentType: 'application/json; charset=utf-8',
-          headers: { 'Node-RED-Deployment-Type': 'full' },
-        })
-          .done((_data, _text, xhr) => resolve(xhr.status))
-          .fail((xhr) => resolve(xhr.status))
-      }),
-  )
-
-interface JQueryLike {
-  done(callback: (data: unknown, text: string, xhr: { status: number }) => void): JQueryLike
-  fail(callback: (xhr: { status: number }) => void): JQueryLike
-}
 
 /** The editor's "Sign in with flowadmin" button, then flowadmin's sign-in page. */
 async function toFlowadminPage(page: Page): Promise<void> {

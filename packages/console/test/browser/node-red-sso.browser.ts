@@ -4,6 +4,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LABEL, type NodeRedSso, startNodeRedSso } from '../../../server/test/node-red-sso.js'
+import { deployFromEditor } from './editor.js'
 import { launch, open } from './harness.js'
 
 let env: NodeRedSso
@@ -24,36 +25,6 @@ async function throughProvider(page: Page, login: string): Promise<void> {
   await page.locator('input[name="password"]').fill('any password')
   await page.locator('button[type="submit"]').click()
   await page.getByRole('button', { name: 'Continue' }).click()
-}
-
-/**
- * A full deploy from the editor's page, through the editor's own request setup (which adds its
- * token): the HTTP status Node-RED answered.
- */
-const deployFromEditor = (page: Page) =>
-  page.evaluate(
-    () =>
-      new Promise<number>((resolve) => {
-        const flows = [
-          { id: 'tab1', type: 'tab', label: 'Flow 1' },
-          { id: 'n1', type: 'inject', z: 'tab1', name: 'from the editor', wires: [] },
-        ]
-        const $ = (window as unknown as { $: { ajax(options: object): JQueryLike } }).$
-        $.ajax({
-          url: 'flows',
-          type: 'POST',
-          data: JSON.stringify({ flows }),
-          contentType: 'application/json; charset=utf-8',
-          headers: { 'Node-RED-Deployment-Type': 'full' },
-        })
-          .done((_data, _text, xhr) => resolve(xhr.status))
-          .fail((xhr) => resolve(xhr.status))
-      }),
-  )
-
-interface JQueryLike {
-  done(callback: (data: unknown, text: string, xhr: { status: number }) => void): JQueryLike
-  fail(callback: (xhr: { status: number }) => void): JQueryLike
 }
 
 /** Opens the editor, signs in with the button, and waits for the editor to load. */
