@@ -142,11 +142,22 @@ describe('pnpm start:fleet', () => {
     // The editor's button leads to flowadmin's sign-in page, whose provider button goes on there.
     const page = await walkSignIn(jar, `${editor}/auth/strategy`, 'grace', () => false)
     expect(page.url.startsWith(`${fleet.flowadmin}/auth/authorize?`)).toBe(true)
-    expect(await page.res.text()).toContain('Sign in with the demo provider</button>')
+    const html = await page.res.text()
+    expect(html).toContain('Sign in with the demo provider</button>')
+    // The page's provider form carries the editor's request in hidden fields, as a browser sends it.
+    const provider = html.slice(html.indexOf('/auth/signin/provider'))
+    const fields = [...provider.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(
+      ([, name = '', value = '']) =>
+        [name, value.replace(/&#(\d+);/g, (_all, code) => String.fromCharCode(Number(code)))] as [
+          string,
+          string,
+        ],
+    )
+    expect(Object.fromEntries(fields)).toMatchObject({ client_id: 'fleet' })
     const pressed = await browse(jar, `${fleet.flowadmin}/auth/signin/provider`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: '',
+      body: new URLSearchParams(fields).toString(),
     })
     expect(pressed.status).toBe(303)
     const walked = await walkSignIn(jar, pressed.headers.get('location') ?? '', 'grace', (url) =>
