@@ -12,7 +12,6 @@ export {
   type HandoverTarget,
   ONE_TIME_CODE_MS,
   SIGN_IN_BOUNDS,
-  SIGN_IN_MS,
   type SsoExchangeError,
 } from './auth/handover.js'
 export type { Granted, LoginError, LoginRequest, User } from './auth/login.js'
@@ -50,6 +49,7 @@ export {
   DEFAULT_SSO_SESSION,
   DEFAULT_USERNAME_CLAIM,
   permissionsOfGroups,
+  SIGN_IN_MS,
   type Sso,
   type SsoOptions,
   type SsoRefusal,

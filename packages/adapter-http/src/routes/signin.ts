@@ -19,7 +19,7 @@ import {
   RETRY_AFTER,
   schemaOf,
 } from '../openapi.js'
-import { type Html, html, messagePage, signInPage } from '../sign-in-page.js'
+import { html, messagePage, signInPage } from '../sign-in-page.js'
 import { describeUserAgent } from '../user-agent.js'
 import { noStore } from './auth.js'
 import {
@@ -862,5 +862,3 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
 
   return routes
 }
-
-export type { Html }

@@ -20,8 +20,6 @@ import { FLOWADMIN_AUDIENCE, type IssuedToken, type Tokens } from '../tokens/tok
 import { addressScope } from './address-scope.js'
 import type { User } from './login.js'
 
-/** Milliseconds a sign-in may take between its start and its end. */
-export const SIGN_IN_MS = 10 * 60_000
 /** Milliseconds a one-time code is good for. */
 export const ONE_TIME_CODE_MS = 30_000
 /**

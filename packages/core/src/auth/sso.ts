@@ -22,7 +22,7 @@ import type {
 import { base64url } from '../tokens/encoding.js'
 import { SSO_FINGERPRINT_PREFIX, type Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
-import { type Handover, SIGN_IN_BOUNDS, SIGN_IN_MS } from './handover.js'
+import { type Handover, SIGN_IN_BOUNDS } from './handover.js'
 import { toPermissionList } from './permissions.js'
 
 /** `adminAuth.oidc` as the core needs it. */
@@ -41,6 +41,8 @@ export interface SsoOptions {
 
 export const DEFAULT_SSO_SESSION = 28_800
 export const DEFAULT_USERNAME_CLAIM = 'preferred_username'
+/** Milliseconds a sign-in may take between its start and the provider's answer. */
+export const SIGN_IN_MS = 10 * 60_000
 /** 32 bytes: state, nonce, PKCE verifier, browser binding and one-time codes each. */
 const SECRET_BYTES = 32
 
