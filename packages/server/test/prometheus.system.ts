@@ -6,7 +6,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { hashPassword, type RunningServer, startServer } from '../src/index.js'
+import { hashPassword, LOGIN_OUTCOMES, type RunningServer, startServer } from '../src/index.js'
 import { captureLog } from './log-capture.js'
 
 let dir: string
@@ -131,7 +131,7 @@ it('Prometheus scrapes /metrics with a token and answers the login counters', {
   })
 
   // Prometheus starts, then scrapes once a second: ask its API until the first scrape shows all
-  // four outcomes (the logins all happened before it started), or fail at the deadline.
+  // outcomes (the logins all happened before it started), or fail at the deadline.
   let logins: Vector = []
   await Promise.race([
     ended,
@@ -147,12 +147,12 @@ it('Prometheus scrapes /metrics with a token and answers the login counters', {
           message: 'Prometheus to scrape flowadmin_logins_total (one series per outcome)',
         },
       )
-      .toBe(4),
+      .toBe(LOGIN_OUTCOMES.length),
   ])
   const byOutcome = Object.fromEntries(
     logins.map((series) => [series.metric.outcome, Number(series.value[1])]),
   )
-  expect(byOutcome).toEqual({ succeeded: 3, failed: 3, throttled: 0, shed: 0 })
+  expect(byOutcome).toEqual({ succeeded: 3, failed: 3, throttled: 0, shed: 0, mfa_required: 0 })
   expect((await query(port, 'up{job="flowadmin"}')).map((series) => series.value[1])).toEqual(['1'])
   const requests = await query(port, 'flowadmin_http_request_duration_seconds_count{route="/auth/token"}')
   expect(requests.map((series) => series.metric.status).sort()).toEqual(['200', '401'])
