@@ -438,11 +438,13 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
     expect(`${location.origin}${location.pathname}`).toBe(FLEET_REDIRECT)
     expect(location.searchParams.get('state')).toBe('xyz')
     expect(location.searchParams.get('code')).toMatch(/^[\w-]{43}$/)
-    // Without users of its own, the console's page is the provider's: GET /auth/signin sends the browser there.
+    // Without users of its own, the console's page shows the provider's button alone.
     const only = world()
-    const straight = await only.request('/auth/signin')
-    expect(straight.status).toBe(302)
-    expect(straight.headers.get('location')).toMatch(/^https:\/\/id\.example\//)
+    const alone = await only.request('/auth/signin')
+    expect(alone.status).toBe(200)
+    const alonePage = await alone.text()
+    expect(alonePage).toContain('Sign in with Example ID</button>')
+    expect(alonePage).not.toContain('name="password"')
   })
 
   /** A resource server's sign-in through the callback: the callback's answer. */

@@ -405,7 +405,7 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       operationId: 'signInPage',
       summary: 'flowadmin’s sign-in page',
       description:
-        'Shows the first step of a sign-in for the console with flowadmin’s own users (username and password; the identity provider’s button beside it when one is configured). Then the page asks for the second factor the person has, or for an enrolment when `adminAuth.mfa.require` says they must have one, and sends the browser to `return_to` with a one-time code in the fragment (`#sso_code=…`), which the console trades at `POST /auth/token` (`authorization_code`). Sets an HttpOnly cookie that binds the sign-in to this browser. Without users of its own, flowadmin sends the browser to the identity provider instead.',
+        'Shows the first step of a sign-in for the console with flowadmin’s own users (username and password; the identity provider’s button beside it when one is configured). Then the page asks for the second factor the person has, or for an enrolment when `adminAuth.mfa.require` says they must have one, and sends the browser to `return_to` with a one-time code in the fragment (`#sso_code=…`), which the console trades at `POST /auth/token` (`authorization_code`). Sets an HttpOnly cookie that binds the sign-in to this browser. Without users of its own, the page shows the identity provider’s button alone.',
       tags: ['auth'],
       security: [],
       parameters: [
@@ -435,12 +435,6 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       ],
       responses: {
         200: { description: 'The page (HTML).', content: HTML },
-        ...(sso !== null && {
-          302: {
-            description:
-              'flowadmin has no users of its own now: to the identity provider’s sign-in (as `GET /auth/strategy`).',
-          },
-        }),
         400: { description: '`return_to` is not a path of this service (an HTML page).', content: HTML },
       },
     }),
@@ -450,15 +444,6 @@ ${error === null ? '' : html`<p class="error" role="alert" id="form-error">${err
       if (problem !== null)
         return messagePage(400, 'Sign-in failed', problem, { href: home, label: 'Back to the console' })
       const notice = noticeOf(c.req.query('notice'))
-      // With nothing to say and nothing to ask here, straight to the provider.
-      if (!core.signIn.hasUsers() && sso !== null && notice === null) {
-        const started = await sso.begin(
-          deps.ssoRedirectUri ?? `${new URL(c.req.url).origin}${basePath}/auth/strategy/callback`,
-          returnTo,
-          deps.clientAddress(c),
-        )
-        return started.ok ? toProvider(c, deps, started.value) : ssoRefusal(started.error, home)
-      }
       return begin(c, { returnTo, authorization: null }, notice)
     },
   )

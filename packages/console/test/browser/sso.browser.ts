@@ -51,9 +51,9 @@ async function throughProvider(page: import('playwright-core').Page, login: stri
 }
 
 describe('signing in with the identity provider', () => {
-  it('the console’s button leads through the provider to the module list, signed in', async () => {
+  it('the sign-in page’s button leads through the provider to the module list, signed in', async () => {
     const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
-    const button = page.getByRole('link', { name: LABEL })
+    const button = page.getByRole('button', { name: LABEL })
     await button.waitFor({ state: 'visible', timeout: 10_000 })
     // Only the provider signs people in here: no username or password fields.
     await expect(page.getByLabel('Username').count()).resolves.toBe(0)
@@ -81,14 +81,14 @@ describe('signing in with the identity provider', () => {
 
   it('a person whose groups give nothing here sees why, and gets no token', async () => {
     const { page, context } = await open(env.browser, `${env.server.url}/`)
-    await page.getByRole('link', { name: LABEL }).click()
+    await page.getByRole('button', { name: LABEL }).click()
     await throughProvider(page, 'mallory-sub')
     await page.getByRole('heading', { name: 'No access' }).waitFor()
     await expect(page.locator('#message').textContent()).resolves.toContain(
       'Signed in as mallory, but your groups (marketing) give no permission here.',
     )
     await page.getByRole('link', { name: 'Back to the console' }).click()
-    await page.getByRole('link', { name: LABEL }).waitFor()
+    await page.getByRole('button', { name: LABEL }).waitFor()
     expect(await sessionToken(page)).toBeNull()
     await context.close()
   })
