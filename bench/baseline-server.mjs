@@ -38,6 +38,7 @@ await createSqliteStores(db).tokens.save({
   lastAddress: null,
   agent: null,
   audience: 'flowadmin',
+  signIn: 'password',
 })
 const findToken = db.prepare('SELECT username, scope, expires_at FROM tokens WHERE hash = ?')
 const UNAUTHORIZED = JSON.stringify({ code: 'unauthorized', message: 'Not authorised' })
