@@ -1,6 +1,6 @@
 import { createFactors, type FactorError, type TotpEnrolment } from './auth/factors.js'
 import { createHandover, type SsoExchangeError } from './auth/handover.js'
-import { createLogin, type LoginError, type LoginRequest, type User } from './auth/login.js'
+import { createLogin, type LoginError, type LoginRequest } from './auth/login.js'
 import {
   createLoginQueue,
   DEFAULT_LOGIN_QUEUE,
@@ -19,6 +19,7 @@ import {
 import { createSignIn, type SecondFactorPolicy } from './auth/sign-in.js'
 import { createSso, type SsoOptions, ssoSessionSeconds } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE, type ThrottleOptions } from './auth/throttle.js'
+import type { User } from './auth/users.js'
 import { type DomainError, err, ok, type Result } from './errors.js'
 import { createFleet, type FleetOptions, fleetInstaller } from './fleet/fleet.js'
 import { createModules } from './modules/modules.js'
@@ -40,6 +41,7 @@ import type {
   WebAuthn,
 } from './ports/index.js'
 import { systemClock, systemRandom, webDigest } from './system.js'
+import { FLOWADMIN_AUDIENCE } from './tokens/audience.js'
 import type { CreateTokenRequest } from './tokens/inventory.js'
 import {
   type ApiTokenOptions,
@@ -48,7 +50,7 @@ import {
   DEFAULT_API_TOKENS,
   type InventoryCaller,
 } from './tokens/inventory.js'
-import { createTokens, FLOWADMIN_AUDIENCE, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
+import { createTokens, type IssuedToken, isSsoRecord } from './tokens/tokens.js'
 import { aheadOfClock, createTrail, type TrailReport } from './trail/trail.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']

@@ -14,7 +14,7 @@ export {
   SIGN_IN_BOUNDS,
   type SsoExchangeError,
 } from './auth/handover.js'
-export type { Granted, LoginError, LoginRequest, User } from './auth/login.js'
+export type { Granted, LoginError, LoginRequest } from './auth/login.js'
 export {
   DEFAULT_LOGIN_QUEUE,
   type LoginQueueBounds,
@@ -55,6 +55,7 @@ export {
   type SsoRefusal,
 } from './auth/sso.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
+export type { User } from './auth/users.js'
 export {
   type AbortSignalLike,
   createKeyedQueue,
@@ -104,6 +105,7 @@ export type * from './ports/index.js'
 export { SIGN_IN_METHODS } from './ports/tokens.js'
 export { isStoreUnavailable, type StoreUnavailable, storeUnavailable } from './store-unavailable.js'
 export { systemClock, systemRandom, webDigest } from './system.js'
+export { FLOWADMIN_AUDIENCE } from './tokens/audience.js'
 export { base64url } from './tokens/encoding.js'
 export {
   type ApiTokenOptions,
@@ -117,7 +119,6 @@ export {
 export type { IssuedToken, SsoUser, TokenOwner } from './tokens/tokens.js'
 export {
   API_TOKEN_PREFIX,
-  FLOWADMIN_AUDIENCE,
   isSsoRecord,
   LAST_USE_RESOLUTION_MS,
   SSO_FINGERPRINT_PREFIX,

@@ -1,9 +1,10 @@
-import type { User } from '../auth/login.js'
 import { hasPermission } from '../auth/permissions.js'
 import { grantScope, parsePermissionScope } from '../auth/scope.js'
+import type { User } from '../auth/users.js'
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { Actor, Clock, EventSink, SignInMethod, TokenKind, TokenRecord } from '../ports/index.js'
-import { FLOWADMIN_AUDIENCE, isSsoRecord, type SsoUser, type TokenOwner, type Tokens } from './tokens.js'
+import { FLOWADMIN_AUDIENCE } from './audience.js'
+import { isSsoRecord, type SsoUser, type TokenOwner, type Tokens } from './tokens.js'
 
 /** Seconds in a day. */
 const DAY = 86_400

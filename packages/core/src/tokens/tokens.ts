@@ -1,5 +1,5 @@
-import type { User } from '../auth/login.js'
 import { hasPermission, intersectPermissions } from '../auth/permissions.js'
+import type { User } from '../auth/users.js'
 import type {
   Clock,
   Digest,
@@ -10,6 +10,7 @@ import type {
   TokenRecord,
   TokenStore,
 } from '../ports/index.js'
+import { FLOWADMIN_AUDIENCE } from './audience.js'
 import { base64url } from './encoding.js'
 
 /** 32 bytes = 256 bits of entropy; 43 base64url characters. */
@@ -42,12 +43,6 @@ const FINGERPRINT_LABEL = 'flowadmin token credential v1'
  * user's fingerprint is hex, so the two never meet.
  */
 export const SSO_FINGERPRINT_PREFIX = 'sso:'
-
-/**
- * The audience of a token for flowadmin's own API. Every other audience is one resource server's
- * id (a resource server may not be called `flowadmin`).
- */
-export const FLOWADMIN_AUDIENCE = 'flowadmin'
 
 /** A person the identity provider vouched for, as their tokens need them. */
 export interface SsoUser {
