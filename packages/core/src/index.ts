@@ -21,6 +21,7 @@ export {
   type LoginQueueLoad,
   type LoginQueueOptions,
 } from './auth/login-queue.js'
+export type { LoginScheme, StrategyButton } from './auth/login-scheme.js'
 export { createMachineSecret, isSecretDigest, secretDigest } from './auth/machine-secret.js'
 export {
   MAX_PASSKEY_NAME,
@@ -31,6 +32,15 @@ export {
   type PasskeyView,
 } from './auth/passkeys.js'
 export { hasPermission, intersectPermissions, PERMISSION_WORD, toPermissionList } from './auth/permissions.js'
+export {
+  type AccessError,
+  type AudienceOptions,
+  actorOf,
+  operator,
+  type Principal,
+  type UserPrincipal,
+} from './auth/principal.js'
+export type { ClientCredentials, Introspection } from './auth/resource-server-facade.js'
 export type {
   ClientError,
   ResourceServerActivity,
@@ -55,7 +65,7 @@ export {
   type SsoRefusal,
 } from './auth/sso.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
-export type { User } from './auth/users.js'
+export type { User, UserOptions } from './auth/users.js'
 export {
   type AbortSignalLike,
   createKeyedQueue,
@@ -64,26 +74,14 @@ export {
   type TaskQueue,
   type TaskQueueOptions,
 } from './concurrency.js'
+export { type Core, createCore } from './core.js'
 export {
-  type AccessError,
   type AdminAuthOptions,
-  type AudienceOptions,
-  actorOf,
-  type ClientCredentials,
-  type Core,
   type CoreOptions,
   type CorePorts,
-  createCore,
   DEFAULT_CLIENTS,
   DEFAULT_SESSION_EXPIRY,
-  type Introspection,
-  type LoginScheme,
-  operator,
-  type Principal,
-  type StrategyButton,
-  type UserOptions,
-  type UserPrincipal,
-} from './core.js'
+} from './core-options.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'
 export { driftOf } from './fleet/drift.js'

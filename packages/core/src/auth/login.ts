@@ -198,3 +198,5 @@ export function createLogin({
 
   return Object.assign(login, { checkPassword })
 }
+
+export type Login = ReturnType<typeof createLogin>
