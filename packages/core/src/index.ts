@@ -114,14 +114,9 @@ export {
   MAX_TOKEN_NAME,
   type TokenView,
 } from './tokens/inventory.js'
-export type { IssuedToken, SsoUser, TokenOwner } from './tokens/tokens.js'
-export {
-  API_TOKEN_PREFIX,
-  isSsoRecord,
-  LAST_USE_RESOLUTION_MS,
-  SSO_FINGERPRINT_PREFIX,
-  TOKEN_BYTES,
-} from './tokens/tokens.js'
+export { isSsoRecord, SSO_FINGERPRINT_PREFIX, type SsoUser, type TokenOwner } from './tokens/owner.js'
+export { LAST_USE_RESOLUTION_MS } from './tokens/recent-uses.js'
+export { API_TOKEN_PREFIX, type IssuedToken, TOKEN_BYTES } from './tokens/tokens.js'
 export {
   decodeTrailCursor,
   type Trail,

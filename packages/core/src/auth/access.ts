@@ -1,7 +1,8 @@
 import { err, ok, type Result } from '../errors.js'
 import type { Clock, EventSink } from '../ports/index.js'
 import { FLOWADMIN_AUDIENCE } from '../tokens/audience.js'
-import { isSsoRecord, type Tokens } from '../tokens/tokens.js'
+import { isSsoRecord } from '../tokens/owner.js'
+import type { Tokens } from '../tokens/tokens.js'
 import { hasPermission, toPermissionList } from './permissions.js'
 import { type AccessError, type AudienceOptions, actorOf, type Principal } from './principal.js'
 

@@ -20,7 +20,8 @@ import type {
   WaitingSave,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
-import { SSO_FINGERPRINT_PREFIX, type Tokens } from '../tokens/tokens.js'
+import { SSO_FINGERPRINT_PREFIX } from '../tokens/owner.js'
+import type { Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
 import { type Handover, SIGN_IN_BOUNDS } from './handover.js'
 import { toPermissionList } from './permissions.js'

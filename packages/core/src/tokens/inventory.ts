@@ -4,7 +4,8 @@ import type { User } from '../auth/users.js'
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { Actor, Clock, EventSink, SignInMethod, TokenKind, TokenRecord } from '../ports/index.js'
 import { FLOWADMIN_AUDIENCE } from './audience.js'
-import { isSsoRecord, type SsoUser, type TokenOwner, type Tokens } from './tokens.js'
+import { isSsoRecord, type SsoUser, type TokenOwner } from './owner.js'
+import type { Tokens } from './tokens.js'
 
 /** Seconds in a day. */
 const DAY = 86_400
