@@ -54,17 +54,8 @@ export interface ResourceServerFacadeDeps {
 }
 
 /** What resource servers (a fleet's Node-RED instances) call, each once its credentials are proven. */
-export function createResourceServerFacade({
-  authEnabled,
-  servers,
-  audiences,
-  login,
-  handover,
-  tokens,
-  trail,
-  clock,
-  observer,
-}: ResourceServerFacadeDeps) {
+export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
+  const { servers, clock } = deps
   /**
    * Authenticates a resource server (a fleet instance's helper): its id when its credentials
    * hold, or `invalid_client`.
@@ -73,7 +64,7 @@ export function createResourceServerFacade({
     client: ClientCredentials | null,
     address: string,
   ): Promise<Result<string, ClientError>> {
-    if (!authEnabled || client === null) return err({ code: 'invalid_client' })
+    if (!deps.authEnabled || client === null) return err({ code: 'invalid_client' })
     const authenticated = await servers.authenticate(client.id, client.secret, address)
     return authenticated.ok ? ok(client.id) : authenticated
   }
@@ -105,7 +96,7 @@ export function createResourceServerFacade({
     ): Promise<Result<IssuedToken, LoginError | ClientError>> {
       const id = await requestingClient(client, request.clientId, address)
       if (!id.ok) return id
-      return login({ ...request, clientId: id.value }, address, agent, id.value)
+      return deps.login({ ...request, clientId: id.value }, address, agent, id.value)
     },
 
     /**
@@ -131,7 +122,7 @@ export function createResourceServerFacade({
       const id = await requestingClient(client, request.clientId, address)
       if (!id.ok) return id
       const { code, redirectUri, codeVerifier } = request
-      return handover.redeem(id.value, code, redirectUri, codeVerifier, address, agent)
+      return deps.handover.redeem(id.value, code, redirectUri, codeVerifier, address, agent)
     },
 
     /**
@@ -145,7 +136,7 @@ export function createResourceServerFacade({
       token: string,
       address: string,
     ): Promise<Result<Introspection, ClientError>> {
-      const observe = observer?.introspection
+      const observe = deps.observer?.introspection
       const id = await authenticateClient(client, address)
       if (!id.ok) {
         const { code } = id.error
@@ -153,7 +144,7 @@ export function createResourceServerFacade({
         return id
       }
       // Only the token's own audience learns that it is live; to any other it is as unknown.
-      const live = await tokens.authenticate(token, null, id.value)
+      const live = await deps.tokens.authenticate(token, null, id.value)
       observe?.(live === null || live.permissions.length === 0 ? 'inactive' : 'active')
       if (live === null || live.permissions.length === 0) return ok({ active: false })
       const { record } = live
@@ -195,7 +186,7 @@ export function createResourceServerFacade({
         async report(reports: readonly TrailReport[]) {
           const ahead = aheadOfClock(reports, clock.now())
           if (ahead !== null) return err({ code: 'invalid_request' as const, message: ahead })
-          return ok(await trail.ingest(server, reports))
+          return ok(await deps.trail.ingest(server, reports))
         },
       })
     },
@@ -209,7 +200,7 @@ export function createResourceServerFacade({
       activity: (): ResourceServerActivity[] => servers.activity(),
       /** Replaces them (a reload): every secret is verified again on its next use. */
       set: (list: readonly ResourceServerOptions[]) => {
-        audiences.set(list)
+        deps.audiences.set(list)
         servers.set(list)
       },
     },
