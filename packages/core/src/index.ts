@@ -94,9 +94,9 @@ export {
   type FleetNodeSetView,
   type FleetOptions,
   type InstanceConflict,
-  type InstanceModuleState,
   type InstanceView,
 } from './fleet/fleet.js'
+export type { InstanceModuleState } from './fleet/instance-states.js'
 export type { ModuleError, ModuleView, NodeSetView, PaletteError } from './modules/modules.js'
 export { NOT_INSTALLED } from './modules/modules.js'
 export type * from './ports/index.js'
