@@ -58,12 +58,12 @@ export {
 export {
   DEFAULT_SSO_SESSION,
   DEFAULT_USERNAME_CLAIM,
-  permissionsOfGroups,
   SIGN_IN_MS,
   type Sso,
   type SsoOptions,
-  type SsoRefusal,
 } from './auth/sso.js'
+export { permissionsOfGroups } from './auth/sso-groups.js'
+export type { SsoRefusal } from './auth/sso-refusal.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
 export type { User, UserOptions } from './auth/users.js'
 export {
