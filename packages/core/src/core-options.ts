@@ -20,7 +20,7 @@ import type {
   TypeUsage,
   WebAuthn,
 } from './ports/index.js'
-import type { ApiTokenOptions } from './tokens/inventory.js'
+import type { ApiTokenOptions } from './tokens/api-token-lifetime.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */

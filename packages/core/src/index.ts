@@ -103,13 +103,12 @@ export type * from './ports/index.js'
 export { SIGN_IN_METHODS } from './ports/tokens.js'
 export { isStoreUnavailable, type StoreUnavailable, storeUnavailable } from './store-unavailable.js'
 export { systemClock, systemRandom, webDigest } from './system.js'
+export { type ApiTokenOptions, DEFAULT_API_TOKENS } from './tokens/api-token-lifetime.js'
 export { FLOWADMIN_AUDIENCE } from './tokens/audience.js'
 export { base64url } from './tokens/encoding.js'
 export {
-  type ApiTokenOptions,
   type CreatedApiToken,
   type CreateTokenRequest,
-  DEFAULT_API_TOKENS,
   type InventoryError,
   MAX_TOKEN_NAME,
   type TokenView,
