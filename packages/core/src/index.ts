@@ -97,8 +97,8 @@ export {
   type InstanceView,
 } from './fleet/fleet.js'
 export type { InstanceModuleState } from './fleet/instance-states.js'
-export type { ModuleError, ModuleView, NodeSetView, PaletteError } from './modules/modules.js'
-export { NOT_INSTALLED } from './modules/modules.js'
+export { type ModuleView, NOT_INSTALLED, type NodeSetView } from './modules/local-state.js'
+export type { ModuleError, PaletteError } from './modules/modules.js'
 export type * from './ports/index.js'
 export { SIGN_IN_METHODS } from './ports/tokens.js'
 export { isStoreUnavailable, type StoreUnavailable, storeUnavailable } from './store-unavailable.js'

@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../errors.js'
-import type { ModuleView, NodeSetView } from '../modules/modules.js'
+import type { ModuleView, NodeSetView } from '../modules/local-state.js'
 import type {
   Actor,
   Clock,

@@ -1,4 +1,4 @@
-import type { ModuleView } from '../modules/modules.js'
+import type { ModuleView } from '../modules/local-state.js'
 import type { FleetInstall, InstanceRecord, ModuleRecord, ReportedModule } from '../ports/index.js'
 import { type Drift, driftOf, holdersOf } from './drift.js'
 
