@@ -113,9 +113,10 @@ export {
   MAX_TOKEN_NAME,
   type TokenView,
 } from './tokens/inventory.js'
+export { API_TOKEN_PREFIX, TOKEN_BYTES } from './tokens/mint.js'
 export { isSsoRecord, SSO_FINGERPRINT_PREFIX, type SsoUser, type TokenOwner } from './tokens/owner.js'
 export { LAST_USE_RESOLUTION_MS } from './tokens/recent-uses.js'
-export { API_TOKEN_PREFIX, type IssuedToken, TOKEN_BYTES } from './tokens/tokens.js'
+export type { IssuedToken } from './tokens/tokens.js'
 export {
   decodeTrailCursor,
   type Trail,

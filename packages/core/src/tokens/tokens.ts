@@ -6,32 +6,15 @@ import type {
   EventSink,
   RandomSource,
   SignInMethod,
-  TokenKind,
   TokenRecord,
   TokenStore,
 } from '../ports/index.js'
 import { FLOWADMIN_AUDIENCE } from './audience.js'
-import { base64url } from './encoding.js'
 import { createFingerprints } from './fingerprints.js'
+import { type CreatedToken, createMint } from './mint.js'
 import { isSsoRecord, type TokenOwner } from './owner.js'
 import { createRecentUses } from './recent-uses.js'
 import { createRevocation, MAX_TOKEN_LENGTH } from './revocation.js'
-
-/** 32 bytes = 256 bits of entropy; 43 base64url characters. */
-export const TOKEN_BYTES = 32
-/** 12 bytes: 16 base64url characters, unique enough to name a record, and no secret. */
-const ID_BYTES = 12
-
-/**
- * A new record id. A leading `-` becomes `_`, so a command line (`flowadmin tokens revoke ID`)
- * takes the id for an argument, never for an option.
- */
-const newId = (random: RandomSource): string => {
-  const id = base64url(random.bytes(ID_BYTES))
-  return id.startsWith('-') ? `_${id.slice(1)}` : id
-}
-/** Every API token starts with this, so secret scanners can find a leaked one. */
-export const API_TOKEN_PREFIX = 'fa_'
 
 export interface IssuedToken {
   accessToken: string
@@ -39,12 +22,6 @@ export interface IssuedToken {
   expiresIn: number
   tokenType: 'Bearer'
   scope: string[]
-}
-
-/** A token just created: the record as stored and the token itself, shown this once. */
-export interface CreatedToken {
-  token: string
-  record: TokenRecord
 }
 
 /** The live record behind a bearer and what it may do now. */
@@ -96,46 +73,7 @@ export function createTokens({
   const fingerprints = createFingerprints(digest, users)
   const uses = createRecentUses(store)
   const revocation = createRevocation({ store, hashOf, events, clock })
-
-  async function save(
-    user: TokenOwner,
-    fields: {
-      kind: TokenKind
-      name: string | null
-      clientId: string
-      audience: string
-      scope: string[]
-      expiresIn: number | null
-      /** Where a login came from: that is the session's first use. Null for an API token. */
-      address: string | null
-      agent: string | null
-      /** How the person signed in; null for an API token. */
-      signIn: SignInMethod | null
-    },
-  ): Promise<CreatedToken> {
-    const secret = base64url(random.bytes(TOKEN_BYTES))
-    const token = fields.kind === 'api' ? `${API_TOKEN_PREFIX}${secret}` : secret
-    const now = clock.now()
-    const record: TokenRecord = {
-      hash: await hashOf(token),
-      id: newId(random),
-      kind: fields.kind,
-      name: fields.name,
-      username: user.username,
-      clientId: fields.clientId,
-      audience: fields.audience,
-      scope: fields.scope,
-      fingerprint: 'fingerprint' in user ? user.fingerprint : await fingerprints.of(user),
-      createdAt: now,
-      expiresAt: fields.expiresIn === null ? null : now + fields.expiresIn * 1000,
-      lastUsedAt: fields.address === null ? null : now,
-      lastAddress: fields.address,
-      agent: fields.agent,
-      signIn: fields.signIn,
-    }
-    await store.save(record)
-    return { token, record }
-  }
+  const mint = createMint({ store, clock, random, hashOf, fingerprintOf: fingerprints.of })
 
   return {
     /**
@@ -154,7 +92,7 @@ export function createTokens({
       audience: string = FLOWADMIN_AUDIENCE,
       signIn: SignInMethod | null = null,
     ): Promise<IssuedToken> {
-      const { token } = await save(user, {
+      const { token } = await mint(user, {
         kind: 'session',
         name: null,
         clientId,
@@ -180,7 +118,7 @@ export function createTokens({
         agent: string | null
       },
     ): Promise<CreatedToken> {
-      return save(user, { kind: 'api', ...fields, address: null, signIn: null })
+      return mint(user, { kind: 'api', ...fields, address: null, signIn: null })
     },
 
     /**
