@@ -6,6 +6,9 @@ export type Result<T, E = DomainError> = { ok: true; value: T } | { ok: false; e
 export const ok = <T>(value: T): { ok: true; value: T } => ({ ok: true, value })
 export const err = <E>(error: E): { ok: false; error: E } => ({ ok: false, error })
 
+/** A request the domain finds malformed, with the message its caller is shown. */
+export const invalid = (message: string) => ({ code: 'invalid_request' as const, message })
+
 /**
  * Every expected failure of the domain, keyed by `code`. Adapters map each code in one place
  * (an exhaustive record), so a new code does not compile until it is mapped.

@@ -14,13 +14,14 @@ export {
   SIGN_IN_BOUNDS,
   type SsoExchangeError,
 } from './auth/handover.js'
-export type { Granted, LoginError, LoginRequest, User } from './auth/login.js'
+export type { Granted, LoginError, LoginRequest } from './auth/login.js'
 export {
   DEFAULT_LOGIN_QUEUE,
   type LoginQueueBounds,
   type LoginQueueLoad,
   type LoginQueueOptions,
 } from './auth/login-queue.js'
+export type { LoginScheme, StrategyButton } from './auth/login-scheme.js'
 export { createMachineSecret, isSecretDigest, secretDigest } from './auth/machine-secret.js'
 export {
   MAX_PASSKEY_NAME,
@@ -31,6 +32,15 @@ export {
   type PasskeyView,
 } from './auth/passkeys.js'
 export { hasPermission, intersectPermissions, PERMISSION_WORD, toPermissionList } from './auth/permissions.js'
+export {
+  type AccessError,
+  type AudienceOptions,
+  actorOf,
+  operator,
+  type Principal,
+  type UserPrincipal,
+} from './auth/principal.js'
+export type { ClientCredentials, Introspection } from './auth/resource-server-facade.js'
 export type {
   ClientError,
   ResourceServerActivity,
@@ -48,13 +58,14 @@ export {
 export {
   DEFAULT_SSO_SESSION,
   DEFAULT_USERNAME_CLAIM,
-  permissionsOfGroups,
   SIGN_IN_MS,
   type Sso,
   type SsoOptions,
-  type SsoRefusal,
 } from './auth/sso.js'
+export { permissionsOfGroups } from './auth/sso-groups.js'
+export type { SsoRefusal } from './auth/sso-refusal.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
+export type { User, UserOptions } from './auth/users.js'
 export {
   type AbortSignalLike,
   createKeyedQueue,
@@ -63,26 +74,14 @@ export {
   type TaskQueue,
   type TaskQueueOptions,
 } from './concurrency.js'
+export { type Core, createCore } from './core.js'
 export {
-  type AccessError,
   type AdminAuthOptions,
-  type AudienceOptions,
-  actorOf,
-  type ClientCredentials,
-  type Core,
   type CoreOptions,
   type CorePorts,
-  createCore,
   DEFAULT_CLIENTS,
   DEFAULT_SESSION_EXPIRY,
-  type Introspection,
-  type LoginScheme,
-  operator,
-  type Principal,
-  type StrategyButton,
-  type UserOptions,
-  type UserPrincipal,
-} from './core.js'
+} from './core-options.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'
 export { driftOf } from './fleet/drift.js'
@@ -95,34 +94,29 @@ export {
   type FleetNodeSetView,
   type FleetOptions,
   type InstanceConflict,
-  type InstanceModuleState,
   type InstanceView,
 } from './fleet/fleet.js'
-export type { ModuleError, ModuleView, NodeSetView, PaletteError } from './modules/modules.js'
-export { NOT_INSTALLED } from './modules/modules.js'
+export type { InstanceModuleState } from './fleet/instance-states.js'
+export { type ModuleView, NOT_INSTALLED, type NodeSetView } from './modules/local-state.js'
+export type { ModuleError, PaletteError } from './modules/modules.js'
 export type * from './ports/index.js'
 export { SIGN_IN_METHODS } from './ports/tokens.js'
 export { isStoreUnavailable, type StoreUnavailable, storeUnavailable } from './store-unavailable.js'
 export { systemClock, systemRandom, webDigest } from './system.js'
+export { type ApiTokenOptions, DEFAULT_API_TOKENS } from './tokens/api-token-lifetime.js'
+export { FLOWADMIN_AUDIENCE } from './tokens/audience.js'
 export { base64url } from './tokens/encoding.js'
 export {
-  type ApiTokenOptions,
   type CreatedApiToken,
   type CreateTokenRequest,
-  DEFAULT_API_TOKENS,
   type InventoryError,
   MAX_TOKEN_NAME,
   type TokenView,
 } from './tokens/inventory.js'
-export type { IssuedToken, SsoUser, TokenOwner } from './tokens/tokens.js'
-export {
-  API_TOKEN_PREFIX,
-  FLOWADMIN_AUDIENCE,
-  isSsoRecord,
-  LAST_USE_RESOLUTION_MS,
-  SSO_FINGERPRINT_PREFIX,
-  TOKEN_BYTES,
-} from './tokens/tokens.js'
+export { API_TOKEN_PREFIX, TOKEN_BYTES } from './tokens/mint.js'
+export { isSsoRecord, SSO_FINGERPRINT_PREFIX, type SsoUser, type TokenOwner } from './tokens/owner.js'
+export { LAST_USE_RESOLUTION_MS } from './tokens/recent-uses.js'
+export type { IssuedToken } from './tokens/tokens.js'
 export {
   decodeTrailCursor,
   type Trail,

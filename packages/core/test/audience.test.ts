@@ -1,56 +1,24 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createCore, FLOWADMIN_AUDIENCE, operator, type TokenRecord } from '@flowadmin/core'
-import {
-  createEventRecorder,
-  createFakeLoader,
-  createFakeTypeUsage,
-  createFixedClock,
-  createPlainHasher,
-  createSeededRandom,
-} from '@flowadmin/testkit'
+import { FLOWADMIN_AUDIENCE, operator, type TokenRecord } from '@flowadmin/core'
+import { WORLD_ADDRESS as ADDRESS, type CoreWorldOptions, createCoreWorld } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
-const ADDRESS = '10.0.0.1'
-
-function world() {
-  const clock = createFixedClock()
-  const hasher = createPlainHasher()
-  const stores = createMemoryStores()
-  const core = createCore(
-    {
-      stores,
-      verifier: hasher,
-      loader: createFakeLoader(),
-      typeUsage: createFakeTypeUsage(),
-      events: createEventRecorder(),
-      clock,
-      random: createSeededRandom(5),
-    },
-    {
-      adminAuth: {
-        users: [
-          { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
-          { username: 'ann', password: hasher.hash('pw'), permissions: 'read' },
-        ],
-        resourceServers: [
-          { id: 'fleet', secret: hasher.hash('fleet-secret') },
-          { id: 'lab', secret: hasher.hash('lab-secret') },
-        ],
-      },
-    },
-  )
+function world(options: Partial<CoreWorldOptions> = {}) {
+  const base = createCoreWorld({
+    stores: createMemoryStores(),
+    seed: 5,
+    adminAuth: (hasher) => ({
+      resourceServers: [
+        { id: 'fleet', secret: hasher.hash('fleet-secret') },
+        { id: 'lab', secret: hasher.hash('lab-secret') },
+      ],
+    }),
+    ...options,
+  })
   const fleet = { id: 'fleet', secret: 'fleet-secret' }
   const lab = { id: 'lab', secret: 'lab-secret' }
-  const login = async (username = 'admin') => {
-    const issued = await core.login(
-      { grantType: 'password', clientId: 'service-admin', username, password: 'pw', scope: '*' },
-      ADDRESS,
-    )
-    if (!issued.ok) throw new Error(issued.error.code)
-    return issued.value.accessToken
-  }
   const loginThrough = async (client: { id: string; secret: string }, username = 'admin') => {
-    const issued = await core.loginAsClient(
+    const issued = await base.core.loginAsClient(
       client,
       { grantType: 'password', username, password: 'pw', scope: '*' },
       ADDRESS,
@@ -58,7 +26,7 @@ function world() {
     if (!issued.ok) throw new Error(issued.error.code)
     return issued.value.accessToken
   }
-  return { core, stores, clock, hasher, fleet, lab, login, loginThrough }
+  return { ...base, fleet, lab, loginThrough }
 }
 
 const refused = { ok: false, error: { code: 'unauthenticated', reason: 'invalid' } }
@@ -67,7 +35,7 @@ const inactive = { ok: true, value: { active: false } }
 describe('token audiences', () => {
   it("a password login for the console is flowadmin's: accepted by its API, inactive to every resource server", async () => {
     const { core, fleet, login } = world()
-    const token = await login()
+    const token = await login('admin')
     expect(await core.authenticate(token, ADDRESS)).toMatchObject({
       ok: true,
       value: { username: 'admin', audience: FLOWADMIN_AUDIENCE },
@@ -95,7 +63,7 @@ describe('token audiences', () => {
 
   it('a token of any audience may end itself, and a resource server’s token nothing else', async () => {
     const { core, fleet, login, loginThrough } = world()
-    const console = await login()
+    const console = await login('admin')
     const editor = await loginThrough(fleet)
     const other = await loginThrough(fleet)
     const caller = await core.authenticate(editor, ADDRESS, { anyAudience: true })
@@ -152,7 +120,7 @@ describe('token audiences', () => {
   it('a token saved before audiences gets its client’s: a resource server’s id, or flowadmin; settled for good at start', async () => {
     const { core, stores, clock, hasher, fleet, login, loginThrough } = world()
     // Tokens as an earlier version saved them: the same records, without an audience.
-    const tokens = { console: await login(), editor: await loginThrough(fleet) }
+    const tokens = { console: await login('admin'), editor: await loginThrough(fleet) }
     for (const record of await stores.tokens.list(null))
       await stores.tokens.save({ ...record, audience: null })
     expect((await core.authenticate(tokens.console, ADDRESS)).ok).toBe(true)
@@ -185,15 +153,12 @@ describe('token audiences', () => {
       /may not be called flowadmin/,
     )
     expect(() =>
-      createCore(
-        {
-          stores: createMemoryStores(),
-          verifier: hasher,
-          loader: createFakeLoader(),
-          typeUsage: createFakeTypeUsage(),
-        },
-        { adminAuth: { users: [], resourceServers: [{ id: 'flowadmin', secret: hasher.hash('x') }] } },
-      ),
+      world({
+        adminAuth: (hasher) => ({
+          users: [],
+          resourceServers: [{ id: 'flowadmin', secret: hasher.hash('x') }],
+        }),
+      }),
     ).toThrow(/may not be called flowadmin/)
   })
 })

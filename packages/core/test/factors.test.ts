@@ -1,70 +1,24 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createCore, operator, type UserPrincipal } from '@flowadmin/core'
-import {
-  createEventRecorder,
-  createFakeLoader,
-  createFakeTotp,
-  createFakeTypeUsage,
-  createFixedClock,
-  createPlainHasher,
-  createSeededRandom,
-} from '@flowadmin/testkit'
+import { operator } from '@flowadmin/core'
+import { WORLD_ADDRESS as ADDRESS, createCoreWorld } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
 /** The sign-in cookie of the browser the sign-ins happen in. */
 const BROWSER = 'the-browser-binding-of-this-test-43-characte'
-const ADDRESS = '10.0.0.1'
 const STEP = 30_000
 
 function world({ totp = true, require = 'none' as 'none' | 'everyone' | string[] } = {}) {
-  const clock = createFixedClock()
-  const stores = createMemoryStores()
-  const hasher = createPlainHasher()
-  const events = createEventRecorder()
-  const fakeTotp = createFakeTotp()
-  const core = createCore(
-    {
-      stores,
-      verifier: hasher,
-      loader: createFakeLoader(),
-      typeUsage: createFakeTypeUsage(),
-      events,
-      clock,
-      random: createSeededRandom(7),
-      ...(totp && { totp: fakeTotp }),
-    },
-    {
-      adminAuth: {
-        users: [
-          { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
-          { username: 'alice', password: hasher.hash('pw'), permissions: 'read' },
-        ],
-        secondFactor: { require },
-        resourceServers: [
-          { id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: ['https://nr.example/cb'] },
-        ],
-      },
-    },
-  )
-  const login = async (username: string) => {
-    const issued = await core.login(
-      {
-        grantType: 'password',
-        clientId: 'service-admin',
-        username,
-        password: 'pw',
-        scope: username === 'admin' ? '*' : 'read',
-      },
-      ADDRESS,
-    )
-    if (!issued.ok) throw new Error(issued.error.code)
-    return issued.value.accessToken
-  }
-  const principalOf = async (token: string): Promise<UserPrincipal> => {
-    const principal = await core.authenticate(token)
-    if (!principal.ok || principal.value.kind !== 'user') throw new Error('not signed in')
-    return principal.value
-  }
+  const base = createCoreWorld({
+    stores: createMemoryStores(),
+    totp,
+    adminAuth: (hasher) => ({
+      secondFactor: { require },
+      resourceServers: [
+        { id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: ['https://nr.example/cb'] },
+      ],
+    }),
+  })
+  const { core, clock, login, principalOf } = base
   /** Signs in as `username`, begins and confirms TOTP; the secret and the recovery codes. */
   const enrol = async (username: string) => {
     const token = await login(username)
@@ -73,7 +27,7 @@ function world({ totp = true, require = 'none' as 'none' | 'everyone' | string[]
     if (!started.ok) throw new Error(started.error.code)
     const confirmed = await core.mfa.confirmTotp(
       principal,
-      fakeTotp.codeAt(started.value.secret, clock.now()),
+      base.totp.codeAt(started.value.secret, clock.now()),
       ADDRESS,
     )
     if (!confirmed.ok) throw new Error(confirmed.error.code)
@@ -87,12 +41,12 @@ function world({ totp = true, require = 'none' as 'none' | 'everyone' | string[]
     if (!listed.ok) throw new Error(listed.error.code)
     return listed.value.find((view) => view.current)?.signIn
   }
-  return { core, clock, events, fakeTotp, stores, login, principalOf, enrol, actor, signInOf }
+  return { ...base, enrol, actor, signInOf }
 }
 
 describe('second factor: TOTP enrolment', () => {
   it('is pending until one code confirms it, then gives ten recovery codes once', async () => {
-    const { core, clock, events, fakeTotp, login, principalOf } = world()
+    const { core, clock, events, totp, login, principalOf } = world()
     const principal = await principalOf(await login('alice'))
     expect(await core.mfa.status(principal)).toEqual({ totp: 'none', recoveryCodes: 0 })
     const started = await core.mfa.startTotp(principal)
@@ -114,7 +68,7 @@ describe('second factor: TOTP enrolment', () => {
       { username: 'alice', factor: 'totp', reason: 'wrong' },
     ])
 
-    const confirmed = await core.mfa.confirmTotp(principal, fakeTotp.codeAt('SECRET1', clock.now()), ADDRESS)
+    const confirmed = await core.mfa.confirmTotp(principal, totp.codeAt('SECRET1', clock.now()), ADDRESS)
     if (!confirmed.ok) throw new Error(confirmed.error.code)
     expect(confirmed.value.recoveryCodes).toHaveLength(10)
     expect(new Set(confirmed.value.recoveryCodes).size).toBe(10)
@@ -149,13 +103,13 @@ describe('second factor: TOTP enrolment', () => {
   })
 
   it('refuses a code of the secret an enrolment begun since replaced', async () => {
-    const { core, clock, fakeTotp, login, principalOf } = world()
+    const { core, clock, totp, login, principalOf } = world()
     const principal = await principalOf(await login('alice'))
     await core.mfa.startTotp(principal)
     await core.mfa.startTotp(principal)
-    const old = await core.mfa.confirmTotp(principal, fakeTotp.codeAt('SECRET1', clock.now()), ADDRESS)
+    const old = await core.mfa.confirmTotp(principal, totp.codeAt('SECRET1', clock.now()), ADDRESS)
     expect(old).toEqual({ ok: false, error: { code: 'invalid_code' } })
-    const fresh = await core.mfa.confirmTotp(principal, fakeTotp.codeAt('SECRET2', clock.now()), ADDRESS)
+    const fresh = await core.mfa.confirmTotp(principal, totp.codeAt('SECRET2', clock.now()), ADDRESS)
     expect(fresh.ok).toBe(true)
   })
 
@@ -178,17 +132,17 @@ describe('second factor: TOTP enrolment', () => {
 
 describe('second factor: codes at sign-in', () => {
   it('accepts a code once: the same code again, or an earlier step’s, is refused as replayed', async () => {
-    const { core, clock, fakeTotp, enrol, events, actor } = world()
+    const { core, clock, totp, enrol, events, actor } = world()
     const { secret } = await enrol('alice')
     clock.advance(STEP)
-    const code = fakeTotp.codeAt(secret, clock.now())
+    const code = totp.codeAt(secret, clock.now())
     expect(await core.mfa.verify('alice', code, actor)).toEqual({ ok: true, value: 'totp' })
     expect(await core.mfa.verify('alice', code, actor)).toEqual({
       ok: false,
       error: { code: 'invalid_code' },
     })
     // The step before is within the window, but a later step was used already.
-    const earlier = fakeTotp.codeAt(secret, clock.now() - STEP)
+    const earlier = totp.codeAt(secret, clock.now() - STEP)
     expect(await core.mfa.verify('alice', earlier, actor)).toEqual({
       ok: false,
       error: { code: 'invalid_code' },
@@ -201,17 +155,17 @@ describe('second factor: codes at sign-in', () => {
   })
 
   it('accepts the steps beside now and refuses an expired code', async () => {
-    const { core, clock, fakeTotp, enrol, events, actor } = world()
+    const { core, clock, totp, enrol, events, actor } = world()
     const { secret } = await enrol('alice')
     clock.advance(10 * STEP)
-    const expired = fakeTotp.codeAt(secret, clock.now() - 2 * STEP)
+    const expired = totp.codeAt(secret, clock.now() - 2 * STEP)
     expect(await core.mfa.verify('alice', expired, actor)).toEqual({
       ok: false,
       error: { code: 'invalid_code' },
     })
     expect(events.ofType('mfa.failed')).toMatchObject([{ reason: 'wrong' }])
-    expect((await core.mfa.verify('alice', fakeTotp.codeAt(secret, clock.now() - STEP), actor)).ok).toBe(true)
-    expect((await core.mfa.verify('alice', fakeTotp.codeAt(secret, clock.now() + STEP), actor)).ok).toBe(true)
+    expect((await core.mfa.verify('alice', totp.codeAt(secret, clock.now() - STEP), actor)).ok).toBe(true)
+    expect((await core.mfa.verify('alice', totp.codeAt(secret, clock.now() + STEP), actor)).ok).toBe(true)
   })
 
   it('uses up each recovery code once, in any case and with spaces', async () => {
@@ -235,20 +189,20 @@ describe('second factor: codes at sign-in', () => {
   })
 
   it('throttles wrong codes per user, from any address, before checking the right one', async () => {
-    const { core, clock, fakeTotp, enrol, events } = world()
+    const { core, clock, totp, enrol, events } = world()
     const { secret } = await enrol('alice')
     for (let i = 0; i < 5; i++) {
       const answer = await core.mfa.verify('alice', '000000', { clientId: null, address: `10.0.${i}.1` })
       expect(answer).toEqual({ ok: false, error: { code: 'invalid_code' } })
     }
     clock.advance(STEP)
-    const right = fakeTotp.codeAt(secret, clock.now())
+    const right = totp.codeAt(secret, clock.now())
     const refused = await core.mfa.verify('alice', right, { clientId: null, address: '192.0.2.9' })
     expect(refused).toEqual({ ok: false, error: { code: 'throttled', retryAfter: expect.any(Number) } })
     expect(events.ofType('mfa.throttled')).toMatchObject([{ username: 'alice', address: '192.0.2.9' }])
     // The step was not used by the refused attempt: once the window ends, the code holds.
     clock.advance(900_000)
-    const later = fakeTotp.codeAt(secret, clock.now())
+    const later = totp.codeAt(secret, clock.now())
     expect((await core.mfa.verify('alice', later, { clientId: null, address: '192.0.2.9' })).ok).toBe(true)
     // Passwords are counted apart: alice's password still works (and asks for her code).
     const password = await core.signIn.password(
@@ -317,7 +271,7 @@ describe('sign-in in two steps', () => {
   })
 
   it('asks a person with TOTP for a code, then gives the token; a ticket serves once', async () => {
-    const { core, clock, fakeTotp, enrol, events, stores } = world()
+    const { core, clock, totp, enrol, events, stores } = world()
     const { secret } = await enrol('alice')
     const before = (await stores.tokens.list('alice')).length
     const succeededBefore = events.ofType('login.succeeded').length
@@ -336,7 +290,7 @@ describe('sign-in in two steps', () => {
     expect(await stores.factors.takePendingSignIn(step.value.ticket, clock.now())).toBeNull()
 
     clock.advance(STEP)
-    const code = fakeTotp.codeAt(secret, clock.now())
+    const code = totp.codeAt(secret, clock.now())
     const done = await core.signIn.secondFactor(BROWSER, step.value.ticket, code, ADDRESS)
     if (done.step !== 'verified') throw new Error(done.step)
     expect(done.person).toMatchObject({
@@ -361,10 +315,10 @@ describe('sign-in in two steps', () => {
   })
 
   it('goes on with a new ticket after a wrong or replayed code, and never takes the old one again', async () => {
-    const { core, clock, fakeTotp, enrol, events } = world()
+    const { core, clock, totp, enrol, events } = world()
     const { secret } = await enrol('alice')
     clock.advance(STEP)
-    const used = fakeTotp.codeAt(secret, clock.now())
+    const used = totp.codeAt(secret, clock.now())
     const first = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     if (!first.ok || first.value.step !== 'second_factor') throw new Error('no second factor asked')
     expect((await core.signIn.secondFactor(BROWSER, first.value.ticket, used, ADDRESS)).step).toBe('verified')
@@ -385,7 +339,7 @@ describe('sign-in in two steps', () => {
     const fresh = await core.signIn.secondFactor(
       BROWSER,
       wrong.ticket,
-      fakeTotp.codeAt(secret, clock.now()),
+      totp.codeAt(secret, clock.now()),
       ADDRESS,
     )
     expect(fresh.step).toBe('verified')
@@ -510,7 +464,7 @@ describe('the sign-in page: policy, enrolment and the handover', () => {
   const passwordOf = (username: string) => ({ clientId: 'service-editor', username, password: 'pw' })
 
   it('asks a person the policy names and who has no factor to enrol, then shows recovery codes, then signs in', async () => {
-    const { core, clock, fakeTotp, events } = world({ require: 'everyone' })
+    const { core, clock, totp, events } = world({ require: 'everyone' })
     const step = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     if (!step.ok || step.value.step !== 'enrol') throw new Error('no enrolment asked')
     expect(step.value.enrolment.secret).not.toBe('')
@@ -525,7 +479,7 @@ describe('the sign-in page: policy, enrolment and the handover', () => {
     const enrolled = await core.signIn.enrol(
       BROWSER,
       wrong.ticket,
-      fakeTotp.codeAt(wrong.enrolment.secret, clock.now()),
+      totp.codeAt(wrong.enrolment.secret, clock.now()),
       ADDRESS,
     )
     if (enrolled.step !== 'enrolled') throw new Error(enrolled.step)

@@ -1,55 +1,13 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { createCore, MAX_PASSKEYS, operator, SIGN_IN_BOUNDS, type UserPrincipal } from '@flowadmin/core'
-import {
-  createEventRecorder,
-  createFakeLoader,
-  createFakeTypeUsage,
-  createFakeWebAuthn,
-  createFixedClock,
-  createPlainHasher,
-  createSeededRandom,
-} from '@flowadmin/testkit'
+import { MAX_PASSKEYS, operator, SIGN_IN_BOUNDS, type UserPrincipal } from '@flowadmin/core'
+import { WORLD_ADDRESS as ADDRESS, createCoreWorld } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
-const ADDRESS = '10.0.0.1'
 const MINUTE = 60_000
 
 function world({ configured = true } = {}) {
-  const clock = createFixedClock()
-  const stores = createMemoryStores()
-  const hasher = createPlainHasher()
-  const events = createEventRecorder()
-  const webauthn = createFakeWebAuthn()
-  const users = [
-    { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
-    { username: 'alice', password: hasher.hash('pw'), permissions: 'read' },
-  ]
-  const core = createCore(
-    {
-      stores,
-      verifier: hasher,
-      loader: createFakeLoader(),
-      typeUsage: createFakeTypeUsage(),
-      events,
-      clock,
-      random: createSeededRandom(7),
-      ...(configured && { webauthn }),
-    },
-    { adminAuth: { users } },
-  )
-  const login = async (username: string) => {
-    const issued = await core.login(
-      { grantType: 'password', clientId: 'service-admin', username, password: 'pw', scope: 'read' },
-      ADDRESS,
-    )
-    if (!issued.ok) throw new Error(issued.error.code)
-    return issued.value.accessToken
-  }
-  const principalOf = async (token: string): Promise<UserPrincipal> => {
-    const principal = await core.authenticate(token)
-    if (!principal.ok || principal.value.kind !== 'user') throw new Error('not signed in')
-    return principal.value
-  }
+  const base = createCoreWorld({ stores: createMemoryStores(), webauthn: configured })
+  const { core, webauthn } = base
   /** Registers passkey `id` for the principal; its view. */
   const register = async (principal: UserPrincipal, id: string, name = `Key ${id}`) => {
     const options = await core.passkeys.registrationOptions(principal)
@@ -90,19 +48,7 @@ function world({ configured = true } = {}) {
     if (!issued.ok) throw new Error(issued.error.code)
     return issued.value.accessToken
   }
-  return {
-    core,
-    clock,
-    events,
-    stores,
-    webauthn,
-    users,
-    login,
-    principalOf,
-    register,
-    answer,
-    passkeySession,
-  }
+  return { ...base, register, answer, passkeySession }
 }
 
 describe('passkeys: registration', () => {

@@ -1,21 +1,6 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import {
-  createCore,
-  ONE_TIME_CODE_MS,
-  operator,
-  permissionsOfGroups,
-  SIGN_IN_BOUNDS,
-  SIGN_IN_MS,
-} from '@flowadmin/core'
-import {
-  createEventRecorder,
-  createFakeIdentityProvider,
-  createFakeLoader,
-  createFakeTypeUsage,
-  createFixedClock,
-  createPlainHasher,
-  createSeededRandom,
-} from '@flowadmin/testkit'
+import { ONE_TIME_CODE_MS, operator, permissionsOfGroups, SIGN_IN_BOUNDS, SIGN_IN_MS } from '@flowadmin/core'
+import { createCoreWorld, createFakeIdentityProvider } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
 const CALLBACK = 'https://fa.example/auth/strategy/callback'
@@ -35,36 +20,21 @@ function world(
     seed?: number
   } = {},
 ) {
-  const clock = createFixedClock()
-  const stores = options.stores ?? createMemoryStores()
-  const hasher = createPlainHasher()
-  const events = createEventRecorder()
   const fake = createFakeIdentityProvider('https://id.example/realms/ops')
-  const core = createCore(
-    {
-      stores,
-      verifier: hasher,
-      loader: createFakeLoader(),
-      typeUsage: createFakeTypeUsage(),
-      events,
-      clock,
-      random: createSeededRandom(options.seed ?? 11),
-      identityProvider: fake.provider,
-    },
-    {
-      adminAuth: {
-        resourceServers: [
-          { id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: [FLEET_REDIRECT] },
-        ],
-        users: options.users ? [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }] : [],
-        oidc: {
-          label: 'Sign in with Example ID',
-          permissions: { claim: 'groups', map: MAP },
-          maxSessionSeconds: options.maxSessionSeconds,
-        },
+  const { core, clock, events, stores } = createCoreWorld({
+    stores: options.stores ?? createMemoryStores(),
+    seed: options.seed ?? 11,
+    identityProvider: fake.provider,
+    adminAuth: (hasher) => ({
+      resourceServers: [{ id: 'fleet', secret: hasher.hash('fleet-secret'), redirectUris: [FLEET_REDIRECT] }],
+      users: options.users ? [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }] : [],
+      oidc: {
+        label: 'Sign in with Example ID',
+        permissions: { claim: 'groups', map: MAP },
+        maxSessionSeconds: options.maxSessionSeconds,
       },
-    },
-  )
+    }),
+  })
   if (core.sso === null || core.signIn.exchange === null) throw new Error('sso not configured')
   const exchange = core.signIn.exchange
   /** Single sign-on, with the trade of its codes (the handover it shares with the sign-in page). */

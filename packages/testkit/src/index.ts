@@ -36,3 +36,4 @@ export {
   waitFor,
   withDeadline,
 } from './waiting.js'
+export { type CoreWorld, type CoreWorldOptions, createCoreWorld, WORLD_ADDRESS } from './world.js'

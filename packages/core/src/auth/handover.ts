@@ -15,10 +15,11 @@ import type {
   WaitingBounds,
   WaitingSave,
 } from '../ports/index.js'
+import { FLOWADMIN_AUDIENCE } from '../tokens/audience.js'
 import { base64url } from '../tokens/encoding.js'
-import { FLOWADMIN_AUDIENCE, type IssuedToken, type Tokens } from '../tokens/tokens.js'
+import type { IssuedToken, Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
-import type { User } from './login.js'
+import type { User } from './users.js'
 
 /** Milliseconds a one-time code is good for. */
 export const ONE_TIME_CODE_MS = 30_000

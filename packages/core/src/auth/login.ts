@@ -1,16 +1,11 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { AttemptOutcome, Clock, CoreObserver, EventSink, PasswordVerifier } from '../ports/index.js'
-import { FLOWADMIN_AUDIENCE, type IssuedToken, type Tokens } from '../tokens/tokens.js'
+import { FLOWADMIN_AUDIENCE } from '../tokens/audience.js'
+import type { IssuedToken, Tokens } from '../tokens/tokens.js'
 import type { Lane, LoginQueue } from './login-queue.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
-
-/** A configured user. `passwordHash` is whatever the verifier understands (argon2id in the server). */
-export interface User {
-  username: string
-  passwordHash: string
-  permissions: string[]
-}
+import type { User } from './users.js'
 
 /** The fields of a password-grant token request, as strings; absent ones are undefined. */
 export interface LoginRequest {
@@ -203,3 +198,5 @@ export function createLogin({
 
   return Object.assign(login, { checkPassword })
 }
+
+export type Login = ReturnType<typeof createLogin>

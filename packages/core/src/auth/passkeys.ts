@@ -14,8 +14,8 @@ import { fromBase64url } from '../tokens/encoding.js'
 import type { Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
 import { SIGN_IN_BOUNDS } from './handover.js'
-import type { User } from './login.js'
 import { endOtherSessions } from './sessions.js'
+import type { User } from './users.js'
 
 /** Most passkeys one person may have. */
 export const MAX_PASSKEYS = 10

@@ -10,8 +10,9 @@ import type {
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
 import type { FactorError, Factors, TotpEnrolment } from './factors.js'
-import type { Granted, LoginError, LoginRequest, User } from './login.js'
+import type { Granted, LoginError, LoginRequest } from './login.js'
 import { hasPermission } from './permissions.js'
+import type { User } from './users.js'
 
 /** Seconds a person has to give their second factor once their password was right. */
 export const SECOND_FACTOR_SECONDS = 300

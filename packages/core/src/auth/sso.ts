@@ -13,17 +13,18 @@ import type {
   PendingSignIn,
   ProviderFailure,
   RandomSource,
-  SsoRefusalReason,
   SsoStore,
   StartedSignIn,
-  TokenRecord,
   WaitingSave,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
-import { SSO_FINGERPRINT_PREFIX, type Tokens } from '../tokens/tokens.js'
+import type { Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
 import { type Handover, SIGN_IN_BOUNDS } from './handover.js'
-import { toPermissionList } from './permissions.js'
+import { groupsOf, permissionsOfGroups } from './sso-groups.js'
+import { ssoIdentities } from './sso-identity.js'
+import { createSsoLogout } from './sso-logout.js'
+import type { SsoRefusal } from './sso-refusal.js'
 
 /** `adminAuth.oidc` as the core needs it. */
 export interface SsoOptions {
@@ -45,17 +46,6 @@ export const DEFAULT_USERNAME_CLAIM = 'preferred_username'
 export const SIGN_IN_MS = 10 * 60_000
 /** 32 bytes: state, nonce, PKCE verifier, browser binding and one-time codes each. */
 const SECRET_BYTES = 32
-
-/** Why a sign-in got no token (see the `sso.refused` event). */
-export interface SsoRefusal {
-  reason: SsoRefusalReason
-  message: string
-  /**
-   * The resource server's authorization request the refused sign-in began with, when there is
-   * one: the refusal goes back to its redirect URI (RFC 6749 §4.1.2.1).
-   */
-  authorization?: AuthorizationRequest
-}
 
 export interface SsoDeps {
   provider: IdentityProvider
@@ -81,20 +71,6 @@ export interface SsoDeps {
 /** Seconds a session of a person of the provider lives: the shorter of `sessionExpiryTime` and its own bound. */
 export const ssoSessionSeconds = (options: SsoOptions, lifetime: number): number =>
   Math.min(lifetime, options.maxSessionSeconds ?? DEFAULT_SSO_SESSION)
-
-/** The permissions a person's groups map to: every mapped group's, `*` alone when any gives it. */
-export function permissionsOfGroups(
-  groups: unknown,
-  map: Readonly<Record<string, string | readonly string[]>>,
-): string[] {
-  const names = typeof groups === 'string' ? [groups] : Array.isArray(groups) ? groups : []
-  const granted = new Set<string>()
-  for (const name of names) {
-    if (typeof name !== 'string' || !Object.hasOwn(map, name)) continue
-    for (const word of toPermissionList(map[name])) granted.add(word)
-  }
-  return granted.has('*') ? ['*'] : [...granted]
-}
 
 export function createSso({
   provider,
@@ -133,13 +109,7 @@ export function createSso({
             address,
           },
         )
-  /** The provider's identity of a person: a keyed hash of the issuer and their subject. */
-  const identityOf = (subject: string) => digest.hmacSha256(provider.issuer, `sub:${subject}`)
-  /** `sso:<identity>:`: the fingerprint prefix of one person's tokens, from the provider's subject. */
-  const personPrefix = async (subject: string) => `${SSO_FINGERPRINT_PREFIX}${await identityOf(subject)}:`
-  /** `:<session>`: the fingerprint suffix of the tokens of one provider session (its `sid`). */
-  const sessionSuffix = async (sessionId: string) =>
-    `:${await digest.hmacSha256(provider.issuer, `sid:${sessionId}`)}`
+  const { identityOf, personPrefix, sessionSuffix } = ssoIdentities(digest, provider.issuer)
 
   function refuse(
     reason: SsoRefusal['reason'],
@@ -303,92 +273,8 @@ export function createSso({
         : err({ ...done.error, authorization: entry.authorization })
     },
 
-    /**
-     * Binds the names of tokens saved before names were bound to identities, as prior claims: the
-     * live tokens of signed-in people, oldest first, each claims its name for the identity in its
-     * fingerprint. A token whose name is (or just got) bound to another identity ends, audited
-     * (name_taken). Run at start, before requests: every instance on a store may run it at once
-     * (a claim is atomic and the first stays), and a second run changes nothing. Returns how many
-     * tokens ended.
-     */
-    async bindNamesOfTokens(): Promise<number> {
-      const records = (await tokens.withFingerprint(SSO_FINGERPRINT_PREFIX)).sort(
-        (a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-      )
-      const owners = new Map<string, string>()
-      let ended = 0
-      for (const record of records) {
-        // A configured user's name is no signed-in person's: such a token ends at its first use.
-        if (isConfiguredUser(record.username)) continue
-        const rest = record.fingerprint.slice(SSO_FINGERPRINT_PREFIX.length)
-        const identity = rest.slice(0, rest.indexOf(':'))
-        if (identity === '') continue
-        let owner = owners.get(record.username)
-        if (owner === undefined) {
-          owner = await store.claimName(record.username, identity, clock.now())
-          owners.set(record.username, owner)
-        }
-        if (owner !== identity && (await tokens.endNameTaken(record))) ended++
-      }
-      return ended
-    },
-
-    /**
-     * OpenID Connect Back-Channel Logout: the provider ended a person's session. With a session id
-     * (`sid`), the tokens of that session end (of that person, when it names one too); with a
-     * subject alone, every token of that person. Each logout token is taken once: its `jti` is
-     * remembered in the store until the token would be refused anyway. Returns how many ended.
-     */
-    async logout(logoutToken: string, address: string | null): Promise<Result<number, SsoRefusal>> {
-      const verified = await provider.verifyLogoutToken(logoutToken)
-      if (!verified.ok) return err({ reason: verified.error.kind, message: verified.error.message })
-      const { subject, sessionId, tokenId, expiresAt } = verified.value
-      const key = await digest.hmacSha256(provider.issuer, `jti:${tokenId}`)
-      if (!(await store.rememberLogout(key, expiresAt, clock.now())))
-        return err({
-          reason: 'invalid',
-          message: 'This logout token was received before (same jti): refused.',
-        })
-      // Taken, but carried out only once its tokens are gone: should that fail, the key is
-      // forgotten, so the provider's retry is no replay and ends them.
-      let records: TokenRecord[]
-      let count: number
-      try {
-        records = await tokens.withFingerprint(
-          subject === null ? SSO_FINGERPRINT_PREFIX : await personPrefix(subject),
-        )
-        if (sessionId !== null) {
-          const session = await sessionSuffix(sessionId)
-          records = records.filter((record) => record.fingerprint.endsWith(session))
-        }
-        count = await tokens.deleteRecords(records)
-      } catch (error) {
-        await store.forgetLogout(key).catch(() => {})
-        throw error
-      }
-      events.emit({
-        type: 'sso.logout',
-        at: clock.now(),
-        provider: label,
-        owner: records[0]?.username ?? null,
-        count,
-        username: null,
-        clientId: null,
-        address,
-      })
-      return ok(count)
-    },
+    ...createSsoLogout({ provider, tokens, store, isConfiguredUser, digest, clock, events, label }),
   }
-}
-
-/** The groups claim as a short list for a message. */
-function groupsOf(claim: unknown): string {
-  const names = typeof claim === 'string' ? [claim] : Array.isArray(claim) ? claim : []
-  return names
-    .filter((name): name is string => typeof name === 'string')
-    .slice(0, 10)
-    .map((name) => name.slice(0, 64))
-    .join(', ')
 }
 
 export type Sso = ReturnType<typeof createSso>

@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../errors.js'
-import type { ModuleView, NodeSetView } from '../modules/modules.js'
+import type { ModuleView, NodeSetView } from '../modules/local-state.js'
 import type {
   Actor,
   Clock,
@@ -9,12 +9,11 @@ import type {
   FleetStore,
   InstanceRecord,
   InstanceReport,
-  ModuleInstaller,
   ModuleStore,
-  ReportedModule,
   TypeUsage,
 } from '../ports/index.js'
 import { type Drift, driftOf, holdersOf } from './drift.js'
+import { type InstanceModuleState, loadedOf, setsAsLoaded, snapshotOf, statesOf } from './instance-states.js'
 
 // The fleet's admin plane: the module store holds the fleet's desired modules (the enablement
 // state machine governs it as it governs one runtime's), the fleet store what each instance
@@ -59,18 +58,6 @@ export interface InstanceView {
   applied: string | null
   modules: number
   drift: Drift[]
-}
-
-/** One instance's own state of a module, beside the desired one. */
-export interface InstanceModuleState {
-  id: string
-  connected: boolean
-  /** The version installed there; absent when it is not installed (yet). */
-  version?: string
-  /** Each node set's `enabled` there, by set name. */
-  enabled: Record<string, boolean>
-  /** Present when the instance differs from the desired state. */
-  drift?: Drift
 }
 
 export type FleetModuleView = ModuleView & { instances: InstanceModuleState[] }
@@ -141,74 +128,7 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
     }
   }
 
-  /**
-   * What one answer needs of the instances, computed once: each instance's modules by name and
-   * drift by module (the first drift of each module, as `driftOf` lists them).
-   */
-  interface Snapshot {
-    records: readonly InstanceRecord[]
-    own: ReadonlyMap<string, ReadonlyMap<string, ReportedModule>>
-    drift: ReadonlyMap<string, ReadonlyMap<string, Drift>>
-  }
-
-  async function snapshot(): Promise<Snapshot> {
-    const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
-    const holders = holdersOf(records)
-    const own = new Map<string, Map<string, ReportedModule>>()
-    const drift = new Map<string, Map<string, Drift>>()
-    for (const record of records) {
-      const mine = new Map<string, ReportedModule>()
-      for (const module of record.report?.modules ?? [])
-        if (!mine.has(module.name)) mine.set(module.name, module)
-      own.set(record.id, mine)
-      const byModule = new Map<string, Drift>()
-      for (const entry of driftOf(record, modules, installs, holders)) {
-        if (!byModule.has(entry.module)) byModule.set(entry.module, entry)
-      }
-      drift.set(record.id, byModule)
-    }
-    return { records, own, drift }
-  }
-
-  function statesOf(name: string, { records, own, drift }: Snapshot): InstanceModuleState[] {
-    const states: InstanceModuleState[] = []
-    for (const record of records) {
-      const differs = drift.get(record.id)?.get(name)
-      const here = own.get(record.id)?.get(name)
-      if (here === undefined && differs === undefined) continue
-      const state: InstanceModuleState = {
-        id: record.id,
-        connected: connected(record),
-        enabled: Object.fromEntries((here?.sets ?? []).map((set) => [set.name, set.enabled])),
-      }
-      if (here !== undefined) state.version = here.version
-      if (differs !== undefined) state.drift = differs
-      states.push(state)
-    }
-    return states
-  }
-
-  /** What the instances that have a node set say of it: loaded by all of them, or the first error. */
-  function loadedOf(name: string, set: string, { records, own }: Snapshot) {
-    const sets = records.flatMap((record) => {
-      const entry = own
-        .get(record.id)
-        ?.get(name)
-        ?.sets.find((candidate) => candidate.name === set)
-      return entry === undefined ? [] : [entry]
-    })
-    const failed = sets.find((entry) => entry.err !== undefined)
-    return {
-      loaded: sets.length > 0 && sets.every((entry) => entry.loaded),
-      ...(failed?.err !== undefined && { err: failed.err }),
-    }
-  }
-
-  const decorateSets = (view: ModuleView, now: Snapshot) =>
-    view.nodes.map((set) => {
-      const { err: _stale, ...rest } = set
-      return { ...rest, ...loadedOf(view.name, set.name, now) }
-    })
+  const snapshot = async () => snapshotOf(await fleet.list(), await store.list(), await installMap())
 
   return {
     desired,
@@ -220,7 +140,7 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
      * for the desired state now: applied, or refused. Those away do not count.
      */
     async settled(module: string): Promise<boolean> {
-      return statesOf(module, await snapshot()).every(
+      return statesOf(module, await snapshot(), connected).every(
         (state) => !state.connected || state.drift === undefined || state.drift.reason !== 'pending',
       )
     },
@@ -287,8 +207,8 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
       const now = await snapshot()
       return views.map((view) => ({
         ...view,
-        nodes: decorateSets(view, now),
-        instances: statesOf(view.name, now),
+        nodes: setsAsLoaded(view, now),
+        instances: statesOf(view.name, now, connected),
       }))
     },
 
@@ -299,7 +219,7 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
       return {
         ...rest,
         ...loadedOf(view.module, view.name, now),
-        instances: statesOf(view.module, now),
+        instances: statesOf(view.module, now, connected),
       }
     },
 
@@ -341,38 +261,3 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
 }
 
 export type Fleet = ReturnType<typeof createFleet>
-
-/**
- * The installer of fleet mode: a module is installed here first (the palette policy, the
- * registry, and its node sets become known), then recorded for every instance to install, at the
- * version installed here. Only registry installs: an instance cannot fetch an upload. A removal is
- * recorded for every instance; the copy here goes too.
- */
-export function fleetInstaller(
-  fleet: Fleet,
-  local: ModuleInstaller | undefined,
-): ModuleInstaller | undefined {
-  if (local === undefined) return undefined
-  return {
-    async install(request) {
-      if (request.module === undefined || request.url !== undefined) {
-        return {
-          ok: false,
-          error: {
-            code: 'module_not_allowed',
-            message: 'In fleet mode modules are installed from the registry, by name',
-          },
-        }
-      }
-      const outcome = await local.install(request)
-      if (outcome.ok) await fleet.recordInstall(outcome.module.name, 'install', outcome.module.version)
-      return outcome
-    },
-    async remove(name) {
-      await fleet.recordInstall(name, 'remove', null)
-      // The copy here served only to know the module; it may well not be here.
-      await local.remove(name).catch(() => undefined)
-      return { ok: true }
-    },
-  }
-}

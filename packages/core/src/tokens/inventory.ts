@@ -1,28 +1,12 @@
-import type { User } from '../auth/login.js'
 import { hasPermission } from '../auth/permissions.js'
 import { grantScope, parsePermissionScope } from '../auth/scope.js'
-import { type DomainError, err, ok, type Result } from '../errors.js'
+import type { User } from '../auth/users.js'
+import { type DomainError, err, invalid, ok, type Result } from '../errors.js'
 import type { Actor, Clock, EventSink, SignInMethod, TokenKind, TokenRecord } from '../ports/index.js'
-import { FLOWADMIN_AUDIENCE, isSsoRecord, type SsoUser, type TokenOwner, type Tokens } from './tokens.js'
-
-/** Seconds in a day. */
-const DAY = 86_400
-
-/** Lifetimes of named API tokens, in seconds. */
-export interface ApiTokenOptions {
-  /** When a request names none; default 90 days. */
-  expiryTime: number
-  /** The longest a request may ask for; default 365 days. */
-  maxExpiryTime: number
-  /** Whether a request may ask for a token that never expires (`expiresIn: null`); default false. */
-  allowNoExpiry: boolean
-}
-
-export const DEFAULT_API_TOKENS: ApiTokenOptions = {
-  expiryTime: 90 * DAY,
-  maxExpiryTime: 365 * DAY,
-  allowNoExpiry: false,
-}
+import { type ApiTokenOptions, lifetimeOf, withinSession } from './api-token-lifetime.js'
+import { FLOWADMIN_AUDIENCE } from './audience.js'
+import { isSsoRecord, type SsoUser, type TokenOwner } from './owner.js'
+import type { Tokens } from './tokens.js'
 
 /** Longest name of an API token, in characters. */
 export const MAX_TOKEN_NAME = 100
@@ -101,40 +85,6 @@ export interface InventoryDeps {
   isResourceServer?: ((id: string) => boolean) | undefined
 }
 
-const invalid = (message: string): InventoryError => ({ code: 'invalid_request', message })
-
-/**
- * The lifetime of an API token of a signed-in person, which ends with their session: the default
- * is cut to the session's remaining seconds, a longer one asked for is refused.
- */
-function withinSession(
-  lifetime: number | null,
-  asked: number | null | undefined,
-  remainingMs: number,
-): Result<number | null, InventoryError> {
-  const remaining = Math.max(1, Math.floor(remainingMs / 1000))
-  if (lifetime !== null && lifetime <= remaining) return ok(lifetime)
-  if (asked === undefined) return ok(remaining)
-  return err(
-    invalid(
-      `expires_in must be at most ${remaining} seconds: a token of a single sign-on ends with the session it was created in`,
-    ),
-  )
-}
-
-/** Checks API token lifetimes from settings; throws a RangeError naming the field. */
-export function checkApiTokenOptions(options: ApiTokenOptions): void {
-  for (const field of ['expiryTime', 'maxExpiryTime'] as const) {
-    const value = options[field]
-    if (!Number.isSafeInteger(value) || value <= 0) {
-      throw new RangeError(`apiTokens.${field} must be a positive whole number of seconds`)
-    }
-  }
-  if (options.expiryTime > options.maxExpiryTime) {
-    throw new RangeError('apiTokens.expiryTime must not exceed apiTokens.maxExpiryTime')
-  }
-}
-
 /** The session inventory and named API tokens: who may see, end and create which tokens. */
 export function createTokenInventory({
   tokens,
@@ -192,26 +142,6 @@ export function createTokenInventory({
       rights,
       endsAt: sso.apiTokensOutliveSessions ? null : record.expiresAt,
     }
-  }
-
-  function lifetimeOf(expiresIn: number | null | undefined): Result<number | null, InventoryError> {
-    if (expiresIn === undefined) return ok(options.expiryTime)
-    if (expiresIn === null) {
-      return options.allowNoExpiry
-        ? ok(null)
-        : err(
-            invalid(
-              'Tokens that never expire are not allowed here: set adminAuth.apiTokens.allowNoExpiry to true to allow them',
-            ),
-          )
-    }
-    if (!Number.isSafeInteger(expiresIn) || expiresIn <= 0) {
-      return err(invalid('expires_in must be a positive whole number of seconds'))
-    }
-    if (expiresIn > options.maxExpiryTime) {
-      return err(invalid(`expires_in must be at most ${options.maxExpiryTime} seconds`))
-    }
-    return ok(expiresIn)
   }
 
   return {
@@ -293,7 +223,7 @@ export function createTokenInventory({
       const signedIn = configured === undefined ? await ssoOwner(caller, ownerName) : null
       const owner: TokenOwner | undefined = configured ?? signedIn?.owner
       if (owner === undefined) return err(invalid(`No such user: ${ownerName.slice(0, 64)}`))
-      let lifetime = lifetimeOf(request.expiresIn)
+      let lifetime = lifetimeOf(options, request.expiresIn)
       if (!lifetime.ok) return lifetime
       if (signedIn != null && signedIn.endsAt !== null) {
         lifetime = withinSession(lifetime.value, request.expiresIn, signedIn.endsAt - clock.now())

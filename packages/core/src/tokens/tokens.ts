@@ -1,69 +1,20 @@
-import type { User } from '../auth/login.js'
-import { hasPermission, intersectPermissions } from '../auth/permissions.js'
+import { intersectPermissions } from '../auth/permissions.js'
+import type { User } from '../auth/users.js'
 import type {
   Clock,
   Digest,
   EventSink,
   RandomSource,
   SignInMethod,
-  TokenKind,
   TokenRecord,
   TokenStore,
 } from '../ports/index.js'
-import { base64url } from './encoding.js'
-
-/** 32 bytes = 256 bits of entropy; 43 base64url characters. */
-export const TOKEN_BYTES = 32
-/** 12 bytes: 16 base64url characters, unique enough to name a record, and no secret. */
-const ID_BYTES = 12
-
-/**
- * A new record id. A leading `-` becomes `_`, so a command line (`flowadmin tokens revoke ID`)
- * takes the id for an argument, never for an option.
- */
-const newId = (random: RandomSource): string => {
-  const id = base64url(random.bytes(ID_BYTES))
-  return id.startsWith('-') ? `_${id.slice(1)}` : id
-}
-/** Every API token starts with this, so secret scanners can find a leaked one. */
-export const API_TOKEN_PREFIX = 'fa_'
-/** Longer bearer values are not tokens of ours: refused without hashing. */
-const MAX_TOKEN_LENGTH = 512
-/** A token's last use is written at most this often (ms), so reads stay free of writes. */
-export const LAST_USE_RESOLUTION_MS = 60_000
-/** Most token uses this process remembers having written (see noteUse). */
-const MAX_TOUCHED = 10_000
-/** What the credential fingerprint is a keyed hash of: fixed, so only the key (the password hash) varies. */
-const FINGERPRINT_LABEL = 'flowadmin token credential v1'
-
-/**
- * The fingerprint of every token of a person the identity provider vouched for starts with this:
- * `sso:<identity>:<session>`, keyed hashes of the provider's subject and session. A password
- * user's fingerprint is hex, so the two never meet.
- */
-export const SSO_FINGERPRINT_PREFIX = 'sso:'
-
-/**
- * The audience of a token for flowadmin's own API. Every other audience is one resource server's
- * id (a resource server may not be called `flowadmin`).
- */
-export const FLOWADMIN_AUDIENCE = 'flowadmin'
-
-/** A person the identity provider vouched for, as their tokens need them. */
-export interface SsoUser {
-  username: string
-  /** Their permissions as derived from the provider's claims at their latest sign-in. */
-  permissions: string[]
-  /** `sso:<identity>:<session>` (see SSO_FINGERPRINT_PREFIX). */
-  fingerprint: string
-}
-
-/** Whom a token is for: a configured user, or a person signed in with the identity provider. */
-export type TokenOwner = User | SsoUser
-
-/** True for a token of a person signed in with the identity provider. */
-export const isSsoRecord = (record: TokenRecord): boolean =>
-  record.fingerprint.startsWith(SSO_FINGERPRINT_PREFIX)
+import { FLOWADMIN_AUDIENCE } from './audience.js'
+import { createFingerprints } from './fingerprints.js'
+import { type CreatedToken, createMint } from './mint.js'
+import { isSsoRecord, type TokenOwner } from './owner.js'
+import { createRecentUses } from './recent-uses.js'
+import { createRevocation, MAX_TOKEN_LENGTH } from './revocation.js'
 
 export interface IssuedToken {
   accessToken: string
@@ -71,12 +22,6 @@ export interface IssuedToken {
   expiresIn: number
   tokenType: 'Bearer'
   scope: string[]
-}
-
-/** A token just created: the record as stored and the token itself, shown this once. */
-export interface CreatedToken {
-  token: string
-  record: TokenRecord
 }
 
 /** The live record behind a bearer and what it may do now. */
@@ -108,30 +53,6 @@ export interface TokenDeps {
   isResourceServer?: ((clientId: string) => boolean) | undefined
 }
 
-/** How many tokens of one user ended. */
-export interface UserCount {
-  username: string
-  count: number
-}
-
-export type RevokeOutcome = { revoked: true; record: TokenRecord } | { revoked: false }
-
-/** Who asks to see or end tokens. */
-export interface TokenCaller {
-  username: string | null
-  permissions: readonly string[]
-  /**
-   * The token the caller uses, when its audience is not flowadmin (a resource server's token):
-   * such a caller may end that token and nothing else.
-   */
-  onlyToken?: string | undefined
-}
-
-const mayManage = (record: TokenRecord, caller: TokenCaller) =>
-  caller.onlyToken !== undefined
-    ? record.id === caller.onlyToken
-    : record.username === caller.username || hasPermission(caller.permissions, '*')
-
 export function createTokens({
   store,
   clock,
@@ -149,144 +70,10 @@ export function createTokens({
   const audienceOf = (record: TokenRecord): string =>
     record.audience ?? (isResourceServer(record.clientId) ? record.clientId : FLOWADMIN_AUDIENCE)
 
-  // Fingerprints by password hash: one keyed hash per credential, not one per request, and
-  // known ones answered without waiting. Only the configured users' are kept (see pruneFingerprints).
-  const fingerprints = new Map<string, string>()
-  async function fingerprintOf(user: User): Promise<string> {
-    const known = fingerprints.get(user.passwordHash)
-    if (known !== undefined) return known
-    const fingerprint = await digest.hmacSha256(user.passwordHash, FINGERPRINT_LABEL)
-    fingerprints.set(user.passwordHash, fingerprint)
-    pruneFingerprints()
-    return fingerprint
-  }
-  /**
-   * Forgets the fingerprints of passwords no configured user has any more, once there are more
-   * fingerprints than users: a reload that changes passwords or removes users leaves the map no
-   * larger than the users configured, however many reloads there were.
-   */
-  function pruneFingerprints(): void {
-    if (fingerprints.size <= users.size) return
-    const current = new Set<string>()
-    for (const user of users.values()) current.add(user.passwordHash)
-    for (const hash of fingerprints.keys()) if (!current.has(hash)) fingerprints.delete(hash)
-  }
-
-  // When this process last wrote a token's use, so racing requests write it once, not each. Only
-  // the moments around a write matter: once it is written the record says so itself, and a use
-  // read after that writes nothing. So forgetting the oldest entries costs at most a repeated
-  // write for a request that read its record before that write landed, never a write per request.
-  // Two generations bound it: when the newer is full it becomes the older, and the older is
-  // dropped whole (O(1), the uses written longest ago).
-  let touched = new Map<string, number>()
-  let touchedBefore = new Map<string, number>()
-  /** True when this use should be written: the last one written is a minute old or more. */
-  function dueForTouch(record: TokenRecord, now: number): boolean {
-    if (record.lastUsedAt !== null && now - record.lastUsedAt < LAST_USE_RESOLUTION_MS) return false
-    const last = touched.get(record.id) ?? touchedBefore.get(record.id)
-    return last === undefined || now - last >= LAST_USE_RESOLUTION_MS
-  }
-  async function noteUse(record: TokenRecord, address: string, now: number): Promise<void> {
-    if (touched.size >= MAX_TOUCHED / 2) {
-      touchedBefore = touched
-      touched = new Map()
-    }
-    touched.set(record.id, now)
-    await store.touch(record.id, now, address)
-  }
-
-  async function save(
-    user: TokenOwner,
-    fields: {
-      kind: TokenKind
-      name: string | null
-      clientId: string
-      audience: string
-      scope: string[]
-      expiresIn: number | null
-      /** Where a login came from: that is the session's first use. Null for an API token. */
-      address: string | null
-      agent: string | null
-      /** How the person signed in; null for an API token. */
-      signIn: SignInMethod | null
-    },
-  ): Promise<CreatedToken> {
-    const secret = base64url(random.bytes(TOKEN_BYTES))
-    const token = fields.kind === 'api' ? `${API_TOKEN_PREFIX}${secret}` : secret
-    const now = clock.now()
-    const record: TokenRecord = {
-      hash: await hashOf(token),
-      id: newId(random),
-      kind: fields.kind,
-      name: fields.name,
-      username: user.username,
-      clientId: fields.clientId,
-      audience: fields.audience,
-      scope: fields.scope,
-      fingerprint: 'fingerprint' in user ? user.fingerprint : await fingerprintOf(user),
-      createdAt: now,
-      expiresAt: fields.expiresIn === null ? null : now + fields.expiresIn * 1000,
-      lastUsedAt: fields.address === null ? null : now,
-      lastAddress: fields.address,
-      agent: fields.agent,
-      signIn: fields.signIn,
-    }
-    await store.save(record)
-    return { token, record }
-  }
-
-  /**
-   * Deletes every token of the users `which` selects; one entry per user that had any. With
-   * `keepSso`, tokens of people signed in with the identity provider stay: they are not in the
-   * settings' users, and their provider, not the settings, says what they are worth.
-   */
-  async function revokeUsers(which: (username: string) => boolean, keepSso = false): Promise<UserCount[]> {
-    const ended: UserCount[] = []
-    for (const username of await store.usernames()) {
-      if (!which(username)) continue
-      const count = keepSso ? await deleteAllBut(username, isSsoRecord) : await store.deleteByUser(username)
-      if (count > 0) ended.push({ username, count })
-    }
-    return ended
-  }
-
-  /** Deletes the tokens of a user that `kept` does not select; how many. */
-  async function deleteAllBut(username: string, kept: (record: TokenRecord) => boolean): Promise<number> {
-    const records = await store.list(username)
-    const doomed = records.filter((record) => !kept(record))
-    if (doomed.length === records.length) return store.deleteByUser(username)
-    return deleteRecords(doomed)
-  }
-
-  /** Deletes these records; how many were there. */
-  async function deleteRecords(records: readonly TokenRecord[]): Promise<number> {
-    let count = 0
-    for (const record of records) if (await store.delete(record.id)) count++
-    return count
-  }
-
-  /**
-   * Deletes a record whose user is gone or whose credential changed, and records why; false when
-   * it was gone already.
-   */
-  async function invalidate(
-    record: TokenRecord,
-    reason: 'user_removed' | 'credential_changed' | 'name_taken',
-    address: string | null,
-  ): Promise<boolean> {
-    if (!(await store.delete(record.id))) return false
-    events.emit({
-      type: 'token.invalidated',
-      at: clock.now(),
-      id: record.id,
-      owner: record.username,
-      reason,
-      username: record.username,
-      clientId: record.clientId,
-      address,
-    })
-    return true
-  }
+  const fingerprints = createFingerprints(digest, users)
+  const uses = createRecentUses(store)
+  const revocation = createRevocation({ store, hashOf, events, clock })
+  const mint = createMint({ store, clock, random, hashOf, fingerprintOf: fingerprints.of })
 
   return {
     /**
@@ -305,7 +92,7 @@ export function createTokens({
       audience: string = FLOWADMIN_AUDIENCE,
       signIn: SignInMethod | null = null,
     ): Promise<IssuedToken> {
-      const { token } = await save(user, {
+      const { token } = await mint(user, {
         kind: 'session',
         name: null,
         clientId,
@@ -331,7 +118,7 @@ export function createTokens({
         agent: string | null
       },
     ): Promise<CreatedToken> {
-      return save(user, { kind: 'api', ...fields, address: null, signIn: null })
+      return mint(user, { kind: 'api', ...fields, address: null, signIn: null })
     },
 
     /**
@@ -359,50 +146,34 @@ export function createTokens({
       if (audience !== null && record.audience !== audience) return null
       if (isSsoRecord(record)) {
         if (!sso) {
-          await invalidate(record, 'user_removed', address)
+          await revocation.invalidate(record, 'user_removed', address)
           return null
         }
         // A configured user's name is never a signed-in person's (one issued before the user was).
         if (users.has(record.username)) {
-          await invalidate(record, 'name_taken', address)
+          await revocation.invalidate(record, 'name_taken', address)
           return null
         }
         // Their rights were narrowed in the record at their latest sign-in (see narrow).
-        if (address !== null && dueForTouch(record, now)) await noteUse(record, address, now)
+        if (address !== null && uses.due(record, now)) await uses.note(record, address, now)
         return { record, permissions: [...record.scope] }
       }
       const user = users.get(record.username)
       if (user === undefined) {
-        await invalidate(record, 'user_removed', address)
+        await revocation.invalidate(record, 'user_removed', address)
         return null
       }
-      if (fingerprints.size > users.size) pruneFingerprints()
-      const fingerprint = fingerprints.get(user.passwordHash) ?? (await fingerprintOf(user))
+      const fingerprint = fingerprints.known(user) ?? (await fingerprints.of(user))
       if (fingerprint !== record.fingerprint) {
-        await invalidate(record, 'credential_changed', address)
+        await revocation.invalidate(record, 'credential_changed', address)
         return null
       }
-      if (address !== null && dueForTouch(record, now)) await noteUse(record, address, now)
+      if (address !== null && uses.due(record, now)) await uses.note(record, address, now)
       return { record, permissions: intersectPermissions(record.scope, user.permissions) }
     },
 
-    /**
-     * Revokes `token` when the caller owns it (same user) or holds `*`. Anything else, an unknown
-     * token included, is a silent no-op, so the answer reveals nothing about other tokens.
-     */
-    async revoke(token: string, caller: TokenCaller): Promise<RevokeOutcome> {
-      if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { revoked: false }
-      const record = await store.findByHash(await hashOf(token))
-      if (record === null || !mayManage(record, caller)) return { revoked: false }
-      return (await store.delete(record.id)) ? { revoked: true, record } : { revoked: false }
-    },
-
-    /** Revokes the token with this id when the caller may; another's is as unknown (no-op). */
-    async revokeById(id: string, caller: TokenCaller): Promise<RevokeOutcome> {
-      const record = await store.findById(id)
-      if (record === null || !mayManage(record, caller)) return { revoked: false }
-      return (await store.delete(record.id)) ? { revoked: true, record } : { revoked: false }
-    },
+    revoke: revocation.revoke,
+    revokeById: revocation.revokeById,
 
     /** Deletes every token of a user; returns how many. */
     revokeUser(username: string): Promise<number> {
@@ -418,7 +189,7 @@ export function createTokens({
     },
 
     /** Deletes every token of every user; one entry per user that had any, with the count. */
-    revokeUsers: () => revokeUsers(() => true),
+    revokeUsers: () => revocation.revokeUsers(() => true),
 
     /**
      * Deletes every token of users not in `kept` (default: the users configured now); one entry
@@ -426,7 +197,7 @@ export function createTokens({
      * while a provider is configured.
      */
     purgeRemovedUsers: (kept: { has(username: string): boolean } = users) =>
-      revokeUsers((username) => !kept.has(username), sso),
+      revocation.revokeUsers((username) => !kept.has(username), sso),
 
     /** The record with this public id, or null (expired ones included). */
     findById: (id: string): Promise<TokenRecord | null> => store.findById(id),
@@ -464,13 +235,13 @@ export function createTokens({
       return deleted
     },
 
-    deleteRecords,
+    deleteRecords: revocation.deleteRecords,
 
     /**
      * Deletes a signed-in person's record whose name another identity of the provider holds, and
      * records why (`token.invalidated`, reason name_taken); false when it was gone already.
      */
-    endNameTaken: (record: TokenRecord) => invalidate(record, 'name_taken', null),
+    endNameTaken: (record: TokenRecord) => revocation.invalidate(record, 'name_taken', null),
 
     audienceOf,
 
@@ -496,7 +267,7 @@ export function createTokens({
 
     /** How many entries the in-process caches hold now (fingerprints, recent uses), for tests. */
     cached(): { fingerprints: number; touched: number } {
-      return { fingerprints: fingerprints.size, touched: touched.size + touchedBefore.size }
+      return { fingerprints: fingerprints.size(), touched: uses.size() }
     },
   }
 }

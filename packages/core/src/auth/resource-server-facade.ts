@@ -1,0 +1,208 @@
+import { err, ok, type Result } from '../errors.js'
+import type { Clock, CoreObserver, TokenKind } from '../ports/index.js'
+import type { Audiences } from '../tokens/audience.js'
+import type { IssuedToken, Tokens } from '../tokens/tokens.js'
+import { aheadOfClock, type Trail, type TrailReport } from '../trail/trail.js'
+import type { Handover, SsoExchangeError } from './handover.js'
+import type { Login, LoginError, LoginRequest } from './login.js'
+import type {
+  ClientError,
+  ResourceServerActivity,
+  ResourceServerOptions,
+  ResourceServers,
+} from './resource-servers.js'
+
+/** What a resource server presents: its id and secret (HTTP Basic). */
+export interface ClientCredentials {
+  id: string
+  secret: string
+}
+
+/**
+ * What a resource server learns of a token (RFC 7662): whether it is live, and then whose it is
+ * and what it may do now. Anything not live is just `{active: false}`.
+ */
+export type Introspection =
+  | { active: false }
+  | {
+      active: true
+      username: string
+      /** The token's rights now: its scope ∩ its user's permissions. Never empty. */
+      permissions: string[]
+      clientId: string
+      /** Always the resource server that asked: a token of any other audience is not active. */
+      audience: string
+      kind: TokenKind
+      /** Milliseconds since the epoch. */
+      issuedAt: number
+      /** Milliseconds since the epoch; null: never expires. */
+      expiresAt: number | null
+    }
+
+export interface ResourceServerFacadeDeps {
+  /** false when `adminAuth` is not configured: no resource server is then known. */
+  authEnabled: boolean
+  servers: ResourceServers
+  /** The resource servers' ids as audiences of tokens, replaced with the servers. */
+  audiences: Audiences
+  login: Login
+  handover: Handover
+  tokens: Tokens
+  trail: Trail
+  clock: Clock
+  observer?: CoreObserver | undefined
+}
+
+/** What resource servers (a fleet's Node-RED instances) call, each once its credentials are proven. */
+export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
+  const { servers, clock } = deps
+  /**
+   * Authenticates a resource server (a fleet instance's helper): its id when its credentials
+   * hold, or `invalid_client`.
+   */
+  async function authenticateClient(
+    client: ClientCredentials | null,
+    address: string,
+  ): Promise<Result<string, ClientError>> {
+    if (!deps.authEnabled || client === null) return err({ code: 'invalid_client' })
+    const authenticated = await servers.authenticate(client.id, client.secret, address)
+    return authenticated.ok ? ok(client.id) : authenticated
+  }
+
+  /** As authenticateClient; besides, a `client_id` in the request must be the authenticated one. */
+  async function requestingClient(
+    client: ClientCredentials | null,
+    requested: string | undefined,
+    address: string,
+  ): Promise<Result<string, ClientError>> {
+    const authenticated = await authenticateClient(client, address)
+    if (!authenticated.ok) return authenticated
+    return requested !== undefined && requested !== authenticated.value
+      ? err({ code: 'invalid_client' })
+      : authenticated
+  }
+
+  const calls = {
+    /**
+     * The password grant asked by a resource server that authenticates itself (a Node-RED
+     * instance checking its editor's login form): the client is checked first, and the token is
+     * issued to it as `client_id`. A `client_id` in the request must be the same.
+     */
+    async loginAsClient(
+      client: ClientCredentials | null,
+      request: LoginRequest,
+      address: string,
+      agent: string | null = null,
+    ): Promise<Result<IssuedToken, LoginError | ClientError>> {
+      const id = await requestingClient(client, request.clientId, address)
+      if (!id.ok) return id
+      return deps.login({ ...request, clientId: id.value }, address, agent, id.value)
+    },
+
+    /**
+     * Whether a resource server may be sent a person's authorization code at `redirectUri`: the
+     * server exists and registered exactly that URI. Checked before a sign-in begins, so an
+     * unregistered URI never receives anything.
+     */
+    redirectRegistered: (clientId: string, redirectUri: string): boolean =>
+      servers.redirects(clientId, redirectUri),
+
+    /**
+     * The authorization code grant of a resource server (a Node-RED editor's sign-in through
+     * flowadmin): the client authenticates itself (HTTP Basic) first, then the code, its redirect
+     * URI and PKCE verifier are checked (see Sso.redeem). A `client_id` in the request must be the
+     * same as the authenticated one.
+     */
+    async redeemCode(
+      client: ClientCredentials | null,
+      request: { clientId: string | undefined; code: string; redirectUri: string; codeVerifier: string },
+      address: string,
+      agent: string | null = null,
+    ): Promise<Result<IssuedToken, ClientError | SsoExchangeError>> {
+      const id = await requestingClient(client, request.clientId, address)
+      if (!id.ok) return id
+      const { code, redirectUri, codeVerifier } = request
+      return deps.handover.redeem(id.value, code, redirectUri, codeVerifier, address, agent)
+    },
+
+    /**
+     * Token introspection (RFC 7662) for a resource server: refused (`invalid_client`) unless its
+     * credentials hold; then the token's state now, through the same rules as every request
+     * (expired, revoked, user removed, password changed, or no rights left: not active). Asking
+     * is not a use of the token: its last use stays as its own requests wrote it.
+     */
+    async introspect(
+      client: ClientCredentials | null,
+      token: string,
+      address: string,
+    ): Promise<Result<Introspection, ClientError>> {
+      const observe = deps.observer?.introspection
+      const id = await authenticateClient(client, address)
+      if (!id.ok) {
+        const { code } = id.error
+        observe?.(code === 'temporarily_unavailable' ? 'shed' : code)
+        return id
+      }
+      // Only the token's own audience learns that it is live; to any other it is as unknown.
+      const live = await deps.tokens.authenticate(token, null, id.value)
+      observe?.(live === null || live.permissions.length === 0 ? 'inactive' : 'active')
+      if (live === null || live.permissions.length === 0) return ok({ active: false })
+      const { record } = live
+      return ok({
+        active: true,
+        username: record.username,
+        permissions: live.permissions,
+        clientId: record.clientId,
+        audience: id.value,
+        kind: record.kind,
+        issuedAt: record.createdAt,
+        expiresAt: record.expiresAt,
+      })
+    },
+
+    /**
+     * A resource server's way to report its instances' events, once its credentials are proven:
+     * `report` appends them to the trail under that server (never one the reports name) and
+     * returns how many were kept. Authenticating first lets the caller read a report only from a
+     * proven client.
+     */
+    async reporter(
+      client: ClientCredentials | null,
+      address: string,
+    ): Promise<
+      Result<
+        {
+          report(
+            reports: readonly TrailReport[],
+          ): Promise<Result<number, { code: 'invalid_request'; message: string }>>
+        },
+        ClientError
+      >
+    > {
+      const id = await authenticateClient(client, address)
+      if (!id.ok) return id
+      const server = id.value
+      return ok({
+        async report(reports: readonly TrailReport[]) {
+          const ahead = aheadOfClock(reports, clock.now())
+          if (ahead !== null) return err({ code: 'invalid_request' as const, message: ahead })
+          return ok(await deps.trail.ingest(server, reports))
+        },
+      })
+    },
+  }
+
+  return {
+    authenticateClient,
+    calls,
+    /** The configured resource servers and when each last called (since start or reload). */
+    resourceServers: {
+      activity: (): ResourceServerActivity[] => servers.activity(),
+      /** Replaces them (a reload): every secret is verified again on its next use. */
+      set: (list: readonly ResourceServerOptions[]) => {
+        deps.audiences.set(list)
+        servers.set(list)
+      },
+    },
+  }
+}
