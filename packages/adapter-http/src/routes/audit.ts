@@ -2,18 +2,11 @@ import { decodeTrailCursor, type TrailEvent, type TrailFilter, type TrailReport 
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
+import { basicCredentials } from '../basic-credentials.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, errorAnswerOf, toResponse } from '../errors.js'
-import {
-  adminErrorContent,
-  describe,
-  json,
-  oauthErrorContent,
-  RETRY_AFTER,
-  unauthorized,
-  use,
-} from '../openapi.js'
+import { adminErrorContent, clientRefusals, describe, json, unauthorized, use } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
 import {
   CSV_HEADER,
@@ -24,7 +17,6 @@ import {
   trailEventJson,
   trailEventLine,
 } from './audit-format.js'
-import { BASIC_CHALLENGE, basicCredentials } from './introspect.js'
 
 /** Most events in one report from an instance. */
 export const MAX_REPORTED_EVENTS = 500
@@ -266,21 +258,11 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
             'clock; the message names the field.',
           content: adminErrorContent(['invalid_request']),
         },
-        401: {
-          description: 'No client credentials, an unknown client, or a wrong secret.',
-          headers: BASIC_CHALLENGE,
-          content: oauthErrorContent(['invalid_client']),
-        },
         413: {
           description: `The body is larger than ${MAX_REPORT_BYTES} bytes.`,
           content: adminErrorContent(['payload_too_large']),
         },
-        429: {
-          description:
-            'Too many wrong secrets for this client from this address; the secret was not checked.',
-          headers: { 'Retry-After': RETRY_AFTER },
-          content: oauthErrorContent(['temporarily_unavailable']),
-        },
+        ...clientRefusals('client'),
         500: use('Unexpected'),
         503: use('StorageUnavailable'),
       },

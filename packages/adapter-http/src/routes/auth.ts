@@ -1,11 +1,13 @@
 import type { IssuedToken } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
-import { createMiddleware } from 'hono/factory'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
+import { basicCredentials } from '../basic-credentials.js'
+import { bindingOf, clearBinding } from '../binding.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, madeApart, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { noStore } from '../no-store.js'
 import {
   describe,
   formOrJson,
@@ -24,37 +26,6 @@ import {
   TokenRequestSchema,
 } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
-import { basicCredentials } from './introspect.js'
-import { bindingOf, clearBinding } from './sso.js'
-
-/** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
-export const noStore = createMiddleware(async (c, next) => {
-  // Set before the handler answers, so an answer made through the context (`c.json`) carries them
-  // as it is made. Its headers are never read back: that builds a Headers object for every answer
-  // and makes @hono/node-server rebuild it as a full Response.
-  c.header('Cache-Control', 'no-store')
-  c.header('Pragma', 'no-cache')
-  await next()
-  noStoreApart(c)
-})
-
-/**
- * noStore for a route whose own answers carry these headers as they are made: only an answer made
- * apart from the context (errors.ts, as the app's answer to a thrown error) gets them added.
- */
-export const noStoreMadeApart = createMiddleware(async (c, next) => {
-  await next()
-  noStoreApart(c)
-})
-
-/** Adds the no-store headers to an answer made apart from the context, which has a Headers object already. */
-function noStoreApart(c: Context) {
-  const answer = c.res
-  if (madeApart(answer)) {
-    answer.headers.set('Cache-Control', 'no-store')
-    answer.headers.set('Pragma', 'no-cache')
-  }
-}
 
 /** The identity provider's sign-in button, as Node-RED announces a strategy's. */
 const StrategyButton = v.strictObject({

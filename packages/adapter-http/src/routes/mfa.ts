@@ -5,6 +5,7 @@ import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
   describe,
@@ -17,7 +18,6 @@ import {
   use,
 } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
-import { noStore } from './auth.js'
 
 const FactorStatusSchema = v.strictObject({
   totp: v.pipe(

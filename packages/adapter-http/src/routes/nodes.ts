@@ -5,6 +5,7 @@ import { requirePermission } from '../auth.js'
 import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { DriftSchema } from '../fleet-schemas.js'
 import {
   accessDocs,
   adminErrorContent,
@@ -15,7 +16,6 @@ import {
   use,
 } from '../openapi.js'
 import { EnableRequestSchema, firstIssueMessage, InstallRequestSchema } from '../schemas.js'
-import { DriftSchema } from './fleet.js'
 
 // Matched against the decoded rest of the path. A scoped name holds a slash, which the router
 // cannot express, and may arrive as `%2F`, so these routes parse the path themselves.

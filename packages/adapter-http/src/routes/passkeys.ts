@@ -5,6 +5,7 @@ import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
   describe,
@@ -16,7 +17,6 @@ import {
   use,
 } from '../openapi.js'
 import { firstIssueMessage, NullableTime, Time } from '../schemas.js'
-import { noStore } from './auth.js'
 
 const iso = (time: number) => new Date(time).toISOString()
 

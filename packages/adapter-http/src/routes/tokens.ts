@@ -5,6 +5,7 @@ import { requirePermission } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { noStore } from '../no-store.js'
 import {
   describe,
   describeTemplates,
@@ -16,7 +17,6 @@ import {
 } from '../openapi.js'
 import { CreateTokenRequestSchema, firstIssueMessage, NullableTime, Permissions, Time } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
-import { noStore } from './auth.js'
 
 /** A public token id as the core makes them; anything else names no token. */
 const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/
