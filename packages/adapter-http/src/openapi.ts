@@ -172,6 +172,16 @@ export const unauthorized = () => ({
   headers: CHALLENGE,
 })
 
+/**
+ * What a route for a signed-in caller (`requirePerson`, or any token) may answer besides its own:
+ * 401 without usable credentials, 500 when a port failed, 503 when the store cannot be reached.
+ */
+export const signedInAnswers = () => ({
+  401: unauthorized(),
+  500: use('Unexpected'),
+  503: use('StorageUnavailable'),
+})
+
 /** A `{code, message}` error body (errors.ts) whose code is one of these. */
 export const adminErrorContent = (codes: [string, ...string[]], withTypes = false) =>
   json(AdminError(codes, withTypes))

@@ -6,7 +6,7 @@ import { basicCredentials } from '../basic-credentials.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, errorAnswerOf, toResponse } from '../errors.js'
-import { adminErrorContent, clientRefusals, describe, json, unauthorized, use } from '../openapi.js'
+import { adminErrorContent, clientRefusals, describe, json, signedInAnswers, use } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
 import {
   CSV_HEADER,
@@ -322,9 +322,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
           description: 'A parameter that is not what it should be; the message names it.',
           content: adminErrorContent(['invalid_request']),
         },
-        401: unauthorized(),
-        500: use('Unexpected'),
-        503: use('StorageUnavailable'),
+        ...signedInAnswers(),
       },
     }),
     requirePermission(deps, 'audit.read'),

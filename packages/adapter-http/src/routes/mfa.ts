@@ -1,7 +1,7 @@
 import { RECOVERY_CODE_COUNT } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission } from '../auth.js'
+import { requirePermission, requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
@@ -14,8 +14,7 @@ import {
   oauthErrorContent,
   RETRY_AFTER,
   reauthenticate,
-  unauthorized,
-  use,
+  signedInAnswers,
 } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
 
@@ -62,7 +61,6 @@ const RecoveryCodesSchema = v.strictObject({
 })
 
 const noStoreHeaders = { headers: NO_STORE_HEADERS }
-const common = () => ({ 401: unauthorized(), 500: use('Unexpected'), 503: use('StorageUnavailable') })
 const conflict = (codes: [string, ...string[]]) => ({
   409: {
     description:
@@ -81,8 +79,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { core } = deps
   const routes = new Hono<AppEnv>()
   if (!core.authEnabled) return routes
-  const signedIn = requirePermission(deps, '')
-  const notPerson = () => toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
+  const signedIn = requirePerson(deps)
 
   routes.get(
     '/auth/mfa',
@@ -92,15 +89,14 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       tags: ['auth'],
       responses: {
         200: { description: 'Never a secret.', ...noStoreHeaders, content: json(FactorStatusSchema) },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const status = await core.mfa.status(principal)
+      const person = c.get('person')
+      const status = await core.mfa.status(person)
       return c.json({ totp: status.totp, recovery_codes: status.recoveryCodes })
     },
   )
@@ -118,16 +114,15 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         200: { description: 'The new secret.', ...noStoreHeaders, content: json(TotpEnrolmentSchema) },
         ...conflict(['mfa_not_configured', 'factor_exists']),
-        ...common(),
+        ...signedInAnswers(),
         ...reauthenticate(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const started = await core.mfa.startTotp(principal)
+      const person = c.get('person')
+      const started = await core.mfa.startTotp(person)
       if (!started.ok) return toResponse(errorAnswerOf(started.error, { tokenSent: true }))
       const { secret, uri, qrSvg } = started.value
       return c.json({ secret, uri, qr: `data:image/svg+xml;base64,${btoa(qrSvg)}` })
@@ -170,20 +165,19 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
           headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
           content: oauthErrorContent(['temporarily_unavailable']),
         },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
+      const person = c.get('person')
       const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
       if (!body.ok) return toResponse(adminBodyError(body.error))
       const fields = v.safeParse(ConfirmSchema, body.value)
       if (!fields.success)
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const confirmed = await core.mfa.confirmTotp(principal, fields.output.code, c.get('address'))
+      const confirmed = await core.mfa.confirmTotp(person, fields.output.code, c.get('address'))
       if (!confirmed.ok) return toResponse(errorAnswerOf(confirmed.error, { tokenSent: true }))
       return c.json({ recovery_codes: confirmed.value.recoveryCodes })
     },
@@ -216,11 +210,11 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
           content: adminErrorContent(['invalid_request']),
         },
         404: { description: 'The user has no second factor. Empty body.' },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
-    signedIn,
+    requirePermission(deps, ''),
     async (c) => {
       const user = c.req.query('user')
       if (user === undefined || user === '')

@@ -1,7 +1,7 @@
 import { MAX_PASSKEY_NAME, type PasskeyView } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission } from '../auth.js'
+import { requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
@@ -13,8 +13,7 @@ import {
   json,
   NO_STORE_HEADERS,
   reauthenticate,
-  unauthorized,
-  use,
+  signedInAnswers,
 } from '../openapi.js'
 import { firstIssueMessage, NullableTime, Time } from '../schemas.js'
 
@@ -79,14 +78,12 @@ const toJson = (view: PasskeyView) => ({
 
 const noStoreHeaders = { headers: NO_STORE_HEADERS }
 const common = () => ({
-  401: unauthorized(),
+  ...signedInAnswers(),
   409: {
     description: '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`).',
     ...noStoreHeaders,
     content: adminErrorContent(['passkeys_not_configured']),
   },
-  500: use('Unexpected'),
-  503: use('StorageUnavailable'),
 })
 const OWN_SESSION =
   'Only the person’s own session for flowadmin may: an API token or another audience’s token gets 401 `insufficient_scope`.'
@@ -100,8 +97,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { core } = deps
   const routes = new Hono<AppEnv>()
   if (!core.authEnabled) return routes
-  const signedIn = requirePermission(deps, '')
-  const notPerson = () => toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
+  const signedIn = requirePerson(deps)
 
   routes.get(
     '/auth/passkeys',
@@ -118,9 +114,8 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const listed = await core.passkeys.list(principal)
+      const person = c.get('person')
+      const listed = await core.passkeys.list(person)
       if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
       return c.json({ passkeys: listed.value.map(toJson) })
     },
@@ -148,9 +143,8 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const made = await core.passkeys.registrationOptions(principal)
+      const person = c.get('person')
+      const made = await core.passkeys.registrationOptions(person)
       if (!made.ok) return toResponse(errorAnswerOf(made.error, { tokenSent: true }))
       return c.json({ options: made.value.options })
     },
@@ -217,15 +211,14 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
+      const person = c.get('person')
       const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
       if (!body.ok) return toResponse(adminBodyError(body.error))
       const fields = v.safeParse(RegisterSchema, body.value)
       if (!fields.success)
         return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const { name, response } = fields.output
-      const registered = await core.passkeys.register(principal, name, response, c.get('address'))
+      const registered = await core.passkeys.register(person, name, response, c.get('address'))
       if (!registered.ok) return toResponse(errorAnswerOf(registered.error, { tokenSent: true }))
       return c.json({ passkey: toJson(registered.value) }, 201)
     },
@@ -264,10 +257,9 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
+      const person = c.get('person')
       const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
-      const removed = await core.passkeys.remove(principal, id, c.get('address'))
+      const removed = await core.passkeys.remove(person, id, c.get('address'))
       if (!removed.ok) return toResponse(errorAnswerOf(removed.error, { tokenSent: true }))
       return emptyResponse(204)
     },

@@ -1,7 +1,7 @@
 import { SIGN_IN_METHODS, type TokenView } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission } from '../auth.js'
+import { requirePermission, requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
@@ -12,8 +12,7 @@ import {
   json,
   NO_STORE_HEADERS,
   oauthErrorContent,
-  unauthorized,
-  use,
+  signedInAnswers,
 } from '../openapi.js'
 import { CreateTokenRequestSchema, firstIssueMessage, NullableTime, Permissions, Time } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
@@ -108,7 +107,6 @@ const userQuery = (required: boolean, description: string) => ({
 })
 
 const noStoreHeaders = { headers: NO_STORE_HEADERS }
-const common = () => ({ 401: unauthorized(), 500: use('Unexpected'), 503: use('StorageUnavailable') })
 
 /** A token's entry in the inventory, as the API and the CLI show it: never the token or its hash. */
 export function inventoryEntry(view: TokenView) {
@@ -158,7 +156,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
           ...noStoreHeaders,
           content: json(v.strictObject({ tokens: v.array(TokenInfo) })),
         },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
@@ -208,15 +206,13 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
           ...noStoreHeaders,
           content: oauthErrorContent(['invalid_request']),
         },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
-    signedIn,
+    requirePerson(deps),
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user')
-        return toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
+      const person = c.get('person')
       const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
       if (!body.ok) return toResponse(oauthBodyError(body.error))
       const fields = v.safeParse(CreateTokenRequestSchema, body.value)
@@ -224,7 +220,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
       const { name, scope, expires_in, audience } = fields.output
       const created = await core.tokens.create(
-        principal,
+        person,
         {
           name,
           scope,
@@ -268,7 +264,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
           ...noStoreHeaders,
           content: oauthErrorContent(['invalid_request']),
         },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
@@ -296,7 +292,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         responses: {
           204: { description: 'Ended. Empty body.' },
           404: { description: 'No such token that the caller may end. Empty body.' },
-          ...common(),
+          ...signedInAnswers(),
         },
       },
     }),
