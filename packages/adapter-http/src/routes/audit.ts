@@ -5,9 +5,9 @@ import { requirePermission } from '../auth.js'
 import { basicCredentials } from '../basic-credentials.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, errorAnswerOf, toResponse } from '../errors.js'
+import { adminError, errorAnswerOf, toResponse } from '../errors.js'
+import { parseFields } from '../fields.js'
 import { adminErrorContent, clientRefusals, describe, json, signedInAnswers, use } from '../openapi.js'
-import { firstIssueMessage } from '../schemas.js'
 import {
   CSV_HEADER,
   type ExportFormat,
@@ -274,12 +274,13 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
       // Proven before the body is read: an unknown caller's megabyte is never parsed.
       const reporter = await core.reporter(client, deps.clientAddress(c))
       if (!reporter.ok) return toResponse(errorAnswerOf(reporter.error))
-      const body = await readBody(c.req.raw, MAX_REPORT_BYTES, ['json'], c.env)
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(AuditReportSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const reports: TrailReport[] = fields.output.events
+      const fields = parseFields(
+        await readBody(c.req.raw, MAX_REPORT_BYTES, ['json'], c.env),
+        AuditReportSchema,
+        'admin',
+      )
+      if (!fields.ok) return fields.error
+      const reports: TrailReport[] = fields.value.events
       const kept = await reporter.value.report(reports)
       if (!kept.ok) return toResponse(adminError(400, 'invalid_request', kept.error.message))
       return c.json({ accepted: kept.value })

@@ -6,7 +6,8 @@ import { basicCredentials } from '../basic-credentials.js'
 import { bindingOf, clearBinding } from '../binding.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, oauthError, toResponse } from '../errors.js'
+import { parseFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
   describe,
@@ -18,13 +19,7 @@ import {
   unauthorized,
   use,
 } from '../openapi.js'
-import {
-  AdminError,
-  firstIssueMessage,
-  OAuthError,
-  RevokeRequestSchema,
-  TokenRequestSchema,
-} from '../schemas.js'
+import { AdminError, OAuthError, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
 
 /** The identity provider's sign-in button, as Node-RED announces a strategy's. */
@@ -248,19 +243,20 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     noStore,
     async (c) => {
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(TokenRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env),
+        TokenRequestSchema,
+        'oauth',
+      )
+      if (!fields.ok) return fields.error
 
-      const { client_id, grant_type, scope, username, password, code } = fields.output
+      const { client_id, grant_type, scope, username, password, code } = fields.value
       // A resource server authenticates itself (HTTP Basic): checking a password for its own
       // users, or trading the code of a person who signed in through flowadmin.
       const authorization = c.req.header('authorization')
       if (grant_type === 'authorization_code' && core.authEnabled) {
         return /^basic\b/i.test(authorization ?? '')
-          ? redeemCode(c, deps, fields.output)
+          ? redeemCode(c, deps, fields.value)
           : exchangeCode(c, deps, code, client_id)
       }
       const request = { clientId: client_id, grantType: grant_type, scope, username, password }
@@ -308,13 +304,14 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     requirePermission(deps, '', { anyAudience: true }),
     async (c) => {
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(RevokeRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env),
+        RevokeRequestSchema,
+        'oauth',
+      )
+      if (!fields.ok) return fields.error
 
-      await core.revoke(c.get('principal'), fields.output.token, c.get('address'))
+      await core.revoke(c.get('principal'), fields.value.token, c.get('address'))
       return emptyResponse(200)
     },
   )

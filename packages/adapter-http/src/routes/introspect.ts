@@ -5,7 +5,8 @@ import { requirePermission } from '../auth.js'
 import { basicCredentials } from '../basic-credentials.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { errorAnswerOf, toResponse } from '../errors.js'
+import { parseFields } from '../fields.js'
 import { noStoreJson, noStoreMadeApart } from '../no-store.js'
 import {
   clientRefusals,
@@ -16,7 +17,7 @@ import {
   oauthErrorContent,
   use,
 } from '../openapi.js'
-import { firstIssueMessage, IntrospectRequestSchema, NullableTime } from '../schemas.js'
+import { IntrospectRequestSchema, NullableTime } from '../schemas.js'
 
 /** `POST /auth/introspect` 200 (RFC 7662 §2.2). */
 const IntrospectionResponse = v.pipe(
@@ -137,12 +138,13 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
       // The client first: nothing about the request is looked at for an unauthenticated caller.
       const client = basicCredentials(c.req.header('authorization'))
       if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(IntrospectRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
-      const answer = await core.introspect(client, fields.output.token, deps.clientAddress(c))
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env),
+        IntrospectRequestSchema,
+        'oauth',
+      )
+      if (!fields.ok) return fields.error
+      const answer = await core.introspect(client, fields.value.token, deps.clientAddress(c))
       if (!answer.ok) return toResponse(errorAnswerOf(answer.error))
       // Headers as a plain record: written as they are, without a Headers object (resource
       // servers introspect for every request).

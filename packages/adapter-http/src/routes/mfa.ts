@@ -4,7 +4,8 @@ import * as v from 'valibot'
 import { requirePermission, requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { parseFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
@@ -16,7 +17,6 @@ import {
   reauthenticate,
   signedInAnswers,
 } from '../openapi.js'
-import { firstIssueMessage } from '../schemas.js'
 
 const FactorStatusSchema = v.strictObject({
   totp: v.pipe(
@@ -172,12 +172,13 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
     signedIn,
     async (c) => {
       const person = c.get('person')
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(ConfirmSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const confirmed = await core.mfa.confirmTotp(person, fields.output.code, c.get('address'))
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env),
+        ConfirmSchema,
+        'admin',
+      )
+      if (!fields.ok) return fields.error
+      const confirmed = await core.mfa.confirmTotp(person, fields.value.code, c.get('address'))
       if (!confirmed.ok) return toResponse(errorAnswerOf(confirmed.error, { tokenSent: true }))
       return c.json({ recovery_codes: confirmed.value.recoveryCodes })
     },

@@ -4,7 +4,8 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { adminBodyError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { parseFields } from '../fields.js'
 import { DriftSchema } from '../fleet-schemas.js'
 import {
   accessDocs,
@@ -15,7 +16,7 @@ import {
   type Operation,
   use,
 } from '../openapi.js'
-import { EnableRequestSchema, firstIssueMessage, InstallRequestSchema } from '../schemas.js'
+import { EnableRequestSchema, InstallRequestSchema } from '../schemas.js'
 
 // Matched against the decoded rest of the path. A scoped name holds a slash, which the router
 // cannot express, and may arrive as `%2F`, so these routes parse the path themselves.
@@ -274,13 +275,14 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const target = targetOf(c.req.path)
       if (target === null) return notFound()
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(EnableRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env),
+        EnableRequestSchema,
+        'admin',
+      )
+      if (!fields.ok) return fields.error
 
-      const { enabled } = fields.output
+      const { enabled } = fields.value
       const actor = actorOf(c.get('principal'), c.get('address'))
       if (target.set === null) {
         const result = await changed(
@@ -359,12 +361,13 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         const result = await modules.install({ tarball: upload.value }, actor)
         return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
       }
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(InstallRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const { module, version, url } = fields.output
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['json']),
+        InstallRequestSchema,
+        'admin',
+      )
+      if (!fields.ok) return fields.error
+      const { module, version, url } = fields.value
       const request = url === undefined ? { module, version } : { module, url }
       const result = await changed(await modules.install(request, actor), request.module)
       return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))

@@ -4,7 +4,8 @@ import * as v from 'valibot'
 import { requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { parseFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
@@ -15,7 +16,7 @@ import {
   reauthenticate,
   signedInAnswers,
 } from '../openapi.js'
-import { firstIssueMessage, NullableTime, Time } from '../schemas.js'
+import { NullableTime, Time } from '../schemas.js'
 
 const iso = (time: number) => new Date(time).toISOString()
 
@@ -212,12 +213,13 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     signedIn,
     async (c) => {
       const person = c.get('person')
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(RegisterSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const { name, response } = fields.output
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env),
+        RegisterSchema,
+        'admin',
+      )
+      if (!fields.ok) return fields.error
+      const { name, response } = fields.value
       const registered = await core.passkeys.register(person, name, response, c.get('address'))
       if (!registered.ok) return toResponse(errorAnswerOf(registered.error, { tokenSent: true }))
       return c.json({ passkey: toJson(registered.value) }, 201)

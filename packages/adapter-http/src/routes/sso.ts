@@ -4,10 +4,10 @@ import * as v from 'valibot'
 import { bindingOf, redirectUriOf } from '../binding.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, oauthError, toResponse } from '../errors.js'
+import { parseFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import { describe, HTML_PAGE, NO_STORE_HEADERS, oauthErrorContent, use } from '../openapi.js'
-import { firstIssueMessage } from '../schemas.js'
 import { codeLocation, redirect, returnPathProblem, returnToParameter } from '../sign-in-destination.js'
 import { consolePage, ssoRefusal, toProvider } from '../sso-answers.js'
 
@@ -148,12 +148,13 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     noStore,
     async (c) => {
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(LogoutRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
-      const ended = await sso.logout(fields.output.logout_token, deps.clientAddress(c))
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['form'], c.env),
+        LogoutRequestSchema,
+        'oauth',
+      )
+      if (!fields.ok) return fields.error
+      const ended = await sso.logout(fields.value.logout_token, deps.clientAddress(c))
       if (ended.ok) return emptyResponse(200)
       return ended.error.reason === 'unavailable'
         ? toResponse(oauthError(503, 'temporarily_unavailable', ended.error.message))

@@ -4,7 +4,8 @@ import * as v from 'valibot'
 import { requirePermission, requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, oauthError, toResponse } from '../errors.js'
+import { parseFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
   describe,
@@ -14,7 +15,7 @@ import {
   oauthErrorContent,
   signedInAnswers,
 } from '../openapi.js'
-import { CreateTokenRequestSchema, firstIssueMessage, NullableTime, Permissions, Time } from '../schemas.js'
+import { CreateTokenRequestSchema, NullableTime, Permissions, Time } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
 
 /** A public token id as the core makes them; anything else names no token. */
@@ -213,12 +214,14 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     requirePerson(deps),
     async (c) => {
       const person = c.get('person')
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(CreateTokenRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const { name, scope, expires_in, audience } = fields.output
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env),
+        CreateTokenRequestSchema,
+        'oauth',
+        'field',
+      )
+      if (!fields.ok) return fields.error
+      const { name, scope, expires_in, audience } = fields.value
       const created = await core.tokens.create(
         person,
         {
