@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission, requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { adminError, emptyResponse, signedInRefusal, toResponse } from '../errors.js'
 import { parseFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
@@ -123,7 +123,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const person = c.get('person')
       const started = await core.mfa.startTotp(person)
-      if (!started.ok) return toResponse(errorAnswerOf(started.error, { tokenSent: true }))
+      if (!started.ok) return signedInRefusal(started.error)
       const { secret, uri, qrSvg } = started.value
       return c.json({ secret, uri, qr: `data:image/svg+xml;base64,${btoa(qrSvg)}` })
     },
@@ -179,7 +179,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       )
       if (!fields.ok) return fields.error
       const confirmed = await core.mfa.confirmTotp(person, fields.value.code, c.get('address'))
-      if (!confirmed.ok) return toResponse(errorAnswerOf(confirmed.error, { tokenSent: true }))
+      if (!confirmed.ok) return signedInRefusal(confirmed.error)
       return c.json({ recovery_codes: confirmed.value.recoveryCodes })
     },
   )
@@ -221,7 +221,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (user === undefined || user === '')
         return toResponse(adminError(400, 'invalid_request', 'Missing required parameter: user'))
       const removed = await core.mfa.remove(c.get('principal'), user, c.get('address'))
-      if (!removed.ok) return toResponse(errorAnswerOf(removed.error, { tokenSent: true }))
+      if (!removed.ok) return signedInRefusal(removed.error)
       return emptyResponse(removed.value ? 204 : 404)
     },
   )

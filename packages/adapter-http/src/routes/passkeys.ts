@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { emptyResponse, signedInRefusal } from '../errors.js'
 import { parseFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
@@ -117,7 +117,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const person = c.get('person')
       const listed = await core.passkeys.list(person)
-      if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
+      if (!listed.ok) return signedInRefusal(listed.error)
       return c.json({ passkeys: listed.value.map(toJson) })
     },
   )
@@ -146,7 +146,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const person = c.get('person')
       const made = await core.passkeys.registrationOptions(person)
-      if (!made.ok) return toResponse(errorAnswerOf(made.error, { tokenSent: true }))
+      if (!made.ok) return signedInRefusal(made.error)
       return c.json({ options: made.value.options })
     },
   )
@@ -221,7 +221,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (!fields.ok) return fields.error
       const { name, response } = fields.value
       const registered = await core.passkeys.register(person, name, response, c.get('address'))
-      if (!registered.ok) return toResponse(errorAnswerOf(registered.error, { tokenSent: true }))
+      if (!registered.ok) return signedInRefusal(registered.error)
       return c.json({ passkey: toJson(registered.value) }, 201)
     },
   )
@@ -262,7 +262,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       const person = c.get('person')
       const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
       const removed = await core.passkeys.remove(person, id, c.get('address'))
-      if (!removed.ok) return toResponse(errorAnswerOf(removed.error, { tokenSent: true }))
+      if (!removed.ok) return signedInRefusal(removed.error)
       return emptyResponse(204)
     },
   )

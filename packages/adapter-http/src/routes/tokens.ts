@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission, requirePerson } from '../auth.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, oauthError, signedInRefusal, toResponse } from '../errors.js'
 import { parseFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
@@ -164,7 +164,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     signedIn,
     async (c) => {
       const listed = await core.tokens.list(c.get('principal'), c.req.query('user') ?? null, c.get('address'))
-      if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
+      if (!listed.ok) return signedInRefusal(listed.error)
       return c.json({ tokens: listed.value.map(inventoryEntry) })
     },
   )
@@ -233,7 +233,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         },
         c.get('address'),
       )
-      if (!created.ok) return toResponse(errorAnswerOf(created.error, { tokenSent: true }))
+      if (!created.ok) return signedInRefusal(created.error)
       const { view, token } = created.value
       return c.json(
         {
@@ -278,7 +278,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: user'))
       }
       const ended = await core.tokens.revokeUser(c.get('principal'), user, c.get('address'))
-      if (!ended.ok) return toResponse(errorAnswerOf(ended.error, { tokenSent: true }))
+      if (!ended.ok) return signedInRefusal(ended.error)
       return c.json({ revoked: ended.value })
     },
   )
@@ -305,7 +305,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
       if (!TOKEN_ID.test(id)) return emptyResponse(404)
       const ended = await core.tokens.revoke(c.get('principal'), id, c.get('address'))
-      if (!ended.ok) return toResponse(errorAnswerOf(ended.error, { tokenSent: true }))
+      if (!ended.ok) return signedInRefusal(ended.error)
       return emptyResponse(204)
     },
   )
