@@ -1,6 +1,7 @@
 import { err, ok, type Result } from '@flowadmin/core'
+import type { Context } from 'hono'
 import * as v from 'valibot'
-import type { BodyProblem } from './body.js'
+import { type BodyFormat, type BodyProblem, readBody } from './body.js'
 import { adminBodyError, adminError, oauthBodyError, oauthError, toResponse } from './errors.js'
 import { firstIssueMessage } from './schemas.js'
 
@@ -29,3 +30,17 @@ export function parseFields<S extends v.GenericSchema>(
     ),
   )
 }
+
+/**
+ * The fields of this request's body, read within `limit` bytes as one of `formats` (see readBody),
+ * as `schema` reads them; or the answer refusing them (see parseFields).
+ */
+export const readFields = async <S extends v.GenericSchema>(
+  c: Context,
+  limit: number,
+  formats: readonly BodyFormat[],
+  schema: S,
+  shape: 'oauth' | 'admin',
+  noun?: 'parameter' | 'field',
+): Promise<Result<v.InferOutput<S>, Response>> =>
+  parseFields(await readBody(c.req.raw, limit, formats, c.env), schema, shape, noun)

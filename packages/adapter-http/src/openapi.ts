@@ -124,6 +124,9 @@ export const NO_STORE_HEADERS = {
   Pragma: { required: true, schema: { type: 'string' as const, enum: ['no-cache'] } },
 }
 
+/** The no-store headers, to spread into the description of an answer that is never stored. */
+export const NO_STORE = { headers: NO_STORE_HEADERS }
+
 /** `Retry-After` in whole seconds. */
 export const RETRY_AFTER = {
   required: true,
@@ -188,6 +191,14 @@ export const adminErrorContent = (codes: [string, ...string[]], withTypes = fals
 
 /** An RFC 6749 §5.2 error body whose `error` is one of these. */
 export const oauthErrorContent = (errors: [string, ...string[]]) => json(OAuthError(errors))
+
+/** 413 of a route whose answers are never stored, in its error shape (see parseFields). */
+export const noStoreTooLarge = (shape: 'oauth' | 'admin') => ({
+  description: 'The body is larger than the configured limit.',
+  ...NO_STORE,
+  content:
+    shape === 'oauth' ? oauthErrorContent(['invalid_request']) : adminErrorContent(['payload_too_large']),
+})
 
 /** Responses shared by several operations (fresh objects for every document). */
 function sharedResponses() {

@@ -3,10 +3,9 @@ import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { basicCredentials } from '../basic-credentials.js'
-import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminError, errorAnswerOf, toResponse } from '../errors.js'
-import { parseFields } from '../fields.js'
+import { readFields } from '../fields.js'
 import { adminErrorContent, clientRefusals, describe, json, signedInAnswers, use } from '../openapi.js'
 import {
   CSV_HEADER,
@@ -274,11 +273,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
       // Proven before the body is read: an unknown caller's megabyte is never parsed.
       const reporter = await core.reporter(client, deps.clientAddress(c))
       if (!reporter.ok) return toResponse(errorAnswerOf(reporter.error))
-      const fields = parseFields(
-        await readBody(c.req.raw, MAX_REPORT_BYTES, ['json'], c.env),
-        AuditReportSchema,
-        'admin',
-      )
+      const fields = await readFields(c, MAX_REPORT_BYTES, ['json'], AuditReportSchema, 'admin')
       if (!fields.ok) return fields.error
       const reports: TrailReport[] = fields.value.events
       const kept = await reporter.value.report(reports)

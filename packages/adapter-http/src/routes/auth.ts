@@ -4,16 +4,17 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { basicCredentials } from '../basic-credentials.js'
 import { bindingOf, clearBinding } from '../binding.js'
-import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, errorAnswerOf, oauthError, toResponse } from '../errors.js'
-import { parseFields } from '../fields.js'
+import { readFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
   describe,
   formOrJson,
   json,
+  NO_STORE,
   NO_STORE_HEADERS,
+  noStoreTooLarge,
   oauthErrorContent,
   RETRY_AFTER,
   unauthorized,
@@ -158,13 +159,6 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
 
   if (!core.authEnabled) return routes
 
-  const noStoreHeaders = { headers: NO_STORE_HEADERS }
-  const tooLarge = {
-    description: 'The body is larger than the configured limit.',
-    ...noStoreHeaders,
-    content: oauthErrorContent(['invalid_request']),
-  }
-
   routes.post(
     '/auth/token',
     describe({
@@ -195,11 +189,11 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
         }),
       },
       responses: {
-        200: { description: 'A new token.', ...noStoreHeaders, content: json(TokenResponse) },
+        200: { description: 'A new token.', ...NO_STORE, content: json(TokenResponse) },
         400: {
           description:
             'A malformed request: another content type, a malformed field, a missing field, a grant type other than `password`, an unknown scope word.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent([
             'invalid_request',
             'unsupported_grant_type',
@@ -211,15 +205,15 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
           description:
             'The credentials were refused. Empty body. (A resource server authenticating with HTTP Basic whose ' +
             'id or secret is refused gets `{"error":"invalid_client"}` with `WWW-Authenticate: Basic`.)',
-          ...noStoreHeaders,
+          ...NO_STORE,
         },
         403: {
           description:
             '`mfa_required`: the password was right, but the person must give a second factor (they have one, or `adminAuth.mfa.require` names them), which this grant cannot ask for. Nothing was issued: people sign in on the sign-in page (`GET /auth/signin`, or an editor’s button through the helper’s `sso` option); scripts and `node-red-admin` use an API token.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent(['mfa_required']),
         },
-        413: tooLarge,
+        413: noStoreTooLarge('oauth'),
         429: {
           description:
             'Too many failed logins for this username from this address, or from this address; the ' +
@@ -243,11 +237,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     noStore,
     async (c) => {
-      const fields = parseFields(
-        await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env),
-        TokenRequestSchema,
-        'oauth',
-      )
+      const fields = await readFields(c, deps.maxBodyBytes, ['form', 'json'], TokenRequestSchema, 'oauth')
       if (!fields.ok) return fields.error
 
       const { client_id, grant_type, scope, username, password, code } = fields.value
@@ -289,14 +279,14 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
         }),
       },
       responses: {
-        200: { description: 'Done, or nothing to do. Empty body.', ...noStoreHeaders },
+        200: { description: 'Done, or nothing to do. Empty body.', ...NO_STORE },
         400: {
           description: 'Another content type, or `token` missing, empty or not a string.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent(['invalid_request']),
         },
         401: { ...unauthorized(), headers: { ...unauthorized().headers, ...NO_STORE_HEADERS } },
-        413: tooLarge,
+        413: noStoreTooLarge('oauth'),
         500: use('Unexpected'),
         503: use('StorageUnavailable'),
       },
@@ -304,11 +294,7 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     requirePermission(deps, '', { anyAudience: true }),
     async (c) => {
-      const fields = parseFields(
-        await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env),
-        RevokeRequestSchema,
-        'oauth',
-      )
+      const fields = await readFields(c, deps.maxBodyBytes, ['form', 'json'], RevokeRequestSchema, 'oauth')
       if (!fields.ok) return fields.error
 
       await core.revoke(c.get('principal'), fields.value.token, c.get('address'))

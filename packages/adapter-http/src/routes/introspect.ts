@@ -3,10 +3,9 @@ import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { basicCredentials } from '../basic-credentials.js'
-import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { errorAnswerOf, toResponse } from '../errors.js'
-import { parseFields } from '../fields.js'
+import { readFields } from '../fields.js'
 import { noStoreJson, noStoreMadeApart } from '../no-store.js'
 import {
   clientRefusals,
@@ -14,6 +13,7 @@ import {
   formOrJson,
   json,
   NO_STORE_HEADERS,
+  noStoreTooLarge,
   oauthErrorContent,
   use,
 } from '../openapi.js'
@@ -123,11 +123,7 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
           headers: NO_STORE_HEADERS,
           content: oauthErrorContent(['invalid_request']),
         },
-        413: {
-          description: 'The body is larger than the configured limit.',
-          headers: NO_STORE_HEADERS,
-          content: oauthErrorContent(['invalid_request']),
-        },
+        413: noStoreTooLarge('oauth'),
         ...clientRefusals('client', NO_STORE_HEADERS),
         500: use('Unexpected'),
         503: use('StorageUnavailable'),
@@ -138,8 +134,10 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
       // The client first: nothing about the request is looked at for an unauthenticated caller.
       const client = basicCredentials(c.req.header('authorization'))
       if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
-      const fields = parseFields(
-        await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env),
+      const fields = await readFields(
+        c,
+        deps.maxBodyBytes,
+        ['form', 'json'],
         IntrospectRequestSchema,
         'oauth',
       )

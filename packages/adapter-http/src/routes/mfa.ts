@@ -2,16 +2,17 @@ import { RECOVERY_CODE_COUNT } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission, requirePerson } from '../auth.js'
-import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminError, emptyResponse, signedInRefusal, toResponse } from '../errors.js'
-import { parseFields } from '../fields.js'
+import { readFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
   describe,
   json,
+  NO_STORE,
   NO_STORE_HEADERS,
+  noStoreTooLarge,
   oauthErrorContent,
   RETRY_AFTER,
   reauthenticate,
@@ -60,12 +61,11 @@ const RecoveryCodesSchema = v.strictObject({
   ),
 })
 
-const noStoreHeaders = { headers: NO_STORE_HEADERS }
 const conflict = (codes: [string, ...string[]]) => ({
   409: {
     description:
       '`mfa_not_configured`: no key for second-factor secrets; `factor_exists`: a factor is enrolled already; `enrolment_not_found`: no enrolment awaits a code.',
-    ...noStoreHeaders,
+    ...NO_STORE,
     content: adminErrorContent(codes),
   },
 })
@@ -88,7 +88,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       summary: 'The caller’s second factor: none, an enrolment awaiting its code, or enrolled',
       tags: ['auth'],
       responses: {
-        200: { description: 'Never a secret.', ...noStoreHeaders, content: json(FactorStatusSchema) },
+        200: { description: 'Never a secret.', ...NO_STORE, content: json(FactorStatusSchema) },
         ...signedInAnswers(),
       },
     }),
@@ -112,7 +112,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
         'Only the person’s own session for flowadmin may enrol: an API token gets 401 `insufficient_scope`.',
       tags: ['auth'],
       responses: {
-        200: { description: 'The new secret.', ...noStoreHeaders, content: json(TotpEnrolmentSchema) },
+        200: { description: 'The new secret.', ...NO_STORE, content: json(TotpEnrolmentSchema) },
         ...conflict(['mfa_not_configured', 'factor_exists']),
         ...signedInAnswers(),
         ...reauthenticate(),
@@ -148,18 +148,14 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
         }),
       },
       responses: {
-        200: { description: 'Confirmed.', ...noStoreHeaders, content: json(RecoveryCodesSchema) },
+        200: { description: 'Confirmed.', ...NO_STORE, content: json(RecoveryCodesSchema) },
         400: {
           description: 'Not a JSON object with a `code`, or the code is wrong (`invalid_code`).',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: adminErrorContent(['invalid_request', 'invalid_code']),
         },
         ...conflict(['mfa_not_configured', 'factor_exists', 'enrolment_not_found']),
-        413: {
-          description: 'The body is larger than the configured limit.',
-          ...noStoreHeaders,
-          content: adminErrorContent(['payload_too_large']),
-        },
+        413: noStoreTooLarge('admin'),
         429: {
           description: 'Too many wrong codes for this user or from this address; nothing was checked.',
           headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
@@ -172,11 +168,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
     signedIn,
     async (c) => {
       const person = c.get('person')
-      const fields = parseFields(
-        await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env),
-        ConfirmSchema,
-        'admin',
-      )
+      const fields = await readFields(c, deps.maxBodyBytes, ['json'], ConfirmSchema, 'admin')
       if (!fields.ok) return fields.error
       const confirmed = await core.mfa.confirmTotp(person, fields.value.code, c.get('address'))
       if (!confirmed.ok) return signedInRefusal(confirmed.error)
@@ -207,7 +199,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
         204: { description: 'Removed. Empty body.' },
         400: {
           description: '`user` missing or empty.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: adminErrorContent(['invalid_request']),
         },
         404: { description: 'The user has no second factor. Empty body.' },

@@ -5,7 +5,7 @@ import { requirePermission } from '../auth.js'
 import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
-import { parseFields } from '../fields.js'
+import { parseFields, readFields } from '../fields.js'
 import { DriftSchema } from '../fleet-schemas.js'
 import {
   accessDocs,
@@ -275,11 +275,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const target = targetOf(c.req.path)
       if (target === null) return notFound()
-      const fields = parseFields(
-        await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env),
-        EnableRequestSchema,
-        'admin',
-      )
+      const fields = await readFields(c, deps.maxBodyBytes, ['json'], EnableRequestSchema, 'admin')
       if (!fields.ok) return fields.error
 
       const { enabled } = fields.value

@@ -2,17 +2,17 @@ import { MAX_PASSKEY_NAME, type PasskeyView } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePerson } from '../auth.js'
-import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, signedInRefusal } from '../errors.js'
-import { parseFields } from '../fields.js'
+import { readFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
   describe,
   describeTemplates,
   json,
-  NO_STORE_HEADERS,
+  NO_STORE,
+  noStoreTooLarge,
   reauthenticate,
   signedInAnswers,
 } from '../openapi.js'
@@ -77,12 +77,11 @@ const toJson = (view: PasskeyView) => ({
   backed_up: view.backedUp,
 })
 
-const noStoreHeaders = { headers: NO_STORE_HEADERS }
 const common = () => ({
   ...signedInAnswers(),
   409: {
     description: '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`).',
-    ...noStoreHeaders,
+    ...NO_STORE,
     content: adminErrorContent(['passkeys_not_configured']),
   },
 })
@@ -108,7 +107,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       description: `Never a public key. ${OWN_SESSION}`,
       tags: ['auth'],
       responses: {
-        200: { description: 'The passkeys.', ...noStoreHeaders, content: json(PasskeyListSchema) },
+        200: { description: 'The passkeys.', ...NO_STORE, content: json(PasskeyListSchema) },
         ...common(),
       },
     }),
@@ -130,12 +129,12 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       description: `A discoverable credential (a passkey), never one of the caller’s passkeys already here. ${OWN_SESSION}`,
       tags: ['auth'],
       responses: {
-        200: { description: 'The options.', ...noStoreHeaders, content: json(OptionsSchema) },
+        200: { description: 'The options.', ...NO_STORE, content: json(OptionsSchema) },
         ...common(),
         409: {
           description:
             '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
         },
         ...reauthenticate(),
@@ -186,38 +185,30 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         201: {
           description: 'Registered.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: json(v.strictObject({ passkey: PasskeySchema })),
         },
         400: {
           description:
             'Not a JSON object with a `name` and a `response` (`invalid_request`), or the answer was refused (`passkey_refused`).',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: adminErrorContent(['invalid_request', 'passkey_refused']),
         },
         ...common(),
         409: {
           description:
             '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
         },
-        413: {
-          description: 'The body is larger than the configured limit.',
-          ...noStoreHeaders,
-          content: adminErrorContent(['payload_too_large']),
-        },
+        413: noStoreTooLarge('admin'),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
       const person = c.get('person')
-      const fields = parseFields(
-        await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env),
-        RegisterSchema,
-        'admin',
-      )
+      const fields = await readFields(c, deps.maxBodyBytes, ['json'], RegisterSchema, 'admin')
       if (!fields.ok) return fields.error
       const { name, response } = fields.value
       const registered = await core.passkeys.register(person, name, response, c.get('address'))
@@ -249,7 +240,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
           204: { description: 'Removed. Empty body.' },
           404: {
             description: 'The caller has no passkey with that id.',
-            ...noStoreHeaders,
+            ...NO_STORE,
             content: adminErrorContent(['passkey_not_found']),
           },
           ...common(),

@@ -2,10 +2,9 @@ import type { SsoRefusal } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { bindingOf, redirectUriOf } from '../binding.js'
-import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, oauthError, toResponse } from '../errors.js'
-import { parseFields } from '../fields.js'
+import { readFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import { describe, HTML_PAGE, NO_STORE_HEADERS, oauthErrorContent, use } from '../openapi.js'
 import { codeLocation, redirect, returnPathProblem, returnToParameter } from '../sign-in-destination.js'
@@ -148,11 +147,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     noStore,
     async (c) => {
-      const fields = parseFields(
-        await readBody(c.req.raw, deps.maxBodyBytes, ['form'], c.env),
-        LogoutRequestSchema,
-        'oauth',
-      )
+      const fields = await readFields(c, deps.maxBodyBytes, ['form'], LogoutRequestSchema, 'oauth')
       if (!fields.ok) return fields.error
       const ended = await sso.logout(fields.value.logout_token, deps.clientAddress(c))
       if (ended.ok) return emptyResponse(200)

@@ -2,16 +2,16 @@ import { SIGN_IN_METHODS, type TokenView } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission, requirePerson } from '../auth.js'
-import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, oauthError, signedInRefusal, toResponse } from '../errors.js'
-import { parseFields } from '../fields.js'
+import { readFields } from '../fields.js'
 import { noStore } from '../no-store.js'
 import {
   describe,
   describeTemplates,
   json,
-  NO_STORE_HEADERS,
+  NO_STORE,
+  noStoreTooLarge,
   oauthErrorContent,
   signedInAnswers,
 } from '../openapi.js'
@@ -107,8 +107,6 @@ const userQuery = (required: boolean, description: string) => ({
   },
 })
 
-const noStoreHeaders = { headers: NO_STORE_HEADERS }
-
 /** A token's entry in the inventory, as the API and the CLI show it: never the token or its hash. */
 export function inventoryEntry(view: TokenView) {
   return {
@@ -154,7 +152,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         200: {
           description: 'The tokens, oldest first.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: json(v.strictObject({ tokens: v.array(TokenInfo) })),
         },
         ...signedInAnswers(),
@@ -193,20 +191,16 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         201: {
           description: 'The new token, shown this once.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: json(CreatedToken),
         },
         400: {
           description:
             'Not a JSON object, `name` missing, empty or too long, `expires_in` not allowed, an `audience` that is neither `flowadmin` nor a configured resource server, or a scope beyond the caller’s rights.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent(['invalid_request', 'invalid_scope']),
         },
-        413: {
-          description: 'The body is larger than the configured limit.',
-          ...noStoreHeaders,
-          content: oauthErrorContent(['invalid_request']),
-        },
+        413: noStoreTooLarge('oauth'),
         ...signedInAnswers(),
       },
     }),
@@ -214,8 +208,10 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
     requirePerson(deps),
     async (c) => {
       const person = c.get('person')
-      const fields = parseFields(
-        await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env),
+      const fields = await readFields(
+        c,
+        deps.maxBodyBytes,
+        ['json'],
         CreateTokenRequestSchema,
         'oauth',
         'field',
@@ -264,7 +260,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         },
         400: {
           description: '`user` missing or empty.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent(['invalid_request']),
         },
         ...signedInAnswers(),

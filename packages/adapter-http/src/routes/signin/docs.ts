@@ -1,5 +1,13 @@
 import * as v from 'valibot'
-import { describe, HTML_PAGE, type Responses, schemaOf } from '../../openapi.js'
+import {
+  adminErrorContent,
+  describe,
+  HTML_PAGE,
+  json,
+  NO_STORE_HEADERS,
+  type Responses,
+  schemaOf,
+} from '../../openapi.js'
 
 // How the document shows the sign-in page's steps.
 
@@ -68,4 +76,48 @@ export const formStep = (
       },
     },
     responses: Object.fromEntries(statuses.map((status) => [status, STEP_ANSWERS[status]])),
+  })
+
+/** The description of a call of the passkey button's script: its 200, and its refusals besides `more`. */
+export const passkeyStep = (
+  operationId: string,
+  summary: string,
+  description: string,
+  example: Record<string, unknown>,
+  ok: { description: string; schema: v.GenericSchema },
+  more: Record<number, object> = {},
+) =>
+  describe({
+    operationId,
+    summary,
+    description: `${description} Called by the sign-in page's script, with the cookie of a sign-in begun in this browser.`,
+    tags: ['auth'],
+    security: [],
+    requestBody: {
+      required: true,
+      content: json(v.object({}), {
+        uncookied: { summary: 'From a browser that began no sign-in (400)', value: example },
+      }),
+    },
+    responses: {
+      200: { description: ok.description, headers: NO_STORE_HEADERS, content: json(ok.schema) },
+      400: {
+        description:
+          '`sign_in_expired`: no sign-in of this browser now; `passkey_refused`: the answer did not verify (its challenge unknown, used or expired, its passkey unknown, another origin, a counter that did not grow); `invalid_request`: not JSON.',
+        headers: NO_STORE_HEADERS,
+        content: adminErrorContent(['sign_in_expired', 'passkey_refused', 'invalid_request']),
+      },
+      403: {
+        description:
+          '`cross_site`: sent from another site (the browser’s `Sec-Fetch-Site` is not `same-origin`).',
+        headers: NO_STORE_HEADERS,
+        content: adminErrorContent(['cross_site']),
+      },
+      409: {
+        description: '`passkeys_not_configured`: no `adminAuth.webauthn` here.',
+        headers: NO_STORE_HEADERS,
+        content: adminErrorContent(['passkeys_not_configured']),
+      },
+      ...more,
+    },
   })

@@ -1,5 +1,5 @@
 import type { FactorError, LoginError } from '@flowadmin/core'
-import { Hono } from 'hono'
+import { type Context, Hono } from 'hono'
 import * as v from 'valibot'
 import type { AppEnv } from '../../env.js'
 import { codePage } from '../../sign-in-page/code-page.js'
@@ -65,6 +65,23 @@ export function signInFormRoutes(flow: SignInFlow): Hono<AppEnv> {
   const routes = new Hono<AppEnv>()
   const { core, deps, site, fieldsOf, expired, complete, passwordStep } = flow
 
+  /**
+   * A step that takes a code of the page's form (`take`: the second factor, or an enrolment's first
+   * code): its outcome, with the form's destination and the browser's binding; null when there is
+   * no sign-in to go on with (not a form of this page, or none under way for this ticket).
+   */
+  const codeStep = async <S extends { step: string }>(
+    c: Context,
+    take: (binding: string, ticket: string, code: string, address: string) => Promise<S>,
+  ) => {
+    const form = await fieldsOf(c, CodeForm)
+    if (form === null) return null
+    const { fields, destination, binding } = form
+    const step = await take(binding, fields.ticket, fields.code, deps.clientAddress(c))
+    if (step.step === 'expired') return null
+    return { step: step as Exclude<S, { step: 'expired' }>, destination, binding }
+  }
+
   routes.post(
     '/auth/signin',
     formStep(
@@ -119,11 +136,9 @@ export function signInFormRoutes(flow: SignInFlow): Hono<AppEnv> {
       { ticket: 'the-ticket-of-the-page', code: '123456' },
     ),
     async (c) => {
-      const form = await fieldsOf(c, CodeForm)
-      if (form === null) return expired()
-      const { fields, destination, binding } = form
-      const step = await core.signIn.secondFactor(binding, fields.ticket, fields.code, deps.clientAddress(c))
-      if (step.step === 'expired') return expired()
+      const taken = await codeStep(c, core.signIn.secondFactor)
+      if (taken === null) return expired()
+      const { step, destination, binding } = taken
       if (step.step === 'retry') {
         const [status, message] = codeRefusal(step.error)
         return codePage(site, {
@@ -149,11 +164,9 @@ export function signInFormRoutes(flow: SignInFlow): Hono<AppEnv> {
       { ticket: 'the-ticket-of-the-page', code: '123456' },
     ),
     async (c) => {
-      const form = await fieldsOf(c, CodeForm)
-      if (form === null) return expired()
-      const { fields, destination, binding } = form
-      const step = await core.signIn.enrol(binding, fields.ticket, fields.code, deps.clientAddress(c))
-      if (step.step === 'expired') return expired()
+      const taken = await codeStep(c, core.signIn.enrol)
+      if (taken === null) return expired()
+      const { step, destination } = taken
       if (step.step === 'retry') {
         const [status, refusal] = codeRefusal(step.error)
         const message =

@@ -5,7 +5,8 @@ import { readBody } from '../../body.js'
 import type { AppEnv } from '../../env.js'
 import { adminBodyError, errorAnswerOf, toResponse } from '../../errors.js'
 import { noStore, noStoreJson } from '../../no-store.js'
-import { adminErrorContent, describe, json, NO_STORE_HEADERS, RETRY_AFTER } from '../../openapi.js'
+import { adminErrorContent, NO_STORE_HEADERS, RETRY_AFTER } from '../../openapi.js'
+import { passkeyStep } from './docs.js'
 import { EXPIRED, type SignInFlow } from './flow.js'
 
 /** The answer of a passkey step when this browser began no sign-in here. */
@@ -18,49 +19,6 @@ const noSignIn = () => noStoreJson(400, { code: 'sign_in_expired', message: EXPI
 export function signInPasskeyRoutes(flow: SignInFlow): Hono<AppEnv> {
   const routes = new Hono<AppEnv>()
   const { core, deps, destinationOf, handOver } = flow
-
-  const passkeyStep = (
-    operationId: string,
-    summary: string,
-    description: string,
-    example: Record<string, unknown>,
-    ok: { description: string; schema: v.GenericSchema },
-    more: Record<number, object> = {},
-  ) =>
-    describe({
-      operationId,
-      summary,
-      description: `${description} Called by the sign-in page's script, with the cookie of a sign-in begun in this browser.`,
-      tags: ['auth'],
-      security: [],
-      requestBody: {
-        required: true,
-        content: json(v.object({}), {
-          uncookied: { summary: 'From a browser that began no sign-in (400)', value: example },
-        }),
-      },
-      responses: {
-        200: { description: ok.description, headers: NO_STORE_HEADERS, content: json(ok.schema) },
-        400: {
-          description:
-            '`sign_in_expired`: no sign-in of this browser now; `passkey_refused`: the answer did not verify (its challenge unknown, used or expired, its passkey unknown, another origin, a counter that did not grow); `invalid_request`: not JSON.',
-          headers: NO_STORE_HEADERS,
-          content: adminErrorContent(['sign_in_expired', 'passkey_refused', 'invalid_request']),
-        },
-        403: {
-          description:
-            '`cross_site`: sent from another site (the browser’s `Sec-Fetch-Site` is not `same-origin`).',
-          headers: NO_STORE_HEADERS,
-          content: adminErrorContent(['cross_site']),
-        },
-        409: {
-          description: '`passkeys_not_configured`: no `adminAuth.webauthn` here.',
-          headers: NO_STORE_HEADERS,
-          content: adminErrorContent(['passkeys_not_configured']),
-        },
-        ...more,
-      },
-    })
 
   routes.post(
     '/auth/signin/passkey/options',
