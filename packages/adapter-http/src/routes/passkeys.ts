@@ -85,6 +85,15 @@ const common = () => ({
     content: adminErrorContent(['passkeys_not_configured']),
   },
 })
+/** 409 of a route that adds a passkey: none can be made here, or the caller has as many as allowed. */
+const tooMany = () => ({
+  409: {
+    description:
+      '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
+    ...NO_STORE,
+    content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
+  },
+})
 const OWN_SESSION =
   'Only the person’s own session for flowadmin may: an API token or another audience’s token gets 401 `insufficient_scope`.'
 
@@ -131,12 +140,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         200: { description: 'The options.', ...NO_STORE, content: json(OptionsSchema) },
         ...common(),
-        409: {
-          description:
-            '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
-          ...NO_STORE,
-          content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
-        },
+        ...tooMany(),
         ...reauthenticate(),
       },
     }),
@@ -195,12 +199,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
           content: adminErrorContent(['invalid_request', 'passkey_refused']),
         },
         ...common(),
-        409: {
-          description:
-            '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
-          ...NO_STORE,
-          content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
-        },
+        ...tooMany(),
         413: noStoreTooLarge('admin'),
       },
     }),
