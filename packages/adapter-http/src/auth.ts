@@ -1,4 +1,12 @@
-import type { AudienceOptions } from '@flowadmin/core'
+import {
+  type AudienceOptions,
+  err,
+  ok,
+  type Principal,
+  type Result,
+  type UserPrincipal,
+} from '@flowadmin/core'
+import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv, RouteDeps } from './env.js'
 import { errorAnswerOf, toResponse } from './errors.js'
@@ -16,6 +24,20 @@ export function bearerTokenOf(header: string | undefined): string | null {
   return BEARER.exec(header)?.[1] ?? ''
 }
 
+/** Authenticates the caller and checks `permission`: who it is and from where, or the answer refusing it. */
+async function admit(
+  c: Context,
+  deps: RouteDeps,
+  permission: string,
+  options: AudienceOptions,
+): Promise<Result<{ principal: Principal; address: string }, Response>> {
+  const token = bearerTokenOf(c.req.header('Authorization'))
+  const address = deps.clientAddress(c)
+  const authorized = await deps.core.authorize(token, permission, address, options)
+  if (!authorized.ok) return err(toResponse(errorAnswerOf(authorized.error, { tokenSent: token !== null })))
+  return ok({ principal: authorized.value, address })
+}
+
 /**
  * Authenticates the caller and checks `permission` before anything else runs (the body is not
  * read, the module not looked up). Sets `principal` and `address` for the handler. Only tokens
@@ -23,12 +45,33 @@ export function bearerTokenOf(header: string | undefined): string | null {
  */
 export function requirePermission(deps: RouteDeps, permission: string, options: AudienceOptions = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const token = bearerTokenOf(c.req.header('Authorization'))
-    const address = deps.clientAddress(c)
-    const authorized = await deps.core.authorize(token, permission, address, options)
-    if (!authorized.ok) return toResponse(errorAnswerOf(authorized.error, { tokenSent: token !== null }))
-    c.set('principal', authorized.value)
+    const admitted = await admit(c, deps, permission, options)
+    if (!admitted.ok) return admitted.error
+    c.set('principal', admitted.value.principal)
+    c.set('address', admitted.value.address)
+    await next()
+  })
+}
+
+/** The variables of a route for a person: `person`, the principal as a user's. */
+export type PersonEnv = AppEnv & { Variables: { person: UserPrincipal } }
+
+/**
+ * A person signed in with a token of theirs: any caller the credentials let in, but one let in by
+ * default permissions alone (no token) is refused as unauthenticated (401, a bare challenge). Sets
+ * `person` besides `principal` and `address`. What only the person's own session may do, the core
+ * checks.
+ */
+export function requirePerson(deps: RouteDeps) {
+  return createMiddleware<PersonEnv>(async (c, next) => {
+    const admitted = await admit(c, deps, '', {})
+    if (!admitted.ok) return admitted.error
+    const { principal, address } = admitted.value
+    c.set('principal', principal)
     c.set('address', address)
+    if (principal.kind !== 'user')
+      return toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
+    c.set('person', principal)
     await next()
   })
 }

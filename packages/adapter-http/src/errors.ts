@@ -208,6 +208,13 @@ export function errorAnswerOf(error: DomainError, context: ErrorContext = { toke
   return (mapping[error.code] as (error: DomainError, context: ErrorContext) => ErrorAnswer)(error, context)
 }
 
+/**
+ * The answer to a domain error at a route for a signed-in caller, who came with a token: a right
+ * they lack is `insufficient_scope`.
+ */
+export const signedInRefusal = (error: DomainError): Response =>
+  toResponse(errorAnswerOf(error, { tokenSent: true }))
+
 /** A refused body at the token or revoke endpoint (RFC 6749 shape). */
 export function oauthBodyError(problem: BodyProblem): ErrorAnswer {
   return problem.problem === 'too_large'

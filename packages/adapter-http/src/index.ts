@@ -6,10 +6,10 @@ export {
   normaliseBasePath,
   type ResponseSample,
 } from './app.js'
+export { basicCredentials } from './basic-credentials.js'
 export { type CorsOptions, originProblem } from './cors.js'
 export { REALM } from './errors.js'
 export { createFleetChanges, FLEET_CHECK_MS, type FleetChanges } from './fleet-changes.js'
 export type { OpenApiDocument } from './openapi.js'
 export { type MetricsExposition, READINESS_TIMEOUT_MS, type Readiness } from './routes/health.js'
-export { basicCredentials } from './routes/introspect.js'
 export { inventoryEntry } from './routes/tokens.js'

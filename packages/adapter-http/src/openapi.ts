@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from 'hono'
 import { findTargetHandler } from 'hono/utils/handler'
 import type { DescribeRouteOptions, generateSpecs, resolver } from 'hono-openapi'
-import type * as v from 'valibot'
+import * as v from 'valibot'
 import type { RouteDeps } from './env.js'
 import { AdminError, OAuthError } from './schemas.js'
 
@@ -17,7 +17,8 @@ export type RoutesOf = Pick<Hono, 'routes'>
 export type OpenApiDocument = Awaited<ReturnType<typeof generateSpecs>>
 /** One operation's description, next to its route. */
 export type Operation = DescribeRouteOptions
-type Responses = NonNullable<Operation['responses']>
+/** The responses of an operation, by status. */
+export type Responses = NonNullable<Operation['responses']>
 /** A body schema in a description: the valibot schema, converted when the document is generated. */
 type Schema = ReturnType<typeof resolver>
 type Content = Record<string, { schema: Schema; examples?: Record<string, Example> }>
@@ -47,7 +48,7 @@ export const reauthenticate = (): Responses => ({
 })
 
 /** A short HTML page for a person in a browser (the sign-in and the pages around it). */
-export const htmlPage = (schema: v.GenericSchema): Content => ({ 'text/html': { schema: schemaOf(schema) } })
+export const HTML_PAGE: Content = { 'text/html': { schema: schemaOf(v.string()) } }
 
 /** `application/json` content of this valibot schema, with example values for request bodies. */
 export const json = (schema: v.GenericSchema, examples?: Record<string, Example>): Content => ({
@@ -123,6 +124,9 @@ export const NO_STORE_HEADERS = {
   Pragma: { required: true, schema: { type: 'string' as const, enum: ['no-cache'] } },
 }
 
+/** The no-store headers, to spread into the description of an answer that is never stored. */
+export const NO_STORE = { headers: NO_STORE_HEADERS }
+
 /** `Retry-After` in whole seconds. */
 export const RETRY_AFTER = {
   required: true,
@@ -138,11 +142,47 @@ const CHALLENGE = {
   },
 }
 
+/** `WWW-Authenticate: Basic realm="flowadmin"`: the challenge to a resource server (RFC 6749 §5.2). */
+const BASIC_CHALLENGE = {
+  'WWW-Authenticate': {
+    required: true,
+    schema: { type: 'string' as const, pattern: '^Basic realm="flowadmin"$' },
+  },
+}
+
+/**
+ * 401 and 429 of a route for resource servers, which authenticate with HTTP Basic: no, unknown or
+ * wrong credentials, or too many wrong secrets. `caller` names them in the descriptions; `headers`
+ * come before each answer's own.
+ */
+export const clientRefusals = (caller: 'client' | 'resource server', headers: object = {}) => ({
+  401: {
+    description: `No client credentials, an unknown ${caller}, or a wrong secret.`,
+    headers: { ...headers, ...BASIC_CHALLENGE },
+    content: oauthErrorContent(['invalid_client']),
+  },
+  429: {
+    description: `Too many wrong secrets for this ${caller} from this address; the secret was not checked.`,
+    headers: { ...headers, 'Retry-After': RETRY_AFTER },
+    content: oauthErrorContent(['temporarily_unavailable']),
+  },
+})
+
 /** 401 of a route that needs credentials. */
 export const unauthorized = () => ({
   description:
     'No usable credentials (missing, unknown, expired or revoked token) or not the permission. Empty body.',
   headers: CHALLENGE,
+})
+
+/**
+ * What a route for a signed-in caller (`requirePerson`, or any token) may answer besides its own:
+ * 401 without usable credentials, 500 when a port failed, 503 when the store cannot be reached.
+ */
+export const signedInAnswers = () => ({
+  401: unauthorized(),
+  500: use('Unexpected'),
+  503: use('StorageUnavailable'),
 })
 
 /** A `{code, message}` error body (errors.ts) whose code is one of these. */
@@ -151,6 +191,14 @@ export const adminErrorContent = (codes: [string, ...string[]], withTypes = fals
 
 /** An RFC 6749 §5.2 error body whose `error` is one of these. */
 export const oauthErrorContent = (errors: [string, ...string[]]) => json(OAuthError(errors))
+
+/** 413 of a route whose answers are never stored, in its error shape (see parseFields). */
+export const noStoreTooLarge = (shape: 'oauth' | 'admin') => ({
+  description: 'The body is larger than the configured limit.',
+  ...NO_STORE,
+  content:
+    shape === 'oauth' ? oauthErrorContent(['invalid_request']) : adminErrorContent(['payload_too_large']),
+})
 
 /** Responses shared by several operations (fresh objects for every document). */
 function sharedResponses() {

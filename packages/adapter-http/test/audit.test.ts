@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
-import { MAX_REPORT_BYTES, MAX_REPORTED_EVENTS } from '../src/routes/audit.js'
+import { MAX_REPORT_BYTES } from '../src/routes/audit.js'
 import { exportFormatOf } from '../src/routes/audit-format.js'
+import { MAX_REPORTED_EVENTS } from '../src/routes/audit-schemas.js'
 import {
   basicHeader,
   createWorld as createWorldAt,

@@ -202,6 +202,20 @@ export async function createWorld(options: WorldOptions = {}) {
 
 export type World = Awaited<ReturnType<typeof createWorld>>
 
+/**
+ * A request with a JSON content type, with `token` as the bearer (none when null) and `body` (a
+ * string is sent as is; none when undefined).
+ */
+export const sendJson = (world: World, method: string, path: string, token: string | null, body?: unknown) =>
+  world.request(path, {
+    method,
+    headers: {
+      'Content-Type': 'application/json',
+      ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
+    },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  })
+
 /** Everything a client sees of a response, for byte-for-byte comparisons. */
 export async function snapshot(res: Response) {
   const headers: Array<[string, string]> = []

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { basicCredentials } from '../src/routes/introspect.js'
+import { basicCredentials } from '../src/basic-credentials.js'
 import { ADDRESS, basicHeader, createWorld, FLEET_SECRET, fleetBasic, type World } from './helpers.js'
 
 const DAY = 86_400_000

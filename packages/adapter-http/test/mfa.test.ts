@@ -1,19 +1,9 @@
 import { describe, expect, test } from 'vitest'
-import { createWorld, expectChallenge, type World } from './helpers.js'
-
-const send = (world: World, method: string, path: string, token: string | null, body?: unknown) =>
-  world.request(path, {
-    method,
-    headers: {
-      'Content-Type': 'application/json',
-      ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
-    },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  })
+import { createWorld, expectChallenge, sendJson, type World } from './helpers.js'
 
 /** Begins an enrolment as the holder of `token`; the secret it answered. */
 async function start(world: World, token: string): Promise<string> {
-  const res = await send(world, 'POST', '/auth/mfa/totp', token)
+  const res = await sendJson(world, 'POST', '/auth/mfa/totp', token)
   expect(res.status).toBe(200)
   return ((await res.json()) as { secret: string }).secret
 }
@@ -22,12 +12,12 @@ describe('second factor over HTTP', () => {
   test('a person begins TOTP, confirms it with one code and gets ten recovery codes once', async () => {
     const world = await createWorld()
     const token = await world.login('reader', 'read')
-    const before = await send(world, 'GET', '/auth/mfa', token)
+    const before = await sendJson(world, 'GET', '/auth/mfa', token)
     expect(before.status).toBe(200)
     expect(before.headers.get('Cache-Control')).toBe('no-store')
     expect(await before.json()).toEqual({ totp: 'none', recovery_codes: 0 })
 
-    const started = await send(world, 'POST', '/auth/mfa/totp', token)
+    const started = await sendJson(world, 'POST', '/auth/mfa/totp', token)
     expect(started.status).toBe(200)
     expect(started.headers.get('Cache-Control')).toBe('no-store')
     const body = (await started.json()) as { secret: string; uri: string; qr: string }
@@ -36,12 +26,12 @@ describe('second factor over HTTP', () => {
       uri: expect.stringMatching(/^otpauth:\/\/totp\//),
       qr: `data:image/svg+xml;base64,${btoa('<svg/>')}`,
     })
-    expect(await (await send(world, 'GET', '/auth/mfa', token)).json()).toEqual({
+    expect(await (await sendJson(world, 'GET', '/auth/mfa', token)).json()).toEqual({
       totp: 'pending',
       recovery_codes: 0,
     })
 
-    const wrong = await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '000000' })
+    const wrong = await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '000000' })
     expect(wrong.status).toBe(400)
     expect(await wrong.json()).toEqual({
       code: 'invalid_code',
@@ -49,12 +39,12 @@ describe('second factor over HTTP', () => {
     })
 
     const code = world.totp.codeAt(body.secret, world.clock.now())
-    const confirmed = await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code })
+    const confirmed = await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code })
     expect(confirmed.status).toBe(200)
     expect(confirmed.headers.get('Cache-Control')).toBe('no-store')
     const { recovery_codes } = (await confirmed.json()) as { recovery_codes: string[] }
     expect(recovery_codes).toHaveLength(10)
-    expect(await (await send(world, 'GET', '/auth/mfa', token)).json()).toEqual({
+    expect(await (await sendJson(world, 'GET', '/auth/mfa', token)).json()).toEqual({
       totp: 'enrolled',
       recovery_codes: 10,
     })
@@ -62,7 +52,7 @@ describe('second factor over HTTP', () => {
       { username: 'reader', address: '203.0.113.7' },
     ])
 
-    const again = await send(world, 'POST', '/auth/mfa/totp', token)
+    const again = await sendJson(world, 'POST', '/auth/mfa/totp', token)
     expect(again.status).toBe(409)
     expect(await again.json()).toMatchObject({ code: 'factor_exists' })
   })
@@ -70,12 +60,12 @@ describe('second factor over HTTP', () => {
   test('refuses a confirmation without an enrolment, without a code, or that is not JSON', async () => {
     const world = await createWorld()
     const token = await world.login('reader', 'read')
-    const none = await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '123456' })
+    const none = await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '123456' })
     expect(none.status).toBe(409)
     expect(await none.json()).toMatchObject({ code: 'enrolment_not_found' })
     await start(world, token)
     for (const body of [{}, { code: '' }, { code: 123456 }, 'not json', { code: '1', extra: true }]) {
-      const res = await send(world, 'POST', '/auth/mfa/totp/confirm', token, body)
+      const res = await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, body)
       expect(res.status).toBe(400)
       expect(await res.json()).toMatchObject({ code: 'invalid_request' })
     }
@@ -86,15 +76,15 @@ describe('second factor over HTTP', () => {
     const token = await world.login('reader', 'read')
     const secret = await start(world, token)
     for (let i = 0; i < 5; i++) {
-      expect((await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '000000' })).status).toBe(
-        400,
-      )
+      expect(
+        (await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '000000' })).status,
+      ).toBe(400)
     }
     const code = world.totp.codeAt(secret, world.clock.now())
-    const refused = await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code })
+    const refused = await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code })
     expect(refused.status).toBe(429)
     expect(refused.headers.get('Retry-After')).toMatch(/^[1-9][0-9]*$/)
-    expect(await (await send(world, 'GET', '/auth/mfa', token)).json()).toEqual({
+    expect(await (await sendJson(world, 'GET', '/auth/mfa', token)).json()).toEqual({
       totp: 'pending',
       recovery_codes: 0,
     })
@@ -107,19 +97,22 @@ describe('second factor over HTTP', () => {
     const reader = await world.login('reader', 'read')
     const secret = await start(world, reader)
     const code = world.totp.codeAt(secret, world.clock.now())
-    expect((await send(world, 'POST', '/auth/mfa/totp/confirm', reader, { code })).status).toBe(200)
+    expect((await sendJson(world, 'POST', '/auth/mfa/totp/confirm', reader, { code })).status).toBe(200)
 
-    await expectChallenge(await send(world, 'DELETE', '/auth/mfa?user=reader', reader), 'insufficient_scope')
+    await expectChallenge(
+      await sendJson(world, 'DELETE', '/auth/mfa?user=reader', reader),
+      'insufficient_scope',
+    )
     const admin = await world.login()
-    const missing = await send(world, 'DELETE', '/auth/mfa', admin)
+    const missing = await sendJson(world, 'DELETE', '/auth/mfa', admin)
     expect(missing.status).toBe(400)
     expect(await missing.json()).toMatchObject({ code: 'invalid_request' })
-    const removed = await send(world, 'DELETE', '/auth/mfa?user=reader', admin)
+    const removed = await sendJson(world, 'DELETE', '/auth/mfa?user=reader', admin)
     expect(removed.status).toBe(204)
     expect(await removed.text()).toBe('')
-    expect((await send(world, 'DELETE', '/auth/mfa?user=reader', admin)).status).toBe(404)
+    expect((await sendJson(world, 'DELETE', '/auth/mfa?user=reader', admin)).status).toBe(404)
     // The reader's session ended with the factor.
-    await expectChallenge(await send(world, 'GET', '/auth/mfa', reader), 'invalid_token')
+    await expectChallenge(await sendJson(world, 'GET', '/auth/mfa', reader), 'invalid_token')
     expect(world.events.ofType('mfa.removed')).toMatchObject([{ username: 'admin', owner: 'reader' }])
   })
 
@@ -129,13 +122,13 @@ describe('second factor over HTTP', () => {
     const created = await world.post('/auth/tokens', { name: 'ci', scope: '*' }, session)
     expect(created.status).toBe(201)
     const { token } = (await created.json()) as { token: string }
-    await expectChallenge(await send(world, 'POST', '/auth/mfa/totp', token), 'insufficient_scope')
+    await expectChallenge(await sendJson(world, 'POST', '/auth/mfa/totp', token), 'insufficient_scope')
     await expectChallenge(
-      await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '123456' }),
+      await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '123456' }),
       'insufficient_scope',
     )
     // Nothing began, and the owner's session still works.
-    expect(await (await send(world, 'GET', '/auth/mfa', session)).json()).toEqual({
+    expect(await (await sendJson(world, 'GET', '/auth/mfa', session)).json()).toEqual({
       totp: 'none',
       recovery_codes: 0,
     })
@@ -143,16 +136,16 @@ describe('second factor over HTTP', () => {
     const secret = await start(world, session)
     const code = world.totp.codeAt(secret, world.clock.now())
     await expectChallenge(
-      await send(world, 'POST', '/auth/mfa/totp/confirm', token, { code }),
+      await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code }),
       'insufficient_scope',
     )
     expect(world.events.ofType('mfa.enrolled')).toEqual([])
-    expect((await send(world, 'POST', '/auth/mfa/totp/confirm', session, { code })).status).toBe(200)
+    expect((await sendJson(world, 'POST', '/auth/mfa/totp/confirm', session, { code })).status).toBe(200)
   })
 
   test('needs a person’s token', async () => {
     const world = await createWorld()
-    await expectChallenge(await send(world, 'GET', '/auth/mfa', null))
-    await expectChallenge(await send(world, 'POST', '/auth/mfa/totp', 'not-a-token'), 'invalid_token')
+    await expectChallenge(await sendJson(world, 'GET', '/auth/mfa', null))
+    await expectChallenge(await sendJson(world, 'POST', '/auth/mfa/totp', 'not-a-token'), 'invalid_token')
   })
 })

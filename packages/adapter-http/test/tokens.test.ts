@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { ADDRESS, createWorld, expectChallenge, type World } from './helpers.js'
+import { ADDRESS, createWorld, expectChallenge, sendJson, type World } from './helpers.js'
 
 const DAY = 86_400_000
 
@@ -19,16 +19,6 @@ interface TokenJson {
   current: boolean
   sign_in: string | null
 }
-
-const send = (world: World, method: string, path: string, token: string | null, body?: unknown) =>
-  world.request(path, {
-    method,
-    headers: {
-      'Content-Type': 'application/json',
-      ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
-    },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  })
 
 async function list(world: World, token: string, query = ''): Promise<TokenJson[]> {
   const res = await world.get(`/auth/tokens${query}`, token)
@@ -78,7 +68,7 @@ describe('GET /auth/tokens', () => {
   test('tells how each session signed in: a password login says password, an API token null', async () => {
     const world = await createWorld()
     const token = await world.login()
-    const created = await send(world, 'POST', '/auth/tokens', token, { name: 'deploy' })
+    const created = await sendJson(world, 'POST', '/auth/tokens', token, { name: 'deploy' })
     expect(created.status).toBe(201)
     const { token: apiToken } = (await created.json()) as { token: string }
     const expected = [
@@ -132,7 +122,7 @@ describe('GET /auth/tokens', () => {
   test('does not exist when authentication is off', async () => {
     const world = await createWorld({ auth: false })
     expect((await world.get('/auth/tokens')).status).toBe(404)
-    expect((await send(world, 'POST', '/auth/tokens', null, { name: 'x' })).status).toBe(404)
+    expect((await sendJson(world, 'POST', '/auth/tokens', null, { name: 'x' })).status).toBe(404)
   })
 })
 
@@ -142,7 +132,7 @@ describe('DELETE /auth/tokens/{id} and ?user=', () => {
     const caller = await world.login('reader', 'read')
     const other = await world.login('reader', 'read')
     const target = (await list(world, caller)).find((view) => !view.current)
-    const res = await send(world, 'DELETE', `/auth/tokens/${target?.id}`, caller)
+    const res = await sendJson(world, 'DELETE', `/auth/tokens/${target?.id}`, caller)
     expect(res.status).toBe(204)
     expect(await res.text()).toBe('')
     await expectChallenge(await world.get('/settings', other), 'invalid_token')
@@ -158,13 +148,13 @@ describe('DELETE /auth/tokens/{id} and ?user=', () => {
     const reader = await world.login('reader', 'read')
     const [adminView] = await list(world, admin)
     const [readerView] = await list(world, reader)
-    expect((await send(world, 'DELETE', `/auth/tokens/${adminView?.id}`, reader)).status).toBe(404)
+    expect((await sendJson(world, 'DELETE', `/auth/tokens/${adminView?.id}`, reader)).status).toBe(404)
     expect((await world.get('/settings', admin)).status).toBe(200)
-    expect((await send(world, 'DELETE', `/auth/tokens/${readerView?.id}`, admin)).status).toBe(204)
+    expect((await sendJson(world, 'DELETE', `/auth/tokens/${readerView?.id}`, admin)).status).toBe(204)
     await expectChallenge(await world.get('/settings', reader), 'invalid_token')
-    expect((await send(world, 'DELETE', `/auth/tokens/${readerView?.id}`, admin)).status).toBe(404)
+    expect((await sendJson(world, 'DELETE', `/auth/tokens/${readerView?.id}`, admin)).status).toBe(404)
     for (const id of ['no-such-id', 'x'.repeat(65), '%2F..', 'a/b']) {
-      expect((await send(world, 'DELETE', `/auth/tokens/${id}`, admin)).status).toBe(404)
+      expect((await sendJson(world, 'DELETE', `/auth/tokens/${id}`, admin)).status).toBe(404)
     }
   })
 
@@ -174,16 +164,16 @@ describe('DELETE /auth/tokens/{id} and ?user=', () => {
     const reader1 = await world.login('reader', 'read')
     const reader2 = await world.login('reader', 'read')
     await expectChallenge(
-      await send(world, 'DELETE', '/auth/tokens?user=admin', reader1),
+      await sendJson(world, 'DELETE', '/auth/tokens?user=admin', reader1),
       'insufficient_scope',
     )
-    const missing = await send(world, 'DELETE', '/auth/tokens', admin)
+    const missing = await sendJson(world, 'DELETE', '/auth/tokens', admin)
     expect(missing.status).toBe(400)
     expect(await missing.json()).toEqual({
       error: 'invalid_request',
       error_description: 'Missing required parameter: user',
     })
-    const res = await send(world, 'DELETE', '/auth/tokens?user=reader', admin)
+    const res = await sendJson(world, 'DELETE', '/auth/tokens?user=reader', admin)
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ revoked: 2 })
     for (const token of [reader1, reader2])
@@ -205,8 +195,11 @@ describe('DELETE /auth/tokens/{id} and ?user=', () => {
     const admin = await world.login()
     const reader = await world.login('reader', 'read')
     const editor = await world.login('editor', '')
-    await expectChallenge(await send(world, 'DELETE', '/auth/tokens?user=*', reader), 'insufficient_scope')
-    const res = await send(world, 'DELETE', '/auth/tokens?user=*', admin)
+    await expectChallenge(
+      await sendJson(world, 'DELETE', '/auth/tokens?user=*', reader),
+      'insufficient_scope',
+    )
+    const res = await sendJson(world, 'DELETE', '/auth/tokens?user=*', admin)
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ revoked: 3 })
     for (const token of [admin, reader, editor]) {
@@ -219,7 +212,7 @@ describe('POST /auth/tokens', () => {
   test('201 with an fa_ token shown once, 90 days by default; it works as a bearer and is listed', async () => {
     const world = await createWorld()
     const editor = await world.login('editor', '')
-    const res = await send(world, 'POST', '/auth/tokens', editor, { name: 'nightly deploy' })
+    const res = await sendJson(world, 'POST', '/auth/tokens', editor, { name: 'nightly deploy' })
     expect(res.status).toBe(201)
     expect(res.headers.get('Cache-Control')).toBe('no-store')
     const body = (await res.json()) as { id: string; token: string }
@@ -245,7 +238,7 @@ describe('POST /auth/tokens', () => {
     const world = await createWorld()
     const admin = await world.login()
     world.clock.advance(1000)
-    const res = await send(world, 'POST', '/auth/tokens', admin, {
+    const res = await sendJson(world, 'POST', '/auth/tokens', admin, {
       name: 'probe',
       scope: 'read',
       audience: 'fleet',
@@ -266,7 +259,7 @@ describe('POST /auth/tokens', () => {
     // The resource server's tokens are worth nothing on flowadmin's own API, the inventory included.
     await expectChallenge(await world.get('/auth/tokens?user=*', fleetSession), 'invalid_token')
     await expectChallenge(
-      await send(world, 'POST', '/auth/tokens', fleetSession, { name: 'x' }),
+      await sendJson(world, 'POST', '/auth/tokens', fleetSession, { name: 'x' }),
       'invalid_token',
     )
   })
@@ -278,7 +271,7 @@ describe('POST /auth/tokens', () => {
   ])('an unknown audience %j is refused: 400, nothing created', async (audience, description) => {
     const world = await createWorld()
     const admin = await world.login()
-    const res = await send(world, 'POST', '/auth/tokens', admin, { name: 'x', audience })
+    const res = await sendJson(world, 'POST', '/auth/tokens', admin, { name: 'x', audience })
     expect(res.status).toBe(400)
     expect(await res.json()).toEqual({ error: 'invalid_request', error_description: description })
     expect(await list(world, admin)).toHaveLength(1)
@@ -287,7 +280,8 @@ describe('POST /auth/tokens', () => {
   test('takes any subset of the caller’s rights as its scope, in permission words', async () => {
     const world = await createWorld()
     const editor = await world.login('editor', '')
-    const create = async (scope: string) => send(world, 'POST', '/auth/tokens', editor, { name: 'x', scope })
+    const create = async (scope: string) =>
+      sendJson(world, 'POST', '/auth/tokens', editor, { name: 'x', scope })
     const narrow = await create('nodes.read')
     expect(narrow.status).toBe(201)
     const { token, scope } = (await narrow.json()) as { token: string; scope: string[] }
@@ -320,7 +314,7 @@ describe('POST /auth/tokens', () => {
   ])('%j is refused: 400 %s, nothing created', async (body, error) => {
     const world = await createWorld()
     const reader = await world.login('reader', 'read')
-    const res = await send(world, 'POST', '/auth/tokens', reader, body)
+    const res = await sendJson(world, 'POST', '/auth/tokens', reader, body)
     expect(res.status).toBe(400)
     expect(await res.json()).toEqual({ error, error_description: expect.any(String) })
     expect(await list(world, reader)).toHaveLength(1)
@@ -328,7 +322,7 @@ describe('POST /auth/tokens', () => {
 
   test('needs a user: anonymous callers with default permissions get 401', async () => {
     const world = await createWorld({ defaultPermissions: '*' })
-    await expectChallenge(await send(world, 'POST', '/auth/tokens', null, { name: 'x' }), undefined)
+    await expectChallenge(await sendJson(world, 'POST', '/auth/tokens', null, { name: 'x' }), undefined)
   })
 
   test("a downgraded user's token acts with the intersection from the next request", async () => {

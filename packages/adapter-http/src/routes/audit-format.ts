@@ -1,6 +1,6 @@
 import type { TrailEvent } from '@flowadmin/core'
 
-// How trail events look over HTTP: a JSON object, an NDJSON line, a CSV row.
+// How trail events look over HTTP: a JSON object, an NDJSON line, a CSV row, a streamed export.
 
 /** The name a source goes by in answers and in the `instance` filter. */
 export const FLOWADMIN_SOURCE = 'flowadmin'
@@ -74,4 +74,39 @@ export function exportFormatOf(accept: string | undefined): ExportFormat {
     .filter((range) => range.quality > 0 && FORMATS[range.type] !== undefined)
     .sort((a, b) => b.quality - a.quality || a.index - b.index)
   return FORMATS[ranges[0]?.type ?? 'application/json'] ?? 'json'
+}
+
+/** The media type of each format of `GET /audit`. */
+export const MEDIA: Record<ExportFormat, string> = {
+  json: 'application/json',
+  csv: 'text/csv; charset=utf-8',
+  ndjson: 'application/x-ndjson',
+}
+
+/**
+ * Every match as one streamed body, a page read from the store at a time as the client takes
+ * them, so memory stays bounded whatever the size of the export.
+ */
+export function exportStream(
+  pages: AsyncGenerator<TrailEvent[]>,
+  format: 'csv' | 'ndjson',
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder()
+  const row = format === 'csv' ? trailEventCsv : trailEventLine
+  let started = false
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (!started && format === 'csv') controller.enqueue(encoder.encode(CSV_HEADER))
+        started = true
+        const next = await pages.next()
+        if (next.done === true) controller.close()
+        else controller.enqueue(encoder.encode(next.value.map(row).join('')))
+      },
+      async cancel() {
+        await pages.return(undefined)
+      },
+    },
+    { highWaterMark: 1 },
+  )
 }

@@ -1,169 +1,24 @@
-import { decodeTrailCursor, type TrailEvent, type TrailFilter, type TrailReport } from '@flowadmin/core'
+import { decodeTrailCursor, type TrailFilter, type TrailReport } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
-import { readBody } from '../body.js'
+import { basicCredentials } from '../basic-credentials.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, errorAnswerOf, toResponse } from '../errors.js'
+import { adminError, errorAnswerOf, toResponse } from '../errors.js'
+import { readFields } from '../fields.js'
+import { adminErrorContent, clientRefusals, describe, json, signedInAnswers, use } from '../openapi.js'
+import { exportFormatOf, exportStream, FLOWADMIN_SOURCE, MEDIA, trailEventJson } from './audit-format.js'
 import {
-  adminErrorContent,
-  describe,
-  json,
-  oauthErrorContent,
-  RETRY_AFTER,
-  unauthorized,
-  use,
-} from '../openapi.js'
-import { firstIssueMessage } from '../schemas.js'
-import {
-  CSV_HEADER,
-  type ExportFormat,
-  exportFormatOf,
-  FLOWADMIN_SOURCE,
-  trailEventCsv,
-  trailEventJson,
-  trailEventLine,
-} from './audit-format.js'
-import { BASIC_CHALLENGE, basicCredentials } from './introspect.js'
+  AuditEvent,
+  AuditQuery,
+  AuditReportSchema,
+  DEFAULT_AUDIT_PAGE,
+  MAX_AUDIT_PAGE,
+  MAX_REPORTED_EVENTS,
+} from './audit-schemas.js'
 
-/** Most events in one report from an instance. */
-export const MAX_REPORTED_EVENTS = 500
 /** Largest report body from an instance, in bytes. */
 export const MAX_REPORT_BYTES = 1024 * 1024
-/** Events in one page of `GET /audit`: the default and the most. */
-export const DEFAULT_AUDIT_PAGE = 100
-export const MAX_AUDIT_PAGE = 1000
-
-/** No control characters: they would forge lines in logs and CSV, and PostgreSQL's text holds no NUL. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
-const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/
-const text = (field: string, max: number) =>
-  v.pipe(
-    v.string(`${field} must be a string`),
-    v.maxLength(max, `${field} must be at most ${max} characters`),
-    v.regex(PRINTABLE, `${field} must not contain control characters`),
-  )
-
-/** One event as an instance reports it. */
-const ReportedEvent = v.strictObject(
-  {
-    time: v.pipe(
-      v.number('events[].time must be a number'),
-      v.integer('events[].time must be whole milliseconds since the epoch'),
-      v.minValue(0, 'events[].time must not be before 1970'),
-      v.maxValue(8.64e15, 'events[].time is too far in the future'),
-      v.description(
-        'Milliseconds since the epoch, as the instance’s clock says; at most 5 minutes ahead of flowadmin’s.',
-      ),
-    ),
-    instance: v.pipe(
-      text('events[].instance', 128),
-      v.minLength(1, 'events[].instance must not be empty'),
-      v.check(
-        (name) => !name.includes('/'),
-        'events[].instance must not contain "/" (the trail shows <resource server>/<instance>)',
-      ),
-      v.description('The instance’s name for itself, within its resource server; no `/`.'),
-    ),
-    actor: v.pipe(
-      v.nullable(text('events[].actor', 256)),
-      v.description('The username flowadmin knows, or null.'),
-    ),
-    event: v.pipe(
-      v.string('events[].event must be a string'),
-      v.regex(
-        /^[A-Za-z0-9_.:-]{1,128}$/,
-        'events[].event must be 1 to 128 letters, digits, `.`, `_`, `:` or `-`',
-      ),
-      v.description('Node-RED’s event name, e.g. `flows.set`.'),
-    ),
-    address: v.pipe(
-      v.nullable(text('events[].address', 128)),
-      v.description('The client’s address as the instance saw it (unverified).'),
-    ),
-    details: v.optional(
-      v.pipe(
-        v.unknown(),
-        v.check(
-          (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
-          'events[].details must be an object',
-        ),
-        v.record(v.string(), v.unknown(), 'events[].details must be an object'),
-        v.description('The rest of the event; keys that look secret are dropped.'),
-      ),
-      {},
-    ),
-  },
-  // No other key: a report that names a resource server or source is refused, not half-read.
-  'events[] must be an object of time, instance, actor, event, address and details, and nothing else',
-)
-
-/** `POST /audit/events`: a batch from an instance. */
-export const AuditReportSchema = v.object({
-  events: v.pipe(
-    v.array(ReportedEvent, 'events must be an array'),
-    v.maxLength(MAX_REPORTED_EVENTS, `events must hold at most ${MAX_REPORTED_EVENTS} events`),
-  ),
-})
-
-/** An event as `GET /audit` shows it. */
-const AuditEvent = v.pipe(
-  v.strictObject({
-    time: v.pipe(v.string(), v.description('ISO 8601, UTC: when it happened, as its source says.')),
-    instance: v.pipe(
-      v.string(),
-      v.description('`flowadmin` for flowadmin’s own events, else `<resource server>/<instance>`.'),
-    ),
-    actor: v.pipe(
-      v.nullable(v.string()),
-      v.description('The username (or client id) acting; null: nobody known.'),
-    ),
-    event: v.string(),
-    outcome: v.picklist(['success', 'failure']),
-    address: v.nullable(v.string()),
-    address_reported: v.pipe(
-      v.boolean(),
-      v.description('True: the instance reported the address (unverified). False: flowadmin saw it.'),
-    ),
-    details: v.record(v.string(), v.unknown()),
-  }),
-  v.metadata({ ref: 'AuditEvent' }),
-)
-
-/** ISO 8601: a date, or a date and time with seconds optional and a zone (`Z` or `±hh:mm`). */
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/
-
-const isoTime = (name: string) =>
-  v.pipe(
-    v.string(),
-    v.regex(ISO_8601, `${name} must be an ISO 8601 time with a zone, e.g. 2026-11-27T06:00:00Z, or a date`),
-    // Date.parse rolls 31 February over into March: the day must exist in its month.
-    v.check((value) => {
-      const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number]
-      return day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate()
-    }, `${name} is not a valid date`),
-    v.transform((value) => Date.parse(value)),
-    v.check((time) => Number.isFinite(time), `${name} is not a valid date`),
-  )
-
-/** The query of `GET /audit`, checked; messages name the parameter. */
-const AuditQuery = v.object({
-  instance: v.optional(v.pipe(text('instance', 512), v.minLength(1, 'instance must not be empty'))),
-  actor: v.optional(text('actor', 256)),
-  event: v.optional(text('event', 128)),
-  outcome: v.optional(v.picklist(['success', 'failure'], 'outcome must be success or failure')),
-  since: v.optional(isoTime('since')),
-  until: v.optional(isoTime('until')),
-  limit: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^[1-9]\d{0,3}$/, `limit must be a whole number from 1 to ${MAX_AUDIT_PAGE}`),
-      v.transform(Number),
-      v.maxValue(MAX_AUDIT_PAGE, `limit must be a whole number from 1 to ${MAX_AUDIT_PAGE}`),
-    ),
-  ),
-  cursor: v.optional(v.string()),
-})
 
 /** `instance=flowadmin`, `instance=<server>` or `instance=<server>/<instance>`. */
 function sourceOf(instance: string): TrailFilter['source'] {
@@ -182,40 +37,6 @@ const query = (name: string, description: string, example: string) => ({
   schema: { type: 'string' as const },
   examples: { search: { summary: 'A search', value: example } },
 })
-
-const MEDIA: Record<ExportFormat, string> = {
-  json: 'application/json',
-  csv: 'text/csv; charset=utf-8',
-  ndjson: 'application/x-ndjson',
-}
-
-/**
- * Every match as one streamed body, a page read from the store at a time as the client takes
- * them, so memory stays bounded whatever the size of the export.
- */
-function exportStream(
-  pages: AsyncGenerator<TrailEvent[]>,
-  format: 'csv' | 'ndjson',
-): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder()
-  const row = format === 'csv' ? trailEventCsv : trailEventLine
-  let started = false
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        if (!started && format === 'csv') controller.enqueue(encoder.encode(CSV_HEADER))
-        started = true
-        const next = await pages.next()
-        if (next.done === true) controller.close()
-        else controller.enqueue(encoder.encode(next.value.map(row).join('')))
-      },
-      async cancel() {
-        await pages.return(undefined)
-      },
-    },
-    { highWaterMark: 1 },
-  )
-}
 
 /** `POST /audit/events` (instances report) and `GET /audit` (search and export). Only when auth is on. */
 export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
@@ -266,21 +87,11 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
             'clock; the message names the field.',
           content: adminErrorContent(['invalid_request']),
         },
-        401: {
-          description: 'No client credentials, an unknown client, or a wrong secret.',
-          headers: BASIC_CHALLENGE,
-          content: oauthErrorContent(['invalid_client']),
-        },
         413: {
           description: `The body is larger than ${MAX_REPORT_BYTES} bytes.`,
           content: adminErrorContent(['payload_too_large']),
         },
-        429: {
-          description:
-            'Too many wrong secrets for this client from this address; the secret was not checked.',
-          headers: { 'Retry-After': RETRY_AFTER },
-          content: oauthErrorContent(['temporarily_unavailable']),
-        },
+        ...clientRefusals('client'),
         500: use('Unexpected'),
         503: use('StorageUnavailable'),
       },
@@ -292,12 +103,9 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
       // Proven before the body is read: an unknown caller's megabyte is never parsed.
       const reporter = await core.reporter(client, deps.clientAddress(c))
       if (!reporter.ok) return toResponse(errorAnswerOf(reporter.error))
-      const body = await readBody(c.req.raw, MAX_REPORT_BYTES, ['json'], c.env)
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(AuditReportSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const reports: TrailReport[] = fields.output.events
+      const fields = await readFields(c, MAX_REPORT_BYTES, ['json'], AuditReportSchema, 'admin')
+      if (!fields.ok) return fields.error
+      const reports: TrailReport[] = fields.value.events
       const kept = await reporter.value.report(reports)
       if (!kept.ok) return toResponse(adminError(400, 'invalid_request', kept.error.message))
       return c.json({ accepted: kept.value })
@@ -340,9 +148,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
           description: 'A parameter that is not what it should be; the message names it.',
           content: adminErrorContent(['invalid_request']),
         },
-        401: unauthorized(),
-        500: use('Unexpected'),
-        503: use('StorageUnavailable'),
+        ...signedInAnswers(),
       },
     }),
     requirePermission(deps, 'audit.read'),

@@ -1,60 +1,27 @@
 import type { IssuedToken } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
-import { createMiddleware } from 'hono/factory'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
-import { readBody } from '../body.js'
+import { basicCredentials } from '../basic-credentials.js'
+import { bindingOf, clearBinding } from '../binding.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, madeApart, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, errorAnswerOf, oauthError, toResponse } from '../errors.js'
+import { readFields } from '../fields.js'
+import { noStore } from '../no-store.js'
 import {
   describe,
   formOrJson,
   json,
+  NO_STORE,
   NO_STORE_HEADERS,
+  noStoreTooLarge,
   oauthErrorContent,
   RETRY_AFTER,
   unauthorized,
   use,
 } from '../openapi.js'
-import {
-  AdminError,
-  firstIssueMessage,
-  OAuthError,
-  RevokeRequestSchema,
-  TokenRequestSchema,
-} from '../schemas.js'
+import { AdminError, OAuthError, RevokeRequestSchema, TokenRequestSchema } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
-import { basicCredentials } from './introspect.js'
-import { bindingOf, clearBinding } from './sso.js'
-
-/** Token responses are credentials: never cached (RFC 6749 §5.1), whatever their status. */
-export const noStore = createMiddleware(async (c, next) => {
-  // Set before the handler answers, so an answer made through the context (`c.json`) carries them
-  // as it is made. Its headers are never read back: that builds a Headers object for every answer
-  // and makes @hono/node-server rebuild it as a full Response.
-  c.header('Cache-Control', 'no-store')
-  c.header('Pragma', 'no-cache')
-  await next()
-  noStoreApart(c)
-})
-
-/**
- * noStore for a route whose own answers carry these headers as they are made: only an answer made
- * apart from the context (errors.ts, as the app's answer to a thrown error) gets them added.
- */
-export const noStoreMadeApart = createMiddleware(async (c, next) => {
-  await next()
-  noStoreApart(c)
-})
-
-/** Adds the no-store headers to an answer made apart from the context, which has a Headers object already. */
-function noStoreApart(c: Context) {
-  const answer = c.res
-  if (madeApart(answer)) {
-    answer.headers.set('Cache-Control', 'no-store')
-    answer.headers.set('Pragma', 'no-cache')
-  }
-}
 
 /** The identity provider's sign-in button, as Node-RED announces a strategy's. */
 const StrategyButton = v.strictObject({
@@ -192,13 +159,6 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
 
   if (!core.authEnabled) return routes
 
-  const noStoreHeaders = { headers: NO_STORE_HEADERS }
-  const tooLarge = {
-    description: 'The body is larger than the configured limit.',
-    ...noStoreHeaders,
-    content: oauthErrorContent(['invalid_request']),
-  }
-
   routes.post(
     '/auth/token',
     describe({
@@ -229,11 +189,11 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
         }),
       },
       responses: {
-        200: { description: 'A new token.', ...noStoreHeaders, content: json(TokenResponse) },
+        200: { description: 'A new token.', ...NO_STORE, content: json(TokenResponse) },
         400: {
           description:
             'A malformed request: another content type, a malformed field, a missing field, a grant type other than `password`, an unknown scope word.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent([
             'invalid_request',
             'unsupported_grant_type',
@@ -245,15 +205,15 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
           description:
             'The credentials were refused. Empty body. (A resource server authenticating with HTTP Basic whose ' +
             'id or secret is refused gets `{"error":"invalid_client"}` with `WWW-Authenticate: Basic`.)',
-          ...noStoreHeaders,
+          ...NO_STORE,
         },
         403: {
           description:
             '`mfa_required`: the password was right, but the person must give a second factor (they have one, or `adminAuth.mfa.require` names them), which this grant cannot ask for. Nothing was issued: people sign in on the sign-in page (`GET /auth/signin`, or an editor’s button through the helper’s `sso` option); scripts and `node-red-admin` use an API token.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent(['mfa_required']),
         },
-        413: tooLarge,
+        413: noStoreTooLarge('oauth'),
         429: {
           description:
             'Too many failed logins for this username from this address, or from this address; the ' +
@@ -277,19 +237,16 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     noStore,
     async (c) => {
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(TokenRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
+      const fields = await readFields(c, deps.maxBodyBytes, ['form', 'json'], TokenRequestSchema, 'oauth')
+      if (!fields.ok) return fields.error
 
-      const { client_id, grant_type, scope, username, password, code } = fields.output
+      const { client_id, grant_type, scope, username, password, code } = fields.value
       // A resource server authenticates itself (HTTP Basic): checking a password for its own
       // users, or trading the code of a person who signed in through flowadmin.
       const authorization = c.req.header('authorization')
       if (grant_type === 'authorization_code' && core.authEnabled) {
         return /^basic\b/i.test(authorization ?? '')
-          ? redeemCode(c, deps, fields.output)
+          ? redeemCode(c, deps, fields.value)
           : exchangeCode(c, deps, code, client_id)
       }
       const request = { clientId: client_id, grantType: grant_type, scope, username, password }
@@ -322,14 +279,14 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
         }),
       },
       responses: {
-        200: { description: 'Done, or nothing to do. Empty body.', ...noStoreHeaders },
+        200: { description: 'Done, or nothing to do. Empty body.', ...NO_STORE },
         400: {
           description: 'Another content type, or `token` missing, empty or not a string.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent(['invalid_request']),
         },
         401: { ...unauthorized(), headers: { ...unauthorized().headers, ...NO_STORE_HEADERS } },
-        413: tooLarge,
+        413: noStoreTooLarge('oauth'),
         500: use('Unexpected'),
         503: use('StorageUnavailable'),
       },
@@ -337,13 +294,10 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     requirePermission(deps, '', { anyAudience: true }),
     async (c) => {
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(RevokeRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
+      const fields = await readFields(c, deps.maxBodyBytes, ['form', 'json'], RevokeRequestSchema, 'oauth')
+      if (!fields.ok) return fields.error
 
-      await core.revoke(c.get('principal'), fields.output.token, c.get('address'))
+      await core.revoke(c.get('principal'), fields.value.token, c.get('address'))
       return emptyResponse(200)
     },
   )

@@ -1,134 +1,28 @@
-import { actorOf, type DesiredState, type InstanceView } from '@flowadmin/core'
-import { type Context, Hono } from 'hono'
+import { actorOf, type DesiredState } from '@flowadmin/core'
+import { Hono } from 'hono'
+import { createMiddleware } from 'hono/factory'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
+import { basicCredentials } from '../basic-credentials.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import { createFleetChanges } from '../fleet-changes.js'
 import {
-  adminErrorContent,
-  describe,
-  json,
-  NO_STORE_HEADERS,
-  oauthErrorContent,
-  RETRY_AFTER,
-  use,
-} from '../openapi.js'
-import { firstIssueMessage, NullableTime, Time } from '../schemas.js'
-import { noStore } from './auth.js'
-import { basicCredentials } from './introspect.js'
+  DesiredStateSchema,
+  INSTANCE_ID,
+  InstanceReportSchema,
+  InstanceSchema,
+  instanceJson,
+} from '../fleet-schemas.js'
+import { noStore } from '../no-store.js'
+import { adminErrorContent, clientRefusals, describe, json, NO_STORE_HEADERS, use } from '../openapi.js'
+import { firstIssueMessage } from '../schemas.js'
 
 /** The largest report an instance may send: 1 MiB, whatever `apiMaxLength` says. */
 export const MAX_REPORT_BYTES = 1024 * 1024
 /** The longest a poll is held, in seconds (`Prefer: wait=N` asks for up to this). */
 export const MAX_POLL_WAIT = 30
-
-const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
-/**
- * Well-formed text without control characters: a lone surrogate or a NUL cannot be stored (as
- * PostgreSQL's jsonb refuses `\u0000`), and a control character would forge lines where it is shown.
- */
-const TEXT = /^[^\p{Cc}\p{Cs}]*$/u
-const text = (max: number, min = 0) =>
-  v.pipe(
-    v.string(),
-    v.minLength(min),
-    v.maxLength(max),
-    v.regex(TEXT, 'must be well-formed text without control characters'),
-  )
-const Name = text(214, 1)
-const Short = text(64)
-const Message = text(1000)
-const Type = text(214)
-
-/** What an instance reports of itself (`POST /fleet/instances/{id}/report`). */
-export const InstanceReportSchema = v.pipe(
-  v.strictObject({
-    nodeRedVersion: Short,
-    modules: v.pipe(
-      v.array(
-        v.strictObject({
-          name: Name,
-          version: Short,
-          sets: v.pipe(
-            v.array(
-              v.strictObject({
-                name: Name,
-                types: v.pipe(v.array(Type), v.maxLength(1000)),
-                enabled: v.boolean(),
-                loaded: v.boolean(),
-                err: v.optional(Message),
-              }),
-            ),
-            v.maxLength(200),
-          ),
-        }),
-      ),
-      v.maxLength(2000),
-    ),
-    typesInUse: v.pipe(v.array(Type), v.maxLength(10000)),
-    applied: v.nullable(Short),
-    failures: v.pipe(
-      v.array(
-        v.strictObject({
-          module: Name,
-          action: v.picklist(['enable', 'disable', 'install', 'remove']),
-          message: Message,
-        }),
-      ),
-      v.maxLength(2000),
-    ),
-  }),
-  v.metadata({ ref: 'InstanceReport' }),
-)
-
-const DesiredStateSchema = v.pipe(
-  v.strictObject({
-    version: v.string(),
-    prune: v.boolean(),
-    modules: v.array(
-      v.strictObject({
-        name: v.string(),
-        sets: v.array(v.strictObject({ name: v.string(), enabled: v.boolean() })),
-      }),
-    ),
-    installs: v.array(v.strictObject({ module: v.string(), version: v.nullable(v.string()) })),
-    removals: v.array(v.string()),
-  }),
-  v.metadata({ ref: 'FleetDesiredState' }),
-)
-
-/** Where an instance differs from the desired state. */
-export const DriftSchema = v.pipe(
-  v.strictObject({
-    module: v.string(),
-    reason: v.picklist(['pending', 'refused', 'install_failed', 'remove_failed', 'installed_by_hand']),
-    message: v.optional(v.pipe(v.string(), v.description('Node-RED’s or npm’s own message.'))),
-  }),
-  v.metadata({ ref: 'FleetDrift' }),
-)
-
-const InstanceSchema = v.pipe(
-  v.strictObject({
-    id: v.string(),
-    resourceServer: v.string(),
-    nodeRedVersion: v.nullable(v.string()),
-    connected: v.pipe(v.boolean(), v.description('In touch within the last 40 seconds.')),
-    lastSeen: Time,
-    lastReport: NullableTime('When its last report arrived; null before the first.'),
-    applied: v.nullable(v.pipe(v.string(), v.description('The desired state’s version it last applied.'))),
-    modules: v.pipe(v.number(), v.description('How many node modules it reports.')),
-    drift: v.array(DriftSchema),
-  }),
-  v.metadata({ ref: 'FleetInstance' }),
-)
-
-const instanceJson = (view: InstanceView) => ({
-  ...view,
-  lastSeen: new Date(view.lastSeen).toISOString(),
-  lastReport: view.lastReport === null ? null : new Date(view.lastReport).toISOString(),
-})
 
 const ID_PARAMETER = {
   name: 'id',
@@ -138,23 +32,19 @@ const ID_PARAMETER = {
   schema: { type: 'string' as const, pattern: INSTANCE_ID.source },
 }
 
-const BASIC_401 = {
-  description: 'No client credentials, an unknown resource server, or a wrong secret.',
-  headers: {
-    'WWW-Authenticate': {
-      required: true,
-      schema: { type: 'string' as const, pattern: '^Basic realm="flowadmin"$' },
-    },
+/** What an instance's own request may be refused, besides a malformed id (400): see `instanceCaller`. */
+const INSTANCE_REFUSALS = {
+  ...clientRefusals('resource server'),
+  409: {
+    description: 'The id is another resource server’s instance.',
+    content: adminErrorContent(['instance_conflict']),
   },
-  content: oauthErrorContent(['invalid_client']),
+  500: use('Unexpected'),
+  503: use('StorageUnavailable'),
 }
 
-const CLIENT_THROTTLED = {
-  description:
-    'Too many wrong secrets for this resource server from this address; the secret was not checked.',
-  headers: { 'Retry-After': RETRY_AFTER },
-  content: oauthErrorContent(['temporarily_unavailable']),
-}
+/** The variables an instance's request sets for its handler. */
+type InstanceEnv = AppEnv & { Variables: { instance: { id: string; resourceServer: string } } }
 
 const etagOf = (state: DesiredState) => `"${state.version}"`
 /** The version an `If-None-Match` names (one strong or weak tag), or null. */
@@ -177,28 +67,28 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
   if (fleet === null) return routes
   const changes = deps.fleetChanges ?? createFleetChanges(async () => (await fleet.desired()).version)
 
-  /** The resource server an instance's request authenticates as, or the answer refusing it. */
-  async function instanceCaller(c: Context<AppEnv>) {
+  /**
+   * An instance's own request: its resource server authenticated (HTTP Basic), then its id checked.
+   * Sets `instance` for the handler, or answers the refusal.
+   */
+  const instanceCaller = createMiddleware<InstanceEnv>(async (c, next) => {
     const client = basicCredentials(c.req.header('authorization'))
     // As the router decoded it; anything but the id's characters is refused below.
     const id = c.req.param('id') ?? ''
-    if (client === null || fleet === null)
-      return { refused: toResponse(errorAnswerOf({ code: 'invalid_client' })) }
+    if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
     const caller = await fleet.authenticateClient(client, deps.clientAddress(c))
-    if (!caller.ok) return { refused: toResponse(errorAnswerOf(caller.error)) }
-    if (!INSTANCE_ID.test(id)) {
-      return {
-        refused: toResponse(
-          adminError(
-            400,
-            'invalid_request',
-            'The instance id must be 1 to 128 letters, digits, ".", "_" or "-"',
-          ),
+    if (!caller.ok) return toResponse(errorAnswerOf(caller.error))
+    if (!INSTANCE_ID.test(id))
+      return toResponse(
+        adminError(
+          400,
+          'invalid_request',
+          'The instance id must be 1 to 128 letters, digits, ".", "_" or "-"',
         ),
-      }
-    }
-    return { id, resourceServer: caller.value }
-  }
+      )
+    c.set('instance', { id, resourceServer: caller.value })
+    await next()
+  })
 
   routes.get(
     '/fleet/instances',
@@ -270,20 +160,13 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
         },
         304: { description: 'Unchanged during the wait. Empty body.' },
         400: { description: 'A malformed instance id.', content: adminErrorContent(['invalid_request']) },
-        401: BASIC_401,
-        409: {
-          description: 'The id is another resource server’s instance.',
-          content: adminErrorContent(['instance_conflict']),
-        },
-        429: CLIENT_THROTTLED,
-        500: use('Unexpected'),
-        503: use('StorageUnavailable'),
+        ...INSTANCE_REFUSALS,
       },
     }),
     noStore,
+    instanceCaller,
     async (c) => {
-      const caller = await instanceCaller(c)
-      if ('refused' in caller) return caller.refused
+      const caller = c.get('instance')
       const known = knownVersion(c.req.header('If-None-Match'))
       const wait = waitOf(c.req.header('Prefer'))
       let since = changes.generation()
@@ -324,21 +207,14 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
           description: 'Not JSON, or not a report (`invalid_request`, naming the field).',
           content: adminErrorContent(['invalid_request']),
         },
-        401: BASIC_401,
-        409: {
-          description: 'The id is another resource server’s instance.',
-          content: adminErrorContent(['instance_conflict']),
-        },
         413: use('AdminPayloadTooLarge'),
-        429: CLIENT_THROTTLED,
-        500: use('Unexpected'),
-        503: use('StorageUnavailable'),
+        ...INSTANCE_REFUSALS,
       },
     }),
     noStore,
+    instanceCaller,
     async (c) => {
-      const caller = await instanceCaller(c)
-      if ('refused' in caller) return caller.refused
+      const caller = c.get('instance')
       const body = await readBody(c.req.raw, MAX_REPORT_BYTES, ['json'], c.env)
       if (!body.ok) return toResponse(adminBodyError(body.error))
       const parsed = v.safeParse(InstanceReportSchema, body.value)

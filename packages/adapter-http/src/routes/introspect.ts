@@ -1,55 +1,23 @@
-import type { ClientCredentials, Introspection } from '@flowadmin/core'
+import type { Introspection } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
-import { readBody, UTF8 } from '../body.js'
+import { basicCredentials } from '../basic-credentials.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { errorAnswerOf, toResponse } from '../errors.js'
+import { readFields } from '../fields.js'
+import { noStoreJson, noStoreMadeApart } from '../no-store.js'
 import {
+  clientRefusals,
   describe,
   formOrJson,
   json,
   NO_STORE_HEADERS,
+  noStoreTooLarge,
   oauthErrorContent,
-  RETRY_AFTER,
   use,
 } from '../openapi.js'
-import { firstIssueMessage, IntrospectRequestSchema, NullableTime } from '../schemas.js'
-import { noStoreMadeApart } from './auth.js'
-
-/**
- * The credentials of an HTTP Basic `Authorization` header (RFC 6749 §2.3.1: id and secret each
- * form-urlencoded, then joined by `:` and base64-encoded), or null when there are none or they
- * are malformed.
- */
-export function basicCredentials(header: string | undefined): ClientCredentials | null {
-  const match = BASIC.exec(header ?? '')
-  if (match === null) return null
-  let decoded: string
-  try {
-    // atob gives one character per byte: as it is when every byte is ASCII, else decoded as UTF-8.
-    const bytes = atob(match[1] as string)
-    decoded = NON_ASCII.test(bytes)
-      ? UTF8.decode(Uint8Array.from(bytes, (char) => char.charCodeAt(0)))
-      : bytes
-  } catch {
-    return null
-  }
-  const colon = decoded.indexOf(':')
-  if (colon < 1) return null
-  try {
-    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) }
-  } catch {
-    return null
-  }
-}
-
-const BASIC = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i
-/** A byte past ASCII, in atob's one-character-per-byte string. */
-const NON_ASCII = /[\u0080-\u00ff]/
-/** application/x-www-form-urlencoded decoding of one part; throws on a malformed escape. */
-const formDecode = (text: string) =>
-  text.includes('%') || text.includes('+') ? decodeURIComponent(text.replace(/\+/g, ' ')) : text
+import { IntrospectRequestSchema, NullableTime } from '../schemas.js'
 
 /** `POST /auth/introspect` 200 (RFC 7662 §2.2). */
 const IntrospectionResponse = v.pipe(
@@ -94,24 +62,6 @@ export function introspectionJson(answer: Introspection) {
     iat: seconds(answer.issuedAt),
     sub: answer.username,
   }
-}
-
-/**
- * The headers of a 200 (RFC 7662 §2.2: never stored), as a plain record: an answer made with them
- * is written as it is, without a Headers object (resource servers introspect for every request).
- */
-const INTROSPECTION_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Type': 'application/json',
-  'Cache-Control': 'no-store',
-  Pragma: 'no-cache',
-  'X-Content-Type-Options': 'nosniff',
-}
-
-export const BASIC_CHALLENGE = {
-  'WWW-Authenticate': {
-    required: true,
-    schema: { type: 'string' as const, pattern: '^Basic realm="flowadmin"$' },
-  },
 }
 
 /**
@@ -173,22 +123,8 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
           headers: NO_STORE_HEADERS,
           content: oauthErrorContent(['invalid_request']),
         },
-        401: {
-          description: 'No client credentials, an unknown client, or a wrong secret.',
-          headers: { ...NO_STORE_HEADERS, ...BASIC_CHALLENGE },
-          content: oauthErrorContent(['invalid_client']),
-        },
-        413: {
-          description: 'The body is larger than the configured limit.',
-          headers: NO_STORE_HEADERS,
-          content: oauthErrorContent(['invalid_request']),
-        },
-        429: {
-          description:
-            'Too many wrong secrets for this client from this address; the secret was not checked.',
-          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
-          content: oauthErrorContent(['temporarily_unavailable']),
-        },
+        413: noStoreTooLarge('oauth'),
+        ...clientRefusals('client', NO_STORE_HEADERS),
         500: use('Unexpected'),
         503: use('StorageUnavailable'),
       },
@@ -198,17 +134,19 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
       // The client first: nothing about the request is looked at for an unauthenticated caller.
       const client = basicCredentials(c.req.header('authorization'))
       if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['form', 'json'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(IntrospectRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'parameter')))
-      const answer = await core.introspect(client, fields.output.token, deps.clientAddress(c))
+      const fields = await readFields(
+        c,
+        deps.maxBodyBytes,
+        ['form', 'json'],
+        IntrospectRequestSchema,
+        'oauth',
+      )
+      if (!fields.ok) return fields.error
+      const answer = await core.introspect(client, fields.value.token, deps.clientAddress(c))
       if (!answer.ok) return toResponse(errorAnswerOf(answer.error))
-      return new Response(JSON.stringify(introspectionJson(answer.value)), {
-        status: 200,
-        headers: INTROSPECTION_HEADERS,
-      })
+      // Headers as a plain record: written as they are, without a Headers object (resource
+      // servers introspect for every request).
+      return noStoreJson(200, introspectionJson(answer.value))
     },
   )
 

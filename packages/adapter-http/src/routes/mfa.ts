@@ -1,23 +1,23 @@
 import { RECOVERY_CODE_COUNT } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission } from '../auth.js'
-import { readBody } from '../body.js'
+import { requirePermission, requirePerson } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { adminError, emptyResponse, signedInRefusal, toResponse } from '../errors.js'
+import { readFields } from '../fields.js'
+import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
   describe,
   json,
+  NO_STORE,
   NO_STORE_HEADERS,
+  noStoreTooLarge,
   oauthErrorContent,
   RETRY_AFTER,
   reauthenticate,
-  unauthorized,
-  use,
+  signedInAnswers,
 } from '../openapi.js'
-import { firstIssueMessage } from '../schemas.js'
-import { noStore } from './auth.js'
 
 const FactorStatusSchema = v.strictObject({
   totp: v.pipe(
@@ -61,13 +61,11 @@ const RecoveryCodesSchema = v.strictObject({
   ),
 })
 
-const noStoreHeaders = { headers: NO_STORE_HEADERS }
-const common = () => ({ 401: unauthorized(), 500: use('Unexpected'), 503: use('StorageUnavailable') })
 const conflict = (codes: [string, ...string[]]) => ({
   409: {
     description:
       '`mfa_not_configured`: no key for second-factor secrets; `factor_exists`: a factor is enrolled already; `enrolment_not_found`: no enrolment awaits a code.',
-    ...noStoreHeaders,
+    ...NO_STORE,
     content: adminErrorContent(codes),
   },
 })
@@ -81,8 +79,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { core } = deps
   const routes = new Hono<AppEnv>()
   if (!core.authEnabled) return routes
-  const signedIn = requirePermission(deps, '')
-  const notPerson = () => toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
+  const signedIn = requirePerson(deps)
 
   routes.get(
     '/auth/mfa',
@@ -91,16 +88,15 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       summary: 'The caller’s second factor: none, an enrolment awaiting its code, or enrolled',
       tags: ['auth'],
       responses: {
-        200: { description: 'Never a secret.', ...noStoreHeaders, content: json(FactorStatusSchema) },
-        ...common(),
+        200: { description: 'Never a secret.', ...NO_STORE, content: json(FactorStatusSchema) },
+        ...signedInAnswers(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const status = await core.mfa.status(principal)
+      const person = c.get('person')
+      const status = await core.mfa.status(person)
       return c.json({ totp: status.totp, recovery_codes: status.recoveryCodes })
     },
   )
@@ -116,19 +112,18 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
         'Only the person’s own session for flowadmin may enrol: an API token gets 401 `insufficient_scope`.',
       tags: ['auth'],
       responses: {
-        200: { description: 'The new secret.', ...noStoreHeaders, content: json(TotpEnrolmentSchema) },
+        200: { description: 'The new secret.', ...NO_STORE, content: json(TotpEnrolmentSchema) },
         ...conflict(['mfa_not_configured', 'factor_exists']),
-        ...common(),
+        ...signedInAnswers(),
         ...reauthenticate(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const started = await core.mfa.startTotp(principal)
-      if (!started.ok) return toResponse(errorAnswerOf(started.error, { tokenSent: true }))
+      const person = c.get('person')
+      const started = await core.mfa.startTotp(person)
+      if (!started.ok) return signedInRefusal(started.error)
       const { secret, uri, qrSvg } = started.value
       return c.json({ secret, uri, qr: `data:image/svg+xml;base64,${btoa(qrSvg)}` })
     },
@@ -153,38 +148,30 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
         }),
       },
       responses: {
-        200: { description: 'Confirmed.', ...noStoreHeaders, content: json(RecoveryCodesSchema) },
+        200: { description: 'Confirmed.', ...NO_STORE, content: json(RecoveryCodesSchema) },
         400: {
           description: 'Not a JSON object with a `code`, or the code is wrong (`invalid_code`).',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: adminErrorContent(['invalid_request', 'invalid_code']),
         },
         ...conflict(['mfa_not_configured', 'factor_exists', 'enrolment_not_found']),
-        413: {
-          description: 'The body is larger than the configured limit.',
-          ...noStoreHeaders,
-          content: adminErrorContent(['payload_too_large']),
-        },
+        413: noStoreTooLarge('admin'),
         429: {
           description: 'Too many wrong codes for this user or from this address; nothing was checked.',
           headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
           content: oauthErrorContent(['temporarily_unavailable']),
         },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(ConfirmSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const confirmed = await core.mfa.confirmTotp(principal, fields.output.code, c.get('address'))
-      if (!confirmed.ok) return toResponse(errorAnswerOf(confirmed.error, { tokenSent: true }))
+      const person = c.get('person')
+      const fields = await readFields(c, deps.maxBodyBytes, ['json'], ConfirmSchema, 'admin')
+      if (!fields.ok) return fields.error
+      const confirmed = await core.mfa.confirmTotp(person, fields.value.code, c.get('address'))
+      if (!confirmed.ok) return signedInRefusal(confirmed.error)
       return c.json({ recovery_codes: confirmed.value.recoveryCodes })
     },
   )
@@ -212,21 +199,21 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
         204: { description: 'Removed. Empty body.' },
         400: {
           description: '`user` missing or empty.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: adminErrorContent(['invalid_request']),
         },
         404: { description: 'The user has no second factor. Empty body.' },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
-    signedIn,
+    requirePermission(deps, ''),
     async (c) => {
       const user = c.req.query('user')
       if (user === undefined || user === '')
         return toResponse(adminError(400, 'invalid_request', 'Missing required parameter: user'))
       const removed = await core.mfa.remove(c.get('principal'), user, c.get('address'))
-      if (!removed.ok) return toResponse(errorAnswerOf(removed.error, { tokenSent: true }))
+      if (!removed.ok) return signedInRefusal(removed.error)
       return emptyResponse(removed.value ? 204 : 404)
     },
   )

@@ -4,7 +4,8 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { adminBodyError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { parseFields, readFields } from '../fields.js'
 import {
   accessDocs,
   adminErrorContent,
@@ -14,128 +15,20 @@ import {
   type Operation,
   use,
 } from '../openapi.js'
-import { EnableRequestSchema, firstIssueMessage, InstallRequestSchema } from '../schemas.js'
-import { DriftSchema } from './fleet.js'
-
-// Matched against the decoded rest of the path. A scoped name holds a slash, which the router
-// cannot express, and may arrive as `%2F`, so these routes parse the path themselves.
-const MODULE_PATH = /^((?:@[^/]+\/)?[^/]+)$/
-const SET_PATH = /^((?:@[^/]+\/)?[^/]+)\/([^/]+)$/
-
-export interface NodesTarget {
-  module: string
-  /** null: the whole module. */
-  set: string | null
-}
-
-/**
- * The module (and node set) named by the path after `/nodes/`, decoded once. Accepts `name`,
- * `@scope/name`, each optionally followed by `/set`; `/`, `@` and any other character may be
- * percent-encoded. Null for anything else.
- */
-export function parseNodesPath(rest: string): NodesTarget | null {
-  let decoded: string
-  try {
-    decoded = decodeURIComponent(rest)
-  } catch {
-    return null
-  }
-  const module = MODULE_PATH.exec(decoded)
-  if (module) return { module: module[1] as string, set: null }
-  const set = SET_PATH.exec(decoded)
-  if (set) return { module: set[1] as string, set: set[2] as string }
-  return null
-}
+import { EnableRequestSchema, InstallRequestSchema } from '../schemas.js'
+import {
+  ENABLE_EXAMPLES,
+  MODULE_PARAMETER,
+  NodeModule,
+  NodeSet,
+  parseNodesPath,
+  SET_PARAMETER,
+} from './nodes-schemas.js'
 
 const notFound = () => emptyResponse(404)
 
 /** Milliseconds between looks at the instances' outcomes while a change's answer waits. */
 const OUTCOME_CHECK_MS = 50
-
-/** In fleet mode, each instance's own state of a module beside the desired one. */
-const InstanceStates = v.optional(
-  v.pipe(
-    v.array(
-      v.strictObject({
-        id: v.string(),
-        connected: v.boolean(),
-        version: v.optional(v.pipe(v.string(), v.description('Absent while it is not installed there.'))),
-        enabled: v.pipe(v.record(v.string(), v.boolean()), v.description('Each node set’s state there.')),
-        drift: v.optional(DriftSchema),
-      }),
-    ),
-    v.description(
-      'Fleet mode only: each instance that has the module (or is to install it), with its own state and ' +
-        'its drift from the desired state. `enabled` above is the desired state.',
-    ),
-  ),
-)
-
-/** A node set as the API shows it. */
-const NodeSet = v.pipe(
-  v.strictObject({
-    id: v.pipe(v.string(), v.description('`<module>/<set name>`')),
-    name: v.string(),
-    types: v.array(v.string()),
-    enabled: v.boolean(),
-    loaded: v.pipe(v.boolean(), v.description('Whether this process has loaded the set’s files.')),
-    module: v.string(),
-    version: v.pipe(v.string(), v.description('The module’s version.')),
-    err: v.optional(v.pipe(v.string(), v.description('Why loading failed; present only then.'))),
-    instances: InstanceStates,
-  }),
-  v.metadata({ ref: 'NodeSet' }),
-)
-
-/** The Node Module object. */
-const NodeModule = v.pipe(
-  v.strictObject({
-    name: v.string(),
-    version: v.string(),
-    nodes: v.array(NodeSet),
-    instances: InstanceStates,
-  }),
-  v.metadata({ ref: 'NodeModule' }),
-)
-
-/** A required path parameter: a string matching `pattern`, with examples named as in ENABLE_EXAMPLES. */
-const pathParameter = (
-  name: string,
-  description: string,
-  pattern: string,
-  examples: Record<'plain' | 'scoped' | 'unknown', { summary: string; value: string }>,
-) => ({
-  name,
-  in: 'path' as const,
-  required: true,
-  description,
-  schema: { type: 'string' as const, pattern },
-  examples,
-})
-
-// The path parameters as {@link parseNodesPath} reads them; a scoped name's slash may be `%2F`.
-const MODULE_PARAMETER = pathParameter(
-  'module',
-  'A package name, plain (`node-red-node-random`) or scoped (`@scope/name`). The slash of a ' +
-    'scoped name may be sent as it is or as `%2F`. Case-sensitive.',
-  '^(@[^/]+/[^/]+|[^@/][^/]*)$',
-  {
-    plain: { summary: 'A plain name', value: 'node-red-node-random' },
-    scoped: { summary: 'A scoped name', value: '@acme/flow-kit' },
-    unknown: { summary: 'No such module (404)', value: 'no-such-module' },
-  },
-)
-const SET_PARAMETER = pathParameter('set', 'The name of one of the module’s node sets.', '^[^/]+$', {
-  plain: { summary: 'The set of the plain module', value: 'random' },
-  scoped: { summary: 'A set of the scoped module', value: 'beta' },
-  unknown: { summary: 'No such set (404)', value: 'nope' },
-})
-
-const ENABLE_EXAMPLES = {
-  plain: { summary: 'Disable', value: { enabled: false } },
-  scoped: { summary: 'Enable', value: { enabled: true } },
-  unknown: { summary: 'Disable', value: { enabled: false } },
-}
 
 /**
  * `GET|POST /nodes`, `GET|PUT|DELETE /nodes/:module`, `GET|PUT /nodes/:module/:set`.
@@ -274,13 +167,10 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const target = targetOf(c.req.path)
       if (target === null) return notFound()
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(EnableRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
+      const fields = await readFields(c, deps.maxBodyBytes, ['json'], EnableRequestSchema, 'admin')
+      if (!fields.ok) return fields.error
 
-      const { enabled } = fields.output
+      const { enabled } = fields.value
       const actor = actorOf(c.get('principal'), c.get('address'))
       if (target.set === null) {
         const result = await changed(
@@ -359,12 +249,13 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         const result = await modules.install({ tarball: upload.value }, actor)
         return result.ok ? c.json(result.value) : toResponse(errorAnswerOf(result.error))
       }
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'])
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(InstallRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const { module, version, url } = fields.output
+      const fields = parseFields(
+        await readBody(c.req.raw, deps.maxBodyBytes, ['json']),
+        InstallRequestSchema,
+        'admin',
+      )
+      if (!fields.ok) return fields.error
+      const { module, version, url } = fields.value
       const request = url === undefined ? { module, version } : { module, url }
       const result = await changed(await modules.install(request, actor), request.module)
       return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))

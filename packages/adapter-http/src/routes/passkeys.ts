@@ -1,22 +1,22 @@
 import { MAX_PASSKEY_NAME, type PasskeyView } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission } from '../auth.js'
-import { readBody } from '../body.js'
+import { requirePerson } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { emptyResponse, signedInRefusal } from '../errors.js'
+import { readFields } from '../fields.js'
+import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
   describe,
   describeTemplates,
   json,
-  NO_STORE_HEADERS,
+  NO_STORE,
+  noStoreTooLarge,
   reauthenticate,
-  unauthorized,
-  use,
+  signedInAnswers,
 } from '../openapi.js'
-import { firstIssueMessage, NullableTime, Time } from '../schemas.js'
-import { noStore } from './auth.js'
+import { NullableTime, Time } from '../schemas.js'
 
 const iso = (time: number) => new Date(time).toISOString()
 
@@ -77,16 +77,22 @@ const toJson = (view: PasskeyView) => ({
   backed_up: view.backedUp,
 })
 
-const noStoreHeaders = { headers: NO_STORE_HEADERS }
 const common = () => ({
-  401: unauthorized(),
+  ...signedInAnswers(),
   409: {
     description: '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`).',
-    ...noStoreHeaders,
+    ...NO_STORE,
     content: adminErrorContent(['passkeys_not_configured']),
   },
-  500: use('Unexpected'),
-  503: use('StorageUnavailable'),
+})
+/** 409 of a route that adds a passkey: none can be made here, or the caller has as many as allowed. */
+const tooMany = () => ({
+  409: {
+    description:
+      '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
+    ...NO_STORE,
+    content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
+  },
 })
 const OWN_SESSION =
   'Only the person’s own session for flowadmin may: an API token or another audience’s token gets 401 `insufficient_scope`.'
@@ -100,8 +106,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { core } = deps
   const routes = new Hono<AppEnv>()
   if (!core.authEnabled) return routes
-  const signedIn = requirePermission(deps, '')
-  const notPerson = () => toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
+  const signedIn = requirePerson(deps)
 
   routes.get(
     '/auth/passkeys',
@@ -111,17 +116,16 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       description: `Never a public key. ${OWN_SESSION}`,
       tags: ['auth'],
       responses: {
-        200: { description: 'The passkeys.', ...noStoreHeaders, content: json(PasskeyListSchema) },
+        200: { description: 'The passkeys.', ...NO_STORE, content: json(PasskeyListSchema) },
         ...common(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const listed = await core.passkeys.list(principal)
-      if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
+      const person = c.get('person')
+      const listed = await core.passkeys.list(person)
+      if (!listed.ok) return signedInRefusal(listed.error)
       return c.json({ passkeys: listed.value.map(toJson) })
     },
   )
@@ -134,24 +138,18 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       description: `A discoverable credential (a passkey), never one of the caller’s passkeys already here. ${OWN_SESSION}`,
       tags: ['auth'],
       responses: {
-        200: { description: 'The options.', ...noStoreHeaders, content: json(OptionsSchema) },
+        200: { description: 'The options.', ...NO_STORE, content: json(OptionsSchema) },
         ...common(),
-        409: {
-          description:
-            '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
-          ...noStoreHeaders,
-          content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
-        },
+        ...tooMany(),
         ...reauthenticate(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const made = await core.passkeys.registrationOptions(principal)
-      if (!made.ok) return toResponse(errorAnswerOf(made.error, { tokenSent: true }))
+      const person = c.get('person')
+      const made = await core.passkeys.registrationOptions(person)
+      if (!made.ok) return signedInRefusal(made.error)
       return c.json({ options: made.value.options })
     },
   )
@@ -191,42 +189,29 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         201: {
           description: 'Registered.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: json(v.strictObject({ passkey: PasskeySchema })),
         },
         400: {
           description:
             'Not a JSON object with a `name` and a `response` (`invalid_request`), or the answer was refused (`passkey_refused`).',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: adminErrorContent(['invalid_request', 'passkey_refused']),
         },
         ...common(),
-        409: {
-          description:
-            '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
-          ...noStoreHeaders,
-          content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
-        },
-        413: {
-          description: 'The body is larger than the configured limit.',
-          ...noStoreHeaders,
-          content: adminErrorContent(['payload_too_large']),
-        },
+        ...tooMany(),
+        413: noStoreTooLarge('admin'),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-      if (!body.ok) return toResponse(adminBodyError(body.error))
-      const fields = v.safeParse(RegisterSchema, body.value)
-      if (!fields.success)
-        return toResponse(adminError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const { name, response } = fields.output
-      const registered = await core.passkeys.register(principal, name, response, c.get('address'))
-      if (!registered.ok) return toResponse(errorAnswerOf(registered.error, { tokenSent: true }))
+      const person = c.get('person')
+      const fields = await readFields(c, deps.maxBodyBytes, ['json'], RegisterSchema, 'admin')
+      if (!fields.ok) return fields.error
+      const { name, response } = fields.value
+      const registered = await core.passkeys.register(person, name, response, c.get('address'))
+      if (!registered.ok) return signedInRefusal(registered.error)
       return c.json({ passkey: toJson(registered.value) }, 201)
     },
   )
@@ -254,7 +239,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
           204: { description: 'Removed. Empty body.' },
           404: {
             description: 'The caller has no passkey with that id.',
-            ...noStoreHeaders,
+            ...NO_STORE,
             content: adminErrorContent(['passkey_not_found']),
           },
           ...common(),
@@ -264,11 +249,10 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     signedIn,
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user') return notPerson()
+      const person = c.get('person')
       const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
-      const removed = await core.passkeys.remove(principal, id, c.get('address'))
-      if (!removed.ok) return toResponse(errorAnswerOf(removed.error, { tokenSent: true }))
+      const removed = await core.passkeys.remove(person, id, c.get('address'))
+      if (!removed.ok) return signedInRefusal(removed.error)
       return emptyResponse(204)
     },
   )

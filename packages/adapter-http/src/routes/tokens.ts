@@ -1,22 +1,22 @@
 import { SIGN_IN_METHODS, type TokenView } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission } from '../auth.js'
-import { readBody } from '../body.js'
+import { requirePermission, requirePerson } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { emptyResponse, errorAnswerOf, oauthBodyError, oauthError, toResponse } from '../errors.js'
+import { emptyResponse, oauthError, signedInRefusal, toResponse } from '../errors.js'
+import { readFields } from '../fields.js'
+import { noStore } from '../no-store.js'
 import {
   describe,
   describeTemplates,
   json,
-  NO_STORE_HEADERS,
+  NO_STORE,
+  noStoreTooLarge,
   oauthErrorContent,
-  unauthorized,
-  use,
+  signedInAnswers,
 } from '../openapi.js'
-import { CreateTokenRequestSchema, firstIssueMessage, NullableTime, Permissions, Time } from '../schemas.js'
+import { CreateTokenRequestSchema, NullableTime, Permissions, Time } from '../schemas.js'
 import { describeUserAgent } from '../user-agent.js'
-import { noStore } from './auth.js'
 
 /** A public token id as the core makes them; anything else names no token. */
 const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/
@@ -107,9 +107,6 @@ const userQuery = (required: boolean, description: string) => ({
   },
 })
 
-const noStoreHeaders = { headers: NO_STORE_HEADERS }
-const common = () => ({ 401: unauthorized(), 500: use('Unexpected'), 503: use('StorageUnavailable') })
-
 /** A token's entry in the inventory, as the API and the CLI show it: never the token or its hash. */
 export function inventoryEntry(view: TokenView) {
   return {
@@ -155,17 +152,17 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         200: {
           description: 'The tokens, oldest first.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: json(v.strictObject({ tokens: v.array(TokenInfo) })),
         },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
     signedIn,
     async (c) => {
       const listed = await core.tokens.list(c.get('principal'), c.req.query('user') ?? null, c.get('address'))
-      if (!listed.ok) return toResponse(errorAnswerOf(listed.error, { tokenSent: true }))
+      if (!listed.ok) return signedInRefusal(listed.error)
       return c.json({ tokens: listed.value.map(inventoryEntry) })
     },
   )
@@ -194,37 +191,35 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         201: {
           description: 'The new token, shown this once.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: json(CreatedToken),
         },
         400: {
           description:
             'Not a JSON object, `name` missing, empty or too long, `expires_in` not allowed, an `audience` that is neither `flowadmin` nor a configured resource server, or a scope beyond the caller’s rights.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent(['invalid_request', 'invalid_scope']),
         },
-        413: {
-          description: 'The body is larger than the configured limit.',
-          ...noStoreHeaders,
-          content: oauthErrorContent(['invalid_request']),
-        },
-        ...common(),
+        413: noStoreTooLarge('oauth'),
+        ...signedInAnswers(),
       },
     }),
     noStore,
-    signedIn,
+    requirePerson(deps),
     async (c) => {
-      const principal = c.get('principal')
-      if (principal.kind !== 'user')
-        return toResponse(errorAnswerOf({ code: 'unauthenticated', reason: 'missing' }))
-      const body = await readBody(c.req.raw, deps.maxBodyBytes, ['json'], c.env)
-      if (!body.ok) return toResponse(oauthBodyError(body.error))
-      const fields = v.safeParse(CreateTokenRequestSchema, body.value)
-      if (!fields.success)
-        return toResponse(oauthError(400, 'invalid_request', firstIssueMessage(fields.issues, 'field')))
-      const { name, scope, expires_in, audience } = fields.output
+      const person = c.get('person')
+      const fields = await readFields(
+        c,
+        deps.maxBodyBytes,
+        ['json'],
+        CreateTokenRequestSchema,
+        'oauth',
+        'field',
+      )
+      if (!fields.ok) return fields.error
+      const { name, scope, expires_in, audience } = fields.value
       const created = await core.tokens.create(
-        principal,
+        person,
         {
           name,
           scope,
@@ -234,7 +229,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         },
         c.get('address'),
       )
-      if (!created.ok) return toResponse(errorAnswerOf(created.error, { tokenSent: true }))
+      if (!created.ok) return signedInRefusal(created.error)
       const { view, token } = created.value
       return c.json(
         {
@@ -265,10 +260,10 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         },
         400: {
           description: '`user` missing or empty.',
-          ...noStoreHeaders,
+          ...NO_STORE,
           content: oauthErrorContent(['invalid_request']),
         },
-        ...common(),
+        ...signedInAnswers(),
       },
     }),
     noStore,
@@ -279,7 +274,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         return toResponse(oauthError(400, 'invalid_request', 'Missing required parameter: user'))
       }
       const ended = await core.tokens.revokeUser(c.get('principal'), user, c.get('address'))
-      if (!ended.ok) return toResponse(errorAnswerOf(ended.error, { tokenSent: true }))
+      if (!ended.ok) return signedInRefusal(ended.error)
       return c.json({ revoked: ended.value })
     },
   )
@@ -296,7 +291,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
         responses: {
           204: { description: 'Ended. Empty body.' },
           404: { description: 'No such token that the caller may end. Empty body.' },
-          ...common(),
+          ...signedInAnswers(),
         },
       },
     }),
@@ -306,7 +301,7 @@ export function tokensRoutes(deps: RouteDeps): Hono<AppEnv> {
       const id = c.req.path.startsWith(prefix) ? c.req.path.slice(prefix.length) : ''
       if (!TOKEN_ID.test(id)) return emptyResponse(404)
       const ended = await core.tokens.revoke(c.get('principal'), id, c.get('address'))
-      if (!ended.ok) return toResponse(errorAnswerOf(ended.error, { tokenSent: true }))
+      if (!ended.ok) return signedInRefusal(ended.error)
       return emptyResponse(204)
     },
   )
