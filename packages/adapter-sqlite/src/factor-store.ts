@@ -1,5 +1,5 @@
 import type { FactorStore, PasswordPassed, TotpFactor } from '@flowadmin/core'
-import type { SqliteDatabase } from './database.js'
+import type { SqliteDatabase } from './driver.js'
 import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 

@@ -1,6 +1,6 @@
 import type { ModuleRecord, ModuleStore } from '@flowadmin/core'
 import { byModuleName, type ModuleRow, modulesFromRows } from '@flowadmin/store-support'
-import type { SqliteDatabase } from './database.js'
+import type { SqliteDatabase } from './driver.js'
 import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 

@@ -1,5 +1,5 @@
 import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
-import type { SqliteDatabase, SqliteStatement } from './database.js'
+import type { SqliteDatabase, SqliteStatement } from './driver.js'
 import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 

@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteStatement } from './database.js'
+import type { SqliteDatabase, SqliteStatement } from './driver.js'
 
 /** Prepares each statement of a store's SQL once, under the same name. */
 export const prepareAll = <Name extends string>(

@@ -6,7 +6,7 @@ import {
   throttleRefusal,
 } from '@flowadmin/core'
 import { type CounterRow, counterFromRow } from '@flowadmin/store-support'
-import type { SqliteDatabase } from './database.js'
+import type { SqliteDatabase } from './driver.js'
 import { prepareAll } from './statements.js'
 import { createTransaction } from './transaction.js'
 

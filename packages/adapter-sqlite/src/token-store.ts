@@ -1,6 +1,6 @@
 import type { TokenKind, TokenRecord, TokenStore } from '@flowadmin/core'
 import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
-import type { SqliteDatabase } from './database.js'
+import type { SqliteDatabase } from './driver.js'
 import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 

@@ -6,7 +6,7 @@ import {
   trailFromRow,
   trailValues,
 } from '@flowadmin/store-support'
-import type { SqliteDatabase, SqliteStatement } from './database.js'
+import type { SqliteDatabase, SqliteStatement } from './driver.js'
 import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 

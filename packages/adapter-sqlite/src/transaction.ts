@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteStatement, TransactionFunction } from './database.js'
+import type { SqliteDatabase, SqliteStatement, TransactionFunction } from './driver.js'
 
 /**
  * Runs synchronous work as one change; resolves once the change is durable (see createTransaction).
