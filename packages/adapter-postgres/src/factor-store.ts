@@ -1,6 +1,6 @@
 import type { FactorStore } from '@flowadmin/core'
 import type { Database } from './database.js'
-import { storedKey } from './throttle-store.js'
+import { storedKey } from './stored-text.js'
 
 /** The statements of the factor store. */
 export const FACTOR_SQL = {

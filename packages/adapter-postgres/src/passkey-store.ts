@@ -1,6 +1,6 @@
 import type { PasskeyCredential, PasskeyPurpose, PasskeyStore, WaitingSave } from '@flowadmin/core'
 import type { Database } from './database.js'
-import { storedKey } from './throttle-store.js'
+import { fromStored, storedKey } from './stored-text.js'
 
 const COLUMNS = 'id, username, name, public_key, counter, transports, backed_up, created_at, last_used_at'
 
@@ -52,10 +52,6 @@ interface PasskeyRow {
   created_at: string
   last_used_at: string | null
 }
-
-/** The text storedKey escaped, as it was. */
-const fromStored = (stored: string): string =>
-  stored.replace(/\\u([0-9a-f]{4})/g, (_match, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
 
 const rowToCredential = (row: PasskeyRow): PasskeyCredential => ({
   id: row.id,

@@ -1,6 +1,6 @@
 import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
 import type { Database } from './database.js'
-import { storedKey } from './throttle-store.js'
+import { storedKey } from './stored-text.js'
 
 /** The first half of the advisory locks of sign-in addresses ('sign' in ASCII); the second is the address's hash. */
 export const SIGN_IN_LOCK_CLASS = 0x7369_676e

@@ -8,6 +8,7 @@ import {
 } from '@flowadmin/core'
 import { type CounterRow, counterFromRow } from '@flowadmin/store-support'
 import type { Database, Queryable } from './database.js'
+import { storedKey } from './stored-text.js'
 
 /** The first half of the advisory locks of throttle keys ('flow' in ASCII); the second is the key's hash. */
 export const THROTTLE_LOCK_CLASS = 0x666c_6f77
@@ -52,14 +53,6 @@ export const THROTTLE_SQL = {
                          SELECT key FROM flowadmin_known_clients WHERE expires_at <= $1 LIMIT $2
                          FOR UPDATE SKIP LOCKED)`,
 } as const
-
-/**
- * A key as stored. Keys are any text, but PostgreSQL text holds neither NUL nor a lone surrogate:
- * those, any surrogate and the backslash are written as `\uXXXX`, which keeps distinct keys distinct.
- */
-export const storedKey = (key: string): string =>
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the units to escape.
-  key.replace(/[\\\u0000\uD800-\uDFFF]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) =>
   attemptCounters(attempt, policy).map((counter) => ({ ...counter, key: storedKey(counter.key) }))
