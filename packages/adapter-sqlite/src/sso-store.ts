@@ -1,5 +1,7 @@
-import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
-import type { SqliteDatabase, SqliteStatement } from './driver.js'
+import type { IssuedCode, SsoStore, StartedSignIn } from '@flowadmin/core'
+import type { WaitingCount, WaitingRow } from '@flowadmin/store-support'
+import { codeRecord, signInRecord, waitingFromRow, waitingVerdict } from '@flowadmin/store-support'
+import type { SqliteDatabase } from './driver.js'
 import { prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 
@@ -34,39 +36,8 @@ export const SSO_SQL = {
                        WHERE key IN (SELECT key FROM sso_codes WHERE expires_at <= ? LIMIT ?)`,
 } as const
 
-interface WaitingRow {
-  address: string
-  client_id?: string | null
-  record: string
-  expires_at: number | bigint
-}
-
-const signInOf = (key: string, row: WaitingRow): StartedSignIn => ({
-  key,
-  address: row.address,
-  ...(JSON.parse(row.record) as Pick<StartedSignIn, 'pending' | 'returnTo' | 'authorization'>),
-  expiresAt: Number(row.expires_at),
-})
-
-const codeOf = (key: string, row: WaitingRow): IssuedCode => ({
-  key,
-  address: row.address,
-  ...(JSON.parse(row.record) as Pick<IssuedCode, 'binding' | 'owner' | 'authorization'>),
-  expiresAt: Number(row.expires_at),
-})
-
-/** Which of the bounds a record of `address` would pass, counted by `count`. */
-function boundsAllow(
-  count: SqliteStatement,
-  address: string,
-  bounds: WaitingBounds,
-  now: number,
-): WaitingSave {
-  const { mine, total } = count.get({ address, now }) as { mine: number | bigint; total: number | bigint }
-  if (Number(mine) >= bounds.perAddress) return 'address_full'
-  if (Number(total) >= bounds.total) return 'full'
-  return 'saved'
-}
+/** A code's row also names the client that may take it. */
+type CodeRow = WaitingRow & { client_id: string | null }
 
 /**
  * Names bound to identities, logout tokens seen, sign-ins under way and one-time codes, each call
@@ -97,13 +68,13 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
     },
     // A save lost to a power cut costs a sign-in started again, so saves are relaxed; a take is
     // synced, so a spent code stays spent.
-    saveSignIn({ key, address, pending, returnTo, authorization, expiresAt }, bounds, now) {
+    saveSignIn(signIn, bounds, now) {
+      const { key, address, expiresAt } = signIn
+      const record = signInRecord(signIn)
       return transaction(
         () => {
-          const allowed = boundsAllow(sql.countSignIns, address, bounds, now)
-          if (allowed !== 'saved') return allowed
-          const record = JSON.stringify({ pending, returnTo, authorization })
-          sql.saveSignIn.run({ key, address, record, expiresAt })
+          const allowed = waitingVerdict(sql.countSignIns.get({ address, now }) as WaitingCount, bounds)
+          if (allowed === 'saved') sql.saveSignIn.run({ key, address, record, expiresAt })
           return allowed
         },
         [`sso-sign-in:${key}`],
@@ -115,16 +86,22 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
         const row = sql.findSignIn.get(key) as WaitingRow | undefined
         if (row === undefined) return null
         sql.deleteSignIn.run(key)
-        return Number(row.expires_at) > now ? signInOf(key, row) : null
+        return Number(row.expires_at) > now ? waitingFromRow<StartedSignIn>(key, row) : null
       }, [`sso-sign-in:${key}`])
     },
-    saveCode({ key, address, binding, owner, authorization, expiresAt }, bounds, now) {
+    saveCode(code, bounds, now) {
+      const { key, address, expiresAt } = code
+      const row = {
+        key,
+        address,
+        clientId: code.authorization?.clientId ?? null,
+        record: codeRecord(code),
+        expiresAt,
+      }
       return transaction(
         () => {
-          const allowed = boundsAllow(sql.countCodes, address, bounds, now)
-          if (allowed !== 'saved') return allowed
-          const record = JSON.stringify({ binding, owner, authorization })
-          sql.saveCode.run({ key, address, clientId: authorization?.clientId ?? null, record, expiresAt })
+          const allowed = waitingVerdict(sql.countCodes.get({ address, now }) as WaitingCount, bounds)
+          if (allowed === 'saved') sql.saveCode.run(row)
           return allowed
         },
         [`sso-code:${key}`],
@@ -134,19 +111,21 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
     findCode(key, now) {
       return reader(
         () => {
-          const row = sql.findCode.get(key) as WaitingRow | undefined
-          return row === undefined || Number(row.expires_at) <= now ? null : codeOf(key, row)
+          const row = sql.findCode.get(key) as CodeRow | undefined
+          return row === undefined || Number(row.expires_at) <= now
+            ? null
+            : waitingFromRow<IssuedCode>(key, row)
         },
         (touched) => touched === `sso-code:${key}`,
       )
     },
     takeCode(key, clientId, now) {
       return transaction(() => {
-        const row = sql.findCode.get(key) as WaitingRow | undefined
+        const row = sql.findCode.get(key) as CodeRow | undefined
         if (row === undefined || Number(row.expires_at) <= now || (row.client_id ?? null) !== clientId)
           return null
         sql.deleteCode.run(key)
-        return codeOf(key, row)
+        return waitingFromRow<IssuedCode>(key, row)
       }, [`sso-code:${key}`])
     },
     deleteExpiredSignIns(now, limit) {
