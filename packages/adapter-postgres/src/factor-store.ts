@@ -1,6 +1,7 @@
 import type { FactorStore } from '@flowadmin/core'
 import { type PendingRow, pendingFromRow, type TotpRow, totpFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { deleteEnded } from './statements.js'
 import { storedKey } from './stored-text.js'
 
 /** The statements of the factor store. */
@@ -32,9 +33,7 @@ export const FACTOR_SQL = {
   // Taken once: of two instances deleting the row, one gets it back.
   takePending: `DELETE FROM flowadmin_pending_signins WHERE key = $1
                 RETURNING username, client_id, scope, address, agent, created_at, expires_at`,
-  deleteExpiredPending: `DELETE FROM flowadmin_pending_signins WHERE key IN (
-                           SELECT key FROM flowadmin_pending_signins WHERE expires_at <= $1 LIMIT $2
-                           FOR UPDATE SKIP LOCKED)`,
+  deleteExpiredPending: deleteEnded('flowadmin_pending_signins'),
 } as const
 
 /** TOTP factors and recovery codes, shared by every instance on the database. */

@@ -7,6 +7,7 @@ import {
   waitingVerdict,
 } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { deleteEnded } from './statements.js'
 import { fromStored, storedKey } from './stored-text.js'
 
 /**
@@ -41,9 +42,7 @@ export const PASSKEY_SQL = {
   // Taken once: of two instances deleting the row, one gets it back.
   takeChallenge: `DELETE FROM flowadmin_passkey_challenges WHERE key = $1
                   RETURNING purpose, username, address, expires_at`,
-  deleteExpiredChallenges: `DELETE FROM flowadmin_passkey_challenges WHERE key IN (
-                              SELECT key FROM flowadmin_passkey_challenges WHERE expires_at <= $1 LIMIT $2
-                              FOR UPDATE SKIP LOCKED)`,
+  deleteExpiredChallenges: deleteEnded('flowadmin_passkey_challenges'),
 } as const
 
 /** A passkey's names were written by storedKey. */

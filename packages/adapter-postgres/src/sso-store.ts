@@ -2,6 +2,7 @@ import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } 
 import type { WaitingCount, WaitingRow } from '@flowadmin/store-support'
 import { codeRecord, signInRecord, waitingFromRow, waitingVerdict } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { deleteEnded } from './statements.js'
 import { storedKey } from './stored-text.js'
 
 /** The first half of the advisory locks of sign-in addresses ('sign' in ASCII); the second is the address's hash. */
@@ -22,9 +23,7 @@ export const SSO_SQL = {
              ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
              WHERE l.expires_at <= $3`,
   forget: 'DELETE FROM flowadmin_sso_logouts WHERE key = $1',
-  deleteExpired: `DELETE FROM flowadmin_sso_logouts WHERE key IN (
-                    SELECT key FROM flowadmin_sso_logouts WHERE expires_at <= $1 LIMIT $2
-                    FOR UPDATE SKIP LOCKED)`,
+  deleteExpired: deleteEnded('flowadmin_sso_logouts'),
   // One address's saves take turns (an advisory lock until the transaction ends), so its count and
   // its save are one step across instances.
   lockAddress: `SELECT pg_advisory_xact_lock(${SIGN_IN_LOCK_CLASS}, hashtext($1))`,
@@ -46,12 +45,8 @@ export const SSO_SQL = {
   takeCode: `DELETE FROM flowadmin_sso_codes
              WHERE key = $1 AND client_id IS NOT DISTINCT FROM $2 AND expires_at > $3
              RETURNING address, code AS record, expires_at`,
-  deleteExpiredSignIns: `DELETE FROM flowadmin_sso_sign_ins WHERE key IN (
-                           SELECT key FROM flowadmin_sso_sign_ins WHERE expires_at <= $1 LIMIT $2
-                           FOR UPDATE SKIP LOCKED)`,
-  deleteExpiredCodes: `DELETE FROM flowadmin_sso_codes WHERE key IN (
-                         SELECT key FROM flowadmin_sso_codes WHERE expires_at <= $1 LIMIT $2
-                         FOR UPDATE SKIP LOCKED)`,
+  deleteExpiredSignIns: deleteEnded('flowadmin_sso_sign_ins'),
+  deleteExpiredCodes: deleteEnded('flowadmin_sso_codes'),
 } as const
 
 /**

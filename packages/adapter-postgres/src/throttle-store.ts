@@ -8,6 +8,7 @@ import {
 } from '@flowadmin/core'
 import { type CounterRow, counterFromRow } from '@flowadmin/store-support'
 import type { Database, Queryable } from './database.js'
+import { deleteEnded } from './statements.js'
 import { storedKey } from './stored-text.js'
 
 /** The first half of the advisory locks of throttle keys ('flow' in ASCII); the second is the key's hash. */
@@ -46,12 +47,8 @@ export const THROTTLE_SQL = {
   known: 'SELECT 1 FROM flowadmin_known_clients WHERE key = $1 AND expires_at > $2',
   remember: `INSERT INTO flowadmin_known_clients AS k (key, expires_at) VALUES ($1, $2)
              ON CONFLICT (key) DO UPDATE SET expires_at = greatest(k.expires_at, excluded.expires_at)`,
-  deleteExpired: `DELETE FROM flowadmin_throttle WHERE key IN (
-                    SELECT key FROM flowadmin_throttle WHERE reset_at <= $1 LIMIT $2
-                    FOR UPDATE SKIP LOCKED)`,
-  deleteExpiredKnown: `DELETE FROM flowadmin_known_clients WHERE key IN (
-                         SELECT key FROM flowadmin_known_clients WHERE expires_at <= $1 LIMIT $2
-                         FOR UPDATE SKIP LOCKED)`,
+  deleteExpired: deleteEnded('flowadmin_throttle', { end: 'reset_at' }),
+  deleteExpiredKnown: deleteEnded('flowadmin_known_clients'),
 } as const
 
 const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) =>

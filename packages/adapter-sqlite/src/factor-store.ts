@@ -1,7 +1,7 @@
 import type { FactorStore } from '@flowadmin/core'
 import { type PendingRow, pendingFromRow, type TotpRow, totpFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
-import { prepareAll } from './statements.js'
+import { deleteEnded, prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the factor store. */
@@ -29,8 +29,7 @@ export const FACTOR_SQL = {
   // Taken once: the delete returns the row to one caller only.
   takePending: `DELETE FROM pending_signins WHERE key = ?
                 RETURNING username, client_id, scope, address, agent, created_at, expires_at`,
-  deleteExpiredPending: `DELETE FROM pending_signins
-                         WHERE key IN (SELECT key FROM pending_signins WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpiredPending: deleteEnded('pending_signins'),
 } as const
 
 /** TOTP factors and recovery codes, each change one change of the group commit. */

@@ -9,7 +9,7 @@ import {
   waitingVerdict,
 } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
-import { prepareAll } from './statements.js'
+import { deleteEnded, prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the passkey store. */
@@ -33,8 +33,7 @@ export const PASSKEY_SQL = {
   // Taken once: the delete returns the row to one caller only.
   takeChallenge: `DELETE FROM passkey_challenges WHERE key = ?
                   RETURNING purpose, username, address, expires_at`,
-  deleteExpiredChallenges: `DELETE FROM passkey_challenges
-                            WHERE key IN (SELECT key FROM passkey_challenges WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpiredChallenges: deleteEnded('passkey_challenges'),
 } as const
 
 /** Passkeys and the challenges of their ceremonies, each change one change of the group commit. */

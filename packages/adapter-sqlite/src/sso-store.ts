@@ -2,7 +2,7 @@ import type { IssuedCode, SsoStore, StartedSignIn } from '@flowadmin/core'
 import type { WaitingCount, WaitingRow } from '@flowadmin/store-support'
 import { codeRecord, signInRecord, waitingFromRow, waitingVerdict } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
-import { prepareAll } from './statements.js'
+import { deleteEnded, prepareAll } from './statements.js'
 import { createReader, createTransaction } from './transaction.js'
 
 /** The statements of the single sign-on store. */
@@ -15,8 +15,7 @@ export const SSO_SQL = {
              ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
              WHERE sso_logouts.expires_at <= @now`,
   forget: 'DELETE FROM sso_logouts WHERE key = ?',
-  deleteExpired: `DELETE FROM sso_logouts
-                  WHERE key IN (SELECT key FROM sso_logouts WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpired: deleteEnded('sso_logouts'),
   // Live sign-ins (and codes) of one address, and in all: what the bounds count.
   countSignIns: `SELECT (SELECT count(*) FROM sso_sign_ins WHERE address = @address AND expires_at > @now) AS mine,
                         (SELECT count(*) FROM sso_sign_ins WHERE expires_at > @now) AS total`,
@@ -30,10 +29,8 @@ export const SSO_SQL = {
              VALUES (@key, @address, @clientId, @record, @expiresAt)`,
   findCode: 'SELECT address, client_id, code AS record, expires_at FROM sso_codes WHERE key = ?',
   deleteCode: 'DELETE FROM sso_codes WHERE key = ?',
-  deleteExpiredSignIns: `DELETE FROM sso_sign_ins
-                         WHERE key IN (SELECT key FROM sso_sign_ins WHERE expires_at <= ? LIMIT ?)`,
-  deleteExpiredCodes: `DELETE FROM sso_codes
-                       WHERE key IN (SELECT key FROM sso_codes WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpiredSignIns: deleteEnded('sso_sign_ins'),
+  deleteExpiredCodes: deleteEnded('sso_codes'),
 } as const
 
 /** A code's row also names the client that may take it. */
