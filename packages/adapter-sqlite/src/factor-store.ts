@@ -1,8 +1,9 @@
 import type { FactorStore } from '@flowadmin/core'
 import { type PendingRow, pendingFromRow, type TotpRow, totpFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
 import { deleteEnded, prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the factor store. */
 export const FACTOR_SQL = {

@@ -1,8 +1,9 @@
 import type { FleetStore } from '@flowadmin/core'
 import { type InstallRow, type InstanceRow, installFromRow, instanceFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
 import { prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the fleet store. */
 export const FLEET_SQL = {

@@ -9,8 +9,9 @@ import {
   waitingVerdict,
 } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
 import { deleteEnded, prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the passkey store. */
 export const PASSKEY_SQL = {

@@ -2,8 +2,9 @@ import type { IssuedCode, SsoStore, StartedSignIn } from '@flowadmin/core'
 import type { WaitingCount, WaitingRow } from '@flowadmin/store-support'
 import { codeRecord, signInRecord, waitingFromRow, waitingVerdict } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
 import { deleteEnded, prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the single sign-on store. */
 export const SSO_SQL = {

@@ -1,8 +1,9 @@
 import type { TokenKind, TokenRecord, TokenStore } from '@flowadmin/core'
 import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
 import { deleteEnded, prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the token store; each lookup goes through an index (see the plan test). */
 export const TOKEN_SQL = {
