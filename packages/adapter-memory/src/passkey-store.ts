@@ -1,4 +1,6 @@
 import type { PasskeyChallenge, PasskeyCredential, PasskeyStore } from '@flowadmin/core'
+import { deleteEnded, takeLive } from './expiring.js'
+import { waitingVerdict } from './waiting.js'
 
 const copy = (credential: PasskeyCredential): PasskeyCredential => ({
   ...credential,
@@ -44,31 +46,18 @@ export function createPasskeyStore(): PasskeyStore {
     },
     async saveChallenge(key, challenge, bounds, now) {
       if (challenge.purpose === 'sign_in') {
-        let total = 0
-        let mine = 0
-        for (const other of challenges.values()) {
-          if (other.purpose !== 'sign_in' || other.expiresAt <= now) continue
-          total++
-          if (other.address === challenge.address) mine++
-        }
-        if (mine >= bounds.perAddress) return 'address_full'
-        if (total >= bounds.total) return 'full'
+        const signIn = (other: PasskeyChallenge) => other.purpose === 'sign_in'
+        const allowed = waitingVerdict(challenges.values(), challenge.address, bounds, now, signIn)
+        if (allowed !== 'saved') return allowed
       }
       challenges.set(key, { ...challenge })
       return 'saved'
     },
     async takeChallenge(key, now) {
-      const challenge = challenges.get(key)
-      challenges.delete(key)
-      return challenge === undefined || challenge.expiresAt <= now ? null : challenge
+      return takeLive(challenges, key, now)
     },
     async deleteExpiredChallenges(now, limit) {
-      let removed = 0
-      for (const [key, challenge] of challenges) {
-        if (removed >= limit) break
-        if (challenge.expiresAt <= now && challenges.delete(key)) removed++
-      }
-      return removed
+      return deleteEnded(challenges, (challenge) => challenge.expiresAt, now, limit)
     },
   }
 }

@@ -1,6 +1,8 @@
 import type { FactorStore } from '@flowadmin/core'
+import { type PendingRow, pendingFromRow, type TotpRow, totpFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
-import { storedKey } from './throttle-store.js'
+import { deleteEnded } from './statements.js'
+import { storedKey } from './stored-text.js'
 
 /** The statements of the factor store. */
 export const FACTOR_SQL = {
@@ -31,29 +33,8 @@ export const FACTOR_SQL = {
   // Taken once: of two instances deleting the row, one gets it back.
   takePending: `DELETE FROM flowadmin_pending_signins WHERE key = $1
                 RETURNING username, client_id, scope, address, agent, created_at, expires_at`,
-  deleteExpiredPending: `DELETE FROM flowadmin_pending_signins WHERE key IN (
-                           SELECT key FROM flowadmin_pending_signins WHERE expires_at <= $1 LIMIT $2
-                           FOR UPDATE SKIP LOCKED)`,
+  deleteExpiredPending: deleteEnded('flowadmin_pending_signins'),
 } as const
-
-interface PendingRow {
-  username: string
-  client_id: string
-  scope: string[]
-  address: string
-  agent: string | null
-  created_at: string
-  expires_at: string
-}
-
-interface FactorRow {
-  secret: string
-  created_at: string
-  confirmed_at: string | null
-  last_step: string | null
-}
-
-const numberOrNull = (value: string | null): number | null => (value === null ? null : Number(value))
 
 /** TOTP factors and recovery codes, shared by every instance on the database. */
 export function createFactorStore(db: Database): FactorStore {
@@ -62,16 +43,8 @@ export function createFactorStore(db: Database): FactorStore {
       return ((await db.query(FACTOR_SQL.start, [storedKey(username), secret, now])).rowCount ?? 0) > 0
     },
     async findTotp(username) {
-      const { rows } = await db.query<FactorRow>(FACTOR_SQL.find, [storedKey(username)])
-      const [row] = rows
-      if (row === undefined) return null
-      return {
-        username,
-        secret: row.secret,
-        createdAt: Number(row.created_at),
-        confirmedAt: numberOrNull(row.confirmed_at),
-        lastStep: numberOrNull(row.last_step),
-      }
+      const { rows } = await db.query<TotpRow>(FACTOR_SQL.find, [storedKey(username)])
+      return rows[0] === undefined ? null : totpFromRow(username, rows[0])
     },
     async confirmTotp(username, secret, step, now) {
       const { rowCount } = await db.query(FACTOR_SQL.confirm, [now, step, storedKey(username), secret])
@@ -118,16 +91,7 @@ export function createFactorStore(db: Database): FactorStore {
     async takePendingSignIn(key, now) {
       const { rows } = await db.query<PendingRow>(FACTOR_SQL.takePending, [storedKey(key)])
       const [row] = rows
-      if (row === undefined || Number(row.expires_at) <= now) return null
-      return {
-        username: row.username,
-        clientId: row.client_id,
-        scope: row.scope,
-        address: row.address,
-        agent: row.agent,
-        createdAt: Number(row.created_at),
-        expiresAt: Number(row.expires_at),
-      }
+      return row === undefined || Number(row.expires_at) <= now ? null : pendingFromRow(row)
     },
     async deleteExpiredSignIns(now, limit) {
       return (await db.query(FACTOR_SQL.deleteExpiredPending, [now, limit])).rowCount ?? 0

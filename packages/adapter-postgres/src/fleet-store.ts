@@ -1,4 +1,5 @@
-import type { FleetInstall, FleetStore, InstanceRecord, InstanceReport } from '@flowadmin/core'
+import type { FleetStore } from '@flowadmin/core'
+import { type InstallRow, type InstanceRow, installFromRow, instanceFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
 
 /** The statements of the fleet store. */
@@ -20,22 +21,6 @@ export const FLEET_SQL = {
                  at = excluded.at`,
   installs: 'SELECT module, action, version, at FROM flowadmin_fleet_installs ORDER BY module',
 } as const
-
-interface InstanceRow {
-  id: string
-  resource_server: string
-  seen_at: string
-  reported_at: string | null
-  report: InstanceReport | null
-}
-
-const instanceFromRow = (row: InstanceRow): InstanceRecord => ({
-  id: row.id,
-  resourceServer: row.resource_server,
-  seenAt: Number(row.seen_at),
-  reportedAt: row.reported_at === null ? null : Number(row.reported_at),
-  report: row.report,
-})
 
 /** The fleet's instances and installs. */
 export function createFleetStore(db: Database): FleetStore {
@@ -64,20 +49,7 @@ export function createFleetStore(db: Database): FleetStore {
       await db.query(FLEET_SQL.setInstall, [entry.module, entry.action, entry.version, entry.at])
     },
     async installs() {
-      const rows = (
-        await db.query<{
-          module: string
-          action: FleetInstall['action']
-          version: string | null
-          at: string
-        }>(FLEET_SQL.installs)
-      ).rows
-      return rows.map((row) => ({
-        module: row.module,
-        action: row.action,
-        version: row.version,
-        at: Number(row.at),
-      }))
+      return (await db.query<InstallRow>(FLEET_SQL.installs)).rows.map(installFromRow)
     },
   }
 }

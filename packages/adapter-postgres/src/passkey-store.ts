@@ -1,8 +1,14 @@
-import type { PasskeyCredential, PasskeyPurpose, PasskeyStore, WaitingSave } from '@flowadmin/core'
+import type { PasskeyStore, WaitingSave } from '@flowadmin/core'
+import type { ChallengeRow, PasskeyRow, WaitingCount } from '@flowadmin/store-support'
+import {
+  PASSKEY_COLUMNS as COLUMNS,
+  liveChallenge,
+  passkeyFromRow,
+  waitingVerdict,
+} from '@flowadmin/store-support'
 import type { Database } from './database.js'
-import { storedKey } from './throttle-store.js'
-
-const COLUMNS = 'id, username, name, public_key, counter, transports, backed_up, created_at, last_used_at'
+import { deleteEnded } from './statements.js'
+import { fromStored, storedKey } from './stored-text.js'
 
 /**
  * The first half of the advisory locks of passkey sign-in addresses ('pkey' in ASCII); the second
@@ -36,38 +42,11 @@ export const PASSKEY_SQL = {
   // Taken once: of two instances deleting the row, one gets it back.
   takeChallenge: `DELETE FROM flowadmin_passkey_challenges WHERE key = $1
                   RETURNING purpose, username, address, expires_at`,
-  deleteExpiredChallenges: `DELETE FROM flowadmin_passkey_challenges WHERE key IN (
-                              SELECT key FROM flowadmin_passkey_challenges WHERE expires_at <= $1 LIMIT $2
-                              FOR UPDATE SKIP LOCKED)`,
+  deleteExpiredChallenges: deleteEnded('flowadmin_passkey_challenges'),
 } as const
 
-interface PasskeyRow {
-  id: string
-  username: string
-  name: string
-  public_key: string
-  counter: string
-  transports: string[]
-  backed_up: boolean
-  created_at: string
-  last_used_at: string | null
-}
-
-/** The text storedKey escaped, as it was. */
-const fromStored = (stored: string): string =>
-  stored.replace(/\\u([0-9a-f]{4})/g, (_match, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
-
-const rowToCredential = (row: PasskeyRow): PasskeyCredential => ({
-  id: row.id,
-  username: fromStored(row.username),
-  name: fromStored(row.name),
-  publicKey: row.public_key,
-  counter: Number(row.counter),
-  transports: row.transports,
-  backedUp: row.backed_up,
-  createdAt: Number(row.created_at),
-  lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
-})
+/** A passkey's names were written by storedKey. */
+const credentialOf = (row: PasskeyRow) => passkeyFromRow(row, fromStored)
 
 /** Passkeys and the challenges of their ceremonies, shared by every instance on the database. */
 export function createPasskeyStore(db: Database): PasskeyStore {
@@ -87,12 +66,12 @@ export function createPasskeyStore(db: Database): PasskeyStore {
     },
     async list(username) {
       const { rows } = await db.query<PasskeyRow>(PASSKEY_SQL.list, [storedKey(username)])
-      return rows.map(rowToCredential)
+      return rows.map(credentialOf)
     },
     async find(id) {
       const { rows } = await db.query<PasskeyRow>(PASSKEY_SQL.find, [storedKey(id)])
       const [row] = rows
-      return row === undefined ? null : rowToCredential(row)
+      return row === undefined ? null : credentialOf(row)
     },
     async updateUse(id, counter, backedUp, now) {
       const { rowCount } = await db.query(PASSKEY_SQL.updateUse, [storedKey(id), counter, backedUp, now])
@@ -121,32 +100,15 @@ export function createPasskeyStore(db: Database): PasskeyStore {
       // The total may be passed by as many saves as other addresses make at the same moment.
       return db.transaction(async (client): Promise<WaitingSave> => {
         await client.query(PASSKEY_SQL.lockAddress, [stored])
-        const { rows } = await client.query<{ mine: string; total: string }>(PASSKEY_SQL.countSignIns, [
-          stored,
-          now,
-        ])
-        const counted = rows[0] ?? { mine: '0', total: '0' }
-        if (Number(counted.mine) >= bounds.perAddress) return 'address_full'
-        if (Number(counted.total) >= bounds.total) return 'full'
-        await client.query(PASSKEY_SQL.saveChallenge, params)
-        return 'saved'
+        const { rows } = await client.query<WaitingCount>(PASSKEY_SQL.countSignIns, [stored, now])
+        const allowed = waitingVerdict(rows[0] ?? { mine: 0, total: 0 }, bounds)
+        if (allowed === 'saved') await client.query(PASSKEY_SQL.saveChallenge, params)
+        return allowed
       })
     },
     async takeChallenge(key, now) {
-      const { rows } = await db.query<{
-        purpose: PasskeyPurpose
-        username: string | null
-        address: string | null
-        expires_at: string
-      }>(PASSKEY_SQL.takeChallenge, [storedKey(key)])
-      const [row] = rows
-      if (row === undefined || Number(row.expires_at) <= now) return null
-      return {
-        purpose: row.purpose,
-        username: row.username === null ? null : fromStored(row.username),
-        address: row.address === null ? null : fromStored(row.address),
-        expiresAt: Number(row.expires_at),
-      }
+      const { rows } = await db.query<ChallengeRow>(PASSKEY_SQL.takeChallenge, [storedKey(key)])
+      return liveChallenge(rows[0], now, fromStored)
     },
     async deleteExpiredChallenges(now, limit) {
       return (await db.query(PASSKEY_SQL.deleteExpiredChallenges, [now, limit])).rowCount ?? 0

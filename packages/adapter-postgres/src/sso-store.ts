@@ -1,6 +1,9 @@
 import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
+import type { WaitingCount, WaitingRow } from '@flowadmin/store-support'
+import { codeRecord, signInRecord, waitingFromRow, waitingVerdict } from '@flowadmin/store-support'
 import type { Database } from './database.js'
-import { storedKey } from './throttle-store.js'
+import { deleteEnded } from './statements.js'
+import { storedKey } from './stored-text.js'
 
 /** The first half of the advisory locks of sign-in addresses ('sign' in ASCII); the second is the address's hash. */
 export const SIGN_IN_LOCK_CLASS = 0x7369_676e
@@ -20,9 +23,7 @@ export const SSO_SQL = {
              ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
              WHERE l.expires_at <= $3`,
   forget: 'DELETE FROM flowadmin_sso_logouts WHERE key = $1',
-  deleteExpired: `DELETE FROM flowadmin_sso_logouts WHERE key IN (
-                    SELECT key FROM flowadmin_sso_logouts WHERE expires_at <= $1 LIMIT $2
-                    FOR UPDATE SKIP LOCKED)`,
+  deleteExpired: deleteEnded('flowadmin_sso_logouts'),
   // One address's saves take turns (an advisory lock until the transaction ends), so its count and
   // its save are one step across instances.
   lockAddress: `SELECT pg_advisory_xact_lock(${SIGN_IN_LOCK_CLASS}, hashtext($1))`,
@@ -44,33 +45,9 @@ export const SSO_SQL = {
   takeCode: `DELETE FROM flowadmin_sso_codes
              WHERE key = $1 AND client_id IS NOT DISTINCT FROM $2 AND expires_at > $3
              RETURNING address, code AS record, expires_at`,
-  deleteExpiredSignIns: `DELETE FROM flowadmin_sso_sign_ins WHERE key IN (
-                           SELECT key FROM flowadmin_sso_sign_ins WHERE expires_at <= $1 LIMIT $2
-                           FOR UPDATE SKIP LOCKED)`,
-  deleteExpiredCodes: `DELETE FROM flowadmin_sso_codes WHERE key IN (
-                         SELECT key FROM flowadmin_sso_codes WHERE expires_at <= $1 LIMIT $2
-                         FOR UPDATE SKIP LOCKED)`,
+  deleteExpiredSignIns: deleteEnded('flowadmin_sso_sign_ins'),
+  deleteExpiredCodes: deleteEnded('flowadmin_sso_codes'),
 } as const
-
-interface WaitingRow {
-  address: string
-  record: string
-  expires_at: string | number
-}
-
-const signInOf = (key: string, row: WaitingRow): StartedSignIn => ({
-  key,
-  address: row.address,
-  ...(JSON.parse(row.record) as Pick<StartedSignIn, 'pending' | 'returnTo' | 'authorization'>),
-  expiresAt: Number(row.expires_at),
-})
-
-const codeOf = (key: string, row: WaitingRow): IssuedCode => ({
-  key,
-  address: row.address,
-  ...(JSON.parse(row.record) as Pick<IssuedCode, 'binding' | 'owner' | 'authorization'>),
-  expiresAt: Number(row.expires_at),
-})
 
 /**
  * Saves `params` with `save` unless the bounds are reached, counted by `count` under the lock of
@@ -87,12 +64,10 @@ function saveWithin(
 ): Promise<WaitingSave> {
   return db.transaction(async (client) => {
     await client.query(SSO_SQL.lockAddress, [address])
-    const { rows } = await client.query<{ mine: string; total: string }>(sql.count, [address, now])
-    const counted = rows[0] ?? { mine: '0', total: '0' }
-    if (Number(counted.mine) >= bounds.perAddress) return 'address_full'
-    if (Number(counted.total) >= bounds.total) return 'full'
-    await client.query(sql.save, params)
-    return 'saved'
+    const { rows } = await client.query<WaitingCount>(sql.count, [address, now])
+    const allowed = waitingVerdict(rows[0] ?? { mine: 0, total: 0 }, bounds)
+    if (allowed === 'saved') await client.query(sql.save, params)
+    return allowed
   })
 }
 
@@ -123,32 +98,36 @@ export function createSsoStore(db: Database): SsoStore {
     async deleteExpired(now, limit) {
       return (await db.query(SSO_SQL.deleteExpired, [now, limit])).rowCount ?? 0
     },
-    saveSignIn({ key, address, pending, returnTo, authorization, expiresAt }, bounds, now) {
+    saveSignIn(signIn, bounds, now) {
+      const { key, address, expiresAt } = signIn
       const stored = storedKey(address)
-      const record = JSON.stringify({ pending, returnTo, authorization })
+      const record = signInRecord(signIn)
       const sql = { count: SSO_SQL.countSignIns, save: SSO_SQL.saveSignIn }
       return saveWithin(db, sql, stored, [key, stored, record, expiresAt], bounds, now)
     },
     async takeSignIn(key, now) {
       const { rows } = await db.query<WaitingRow>(SSO_SQL.takeSignIn, [key])
       const row = rows[0]
-      return row === undefined || Number(row.expires_at) <= now ? null : signInOf(key, row)
+      return row === undefined || Number(row.expires_at) <= now
+        ? null
+        : waitingFromRow<StartedSignIn>(key, row)
     },
-    saveCode({ key, address, binding, owner, authorization, expiresAt }, bounds, now) {
+    saveCode(code, bounds, now) {
+      const { key, address, authorization, expiresAt } = code
       const stored = storedKey(address)
       const clientId = authorization === null ? null : storedKey(authorization.clientId)
-      const record = JSON.stringify({ binding, owner, authorization })
+      const record = codeRecord(code)
       const sql = { count: SSO_SQL.countCodes, save: SSO_SQL.saveCode }
       return saveWithin(db, sql, stored, [key, stored, clientId, record, expiresAt], bounds, now)
     },
     async findCode(key, now) {
       const { rows } = await db.query<WaitingRow>(SSO_SQL.findCode, [key, now])
-      return rows[0] === undefined ? null : codeOf(key, rows[0])
+      return rows[0] === undefined ? null : waitingFromRow<IssuedCode>(key, rows[0])
     },
     async takeCode(key, clientId, now) {
       const client = clientId === null ? null : storedKey(clientId)
       const { rows } = await db.query<WaitingRow>(SSO_SQL.takeCode, [key, client, now])
-      return rows[0] === undefined ? null : codeOf(key, rows[0])
+      return rows[0] === undefined ? null : waitingFromRow<IssuedCode>(key, rows[0])
     },
     async deleteExpiredSignIns(now, limit) {
       const removed = (await db.query(SSO_SQL.deleteExpiredSignIns, [now, limit])).rowCount ?? 0

@@ -8,6 +8,8 @@ import {
 } from '@flowadmin/core'
 import { type CounterRow, counterFromRow } from '@flowadmin/store-support'
 import type { Database, Queryable } from './database.js'
+import { deleteEnded } from './statements.js'
+import { storedKey } from './stored-text.js'
 
 /** The first half of the advisory locks of throttle keys ('flow' in ASCII); the second is the key's hash. */
 export const THROTTLE_LOCK_CLASS = 0x666c_6f77
@@ -45,21 +47,9 @@ export const THROTTLE_SQL = {
   known: 'SELECT 1 FROM flowadmin_known_clients WHERE key = $1 AND expires_at > $2',
   remember: `INSERT INTO flowadmin_known_clients AS k (key, expires_at) VALUES ($1, $2)
              ON CONFLICT (key) DO UPDATE SET expires_at = greatest(k.expires_at, excluded.expires_at)`,
-  deleteExpired: `DELETE FROM flowadmin_throttle WHERE key IN (
-                    SELECT key FROM flowadmin_throttle WHERE reset_at <= $1 LIMIT $2
-                    FOR UPDATE SKIP LOCKED)`,
-  deleteExpiredKnown: `DELETE FROM flowadmin_known_clients WHERE key IN (
-                         SELECT key FROM flowadmin_known_clients WHERE expires_at <= $1 LIMIT $2
-                         FOR UPDATE SKIP LOCKED)`,
+  deleteExpired: deleteEnded('flowadmin_throttle', { end: 'reset_at' }),
+  deleteExpiredKnown: deleteEnded('flowadmin_known_clients'),
 } as const
-
-/**
- * A key as stored. Keys are any text, but PostgreSQL text holds neither NUL nor a lone surrogate:
- * those, any surrogate and the backslash are written as `\uXXXX`, which keeps distinct keys distinct.
- */
-export const storedKey = (key: string): string =>
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the units to escape.
-  key.replace(/[\\\u0000\uD800-\uDFFF]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 const countersOf = (attempt: LoginAttempt, policy: ThrottlePolicy) =>
   attemptCounters(attempt, policy).map((counter) => ({ ...counter, key: storedKey(counter.key) }))

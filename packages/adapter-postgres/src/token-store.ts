@@ -1,6 +1,7 @@
 import type { TokenRecord, TokenStore } from '@flowadmin/core'
 import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { deleteEnded } from './statements.js'
 import { createTokenCache, TOKEN_CHANNEL, type TokenCache } from './token-cache.js'
 
 // Ids and usernames order by their bytes ("C"), as in every store, whatever the database's collation.
@@ -36,10 +37,7 @@ export const TOKEN_SQL = {
                  SELECT hash, pg_notify('${TOKEN_CHANNEL}', hash) FROM gone`,
   // Never-expiring records (null) match no comparison, so they stay. Not announced: an expired
   // record kept anywhere is refused for its expiry all the same.
-  deleteExpired: `DELETE FROM flowadmin_tokens WHERE hash IN (
-                    SELECT hash FROM flowadmin_tokens WHERE expires_at <= $1 LIMIT $2
-                    FOR UPDATE SKIP LOCKED)
-                  RETURNING hash`,
+  deleteExpired: `${deleteEnded('flowadmin_tokens', { key: 'hash' })} RETURNING hash`,
   countLive: `SELECT kind, COUNT(*) AS live FROM flowadmin_tokens
               WHERE expires_at IS NULL OR expires_at > $1 GROUP BY kind`,
 } as const

@@ -7,6 +7,7 @@ import {
   trailValues,
 } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { storedText } from './stored-text.js'
 
 /** The fixed statements of the trail store; searches are built from their filter (see trailConditions). */
 export const TRAIL_SQL = {
@@ -21,17 +22,6 @@ export const TRAIL_SQL = {
                    SELECT seq FROM flowadmin_trail ORDER BY seq
                    LIMIT greatest(0, least($2::bigint, (SELECT count(*) FROM flowadmin_trail) - $1::bigint)))`,
 } as const
-
-/**
- * Text as the trail stores it. PostgreSQL's text holds neither NUL nor a lone surrogate, and an
- * instance (or a failed sign-in's username) may carry either: each is written as `\uXXXX`.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the units to escape.
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
-export const storedText = <T extends string | null | undefined>(value: T): T =>
-  (typeof value === 'string'
-    ? value.replace(UNSTORABLE, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
-    : value) as T
 
 /** An entry whose text PostgreSQL can store; details travel as JSON, which escapes both already. */
 const storable = (entry: TrailEntry): TrailEntry => ({

@@ -1,51 +1,9 @@
 import { accessSync, constants, type Stats, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
+import type { SqliteDatabase, SqliteDriver } from './driver.js'
 import { newerSchemaError, SqliteStoreError, toStoreError } from './errors.js'
 import { migrate, readUserVersion, SCHEMA_VERSION } from './migrations.js'
-
-/** A prepared statement: the part of better-sqlite3's `Statement` the stores use. */
-export interface SqliteStatement {
-  run(...params: unknown[]): { changes: number }
-  get(...params: unknown[]): unknown
-  all(...params: unknown[]): unknown[]
-}
-
-/**
- * Work wrapped as a transaction, as better-sqlite3's `db.transaction(work)` returns it: called, it
- * runs `work` between `BEGIN` and `COMMIT` (`.immediate()`: `BEGIN IMMEDIATE`), or in a savepoint
- * when a transaction is open already; a throw undoes the work and is thrown again.
- */
-export interface TransactionFunction<T> {
-  (): T
-  immediate(): T
-}
-
-/**
- * A SQLite connection, typed by the part of better-sqlite3's `Database` the stores use, so a
- * caller may hand in any driver of that shape.
- */
-export interface SqliteDatabase {
-  prepare(sql: string): SqliteStatement
-  exec(sql: string): unknown
-  close(): unknown
-  /** True while a transaction is open on this connection. */
-  readonly inTransaction: boolean
-  /**
-   * better-sqlite3's transaction functions. A driver without them (`node:sqlite`) gets the same
-   * behaviour from `BEGIN`, `SAVEPOINT`, `COMMIT` and `ROLLBACK` statements.
-   */
-  transaction?<T>(work: () => T): TransactionFunction<T>
-  /** The file, when the driver tells it; used in error messages. */
-  readonly name?: string
-}
-
-/**
- * Opens a connection to `file` (never creating it when `readonly`). better-sqlite3 by default;
- * another driver of the shape above (Bun's `bun:sqlite`, `node:sqlite`) gets the same checks,
- * settings and migrations.
- */
-export type SqliteDriver = (file: string, options: { readonly: boolean }) => SqliteDatabase
 
 const betterSqlite3: SqliteDriver = (file, { readonly }) =>
   new Database(file, { readonly, fileMustExist: readonly })

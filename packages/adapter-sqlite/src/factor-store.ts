@@ -1,7 +1,9 @@
-import type { FactorStore, PasswordPassed, TotpFactor } from '@flowadmin/core'
-import type { SqliteDatabase } from './database.js'
-import { prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import type { FactorStore } from '@flowadmin/core'
+import { type PendingRow, pendingFromRow, type TotpRow, totpFromRow } from '@flowadmin/store-support'
+import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
+import { deleteEnded, prepareAll } from './statements.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the factor store. */
 export const FACTOR_SQL = {
@@ -10,8 +12,7 @@ export const FACTOR_SQL = {
           ON CONFLICT (username) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at,
             last_step = NULL
           WHERE totp_factors.confirmed_at IS NULL`,
-  find: `SELECT username, secret, created_at AS createdAt, confirmed_at AS confirmedAt, last_step AS lastStep
-         FROM totp_factors WHERE username = ?`,
+  find: 'SELECT secret, created_at, confirmed_at, last_step FROM totp_factors WHERE username = ?',
   confirm: `UPDATE totp_factors SET confirmed_at = ?, last_step = ?
             WHERE username = ? AND secret = ? AND confirmed_at IS NULL`,
   // The compare-and-set: one statement, so a step is recorded once.
@@ -28,15 +29,9 @@ export const FACTOR_SQL = {
                 VALUES (@key, @username, @clientId, @scope, @address, @agent, @createdAt, @expiresAt)`,
   // Taken once: the delete returns the row to one caller only.
   takePending: `DELETE FROM pending_signins WHERE key = ?
-                RETURNING username, client_id AS clientId, scope, address, agent,
-                          created_at AS createdAt, expires_at AS expiresAt`,
-  deleteExpiredPending: `DELETE FROM pending_signins
-                         WHERE key IN (SELECT key FROM pending_signins WHERE expires_at <= ? LIMIT ?)`,
+                RETURNING username, client_id, scope, address, agent, created_at, expires_at`,
+  deleteExpiredPending: deleteEnded('pending_signins'),
 } as const
-
-interface PendingRow extends Omit<PasswordPassed, 'scope'> {
-  scope: string
-}
 
 /** TOTP factors and recovery codes, each change one change of the group commit. */
 export function createFactorStore(db: SqliteDatabase): FactorStore {
@@ -51,10 +46,8 @@ export function createFactorStore(db: SqliteDatabase): FactorStore {
     },
     findTotp(username) {
       return read(() => {
-        const row = sql.find.get(username) as TotpFactor | undefined
-        // The name asked for, not the column read back: some drivers (node:sqlite) cut a text
-        // value at a NUL when they read it.
-        return row === undefined ? null : { ...row, username }
+        const row = sql.find.get(username) as TotpRow | undefined
+        return row === undefined ? null : totpFromRow(username, row)
       }, about(username))
     },
     confirmTotp(username, secret, step, now) {
@@ -94,8 +87,7 @@ export function createFactorStore(db: SqliteDatabase): FactorStore {
     takePendingSignIn(pendingKey, now) {
       return transaction(() => {
         const row = sql.takePending.get(pendingKey) as PendingRow | undefined
-        if (row === undefined || row.expiresAt <= now) return null
-        return { ...row, scope: JSON.parse(row.scope) as string[] }
+        return row === undefined || Number(row.expires_at) <= now ? null : pendingFromRow(row)
       }, [`signin:${pendingKey}`])
     },
     deleteExpiredSignIns(now, limit) {

@@ -1,7 +1,9 @@
-import type { FleetInstall, FleetStore, InstanceRecord } from '@flowadmin/core'
-import type { SqliteDatabase } from './database.js'
+import type { FleetStore } from '@flowadmin/core'
+import { type InstallRow, type InstanceRow, installFromRow, instanceFromRow } from '@flowadmin/store-support'
+import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
 import { prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the fleet store. */
 export const FLEET_SQL = {
@@ -20,22 +22,6 @@ export const FLEET_SQL = {
                  at = excluded.at`,
   installs: 'SELECT module, action, version, at FROM fleet_installs ORDER BY module',
 } as const
-
-interface InstanceRow {
-  id: string
-  resource_server: string
-  seen_at: number | bigint
-  reported_at: number | bigint | null
-  report: string | null
-}
-
-const instanceFromRow = (row: InstanceRow): InstanceRecord => ({
-  id: row.id,
-  resourceServer: row.resource_server,
-  seenAt: Number(row.seen_at),
-  reportedAt: row.reported_at === null ? null : Number(row.reported_at),
-  report: row.report === null ? null : JSON.parse(row.report),
-})
 
 /** The fleet's instances and installs. A contact (`seen`) is a relaxed change: it is only a time. */
 export function createFleetStore(db: SqliteDatabase): FleetStore {
@@ -83,20 +69,7 @@ export function createFleetStore(db: SqliteDatabase): FleetStore {
     },
     async installs() {
       return reader(
-        () =>
-          (
-            sql.installs.all() as Array<{
-              module: string
-              action: FleetInstall['action']
-              version: string | null
-              at: number | bigint
-            }>
-          ).map((row) => ({
-            module: row.module,
-            action: row.action,
-            version: row.version,
-            at: Number(row.at),
-          })),
+        () => (sql.installs.all() as InstallRow[]).map(installFromRow),
         (touched) => touched === 'fleet-installs',
       )
     },

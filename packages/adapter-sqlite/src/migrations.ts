@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from './database.js'
+import type { SqliteDatabase } from './driver.js'
 import { newerSchemaError } from './errors.js'
 import { transactNow } from './transaction.js'
 

@@ -1,8 +1,9 @@
 import type { ModuleRecord, ModuleStore } from '@flowadmin/core'
 import { byModuleName, type ModuleRow, modulesFromRows } from '@flowadmin/store-support'
-import type { SqliteDatabase } from './database.js'
+import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
 import { prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the module store. */
 export const MODULE_SQL = {

@@ -1,15 +1,21 @@
-import type { PasskeyChallenge, PasskeyCredential, PasskeyStore, WaitingSave } from '@flowadmin/core'
-import type { SqliteDatabase } from './database.js'
-import { prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
-
-const COLUMNS = `id, username, name, public_key AS publicKey, counter, transports, backed_up AS backedUp,
-                 created_at AS createdAt, last_used_at AS lastUsedAt`
+import type { PasskeyStore, WaitingSave } from '@flowadmin/core'
+import {
+  type ChallengeRow,
+  PASSKEY_COLUMNS as COLUMNS,
+  liveChallenge,
+  type PasskeyRow,
+  passkeyFromRow,
+  type WaitingCount,
+  waitingVerdict,
+} from '@flowadmin/store-support'
+import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
+import { deleteEnded, prepareAll } from './statements.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the passkey store. */
 export const PASSKEY_SQL = {
-  save: `INSERT OR REPLACE INTO passkeys
-           (id, username, name, public_key, counter, transports, backed_up, created_at, last_used_at)
+  save: `INSERT OR REPLACE INTO passkeys (${COLUMNS})
          VALUES (@id, @username, @name, @publicKey, @counter, @transports, @backedUp, @createdAt, @lastUsedAt)`,
   list: `SELECT ${COLUMNS} FROM passkeys WHERE username = ? ORDER BY created_at, id`,
   find: `SELECT ${COLUMNS} FROM passkeys WHERE id = ?`,
@@ -27,24 +33,9 @@ export const PASSKEY_SQL = {
                   VALUES (@key, @purpose, @username, @address, @expiresAt)`,
   // Taken once: the delete returns the row to one caller only.
   takeChallenge: `DELETE FROM passkey_challenges WHERE key = ?
-                  RETURNING purpose, username, address, expires_at AS expiresAt`,
-  deleteExpiredChallenges: `DELETE FROM passkey_challenges
-                            WHERE key IN (SELECT key FROM passkey_challenges WHERE expires_at <= ? LIMIT ?)`,
+                  RETURNING purpose, username, address, expires_at`,
+  deleteExpiredChallenges: deleteEnded('passkey_challenges'),
 } as const
-
-interface PasskeyRow extends Omit<PasskeyCredential, 'transports' | 'backedUp'> {
-  transports: string
-  backedUp: number | bigint
-}
-
-const rowToCredential = (row: PasskeyRow): PasskeyCredential => ({
-  ...row,
-  counter: Number(row.counter),
-  createdAt: Number(row.createdAt),
-  lastUsedAt: row.lastUsedAt === null ? null : Number(row.lastUsedAt),
-  transports: JSON.parse(row.transports) as string[],
-  backedUp: Number(row.backedUp) === 1,
-})
 
 /** Passkeys and the challenges of their ceremonies, each change one change of the group commit. */
 export function createPasskeyStore(db: SqliteDatabase): PasskeyStore {
@@ -64,13 +55,13 @@ export function createPasskeyStore(db: SqliteDatabase): PasskeyStore {
     },
     list(username) {
       return read(() =>
-        (sql.list.all(username) as PasskeyRow[]).map((row) => ({ ...rowToCredential(row), username })),
+        (sql.list.all(username) as PasskeyRow[]).map((row) => ({ ...passkeyFromRow(row), username })),
       )
     },
     find(id) {
       return read(() => {
         const row = sql.find.get(id) as PasskeyRow | undefined
-        return row === undefined ? null : { ...rowToCredential(row), id }
+        return row === undefined ? null : { ...passkeyFromRow(row), id }
       })
     },
     updateUse(id, counter, backedUp, now) {
@@ -89,28 +80,18 @@ export function createPasskeyStore(db: SqliteDatabase): PasskeyStore {
     saveChallenge(key, { purpose, username, address, expiresAt }, bounds, now): Promise<WaitingSave> {
       return transaction(() => {
         if (purpose === 'sign_in') {
-          const counted = sql.countSignIns.get({ address, now }) as {
-            mine: number | bigint
-            total: number | bigint
-          }
-          if (Number(counted.mine) >= bounds.perAddress) return 'address_full'
-          if (Number(counted.total) >= bounds.total) return 'full'
+          const allowed = waitingVerdict(sql.countSignIns.get({ address, now }) as WaitingCount, bounds)
+          if (allowed !== 'saved') return allowed
         }
         sql.saveChallenge.run({ key, purpose, username, address, expiresAt })
         return 'saved'
       }, [`passkey-challenge:${key}`])
     },
     takeChallenge(key, now) {
-      return transaction(() => {
-        const row = sql.takeChallenge.get(key) as PasskeyChallenge | undefined
-        if (row === undefined || Number(row.expiresAt) <= now) return null
-        return {
-          purpose: row.purpose,
-          username: row.username,
-          address: row.address,
-          expiresAt: Number(row.expiresAt),
-        }
-      }, [`passkey-challenge:${key}`])
+      return transaction(
+        () => liveChallenge(sql.takeChallenge.get(key) as ChallengeRow | undefined, now),
+        [`passkey-challenge:${key}`],
+      )
     },
     deleteExpiredChallenges(now, limit) {
       return transaction(() => Number(sql.deleteExpiredChallenges.run(now, limit).changes), [], 'relaxed')

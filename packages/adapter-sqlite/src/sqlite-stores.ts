@@ -1,5 +1,6 @@
 import type { Stores } from '@flowadmin/core'
-import { MEMORY, openDatabase, type SqliteDatabase } from './database.js'
+import { MEMORY, openDatabase } from './database.js'
+import type { SqliteDatabase } from './driver.js'
 import { toStoreError } from './errors.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'

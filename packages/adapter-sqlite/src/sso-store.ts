@@ -1,7 +1,10 @@
-import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
-import type { SqliteDatabase, SqliteStatement } from './database.js'
-import { prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import type { IssuedCode, SsoStore, StartedSignIn } from '@flowadmin/core'
+import type { WaitingCount, WaitingRow } from '@flowadmin/store-support'
+import { codeRecord, signInRecord, waitingFromRow, waitingVerdict } from '@flowadmin/store-support'
+import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
+import { deleteEnded, prepareAll } from './statements.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the single sign-on store. */
 export const SSO_SQL = {
@@ -13,8 +16,7 @@ export const SSO_SQL = {
              ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
              WHERE sso_logouts.expires_at <= @now`,
   forget: 'DELETE FROM sso_logouts WHERE key = ?',
-  deleteExpired: `DELETE FROM sso_logouts
-                  WHERE key IN (SELECT key FROM sso_logouts WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpired: deleteEnded('sso_logouts'),
   // Live sign-ins (and codes) of one address, and in all: what the bounds count.
   countSignIns: `SELECT (SELECT count(*) FROM sso_sign_ins WHERE address = @address AND expires_at > @now) AS mine,
                         (SELECT count(*) FROM sso_sign_ins WHERE expires_at > @now) AS total`,
@@ -28,45 +30,12 @@ export const SSO_SQL = {
              VALUES (@key, @address, @clientId, @record, @expiresAt)`,
   findCode: 'SELECT address, client_id, code AS record, expires_at FROM sso_codes WHERE key = ?',
   deleteCode: 'DELETE FROM sso_codes WHERE key = ?',
-  deleteExpiredSignIns: `DELETE FROM sso_sign_ins
-                         WHERE key IN (SELECT key FROM sso_sign_ins WHERE expires_at <= ? LIMIT ?)`,
-  deleteExpiredCodes: `DELETE FROM sso_codes
-                       WHERE key IN (SELECT key FROM sso_codes WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpiredSignIns: deleteEnded('sso_sign_ins'),
+  deleteExpiredCodes: deleteEnded('sso_codes'),
 } as const
 
-interface WaitingRow {
-  address: string
-  client_id?: string | null
-  record: string
-  expires_at: number | bigint
-}
-
-const signInOf = (key: string, row: WaitingRow): StartedSignIn => ({
-  key,
-  address: row.address,
-  ...(JSON.parse(row.record) as Pick<StartedSignIn, 'pending' | 'returnTo' | 'authorization'>),
-  expiresAt: Number(row.expires_at),
-})
-
-const codeOf = (key: string, row: WaitingRow): IssuedCode => ({
-  key,
-  address: row.address,
-  ...(JSON.parse(row.record) as Pick<IssuedCode, 'binding' | 'owner' | 'authorization'>),
-  expiresAt: Number(row.expires_at),
-})
-
-/** Which of the bounds a record of `address` would pass, counted by `count`. */
-function boundsAllow(
-  count: SqliteStatement,
-  address: string,
-  bounds: WaitingBounds,
-  now: number,
-): WaitingSave {
-  const { mine, total } = count.get({ address, now }) as { mine: number | bigint; total: number | bigint }
-  if (Number(mine) >= bounds.perAddress) return 'address_full'
-  if (Number(total) >= bounds.total) return 'full'
-  return 'saved'
-}
+/** A code's row also names the client that may take it. */
+type CodeRow = WaitingRow & { client_id: string | null }
 
 /**
  * Names bound to identities, logout tokens seen, sign-ins under way and one-time codes, each call
@@ -97,13 +66,13 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
     },
     // A save lost to a power cut costs a sign-in started again, so saves are relaxed; a take is
     // synced, so a spent code stays spent.
-    saveSignIn({ key, address, pending, returnTo, authorization, expiresAt }, bounds, now) {
+    saveSignIn(signIn, bounds, now) {
+      const { key, address, expiresAt } = signIn
+      const record = signInRecord(signIn)
       return transaction(
         () => {
-          const allowed = boundsAllow(sql.countSignIns, address, bounds, now)
-          if (allowed !== 'saved') return allowed
-          const record = JSON.stringify({ pending, returnTo, authorization })
-          sql.saveSignIn.run({ key, address, record, expiresAt })
+          const allowed = waitingVerdict(sql.countSignIns.get({ address, now }) as WaitingCount, bounds)
+          if (allowed === 'saved') sql.saveSignIn.run({ key, address, record, expiresAt })
           return allowed
         },
         [`sso-sign-in:${key}`],
@@ -115,16 +84,22 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
         const row = sql.findSignIn.get(key) as WaitingRow | undefined
         if (row === undefined) return null
         sql.deleteSignIn.run(key)
-        return Number(row.expires_at) > now ? signInOf(key, row) : null
+        return Number(row.expires_at) > now ? waitingFromRow<StartedSignIn>(key, row) : null
       }, [`sso-sign-in:${key}`])
     },
-    saveCode({ key, address, binding, owner, authorization, expiresAt }, bounds, now) {
+    saveCode(code, bounds, now) {
+      const { key, address, expiresAt } = code
+      const row = {
+        key,
+        address,
+        clientId: code.authorization?.clientId ?? null,
+        record: codeRecord(code),
+        expiresAt,
+      }
       return transaction(
         () => {
-          const allowed = boundsAllow(sql.countCodes, address, bounds, now)
-          if (allowed !== 'saved') return allowed
-          const record = JSON.stringify({ binding, owner, authorization })
-          sql.saveCode.run({ key, address, clientId: authorization?.clientId ?? null, record, expiresAt })
+          const allowed = waitingVerdict(sql.countCodes.get({ address, now }) as WaitingCount, bounds)
+          if (allowed === 'saved') sql.saveCode.run(row)
           return allowed
         },
         [`sso-code:${key}`],
@@ -134,19 +109,21 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
     findCode(key, now) {
       return reader(
         () => {
-          const row = sql.findCode.get(key) as WaitingRow | undefined
-          return row === undefined || Number(row.expires_at) <= now ? null : codeOf(key, row)
+          const row = sql.findCode.get(key) as CodeRow | undefined
+          return row === undefined || Number(row.expires_at) <= now
+            ? null
+            : waitingFromRow<IssuedCode>(key, row)
         },
         (touched) => touched === `sso-code:${key}`,
       )
     },
     takeCode(key, clientId, now) {
       return transaction(() => {
-        const row = sql.findCode.get(key) as WaitingRow | undefined
+        const row = sql.findCode.get(key) as CodeRow | undefined
         if (row === undefined || Number(row.expires_at) <= now || (row.client_id ?? null) !== clientId)
           return null
         sql.deleteCode.run(key)
-        return codeOf(key, row)
+        return waitingFromRow<IssuedCode>(key, row)
       }, [`sso-code:${key}`])
     },
     deleteExpiredSignIns(now, limit) {

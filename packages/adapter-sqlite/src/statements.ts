@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteStatement } from './database.js'
+import type { SqliteDatabase, SqliteStatement } from './driver.js'
 
 /** Prepares each statement of a store's SQL once, under the same name. */
 export const prepareAll = <Name extends string>(
@@ -9,3 +9,10 @@ export const prepareAll = <Name extends string>(
     Name,
     SqliteStatement
   >
+
+/**
+ * Deletes up to `?` (the second parameter) rows of `table` whose `end` column is at or before `?`
+ * (the first), keyed by `key`; a null end matches no comparison, so such a row stays.
+ */
+export const deleteEnded = (table: string, { key = 'key', end = 'expires_at' } = {}): string =>
+  `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${end} <= ? LIMIT ?)`

@@ -6,8 +6,8 @@ import {
   throttleRefusal,
 } from '@flowadmin/core'
 import { type CounterRow, counterFromRow } from '@flowadmin/store-support'
-import type { SqliteDatabase } from './database.js'
-import { prepareAll } from './statements.js'
+import type { SqliteDatabase } from './driver.js'
+import { deleteEnded, prepareAll } from './statements.js'
 import { createTransaction } from './transaction.js'
 
 /** The statements of the throttle store. `count` holds the failures of the live window. */
@@ -39,10 +39,8 @@ export const THROTTLE_SQL = {
   known: 'SELECT 1 FROM known_clients WHERE key = ? AND expires_at > ?',
   remember: `INSERT INTO known_clients (key, expires_at) VALUES (?, ?)
              ON CONFLICT (key) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`,
-  deleteExpired: `DELETE FROM throttle
-                  WHERE key IN (SELECT key FROM throttle WHERE reset_at <= ? LIMIT ?)`,
-  deleteExpiredKnown: `DELETE FROM known_clients
-                       WHERE key IN (SELECT key FROM known_clients WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpired: deleteEnded('throttle', { end: 'reset_at' }),
+  deleteExpiredKnown: deleteEnded('known_clients'),
 } as const
 
 /**

@@ -1,8 +1,9 @@
 import type { TokenKind, TokenRecord, TokenStore } from '@flowadmin/core'
 import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
-import type { SqliteDatabase } from './database.js'
-import { prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import type { SqliteDatabase } from './driver.js'
+import { createReader } from './reader.js'
+import { deleteEnded, prepareAll } from './statements.js'
+import { createTransaction } from './transaction.js'
 
 /** The statements of the token store; each lookup goes through an index (see the plan test). */
 export const TOKEN_SQL = {
@@ -25,8 +26,7 @@ export const TOKEN_SQL = {
   touch: 'UPDATE tokens SET last_used_at = ?, last_address = ? WHERE id = ?',
   delete: 'DELETE FROM tokens WHERE id = ?',
   deleteByUser: 'DELETE FROM tokens WHERE username = ?',
-  deleteExpired: `DELETE FROM tokens
-                  WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT ?)`,
+  deleteExpired: deleteEnded('tokens', { key: 'hash' }),
   countLive: `SELECT kind, COUNT(*) AS live FROM tokens
               WHERE expires_at IS NULL OR expires_at > ? GROUP BY kind`,
 } as const

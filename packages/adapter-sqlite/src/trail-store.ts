@@ -6,9 +6,10 @@ import {
   trailFromRow,
   trailValues,
 } from '@flowadmin/store-support'
-import type { SqliteDatabase, SqliteStatement } from './database.js'
+import type { SqliteDatabase, SqliteStatement } from './driver.js'
+import { createReader } from './reader.js'
 import { prepareAll } from './statements.js'
-import { createReader, createTransaction } from './transaction.js'
+import { createTransaction } from './transaction.js'
 
 /** The fixed statements of the trail store; searches are built from their filter (see trailConditions). */
 export const TRAIL_SQL = {

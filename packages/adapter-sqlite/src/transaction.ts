@@ -1,4 +1,5 @@
-import type { SqliteDatabase, SqliteStatement, TransactionFunction } from './database.js'
+import type { SqliteDatabase, SqliteStatement, TransactionFunction } from './driver.js'
+import { transactionFunctions } from './transaction-functions.js'
 
 /**
  * Runs synchronous work as one change; resolves once the change is durable (see createTransaction).
@@ -17,9 +18,6 @@ export type Durability = 'full' | 'relaxed'
 
 /** `PRAGMA synchronous` values: NORMAL syncs the WAL at checkpoints, FULL at every commit. */
 const SYNC_NORMAL = 1
-
-/** Reads at once, or after the changes it depends on (see createReader). */
-export type Reader = <T>(read: () => T, affectedBy?: (key: string) => boolean) => Promise<T>
 
 /** One change (or one read that depends on changes) waiting in a batch. */
 interface Item {
@@ -53,7 +51,7 @@ interface Unsynced {
 }
 
 /** The group commit of one connection: the batches waiting for the next flush. */
-interface Group {
+export interface Group {
   db: SqliteDatabase
   /** Wraps work as a transaction function: the driver's own, or one over plain statements. */
   transaction: <T>(work: () => T) => TransactionFunction<T>
@@ -79,62 +77,13 @@ interface Group {
 
 const groups = new WeakMap<SqliteDatabase, Group>()
 
-/**
- * better-sqlite3's transaction functions, for a driver without them (`node:sqlite`, a wrapper):
- * `BEGIN` (or `BEGIN IMMEDIATE`), the work, `COMMIT`; inside an open transaction a savepoint
- * instead; undone when the work (or the commit) throws.
- */
-function statementTransactions(db: SqliteDatabase): <T>(work: () => T) => TransactionFunction<T> {
-  let statements: Record<
-    'begin' | 'immediate' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo',
-    SqliteStatement
-  > | null = null
-  const prepared = () => {
-    statements ??= {
-      begin: db.prepare('BEGIN'),
-      immediate: db.prepare('BEGIN IMMEDIATE'),
-      commit: db.prepare('COMMIT'),
-      rollback: db.prepare('ROLLBACK'),
-      savepoint: db.prepare('SAVEPOINT flowadmin_change'),
-      release: db.prepare('RELEASE flowadmin_change'),
-      rollbackTo: db.prepare('ROLLBACK TO flowadmin_change'),
-    }
-    return statements
-  }
-  const run = <T>(work: () => T, immediate: boolean): T => {
-    const s = prepared()
-    const nested = db.inTransaction
-    if (nested) s.savepoint.run()
-    else (immediate ? s.immediate : s.begin).run()
-    try {
-      const result = work()
-      ;(nested ? s.release : s.commit).run()
-      return result
-    } catch (error) {
-      if (db.inTransaction) {
-        if (nested) {
-          s.rollbackTo.run()
-          s.release.run()
-        } else s.rollback.run()
-      }
-      throw error
-    }
-  }
-  return <T>(work: () => T) => Object.assign(() => run(work, false), { immediate: () => run(work, true) })
-}
-
-/** The driver's own transaction functions (better-sqlite3's), when it has them. */
-function driverTransactions(db: SqliteDatabase): (<T>(work: () => T) => TransactionFunction<T>) | null {
-  if (typeof db.transaction !== 'function') return null
-  return (work) => db.transaction?.(work) as TransactionFunction<ReturnType<typeof work>>
-}
-
-function groupOf(db: SqliteDatabase): Group {
+/** The group commit of `db`, made at its first use. */
+export function groupOf(db: SqliteDatabase): Group {
   let group = groups.get(db)
   if (!group) {
     group = {
       db,
-      transaction: driverTransactions(db) ?? statementTransactions(db),
+      transaction: transactionFunctions(db),
       batches: [],
       settled: null,
       done: null,
@@ -277,7 +226,7 @@ function flush(group: Group): void {
 }
 
 /** Queues `item` in `batch`; the first item queued schedules the flush. */
-function enqueue<T>(group: Group, batch: Batch, work: () => T, savepoint: boolean): Promise<T> {
+export function enqueue<T>(group: Group, batch: Batch, work: () => T, savepoint: boolean): Promise<T> {
   if (group.settled === null) {
     group.settled = new Promise<void>((resolve) => {
       group.done = resolve
@@ -355,52 +304,4 @@ export function syncLogAsync(db: SqliteDatabase, sync: LogSync): void {
   const group = groupOf(db)
   db.exec(`PRAGMA synchronous = ${SYNC_NORMAL}`)
   group.logSync = sync
-}
-
-/**
- * The read path of the stores over `db`. A read no waiting change could alter runs and answers at
- * once. One that could see a waiting change is queued after it, runs in that change's transaction
- * and answers once it is committed, failing if that commit fails: no answer shows a change before
- * it is durable. `affectedBy` says which of the keys changes name (see Transaction) the read
- * depends on; left out, every waiting change counts. Inside an open transaction (a change's work,
- * or a transaction its caller opened) the read runs and answers at once: that transaction's owner
- * decides.
- */
-export function createReader(db: SqliteDatabase): Reader {
-  const group = groupOf(db)
-  const dependsOn = (
-    waiting: ReadonlyArray<{ touched: Set<string> | 'all' }> | null,
-    affectedBy?: (key: string) => boolean,
-  ) =>
-    waiting?.some(({ touched }) => {
-      if (touched === 'all' || affectedBy === undefined) return true
-      for (const key of touched) if (affectedBy(key)) return true
-      return false
-    }) ?? false
-  return <T>(read: () => T, affectedBy?: (key: string) => boolean): Promise<T> => {
-    const last = group.batches.at(-1)
-    if (!db.inTransaction && last !== undefined && dependsOn(group.batches, affectedBy)) {
-      return enqueue(group, last, read, false)
-    }
-    try {
-      const value = read()
-      if (!db.inTransaction && group.logSync !== null) {
-        // It may show a change committed but not yet on disk: answered once that is, by the
-        // sync running now if it covers every such change, else by the next.
-        const later = dependsOn(group.unsynced, affectedBy)
-          ? group.unsynced
-          : dependsOn(group.inFlight, affectedBy)
-            ? group.inFlight
-            : null
-        if (later !== null) {
-          return new Promise<T>((resolve, reject) => {
-            later.push({ touched: new Set(), answers: [() => resolve(value)], failures: [reject] })
-          })
-        }
-      }
-      return Promise.resolve(value)
-    } catch (error) {
-      return Promise.reject(error)
-    }
-  }
 }

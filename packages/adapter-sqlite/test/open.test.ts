@@ -9,7 +9,6 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
-import type { TokenRecord } from '@flowadmin/core'
 import { tokenRecord } from '@flowadmin/testkit'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -180,92 +179,6 @@ describe('openDatabase: settings and migrations', () => {
     expect(await stores.modules.find('greeting')).toMatchObject({ version: '1.0.0' })
     await stores.tokens.save(record('h1'))
     expect(await stores.tokens.findById('id-h1')).toEqual(record('h1'))
-    await stores.close()
-  })
-
-  it('upgrades a file from before audiences: its tokens keep everything and have none yet, until the core gives them their client’s', async () => {
-    // The schema as it was just before audiences: every step up to the one adding them.
-    const before = MIGRATIONS.findIndex((step) => step.includes('ADD COLUMN audience'))
-    const path = temp.file()
-    const raw = new Database(path)
-    for (const step of MIGRATIONS.slice(0, before)) raw.exec(step)
-    raw.pragma(`user_version = ${before}`)
-    const insert =
-      raw.prepare(`INSERT INTO tokens (hash, id, kind, name, username, client_id, scope, fingerprint,
-      created_at, expires_at, last_used_at, last_address, agent) VALUES (?, ?, 'session', NULL, 'admin', ?, '["*"]',
-      ?, ?, ?, NULL, NULL, NULL)`)
-    insert.run('h1', 'console', 'service-admin', 'f'.repeat(64), T0, T0 + 60_000)
-    insert.run('h2', 'editor', 'fleet', 'f'.repeat(64), T0 + 1, T0 + 60_000)
-    raw.close()
-    const stores = createSqliteStores(path)
-    expect(await stores.tokens.findById('console')).toEqual(
-      tokenRecord('h1', { id: 'console', expiresAt: T0 + 60_000, audience: null, signIn: null }),
-    )
-    expect(await stores.tokens.findById('editor')).toMatchObject({ clientId: 'fleet', audience: null })
-    await stores.tokens.save({
-      ...((await stores.tokens.findById('editor')) as TokenRecord),
-      audience: 'fleet',
-    })
-    expect((await stores.tokens.list(null)).map((token) => token.audience)).toEqual([null, 'fleet'])
-    await stores.close()
-  })
-
-  it('upgrades a file from before sessions recorded how they signed in: its tokens keep everything, with no method', async () => {
-    const before = MIGRATIONS.findIndex((step) => step.includes('ADD COLUMN sign_in'))
-    expect(before).toBeGreaterThan(0)
-    const path = temp.file()
-    const raw = new Database(path)
-    for (const step of MIGRATIONS.slice(0, before)) raw.exec(step)
-    raw.pragma(`user_version = ${before}`)
-    raw
-      .prepare(`INSERT INTO tokens (hash, id, kind, name, username, client_id, scope, fingerprint,
-      created_at, expires_at, last_used_at, last_address, agent, audience) VALUES ('h1', 'console', 'session',
-      NULL, 'admin', 'service-admin', '["*"]', ?, ?, ?, NULL, NULL, 'curl 8.5.0', 'flowadmin')`)
-      .run('f'.repeat(64), T0, T0 + 60_000)
-    raw.close()
-    const stores = createSqliteStores(path)
-    expect(await stores.tokens.findById('console')).toEqual(
-      tokenRecord('h1', { id: 'console', expiresAt: T0 + 60_000, agent: 'curl 8.5.0', signIn: null }),
-    )
-    await stores.tokens.save(tokenRecord('h2', { signIn: 'password_totp' }))
-    expect((await stores.tokens.list('admin')).map((token) => token.signIn)).toEqual([null, 'password_totp'])
-    await stores.close()
-  })
-
-  it('upgrades a file from before passkey challenges kept their address: its challenges serve, and count in the total', async () => {
-    const before = MIGRATIONS.findIndex((step) => step.includes('passkey_challenges ADD COLUMN address'))
-    expect(before).toBe(SCHEMA_VERSION - 1)
-    const path = temp.file()
-    const raw = new Database(path)
-    for (const step of MIGRATIONS.slice(0, before)) raw.exec(step)
-    raw.pragma(`user_version = ${before}`)
-    const insert = raw.prepare(
-      'INSERT INTO passkey_challenges (key, purpose, username, expires_at) VALUES (?, ?, ?, ?)',
-    )
-    insert.run('old-sign-in', 'sign_in', null, T0 + 60_000)
-    insert.run('old-register', 'register', 'alice', T0 + 60_000)
-    raw.close()
-    const stores = createSqliteStores(path)
-    const bounds = { perAddress: 1, total: 2 }
-    const signIn = (address: string) => ({
-      purpose: 'sign_in' as const,
-      username: null,
-      address,
-      expiresAt: T0 + 60_000,
-    })
-    expect(await stores.passkeys.saveChallenge('new', signIn('10.0.0.1'), bounds, T0)).toBe('saved')
-    expect(await stores.passkeys.saveChallenge('full', signIn('10.0.0.2'), bounds, T0)).toBe('full')
-    expect(await stores.passkeys.takeChallenge('old-sign-in', T0)).toEqual({
-      ...signIn('10.0.0.1'),
-      address: null,
-    })
-    expect(await stores.passkeys.takeChallenge('old-register', T0)).toEqual({
-      purpose: 'register',
-      username: 'alice',
-      address: null,
-      expiresAt: T0 + 60_000,
-    })
-    expect(await stores.passkeys.takeChallenge('new', T0)).toEqual(signIn('10.0.0.1'))
     await stores.close()
   })
 

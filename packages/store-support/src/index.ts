@@ -1,3 +1,17 @@
+export { type PendingRow, pendingFromRow, type TotpRow, totpFromRow } from './factors.js'
+export {
+  type InstallRow,
+  type InstanceRow,
+  installFromRow,
+  instanceFromRow,
+} from './fleet.js'
+export {
+  type ChallengeRow,
+  liveChallenge,
+  PASSKEY_COLUMNS,
+  type PasskeyRow,
+  passkeyFromRow,
+} from './passkeys.js'
 export {
   byModuleName,
   type CounterRow,
@@ -8,4 +22,12 @@ export {
   type TokenRow,
   tokenFromRow,
 } from './rows.js'
+export {
+  codeRecord,
+  signInRecord,
+  type WaitingCount,
+  type WaitingRow,
+  waitingFromRow,
+  waitingVerdict,
+} from './sso.js'
 export { TRAIL_COLUMNS, type TrailRow, trailConditions, trailFromRow, trailValues } from './trail.js'

@@ -1,13 +1,5 @@
 import type { CounterState, ModuleRecord, SignInMethod, TokenRecord } from '@flowadmin/core'
-
-// Drivers hand back integers as numbers, bigints or (PostgreSQL's bigint) text; lists as arrays
-// (PostgreSQL's text[]) or JSON text (SQLite). The mappings below accept either.
-type Integer = number | bigint | string
-type List = string[] | string
-
-const integerOrNull = (value: Integer | null) => (value === null ? null : Number(value))
-const listOf = (value: List | null): string[] =>
-  value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as string[]) : value
+import { type Integer, integerOrNull, type List, listOf } from './values.js'
 
 /** The columns of a token row, in the order of {@link TokenRow}. */
 export const TOKEN_COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,

@@ -1,7 +1,6 @@
-import type { InstanceReport, Stores } from '@flowadmin/core'
+import type { InstanceReport } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
-
-const T0 = Date.UTC(2026, 0, 1)
+import { type ContractPart, T0 } from './contract-part.js'
 
 /** A report with one module of two sets, Unicode and an error included. */
 export const instanceReport = (overrides: Partial<InstanceReport> = {}): InstanceReport => ({
@@ -22,14 +21,8 @@ export const instanceReport = (overrides: Partial<InstanceReport> = {}): Instanc
   ...overrides,
 })
 
-/**
- * The fleet store's part of the contract. `stores()` is the fresh stores of the running test;
- * `racing(i)` alternates between two connections to the same data.
- */
-export function describeFleetContract(
-  stores: () => Stores,
-  twoConnections: () => Promise<(i: number) => Stores>,
-): void {
+/** The fleet store's part of the store contract. */
+export const describeFleetContract: ContractPart = (stores, twoConnections) => {
   describe('fleet', () => {
     it('creates an instance on first contact, without a report, and keeps its report on later contacts', async () => {
       const fleet = stores().fleet

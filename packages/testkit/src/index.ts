@@ -28,6 +28,7 @@ export {
 } from './store-contract.js'
 export { describeTokenLifecycle } from './token-lifecycle.js'
 export { trailEntry } from './trail-contract.js'
+export { describeUpgradeContract, type OldDatabase, type UpgradeDialect } from './upgrade-contract.js'
 export {
   createSignal,
   DEFAULT_WAIT_MS,

@@ -1,8 +1,6 @@
-import type { PasskeyChallenge, PasskeyCredential, Stores, WaitingBounds } from '@flowadmin/core'
+import type { PasskeyChallenge, PasskeyCredential } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
-
-const T0 = Date.UTC(2026, 0, 1)
-const MINUTE = 60_000
+import { type ContractPart, MINUTE, T0, WIDE } from './contract-part.js'
 
 /** A passkey for store tests: `alice`'s unless overridden, counter 0, never used. */
 export const passkeyCredential = (
@@ -34,17 +32,8 @@ const challenge = (overrides: Partial<PasskeyChallenge> = {}): PasskeyChallenge 
 const registration = (username: string, overrides: Partial<PasskeyChallenge> = {}): PasskeyChallenge =>
   challenge({ purpose: 'register', username, address: null, ...overrides })
 
-/** Bounds no contract test reaches unless it means to. */
-const WIDE: WaitingBounds = { perAddress: 1000, total: 1000 }
-
-/**
- * The passkey store's part of the contract. `stores()` is the fresh stores of the running test;
- * `racing(i)` alternates between two connections to the same data.
- */
-export function describePasskeyContract(
-  stores: () => Stores,
-  twoConnections: () => Promise<(i: number) => Stores>,
-): void {
+/** The passkey store's part of the store contract. */
+export const describePasskeyContract: ContractPart = (stores, twoConnections) => {
   describe('passkeys', () => {
     it('keeps each person’s passkeys apart, oldest first, and finds one by its id', async () => {
       const passkeys = stores().passkeys

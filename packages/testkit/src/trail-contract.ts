@@ -1,7 +1,7 @@
 import type { TrailEntry, TrailEvent, TrailFilter, TrailStore } from '@flowadmin/core'
-import { expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { type ContractPart, T0 } from './contract-part.js'
 
-const T0 = Date.UTC(2026, 0, 1)
 const SECOND = 1000
 
 /** An entry for trail tests: an instance's `flows.set` at T0 unless overridden. */
@@ -32,11 +32,18 @@ async function everything(store: TrailStore, filter: TrailFilter, size: number):
 
 const stripSeq = ({ seq: _, ...entry }: TrailEvent) => entry
 
-/**
- * The trail part of the store contract, inside describeStoreContract's `describe('trail')`:
- * `stores()` is the fresh store of the running test, `other()` a second connection to it.
- */
-export function trailContract(stores: () => TrailStore, other: () => Promise<TrailStore>): void {
+/** The trail store's part of the store contract. */
+export const describeTrailContract: ContractPart = (stores, twoConnections) => {
+  describe('trail', () => {
+    trailTests(
+      () => stores().trail,
+      async () => (await twoConnections())(1).trail,
+    )
+  })
+}
+
+/** The trail's tests: `stores()` is the fresh store of the running test, `other()` a second connection to it. */
+function trailTests(stores: () => TrailStore, other: () => Promise<TrailStore>): void {
   it('keeps every field of an event as appended, nested details and all', async () => {
     const own = trailEntry({
       server: null,

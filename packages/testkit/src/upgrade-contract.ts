@@ -1,0 +1,167 @@
+import type { TokenRecord } from '@flowadmin/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { T0 } from './contract-part.js'
+import type { OpenedStores } from './store-contract.js'
+import { tokenRecord } from './token-contract.js'
+
+/** A database of one SQL dialect at an old schema version, for the upgrade contract. */
+export interface OldDatabase {
+  /**
+   * Inserts a row into `table` (named without the dialect's prefix). Lists and booleans come as
+   * JavaScript values, to be written as the dialect's schema keeps them.
+   */
+  insert(table: string, row: Record<string, unknown>): Promise<void>
+  /**
+   * Opens the stores over it, which brings it to the current schema as it would in use; `from`
+   * and `to` are the schema versions before and after.
+   */
+  upgrade(): Promise<{ stores: OpenedStores; from: number; to: number }>
+  /** Releases the database, once its stores are closed. */
+  close(): Promise<void>
+}
+
+/** How the upgrade contract reaches one SQL dialect. */
+export interface UpgradeDialect {
+  /** The dialect's schema steps, in order: its MIGRATIONS. */
+  migrations: readonly string[]
+  /** A new database holding the first `version` steps of the dialect's schema, recorded as at `version`. */
+  createAt(version: number): Promise<OldDatabase>
+}
+
+/** `record` as a row of the tokens table of a schema that has no `missing` columns yet. */
+const tokenRow = (record: TokenRecord, ...missing: string[]): Record<string, unknown> => {
+  const row: Record<string, unknown> = {
+    hash: record.hash,
+    id: record.id,
+    kind: record.kind,
+    name: record.name,
+    username: record.username,
+    client_id: record.clientId,
+    scope: record.scope,
+    fingerprint: record.fingerprint,
+    created_at: record.createdAt,
+    expires_at: record.expiresAt,
+    last_used_at: record.lastUsedAt,
+    last_address: record.lastAddress,
+    agent: record.agent,
+    audience: record.audience,
+    sign_in: record.signIn,
+  }
+  return Object.fromEntries(Object.entries(row).filter(([column]) => !missing.includes(column)))
+}
+
+/**
+ * The upgrade every SQL dialect passes: a database written by an older version, at the schema it
+ * had then, is brought up to date when the stores open it, and what it held still reads.
+ */
+export function describeUpgradeContract(name: string, dialect: UpgradeDialect): void {
+  describe(`upgrade contract: ${name}`, () => {
+    /** Closed after each test, the last opened first. */
+    let opened: Array<{ close(): Promise<void> }> = []
+    afterEach(async () => {
+      for (const one of opened.reverse()) await one.close()
+      opened = []
+    })
+    /** The version that lacks the step whose text has `words`: the schema just before it. */
+    const versionBefore = (words: string) => dialect.migrations.findIndex((step) => step.includes(words))
+    const oldDatabase = async (version: number) => {
+      const old = await dialect.createAt(version)
+      opened.push(old)
+      return old
+    }
+    /** Upgrades `old`, checking it went from `version` to the current schema. */
+    const upgrade = async (old: OldDatabase, version: number) => {
+      const { stores, from, to } = await old.upgrade()
+      opened.push(stores)
+      expect({ from, to }).toEqual({ from: version, to: dialect.migrations.length })
+      return stores
+    }
+
+    it('upgrades a database from before audiences: its tokens keep everything and have none yet, until the core gives them their client’s', async () => {
+      const version = versionBefore('ADD COLUMN audience')
+      const old = await oldDatabase(version)
+      const consoleToken = tokenRecord('h1', {
+        id: 'console',
+        expiresAt: T0 + 60_000,
+        audience: null,
+        signIn: null,
+      })
+      const editor = tokenRecord('h2', {
+        id: 'editor',
+        clientId: 'fleet',
+        createdAt: T0 + 1,
+        expiresAt: T0 + 60_000,
+        audience: null,
+        signIn: null,
+      })
+      for (const record of [consoleToken, editor]) {
+        await old.insert('tokens', tokenRow(record, 'audience', 'sign_in'))
+      }
+      const stores = await upgrade(old, version)
+      expect(await stores.tokens.findById('console')).toEqual(consoleToken)
+      expect(await stores.tokens.findById('editor')).toMatchObject({ clientId: 'fleet', audience: null })
+      await stores.tokens.save({
+        ...((await stores.tokens.findById('editor')) as TokenRecord),
+        audience: 'fleet',
+      })
+      expect((await stores.tokens.list(null)).map((token) => token.audience)).toEqual([null, 'fleet'])
+    })
+
+    it('upgrades a database from before sessions recorded how they signed in: its tokens keep everything, with no method', async () => {
+      const version = versionBefore('ADD COLUMN sign_in')
+      expect(version).toBeGreaterThan(0)
+      const old = await oldDatabase(version)
+      const record = tokenRecord('h1', {
+        id: 'console',
+        expiresAt: T0 + 60_000,
+        agent: 'curl 8.5.0',
+        signIn: null,
+      })
+      await old.insert('tokens', tokenRow(record, 'sign_in'))
+      const stores = await upgrade(old, version)
+      expect(await stores.tokens.findById('console')).toEqual(record)
+      await stores.tokens.save(
+        tokenRecord('h2', { createdAt: record.createdAt + 1, signIn: 'password_totp' }),
+      )
+      expect((await stores.tokens.list('admin')).map((token) => token.signIn)).toEqual([
+        null,
+        'password_totp',
+      ])
+    })
+
+    it('upgrades a database from before passkey challenges kept their address: its challenges serve, and count in the total', async () => {
+      const version = versionBefore('passkey_challenges ADD COLUMN address')
+      expect(version).toBe(dialect.migrations.length - 1)
+      const old = await oldDatabase(version)
+      const challenge = { purpose: 'sign_in', username: null, expires_at: T0 + 60_000 }
+      await old.insert('passkey_challenges', { key: 'old-sign-in', ...challenge })
+      await old.insert('passkey_challenges', {
+        key: 'old-register',
+        ...challenge,
+        purpose: 'register',
+        username: 'alice',
+      })
+      const stores = await upgrade(old, version)
+      const bounds = { perAddress: 1, total: 2 }
+      const signIn = (address: string) => ({
+        purpose: 'sign_in' as const,
+        username: null,
+        address,
+        expiresAt: T0 + 60_000,
+      })
+      expect(await stores.passkeys.saveChallenge('new', signIn('10.0.0.1'), bounds, T0)).toBe('saved')
+      expect(await stores.passkeys.saveChallenge('full', signIn('10.0.0.2'), bounds, T0)).toBe('full')
+      expect(await stores.passkeys.takeChallenge('old-sign-in', T0)).toEqual({
+        ...signIn('10.0.0.1'),
+        address: null,
+      })
+      expect(await stores.passkeys.takeChallenge('old-register', T0)).toEqual({
+        purpose: 'register',
+        username: 'alice',
+        address: null,
+        expiresAt: T0 + 60_000,
+      })
+      expect(await stores.passkeys.takeChallenge('new', T0)).toEqual(signIn('10.0.0.1'))
+    })
+  })
+}
