@@ -1,10 +1,9 @@
 // A fleet of Node-RED instances asking flowadmin about their requests (`fleet`, `fleet-2i`), and
 // how long a revocation at one instance takes to be refused at another (`propagation`).
 import http from 'node:http'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { RESOURCE_SERVER } from './flowadmin.mjs'
-import { summarise } from './load.mjs'
-import { cpuMs, memory, resetPeak } from './proc.mjs'
+import { cpuOfAll, httpRequest, runOpenLoop, summarise } from './load.mjs'
+import { memory, resetPeak } from './proc.mjs'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -21,7 +20,7 @@ export function basicAuthorization({ id, secret }) {
  * servers.length]`. Returns the summary (latency from send to the end of the answer), with the
  * servers' CPU per introspection and each server's resident memory.
  */
-export function runFleet({ servers, tokens, clients, rate, durationMs }) {
+export async function runFleet({ servers, tokens, clients, rate, durationMs }) {
   const authorization = basicAuthorization(RESOURCE_SERVER)
   const fleet = Array.from({ length: clients }, (_, c) => {
     const server = servers[c % servers.length]
@@ -40,76 +39,35 @@ export function runFleet({ servers, tokens, clients, rate, durationMs }) {
   })
   const pids = servers.map((server) => server.pid)
   for (const pid of pids) resetPeak(pid)
-  const ownDelay = monitorEventLoopDelay({ resolution: 1 })
-  ownDelay.enable()
-  const latencies = []
-  const statuses = {}
-  let errors = 0
   let inactive = 0
-  let sent = 0
-  let pending = 0
-  const total = Math.floor((rate * durationMs) / 1000)
-  const cpuStart = pids.reduce((sum, pid) => sum + cpuMs(pid), 0)
-  const start = performance.now()
-  return new Promise((resolve) => {
-    let finished = false
-    const finish = () => {
-      if (finished) return
-      finished = true
-      clearInterval(ticker)
-      clearTimeout(backstop)
-      for (const client of fleet) client.agent.destroy()
-      ownDelay.disable()
-      const elapsedMs = performance.now() - start
-      const cpu = pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuStart
-      const rss = pids.map((pid) => memory(pid))
-      resolve({
-        ...summarise({ latencies, statuses, errors, elapsedMs, cpuMs: cpu }),
-        sent,
-        inactive,
-        clients,
-        rate,
-        instances: servers.length,
-        rssMb: rss.map((m) => m.rssMb),
-        fleetRssPeakMb: Math.max(...rss.map((m) => m.peakMb)),
-        clientLoopDelay: { p99: ownDelay.percentile(99) / 1e6, max: ownDelay.max / 1e6 },
-      })
-    }
-    const fire = () => {
-      const client = fleet[sent % clients]
-      sent++
-      pending++
-      const t0 = process.hrtime.bigint()
-      const done = (status, text) => {
-        pending--
-        if (status === null) errors++
-        else {
-          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
-          statuses[status] = (statuses[status] ?? 0) + 1
-          if (status === 200 && !text.includes('"active":true')) inactive++
-        }
-        if (sent === total && pending === 0) finish()
-      }
-      const req = http.request({ ...client.options, agent: client.agent }, (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk) => {
-          text += chunk
-        })
-        res.on('end', () => done(res.statusCode, text))
-        res.on('error', () => done(null))
-      })
-      req.setTimeout(10_000, () => req.destroy())
-      req.on('error', () => done(null))
-      req.end(client.body)
-    }
-    const ticker = setInterval(() => {
-      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000))
-      while (sent < due) fire()
-      if (sent === total) clearInterval(ticker)
-    }, 1)
-    const backstop = setTimeout(finish, durationMs + 15_000)
+  const cpuStart = cpuOfAll(pids)
+  const send = (n) => {
+    const client = fleet[n % clients]
+    return httpRequest({ ...client.options, agent: client.agent }, { body: client.body, read: true })
+  }
+  const check = ({ status, text }) => {
+    if (status === 200 && !text.includes('"active":true')) inactive++
+  }
+  const { tally, sent, elapsedMs, clientLoopDelay } = await runOpenLoop({
+    rate,
+    durationMs,
+    send,
+    check,
+  }).finally(() => {
+    for (const client of fleet) client.agent.destroy()
   })
+  const rss = pids.map((pid) => memory(pid))
+  return {
+    ...summarise({ ...tally, elapsedMs, cpuMs: cpuOfAll(pids) - cpuStart }),
+    sent,
+    inactive,
+    clients,
+    rate,
+    instances: servers.length,
+    rssMb: rss.map((m) => m.rssMb),
+    fleetRssPeakMb: Math.max(...rss.map((m) => m.peakMb)),
+    clientLoopDelay,
+  }
 }
 
 /**
@@ -120,20 +78,9 @@ export function runFleet({ servers, tokens, clients, rate, durationMs }) {
 export async function runPropagation({ a, b, pool, durationMs }) {
   const agentA = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const agentB = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  const ask = (server, agent, { method = 'GET', path, headers, body }) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        { host: '127.0.0.1', port: server.port, method, path, headers, agent },
-        (res) => {
-          res.resume()
-          res.on('end', () => resolve(res.statusCode))
-          res.on('error', reject)
-        },
-      )
-      req.setTimeout(10_000, () => req.destroy(new Error('no answer within 10 s')))
-      req.on('error', reject)
-      req.end(body)
-    })
+  const ask = async (server, agent, { method = 'GET', path, headers, body }) =>
+    (await httpRequest({ host: '127.0.0.1', port: server.port, method, path, headers, agent }, { body }))
+      .status
   const settingsAt = (server, agent, token) =>
     ask(server, agent, { path: '/settings', headers: { authorization: `Bearer ${token}` } })
   const delays = []
@@ -142,7 +89,7 @@ export async function runPropagation({ a, b, pool, durationMs }) {
   const statuses = {}
   let errors = 0
   let polls = 0
-  const cpuStart = cpuMs(a.pid) + cpuMs(b.pid)
+  const cpuStart = cpuOfAll([a.pid, b.pid])
   const start = performance.now()
   while (performance.now() - start < durationMs && pool.next < pool.tokens.length) {
     const token = pool.tokens[pool.next++]
@@ -190,7 +137,7 @@ export async function runPropagation({ a, b, pool, durationMs }) {
       statuses,
       errors,
       elapsedMs,
-      cpuMs: cpuMs(a.pid) + cpuMs(b.pid) - cpuStart,
+      cpuMs: cpuOfAll([a.pid, b.pid]) - cpuStart,
     }),
     polls,
     ask: summarise({ latencies: asks, statuses: {}, errors: 0, elapsedMs, cpuMs: Number.NaN }),

@@ -1,9 +1,45 @@
-// Load generators. Latencies are exact per response (hrtime, fractions of a millisecond): autocannon's
-// own histogram keeps whole milliseconds only, so its `response` event is recorded instead.
+// Load generators: closed loops (autocannon against one URL; workers of fetch whose requests may
+// go to several servers) and the open loop (requests sent on schedule whatever the answers' pace),
+// each counting only the answers inside its measured window. Latencies are exact per response
+// (hrtime, fractions of a millisecond): autocannon's own histogram keeps whole milliseconds only,
+// so its `response` event is recorded instead.
 import http from 'node:http'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import autocannon from 'autocannon'
 import { cpuMs } from './proc.mjs'
+
+/** The answers of a window: each one's latency (ms) and status, and the requests that got none. */
+function createTally() {
+  const tally = {
+    latencies: [],
+    statuses: {},
+    errors: 0,
+    answer(status, ms) {
+      tally.latencies.push(ms)
+      tally.statuses[status] = (tally.statuses[status] ?? 0) + 1
+    },
+  }
+  return tally
+}
+
+/** CPU time of every process of `pids` together, in milliseconds. */
+export const cpuOfAll = (pids) => pids.reduce((sum, pid) => sum + cpuMs(pid), 0)
+
+/** The load generator's own CPU time (this process) since `clientStart`, a process.cpuUsage(). */
+function clientCpuSince(clientStart) {
+  const client = process.cpuUsage(clientStart)
+  return (client.user + client.system) / 1000
+}
+
+/**
+ * Adds the load generator's CPU time to `result`, in all and per answer: it tells a saturated
+ * server from a saturated client.
+ */
+function withClientCpu(result, clientCpuMs) {
+  result.clientCpuMs = clientCpuMs
+  result.clientCpuPerRequest = result.count > 0 ? clientCpuMs / result.count : Number.NaN
+  return result
+}
 
 /**
  * Runs autocannon against `url` for `durationMs` (or until `amount` responses), closed loop, one
@@ -26,13 +62,10 @@ export function runLoad({
   amount,
 }) {
   return new Promise((resolve, reject) => {
-    const latencies = []
-    const statuses = {}
-    let errors = 0
+    const tally = createTally()
     let open = true
-    const peersCpu = () => peerPids.reduce((sum, peer) => sum + cpuMs(peer), 0)
     const cpuStart = cpuMs(pid)
-    const peerCpuStart = peersCpu()
+    const peerCpuStart = cpuOfAll(peerPids)
     const clientStart = process.cpuUsage()
     const start = process.hrtime.bigint()
     const settings = {
@@ -63,45 +96,100 @@ export function runLoad({
       open = false
       clearTimeout(timer)
       const elapsedMs = Number(process.hrtime.bigint() - start) / 1e6
-      const client = process.cpuUsage(clientStart)
-      const peerCpuMs = peersCpu() - peerCpuStart
-      result = summarise({ latencies, statuses, errors, elapsedMs, cpuMs: cpuMs(pid) - cpuStart + peerCpuMs })
+      const clientCpuMs = clientCpuSince(clientStart)
+      const peerCpuMs = cpuOfAll(peerPids) - peerCpuStart
+      result = summarise({ ...tally, elapsedMs, cpuMs: cpuMs(pid) - cpuStart + peerCpuMs })
       if (peerPids.length > 0) {
         result.peerCpuMs = peerCpuMs
         result.peerCpuPerRequest = result.count > 0 ? peerCpuMs / result.count : Number.NaN
       }
-      // The load generator's own CPU (this process), to tell a saturated server from a saturated client.
-      result.clientCpuMs = (client.user + client.system) / 1000
-      result.clientCpuPerRequest = result.count > 0 ? result.clientCpuMs / result.count : Number.NaN
+      withClientCpu(result, clientCpuMs)
       instance.stop()
     }
     const timer = setTimeout(close, durationMs)
     instance.on('response', (_client, status, _bytes, ms) => {
       if (!open) return
-      latencies.push(ms)
-      statuses[status] = (statuses[status] ?? 0) + 1
+      tally.answer(status, ms)
       // A bounded run (`amount`) ends with its last answer, not at the next sampling tick.
-      if (amount !== undefined && latencies.length + errors >= amount) close()
+      if (amount !== undefined && tally.latencies.length + tally.errors >= amount) close()
     })
     instance.on('reqError', () => {
-      if (open) errors++
+      if (open) tally.errors++
     })
   })
 }
 
 /**
- * Sends GET requests at a fixed rate (open loop, whatever the answers' pace) for `durationMs` and
- * records each one's time from send to the end of its response.
+ * A closed loop of `connections` workers of fetch for `durationMs`; worker `w`'s `n`-th request is
+ * `request(w, n)` ({url, init}), so a worker's requests may go to several servers. Only answers
+ * inside the window count; the server CPU is that of every process of `pids`.
  */
-export function runPaced({ port, path, headers, rate, durationMs }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
-  // The load generator's own event loop: a response it reads late is measured late, so this is
-  // the floor of the latencies it reports.
+export async function runWorkers({ pids, connections, durationMs, request }) {
+  const tally = createTally()
+  let open = true
+  const cpuStart = cpuOfAll(pids)
+  const clientStart = process.cpuUsage()
+  const start = performance.now()
+  const timer = setTimeout(() => {
+    open = false
+  }, durationMs)
+  await Promise.all(
+    Array.from({ length: connections }, async (_, worker) => {
+      for (let n = 0; open; n++) {
+        const { url, init } = request(worker, n)
+        const sent = performance.now()
+        try {
+          const response = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) })
+          await response.arrayBuffer()
+          if (!open) break
+          tally.answer(response.status, performance.now() - sent)
+        } catch {
+          if (open) tally.errors++
+        }
+      }
+    }),
+  )
+  clearTimeout(timer)
+  const elapsedMs = Math.min(performance.now() - start, durationMs)
+  const clientCpuMs = clientCpuSince(clientStart)
+  return withClientCpu(summarise({ ...tally, elapsedMs, cpuMs: cpuOfAll(pids) - cpuStart }), clientCpuMs)
+}
+
+/**
+ * One request (node:http `options`, with its agent) sending `body`: resolves with the answer's
+ * status, and its text when `read`; rejects when the request fails or no answer comes within 10 s.
+ */
+export function httpRequest(options, { body, read = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(options, (res) => {
+      let text = ''
+      if (read) {
+        res.setEncoding('utf8')
+        res.on('data', (chunk) => {
+          text += chunk
+        })
+      } else res.resume()
+      res.on('end', () => resolve({ status: res.statusCode, text }))
+      res.on('error', reject)
+    })
+    req.setTimeout(10_000, () => req.destroy(new Error('no answer within 10 s')))
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/**
+ * The open loop: `rate` requests per second for `durationMs`, sent on schedule whatever the
+ * answers' pace; the `n`-th is `send(n)`, a promise of its answer (see {@link httpRequest}), which
+ * `check(answer)` sees. Each one's latency runs from its send to the end of its answer. Resolves
+ * once every request is answered (or 15 s after the window) with the tally, how many were sent,
+ * the time it took and the load generator's own event loop delay: an answer read late is
+ * measured late, so its delay is the floor of the latencies.
+ */
+export function runOpenLoop({ rate, durationMs, send, check }) {
   const ownDelay = monitorEventLoopDelay({ resolution: 1 })
   ownDelay.enable()
-  const latencies = []
-  const statuses = {}
-  let errors = 0
+  const tally = createTally()
   let sent = 0
   let pending = 0
   const total = Math.floor((rate * durationMs) / 1000)
@@ -113,37 +201,28 @@ export function runPaced({ port, path, headers, rate, durationMs }) {
       finished = true
       clearInterval(ticker)
       clearTimeout(backstop)
-      agent.destroy()
       ownDelay.disable()
-      const elapsedMs = performance.now() - start
       const clientLoopDelay = { p99: ownDelay.percentile(99) / 1e6, max: ownDelay.max / 1e6 }
-      resolve({
-        ...summarise({ latencies, statuses, errors, elapsedMs, cpuMs: Number.NaN }),
-        sent,
-        clientLoopDelay,
-      })
+      resolve({ tally, sent, elapsedMs: performance.now() - start, clientLoopDelay })
+    }
+    const settled = () => {
+      pending--
+      if (sent === total && pending === 0) finish()
     }
     const fire = () => {
-      sent++
-      pending++
       const t0 = process.hrtime.bigint()
-      const done = (status) => {
-        pending--
-        if (status === null) errors++
-        else {
-          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
-          statuses[status] = (statuses[status] ?? 0) + 1
-        }
-        if (sent === total && pending === 0) finish()
-      }
-      const req = http.request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
-        res.resume()
-        res.on('end', () => done(res.statusCode))
-        res.on('error', () => done(null))
-      })
-      req.setTimeout(10_000, () => req.destroy())
-      req.on('error', () => done(null))
-      req.end()
+      pending++
+      send(sent++).then(
+        (answer) => {
+          tally.answer(answer.status, Number(process.hrtime.bigint() - t0) / 1e6)
+          check?.(answer)
+          settled()
+        },
+        () => {
+          tally.errors++
+          settled()
+        },
+      )
     }
     const ticker = setInterval(() => {
       const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000))
@@ -153,6 +232,18 @@ export function runPaced({ port, path, headers, rate, durationMs }) {
     // Answers that never come must not hold the bench.
     const backstop = setTimeout(finish, durationMs + 15_000)
   })
+}
+
+/** GET requests to `path` of the server on 127.0.0.1:`port` in the open loop (see {@link runOpenLoop}). */
+export async function runPaced({ port, path, headers, rate, durationMs }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  const send = () => httpRequest({ host: '127.0.0.1', port, path, headers, agent })
+  try {
+    const { tally, sent, elapsedMs, clientLoopDelay } = await runOpenLoop({ rate, durationMs, send })
+    return { ...summarise({ ...tally, elapsedMs, cpuMs: Number.NaN }), sent, clientLoopDelay }
+  } finally {
+    agent.destroy()
+  }
 }
 
 /** Throughput, exact percentiles and CPU per response. */

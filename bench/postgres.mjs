@@ -4,8 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { runPropagation } from './fleet.mjs'
 import { createSeedingCore } from './flowadmin.mjs'
-import { summarise } from './load.mjs'
-import { cpuMs } from './proc.mjs'
+import { runWorkers } from './load.mjs'
 
 export const DEFAULT_PG = 'postgres://postgres@127.0.0.1:5432/postgres'
 
@@ -65,49 +64,6 @@ export async function seedPostgresTokens(storage, { count, username, passwordHas
   }
 }
 
-/**
- * A closed loop of `connections` workers for `durationMs`; worker `w`'s `n`-th request is
- * `request(w, n)` ({url, init}). Only responses inside the window count; server CPU is that of
- * every pid in `pids`.
- */
-async function runAlternating({ pids, connections, durationMs, request }) {
-  const latencies = []
-  const statuses = {}
-  let errors = 0
-  let open = true
-  const cpuOf = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0)
-  const cpuStart = cpuOf()
-  const clientStart = process.cpuUsage()
-  const start = performance.now()
-  const timer = setTimeout(() => {
-    open = false
-  }, durationMs)
-  await Promise.all(
-    Array.from({ length: connections }, async (_, worker) => {
-      for (let n = 0; open; n++) {
-        const { url, init } = request(worker, n)
-        const sent = performance.now()
-        try {
-          const response = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) })
-          await response.arrayBuffer()
-          if (!open) break
-          latencies.push(performance.now() - sent)
-          statuses[response.status] = (statuses[response.status] ?? 0) + 1
-        } catch {
-          if (open) errors++
-        }
-      }
-    }),
-  )
-  clearTimeout(timer)
-  const elapsedMs = Math.min(performance.now() - start, durationMs)
-  const result = summarise({ latencies, statuses, errors, elapsedMs, cpuMs: cpuOf() - cpuStart })
-  const client = process.cpuUsage(clientStart)
-  result.clientCpuMs = (client.user + client.system) / 1000
-  result.clientCpuPerRequest = result.count > 0 ? result.clientCpuMs / result.count : Number.NaN
-  return result
-}
-
 const FORM = 'application/x-www-form-urlencoded'
 
 /**
@@ -129,7 +85,7 @@ export function createTwoInstanceScenarios({ modules, fleet, fleetLoad, pools })
       password: credentials.password,
     }).toString()
     const servers = [instance, peer]
-    return runAlternating({
+    return runWorkers({
       pids: [instance.pid, peer.pid],
       connections: 4,
       durationMs,
@@ -144,7 +100,7 @@ export function createTwoInstanceScenarios({ modules, fleet, fleetLoad, pools })
   // (which loads the node sets of an enable).
   const toggle = withPeer(({ instance, peer, token, durationMs }) => {
     const servers = [instance, peer]
-    return runAlternating({
+    return runWorkers({
       pids: [instance.pid, peer.pid],
       connections: 10,
       durationMs,

@@ -1,5 +1,5 @@
 // What is measured. Each scenario loads one started server for a window (after a warm-up window
-// of the same load) and returns the load's summary; run.mjs starts and stops the servers.
+// of the same load) and returns the load's summary; measure.mjs starts and stops the servers.
 import { runFleet } from './fleet.mjs'
 import { RESOURCE_SERVER } from './flowadmin.mjs'
 import { runLoad, runPaced, waitForIdle } from './load.mjs'

@@ -3,12 +3,11 @@
 // flowadmin settings on stdout, what was left out and the next steps on stderr, and the settings
 // printed start a real flowadmin where the Node-RED users log in with their passwords.
 
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, logEntries, requireBuild, runCli, startCli } from './cli-process.js'
+import { describe, expect, it } from 'vitest'
+import { logEntries, runCli, startBuiltServer, useUserDir } from './cli-process.js'
 
 /** bcryptjs as Node-RED's editor API loads it: what `node-red admin hash-pw` hashes with. */
 function nodeRedBcrypt(): { hashSync(password: string, rounds: number): string } {
@@ -19,24 +18,14 @@ function nodeRedBcrypt(): { hashSync(password: string, rounds: number): string }
 const ADMIN_HASH = nodeRedBcrypt().hashSync('admin-pw', 8)
 const VIEWER_HASH = nodeRedBcrypt().hashSync('viewer-pw', 8)
 
-let dir: string
-
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'flowadmin-import-node-red-'))
-})
-afterEach(async () => {
-  await killAll()
-  await rm(dir, { recursive: true, force: true })
-})
-afterAll(killAll)
+const folder = useUserDir('import-node-red')
 
 /** Writes `settings.js` in the folder with this source. */
-const writeSettingsJs = (source: string) => writeFile(path.join(dir, 'settings.js'), source)
+const writeSettingsJs = (source: string) => writeFile(path.join(folder.userDir, 'settings.js'), source)
 
 /** `flowadmin <args>` in the folder, to its end. */
 async function run(...args: string[]) {
-  const cli = runCli(args, { cwd: dir })
+  const cli = runCli(args, { cwd: folder.userDir })
   const code = await cli.exited
   return { code, stdout: cli.stdout, stderr: cli.stderr }
 }
@@ -332,10 +321,8 @@ describe('the settings printed, started', () => {
     )
     const settings = JSON.parse(imported.stdout)
     Object.assign(settings.adminAuth, resourceServers)
-    const settingsFile = path.join(dir, 'flowadmin.json')
-    await writeFile(settingsFile, JSON.stringify(settings, null, 2))
-
-    const { run: server, url } = await startCli(['--settings', settingsFile, '--port', '0'])
+    const settingsFile = path.join(folder.userDir, 'flowadmin.json')
+    const { run: server, url } = await startBuiltServer(settingsFile, { settings })
     const login = (username: string, password: string, headers: Record<string, string> = {}, client = {}) =>
       fetch(`${url}/auth/token`, {
         method: 'POST',

@@ -2,7 +2,7 @@
 // setting, a JSON mistake at its line and column, a port already in use.
 import { writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { runCli, runCliToEnd, startCli, useUserDir } from './cli-process.js'
+import { runCli, runCliToEnd, useUserDir } from './cli-process.js'
 
 const dir = useUserDir('cli-messages')
 
@@ -50,7 +50,7 @@ describe('flowadmin start, with a mistake in the settings', () => {
 describe('flowadmin start, on a port in use', () => {
   it('says how to pick another port', async () => {
     await writeFile(dir.settingsFile, '{"storage": "memory"}')
-    const { url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    const { url } = await dir.start()
     const port = new URL(url).port
     const run = runCli(['start', '--settings', dir.settingsFile, '--port', port])
     expect(await run.exited).toBe(1)

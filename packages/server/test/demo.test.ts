@@ -1,31 +1,20 @@
 // `flowadmin start --demo`, from the built command: the repository's demo, with its warning.
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild, runCli } from './cli-process.js'
+import { describe, expect, it } from 'vitest'
+import { runCli, useUserDir } from './cli-process.js'
 
 const WARNING =
   'flowadmin: warning: demo credentials are in use (admin / flowadmin-demo, viewer / flowadmin-view, a published second-factor key); never expose this server\n'
 
-let userDir: string
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-demo-'))
-})
-afterEach(async () => {
-  await killAll()
-  await rm(userDir, { recursive: true, force: true })
-})
-afterAll(killAll)
+const dir = useUserDir('demo')
 
 describe('flowadmin start --demo', () => {
   it("runs with the demo's settings and says its credentials are in use", async () => {
-    const run = runCli(['start', '--demo', '--user-dir', userDir, '--port', '0'])
+    const run = runCli(['start', '--demo', '--user-dir', dir.userDir, '--port', '0'])
     const url = /listening on (\S+) \(storage: (\S+), auth: on\)/.exec(
       await run.line(/^flowadmin listening on /),
     )
-    expect(url?.[2]).toBe(path.join(userDir, 'flowadmin.db'))
+    expect(url?.[2]).toBe(path.join(dir.userDir, 'flowadmin.db'))
     expect(run.stderr).toContain(WARNING)
     // The demo's user logs in with the demo's password.
     const res = await fetch(`${url?.[1]}/auth/token`, {
@@ -42,7 +31,7 @@ describe('flowadmin start --demo', () => {
   })
 
   it('refuses --settings beside it, as a usage error', async () => {
-    const run = runCli(['start', '--demo', '--settings', 'settings.json', '--user-dir', userDir])
+    const run = runCli(['start', '--demo', '--settings', 'settings.json', '--user-dir', dir.userDir])
     expect(await run.exited).toBe(2)
     expect(run.stderr).toBe(
       'flowadmin: --demo runs the demo with its own settings; leave out --settings\n' +

@@ -4,10 +4,9 @@
 // verified), an old argon2 hash not verified yet is throttled like a password until its digest
 // replaces it, and SIGHUP swaps secrets.
 import { createHash } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/index.js'
-import { logEntries, runCliToEnd, startCli, useUserDir } from './cli-process.js'
+import { logEntries, runCliToEnd, useUserDir, writeSettings } from './cli-process.js'
 import { until } from './program-process.js'
 
 const dir = useUserDir('machine-secrets')
@@ -23,10 +22,10 @@ async function makeSecret(id?: string): Promise<{ secret: string; entry: { id: s
 
 async function writeServers(resourceServers: unknown[]): Promise<void> {
   const users = [{ username: 'admin', password: await hashPassword('admin-pw'), permissions: '*' }]
-  await writeFile(
-    dir.settingsFile,
-    JSON.stringify({ userDir: dir.userDir, adminAuth: { type: 'credentials', users, resourceServers } }),
-  )
+  await writeSettings(dir.settingsFile, {
+    userDir: dir.userDir,
+    adminAuth: { type: 'credentials', users, resourceServers },
+  })
 }
 
 /** Introspects a made-up token as `id`:`secret`: 200 {"active": false} when the client is accepted. */
@@ -71,7 +70,7 @@ describe('a resource server with a machine secret', () => {
   it('is never locked out by wrong secrets from its own address: a digest, or an argon2 hash verified since the start', async () => {
     const fleet = await makeSecret('fleet')
     await writeServers([fleet.entry, { id: 'legacy', secret: await hashPassword('legacy-secret') }])
-    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    const { run, url } = await dir.start()
     // An old hashed secret is accepted, with a warning to replace it.
     expect(logEntries(run.stderr)).toContainEqual({
       level: 'warn',
@@ -105,7 +104,7 @@ describe('a resource server with a machine secret', () => {
   it('throttles an argon2 hashed secret not verified since the start like a password, until its digest replaces it', async () => {
     const fleet = await makeSecret('fleet')
     await writeServers([{ id: 'fleet', secret: await hashPassword(fleet.secret) }])
-    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    const { run, url } = await dir.start()
     const statuses: number[] = []
     for (let i = 0; i < 5; i++) statuses.push((await introspect(url, 'fleet', `wrong ${i}`)).status)
     expect(statuses).toEqual([401, 401, 401, 401, 401])
@@ -130,7 +129,7 @@ describe('a resource server with a machine secret', () => {
   it('takes a new secret on SIGHUP: the old one is refused from the next call, the new one accepted', async () => {
     const before = await makeSecret('fleet')
     await writeServers([before.entry])
-    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    const { run, url } = await dir.start()
     await expectAccepted(url, 'fleet', before.secret)
 
     const after = await makeSecret('fleet')

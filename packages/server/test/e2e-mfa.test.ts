@@ -1,33 +1,26 @@
 // A person's TOTP enrolment over a real socket with the built `flowadmin` command, argon2 hashes,
 // a SQLite file and otpauth computing the codes: the secret is sealed in the file, recovery codes
 // are kept hashed, and a server started with another key cannot use the secret.
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { openDatabase } from '@flowadmin/adapter-sqlite'
 import { Secret, TOTP } from 'otpauth'
 import { describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/index.js'
-import { type CliRun, runCliToEnd, startCli, useUserDir } from './cli-process.js'
+import { type BuiltServer, runCliToEnd, useUserDir, writeSettings } from './cli-process.js'
 import { logInAs } from './password-grant.js'
 
 const dir = useUserDir('e2e-mfa')
 const KEY = 'the-key-of-this-test-forty-characters-xx'
 
-async function writeSettings(mfa: Record<string, unknown> | undefined) {
-  await writeFile(
-    dir.settingsFile,
-    JSON.stringify({
-      userDir: dir.userDir,
-      auditLog: { file: 'audit.log' },
-      adminAuth: {
-        users: [
-          { username: 'alice', password: await hashPassword('alice-pw'), permissions: 'read' },
-          { username: 'auditor', password: await hashPassword('auditor-pw'), permissions: '*' },
-        ],
-        ...(mfa && { mfa }),
-      },
-    }),
-  )
+/** Writes the settings: alice and the auditor, and `mfa` when given. */
+async function writeUsers(mfa: Record<string, unknown> | undefined) {
+  const users = [
+    { username: 'alice', password: await hashPassword('alice-pw'), permissions: 'read' },
+    { username: 'auditor', password: await hashPassword('auditor-pw'), permissions: '*' },
+  ]
+  const adminAuth = { users, ...(mfa && { mfa }) }
+  await writeSettings(dir.settingsFile, { userDir: dir.userDir, auditLog: { file: 'audit.log' }, adminAuth })
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' })
@@ -45,9 +38,8 @@ const post = (url: string, route: string, token: string, body?: unknown) =>
     ...(body !== undefined && { body: JSON.stringify(body) }),
   })
 
-async function stop(run: CliRun): Promise<void> {
-  run.child.kill('SIGTERM')
-  expect(await run.exited).toBe(0)
+async function stop(server: BuiltServer): Promise<void> {
+  expect(await server.stop()).toBe(0)
 }
 
 const codeAt = (secret: string, timestamp: number) =>
@@ -57,8 +49,9 @@ const codeAt = (secret: string, timestamp: number) =>
 
 describe('TOTP enrolment over the built server', () => {
   it('confirms with a code from the secret, keeps only sealed secrets and hashed codes', async () => {
-    await writeSettings({ key: KEY, issuer: 'Plant 4' })
-    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    await writeUsers({ key: KEY, issuer: 'Plant 4' })
+    const server = await dir.start()
+    const { url } = server
     const token = await login(url)
     const other = await login(url)
 
@@ -86,7 +79,7 @@ describe('TOTP enrolment over the built server', () => {
     expect((await fetch(`${url}/auth/mfa`, { headers: bearer(other) })).status).toBe(401)
     const status = await fetch(`${url}/auth/mfa`, { headers: bearer(token) })
     expect(await status.json()).toEqual({ totp: 'enrolled', recovery_codes: 10 })
-    await stop(run)
+    await stop(server)
 
     // The file holds neither the secret nor a recovery code, in any form a copy could use.
     const file = path.join(dir.userDir, 'flowadmin.db')
@@ -115,19 +108,15 @@ describe('TOTP enrolment over the built server', () => {
   })
 
   it('takes its key from FLOWADMIN_MFA_KEY, and a server with another key cannot use a sealed secret', async () => {
-    await writeSettings(undefined)
-    const first = await startCli(['--settings', dir.settingsFile, '--port', '0'], {
-      env: { ...process.env, FLOWADMIN_MFA_KEY: KEY },
-    })
+    await writeUsers(undefined)
+    const first = await dir.start({ env: { FLOWADMIN_MFA_KEY: KEY } })
     const token = await login(first.url)
     const started = await post(first.url, '/auth/mfa/totp', token)
     expect(started.status).toBe(200)
     const { secret } = (await started.json()) as { secret: string }
-    await stop(first.run)
+    await stop(first)
 
-    const second = await startCli(['--settings', dir.settingsFile, '--port', '0'], {
-      env: { ...process.env, FLOWADMIN_MFA_KEY: `${KEY}-another` },
-    })
+    const second = await dir.start({ env: { FLOWADMIN_MFA_KEY: `${KEY}-another` } })
     const refused = await post(second.url, '/auth/mfa/totp/confirm', token, {
       code: codeAt(secret, Date.now()),
     })
@@ -136,21 +125,20 @@ describe('TOTP enrolment over the built server', () => {
       code: 'invalid_code',
       message: 'The code is wrong, expired or used already',
     })
-    await stop(second.run)
+    await stop(second)
 
     // Without a key, no enrolment begins.
-    const none = await startCli(['--settings', dir.settingsFile, '--port', '0'], {
-      env: { ...process.env, FLOWADMIN_MFA_KEY: undefined },
-    })
+    const none = await dir.start({ env: { FLOWADMIN_MFA_KEY: undefined } })
     const unkeyed = await post(none.url, '/auth/mfa/totp', await login(none.url))
     expect(unkeyed.status).toBe(409)
     expect(await unkeyed.json()).toMatchObject({ code: 'mfa_not_configured' })
-    await stop(none.run)
+    await stop(none)
   })
 
   it('flowadmin mfa reset USER removes the factor, ends the sessions and is audited', async () => {
-    await writeSettings({ key: KEY })
-    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    await writeUsers({ key: KEY })
+    const server = await dir.start()
+    const { url } = server
     const token = await login(url)
     const { secret } = (await (await post(url, '/auth/mfa/totp', token)).json()) as { secret: string }
     const code = codeAt(secret, Date.now())
@@ -205,7 +193,7 @@ describe('TOTP enrolment over the built server', () => {
       stdout: '',
       stderr: `flowadmin: no settings file given: mfa needs the server's settings (adminAuth and the database); add --settings FILE\n${usage}`,
     })
-    await stop(run)
+    await stop(server)
     const audit = (await readFile(path.join(dir.userDir, 'audit.log'), 'utf8'))
       .trim()
       .split('\n')

@@ -7,7 +7,7 @@ import { createSqliteStores } from '@flowadmin/adapter-sqlite'
 import { webDigest } from '@flowadmin/core'
 import * as argon2 from 'argon2'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { type CliRun, logEntries, runCliToEnd, startCli, useUserDir } from './cli-process.js'
+import { type CliRun, logEntries, runCliToEnd, useUserDir, writeSettings } from './cli-process.js'
 import { logInAs } from './password-grant.js'
 
 const dir = useUserDir('e2e-tokens')
@@ -45,10 +45,10 @@ async function writeTeam(team: Team, extra: Record<string, unknown> = {}): Promi
     password: hashes.get(password),
     permissions,
   }))
-  await writeFile(
-    dir.settingsFile,
-    JSON.stringify({ userDir: dir.userDir, adminAuth: { type: 'credentials', users, ...extra } }, null, 2),
-  )
+  await writeSettings(dir.settingsFile, {
+    userDir: dir.userDir,
+    adminAuth: { type: 'credentials', users, ...extra },
+  })
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
@@ -59,7 +59,7 @@ async function login(url: string, username: string, password: string, scope = '*
   return ((await res.json()) as { access_token: string }).access_token
 }
 
-const start = () => startCli(['--settings', dir.settingsFile, '--port', '0'])
+const start = () => dir.start()
 const get = (url: string, route: string, token: string) => fetch(`${url}${route}`, { headers: bearer(token) })
 const disable = (url: string, token: string) =>
   fetch(`${url}/nodes/no-such-module`, {

@@ -1,31 +1,22 @@
 // The built `flowadmin` command on a real socket, a real SQLite file and real argon2 hashes,
 // driven over HTTP as a user would drive it.
-import { cp, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
 import { describe, expect, it } from 'vitest'
-import { logEntries, runCli, startCli, useUserDir } from './cli-process.js'
+import { copyDemo, logEntries, runCli, startCli, useUserDir, writeSettings } from './cli-process.js'
 
-const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 const GREETING = 'flowadmin-example-greeting'
 const TEXT_TOOLS = '@flowadmin-examples/text-tools'
 
 // The demo's two example node modules and its flows, which use the `greeting` type.
-const dir = useUserDir('e2e', async (userDir) => {
-  await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })
-  await cp(path.join(DEMO, 'flows.json'), path.join(userDir, 'flows.json'))
-})
+const dir = useUserDir('e2e', (userDir) => copyDemo(userDir, { flows: true }))
 
 const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
 
-async function writeSettings(settings: object): Promise<void> {
-  await writeFile(dir.settingsFile, JSON.stringify(settings, null, 2))
-}
-
 async function writeAuthSettings(): Promise<void> {
-  await writeSettings({
+  await writeSettings(dir.settingsFile, {
     adminAuth: {
       type: 'credentials',
       users: [
@@ -86,8 +77,7 @@ const states = (module: ModuleBody) =>
 describe('flowadmin start, with adminAuth', () => {
   it('walks login, settings, enable and disable, refusals and revoke, then keeps its state across a restart', async () => {
     await writeAuthSettings()
-    const args = ['--settings', dir.settingsFile, '--port', '0']
-    const first = await startCli(args)
+    const first = await dir.start()
     expect(first.line).toMatch(
       new RegExp(
         `^flowadmin listening on http://127\\.0\\.0\\.1:\\d+ \\(storage: ${literal(path.join(dir.userDir, 'flowadmin.db'))}, auth: on\\)$`,
@@ -184,7 +174,7 @@ describe('flowadmin start, with adminAuth', () => {
     // Restart on the same userDir: a clean exit, then the same state.
     first.run.child.kill('SIGTERM')
     expect(await first.run.exited).toBe(0)
-    const second = await startCli(args)
+    const second = await dir.start()
     const again = second.url
 
     expect((await fetch(`${again}/settings`, { headers: bearer(admin) })).status).toBe(200)
@@ -219,7 +209,7 @@ describe('flowadmin start, with adminAuth', () => {
 
   it('logs audit events as JSON lines on stdout, without passwords or tokens', async () => {
     await writeAuthSettings()
-    const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    const { run, url } = await dir.start()
     const token = await tokenFor(url, 'admin', 'admin-pw', '*', 'form', 'service-admin')
     await login(
       url,
@@ -263,8 +253,8 @@ describe('flowadmin start, with adminAuth', () => {
 
 describe('flowadmin start, without adminAuth', () => {
   it('answers {} and leaves every route open, with a warning', async () => {
-    await writeSettings({ storage: 'memory' })
-    const { run, url, line } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    await writeSettings(dir.settingsFile, { storage: 'memory' })
+    const { run, url, line } = await dir.start()
     expect(line).toMatch(/\(storage: memory, auth: off\)$/)
     expect(await (await fetch(`${url}/auth/login`)).json()).toEqual({})
     const settings = await fetch(`${url}/settings`)
@@ -283,8 +273,8 @@ describe('flowadmin start, without adminAuth', () => {
   })
 
   it('writes its log for people to read with --pretty', async () => {
-    await writeSettings({ storage: 'memory' })
-    const { run } = await startCli(['--settings', dir.settingsFile, '--port', '0', '--pretty'])
+    await writeSettings(dir.settingsFile, { storage: 'memory' })
+    const { run } = await dir.start({ args: ['--pretty'] })
     run.child.kill('SIGTERM')
     expect(await run.exited, run.stderr).toBe(0)
     const lines = run.stderr.trimEnd().split('\n')
@@ -308,7 +298,7 @@ describe('flowadmin start, without adminAuth', () => {
   })
 
   it('refuses to listen on a non-loopback address without --allow-open-admin', async () => {
-    await writeSettings({})
+    await writeSettings(dir.settingsFile, {})
     const run = runCli(['start', '--settings', dir.settingsFile, '--port', '0', '--host', '0.0.0.0'])
     expect(await run.exited).toBe(2)
     expect(run.stdout).toBe('')
@@ -319,7 +309,7 @@ describe('flowadmin start, without adminAuth', () => {
 
 describe('flowadmin start, failing to start', () => {
   it('names the settings file and the field that is wrong', async () => {
-    await writeSettings({
+    await writeSettings(dir.settingsFile, {
       adminAuth: {
         type: 'credentials',
         users: [{ username: 'admin', password: await hash('pw'), permissions: [] }],
@@ -333,7 +323,7 @@ describe('flowadmin start, failing to start', () => {
   })
 
   it('reports unknown settings', async () => {
-    await writeSettings({ uiport: 1880 })
+    await writeSettings(dir.settingsFile, { uiport: 1880 })
     const run = runCli(['start', '--settings', 'settings.json', '--port', '0'], { cwd: dir.userDir })
     expect(await run.exited).toBe(2)
     expect(run.stderr).toBe('flowadmin: settings.json: uiport: unknown setting; did you mean uiPort?\n')
@@ -346,7 +336,7 @@ describe('flowadmin start, failing to start', () => {
   })
 
   it('names a corrupt database file and leaves it as it was', async () => {
-    await writeSettings({})
+    await writeSettings(dir.settingsFile, {})
     const db = path.join(dir.userDir, 'flowadmin.db')
     await writeFile(db, 'not a database '.repeat(500))
     const run = runCli(['start', '--settings', dir.settingsFile, '--port', '0'])
@@ -363,8 +353,8 @@ describe('flowadmin start, failing to start', () => {
   })
 
   it('fails when the port is in use', async () => {
-    await writeSettings({ storage: 'memory' })
-    const { url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
+    await writeSettings(dir.settingsFile, { storage: 'memory' })
+    const { url } = await dir.start()
     const port = new URL(url).port
     const run = runCli(['start', '--settings', dir.settingsFile, '--port', port])
     expect(await run.exited).toBe(1)

@@ -3,8 +3,8 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild, startCli } from './cli-process.js'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { startBuiltServer, useUserDir } from './cli-process.js'
 import {
   ADMIN_PASSWORD,
   killClients,
@@ -13,7 +13,6 @@ import {
   SHOUT,
   storedToken,
   TOOLS,
-  tempDir,
   writeAuthSettings,
   writeEcosystemUserDir,
 } from './ecosystem.js'
@@ -21,28 +20,20 @@ import { startLocalRegistry } from './local-registry.js'
 
 const WAVE = { name: 'node-red-contrib-wave', version: '1.0.0', sets: { wave: ['wave'] } }
 
-let work: Awaited<ReturnType<typeof tempDir>>
+/** Each test's folder: flowadmin's userDir and node-red-admin's home in it. */
+const work = useUserDir('nr-admin')
 let userDir: string
 let home: string
 
-beforeAll(() => requireBuild())
 beforeEach(async () => {
-  work = await tempDir('flowadmin-nr-admin-')
-  userDir = path.join(work.dir, 'user')
-  home = path.join(work.dir, 'home')
+  userDir = path.join(work.userDir, 'user')
+  home = path.join(work.userDir, 'home')
   await mkdir(userDir)
   await mkdir(home)
   await writeEcosystemUserDir(userDir)
 })
-afterEach(async () => {
-  await killClients()
-  await killAll()
-  await work.remove()
-})
-afterAll(async () => {
-  await killClients()
-  await killAll()
-})
+afterEach(killClients)
+afterAll(killClients)
 
 const admin = (...args: string[]) => nodeRedAdmin(home, args)
 const ok = (stdout: string[]) => ({ code: 0, stdout: [...stdout, ''], stderr: [''] })
@@ -61,7 +52,7 @@ type NodeSet = { id: string; enabled: boolean; loaded: boolean; version: string 
 describe('node-red-admin against flowadmin', () => {
   it('target, login, list, info, disable and enable, as the client prints them, with the server state after each', async () => {
     const settings = await writeAuthSettings(userDir, ['node-red-admin'])
-    const { url } = await startCli(['--settings', settings, '--port', '0'])
+    const { url } = await startBuiltServer(settings)
 
     expect(await printed(admin('target', url))).toEqual(ok([`Target: ${url}`]))
     expect(await printed(admin('list'))).toEqual(failed("Not logged in. Use 'login' to log in."))
@@ -190,7 +181,7 @@ describe('node-red-admin against flowadmin', () => {
       const settings = await writeAuthSettings(userDir, ['node-red-admin'], {
         externalModules: { palette: { registry: registry.url, denyList: ['node-red-contrib-evil*'] } },
       })
-      const { url } = await startCli(['--settings', settings, '--port', '0'])
+      const { url } = await startBuiltServer(settings)
       await admin('target', url)
       await nodeRedAdmin(home, ['login'], ['admin', ADMIN_PASSWORD])
 
@@ -232,7 +223,7 @@ describe('node-red-admin against flowadmin', () => {
 
   it('logs in only when adminAuth.clients lists node-red-admin', async () => {
     const settings = await writeAuthSettings(userDir, undefined)
-    const { url } = await startCli(['--settings', settings, '--port', '0'])
+    const { url } = await startBuiltServer(settings)
     await admin('target', url)
     expect(await printed(nodeRedAdmin(home, ['login'], ['admin', ADMIN_PASSWORD]))).toEqual({
       code: 1,
@@ -243,11 +234,9 @@ describe('node-red-admin against flowadmin', () => {
   })
 
   it('needs no login when adminAuth is not set', async () => {
-    await writeFile(
-      path.join(userDir, 'settings.json'),
-      JSON.stringify({ storage: 'memory', auditLog: 'off' }),
-    )
-    const { url } = await startCli(['--settings', path.join(userDir, 'settings.json'), '--port', '0'])
+    const { url } = await startBuiltServer(path.join(userDir, 'settings.json'), {
+      settings: { storage: 'memory', auditLog: 'off' },
+    })
     await admin('target', url)
     expect(await printed(admin('login'))).toEqual(ok([]))
     expect(await printed(admin('disable', SHOUT.name))).toEqual(

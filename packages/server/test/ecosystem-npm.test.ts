@@ -4,34 +4,23 @@
 import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild, startCli } from './cli-process.js'
-import { ADMIN_PASSWORD, tempDir, writeAuthSettings } from './ecosystem.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startBuiltServer, useUserDir } from './cli-process.js'
+import { ADMIN_PASSWORD, writeAuthSettings } from './ecosystem.js'
 import { cleanNpmEnvironment, type LocalRegistry, startLocalRegistry } from './local-registry.js'
 import { logIn } from './password-grant.js'
 
 const MODULE = 'node-red-node-random'
 const VERSION = '0.4.1'
 
-let work: Awaited<ReturnType<typeof tempDir>>
+const dir = useUserDir('npm')
 let registry: LocalRegistry
 
 beforeAll(async () => {
-  requireBuild()
   registry = await startLocalRegistry()
   await registry.publish({ name: MODULE, version: VERSION, sets: { random: ['random'] } })
 }, 60_000)
-beforeEach(async () => {
-  work = await tempDir('flowadmin-npm-')
-})
-afterEach(async () => {
-  await killAll()
-  await work.remove()
-})
-afterAll(async () => {
-  await killAll()
-  await registry.close()
-})
+afterAll(() => registry.close())
 
 /** Runs npm as from a shell, pointed at the local registry. */
 function npm(args: string[], timeout: number): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -39,7 +28,7 @@ function npm(args: string[], timeout: number): Promise<{ code: number; stdout: s
     execFile(
       'npm',
       [...args, '--registry', registry.url],
-      { cwd: work.dir, env: cleanNpmEnvironment(), timeout },
+      { cwd: dir.userDir, env: cleanNpmEnvironment(), timeout },
       (error, stdout, stderr) => {
         resolve({
           code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1,
@@ -60,7 +49,7 @@ describe('a node module from an npm registry', () => {
     const view = await npm(['view', `${MODULE}@${VERSION}`, 'version'], 30_000)
     expect(view.stdout.trim(), view.stderr).toBe(VERSION)
 
-    const userDir = work.dir
+    const { userDir } = dir
     const install = await npm(
       ['install', '--prefix', userDir, `${MODULE}@${VERSION}`, '--no-audit', '--no-fund'],
       120_000,
@@ -71,9 +60,8 @@ describe('a node module from an npm registry', () => {
       JSON.stringify([{ id: 'r1', type: 'random', wires: [] }]),
     )
     const settings = await writeAuthSettings(userDir, undefined, { storage: 'sqlite' })
-    const args = ['--settings', settings, '--port', '0']
 
-    const first = await startCli(args)
+    const first = await startBuiltServer(settings)
     const token = await login(first.url)
     const api = client(first.url, token)
 
@@ -112,9 +100,8 @@ describe('a node module from an npm registry', () => {
     })
 
     // Disabled at start, it is not loaded; enabling loads the module's real files.
-    first.run.child.kill('SIGTERM')
-    expect(await first.run.exited).toBe(0)
-    const second = await startCli(args)
+    expect(await first.stop()).toBe(0)
+    const second = await startBuiltServer(settings)
     const again = client(second.url, token)
     expect(await (await again('GET', `/nodes/${MODULE}/random`)).json()).toEqual({
       ...random,

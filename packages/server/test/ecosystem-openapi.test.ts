@@ -1,40 +1,29 @@
 // Every response of an end-to-end walk over the built server, checked against the OpenAPI document
 // the server itself serves.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { waitFor } from '@flowadmin/testkit'
 import { Secret, TOTP } from 'otpauth'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { OpenApiDocument } from '../../adapter-http/src/openapi.js'
 import { createResponseValidator, type ResponseCheck } from '../../adapter-http/test/openapi-validate.js'
 import { hashPassword } from '../src/index.js'
-import { killAll, requireBuild, startCli } from './cli-process.js'
+import { startBuiltServer, useUserDir } from './cli-process.js'
 import { ADMIN_PASSWORD, FLOWS, SHOUT, TOOLS, writeAuthSettings, writeEcosystemUserDir } from './ecosystem.js'
 import { type LocalRegistry, startLocalRegistry } from './local-registry.js'
 import { createSoftwareAuthenticator } from './software-authenticator.js'
 
-let userDir: string
+const dir = useUserDir('openapi', writeEcosystemUserDir)
 let registry: LocalRegistry
 const WAVE = { name: 'node-red-contrib-wave', version: '1.0.0', sets: { wave: ['wave'] } }
 const SLOW = 'node-red-contrib-slow'
 
 beforeAll(async () => {
-  requireBuild()
   registry = await startLocalRegistry()
   await registry.publish(WAVE)
   registry.hang(SLOW)
 }, 60_000)
 afterAll(() => registry.close())
-beforeEach(async () => {
-  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-openapi-'))
-  await writeEcosystemUserDir(userDir)
-})
-afterEach(async () => {
-  await killAll()
-  await rm(userDir, { recursive: true, force: true })
-})
-afterAll(killAll)
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields)
 const JSON_TYPE = { 'content-type': 'application/json' }
@@ -43,7 +32,7 @@ describe('the served OpenAPI document', () => {
   it('describes every response of a walk through login, settings, nodes, errors, throttling and revoke', async () => {
     // No login may wait for a password check: one more than the cores at once is shed (503).
     const settings = await writeAuthSettings(
-      userDir,
+      dir.userDir,
       ['node-red-admin'],
       {
         httpAdminRoot: '/admin',
@@ -58,7 +47,7 @@ describe('the served OpenAPI document', () => {
         webauthn: { rpId: 'localhost', origins: ['http://localhost:1880'] },
       },
     )
-    const { url } = await startCli(['--settings', settings, '--port', '0'])
+    const { url } = await startBuiltServer(settings)
     expect(url).toMatch(/\/admin$/)
 
     const served = await fetch(`${url}/openapi.json`)
@@ -170,9 +159,9 @@ describe('the served OpenAPI document', () => {
       expect((await put(free, '{"enabled":false}', reader)).status).toBe(401)
       expect((await call('PUT', free, { headers: JSON_TYPE, body: '{"enabled":false}' })).status).toBe(401)
       expect((await put(`${free}-missing`, '{"enabled":false}')).status).toBe(404)
-      await writeFile(path.join(userDir, 'flows.json'), '[{"type":')
+      await writeFile(path.join(dir.userDir, 'flows.json'), '[{"type":')
       expect((await put(free, '{"enabled":false}')).status).toBe(503)
-      await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(FLOWS))
+      await writeFile(path.join(dir.userDir, 'flows.json'), JSON.stringify(FLOWS))
     }
 
     // Logins beyond the verifier queue: answered at once, 503 with Retry-After.
@@ -204,9 +193,9 @@ describe('the served OpenAPI document', () => {
     expect((await remove(`/nodes/${TOOLS.name}`)).status).toBe(400)
     expect((await remove('/nodes/no-such-module')).status).toBe(404)
     expect((await remove(`/nodes/${WAVE.name}`, reader)).status).toBe(401)
-    await writeFile(path.join(userDir, 'flows.json'), '[{"type":')
+    await writeFile(path.join(dir.userDir, 'flows.json'), '[{"type":')
     expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(503)
-    await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(FLOWS))
+    await writeFile(path.join(dir.userDir, 'flows.json'), JSON.stringify(FLOWS))
     // A registry that never answers: past the time limit, and whoever comes meanwhile is busy.
     const slow = install(JSON.stringify({ module: SLOW }))
     // npm asks the registry for it only once the install holds the palette: then others are busy.
@@ -215,7 +204,7 @@ describe('the served OpenAPI document', () => {
     expect((await remove(`/nodes/${WAVE.name}`)).status).toBe(409)
     expect((await slow).status).toBe(504)
     // package.json names a package the registry never answers for: the removal runs past the limit.
-    const manifest = path.join(userDir, 'package.json')
+    const manifest = path.join(dir.userDir, 'package.json')
     const original = await readFile(manifest, 'utf8')
     const parsed = JSON.parse(original)
     await writeFile(

@@ -2,43 +2,32 @@
 // stock Node-RED instances whose @flowadmin/node-red helper has `fleet: true`. node-red-admin
 // pointed at flowadmin changes the modules of every instance; each instance's own admin API shows
 // it. One setup for the whole file: three Node-REDs cost a shared machine a lot.
-import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashPassword } from '../src/adapters/argon2.js'
-import { type CliRun, killAll, requireBuild, startCli } from './cli-process.js'
+import { type BuiltServer, startBuiltServer, useServerFolder } from './cli-process.js'
+import { FLOWS, killClients, lines, nodeRedAdmin, SHOUT, TOOLS, writeNodeModulePackage } from './ecosystem.js'
 import {
-  FLOWS,
-  killClients,
-  lines,
-  nodeRedAdmin,
-  SHOUT,
-  TOOLS,
-  tempDir,
-  writeNodeModulePackage,
-} from './ecosystem.js'
-import {
-  CLIENT_ID,
   eventually,
+  fleetAdminAuth,
   helperSettings,
   instanceToken,
   ownState,
   PASSWORD,
+  SECRET,
   writeFleetModules,
 } from './fleet-setup.js'
 import { type LocalRegistry, startLocalRegistry } from './local-registry.js'
 import { type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.js'
 
-const SECRET = randomBytes(24).toString('base64url')
 /** A module installed by hand on one instance. */
 const HAND = { name: 'node-red-contrib-by-hand', version: '1.0.0' }
 /** A module in the local registry, installed through flowadmin. */
 const WAVE = { name: 'node-red-contrib-wave', version: '1.0.0', sets: { wave: ['wave'] } }
 
-let work: Awaited<ReturnType<typeof tempDir>>
+const work = useServerFolder('fleet-modules')
 let registry: LocalRegistry
-let flowadmin: { run: CliRun; url: string }
+let flowadmin: BuiltServer
 let home: string
 let settingsFile: string
 const instances = new Map<string, NodeRedRun>()
@@ -103,32 +92,21 @@ const admin = async (...args: string[]) => {
 }
 
 beforeAll(async () => {
-  requireBuild()
-  work = await tempDir('flowadmin-fleet-modules-')
   registry = await startLocalRegistry()
   await registry.publish(WAVE)
   home = path.join(work.dir, 'home')
   await mkdir(home)
   const flowadminDir = path.join(work.dir, 'flowadmin')
-  await mkdir(flowadminDir)
   settingsFile = path.join(flowadminDir, 'settings.json')
-  await writeFile(
-    settingsFile,
-    JSON.stringify({
-      storage: 'sqlite',
-      userDir: flowadminDir,
-      auditLog: 'stdout',
-      fleet: { modules: true },
-      externalModules: { palette: { registry: registry.url } },
-      adminAuth: {
-        type: 'credentials',
-        clients: ['node-red-admin'],
-        users: [{ username: 'admin', password: await hashPassword(PASSWORD), permissions: '*' }],
-        resourceServers: [{ id: CLIENT_ID, secret: await hashPassword(SECRET) }],
-      },
-    }),
-  )
-  flowadmin = await startCli(['--settings', settingsFile, '--port', '0'])
+  const settings = {
+    storage: 'sqlite',
+    userDir: flowadminDir,
+    auditLog: 'stdout',
+    fleet: { modules: true },
+    externalModules: { palette: { registry: registry.url } },
+    adminAuth: { ...(await fleetAdminAuth()), clients: ['node-red-admin'] },
+  }
+  flowadmin = await startBuiltServer(settingsFile, { settings })
   for (const name of ['edge-a', 'edge-b', 'edge-c']) await prepareUserDir(name)
   await Promise.all(['edge-a', 'edge-b', 'edge-c'].map(startInstance))
   await nodeRedAdmin(home, ['target', flowadmin.url])
@@ -146,9 +124,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopNodeReds()
   await killClients()
-  await killAll()
   await registry?.close()
-  await work?.remove()
 })
 
 describe('a fleet of three Node-RED instances governed by flowadmin', () => {
@@ -318,15 +294,14 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
   it('while flowadmin is away the instances keep running and change nothing; they reconnect when it is back', async () => {
     const before = await everyState(SHOUT.name)()
     const port = new URL(flowadmin.url).port
-    flowadmin.run.child.kill('SIGTERM')
-    await flowadmin.run.exited
+    await flowadmin.stop()
     const edgeA = instances.get('edge-a') as NodeRedRun
     await eventually(
       async () => edgeA.stderr,
       (text) => text.includes('cannot be reached') && text.includes('keeps its modules as they are'),
     )
     expect(edgeA.stderr).toContain('this instance keeps its modules as they are')
-    flowadmin = await startCli(['--settings', settingsFile, '--port', port])
+    flowadmin = await startBuiltServer(settingsFile, { port })
     await eventually(
       async () => edgeA.stderr,
       (text) => text.includes('answers again'),

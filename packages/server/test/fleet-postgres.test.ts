@@ -1,50 +1,42 @@
 // Fleet mode on two built flowadmin instances sharing one PostgreSQL database: a real Node-RED
 // connected to one of them applies a change made at the other, and both list it.
-import { randomBytes } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
-import { hashPassword } from '../src/adapters/argon2.js'
-import { killAll, requireBuild, startCli } from './cli-process.js'
-import { SHOUT, tempDir } from './ecosystem.js'
+import { startBuiltServer, useServerFolder } from './cli-process.js'
+import { SHOUT } from './ecosystem.js'
 import {
-  CLIENT_ID,
   eventually,
+  fleetAdminAuth,
   helperSettings,
   instanceToken,
   ownState,
   PASSWORD,
+  SECRET,
   writeFleetModules,
 } from './fleet-setup.js'
 import { type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.js'
 import { logIn } from './password-grant.js'
 
-const SECRET = randomBytes(24).toString('base64url')
 const database = useTestDatabase()
-let work: Awaited<ReturnType<typeof tempDir>>
+const work = useServerFolder('fleet-pg')
 const urls: string[] = []
 let nodeRed: NodeRedRun
 
 beforeAll(async () => {
-  requireBuild()
-  work = await tempDir('flowadmin-fleet-pg-')
   const settings = {
     storage: 'postgres',
     postgres: { url: database.current().url, pool: 4 },
     auditLog: 'off',
     fleet: { modules: true },
-    adminAuth: {
-      type: 'credentials',
-      users: [{ username: 'admin', password: await hashPassword(PASSWORD), permissions: '*' }],
-      resourceServers: [{ id: CLIENT_ID, secret: await hashPassword(SECRET) }],
-    },
+    adminAuth: await fleetAdminAuth(),
   }
   for (const name of ['flowadmin-a', 'flowadmin-b']) {
     const dir = path.join(work.dir, name)
-    await mkdir(dir)
-    await writeFile(path.join(dir, 'settings.json'), JSON.stringify({ ...settings, userDir: dir }))
-    urls.push((await startCli(['--settings', path.join(dir, 'settings.json'), '--port', '0'])).url)
+    const server = await startBuiltServer(path.join(dir, 'settings.json'), {
+      settings: { ...settings, userDir: dir },
+    })
+    urls.push(server.url)
   }
   const userDir = path.join(work.dir, 'edge')
   await writeFleetModules(userDir)
@@ -54,11 +46,7 @@ beforeAll(async () => {
   })
 }, 180_000)
 
-afterAll(async () => {
-  await stopNodeReds()
-  await killAll()
-  await work?.remove()
-})
+afterAll(stopNodeReds)
 
 async function adminToken(url: string): Promise<string> {
   for (let attempt = 0; ; attempt++) {

@@ -1,8 +1,10 @@
 // Shared by the fleet mode tests: Node-RED instances whose @flowadmin/node-red helper has
 // `fleet: true`, their userDirs, and what each instance's own admin API says of a module.
+import { randomBytes } from 'node:crypto'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'vitest'
+import { hashPassword } from '../src/adapters/argon2.js'
 import { SHOUT, TOOLS, writeNodeModulePackage } from './ecosystem.js'
 import type { NodeRedRun } from './node-red-process.js'
 
@@ -11,6 +13,8 @@ export const HELPER = fileURLToPath(new URL('../../node-red/index.js', import.me
 export const CLIENT_ID = 'fleet'
 /** flowadmin's user `admin`'s password. */
 export const PASSWORD = 'fleet admin password'
+/** The resource server's secret, which the instances get as FLOWADMIN_SECRET. */
+export const SECRET = randomBytes(24).toString('base64url')
 /** Generous: several Node-REDs and npm on a busy shared machine. Not a timing assertion. */
 export const PATIENCE_MS = 120_000
 
@@ -28,6 +32,15 @@ const options = {
 `,
     adminAuth: 'flowadmin.adminAuth(options)',
     httpAdminMiddleware: 'flowadmin.httpAdminMiddleware(options)',
+  }
+}
+
+/** flowadmin's adminAuth: `admin` with PASSWORD and every permission; the resource server with SECRET. */
+export async function fleetAdminAuth() {
+  return {
+    type: 'credentials',
+    users: [{ username: 'admin', password: await hashPassword(PASSWORD), permissions: '*' }],
+    resourceServers: [{ id: CLIENT_ID, secret: await hashPassword(SECRET) }],
   }
 }
 

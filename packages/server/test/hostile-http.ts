@@ -1,16 +1,14 @@
 // Helpers for the hostile-client tests: a userDir with two users and an audit file, raw HTTP
 // requests from a chosen loopback source address, and the audit lines the server wrote.
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { connect, type Socket } from 'node:net'
-import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
-import { killAll, requireBuild, startCli } from './cli-process.js'
+import { beforeEach } from 'vitest'
+import { type BuiltServer, copyDemo, startBuiltServer, useUserDir, writeSettings } from './cli-process.js'
 
-const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 const PROBE = fileURLToPath(new URL('./hostile-verify-probe.cjs', import.meta.url))
 
 export const ADMIN_PASSWORD = 'admin-secret-pw'
@@ -28,12 +26,11 @@ export interface Workspace {
    * Starts the built CLI on a free port of 127.0.0.1 and waits until it listens. With
    * `countVerifications`, every argon2 verification it makes is recorded (see `verifications`).
    */
-  start(options?: { countVerifications?: boolean }): ReturnType<typeof startCli>
+  start(options?: { countVerifications?: boolean }): Promise<BuiltServer>
   /** The hash of each argon2 verification so far, in order (with `countVerifications`). */
   verifications(): Promise<string[]>
   /** Every audit line written so far, parsed. */
   audit(): Promise<AuditLine[]>
-  remove(): Promise<void>
 }
 
 export interface AuditLine {
@@ -50,29 +47,22 @@ const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
 
 /**
- * Registers a suite's hooks over the built server: a fresh workspace for each test, and every
- * process started meanwhile killed and the workspace removed after it. The object returned holds
- * the workspace of the test running (its fields are replaced before each test).
+ * Registers a suite's hooks over the built server (see {@link useUserDir}): a fresh workspace for
+ * each test, a userDir with the demo's node modules and flows (whose `greeting` type is in use).
+ * The object returned holds the workspace of the test running (its fields are replaced before
+ * each test).
  */
 export function useWorkspace(): Workspace {
+  const dir = useUserDir('hostile', (userDir) => copyDemo(userDir, { flows: true }))
   const current = {} as Workspace
-  beforeAll(() => requireBuild())
   beforeEach(async () => {
-    Object.assign(current, await createWorkspace())
+    Object.assign(current, await createWorkspace(dir.userDir))
   })
-  afterEach(async () => {
-    await killAll()
-    await current.remove()
-  })
-  afterAll(killAll)
   return current
 }
 
-/** A temporary userDir with the demo's node modules and flows (whose `greeting` type is in use). */
-export async function createWorkspace(): Promise<Workspace> {
-  const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-hostile-'))
-  await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })
-  await cp(path.join(DEMO, 'flows.json'), path.join(userDir, 'flows.json'))
+/** The workspace in `userDir`, its settings written. */
+async function createWorkspace(userDir: string): Promise<Workspace> {
   const settingsFile = path.join(userDir, 'settings.json')
   const auditFile = path.join(userDir, 'audit.log')
   const verifyLog = path.join(userDir, 'verifications.log')
@@ -88,39 +78,25 @@ export async function createWorkspace(): Promise<Workspace> {
     hashes: { admin, viewer },
     async writeSettings(extra = {}) {
       const { adminAuth: extraAuth, ...rest } = extra as { adminAuth?: Record<string, unknown> }
-      await writeFile(
-        settingsFile,
-        JSON.stringify({
-          auditLog: { file: 'audit.log' },
-          adminAuth: {
-            type: 'credentials',
-            users: [
-              { username: 'admin', password: admin, permissions: '*' },
-              { username: 'viewer', password: viewer, permissions: 'read' },
-            ],
-            ...extraAuth,
-          },
-          ...rest,
-        }),
-      )
+      await writeSettings(settingsFile, {
+        auditLog: { file: 'audit.log' },
+        adminAuth: {
+          type: 'credentials',
+          users: [
+            { username: 'admin', password: admin, permissions: '*' },
+            { username: 'viewer', password: viewer, permissions: 'read' },
+          ],
+          ...extraAuth,
+        },
+        ...rest,
+      })
     },
     start(options = {}) {
-      if (!options.countVerifications) return startCli(['--settings', settingsFile, '--port', '0'])
-      // The child inherits the environment when it is spawned, which happens synchronously.
-      const saved = {
-        NODE_OPTIONS: process.env.NODE_OPTIONS,
-        FLOWADMIN_VERIFY_LOG: process.env.FLOWADMIN_VERIFY_LOG,
+      const probe = {
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require=${PROBE}`.trim(),
+        FLOWADMIN_VERIFY_LOG: verifyLog,
       }
-      process.env.NODE_OPTIONS = `${saved.NODE_OPTIONS ?? ''} --require=${PROBE}`.trim()
-      process.env.FLOWADMIN_VERIFY_LOG = verifyLog
-      try {
-        return startCli(['--settings', settingsFile, '--port', '0'])
-      } finally {
-        for (const [name, value] of Object.entries(saved)) {
-          if (value === undefined) delete process.env[name]
-          else process.env[name] = value
-        }
-      }
+      return startBuiltServer(settingsFile, options.countVerifications ? { env: probe } : {})
     },
     async verifications() {
       const text = await readFile(verifyLog, 'utf8').catch(() => '')
@@ -133,7 +109,6 @@ export async function createWorkspace(): Promise<Workspace> {
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line) as AuditLine)
     },
-    remove: () => rm(userDir, { recursive: true, force: true }),
   }
   await workspace.writeSettings()
   return workspace

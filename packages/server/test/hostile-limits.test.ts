@@ -1,16 +1,14 @@
 // Limits against slow and greedy clients, on the built server with short configured limits:
 // header and request timeouts, keep-alive timeout, header size and body size.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild } from './cli-process.js'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   ADMIN_PASSWORD,
   connectRaw,
-  createWorkspace,
   login,
   type RawConnection,
   send,
   tokenOf,
-  type Workspace,
+  useWorkspace,
 } from './hostile-http.js'
 
 const LIMITS = { headersTimeout: 600, requestTimeout: 1_200, keepAliveTimeout: 400, maxHeaderSize: 4_096 }
@@ -18,24 +16,19 @@ const LIMITS = { headersTimeout: 600, requestTimeout: 1_200, keepAliveTimeout: 4
 // for a loaded machine. With Node's own defaults (60 s, checked every 30 s) these would not hold.
 const SLACK = 2_000
 
-let workspace: Workspace
+const workspace = useWorkspace()
 let url: string
 const connections: RawConnection[] = []
 const timers: NodeJS.Timeout[] = []
 
-beforeAll(() => requireBuild())
 beforeEach(async () => {
-  workspace = await createWorkspace()
   await workspace.writeSettings({ httpServer: LIMITS, apiMaxLength: '2kb' })
   url = (await workspace.start()).url
 })
-afterEach(async () => {
+afterEach(() => {
   for (const timer of timers.splice(0)) clearInterval(timer)
   for (const connection of connections.splice(0)) connection.socket.destroy()
-  await killAll()
-  await workspace.remove()
 })
-afterAll(killAll)
 
 async function open(from: string): Promise<RawConnection> {
   const connection = await connectRaw(url, from)

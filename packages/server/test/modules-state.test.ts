@@ -2,33 +2,19 @@
 // (or a module's folder gone), then with it back, and `flowadmin modules forget` for operators.
 import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { killAll, requireBuild, runCli, startCli } from './cli-process.js'
-import { SHOUT, TOOLS, tempDir, writeEcosystemUserDir } from './ecosystem.js'
+import { describe, expect, it } from 'vitest'
+import { runCli, startBuiltServer, startCli, useUserDir } from './cli-process.js'
+import { SHOUT, TOOLS, writeEcosystemUserDir } from './ecosystem.js'
 
-let work: Awaited<ReturnType<typeof tempDir>>
-let userDir: string
-
-beforeAll(() => requireBuild())
-beforeEach(async () => {
-  work = await tempDir('flowadmin-state-')
-  userDir = work.dir
-  await writeEcosystemUserDir(userDir)
-})
-afterEach(async () => {
-  await killAll()
-  await work.remove()
-})
-afterAll(killAll)
+const dir = useUserDir('state', writeEcosystemUserDir)
 
 type NodeSet = { id: string; enabled: boolean; loaded: boolean; err?: string }
 
-/** Starts the built server on this userDir (SQLite, API open on loopback), runs `steps`, stops it. */
+/** Starts the built server on the userDir (SQLite, API open on loopback), runs `steps`, stops it. */
 async function withServer(steps: (url: string) => Promise<void>): Promise<void> {
-  const server = await startCli(['--user-dir', userDir, '--port', '0'])
+  const server = await startCli(['--user-dir', dir.userDir, '--port', '0'])
   await steps(server.url)
-  server.run.child.kill('SIGTERM')
-  expect(await server.run.exited).toBe(0)
+  expect(await server.stop()).toBe(0)
 }
 
 const sets = async (url: string): Promise<NodeSet[]> =>
@@ -50,8 +36,8 @@ describe('stored module state across starts without the modules on disk', () => 
     await withServer(async (url) => {
       expect((await put(url, SHOUT.name, false)).status).toBe(200)
     })
-    const modules = path.join(userDir, 'node_modules')
-    await rename(modules, path.join(userDir, 'node_modules.away'))
+    const modules = path.join(dir.userDir, 'node_modules')
+    await rename(modules, path.join(dir.userDir, 'node_modules.away'))
     await withServer(async (url) => {
       expect(await states(url)).toEqual([
         `${TOOLS.name}/lower enabled not loaded (not installed)`,
@@ -59,7 +45,7 @@ describe('stored module state across starts without the modules on disk', () => 
         `${SHOUT.name}/shout disabled not loaded (not installed)`,
       ])
     })
-    await rename(path.join(userDir, 'node_modules.away'), modules)
+    await rename(path.join(dir.userDir, 'node_modules.away'), modules)
     await withServer(async (url) => {
       expect(await states(url)).toEqual([
         `${TOOLS.name}/lower enabled loaded`,
@@ -76,17 +62,17 @@ describe('stored module state across starts without the modules on disk', () => 
     await withServer(async (url) => {
       expect((await put(url, SHOUT.name, false)).status).toBe(200)
     })
-    await rm(path.join(userDir, 'node_modules', SHOUT.name), { recursive: true })
+    await rm(path.join(dir.userDir, 'node_modules', SHOUT.name), { recursive: true })
     await withServer(async (url) => {
       expect(await states(url)).toContain(`${SHOUT.name}/shout disabled not loaded (not installed)`)
     })
 
-    const forget = runCli(['modules', 'forget', SHOUT.name, '--user-dir', userDir])
+    const forget = runCli(['modules', 'forget', SHOUT.name, '--user-dir', dir.userDir])
     expect(await forget.exited).toBe(0)
     expect(forget.stdout).toBe(
       `forgot the stored state of ${SHOUT.name}: if it is installed, its node sets start enabled at the next start\n`,
     )
-    const again = runCli(['modules', 'forget', SHOUT.name, '--user-dir', userDir])
+    const again = runCli(['modules', 'forget', SHOUT.name, '--user-dir', dir.userDir])
     expect(await again.exited).toBe(0)
     expect(again.stdout).toBe(`no stored state for ${SHOUT.name}\n`)
     await withServer(async (url) => {
@@ -96,12 +82,12 @@ describe('stored module state across starts without the modules on disk', () => 
   })
 
   it('`modules forget` without a name, or with memory storage, is a usage error', async () => {
-    const bare = runCli(['modules', 'forget', '--user-dir', userDir])
+    const bare = runCli(['modules', 'forget', '--user-dir', dir.userDir])
     expect(await bare.exited).toBe(2)
     expect(bare.stderr).toBe(
       'flowadmin: modules forget takes exactly one module name\nflowadmin: Run "flowadmin modules --help" for usage.\n',
     )
-    const memory = path.join(userDir, 'memory.json')
+    const memory = path.join(dir.userDir, 'memory.json')
     await writeFile(memory, JSON.stringify({ storage: 'memory' }))
     const refused = runCli(['modules', 'forget', SHOUT.name, '--settings', memory])
     expect(await refused.exited).toBe(2)
@@ -111,11 +97,9 @@ describe('stored module state across starts without the modules on disk', () => 
 
 describe('concurrent toggles of one module over a real socket', () => {
   it('50 alternating PUTs at once: each answer is what it asked for, events alternate, the last applied state persists', async () => {
-    const audit = path.join(userDir, 'audit.log')
-    const settings = path.join(userDir, 'settings.json')
-    await writeFile(settings, JSON.stringify({ auditLog: { file: audit } }))
-    const args = ['--settings', settings, '--port', '0']
-    const first = await startCli(args)
+    const audit = path.join(dir.userDir, 'audit.log')
+    const settings = path.join(dir.userDir, 'settings.json')
+    const first = await startBuiltServer(settings, { settings: { auditLog: { file: audit } } })
     expect((await put(first.url, SHOUT.name, false)).status).toBe(200)
 
     const wanted = Array.from({ length: 50 }, (_, i) => i % 2 === 0)
@@ -130,8 +114,7 @@ describe('concurrent toggles of one module over a real socket', () => {
       wanted.map((enabled) => [enabled]),
     )
     const now = await sets(first.url)
-    first.run.child.kill('SIGTERM')
-    expect(await first.run.exited).toBe(0)
+    expect(await first.stop()).toBe(0)
 
     // One event per real change: never the same change twice in a row.
     const events = (await readFile(audit, 'utf8'))
@@ -148,7 +131,7 @@ describe('concurrent toggles of one module over a real socket', () => {
     const shout = now.find((set) => set.id === `${SHOUT.name}/shout`)
     expect(shout).toMatchObject({ enabled: last, loaded: true })
 
-    const second = await startCli(args)
+    const second = await startBuiltServer(settings)
     expect((await sets(second.url)).find((set) => set.id === `${SHOUT.name}/shout`)?.enabled).toBe(last)
   })
 })

@@ -4,13 +4,20 @@
 // bodies, what node-red-admin prints) when flowadmin issues, revokes, forgets, throttles, stops
 // and starts again.
 import { randomBytes } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/adapters/argon2.js'
-import { type CliRun, killAll, logEntries, requireBuild, startCli } from './cli-process.js'
-import { killClients, lines, nodeRedAdmin, storedToken, tempDir } from './ecosystem.js'
+import {
+  type BuiltServer,
+  type CliRun,
+  logEntries,
+  startBuiltServer,
+  useServerFolder,
+  writeSettings,
+} from './cli-process.js'
+import { killClients, lines, nodeRedAdmin, storedToken } from './ecosystem.js'
 import { type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.js'
 
 /** The helper package, required by absolute path as an instance's settings.js would. */
@@ -35,11 +42,11 @@ const USERS = [
 type Username = (typeof USERS)[number]['username']
 const passwordOf = (username: Username) => `${username} password`
 
-let work: Awaited<ReturnType<typeof tempDir>>
+const work = useServerFolder('fleet')
 let settingsFile: string
 /** The argon2 hash of each user's password as the settings file has it now. */
 const hashes = new Map<string, string>()
-let flowadmin: { run: CliRun; url: string }
+let flowadmin: BuiltServer
 /** Node-RED whose adminAuth.tokens introspects at flowadmin, written from RFC 7662 alone. */
 let plain: NodeRedRun
 /** Two Node-RED instances with the helper (cacheMs 0, timeoutMs TIMEOUT_MS). */
@@ -60,7 +67,7 @@ async function writeFlowadminSettings(users: ReadonlyArray<{ username: string; p
       { id: OTHER_ID, secret: hashes.get(OTHER_ID) },
     ],
   }
-  await writeFile(settingsFile, JSON.stringify({ storage: 'sqlite', auditLog: 'stdout', adminAuth }, null, 2))
+  await writeSettings(settingsFile, { storage: 'sqlite', auditLog: 'stdout', adminAuth })
 }
 
 /**
@@ -119,16 +126,13 @@ const options = {
 const secretEnv = { FLOWADMIN_SECRET: SECRET }
 
 beforeAll(async () => {
-  requireBuild()
-  work = await tempDir('flowadmin-fleet-')
   settingsFile = path.join(work.dir, 'flowadmin', 'settings.json')
-  await mkdir(path.dirname(settingsFile))
   for (const name of [...USERS.map((user) => user.username), CLIENT_ID]) {
     hashes.set(name, await hashPassword(name === CLIENT_ID ? SECRET : passwordOf(name as Username)))
   }
   hashes.set(OTHER_ID, await hashPassword(OTHER_SECRET))
   await writeFlowadminSettings(USERS)
-  flowadmin = await startCli(['--settings', settingsFile, '--port', '0'])
+  flowadmin = await startBuiltServer(settingsFile)
   ;[plain, fleetA, fleetB] = await Promise.all([
     startNodeRed(path.join(work.dir, 'plain'), rfc7662Settings(flowadmin.url), secretEnv),
     startNodeRed(path.join(work.dir, 'fleet-a'), helperSettings(flowadmin.url), secretEnv),
@@ -138,8 +142,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopNodeReds()
   await killClients()
-  await killAll()
-  await work?.remove()
 })
 
 /** HTTP Basic credentials of a resource server. */
@@ -582,13 +584,11 @@ describe('two instances with the helper on one flowadmin', () => {
     expect(await statusOf(fleetA.url, '/flows', token)).toBe(200)
     const mark = fleetA.stderr.length
 
-    flowadmin.run.child.kill('SIGTERM')
-    expect(await flowadmin.run.exited).toBe(0)
+    expect(await flowadmin.stop()).toBe(0)
     expect((await editorLogout(fleetA.url, token)).status).toBe(200)
     expect(await statusOf(fleetA.url, '/flows', token)).toBe(401)
 
-    const port = new URL(flowadmin.url).port
-    flowadmin = await startCli(['--settings', settingsFile, '--port', port])
+    flowadmin = await startBuiltServer(settingsFile, { port: new URL(flowadmin.url).port })
     // Back, and still refused at the instance; another token gets in (and its introspection, the
     // first good answer, starts the retry at once).
     expect(await statusOf(fleetA.url, '/flows', token)).toBe(401)
@@ -613,16 +613,14 @@ describe('two instances with the helper on one flowadmin', () => {
     for (const run of fleet) expect(await statusOf(run.url, '/flows', token)).toBe(200)
     const marks = fleet.map((run) => run.stderr.length)
 
-    flowadmin.run.child.kill('SIGTERM')
-    expect(await flowadmin.run.exited).toBe(0)
+    expect(await flowadmin.stop()).toBe(0)
     for (const run of fleet) {
       expect(await statusOf(run.url, '/flows', token)).toBe(401)
       expect((await editorLogin(run.url, 'admin', passwordOf('admin'))).status).toBe(403)
     }
 
     // The same settings and SQLite file, on the same port: the token issued before is good again.
-    const port = new URL(flowadmin.url).port
-    flowadmin = await startCli(['--settings', settingsFile, '--port', port])
+    flowadmin = await startBuiltServer(settingsFile, { port: new URL(flowadmin.url).port })
     for (const run of fleet) expect(await statusOf(run.url, '/flows', token)).toBe(200)
     expect((await editorLogin(fleetB.url, 'admin', passwordOf('admin'))).status).toBe(200)
     for (const [index, run] of fleet.entries()) {

@@ -4,12 +4,11 @@
 // one with the editor's own login form (credentials mode). All on this host; flowadmin at
 // `http://localhost:<port>`, its port chosen first, since passkeys are bound to that origin.
 import { randomBytes } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'vitest'
 import { hashPassword } from '../src/adapters/argon2.js'
-import { type CliRun, killAll, requireBuild, startCli } from './cli-process.js'
+import { type CliRun, killAll, requireBuild, startBuiltServer } from './cli-process.js'
 import { tempDir } from './ecosystem.js'
 import { freePort, type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.js'
 import { browse, createCookieJar } from './oidc-provider.js'
@@ -69,7 +68,6 @@ export async function startNodeRedPasskey(): Promise<NodeRedPasskey> {
     const url = `http://localhost:${port}`
     const redirectUri = `http://127.0.0.1:${nodeRedPort}/auth/strategy/callback`
     const settingsFile = path.join(work.dir, 'flowadmin', 'settings.json')
-    await mkdir(path.dirname(settingsFile))
     const adminAuth = {
       users: await Promise.all(
         Object.entries(PEOPLE).map(async ([username, password]) => ({
@@ -82,11 +80,10 @@ export async function startNodeRedPasskey(): Promise<NodeRedPasskey> {
       webauthn: { rpId: 'localhost', origins: [url] },
       resourceServers: [{ id: FLEET, secret: await hashPassword(SECRET), redirectUris: [redirectUri] }],
     }
-    await writeFile(
-      settingsFile,
-      JSON.stringify({ storage: 'sqlite', auditLog: 'stdout', adminAuth }, null, 2),
-    )
-    const flowadmin = await startCli(['--settings', settingsFile, '--port', String(port)])
+    const flowadmin = await startBuiltServer(settingsFile, {
+      settings: { storage: 'sqlite', auditLog: 'stdout', adminAuth },
+      port,
+    })
     const env = { FLOWADMIN_SECRET: SECRET }
     const [nodeRed, formEditor] = await Promise.all([
       startNodeRed(

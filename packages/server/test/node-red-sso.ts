@@ -2,11 +2,10 @@
 // built flowadmin with an OpenID provider (oidc-provider), all on 127.0.0.1: shared by the HTTP
 // test and the browser test.
 import { randomBytes } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { hashPassword } from '../src/adapters/argon2.js'
-import { type CliRun, killAll, requireBuild, startCli } from './cli-process.js'
+import { type BuiltServer, killAll, requireBuild, startBuiltServer } from './cli-process.js'
 import { tempDir } from './ecosystem.js'
 import { freePort, type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.js'
 import { CLIENT_ID, CLIENT_SECRET, startProvider, type TestProvider } from './oidc-provider.js'
@@ -33,7 +32,7 @@ export const PEOPLE = {
 
 export interface NodeRedSso {
   provider: TestProvider
-  flowadmin: { run: CliRun; url: string }
+  flowadmin: BuiltServer
   nodeRed: NodeRedRun
   /** The redirect URI registered for the fleet: Node-RED's sign-in callback. */
   redirectUri: string
@@ -51,7 +50,6 @@ export async function startNodeRedSso(): Promise<NodeRedSso> {
   const port = await freePort()
   const redirectUri = `http://127.0.0.1:${port}/auth/strategy/callback`
   const settingsFile = path.join(work.dir, 'flowadmin', 'settings.json')
-  await mkdir(path.dirname(settingsFile))
   const adminAuth = {
     oidc: {
       issuer: provider.issuer,
@@ -65,9 +63,9 @@ export async function startNodeRedSso(): Promise<NodeRedSso> {
       { id: OTHER, secret: await hashPassword(OTHER_SECRET) },
     ],
   }
-  await writeFile(settingsFile, JSON.stringify({ storage: 'sqlite', auditLog: 'stdout', adminAuth }, null, 2))
-  const flowadmin = await startCli(['--settings', settingsFile, '--port', '0'], {
-    env: { ...process.env, FLOWADMIN_OIDC_CLIENT_SECRET: CLIENT_SECRET },
+  const flowadmin = await startBuiltServer(settingsFile, {
+    settings: { storage: 'sqlite', auditLog: 'stdout', adminAuth },
+    env: { FLOWADMIN_OIDC_CLIENT_SECRET: CLIENT_SECRET },
   })
   await provider.register({
     redirectUris: [`${flowadmin.url}/auth/strategy/callback`],

@@ -2,14 +2,13 @@
 // events to the built `flowadmin` command, which keeps them beside its own. What an operator sees
 // at GET /audit when people deploy, log in and fail to, and when flowadmin is away for a while.
 import { randomBytes } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/adapters/argon2.js'
-import { type CliRun, killAll, requireBuild, startCli } from './cli-process.js'
-import { tempDir } from './ecosystem.js'
+import { type BuiltServer, startBuiltServer, useServerFolder } from './cli-process.js'
 import { type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.js'
+import { logIn } from './password-grant.js'
 
 const HELPER = fileURLToPath(new URL('../../node-red/index.js', import.meta.url))
 const CLIENT_ID = 'fleet'
@@ -18,9 +17,9 @@ const PASSWORD = 'admin password'
 /** The longest an event may take to reach the trail in these tests, polled, never timed. */
 const ARRIVAL_MS = 2000
 
-let work: Awaited<ReturnType<typeof tempDir>>
+const work = useServerFolder('trail')
 let settingsFile: string
-let flowadmin: { run: CliRun; url: string }
+let flowadmin: BuiltServer
 let port: number
 let nodeRed: NodeRedRun
 let admin: string
@@ -37,17 +36,15 @@ interface AuditEvent {
 }
 
 beforeAll(async () => {
-  requireBuild()
-  work = await tempDir('flowadmin-trail-')
   settingsFile = path.join(work.dir, 'flowadmin', 'settings.json')
-  await mkdir(path.dirname(settingsFile))
   const adminAuth = {
     type: 'credentials',
     users: [{ username: 'admin', password: await hashPassword(PASSWORD), permissions: '*' }],
     resourceServers: [{ id: CLIENT_ID, secret: await hashPassword(SECRET) }],
   }
-  await writeFile(settingsFile, JSON.stringify({ storage: 'sqlite', auditLog: 'stdout', adminAuth }))
-  flowadmin = await startCli(['--settings', settingsFile, '--port', '0'])
+  flowadmin = await startBuiltServer(settingsFile, {
+    settings: { storage: 'sqlite', auditLog: 'stdout', adminAuth },
+  })
   port = Number(new URL(flowadmin.url).port)
   nodeRed = await startNodeRed(
     path.join(work.dir, 'line-1'),
@@ -70,23 +67,10 @@ const options = {
   )
   admin = await flowadminToken()
 })
-afterAll(async () => {
-  await stopNodeReds()
-  await killAll()
-  await work?.remove()
-})
+afterAll(stopNodeReds)
 
 async function flowadminToken(): Promise<string> {
-  const res = await fetch(`${flowadmin.url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope: '*',
-      username: 'admin',
-      password: PASSWORD,
-    }),
-  })
+  const res = await logIn(flowadmin.url, PASSWORD)
   expect(res.status).toBe(200)
   return ((await res.json()) as { access_token: string }).access_token
 }
@@ -189,8 +173,7 @@ describe('a Node-RED instance’s audit events in flowadmin’s trail', () => {
 
   it('while flowadmin is stopped, events wait in the instance; once it is back, none is lost', async () => {
     const before = nodeRed.stderr.length
-    flowadmin.run.child.kill('SIGTERM')
-    await flowadmin.run.exited
+    await flowadmin.stop()
     // Node-RED goes on: its logins are refused (flowadmin cannot be asked) and audited meanwhile.
     for (let i = 0; i < 5; i++) expect((await editorLogin(`away-${i}`, 'x')).status).toBe(403)
     const unreachable = () => nodeRed.stderr.slice(before).includes('audit events wait')
@@ -200,7 +183,7 @@ describe('a Node-RED instance’s audit events in flowadmin’s trail', () => {
     expect(nodeRed.child.exitCode).toBeNull()
     expect((await fetch(`${nodeRed.url}/auth/login`)).status).toBe(200)
 
-    flowadmin = await startCli(['--settings', settingsFile, '--port', String(port)])
+    flowadmin = await startBuiltServer(settingsFile, { port })
     admin = await flowadminToken()
     const back = await until(
       'instance=fleet/line-1&event=auth.login.fail',

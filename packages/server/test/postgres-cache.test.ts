@@ -1,16 +1,15 @@
 // Two built instances on one PostgreSQL database answer token checks from memory: what one
 // revokes, or the tokens a reload at one removes, the other refuses promptly; with its listening
 // connection gone, an instance reads the database until it listens again.
-import { readFile, writeFile } from 'node:fs/promises'
 import { TOKEN_LISTENER_NAME } from '@flowadmin/adapter-postgres'
 import * as argon2 from 'argon2'
 import { describe, expect, it, vi } from 'vitest'
-import { logEntries } from './cli-process.js'
+import { type BuiltServer, logEntries, startBuiltServer, writeSettings } from './cli-process.js'
 import { logInAs } from './password-grant.js'
 import {
   bearer,
   prepareInstance,
-  startInstance,
+  prepareWithLeaver,
   tokenFrom,
   useInstancesOnOneDatabase,
 } from './postgres-instances.js'
@@ -36,27 +35,13 @@ const status = async (url: string, token: string) => {
   return response.status
 }
 
-/** A settings file with admin and `leaver` (password leaver-pw); returns its path and contents. */
-async function withLeaver(postgres: Record<string, unknown>) {
-  const file = await prepareInstance(postgres)
-  const settings = JSON.parse(await readFile(file, 'utf8'))
-  const leaver = {
-    username: 'leaver',
-    password: await argon2.hash('leaver-pw', { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2 }),
-    permissions: '*',
-  }
-  settings.adminAuth.users.push(leaver)
-  await writeFile(file, JSON.stringify(settings))
-  return { file, settings }
-}
-
 async function tokenOf(url: string, username: string, password: string): Promise<string> {
   const response = await logInAs(url, username, password)
   expect(response.status).toBe(200)
   return ((await response.json()) as { access_token: string }).access_token
 }
 
-async function reload(instance: Awaited<ReturnType<typeof startInstance>>): Promise<void> {
+async function reload(instance: BuiltServer): Promise<void> {
   const reloaded = () =>
     logEntries(instance.run.stderr).filter((entry) => entry.msg === 'settings reloaded').length
   const before = reloaded()
@@ -67,13 +52,13 @@ async function reload(instance: Awaited<ReturnType<typeof startInstance>>): Prom
 describe('two instances answering token checks from memory', () => {
   it('refuse at one what the other revokes, and the tokens of a user a reload at the other removes', async () => {
     const postgres = { url: database.current().url, pool: 4 }
-    const first = await withLeaver(postgres)
-    const second = await withLeaver(postgres)
+    const first = await prepareWithLeaver(postgres)
+    const second = await prepareWithLeaver(postgres)
     // Both with the same users, as instances behind one address are.
     second.settings.adminAuth.users = first.settings.adminAuth.users
-    await writeFile(second.file, JSON.stringify(second.settings))
-    const a = await startInstance(first.file)
-    const b = await startInstance(second.file)
+    await writeSettings(second.file, second.settings)
+    const a = await startBuiltServer(first.file)
+    const b = await startBuiltServer(second.file)
 
     // Issued at B, used at A (which keeps it), revoked at B: refused at A.
     const token = await tokenFrom(b.url)
@@ -117,7 +102,7 @@ describe('two instances answering token checks from memory', () => {
     second.settings.adminAuth.users = second.settings.adminAuth.users.filter(
       (user: { username: string }) => user.username !== 'leaver',
     )
-    await writeFile(second.file, JSON.stringify(second.settings))
+    await writeSettings(second.file, second.settings)
     await reload(b)
     await untilRefused(a.url, leaving)
     expect(await status(b.url, leaving)).toBe(401)
@@ -127,13 +112,13 @@ describe('two instances answering token checks from memory', () => {
 
   it('a changed password, reloaded at both, ends the tokens kept at either', async () => {
     const postgres = { url: database.current().url, pool: 4 }
-    const first = await withLeaver(postgres)
-    const second = await withLeaver(postgres)
+    const first = await prepareWithLeaver(postgres)
+    const second = await prepareWithLeaver(postgres)
     // Both with the same users, as instances behind one address are.
     second.settings.adminAuth.users = first.settings.adminAuth.users
-    await writeFile(second.file, JSON.stringify(second.settings))
-    const a = await startInstance(first.file)
-    const b = await startInstance(second.file)
+    await writeSettings(second.file, second.settings)
+    const a = await startBuiltServer(first.file)
+    const b = await startBuiltServer(second.file)
     const token = await tokenOf(a.url, 'leaver', 'leaver-pw')
     expect(await status(a.url, token)).toBe(200)
     expect(await status(b.url, token)).toBe(200)
@@ -142,7 +127,7 @@ describe('two instances answering token checks from memory', () => {
       settings.adminAuth.users = settings.adminAuth.users.map((user: { username: string }) =>
         user.username === 'leaver' ? { ...user, password: changed } : user,
       )
-      await writeFile(file, JSON.stringify(settings))
+      await writeSettings(file, settings)
     }
     await reload(a)
     await reload(b)
@@ -153,8 +138,8 @@ describe('two instances answering token checks from memory', () => {
 
   it('with its listening connection terminated, refuses what the other revokes meanwhile, then keeps tokens again', async () => {
     const postgres = { url: database.current().url, pool: 4 }
-    const a = await startInstance(await prepareInstance(postgres))
-    const b = await startInstance(await prepareInstance(postgres))
+    const a = await startBuiltServer(await prepareInstance(postgres))
+    const b = await startBuiltServer(await prepareInstance(postgres))
     const listeners = async () =>
       (
         await database

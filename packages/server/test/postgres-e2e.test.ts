@@ -1,5 +1,6 @@
 // Two built instances on one PostgreSQL database, over real sockets: one state between them.
 import { describe, expect, it, vi } from 'vitest'
+import { startBuiltServer } from './cli-process.js'
 import {
   bearer,
   flags,
@@ -7,7 +8,6 @@ import {
   moduleOn,
   prepareInstance,
   setEnabled,
-  startInstance,
   TEXT_TOOLS,
   tokenFrom,
   useInstancesOnOneDatabase,
@@ -19,8 +19,8 @@ describe('two instances on one PostgreSQL database', () => {
   it('share tokens, revokes, failed-login counts and module state; B loads what A enables within a second', async () => {
     const postgres = { url: database.current().url, pool: 4 }
     const [settingsA, settingsB] = [await prepareInstance(postgres), await prepareInstance(postgres)]
-    const a = await startInstance(settingsA)
-    const b = await startInstance(settingsB)
+    const a = await startBuiltServer(settingsA)
+    const b = await startBuiltServer(settingsB)
     expect(a.line).toMatch(/\(storage: postgres 127\.0\.0\.1:\d+\/flowadmin_test_\w+, auth: on\)$/)
 
     // A token issued on A authenticates on B; revoked on B, it is refused on A at once.
@@ -45,7 +45,7 @@ describe('two instances on one PostgreSQL database', () => {
     ])
 
     // A third instance starts while the module is disabled, so it loads none of its sets...
-    const c = await startInstance(await prepareInstance(postgres))
+    const c = await startBuiltServer(await prepareInstance(postgres))
     expect(flags(await moduleOn(c.url, TEXT_TOOLS, admin))).toEqual([
       `${TEXT_TOOLS}/upper enabled=false loaded=false`,
       `${TEXT_TOOLS}/lower enabled=false loaded=false`,
@@ -76,8 +76,8 @@ describe('two instances on one PostgreSQL database', () => {
 
   it('share the session inventory and API tokens: created on A, listed and used on B, all ended on B for A', async () => {
     const postgres = { url: database.current().url, pool: 4 }
-    const a = await startInstance(await prepareInstance(postgres))
-    const b = await startInstance(await prepareInstance(postgres))
+    const a = await startBuiltServer(await prepareInstance(postgres))
+    const b = await startBuiltServer(await prepareInstance(postgres))
     const session = await tokenFrom(a.url)
     const created = await fetch(`${a.url}/auth/tokens`, {
       method: 'POST',
@@ -105,8 +105,8 @@ describe('two instances on one PostgreSQL database', () => {
 
   it('one instance killed with SIGKILL leaves the other serving with everything acknowledged intact', async () => {
     const postgres = { url: database.current().url, pool: 4 }
-    const a = await startInstance(await prepareInstance(postgres))
-    const b = await startInstance(await prepareInstance(postgres))
+    const a = await startBuiltServer(await prepareInstance(postgres))
+    const b = await startBuiltServer(await prepareInstance(postgres))
 
     // Acknowledged on A: tokens issued, one revoked, a module disabled.
     const tokens = await Promise.all(Array.from({ length: 5 }, () => tokenFrom(a.url)))

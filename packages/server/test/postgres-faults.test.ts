@@ -1,19 +1,19 @@
 // A built instance while PostgreSQL goes away: bounded 503s, no crash, recovery by itself.
-import { readFile, writeFile } from 'node:fs/promises'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { SCHEMA_VERSION } from '@flowadmin/adapter-postgres'
-import * as argon2 from 'argon2'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freePort } from '../../adapter-postgres/test/pg-server.js'
 import { startTcpProxy, type TcpProxy } from '../../adapter-postgres/test/tcp-proxy.js'
-import { logEntries, runCli } from './cli-process.js'
+import { logEntries, runCli, startBuiltServer, writeSettings } from './cli-process.js'
+import { logInAs } from './password-grant.js'
 import {
   bearer,
   flags,
+  login,
   moduleOn,
   prepareInstance,
+  prepareWithLeaver,
   setEnabled,
-  startInstance,
   TEXT_TOOLS,
   tokenFrom,
   useInstancesOnOneDatabase,
@@ -45,7 +45,9 @@ describe('PostgreSQL going away under a running instance', () => {
   }
 
   it('answers 503 storage_unavailable with Retry-After within the timeout while the server stops answering, then recovers by itself', async () => {
-    const instance = await startInstance(await prepareInstance({ url: await behindProxy(), timeoutMs: 1000 }))
+    const instance = await startBuiltServer(
+      await prepareInstance({ url: await behindProxy(), timeoutMs: 1000 }),
+    )
     const token = await tokenFrom(instance.url)
     expect((await setEnabled(instance.url, TEXT_TOOLS, false, token)).status).toBe(200)
 
@@ -78,7 +80,7 @@ describe('PostgreSQL going away under a running instance', () => {
   })
 
   it('rides out its connections being terminated: 200 or 503, never 500, and nothing acknowledged lost', async () => {
-    const instance = await startInstance(
+    const instance = await startBuiltServer(
       await prepareInstance({ url: database.current().url, timeoutMs: 1000 }),
     )
     const token = await tokenFrom(instance.url)
@@ -166,36 +168,19 @@ describe('reloading the settings (SIGHUP) while PostgreSQL refuses connections',
     relay = await startRefusingRelay(target.hostname, Number(target.port || 5432))
     const url = new URL(target)
     url.host = `127.0.0.1:${relay.port}`
-    const settingsFile = await prepareInstance({ url: url.toString(), timeoutMs: 1000 })
     // A second user, who leaves in the reload.
-    const settings = JSON.parse(await readFile(settingsFile, 'utf8'))
+    const { file: settingsFile, settings } = await prepareWithLeaver({ url: url.toString(), timeoutMs: 1000 })
     const [admin] = settings.adminAuth.users
-    const leaver = {
-      username: 'leaver',
-      password: await argon2.hash('leaver-pw', { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2 }),
-      permissions: '*',
-    }
-    settings.adminAuth.users = [admin, leaver]
-    await writeFile(settingsFile, JSON.stringify(settings))
-    const instance = await startInstance(settingsFile)
+    const instance = await startBuiltServer(settingsFile)
     const adminToken = await tokenFrom(instance.url)
-    const loggedIn = await fetch(`${instance.url}/auth/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        client_id: 'service-admin',
-        grant_type: 'password',
-        scope: '*',
-        username: 'leaver',
-        password: 'leaver-pw',
-      }),
-    })
+    const loggedIn = await logInAs(instance.url, 'leaver', 'leaver-pw')
     expect(loggedIn.status).toBe(200)
     const leaverToken = ((await loggedIn.json()) as { access_token: string }).access_token
     const settingsAs = (token: string) => fetch(`${instance.url}/settings`, { headers: bearer(token) })
     expect((await settingsAs(leaverToken)).status).toBe(200)
 
     settings.adminAuth.users = [admin]
-    await writeFile(settingsFile, JSON.stringify(settings))
+    await writeSettings(settingsFile, settings)
     await relay.refuse()
     const refusals = () => logEntries(instance.run.stderr).filter((entry) => entry.level === 'error')
     instance.run.child.kill('SIGHUP')
@@ -252,8 +237,8 @@ describe('PostgreSQL restarted under load, two instances on it', () => {
     url.host = `127.0.0.1:${relay.port}`
     const postgres = { url: url.toString(), timeoutMs: 1000, pool: 4 }
     const instances = [
-      await startInstance(await prepareInstance(postgres)),
-      await startInstance(await prepareInstance(postgres)),
+      await startBuiltServer(await prepareInstance(postgres)),
+      await startBuiltServer(await prepareInstance(postgres)),
     ]
     const urls = instances.map((instance) => instance.url)
     const issued: string[] = []
@@ -268,16 +253,7 @@ describe('PostgreSQL restarted under load, two instances on it', () => {
         const at = urls[(w + n) % 2] as string
         const step = n % 3
         if (step === 0) {
-          const response = await fetch(`${at}/auth/token`, {
-            method: 'POST',
-            body: new URLSearchParams({
-              client_id: 'service-admin',
-              grant_type: 'password',
-              scope: '*',
-              username: 'admin',
-              password: 'admin-pw',
-            }),
-          })
+          const response = await login(at)
           count(response.status)
           if (response.status === 200)
             issued.push(((await response.json()) as { access_token: string }).access_token)

@@ -1,21 +1,19 @@
 // Built flowadmin instances on one PostgreSQL database, each with a userDir of its own holding
 // the demo's node modules and flows, as two machines behind a load balancer would have.
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdtemp, readFile } from 'node:fs/promises'
 import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
-import { afterAll, afterEach, beforeAll } from 'vitest'
+import { afterEach } from 'vitest'
 import { EMPTY_TABLES, useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
-import { killAll, requireBuild, startCli } from './cli-process.js'
+import { copyDemo, killAll, useServerFolder, writeSettings } from './cli-process.js'
 import { logIn } from './password-grant.js'
 
-const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 export const GREETING = 'flowadmin-example-greeting'
 export const TEXT_TOOLS = '@flowadmin-examples/text-tools'
 export const PASSWORD = 'admin-pw'
 
-const folders: string[] = []
+/** The test file's folder, which holds a userDir for each instance. */
+let folder: { readonly dir: string } | undefined
 let users: object[] | null = null
 
 /** A userDir with the demo's modules and flows and a settings file for `postgres`; returns the settings path. */
@@ -27,25 +25,34 @@ export async function prepareInstance(postgres: Record<string, unknown>): Promis
       permissions: '*',
     },
   ]
-  const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-pg-e2e-'))
-  folders.push(userDir)
-  await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })
-  await cp(path.join(DEMO, 'flows.json'), path.join(userDir, 'flows.json'))
+  if (folder === undefined)
+    throw new Error('prepareInstance needs useInstancesOnOneDatabase() in the test file')
+  const userDir = await mkdtemp(path.join(folder.dir, 'instance-'))
+  await copyDemo(userDir, { flows: true })
   const settingsFile = path.join(userDir, 'settings.json')
-  await writeFile(
-    settingsFile,
-    JSON.stringify({ storage: 'postgres', postgres, adminAuth: { type: 'credentials', users } }),
-  )
+  await writeSettings(settingsFile, {
+    storage: 'postgres',
+    postgres,
+    adminAuth: { type: 'credentials', users },
+  })
   return settingsFile
 }
 
-/** Starts a built instance on a free port. */
-export function startInstance(settingsFile: string) {
-  return startCli(['--settings', settingsFile, '--port', '0'])
-}
-
-export async function removeInstances(): Promise<void> {
-  for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true })
+/**
+ * {@link prepareInstance}'s settings file with a second user, `leaver` (password leaver-pw, every
+ * permission), whom a test removes in a reload; returns its path and contents.
+ */
+export async function prepareWithLeaver(postgres: Record<string, unknown>) {
+  const file = await prepareInstance(postgres)
+  const settings = JSON.parse(await readFile(file, 'utf8'))
+  const leaver = {
+    username: 'leaver',
+    password: await argon2.hash('leaver-pw', { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2 }),
+    permissions: '*',
+  }
+  settings.adminAuth.users.push(leaver)
+  await writeSettings(file, settings)
+  return { file, settings }
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
@@ -84,11 +91,10 @@ export const flags = (module: ModuleBody) =>
  */
 export function useInstancesOnOneDatabase(): ReturnType<typeof useTestDatabase> {
   const database = useTestDatabase()
-  beforeAll(() => requireBuild())
+  folder = useServerFolder('pg-e2e')
   afterEach(async () => {
     await killAll()
     await database.current().query(EMPTY_TABLES)
   })
-  afterAll(removeInstances)
   return database
 }

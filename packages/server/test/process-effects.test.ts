@@ -2,14 +2,14 @@
 // environment, signal handlers. Only the `flowadmin` command tunes its own process.
 import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { getPriority, tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { waitFor } from '@flowadmin/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { HASHING_NICENESS } from '../src/cli/process-tuning.js'
 import { createArgon2Verifier, hashPassword, startServer } from '../src/index.js'
-import { killAll, requireBuild, startCli } from './cli-process.js'
+import { startBuiltServer, useServerFolder, writeSettings } from './cli-process.js'
 import { captureLog } from './log-capture.js'
 
 /** The niceness of every thread of process `pid`, by thread id. */
@@ -152,21 +152,15 @@ describe('the library', () => {
 })
 
 describe('the flowadmin command', () => {
-  let userDir: string
+  const folder = useServerFolder('effects-cli')
   let settings: string
   /** Holds the PATH folders of the tests, apart from the server's files. */
   let tools: string
   beforeAll(async () => {
-    requireBuild()
-    userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-effects-cli-'))
-    tools = await mkdtemp(path.join(tmpdir(), 'flowadmin-effects-path-'))
-    settings = path.join(userDir, 'settings.json')
-    await writeFile(settings, JSON.stringify({ storage: 'memory' }))
-  })
-  afterAll(async () => {
-    await killAll()
-    await rm(userDir, { recursive: true, force: true })
-    await rm(tools, { recursive: true, force: true })
+    tools = path.join(folder.dir, 'path')
+    await mkdir(tools)
+    settings = path.join(folder.dir, 'server', 'settings.json')
+    await writeSettings(settings, { storage: 'memory' })
   })
 
   it('lowers the priority of its helper threads, not of its event loop, and moves them to SCHED_IDLE with chrt', async () => {
@@ -174,7 +168,7 @@ describe('the flowadmin command', () => {
     const bin = await mkdtemp(path.join(tools, 'bin-'))
     const calls = path.join(bin, 'chrt.log')
     await recordingWrapper(bin, 'chrt', installed('chrt', 'util-linux'), calls, 'before')
-    const { run } = await startCli(['--settings', settings, '--port', '0'], {
+    const { run } = await startBuiltServer(settings, {
       env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` },
     })
     const pid = run.child.pid as number
@@ -209,7 +203,7 @@ describe('the flowadmin command', () => {
     const bare = await mkdtemp(path.join(tools, 'no-chrt-'))
     const runs = path.join(bare, 'sh.log')
     await recordingWrapper(bare, 'sh', '/bin/sh', runs, 'after')
-    const { run, url } = await startCli(['--settings', settings, '--port', '0'], { env: { PATH: bare } })
+    const { run, url } = await startBuiltServer(settings, { env: { PATH: bare } })
     const pid = run.child.pid as number
     expect((await fetch(`${url}/healthz`)).status).toBe(200)
     await waitFor(() => linesOf(runs).length > 0, 'the background shell that runs chrt to end')

@@ -1,51 +1,28 @@
 // Stopping the built `flowadmin` command with signals while requests are in flight, over a real
 // socket and a real SQLite file.
 import { existsSync } from 'node:fs'
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
-import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/index.js'
-import { type CliRun, killAll, logEntries, requireBuild, startCli } from './cli-process.js'
+import { type CliRun, copyDemo, logEntries, useUserDir } from './cli-process.js'
 import { logIn } from './password-grant.js'
 
-const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
 const MODULE = '@flowadmin-examples/text-tools'
 
-let userDir: string
-let settingsFile: string
+const dir = useUserDir('shutdown', copyDemo)
 let passwordHash: string
 
 beforeAll(async () => {
-  requireBuild()
   passwordHash = await hashPassword('admin-pw')
 })
-beforeEach(async () => {
-  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-shutdown-'))
-  settingsFile = path.join(userDir, 'settings.json')
-  await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })
-})
-afterEach(async () => {
-  await killAll()
-  await rm(userDir, { recursive: true, force: true })
-})
-afterAll(killAll)
 
 async function startWith(settings: object = {}) {
-  await writeFile(
-    settingsFile,
-    JSON.stringify({
-      adminAuth: {
-        type: 'credentials',
-        users: [{ username: 'admin', password: passwordHash, permissions: '*' }],
-      },
-      auditLog: 'off',
-      ...settings,
-    }),
-  )
-  const started = await startCli(['--settings', settingsFile, '--port', '0'])
+  const adminAuth = {
+    type: 'credentials',
+    users: [{ username: 'admin', password: passwordHash, permissions: '*' }],
+  }
+  const started = await dir.start({ settings: { adminAuth, auditLog: 'off', ...settings } })
   const res = await logIn(started.url, 'admin-pw')
   expect(res.status).toBe(200)
   const { access_token: token } = (await res.json()) as { access_token: string }
@@ -134,7 +111,7 @@ describe('stopping on a signal', () => {
       'stopped',
     ])
     // The store was closed cleanly: everything is in the database file, no log is left.
-    expect(existsSync(path.join(userDir, 'flowadmin.db-wal'))).toBe(false)
+    expect(existsSync(path.join(dir.userDir, 'flowadmin.db-wal'))).toBe(false)
 
     const again = await startWith()
     const res = await fetch(`${again.url}/nodes/${MODULE}`, { headers: { Authorization: `Bearer ${token}` } })

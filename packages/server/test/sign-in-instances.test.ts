@@ -3,13 +3,11 @@
 // code) posted to both at once signs in once, the other told it is used already and the trail
 // saying so; and a sign-in whose steps land on alternate instances (no affinity) completes, its
 // cookie, ticket and one-time code good at either. Real sockets, argon2, PostgreSQL and otpauth.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
 import { hashPassword } from '../src/index.js'
-import { killAll, requireBuild, startCli } from './cli-process.js'
+import { startBuiltServer, useServerFolder } from './cli-process.js'
 import { createCookieJar } from './oidc-provider.js'
 import { logInAs } from './password-grant.js'
 import { totpCode } from './totp-code.js'
@@ -21,14 +19,12 @@ const PASSWORD = 'the-password-of-each'
 const PEOPLE = ['ada', 'bob', 'cyd', 'dee'] as const
 const ADMIN_PASSWORD = 'admin-pw'
 
-let folder: string
+const folder = useServerFolder('sign-in-instances')
 /** The two instances' base URLs: A and B. */
 let instances: string[]
 let admin: string
 
 beforeAll(async () => {
-  requireBuild()
-  folder = await mkdtemp(path.join(tmpdir(), 'flowadmin-sign-in-instances-'))
   const password = await hashPassword(PASSWORD)
   const settings = {
     storage: 'postgres',
@@ -43,19 +39,12 @@ beforeAll(async () => {
   }
   instances = []
   for (const name of ['a', 'b']) {
-    const settingsFile = path.join(folder, `settings-${name}.json`)
-    await writeFile(settingsFile, JSON.stringify(settings))
-    instances.push((await startCli(['--settings', settingsFile, '--port', '0'])).url)
+    instances.push((await startBuiltServer(path.join(folder.dir, `settings-${name}.json`), { settings })).url)
   }
   const granted = await logInAs(instances[0] as string, 'admin', ADMIN_PASSWORD)
   expect(granted.status).toBe(200)
   admin = ((await granted.json()) as { access_token: string }).access_token
 }, 120_000)
-
-afterAll(async () => {
-  await killAll()
-  await rm(folder, { recursive: true, force: true })
-})
 
 const A = () => instances[0] as string
 const B = () => instances[1] as string

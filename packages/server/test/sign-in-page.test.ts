@@ -3,11 +3,10 @@
 // redirects not followed. The second factor, the policy's enrolment, the password grant refused,
 // an editor's authorization request, and codes refused when replayed, expired or wrong.
 import { createHash, randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
 import { Secret, TOTP } from 'otpauth'
 import { afterEach, describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/index.js'
-import { type CliRun, startCli, useUserDir } from './cli-process.js'
+import { type BuiltServer, useUserDir } from './cli-process.js'
 import { browse, type CookieJar, createCookieJar } from './oidc-provider.js'
 import { logInAs } from './password-grant.js'
 
@@ -17,38 +16,31 @@ const FLEET = 'fleet'
 const FLEET_SECRET = randomBytes(24).toString('base64url')
 const FLEET_REDIRECT = 'http://127.0.0.1:9/auth/strategy/callback'
 
-let running: CliRun | undefined
+let running: BuiltServer | undefined
 afterEach(async () => {
-  running?.child.kill('SIGTERM')
-  await running?.exited
+  await running?.stop()
   running = undefined
 })
 
 async function start(require: unknown = 'none'): Promise<string> {
-  await writeFile(
-    dir.settingsFile,
-    JSON.stringify({
-      userDir: dir.userDir,
-      auditLog: { file: 'audit.log' },
-      adminAuth: {
-        users: [
-          { username: 'alice', password: await hashPassword('alice-pw'), permissions: 'read' },
-          { username: 'admin', password: await hashPassword('admin-pw'), permissions: '*' },
-        ],
-        mfa: { key: KEY, require },
-        resourceServers: [
-          {
-            id: FLEET,
-            secret: `sha256:${createHash('sha256').update(FLEET_SECRET).digest('hex')}`,
-            redirectUris: [FLEET_REDIRECT],
-          },
-        ],
+  const adminAuth = {
+    users: [
+      { username: 'alice', password: await hashPassword('alice-pw'), permissions: 'read' },
+      { username: 'admin', password: await hashPassword('admin-pw'), permissions: '*' },
+    ],
+    mfa: { key: KEY, require },
+    resourceServers: [
+      {
+        id: FLEET,
+        secret: `sha256:${createHash('sha256').update(FLEET_SECRET).digest('hex')}`,
+        redirectUris: [FLEET_REDIRECT],
       },
-    }),
-  )
-  const { run, url } = await startCli(['--settings', dir.settingsFile, '--port', '0'])
-  running = run
-  return url
+    ],
+  }
+  running = await dir.start({
+    settings: { userDir: dir.userDir, auditLog: { file: 'audit.log' }, adminAuth },
+  })
+  return running.url
 }
 
 const codeAt = (secret: string, timestamp = Date.now()) =>

@@ -1,12 +1,10 @@
 // `flowadmin tokens` treats people who signed in with the identity provider like any other user:
 // the built command, on the SQLite file of a running server whose people sign in through a real
 // OpenID provider (oidc-provider) on 127.0.0.1.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningServer, startServer } from '../src/index.js'
-import { killAll, requireBuild, runCli } from './cli-process.js'
+import { runCli, useServerFolder, writeSettings } from './cli-process.js'
 import { captureLog } from './log-capture.js'
 import {
   browse,
@@ -18,32 +16,27 @@ import {
   walkSignIn,
 } from './oidc-provider.js'
 
-let userDir: string
+const folder = useServerFolder('sso-cli')
 let settingsFile: string
 let provider: TestProvider
 let server: RunningServer
 
 beforeAll(async () => {
-  requireBuild()
-  userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-sso-cli-'))
-  settingsFile = path.join(userDir, 'settings.json')
+  settingsFile = path.join(folder.dir, 'settings.json')
   provider = await startProvider()
-  await writeFile(
-    settingsFile,
-    JSON.stringify({
-      storage: 'sqlite',
-      auditLog: 'off',
-      adminAuth: {
-        oidc: {
-          issuer: provider.issuer,
-          clientId: CLIENT_ID,
-          label: 'Sign in with Example ID',
-          scope: 'openid profile groups',
-          permissions: { claim: 'groups', map: { 'nr-viewers': 'read' } },
-        },
+  await writeSettings(settingsFile, {
+    storage: 'sqlite',
+    auditLog: 'off',
+    adminAuth: {
+      oidc: {
+        issuer: provider.issuer,
+        clientId: CLIENT_ID,
+        label: 'Sign in with Example ID',
+        scope: 'openid profile groups',
+        permissions: { claim: 'groups', map: { 'nr-viewers': 'read' } },
       },
-    }),
-  )
+    },
+  })
   process.env.FLOWADMIN_OIDC_CLIENT_SECRET = CLIENT_SECRET
   server = await startServer({ port: 0, settingsFile, logger: captureLog().logger })
   await provider.register({
@@ -54,10 +47,8 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   delete process.env.FLOWADMIN_OIDC_CLIENT_SECRET
-  await killAll()
   await server?.close()
   await provider?.close()
-  await rm(userDir, { recursive: true, force: true })
 })
 
 async function tokens(args: string[]) {

@@ -19,6 +19,7 @@ import {
   type TestProvider,
   walkSignIn,
 } from './oidc-provider.js'
+import { logIn } from './password-grant.js'
 
 const LABEL = 'Sign in with Example ID'
 const MAP = { 'nr-admins': '*', 'nr-deployers': ['flows.write', 'nodes.read'], 'nr-viewers': 'read' }
@@ -267,16 +268,7 @@ describe('passwords and the identity provider together', () => {
       ],
       sso: { type: 'button', label: LABEL, url: '/auth/strategy' },
     })
-    const password = await fetch(`${both.url}/auth/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        client_id: 'service-admin',
-        grant_type: 'password',
-        scope: '*',
-        username: 'admin',
-        password: 'admin-pw',
-      }),
-    })
+    const password = await logIn(both.url, 'admin-pw')
     expect(password.status).toBe(200)
     const admin = ((await password.json()) as { access_token: string }).access_token
 
@@ -305,16 +297,7 @@ describe('passwords and the identity provider together', () => {
   })
 
   it('refuses a person the provider names like a configured user: no token, nothing of the user’s touched', async () => {
-    const password = await fetch(`${both.url}/auth/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        client_id: 'service-admin',
-        grant_type: 'password',
-        scope: '*',
-        username: 'admin',
-        password: 'admin-pw',
-      }),
-    })
+    const password = await logIn(both.url, 'admin-pw')
     const admin = ((await password.json()) as { access_token: string }).access_token
     const own = async () =>
       (

@@ -3,14 +3,12 @@
 // before), with a real OpenID provider (oidc-provider): a sign-in started at one instance finishes
 // at the other, and a one-time code traded at both at once is traded once.
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
-import { killAll, requireBuild, startCli } from './cli-process.js'
+import { startBuiltServer, useServerFolder } from './cli-process.js'
 import { freePort } from './node-red-process.js'
 import {
   CLIENT_ID,
@@ -75,14 +73,12 @@ async function startRoundRobin(upstreams: string[]): Promise<RoundRobin> {
   }
 }
 
-let folder: string
+const folder = useServerFolder('sso-instances')
 let provider: TestProvider
 let proxy: RoundRobin
 let instances: string[]
 
 beforeAll(async () => {
-  requireBuild()
-  folder = await mkdtemp(path.join(tmpdir(), 'flowadmin-sso-instances-'))
   provider = await startProvider()
   const ports = await Promise.all([freePort(), freePort()])
   // The proxy's address is the public one: known before the instances start, it is their redirect URI.
@@ -112,9 +108,8 @@ beforeAll(async () => {
   }
   instances = []
   for (const [i, port] of ports.entries()) {
-    const settingsFile = path.join(folder, `settings-${i}.json`)
-    await writeFile(settingsFile, JSON.stringify(settings))
-    instances.push((await startCli(['--settings', settingsFile, '--port', String(port)])).url)
+    const settingsFile = path.join(folder.dir, `settings-${i}.json`)
+    instances.push((await startBuiltServer(settingsFile, { settings, port })).url)
   }
   expect(instances).toEqual(upstreams)
   await provider.register({
@@ -130,10 +125,8 @@ beforeEach(() => {
 })
 
 afterAll(async () => {
-  await killAll()
   await proxy?.close()
   await provider?.close()
-  await rm(folder, { recursive: true, force: true })
 })
 
 /** The hops that reached flowadmin through the proxy, each with the instance that answered it. */
@@ -291,12 +284,7 @@ describe('names of tokens saved before names were bound', () => {
     // As before names were bound: her token is in the store, her name bound to nobody.
     await database.current().query('DELETE FROM flowadmin_sso_names')
     // The upgraded flowadmin starts a third instance on the same database.
-    const third = await startCli([
-      '--settings',
-      path.join(folder, 'settings-0.json'),
-      '--port',
-      String(await freePort()),
-    ])
+    const third = await startBuiltServer(path.join(folder.dir, 'settings-0.json'), { port: await freePort() })
     // Another account of the provider now says it is tess: refused, at either instance.
     provider.people.set('tom-sub', { username: 'tess', groups: ['nr-viewers'] })
     const refused = await walkSignIn(createCookieJar(), `${proxy.url}/auth/strategy`, 'tom-sub', (url) =>

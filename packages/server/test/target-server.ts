@@ -1,14 +1,15 @@
 // A userDir for tests that attack the built server: authentication on, SQLite storage, the
 // demo's plain and scoped node modules and its flows.json (which uses the `greeting` type).
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdtemp } from 'node:fs/promises'
 import * as path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import * as argon2 from 'argon2'
-import { afterAll, beforeAll } from 'vitest'
-import { killAll, requireBuild, startCli } from './cli-process.js'
-
-const DEMO = fileURLToPath(new URL('../../../examples/demo', import.meta.url))
+import {
+  type BuiltServer,
+  copyDemo,
+  startBuiltServer,
+  useServerFolder,
+  writeSettings,
+} from './cli-process.js'
 
 export const ADMIN = { username: 'admin', password: 'admin-pw' }
 export const VIEWER = { username: 'viewer', password: 'viewer-pw' }
@@ -38,37 +39,29 @@ export interface HostileUserDir {
   userDir: string
   settingsFile: string
   /** Starts the built server on a free port of 127.0.0.1; resolves once it listens. */
-  start(): ReturnType<typeof startCli>
-  remove(): Promise<void>
+  start(): Promise<BuiltServer>
 }
 
 const hash = (password: string) =>
   argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 })
 
 /**
- * The hooks of a test file that attacks the built server: the build is checked first, and after
- * the file's tests every process is killed and the userDir removed. Returns the function that
- * makes that userDir (see {@link createHostileUserDir}).
+ * The hooks of a test file that attacks the built server (see {@link useServerFolder}). Returns
+ * the function that makes a userDir in the file's folder (see {@link createHostileUserDir}).
  */
 export function useHostileUserDir(): (extra?: Record<string, unknown>) => Promise<HostileUserDir> {
-  let dir: HostileUserDir | undefined
-  beforeAll(() => requireBuild())
-  afterAll(async () => {
-    await killAll()
-    await dir?.remove()
-  })
-  return async (extra) => {
-    dir = await createHostileUserDir(extra)
-    return dir
-  }
+  const folder = useServerFolder('hostile')
+  return (extra) => createHostileUserDir(folder.dir, extra)
 }
 
-/** A fresh userDir in the temp folder with the settings above (plus `extra` settings). */
-export async function createHostileUserDir(extra: Record<string, unknown> = {}): Promise<HostileUserDir> {
-  const userDir = await mkdtemp(path.join(tmpdir(), 'flowadmin-hostile-'))
+/** A fresh userDir in `parent` with the settings above (plus `extra` settings). */
+async function createHostileUserDir(
+  parent: string,
+  extra: Record<string, unknown> = {},
+): Promise<HostileUserDir> {
+  const userDir = await mkdtemp(path.join(parent, 'user-'))
   const settingsFile = path.join(userDir, 'settings.json')
-  await cp(path.join(DEMO, 'node_modules'), path.join(userDir, 'node_modules'), { recursive: true })
-  await cp(path.join(DEMO, 'flows.json'), path.join(userDir, 'flows.json'))
+  await copyDemo(userDir, { flows: true })
   const settings = {
     storage: 'sqlite',
     adminAuth: {
@@ -80,12 +73,11 @@ export async function createHostileUserDir(extra: Record<string, unknown> = {}):
     },
     ...extra,
   }
-  await writeFile(settingsFile, JSON.stringify(settings, null, 2))
+  await writeSettings(settingsFile, settings)
   return {
     userDir,
     settingsFile,
-    start: () => startCli(['--settings', settingsFile, '--port', '0']),
-    remove: () => rm(userDir, { recursive: true, force: true }),
+    start: () => startBuiltServer(settingsFile),
   }
 }
 

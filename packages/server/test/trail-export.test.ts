@@ -2,12 +2,11 @@
 // 100,000 events as NDJSON and as CSV from the built command.
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../src/adapters/argon2.js'
-import { type CliRun, killAll, requireBuild, startCli } from './cli-process.js'
-import { tempDir } from './ecosystem.js'
+import { type BuiltServer, startBuiltServer, useServerFolder } from './cli-process.js'
+import { logIn } from './password-grant.js'
 
 const EVENTS = 100_000
 const BATCH = 500
@@ -16,32 +15,21 @@ const PASSWORD = 'admin password'
 /** Most the server's resident memory may grow while it streams the whole export. */
 const MAX_GROWTH_BYTES = 48 * 1024 * 1024
 
-let work: Awaited<ReturnType<typeof tempDir>>
-let flowadmin: { run: CliRun; url: string }
+const work = useServerFolder('export')
+let flowadmin: BuiltServer
 let admin: string
 
 beforeAll(async () => {
-  requireBuild()
-  work = await tempDir('flowadmin-export-')
   const settingsFile = path.join(work.dir, 'settings.json')
   const adminAuth = {
     type: 'credentials',
     users: [{ username: 'admin', password: await hashPassword(PASSWORD), permissions: '*' }],
     resourceServers: [{ id: 'fleet', secret: await hashPassword(SECRET) }],
   }
-  await mkdir(work.dir, { recursive: true })
-  await writeFile(settingsFile, JSON.stringify({ storage: 'sqlite', auditLog: 'off', adminAuth }))
-  flowadmin = await startCli(['--settings', settingsFile, '--port', '0'])
-  const login = await fetch(`${flowadmin.url}/auth/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      client_id: 'service-admin',
-      grant_type: 'password',
-      scope: '*',
-      username: 'admin',
-      password: PASSWORD,
-    }),
+  flowadmin = await startBuiltServer(settingsFile, {
+    settings: { storage: 'sqlite', auditLog: 'off', adminAuth },
   })
+  const login = await logIn(flowadmin.url, PASSWORD)
   admin = ((await login.json()) as { access_token: string }).access_token
   const basic = `Basic ${Buffer.from(`fleet:${SECRET}`).toString('base64')}`
   const start = Date.UTC(2026, 10, 1)
@@ -62,10 +50,6 @@ beforeAll(async () => {
     expect(res.status).toBe(200)
   }
 }, 300_000)
-afterAll(async () => {
-  await killAll()
-  await work?.remove()
-})
 
 /** The server's resident memory now, from /proc. */
 function residentBytes(): number {
