@@ -30,15 +30,9 @@ export {
   typesOf,
   type Warn,
 } from './adapters/modules-on-disk.js'
-export { RELOADED_SETTINGS, type ReloadOutcome } from './compose/reload.js'
-export {
-  hashWarnings,
-  isLoopback,
-  type RunningServer,
-  type ServerOptions,
-  socketAddress,
-  startServer,
-} from './compose/start.js'
+export type { ReloadOutcome, RunningServer, ServerOptions } from './compose/options.js'
+export { RELOADED_SETTINGS } from './compose/reload.js'
+export { hashWarnings, isLoopback, socketAddress, startServer } from './compose/start.js'
 export {
   type AdminAuthSettings,
   DEFAULT_HOST,

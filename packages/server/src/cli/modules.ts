@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs'
 import * as path from 'node:path'
-import type { ServerOptions } from '../compose/start.js'
-import { openStores, resolveSettings } from '../compose/stores.js'
+import type { ServerOptions } from '../compose/options.js'
+import { openStores } from '../compose/stores.js'
+import { resolveSettings } from '../config/settings.js'
 import { EXIT_USAGE, StartupError } from '../errors.js'
 
 /**

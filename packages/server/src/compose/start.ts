@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
 import { createFleetChanges, createHttpApp, type FleetChanges } from '@flowadmin/adapter-http'
 import { consolePaths, createConsole, SIGN_IN_SCRIPT } from '@flowadmin/console'
-import { type Core, isSecretDigest, type LoginQueueBounds, messageOf } from '@flowadmin/core'
+import { isSecretDigest, type LoginQueueBounds, messageOf } from '@flowadmin/core'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { getPath } from 'hono/utils/url'
@@ -13,71 +13,19 @@ import { createDiskLoader, discoverModules, toDescriptors } from '../adapters/mo
 import { createNpmInstaller, sweepStaging } from '../adapters/npm-installer.js'
 import { createPalettePolicy } from '../adapters/palette-policy.js'
 import { createTrailRecorder } from '../adapters/trail-recorder.js'
-import { isBcryptHash, type Settings, type SettingsInput } from '../config/settings.js'
+import { isBcryptHash, resolveSettings, type Settings } from '../config/settings.js'
 import { EXIT_USAGE, SettingsError, StartupError } from '../errors.js'
 import { type Listener, listen } from '../http/listen.js'
 import { canonicalAddress, clientAddressOf, parseTrustedProxies } from '../http/proxy.js'
 import { createReadiness } from '../http/readiness.js'
-import { createLogger, type Log, type Logger, logTo } from '../log.js'
+import { createLogger, type Log, logTo } from '../log.js'
 import { VERSION } from '../package-files.js'
 import { createServerCore } from './core.js'
-import { type LoginQueueSizing, sizeLoginQueue } from './login-queue-sizing.js'
-import { type ReloadOutcome, refuseReload, reloadSettings, reopenAuditLog } from './reload.js'
-import { openStores, resolveSettings } from './stores.js'
+import { sizeLoginQueue } from './login-queue-sizing.js'
+import type { RunningServer, ServerOptions } from './options.js'
+import { refuseReload, reloadSettings, reopenAuditLog } from './reload.js'
+import { openStores } from './stores.js'
 import { startSweeper } from './sweeper.js'
-
-export interface ServerOptions {
-  /** A settings file: JSON, or an ES module whose default export is the settings object. */
-  settingsFile?: string | undefined
-  /** The settings themselves, when there is no file; validated alike, paths relative to `cwd`. */
-  settings?: SettingsInput | undefined
-  /** Overrides `uiHost`. */
-  host?: string | undefined
-  /** Overrides `uiPort`; 0 picks a free port. */
-  port?: number | undefined
-  /** Overrides `userDir`; relative to `cwd`. */
-  userDir?: string | undefined
-  /** Allows an unauthenticated API on a non-loopback address. */
-  allowOpenAdmin?: boolean | undefined
-  /** Where relative paths of flags resolve. Default: the current directory. */
-  cwd?: string | undefined
-  /**
-   * The server's log (a pino logger): warnings (skipped packages, an open API), errors (the detail
-   * of each 500, a refused reload) and notes (a reload applied). Default: `createLogger()`, JSON
-   * lines on stderr.
-   */
-  logger?: Logger | undefined
-  /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
-  stdout?: ((text: string) => void) | undefined
-  /** Milliseconds `close()` lets requests in flight finish. Default: the `shutdownTimeout` setting. */
-  shutdownGraceMs?: number | undefined
-}
-
-export interface RunningServer {
-  /** Where the API answers, e.g. `http://127.0.0.1:1880` (with `httpAdminRoot` when set). */
-  url: string
-  host: string
-  port: number
-  /** The database file, `memory`, or `postgres host:port/database`. */
-  storage: string
-  authEnabled: boolean
-  /** The settings in effect: those of the start, with the users of the last reload. */
-  settings: Settings
-  /** The bounds of the queue in front of password verification, as configured or derived. */
-  loginQueue: LoginQueueSizing
-  core: Core
-  /**
-   * Reads the settings file again and applies its users, passwords and permissions from the next
-   * request. An invalid file, one that turns adminAuth on or off, or a store that cannot delete
-   * the tokens of removed users (it is down) is refused and the running settings stay; either way
-   * the outcome is logged in one line. Reloads run one at a time; the promise never rejects.
-   */
-  reload(): Promise<ReloadOutcome>
-  /** Where the metrics listener answers (`metrics: {host, port}`), e.g. `http://127.0.0.1:9464/metrics`. */
-  metricsUrl: string | null
-  /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
-  close(): Promise<void>
-}
 
 /** True for addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost. */
 export function isLoopback(host: string): boolean {

@@ -3,23 +3,9 @@ import { createMemoryStores } from '@flowadmin/adapter-memory'
 import type { PostgresStores } from '@flowadmin/adapter-postgres'
 import { createSqliteStores, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from '@flowadmin/adapter-sqlite'
 import { messageOf, type Stores } from '@flowadmin/core'
-import { loadSettings, parseSettings, type Settings } from '../config/settings.js'
+import { resolveSettings, type Settings } from '../config/settings.js'
 import { SettingsError, StartupError } from '../errors.js'
-import type { ServerOptions } from './start.js'
-
-/** The settings of a start with these options: the file or object, then the overriding flags. */
-export async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
-  const base =
-    options.settingsFile !== undefined
-      ? await loadSettings(options.settingsFile, cwd)
-      : parseSettings(options.settings ?? {}, 'settings', cwd)
-  return {
-    ...base,
-    uiHost: options.host ?? base.uiHost,
-    uiPort: options.port ?? base.uiPort,
-    userDir: options.userDir !== undefined ? path.resolve(cwd, options.userDir) : base.userDir,
-  }
-}
+import type { ServerOptions } from './options.js'
 
 /** The PostgreSQL stores of these settings: `postgres.url`, else DATABASE_URL, else the PG* variables. */
 export async function openPostgresStores(settings: Settings): Promise<PostgresStores> {

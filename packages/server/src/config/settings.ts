@@ -836,6 +836,34 @@ function adminAuthOf(parsed: v.InferOutput<typeof adminAuth>, source: string): A
   }
 }
 
+/** Where the settings of a start come from, and the flags that override some of them. */
+export interface SettingsSource {
+  /** A settings file: JSON, or an ES module whose default export is the settings object. */
+  settingsFile?: string | undefined
+  /** The settings themselves, when there is no file; validated alike, paths relative to `cwd`. */
+  settings?: SettingsInput | undefined
+  /** Overrides `uiHost`. */
+  host?: string | undefined
+  /** Overrides `uiPort`; 0 picks a free port. */
+  port?: number | undefined
+  /** Overrides `userDir`; relative to `cwd`. */
+  userDir?: string | undefined
+}
+
+/** The settings of a start from this source: the file or object, then the overriding flags. */
+export async function resolveSettings(source: SettingsSource, cwd: string): Promise<Settings> {
+  const base =
+    source.settingsFile !== undefined
+      ? await loadSettings(source.settingsFile, cwd)
+      : parseSettings(source.settings ?? {}, 'settings', cwd)
+  return {
+    ...base,
+    uiHost: source.host ?? base.uiHost,
+    uiPort: source.port ?? base.uiPort,
+    userDir: source.userDir !== undefined ? path.resolve(cwd, source.userDir) : base.userDir,
+  }
+}
+
 /**
  * Reads and validates a settings file: JSON (`.json`), or a module (`.js`, `.mjs`, ES or CommonJS)
  * whose default export is the settings object. Without a file, the defaults with `cwd` as userDir.
