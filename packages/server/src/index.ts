@@ -33,15 +33,10 @@ export {
 export type { ReloadOutcome, RunningServer, ServerOptions } from './compose/options.js'
 export { RELOADED_SETTINGS } from './compose/reload.js'
 export { hashWarnings, isLoopback, socketAddress, startServer } from './compose/start.js'
-export {
-  type AdminAuthSettings,
-  DEFAULT_HOST,
-  DEFAULT_PORT,
-  loadSettings,
-  parseSettings,
-  type Settings,
-  type SettingsInput,
-} from './config/settings.js'
+export type { AdminAuthSettings } from './config/settings/admin-auth.js'
+export { DEFAULT_HOST, DEFAULT_PORT } from './config/settings/http.js'
+export { loadSettings, parseSettings } from './config/settings/load.js'
+export type { Settings, SettingsInput } from './config/settings/schema.js'
 export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 export { type Listener, listen } from './http/listen.js'
 export { createReadiness, type ServiceState } from './http/readiness.js'

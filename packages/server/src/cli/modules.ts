@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import * as path from 'node:path'
 import type { ServerOptions } from '../compose/options.js'
 import { openStores } from '../compose/stores.js'
-import { resolveSettings } from '../config/settings.js'
+import { resolveSettings } from '../config/settings/load.js'
 import { EXIT_USAGE, StartupError } from '../errors.js'
 
 /**

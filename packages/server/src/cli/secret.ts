@@ -1,5 +1,5 @@
 import { createMachineSecret, systemRandom, webDigest } from '@flowadmin/core'
-import { resourceServerIdProblem } from '../config/settings.js'
+import { resourceServerIdProblem } from '../config/settings/resource-servers.js'
 import { type CommandSpec, HELP_OPTION, helpOf, parseCommand, UsageError } from './usage.js'
 
 /** The id `import-node-red`'s steps give a fleet of Node-RED instances, and this command's default. */

@@ -5,7 +5,7 @@ import { fanOut } from '../adapters/metrics.js'
 import { createTrailRecorder } from '../adapters/trail-recorder.js'
 import { createServerCore } from '../compose/core.js'
 import { openStores } from '../compose/stores.js'
-import { resolveSettings } from '../config/settings.js'
+import { resolveSettings } from '../config/settings/load.js'
 import { EXIT_USAGE, StartupError } from '../errors.js'
 import { createLogger, logTo } from '../log.js'
 import {

@@ -19,7 +19,7 @@ import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-
 import { createOidcProvider } from '../adapters/oidc.js'
 import { createTotpVerifier } from '../adapters/totp.js'
 import { createWebAuthn } from '../adapters/webauthn.js'
-import type { Settings } from '../config/settings.js'
+import type { Settings } from '../config/settings/schema.js'
 import type { Log } from '../log.js'
 import type { LoginQueueSizing } from './login-queue-sizing.js'
 

@@ -1,7 +1,8 @@
 // What the composition root takes (ServerOptions) and what it gives back (RunningServer), apart
 // from the code that assembles, reloads and opens, so that each of those can name them.
 import type { Core } from '@flowadmin/core'
-import type { Settings, SettingsSource } from '../config/settings.js'
+import type { SettingsSource } from '../config/settings/load.js'
+import type { Settings } from '../config/settings/schema.js'
 import type { Logger } from '../log.js'
 import type { LoginQueueSizing } from './login-queue-sizing.js'
 

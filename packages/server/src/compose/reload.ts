@@ -1,6 +1,7 @@
 import { messageOf } from '@flowadmin/core'
 import type { AuditLog } from '../adapters/audit.js'
-import { resolveSettings, type Settings } from '../config/settings.js'
+import { resolveSettings } from '../config/settings/load.js'
+import type { Settings } from '../config/settings/schema.js'
 import type { Log } from '../log.js'
 import type { ReloadOutcome, RunningServer, ServerOptions } from './options.js'
 
