@@ -11,15 +11,9 @@ export {
   createAuditLog,
   formatAuditLine,
 } from './adapters/audit.js'
+export { fanOut } from './adapters/fan-out.js'
 export { createFlowsTypeUsage } from './adapters/flows.js'
-export {
-  createMetrics,
-  fanOut,
-  LOGIN_OUTCOMES,
-  type Metrics,
-  type MetricsSources,
-  metricsFetch,
-} from './adapters/metrics.js'
+export { createMetrics, LOGIN_OUTCOMES, type Metrics, type MetricsSources } from './adapters/metrics.js'
 export {
   createDiskLoader,
   type DiscoveredModule,
@@ -39,6 +33,7 @@ export { loadSettings, parseSettings } from './config/settings/load.js'
 export type { Settings, SettingsInput } from './config/settings/schema.js'
 export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
 export { type Listener, listen } from './http/listen.js'
+export { metricsFetch } from './http/metrics-listener.js'
 export { createReadiness, type ServiceState } from './http/readiness.js'
 export { createLogger, type Log, type Logger, type LoggerSetup, logTo } from './log.js'
 export { VERSION } from './package-files.js'

@@ -1,7 +1,7 @@
 import { inventoryEntry } from '@flowadmin/adapter-http'
 import { type Core, type DomainError, operator } from '@flowadmin/core'
 import { createAuditLog } from '../adapters/audit.js'
-import { fanOut } from '../adapters/metrics.js'
+import { fanOut } from '../adapters/fan-out.js'
 import { createTrailRecorder } from '../adapters/trail-recorder.js'
 import { createServerCore } from '../compose/core.js'
 import { openStores } from '../compose/stores.js'

@@ -1,6 +1,6 @@
 // `externalModules.palette`: whether and which node modules may be installed and removed.
 import * as v from 'valibot'
-import { ruleProblem, urlProblem } from '../../adapters/palette-policy.js'
+import { ruleProblem, urlProblem } from '../../adapters/palette-rules.js'
 import { issueOf, onOff, strictObject, whole } from './fields.js'
 
 /** `externalModules.palette`, with its defaults applied. */
