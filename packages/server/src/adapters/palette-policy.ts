@@ -1,11 +1,7 @@
 import type { InstallFailure, InstallRequest } from '@flowadmin/core'
-// The four functions used, not the whole package: half its files.
-import validSemver from 'semver/functions/valid.js'
-import semverIntersects from 'semver/ranges/intersects.js'
-import semverSubset from 'semver/ranges/subset.js'
-import validSemverRange from 'semver/ranges/valid.js'
 import validatePackageName from 'validate-npm-package-name'
 import { parseRule, type Rule, urlProblem } from './palette-rules.js'
+import * as semver from './semver.js'
 
 // What may be installed, decided from the request alone, before anything is fetched: the shape of
 // the name, range and URL, then the settings' allowList and denyList (the rules of
@@ -34,7 +30,7 @@ export function nameProblem(name: string): string | null {
 
 /** Why `range` is not a semver range (a plain version is one), or null. Tags and specs are not. */
 export function rangeProblem(range: string): string | null {
-  if (range.startsWith('-') || validSemverRange(range) === null) {
+  if (range.startsWith('-') || semver.validRange(range) === null) {
     return 'Invalid version: use a semver version or range such as 1.2.3 or ^1.2'
   }
   return null
@@ -54,9 +50,9 @@ export function createPalettePolicy(settings: PalettePolicySettings) {
    * tarball) any version is possible.
    */
   const allowedBy = (rule: Rule, name: string, range: string | null) =>
-    rule.name.test(name) && (rule.range === null || (range !== null && semverSubset(range, rule.range)))
+    rule.name.test(name) && (rule.range === null || (range !== null && semver.subset(range, rule.range)))
   const deniedBy = (rule: Rule, name: string, range: string | null) =>
-    rule.name.test(name) && (rule.range === null || range === null || semverIntersects(range, rule.range))
+    rule.name.test(name) && (rule.range === null || range === null || semver.intersects(range, rule.range))
 
   const decide = (name: string, range: string | null, label: string): Refusal | null => {
     if (!allow.some((rule) => allowedBy(rule, name, range)))
@@ -90,7 +86,7 @@ export function createPalettePolicy(settings: PalettePolicySettings) {
     checkInstalled(name: string, version: string): Refusal | null {
       const problem = nameProblem(name)
       if (problem !== null) return invalid(problem)
-      return decide(name, validSemver(version) === null ? null : version, `${name}@${version}`)
+      return decide(name, semver.valid(version) === null ? null : version, `${name}@${version}`)
     },
     /** Whether removing is allowed at all (it is when installing is). */
     canRemove(): boolean {

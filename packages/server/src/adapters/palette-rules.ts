@@ -1,7 +1,7 @@
 // The rules of `externalModules.palette` (Node-RED's: `*` patterns on names, optionally
 // `@<semver range>`) and the shape of a tarball's URL: checked when the settings are read, applied
 // by the palette policy.
-import validSemverRange from 'semver/ranges/valid.js'
+import { validRange } from './semver.js'
 
 export interface Rule {
   name: RegExp
@@ -38,7 +38,7 @@ export function parseRule(text: string): Rule {
 export function ruleProblem(text: string): string | null {
   if (text.trim() === '') return 'must not be empty'
   const rule = parseRule(text)
-  if (rule.range !== null && validSemverRange(rule.range) === null) {
+  if (rule.range !== null && validRange(rule.range) === null) {
     return `${text}: the part after "@" must be a semver range`
   }
   return null

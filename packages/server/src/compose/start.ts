@@ -11,9 +11,7 @@ import { createAuditLog } from '../adapters/audit.js'
 import { fanOut } from '../adapters/fan-out.js'
 import { createMetrics } from '../adapters/metrics.js'
 import { createDiskLoader, discoverModules, toDescriptors } from '../adapters/modules-on-disk.js'
-import { createNpmInstaller } from '../adapters/npm-installer.js'
 import { sweepStaging } from '../adapters/npm-staging.js'
-import { createPalettePolicy } from '../adapters/palette-policy.js'
 import { createTrailRecorder } from '../adapters/trail-recorder.js'
 import { resolveSettings } from '../config/settings/load.js'
 import type { Settings } from '../config/settings/schema.js'
@@ -27,6 +25,7 @@ import { createLogger, type Log, logTo } from '../log.js'
 import { VERSION } from '../package-files.js'
 import { createServerCore } from './core.js'
 import { sizeLoginQueue } from './login-queue-sizing.js'
+import { onFirstUse } from './on-first-use.js'
 import type { RunningServer, ServerOptions } from './options.js'
 import { refuseReload, reloadSettings, reopenAuditLog } from './reload.js'
 import { openStores } from './stores.js'
@@ -124,16 +123,23 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const modules = await discoverModules(settings.userDir, warn)
     const loader = createDiskLoader(modules)
     const { palette } = settings
-    const installer = createNpmInstaller({
-      userDir: settings.userDir,
-      policy: createPalettePolicy(palette),
-      registry: palette.registry,
-      allowScripts: palette.allowScripts,
-      timeoutMs: palette.timeout * 1000,
-      waitMs: palette.wait * 1000,
-      log,
-      onChange: (installed) => loader.update(installed),
-    })
+    // npm, the palette's policy and their libraries are loaded at the first install or removal.
+    const installer = onFirstUse(async () => {
+      const [{ createNpmInstaller }, { createPalettePolicy }] = await Promise.all([
+        import('../adapters/npm-installer.js'),
+        import('../adapters/palette-policy.js'),
+      ])
+      return createNpmInstaller({
+        userDir: settings.userDir,
+        policy: createPalettePolicy(palette),
+        registry: palette.registry,
+        allowScripts: palette.allowScripts,
+        timeoutMs: palette.timeout * 1000,
+        waitMs: palette.wait * 1000,
+        log,
+        onChange: (installed) => loader.update(installed),
+      })
+    }, ['install', 'remove'])
     const core = await createServerCore({
       settings,
       stores,
