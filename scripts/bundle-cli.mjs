@@ -5,6 +5,11 @@
 // read and a compilation of its own. bin/flowadmin.cjs runs the bundle only while it is newer than
 // every package's last compilation, and the files themselves otherwise.
 //
+// The bundle is split (COMMAND_BUILD's `splitting`): what the command's code imports on demand
+// (each command but the one run, the store the settings name, the adapters of passkeys, second
+// factors, single sign-on and npm installs) is in chunks of its own beside cli.js, read only when
+// first imported, so a start reads and compiles only what its settings use.
+//
 // Left out of the bundle, and imported from where they are installed:
 // - the packages with a compiled part (argon2, better-sqlite3), which find it beside their own files;
 // - what the command loads only on demand, whole packages with imports of their own: the

@@ -63,7 +63,14 @@ export interface ConsoleOptions {
   dir?: string
 }
 
-function readFiles(dir: string): Map<string, StaticFile> {
+/** The built page: the page itself, its assets by name, and the sign-in page's script with its ETag. */
+interface Built {
+  page: StaticFile | undefined
+  assets: Map<string, StaticFile>
+  signIn: { file: StaticFile; tag: string } | undefined
+}
+
+function readFiles(dir: string): Built {
   const files = new Map<string, StaticFile>()
   for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
     const type = TYPES[path.extname(name)]
@@ -75,7 +82,21 @@ function readFiles(dir: string): Map<string, StaticFile> {
     }
     files.set(name.split(path.sep).join('/'), { type, body: readFileSync(file), encoded })
   }
-  return files
+  const assets = new Map<string, StaticFile>()
+  for (const [name, file] of files) {
+    const asset = name.slice(CONSOLE_ASSETS_PREFIX.length)
+    if (name.startsWith(CONSOLE_ASSETS_PREFIX) && !asset.includes('/')) assets.set(asset, file)
+  }
+  const signIn = files.get(SIGN_IN_SCRIPT)
+  return {
+    page: files.get('index.html'),
+    assets,
+    signIn: signIn && {
+      file: signIn,
+      // Weak in use: one tag for the content, whichever encoding it is sent in.
+      tag: `"${createHash('sha256').update(signIn.body).digest('base64url').slice(0, 22)}"`,
+    },
+  }
 }
 
 /** The body that fits the request's Accept-Encoding, with the headers that say so. */
@@ -141,8 +162,12 @@ export function createConsole(
 ): Hono | null {
   const dir = options.dir ?? BUILT
   if (!existsSync(path.join(dir, 'index.html'))) return null
-  const files = readFiles(dir)
-  const page = files.get('index.html') as StaticFile
+  // Read at the first request for one of them: a server nobody opens the page of holds none.
+  let built: Built | undefined
+  const files = () => {
+    built ??= readFiles(dir)
+    return built
+  }
   const paths = pathsOf(options.basePath)
 
   const app = new Hono()
@@ -157,38 +182,35 @@ export function createConsole(
     permissionsPolicy: { camera: [], microphone: [], geolocation: [], payment: [], usb: [] },
   })
   app.get(paths.page, headers, (c) => {
+    const { page } = files()
+    if (page === undefined) return fallback(c.req.raw, c.env)
     c.header('Cache-Control', 'no-cache')
     return send(c, page)
   })
   if (paths.base !== '') app.get(paths.base, (c) => c.redirect(paths.page, 308))
-  for (const [name, file] of files) {
-    const asset = name.slice(CONSOLE_ASSETS_PREFIX.length)
-    if (!name.startsWith(CONSOLE_ASSETS_PREFIX) || asset.includes('/')) continue
-    app.get(`${paths.assets}${asset}`, (c) => {
-      assetHeaders(c)
-      c.header('Cache-Control', 'public, max-age=31536000, immutable')
-      return send(c, file)
-    })
-  }
-  const signIn = files.get(SIGN_IN_SCRIPT)
-  if (signIn !== undefined) {
-    // Weak: one tag for the content, whichever encoding it is sent in.
-    const tag = `"${createHash('sha256').update(signIn.body).digest('base64url').slice(0, 22)}"`
-    const etag = `W/${tag}`
-    app.get(paths.signIn, (c) => {
-      assetHeaders(c)
-      c.header('Cache-Control', 'no-cache')
-      c.header('ETag', etag)
-      const known = (c.req.header('If-None-Match') ?? '')
-        .split(',')
-        .map((given) => given.trim().replace(/^W\//, ''))
-      if (known.includes(tag) || known.includes('*')) {
-        c.header('Vary', 'Accept-Encoding')
-        return c.body(null, 304)
-      }
-      return send(c, signIn)
-    })
-  }
+  app.get(`${paths.assets}:asset`, (c) => {
+    const file = files().assets.get(c.req.param('asset') ?? '')
+    if (file === undefined) return fallback(c.req.raw, c.env)
+    assetHeaders(c)
+    c.header('Cache-Control', 'public, max-age=31536000, immutable')
+    return send(c, file)
+  })
+  app.get(paths.signIn, (c) => {
+    const { signIn } = files()
+    if (signIn === undefined) return fallback(c.req.raw, c.env)
+    const { file, tag } = signIn
+    assetHeaders(c)
+    c.header('Cache-Control', 'no-cache')
+    c.header('ETag', `W/${tag}`)
+    const known = (c.req.header('If-None-Match') ?? '')
+      .split(',')
+      .map((given) => given.trim().replace(/^W\//, ''))
+    if (known.includes(tag) || known.includes('*')) {
+      c.header('Vary', 'Accept-Encoding')
+      return c.body(null, 304)
+    }
+    return send(c, file)
+  })
   app.notFound((c) => fallback(c.req.raw, c.env))
   return app
 }

@@ -11,15 +11,9 @@ export {
   createAuditLog,
   formatAuditLine,
 } from './adapters/audit.js'
+export { fanOut } from './adapters/fan-out.js'
 export { createFlowsTypeUsage } from './adapters/flows.js'
-export {
-  createMetrics,
-  fanOut,
-  LOGIN_OUTCOMES,
-  type Metrics,
-  type MetricsSources,
-  metricsFetch,
-} from './adapters/metrics.js'
+export { createMetrics, LOGIN_OUTCOMES, type Metrics, type MetricsSources } from './adapters/metrics.js'
 export {
   createDiskLoader,
   type DiscoveredModule,
@@ -30,26 +24,18 @@ export {
   typesOf,
   type Warn,
 } from './adapters/modules-on-disk.js'
-export { RELOADED_SETTINGS, type ReloadOutcome } from './compose/reload.js'
-export {
-  hashWarnings,
-  isLoopback,
-  type RunningServer,
-  type ServerOptions,
-  socketAddress,
-  startServer,
-} from './compose/start.js'
-export {
-  type AdminAuthSettings,
-  DEFAULT_HOST,
-  DEFAULT_PORT,
-  loadSettings,
-  parseSettings,
-  type Settings,
-  type SettingsInput,
-} from './config/settings.js'
+export type { ReloadOutcome, RunningServer, ServerOptions } from './compose/options.js'
+export { RELOADED_SETTINGS } from './compose/reload.js'
+export { startServer } from './compose/start.js'
+export type { AdminAuthSettings } from './config/settings/admin-auth.js'
+export { hashWarnings } from './config/settings/hash-warnings.js'
+export { DEFAULT_HOST, DEFAULT_PORT } from './config/settings/http.js'
+export { loadSettings, parseSettings } from './config/settings/load.js'
+export type { Settings, SettingsInput } from './config/settings/schema.js'
 export { EXIT_RUNTIME, EXIT_USAGE, SettingsError, StartupError } from './errors.js'
+export { isLoopback, socketAddress } from './http/addresses.js'
 export { type Listener, listen } from './http/listen.js'
+export { metricsFetch } from './http/metrics-listener.js'
 export { createReadiness, type ServiceState } from './http/readiness.js'
 export { createLogger, type Log, type Logger, type LoggerSetup, logTo } from './log.js'
 export { VERSION } from './package-files.js'

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process'
-import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
-import { hostname } from 'node:os'
+import { cp, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import {
   createTaskQueue,
@@ -11,13 +10,16 @@ import {
 } from '@flowadmin/core'
 import type { Log } from '../log.js'
 import { type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { describeNpmFailure } from './npm-failure.js'
+import { claimStaging } from './npm-staging.js'
 import type { PalettePolicy } from './palette-policy.js'
 import { readTarballManifest } from './tarball.js'
 
 // Installs and removes node modules with npm, all or nothing. npm works on a copy of the userDir's
 // package.json, lockfile, .npmrc and node_modules in a staging folder inside userDir; only when it
 // succeeded, and the result is a node module the policy allows, is the copy put in place with a
-// few renames. A failure, a timeout or a crash while npm runs leaves userDir as it was.
+// few renames. A failure, a timeout or a crash while npm runs leaves userDir as it was (the
+// staging folders: npm-staging.ts).
 
 export interface NpmInstallerOptions {
   userDir: string
@@ -38,18 +40,6 @@ export interface NpmInstallerOptions {
   onChange: (modules: DiscoveredModule[]) => void
 }
 
-/** The folders inside userDir that npm works in; swept at start in case a crash left one. */
-const STAGING_PREFIX = '.flowadmin-staging-'
-/**
- * In a staging folder: who works in it, `{"host", "pid"}`. Its modification time is the owner's
- * heartbeat, renewed while the folder is in use, so another instance sharing the userDir (on this
- * machine or another) can tell a folder in use from one a crash left behind.
- */
-const OWNER = '.owner'
-/** How often a staging folder in use has its heartbeat renewed. */
-const HEARTBEAT_MS = 10_000
-/** A staging folder whose heartbeat is older than this is left over, whoever owned it. */
-const STALE_MS = 6 * HEARTBEAT_MS
 const FILES = ['package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.npmrc'] as const
 /** An uploaded tarball, inside the staging folder; not kept (the module is installed unsaved). */
 const UPLOAD = 'upload.tgz'
@@ -62,59 +52,6 @@ const FRESH_PACKAGE = {
 
 type Outcome<T> = ({ ok: true } & T) | { ok: false; error: InstallFailure }
 const failed = (error: InstallFailure) => ({ ok: false as const, error })
-
-/**
- * Removes staging folders a crash left behind, and only those: another instance sharing this
- * userDir may be installing in one of its own right now.
- */
-export async function sweepStaging(userDir: string): Promise<void> {
-  const entries = await readdir(userDir).catch(() => [])
-  for (const entry of entries) {
-    if (!entry.startsWith(STAGING_PREFIX)) continue
-    const dir = path.join(userDir, entry)
-    if (!(await inUse(dir))) await rm(dir, { recursive: true, force: true })
-  }
-}
-
-/**
- * True while a staging folder may be in use: its heartbeat (or, before its owner is written, its
- * own age) is recent, and when the owner is a process of this machine, that process is alive.
- */
-async function inUse(dir: string): Promise<boolean> {
-  const owner = await readFile(path.join(dir, OWNER), 'utf8')
-    .then((text) => JSON.parse(text) as { host?: unknown; pid?: unknown })
-    .catch(() => null)
-  const beat = (await stat(path.join(dir, OWNER)).catch(() => null)) ?? (await stat(dir).catch(() => null))
-  if (beat === null || Date.now() - beat.mtimeMs > STALE_MS) return false
-  if (owner?.host === hostname() && typeof owner.pid === 'number') return isAlive(owner.pid)
-  return true
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/**
- * A new staging folder of this process, named after its pid, with its owner written and its
- * heartbeat renewed until `release()`.
- */
-async function claimStaging(userDir: string): Promise<{ dir: string; release(): void }> {
-  const dir = await mkdtemp(path.join(userDir, `${STAGING_PREFIX}${process.pid}-`))
-  const owner = path.join(dir, OWNER)
-  await writeFile(owner, JSON.stringify({ host: hostname(), pid: process.pid }))
-  const heartbeat = setInterval(() => {
-    const now = new Date()
-    utimes(owner, now, now).catch(() => {})
-  }, HEARTBEAT_MS)
-  heartbeat.unref()
-  return { dir, release: () => clearInterval(heartbeat) }
-}
 
 export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstaller {
   const { userDir, policy, log } = options
@@ -345,65 +282,6 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
         ),
       ) as Promise<Outcome<Record<never, never>>>
     },
-  }
-}
-
-/**
- * What went wrong, in words, when npm's output names something the registry does not have: the
- * module `wanted`, a package it depends on, a version, or a tarball URL that answered 404. The
- * registry is the one npm asked (from its request), else `registry`. Null for any other failure.
- */
-export function describeNpmFailure(output: string, wanted: string, registry: string | null): string | null {
-  const code = /npm (?:error|ERR!) code (E[A-Z0-9]+)/.exec(output)?.[1]
-  if (code === 'E404') {
-    const resource = /The requested resource '(.+?)' could not be found/.exec(output)?.[1]
-    if (resource === undefined) return null
-    if (/^https?:\/\//i.test(resource)) return `no tarball at ${withoutCredentials(resource)}`
-    const name = packageName(resource)
-    const asked = /404 Not Found - GET (\S+)/.exec(output)?.[1]
-    const where = inRegistry(registryOf(asked, name) ?? registry)
-    return name === wanted
-      ? `module "${name}" not found in ${where}`
-      : `module "${wanted}" needs "${name}", which is not found in ${where}`
-  }
-  if (code === 'ETARGET') {
-    const spec = /No matching version found for (\S+?)\.?$/m.exec(output)?.[1]
-    if (spec === undefined) return null
-    const name = packageName(spec)
-    const range = spec.slice(name.length + 1)
-    const where = inRegistry(registry)
-    return name === wanted
-      ? `no version of module "${name}" matches ${range} in ${where}`
-      : `module "${wanted}" needs "${name}" at ${range}, a version not found in ${where}`
-  }
-  return null
-}
-
-/** `name` of `name@range` or `@scope/name@range`. */
-function packageName(spec: string): string {
-  const at = spec.indexOf('@', 1)
-  return at === -1 ? spec : spec.slice(0, at)
-}
-
-/** The registry of a packument's URL (`<registry><name>`, a scope's `/` escaped); null when it is not one. */
-function registryOf(url: string | undefined, name: string): string | null {
-  const escaped = name.replace('/', '%2f')
-  if (url === undefined || !url.toLowerCase().endsWith(`/${escaped}`)) return null
-  return url.slice(0, url.length - escaped.length)
-}
-
-const inRegistry = (registry: string | null) =>
-  registry === null ? 'the registry' : `the registry ${withoutCredentials(registry)}`
-
-/** A URL as it may be shown: without a user name or password. */
-function withoutCredentials(text: string): string {
-  try {
-    const url = new URL(text)
-    url.username = ''
-    url.password = ''
-    return url.toString()
-  } catch {
-    return text
   }
 }
 

@@ -18,7 +18,7 @@ import type {
 import { messageOf } from '@flowadmin/core'
 import { createRemoteJWKSet, type JWTHeaderParameters, type JWTPayload, jwtVerify } from 'jose'
 import * as client from 'openid-client'
-import type { OidcSettings } from '../config/settings.js'
+import type { OidcSettings } from '../config/settings/oidc.js'
 
 /** The events claim member that makes a JWT a back-channel logout token. */
 const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout'

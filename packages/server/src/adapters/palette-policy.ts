@@ -1,27 +1,17 @@
 import type { InstallFailure, InstallRequest } from '@flowadmin/core'
-// The four functions used, not the whole package: half its files, loaded by every start (the
-// settings' rules are checked with them).
-import validSemver from 'semver/functions/valid.js'
-import semverIntersects from 'semver/ranges/intersects.js'
-import semverSubset from 'semver/ranges/subset.js'
-import validSemverRange from 'semver/ranges/valid.js'
 import validatePackageName from 'validate-npm-package-name'
+import { parseRule, type Rule, urlProblem } from './palette-rules.js'
+import * as semver from './semver.js'
 
 // What may be installed, decided from the request alone, before anything is fetched: the shape of
-// the name, range and URL, then the settings' allowList and denyList (Node-RED's
-// `externalModules.palette` rules: `*` patterns on names, optionally `@<semver range>`).
+// the name, range and URL, then the settings' allowList and denyList (the rules of
+// palette-rules.ts).
 
 export interface PalettePolicySettings {
   allowInstall: boolean
   allowUpload: boolean
   allowList: string[]
   denyList: string[]
-}
-
-interface Rule {
-  name: RegExp
-  /** null: any version. */
-  range: string | null
 }
 
 type Refusal = Extract<InstallFailure, { code: 'invalid_module_spec' | 'module_not_allowed' }>
@@ -40,43 +30,8 @@ export function nameProblem(name: string): string | null {
 
 /** Why `range` is not a semver range (a plain version is one), or null. Tags and specs are not. */
 export function rangeProblem(range: string): string | null {
-  if (range.startsWith('-') || validSemverRange(range) === null) {
+  if (range.startsWith('-') || semver.validRange(range) === null) {
     return 'Invalid version: use a semver version or range such as 1.2.3 or ^1.2'
-  }
-  return null
-}
-
-/** Why `url` is not an http(s) URL of a tarball, or null: no git, file or other specs. */
-export function urlProblem(url: string): string | null {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return 'Invalid url: use an http or https URL of a tarball'
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    return 'Invalid url: use an http or https URL of a tarball'
-  }
-  if (parsed.username !== '' || parsed.password !== '')
-    return 'Invalid url: credentials in a URL are not accepted'
-  return null
-}
-
-/** `node-red-contrib-*@<2` → name pattern and range. A scope's `@` is not a version separator. */
-function parseRule(text: string): Rule {
-  const at = text.indexOf('@', 1)
-  const pattern = at === -1 ? text : text.slice(0, at)
-  const range = at === -1 ? null : text.slice(at + 1)
-  const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')
-  return { name: new RegExp(`^${escaped}$`), range: range === '' ? null : range }
-}
-
-/** Why a rule of the settings is not usable, or null (for the settings' validation). */
-export function ruleProblem(text: string): string | null {
-  if (text.trim() === '') return 'must not be empty'
-  const rule = parseRule(text)
-  if (rule.range !== null && validSemverRange(rule.range) === null) {
-    return `${text}: the part after "@" must be a semver range`
   }
   return null
 }
@@ -95,9 +50,9 @@ export function createPalettePolicy(settings: PalettePolicySettings) {
    * tarball) any version is possible.
    */
   const allowedBy = (rule: Rule, name: string, range: string | null) =>
-    rule.name.test(name) && (rule.range === null || (range !== null && semverSubset(range, rule.range)))
+    rule.name.test(name) && (rule.range === null || (range !== null && semver.subset(range, rule.range)))
   const deniedBy = (rule: Rule, name: string, range: string | null) =>
-    rule.name.test(name) && (rule.range === null || range === null || semverIntersects(range, rule.range))
+    rule.name.test(name) && (rule.range === null || range === null || semver.intersects(range, rule.range))
 
   const decide = (name: string, range: string | null, label: string): Refusal | null => {
     if (!allow.some((rule) => allowedBy(rule, name, range)))
@@ -131,7 +86,7 @@ export function createPalettePolicy(settings: PalettePolicySettings) {
     checkInstalled(name: string, version: string): Refusal | null {
       const problem = nameProblem(name)
       if (problem !== null) return invalid(problem)
-      return decide(name, validSemver(version) === null ? null : version, `${name}@${version}`)
+      return decide(name, semver.valid(version) === null ? null : version, `${name}@${version}`)
     },
     /** Whether removing is allowed at all (it is when installing is). */
     canRemove(): boolean {

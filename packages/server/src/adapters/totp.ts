@@ -7,7 +7,7 @@ import { Secret, TOTP } from 'otpauth'
 // Its types say `export =`, its ES module exports the same function as default (what Node loads).
 // @ts-expect-error TS1259: a default import of an `export =` declaration, without esModuleInterop.
 import qrcode from 'qrcode-generator'
-import { MIN_MFA_KEY_LENGTH } from '../config/settings.js'
+import { MIN_MFA_KEY_LENGTH } from '../config/settings/mfa.js'
 
 /** Seconds of one time step. */
 export const TOTP_PERIOD = 30

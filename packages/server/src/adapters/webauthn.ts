@@ -15,7 +15,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server'
-import type { WebAuthnSettings } from '../config/settings.js'
+import type { WebAuthnSettings } from '../config/settings/webauthn.js'
 
 /** Milliseconds the browser gives the person to answer; the stored challenge lives longer (5 min). */
 const CEREMONY_TIMEOUT_MS = 120_000

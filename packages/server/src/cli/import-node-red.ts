@@ -2,27 +2,11 @@ import { stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { messageOf } from '@flowadmin/core'
 import { evaluateInChild } from '../config/child-eval.js'
-import { isBcryptHash, parseSettings } from '../config/settings.js'
+import { parseSettings } from '../config/settings/load.js'
+import { isBcryptHash } from '../config/settings/users.js'
 import { SettingsError } from '../errors.js'
-import { DEFAULT_RESOURCE_SERVER_ID } from './secret.js'
-import { type CommandSpec, HELP_OPTION, helpOf, parseCommand, UsageError } from './usage.js'
-
-export const IMPORT_NODE_RED = {
-  name: 'import-node-red',
-  usage: ['SETTINGS_JS'],
-  summary: 'Print flowadmin settings made from the adminAuth of a Node-RED settings.js',
-  details: `Runs SETTINGS_JS in a node process of its own, as Node-RED would load it, and prints on
-standard output flowadmin settings (JSON) with its adminAuth: the users with their bcrypt password
-hashes as they are (flowadmin verifies them and warns at each start until they are replaced),
-their permissions, sessionExpiryTime and default (what anyone gets without logging in).
-Functions (users, authenticate, tokens, default) cannot be converted: each is named on standard
-error and left out. Standard error also says how each Node-RED instance logs in at flowadmin
-through @flowadmin/node-red. So: flowadmin import-node-red settings.js > flowadmin.json`,
-  options: { help: HELP_OPTION },
-  exitCodes:
-    'Exit codes: 0 success, 2 usage error, or a SETTINGS_JS that is missing, fails when run, has no\n' +
-    "adminAuth, or holds what flowadmin's settings refuse (nothing is printed on standard output then).",
-} satisfies CommandSpec
+import { DEFAULT_RESOURCE_SERVER_ID, IMPORT_NODE_RED } from './commands.js'
+import { helpOf, parseCommand, UsageError } from './usage.js'
 
 /** Marks a value JSON cannot carry (a function, a symbol, a bigint) on its way out of the child. */
 const NOT_DATA = '\u0000flowadmin:not-data'

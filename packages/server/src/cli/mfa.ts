@@ -1,35 +1,8 @@
 import { operator } from '@flowadmin/core'
 import { StartupError } from '../errors.js'
+import { MFA } from './commands.js'
 import { withCore } from './tokens.js'
-import {
-  type CommandSpec,
-  HELP_OPTION,
-  helpOf,
-  parseCommand,
-  SETTINGS_OPTION,
-  USER_DIR_OPTION,
-  UsageError,
-} from './usage.js'
-
-export const MFA = {
-  name: 'mfa',
-  usage: ['reset USER --settings FILE'],
-  summary: "Remove a person's second factor (when they lost it)",
-  details: `Works on the database directly, whether the server runs or not. It reads the server's
-settings file (adminAuth, the store).
-
-  reset     Delete USER's TOTP secret, recovery codes and passkeys and end USER's sessions (API
-            tokens stay); USER then signs in with the password alone and may enrol again.
-            Audited as mfa.removed in the settings' audit file and the trail.`,
-  options: {
-    settings: SETTINGS_OPTION,
-    'user-dir': USER_DIR_OPTION,
-    help: HELP_OPTION,
-  },
-  exitCodes:
-    'Exit codes: 0 removed, 1 USER has no second factor, or the database cannot be used,\n' +
-    '2 usage or settings error.',
-} satisfies CommandSpec
+import { helpOf, parseCommand, UsageError } from './usage.js'
 
 /** `flowadmin mfa reset USER`. */
 export async function mfaCommand(args: string[]): Promise<void> {

@@ -1,8 +1,30 @@
 import { existsSync } from 'node:fs'
 import * as path from 'node:path'
-import type { ServerOptions } from '../compose/start.js'
-import { openStores, resolveSettings } from '../compose/stores.js'
+import type { ServerOptions } from '../compose/options.js'
+import { openStores } from '../compose/stores.js'
+import { resolveSettings } from '../config/settings/load.js'
 import { EXIT_USAGE, StartupError } from '../errors.js'
+import { MODULES } from './commands.js'
+import { helpOf, parseCommand, UsageError } from './usage.js'
+
+/** `flowadmin modules forget NAME`. */
+export async function modulesCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(MODULES, args, true)
+  if (values.help) {
+    process.stdout.write(helpOf(MODULES))
+    return
+  }
+  const [action, name, ...extra] = positionals
+  if (action === undefined) throw new UsageError('modules needs an action: forget NAME', MODULES.name)
+  if (action !== 'forget') {
+    throw new UsageError(`unknown modules action "${action}": the action is forget NAME`, MODULES.name)
+  }
+  if (name === undefined || name === '' || extra.length > 0) {
+    throw new UsageError('modules forget takes exactly one module name', MODULES.name)
+  }
+  const line = await forgetModule({ settingsFile: values.settings, userDir: values['user-dir'] }, name)
+  process.stdout.write(`${line}\n`)
+}
 
 /**
  * `flowadmin modules forget NAME`: drops the stored state (the `enabled` flags) of a module, for

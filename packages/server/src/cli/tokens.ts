@@ -1,64 +1,17 @@
 import { inventoryEntry } from '@flowadmin/adapter-http'
 import { type Core, type DomainError, operator } from '@flowadmin/core'
 import { createAuditLog } from '../adapters/audit.js'
-import { fanOut } from '../adapters/metrics.js'
+import { fanOut } from '../adapters/fan-out.js'
 import { createTrailRecorder } from '../adapters/trail-recorder.js'
 import { createServerCore } from '../compose/core.js'
-import { openStores, resolveSettings } from '../compose/stores.js'
+import { openStores } from '../compose/stores.js'
+import { resolveSettings } from '../config/settings/load.js'
 import { EXIT_USAGE, StartupError } from '../errors.js'
 import { createLogger, logTo } from '../log.js'
-import {
-  type CommandSpec,
-  HELP_OPTION,
-  helpOf,
-  parseCommand,
-  SETTINGS_OPTION,
-  USER_DIR_OPTION,
-  UsageError,
-} from './usage.js'
+import { TOKENS } from './commands.js'
+import { type CommandSpec, helpOf, parseCommand, UsageError } from './usage.js'
 
 const ACTIONS = ['list', 'revoke', 'create']
-
-export const TOKENS = {
-  name: 'tokens',
-  usage: [
-    'list [--user U] [--json] --settings FILE',
-    'revoke ID | --user U | --all --settings FILE',
-    'create --user U --name N [--scope read] [--expires TIME] [--audience ID] --settings FILE',
-  ],
-  summary: 'List, revoke or create sessions and API tokens',
-  details: `Works on the database directly, whether the server runs or not; a running server refuses a
-revoked token on its next request. It reads the server's settings file (adminAuth, the store).
-
-  list      Every unexpired session and API token, or those of user U.
-  revoke    End one token by its id, every token of user U, or every token.
-  create    Create a named API token for U and print it on standard output, this once. The scope
-            defaults to U's permissions; --expires never only when
-            adminAuth.apiTokens.allowNoExpiry is true. The token works where its audience is:
-            flowadmin's API (the default), or one resource server alone.`,
-  options: {
-    settings: SETTINGS_OPTION,
-    'user-dir': USER_DIR_OPTION,
-    user: { value: 'U', text: "the user whose tokens are listed, revoked or created ('*': everyone)" },
-    name: { value: 'N', text: 'create: the name of the API token' },
-    scope: { value: 'SCOPE', text: "create: * or read (default: the user's permissions)" },
-    expires: {
-      value: 'TIME',
-      text: 'create: a lifetime in s, m, h or d such as 3600s, 12h or 30d (default 90d), or never',
-    },
-    audience: {
-      value: 'ID',
-      text: "create: flowadmin (the default) or a resource server's id, the one place the token works",
-    },
-    json: { text: 'list: print JSON (the fields of GET /auth/tokens) instead of a table' },
-    all: { text: 'revoke: every token of every user' },
-    help: HELP_OPTION,
-  },
-  exitCodes:
-    'Exit codes: 0 success, 1 no token with that id, or the database cannot be used,\n' +
-    '2 usage or settings error, or a refused create (a scope or lifetime beyond the bounds,\n' +
-    'an unknown user).',
-} satisfies CommandSpec
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
 

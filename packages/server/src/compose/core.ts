@@ -12,16 +12,19 @@ import {
   type NodeSetLoader,
   type PasswordVerifier,
   type Stores,
+  type TotpVerifier,
+  type WebAuthn,
 } from '@flowadmin/core'
 import { createArgon2Verifier } from '../adapters/argon2.js'
 import { createFlowsTypeUsage } from '../adapters/flows.js'
 import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
-import { createOidcProvider } from '../adapters/oidc.js'
-import { createTotpVerifier } from '../adapters/totp.js'
-import { createWebAuthn } from '../adapters/webauthn.js'
-import type { Settings } from '../config/settings.js'
+import type { MfaSettings } from '../config/settings/mfa.js'
+import type { OidcSettings } from '../config/settings/oidc.js'
+import type { Settings } from '../config/settings/schema.js'
+import type { WebAuthnSettings } from '../config/settings/webauthn.js'
 import type { Log } from '../log.js'
 import type { LoginQueueSizing } from './login-queue-sizing.js'
+import { onFirstUse } from './on-first-use.js'
 
 /**
  * SHA-256 on the event loop. Web Crypto's digest runs on libuv's thread pool, where it would
@@ -32,6 +35,29 @@ const nodeDigest: Digest = {
   sha256: async (text) => hash('sha256', text, 'hex'),
   hmacSha256: async (key, text) => createHmac('sha256', key).update(text).digest('hex'),
 }
+
+/** Single sign-on over openid-client, loaded at the first sign-in. */
+const identityProviderOf = (settings: OidcSettings): IdentityProvider => ({
+  issuer: settings.issuer,
+  ...onFirstUse(
+    async () => (await import('../adapters/oidc.js')).createOidcProvider(settings),
+    ['authorizationUrl', 'complete', 'verifyLogoutToken'],
+  ),
+})
+
+/** TOTP over otpauth, loaded at the first enrolment or code checked. */
+const totpOf = (settings: MfaSettings): TotpVerifier =>
+  onFirstUse(
+    async () => (await import('../adapters/totp.js')).createTotpVerifier(settings),
+    ['create', 'check'],
+  )
+
+/** Passkeys over @simplewebauthn/server, loaded at the first ceremony. */
+const webAuthnOf = (settings: WebAuthnSettings): WebAuthn =>
+  onFirstUse(
+    async () => (await import('../adapters/webauthn.js')).createWebAuthn(settings),
+    ['registrationOptions', 'verifyRegistration', 'authenticationOptions', 'verifyAuthentication'],
+  )
 
 /** What the core of this service is made of; everything but the settings, stores and sinks has a default. */
 export interface ServerCoreOptions {
@@ -50,11 +76,15 @@ export interface ServerCoreOptions {
   loader?: NodeSetLoader | undefined
   /** Default: none, so installs are refused. */
   installer?: ModuleInstaller | undefined
-  /** Default: openid-client over `adminAuth.oidc`, when it is set. */
+  /** Default: openid-client over `adminAuth.oidc`, when it is set, loaded at the first sign-in. */
   identityProvider?: IdentityProvider | undefined
 }
 
-/** The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk. */
+/**
+ * The core as this service runs it: argon2, SHA-256 on the event loop, modules on disk, and the
+ * adapters of what the settings turn on (single sign-on, second factors, passkeys), each loaded at
+ * its first use.
+ */
 export async function createServerCore(options: ServerCoreOptions): Promise<Core> {
   const { settings, stores, events, log, loginQueue } = options
   // The second factor's key goes to its adapter only, not into the core's options.
@@ -82,9 +112,9 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
       observer: options.observer,
       identityProvider:
         options.identityProvider ??
-        (settings.adminAuth?.oidc === undefined ? undefined : createOidcProvider(settings.adminAuth.oidc)),
-      totp: mfa === undefined ? undefined : createTotpVerifier(mfa),
-      webauthn: webauthn === undefined ? undefined : createWebAuthn(webauthn),
+        (settings.adminAuth?.oidc === undefined ? undefined : identityProviderOf(settings.adminAuth.oidc)),
+      totp: mfa === undefined ? undefined : totpOf(mfa),
+      webauthn: webauthn === undefined ? undefined : webAuthnOf(webauthn),
     },
     {
       fleet: settings.fleet,

@@ -1,20 +1,9 @@
 import { messageOf } from '@flowadmin/core'
 import type { AuditLog } from '../adapters/audit.js'
-import type { Settings } from '../config/settings.js'
+import { resolveSettings } from '../config/settings/load.js'
+import type { Settings } from '../config/settings/schema.js'
 import type { Log } from '../log.js'
-import type { RunningServer, ServerOptions } from './start.js'
-import { resolveSettings } from './stores.js'
-
-/** What a reload of the settings file did. */
-export type ReloadOutcome =
-  | {
-      ok: true
-      /** How many users are configured now. */
-      users: number
-      /** Settings that changed in the file but take effect only after a restart. */
-      needRestart: string[]
-    }
-  | { ok: false; message: string }
+import type { ReloadOutcome, RunningServer, ServerOptions } from './options.js'
 
 /**
  * Settings a running server takes from its file again: the users, their passwords and their

@@ -1,102 +1,33 @@
 import { stat } from 'node:fs/promises'
-import { isIP } from 'node:net'
 import { createFleetChanges, createHttpApp, type FleetChanges } from '@flowadmin/adapter-http'
 import { consolePaths, createConsole, SIGN_IN_SCRIPT } from '@flowadmin/console'
-import { type Core, isSecretDigest, type LoginQueueBounds, messageOf } from '@flowadmin/core'
-import { getConnInfo } from '@hono/node-server/conninfo'
-import type { Context } from 'hono'
+import { type LoginQueueBounds, messageOf } from '@flowadmin/core'
 import { getPath } from 'hono/utils/url'
 import { createArgon2Verifier, DEFAULT_VERIFY_CONCURRENCY } from '../adapters/argon2.js'
 import { createAuditLog } from '../adapters/audit.js'
-import { createMetrics, fanOut, metricsFetch } from '../adapters/metrics.js'
+import { fanOut } from '../adapters/fan-out.js'
+import { createMetrics } from '../adapters/metrics.js'
 import { createDiskLoader, discoverModules, toDescriptors } from '../adapters/modules-on-disk.js'
-import { createNpmInstaller, sweepStaging } from '../adapters/npm-installer.js'
-import { createPalettePolicy } from '../adapters/palette-policy.js'
+import { sweepStaging } from '../adapters/npm-staging.js'
 import { createTrailRecorder } from '../adapters/trail-recorder.js'
-import { isBcryptHash, type Settings, type SettingsInput } from '../config/settings.js'
+import { hashWarnings } from '../config/settings/hash-warnings.js'
+import { resolveSettings } from '../config/settings/load.js'
 import { EXIT_USAGE, SettingsError, StartupError } from '../errors.js'
-import { type Listener, listen } from '../http/listen.js'
-import { canonicalAddress, clientAddressOf, parseTrustedProxies } from '../http/proxy.js'
+import { isLoopback, socketAddress } from '../http/addresses.js'
+import { type Listener, listen, originOf } from '../http/listen.js'
+import { metricsFetch } from '../http/metrics-listener.js'
+import { clientAddressOf, parseTrustedProxies } from '../http/proxy.js'
 import { createReadiness } from '../http/readiness.js'
-import { createLogger, type Log, type Logger, logTo } from '../log.js'
+import { createLogger, logTo } from '../log.js'
 import { VERSION } from '../package-files.js'
 import { createServerCore } from './core.js'
-import { type LoginQueueSizing, sizeLoginQueue } from './login-queue-sizing.js'
-import { type ReloadOutcome, refuseReload, reloadSettings, reopenAuditLog } from './reload.js'
-import { openStores, resolveSettings } from './stores.js'
+import { sizeLoginQueue } from './login-queue-sizing.js'
+import { onFirstUse } from './on-first-use.js'
+import type { RunningServer, ServerOptions } from './options.js'
+import { createOutageLog } from './outage-log.js'
+import { refuseReload, reloadSettings, reopenAuditLog } from './reload.js'
+import { openStores } from './stores.js'
 import { startSweeper } from './sweeper.js'
-
-export interface ServerOptions {
-  /** A settings file: JSON, or an ES module whose default export is the settings object. */
-  settingsFile?: string | undefined
-  /** The settings themselves, when there is no file; validated alike, paths relative to `cwd`. */
-  settings?: SettingsInput | undefined
-  /** Overrides `uiHost`. */
-  host?: string | undefined
-  /** Overrides `uiPort`; 0 picks a free port. */
-  port?: number | undefined
-  /** Overrides `userDir`; relative to `cwd`. */
-  userDir?: string | undefined
-  /** Allows an unauthenticated API on a non-loopback address. */
-  allowOpenAdmin?: boolean | undefined
-  /** Where relative paths of flags resolve. Default: the current directory. */
-  cwd?: string | undefined
-  /**
-   * The server's log (a pino logger): warnings (skipped packages, an open API), errors (the detail
-   * of each 500, a refused reload) and notes (a reload applied). Default: `createLogger()`, JSON
-   * lines on stderr.
-   */
-  logger?: Logger | undefined
-  /** Receives audit lines when `auditLog` is "stdout". Default: process.stdout. */
-  stdout?: ((text: string) => void) | undefined
-  /** Milliseconds `close()` lets requests in flight finish. Default: the `shutdownTimeout` setting. */
-  shutdownGraceMs?: number | undefined
-}
-
-export interface RunningServer {
-  /** Where the API answers, e.g. `http://127.0.0.1:1880` (with `httpAdminRoot` when set). */
-  url: string
-  host: string
-  port: number
-  /** The database file, `memory`, or `postgres host:port/database`. */
-  storage: string
-  authEnabled: boolean
-  /** The settings in effect: those of the start, with the users of the last reload. */
-  settings: Settings
-  /** The bounds of the queue in front of password verification, as configured or derived. */
-  loginQueue: LoginQueueSizing
-  core: Core
-  /**
-   * Reads the settings file again and applies its users, passwords and permissions from the next
-   * request. An invalid file, one that turns adminAuth on or off, or a store that cannot delete
-   * the tokens of removed users (it is down) is refused and the running settings stay; either way
-   * the outcome is logged in one line. Reloads run one at a time; the promise never rejects.
-   */
-  reload(): Promise<ReloadOutcome>
-  /** Where the metrics listener answers (`metrics: {host, port}`), e.g. `http://127.0.0.1:9464/metrics`. */
-  metricsUrl: string | null
-  /** Stops accepting, finishes requests in flight, stops the sweeper and closes the store. */
-  close(): Promise<void>
-}
-
-/** True for addresses only this machine can reach: 127.0.0.0/8, ::1 and localhost. */
-export function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
-  if (bare === 'localhost' || bare === '::1') return true
-  const v4 = bare.startsWith('::ffff:') ? bare.slice(7) : bare
-  return isIP(v4) === 4 && v4.startsWith('127.')
-}
-
-/** The TCP peer's address of a request, canonical (IPv4-mapped IPv6 shown as plain IPv4). */
-export function socketAddress(c: Context): string {
-  try {
-    const address = getConnInfo(c).remote.address
-    if (address === undefined) return 'unknown'
-    return canonicalAddress(address) ?? address
-  } catch {
-    return 'unknown'
-  }
-}
 
 /**
  * Starts the service: settings, stores, core, HTTP app, listener. Start-up failures are
@@ -171,16 +102,23 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const modules = await discoverModules(settings.userDir, warn)
     const loader = createDiskLoader(modules)
     const { palette } = settings
-    const installer = createNpmInstaller({
-      userDir: settings.userDir,
-      policy: createPalettePolicy(palette),
-      registry: palette.registry,
-      allowScripts: palette.allowScripts,
-      timeoutMs: palette.timeout * 1000,
-      waitMs: palette.wait * 1000,
-      log,
-      onChange: (installed) => loader.update(installed),
-    })
+    // npm, the palette's policy and their libraries are loaded at the first install or removal.
+    const installer = onFirstUse(async () => {
+      const [{ createNpmInstaller }, { createPalettePolicy }] = await Promise.all([
+        import('../adapters/npm-installer.js'),
+        import('../adapters/palette-policy.js'),
+      ])
+      return createNpmInstaller({
+        userDir: settings.userDir,
+        policy: createPalettePolicy(palette),
+        registry: palette.registry,
+        allowScripts: palette.allowScripts,
+        timeoutMs: palette.timeout * 1000,
+        waitMs: palette.wait * 1000,
+        log,
+        onChange: (installed) => loader.update(installed),
+      })
+    }, ['install', 'remove'])
     const core = await createServerCore({
       settings,
       stores,
@@ -303,7 +241,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     for (const line of hashWarnings(settings)) warn(line)
     let reloading: Promise<unknown> = Promise.resolve()
     const running: RunningServer = {
-      url: `${origin(listener)}${settings.httpAdminRoot}`,
+      url: `${originOf(listener)}${settings.httpAdminRoot}`,
       host: listener.address.address,
       port: listener.address.port,
       storage,
@@ -311,7 +249,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       settings,
       loginQueue,
       core,
-      metricsUrl: metricsServer === null ? null : `${origin(metricsServer)}/metrics`,
+      metricsUrl: metricsServer === null ? null : `${originOf(metricsServer)}/metrics`,
       reload() {
         // Each reload waits for the one before; none rejects, so none holds up those after it.
         const outcome = reloading.then(() => {
@@ -340,56 +278,5 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   } catch (error) {
     await undo()
     throw error
-  }
-}
-
-/**
- * One line for each user whose hash is bcrypt, as Node-RED's settings.js holds it (verified, but
- * argon2id is what flowadmin hashes with), and for each resource server whose secret is a password
- * hash rather than a machine secret's digest (verified, but each start or reload costs one
- * verification, and a password-like secret could be guessed).
- */
-export function hashWarnings(settings: Settings): string[] {
-  const auth = settings.adminAuth
-  if (auth === null) return []
-  return [
-    ...auth.users
-      .filter((user) => isBcryptHash(user.password))
-      .map(
-        (user) =>
-          `user ${user.username}: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from \`flowadmin hash-pw\``,
-      ),
-    ...(auth.resourceServers ?? [])
-      .filter((server) => !isSecretDigest(server.secret))
-      .map(
-        (server) =>
-          `resource server ${server.id}: the secret is a password hash; it is accepted, but replace it with a machine secret: \`flowadmin secret\` prints one and its digest for the settings`,
-      ),
-  ]
-}
-
-/** `http://host:port` of a listener, an IPv6 address in brackets. */
-function origin(listener: Listener): string {
-  const { address, family, port } = listener.address
-  return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`
-}
-
-/** How often at most an outage of the store is logged while requests keep meeting it. */
-const OUTAGE_LOG_INTERVAL_MS = 10_000
-
-/** Logs an unreachable store once per interval, however many requests meet it. */
-function createOutageLog(log: Log): (error: unknown) => void {
-  let last = Number.NEGATIVE_INFINITY
-  let missed = 0
-  return (error) => {
-    const now = Date.now()
-    if (now - last < OUTAGE_LOG_INTERVAL_MS) {
-      missed++
-      return
-    }
-    // `missed`: requests answered 503 since the last report.
-    log('warning', 'the store cannot be reached, requests answer 503', { reason: messageOf(error), missed })
-    last = now
-    missed = 0
   }
 }

@@ -1,29 +1,15 @@
+// The store the settings name, opened (and migrated) here; each store's package is loaded only
+// when the settings name it: a server on SQLite never loads the PostgreSQL driver, and the reverse.
 import * as path from 'node:path'
-import { createMemoryStores } from '@flowadmin/adapter-memory'
 import type { PostgresStores } from '@flowadmin/adapter-postgres'
-import { createSqliteStores, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from '@flowadmin/adapter-sqlite'
 import { messageOf, type Stores } from '@flowadmin/core'
-import { loadSettings, parseSettings, type Settings } from '../config/settings.js'
+import { resolveSettings } from '../config/settings/load.js'
+import type { Settings } from '../config/settings/schema.js'
 import { SettingsError, StartupError } from '../errors.js'
-import type { ServerOptions } from './start.js'
-
-/** The settings of a start with these options: the file or object, then the overriding flags. */
-export async function resolveSettings(options: ServerOptions, cwd: string): Promise<Settings> {
-  const base =
-    options.settingsFile !== undefined
-      ? await loadSettings(options.settingsFile, cwd)
-      : parseSettings(options.settings ?? {}, 'settings', cwd)
-  return {
-    ...base,
-    uiHost: options.host ?? base.uiHost,
-    uiPort: options.port ?? base.uiPort,
-    userDir: options.userDir !== undefined ? path.resolve(cwd, options.userDir) : base.userDir,
-  }
-}
+import type { ServerOptions } from './options.js'
 
 /** The PostgreSQL stores of these settings: `postgres.url`, else DATABASE_URL, else the PG* variables. */
 export async function openPostgresStores(settings: Settings): Promise<PostgresStores> {
-  // Loaded only when used: the PostgreSQL driver costs start-up time and memory on SQLite.
   const { createPostgresStores } = await import('@flowadmin/adapter-postgres')
   try {
     return await createPostgresStores({
@@ -42,11 +28,15 @@ export async function openStores(settings: Settings): Promise<{
   storage: string
   postgres?: PostgresStores
 }> {
-  if (settings.storage === 'memory') return { stores: createMemoryStores(), storage: 'memory' }
+  if (settings.storage === 'memory') {
+    const { createMemoryStores } = await import('@flowadmin/adapter-memory')
+    return { stores: createMemoryStores(), storage: 'memory' }
+  }
   if (settings.storage === 'postgres') {
     const stores = await openPostgresStores(settings)
     return { stores, storage: `postgres ${stores.target}`, postgres: stores }
   }
+  const { createSqliteStores } = await import('@flowadmin/adapter-sqlite')
   const file = path.join(settings.userDir, 'flowadmin.db')
   try {
     // Given the path, the stores own the connection and close it with themselves.
@@ -79,5 +69,6 @@ export async function migrateStore(
   }
   const { stores, storage } = await openStores(settings)
   await stores.close()
-  return `the database ${storage} is at schema version ${SQLITE_SCHEMA_VERSION}`
+  const { SCHEMA_VERSION } = await import('@flowadmin/adapter-sqlite')
+  return `the database ${storage} is at schema version ${SCHEMA_VERSION}`
 }

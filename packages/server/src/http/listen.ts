@@ -132,3 +132,9 @@ function bindError(error: NodeJS.ErrnoException, host: string, port: number): St
       return new StartupError(`cannot listen on ${where}: ${error.message}`)
   }
 }
+
+/** `http://host:port` of a listener, an IPv6 address in brackets. */
+export function originOf(listener: Listener): string {
+  const { address, family, port } = listener.address
+  return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`
+}
