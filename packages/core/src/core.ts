@@ -125,9 +125,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         })
   const providers = { sso: sso?.label ?? null, directory: directory?.label ?? null }
   const findPerson =
-    directory === null
-      ? undefined
-      : (username: string, address: string) => directory.find(username, address)
+    directory === null ? undefined : (username: string, address: string) => directory.find(username, address)
   const inventory = createTokenInventory({
     tokens,
     users,

@@ -1,6 +1,18 @@
 export { addressScope } from './auth/address-scope.js'
 export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
 export {
+  DEFAULT_DIRECTORY_LABEL,
+  DEFAULT_DIRECTORY_THROTTLE,
+  DEFAULT_RECHECK_MINUTES,
+  DIRECTORY_IN_FLIGHT_ALLOWANCE,
+  DIRECTORY_RETRY_AFTER,
+  type DirectoryOptions,
+  type DirectoryThrottleOptions,
+  directoryAccountKey,
+  directoryGroupKey,
+  RECHECK_RETRY_MS,
+} from './auth/directory.js'
+export {
   type FactorError,
   type FactorKind,
   type FactorStatus,
@@ -14,18 +26,6 @@ export {
   SIGN_IN_BOUNDS,
   type SsoExchangeError,
 } from './auth/handover.js'
-export {
-  DEFAULT_DIRECTORY_LABEL,
-  DEFAULT_DIRECTORY_THROTTLE,
-  DEFAULT_RECHECK_MINUTES,
-  DIRECTORY_IN_FLIGHT_ALLOWANCE,
-  DIRECTORY_RETRY_AFTER,
-  type DirectoryOptions,
-  type DirectoryThrottleOptions,
-  directoryAccountKey,
-  directoryGroupKey,
-  RECHECK_RETRY_MS,
-} from './auth/directory.js'
 export type { Granted, LoginError, LoginRequest } from './auth/login.js'
 export {
   DEFAULT_LOGIN_QUEUE,

@@ -92,7 +92,11 @@ function world(
   const fake = options.fake ?? createFakeDirectory()
   const stores = options.stores ?? createMemoryStores()
   fake.set('dora', { identity: 'uuid-dora', password: 'dora-pw', groups: [ADMINS.toLowerCase()] })
-  fake.set('dan', { identity: 'uuid-dan', password: 'dan-pw', groups: ['cn=nr-deployers,ou=groups', 'nr-deployers'] })
+  fake.set('dan', {
+    identity: 'uuid-dan',
+    password: 'dan-pw',
+    groups: ['cn=nr-deployers,ou=groups', 'nr-deployers'],
+  })
   fake.set('vic', { identity: 'uuid-vic', password: 'vic-pw', groups: ['nr-viewers'] })
   fake.set('nobody', { identity: 'uuid-nobody', password: 'nobody-pw', groups: ['marketing'] })
   fake.set('dis', { identity: 'uuid-dis', password: 'dis-pw', groups: ['nr-viewers'], disabled: true })
@@ -137,14 +141,19 @@ function world(
 
 describe('groups to permissions', () => {
   it('matches DNs and names without regard to case or the spaces around , = and +', () => {
-    expect(directoryGroupKey('CN=NR Admins, OU=Groups , DC=example')).toBe('cn=nr admins,ou=groups,dc=example')
+    expect(directoryGroupKey('CN=NR Admins, OU=Groups , DC=example')).toBe(
+      'cn=nr admins,ou=groups,dc=example',
+    )
     expect(directoryGroupKey(' NR-Viewers ')).toBe('nr-viewers')
   })
 
   it('gives a person the union of their mapped groups, by DN or by name', async () => {
     const { tokenOf, principalOf } = world()
     expect((await principalOf(await tokenOf('dora', 'dora-pw')))?.permissions).toEqual(['*'])
-    expect((await principalOf(await tokenOf('dan', 'dan-pw')))?.permissions).toEqual(['flows.write', 'nodes.read'])
+    expect((await principalOf(await tokenOf('dan', 'dan-pw')))?.permissions).toEqual([
+      'flows.write',
+      'nodes.read',
+    ])
     expect((await principalOf(await tokenOf('vic', 'vic-pw')))?.permissions).toEqual(['read'])
   })
 })
@@ -196,7 +205,10 @@ describe('a directory person signs in with the password grant', () => {
 
   it('never asks the directory about a configured user: their password is the settings’', async () => {
     const { login, fake } = world()
-    expect(await login('admin', 'directory-admin-pw')).toEqual({ ok: false, error: { code: 'invalid_credentials' } })
+    expect(await login('admin', 'directory-admin-pw')).toEqual({
+      ok: false,
+      error: { code: 'invalid_credentials' },
+    })
     expect((await login('admin', 'pw')).ok).toBe(true)
     expect(fake.calls).toEqual([])
   })
@@ -358,7 +370,10 @@ describe('the sign-in page', () => {
     )
     if (enrolled.step !== 'enrolled') throw new Error(enrolled.step)
     const finished = await w.core.signIn.finishEnrolment(BROWSER, enrolled.ticket, ADDRESS)
-    expect(finished).toMatchObject({ step: 'verified', person: { method: 'password_totp', user: { username: 'vic' } } })
+    expect(finished).toMatchObject({
+      step: 'verified',
+      person: { method: 'password_totp', user: { username: 'vic' } },
+    })
     expect(w.fake.calls).toEqual(['authenticate vic', 'authenticate vic', 'find vic', 'find vic'])
     // Next time, the code: a directory that went silent meanwhile ends the sign-in.
     w.clock.advance(60_000)

@@ -80,7 +80,10 @@ export const directoryAccountKey = (username: string): string =>
   username.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim()
 
 /** The password grant's outcome of a directory person: who, or null (refused), or why not asked. */
-export type DirectoryVerification = Result<SsoUser | null, Extract<DomainError, { code: 'directory_unavailable' }>>
+export type DirectoryVerification = Result<
+  SsoUser | null,
+  Extract<DomainError, { code: 'directory_unavailable' }>
+>
 
 export interface DirectoryPeopleDeps {
   directory: Directory

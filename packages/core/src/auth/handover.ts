@@ -96,7 +96,16 @@ export function createHandover(deps: HandoverDeps) {
     if (isDirectoryRecord(owner)) {
       if (!deps.directory || owner.permissions.length === 0) return invalidGrant(SPENT)
       return tokens
-        .issue(owner, clientId, owner.permissions, address, agent, undefined, audience, owner.method ?? 'password')
+        .issue(
+          owner,
+          clientId,
+          owner.permissions,
+          address,
+          agent,
+          undefined,
+          audience,
+          owner.method ?? 'password',
+        )
         .then((token) => ok(token))
     }
     if (owner.method === undefined) {

@@ -11,10 +11,10 @@ import type {
   WebAuthn,
 } from '../ports/index.js'
 import { fromBase64url } from '../tokens/encoding.js'
+import type { TokenOwner } from '../tokens/owner.js'
 import type { Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
 import { SIGN_IN_BOUNDS } from './handover.js'
-import type { TokenOwner } from '../tokens/owner.js'
 import { endOtherSessions } from './sessions.js'
 import type { User } from './users.js'
 

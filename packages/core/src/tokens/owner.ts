@@ -50,7 +50,10 @@ export interface ProviderLabels {
 }
 
 /** The label of the source a token's person signed in with, or null for one of the settings' users. */
-export const providerOf = (record: Pick<TokenRecord, 'fingerprint'>, labels: ProviderLabels): string | null =>
+export const providerOf = (
+  record: Pick<TokenRecord, 'fingerprint'>,
+  labels: ProviderLabels,
+): string | null =>
   record.fingerprint.startsWith(SSO_FINGERPRINT_PREFIX)
     ? labels.sso
     : isDirectoryRecord(record)
