@@ -150,16 +150,21 @@ export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
 
   /**
    * The person an entry names, as their tokens carry them, with their rights now; every token of
-   * theirs is narrowed to those. null, audited, when the account is disabled or its groups give
-   * nothing (then their tokens end too), or the name is a configured user's or another identity's.
+   * theirs is narrowed to those. null, audited, when the account is disabled (its tokens end at a
+   * re-check; a sign-in refuses it at the cost of a wrong password, nothing more), its groups give
+   * nothing (then its tokens end), or the name is a configured user's or another identity's.
    */
-  async function admit(entry: DirectoryPerson, actor: Actor): Promise<SsoUser | null> {
+  async function admit(entry: DirectoryPerson, actor: Actor, recheck = false): Promise<SsoUser | null> {
     const prefix = await prefixOf(entry.identity)
     const who = { ...actor, username: entry.username }
     const shown = JSON.stringify(entry.username.slice(0, 64))
     if (entry.disabled) {
-      const ended = await endAll(prefix, actor.address)
-      refuse('disabled', `The directory marks the account ${shown} disabled (${ended} tokens ended).`, who)
+      const ended = recheck ? await endAll(prefix, actor.address) : 0
+      refuse(
+        'disabled',
+        `The directory marks the account ${shown} disabled${recheck ? ` (${ended} tokens ended)` : ''}.`,
+        who,
+      )
       return null
     }
     if (deps.isConfiguredUser(entry.username)) {
@@ -219,7 +224,7 @@ export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
       return
     }
     // Disabled, or no permission any more: admit ends their tokens.
-    await admit(entry, actor)
+    await admit(entry, actor, true)
   }
 
   return {

@@ -7,26 +7,31 @@ import * as tls from 'node:tls'
 import { Client } from 'ldapts'
 import type { LdapSettings } from '../config/settings/ldap.js'
 
-/** A connection's client, ready for its pool's work. */
-export type Connection = Client
+/**
+ * A connection: its client, and whether its socket closed. (ldapts does not see a StartTLS
+ * connection close: it watches the plain socket the TLS one replaced.)
+ */
+export interface Connection {
+  client: Client
+  readonly closed: boolean
+}
 
 /**
  * Opens a connection to the first of the settings' URLs that answers: connected, encrypted as the
- * settings say, and bound as the service account when `bindAsService`. Each Client gets one
- * socket only: should it close, the next operation fails instead of reconnecting, and the pool
- * opens a new, encrypted one.
+ * settings say, and bound as the service account when `bindAsService`.
  */
 export async function openConnection(settings: LdapSettings, bindAsService: boolean): Promise<Connection> {
   let failure: unknown
   for (const url of settings.urls) {
-    const client = clientFor(settings, url)
+    const connection = connectionTo(settings, url)
+    const { client } = connection
     try {
       if (url.startsWith('ldap:') && settings.startTls) await client.startTLS(tlsOptionsFor(settings, url))
       if (bindAsService) await client.bind(settings.bindDn, settings.bindPassword)
-      return client
+      return connection
     } catch (error) {
       failure = error
-      destroy(client)
+      destroy(connection)
     }
   }
   throw failure
@@ -44,19 +49,31 @@ function tlsOptionsFor(settings: LdapSettings, url: string): tls.ConnectionOptio
   }
 }
 
-/** A Client over one socket at most, unreferenced (an idle connection does not hold the process). */
-function clientFor(settings: LdapSettings, url: string): Client {
+/**
+ * A Client over one socket at most (with its TLS layer): should it close, the next operation
+ * fails instead of reconnecting, and the pool opens a new, encrypted connection. Its sockets are
+ * unreferenced (an idle connection does not hold the process), and their closing is seen
+ * whichever layer closes.
+ */
+function connectionTo(settings: LdapSettings, url: string): Connection {
   let opened = false
+  let closed = false
+  const watch = <T extends net.Socket>(socket: T): T => {
+    socket.once('close', () => {
+      closed = true
+    })
+    return socket
+  }
   const once = <T extends net.Socket>(open: () => T): T => {
     if (opened) throw new Error('the connection to the directory closed')
     opened = true
-    const socket = open()
+    const socket = watch(open())
     socket.unref()
     return socket
   }
   const secure = url.startsWith('ldaps:')
   const tlsOptions = secure ? tlsOptionsFor(settings, url) : undefined
-  return new Client({
+  const client = new Client({
     url,
     timeout: settings.timeout,
     connectTimeout: settings.timeout,
@@ -65,13 +82,19 @@ function clientFor(settings: LdapSettings, url: string): Client {
       once(() => net.connect(port, host))) as typeof net.connect,
     createSecureConnection: ((...args: Parameters<typeof tls.connect>) =>
       // StartTLS upgrades the socket it was given; ldaps:// opens its one socket here.
-      secure ? once(() => tls.connect(...args)) : tls.connect(...args)) as typeof tls.connect,
+      secure ? once(() => tls.connect(...args)) : watch(tls.connect(...args))) as typeof tls.connect,
   })
+  return {
+    client,
+    get closed() {
+      return closed || !client.isConnected
+    },
+  }
 }
 
 /** Closes a connection for good, whatever state it is in. */
-export function destroy(client: Client): void {
-  client.unbind().catch(() => {})
+export function destroy(connection: Connection): void {
+  connection.client.unbind().catch(() => {})
 }
 
 /** A bounded pool of connections: at most `size` open or opening at once; the others wait. */
@@ -80,18 +103,18 @@ export function createConnectionPool(size: number, open: () => Promise<Connectio
   const waiting: Array<() => void> = []
   let count = 0
   const wake = () => waiting.shift()?.()
-  const drop = (client: Connection) => {
+  const drop = (connection: Connection) => {
     count--
-    destroy(client)
+    destroy(connection)
   }
   return {
     /** A connection of the pool's, opened when none is idle and the pool is not full; else waits. */
     async acquire(): Promise<Connection> {
       for (;;) {
-        const client = idle.pop()
-        if (client !== undefined) {
-          if (client.isConnected) return client
-          drop(client)
+        const connection = idle.pop()
+        if (connection !== undefined) {
+          if (!connection.closed) return connection
+          drop(connection)
           continue
         }
         if (count < size) {
@@ -108,14 +131,14 @@ export function createConnectionPool(size: number, open: () => Promise<Connectio
       }
     },
     /** Gives a connection back: kept when `healthy` and still open, else closed. */
-    release(client: Connection, healthy: boolean): void {
-      if (healthy && client.isConnected) idle.push(client)
-      else drop(client)
+    release(connection: Connection, healthy: boolean): void {
+      if (healthy && !connection.closed) idle.push(connection)
+      else drop(connection)
       wake()
     },
     /** Closes the idle connections. */
     close(): void {
-      for (const client of idle.splice(0)) drop(client)
+      for (const connection of idle.splice(0)) drop(connection)
     },
   }
 }
