@@ -20,6 +20,7 @@ import {
   createFixedClock,
   createPlainHasher,
   createSeededRandom,
+  holdVerifications,
 } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
@@ -211,6 +212,23 @@ describe('a directory person signs in with the password grant', () => {
     })
     expect((await login('admin', 'pw')).ok).toBe(true)
     expect(fake.calls).toEqual([])
+  })
+
+  it('leaves the verifier to configured users and, without a directory, to unknown names too: answered once verified', async () => {
+    const { login, hasher } = world({ ldap: null })
+    const hold = holdVerifications(hasher)
+    let answered = false
+    const refused = login('ghost', 'x').then((result) => {
+      answered = true
+      return result
+    })
+    await hold.started
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(answered).toBe(false)
+    hold.release()
+    expect(await refused).toEqual({ ok: false, error: { code: 'invalid_credentials' } })
+    hold.restore()
+    expect(hasher.verified).toEqual([hasher.dummyHash])
   })
 
   it('keeps a name to the identity that first signed in with it', async () => {

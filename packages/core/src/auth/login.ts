@@ -204,7 +204,9 @@ export function createLogin({
       events.emit({ type: 'login.shed', at: clock.now(), retryAfter: queue.retryAfter, ...actor })
       return err({ code: 'temporarily_unavailable', retryAfter: queue.retryAfter })
     }
-    return ok(user !== undefined && (await verification) ? user : null)
+    // Awaited whoever the user is: an unknown one costs the same verification (the dummy hash).
+    const passwordOk = await verification
+    return ok(user !== undefined && passwordOk ? user : null)
   }
 
   /** One verification (by the verifier or the directory), then the scope and the client. */
