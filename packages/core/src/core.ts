@@ -1,9 +1,5 @@
 import { createAccess } from './auth/access.js'
-import {
-  createDirectoryPeople,
-  DEFAULT_DIRECTORY_THROTTLE,
-  DIRECTORY_IN_FLIGHT_ALLOWANCE,
-} from './auth/directory.js'
+import { createDirectoryPeople, directoryThrottleOptions } from './auth/directory.js'
 import { createMfaFacade, createPasskeyFacade } from './auth/factor-facade.js'
 import { createFactors } from './auth/factors.js'
 import { createHandover } from './auth/handover.js'
@@ -140,14 +136,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     ...DEFAULT_THROTTLE,
     ...auth?.throttle,
   })
-  // The directory's own throttle, on the same store: each account from any address (see directory.ts).
-  const directoryThrottle = createThrottle(ports.stores.throttle, clock, digest, {
-    ...DEFAULT_THROTTLE,
-    ...auth?.throttle,
-    maxFailuresPerUser: directoryOptions?.throttle?.maxFailures ?? DEFAULT_DIRECTORY_THROTTLE.maxFailures,
-    windowSeconds: directoryOptions?.throttle?.windowSeconds ?? DEFAULT_DIRECTORY_THROTTLE.windowSeconds,
-    inFlightAllowance: DIRECTORY_IN_FLIGHT_ALLOWANCE,
-  })
+  const directoryThrottle = createThrottle(
+    ports.stores.throttle,
+    clock,
+    digest,
+    directoryThrottleOptions({ ...DEFAULT_THROTTLE, ...auth?.throttle }, directoryOptions?.throttle),
+  )
   const queue = createLoginQueue({ ...DEFAULT_LOGIN_QUEUE, ...auth?.loginQueue })
   const resourceServers = createResourceServers(
     { verifier: ports.verifier, queue, throttle, digest, events, clock },

@@ -23,6 +23,7 @@ import type {
 import { DIRECTORY_FINGERPRINT_PREFIX, directoryPersonOf, type SsoUser } from '../tokens/owner.js'
 import type { Tokens } from '../tokens/tokens.js'
 import { permissionsOfGroups } from './sso-groups.js'
+import type { ThrottleOptions } from './throttle.js'
 
 /** `adminAuth.ldap` as the core needs it. */
 export interface DirectoryOptions {
@@ -50,6 +51,21 @@ export const DEFAULT_DIRECTORY_THROTTLE: DirectoryThrottleOptions = { maxFailure
  * directory sees at most `maxFailures + 1` wrong passwords of an account per window.
  */
 export const DIRECTORY_IN_FLIGHT_ALLOWANCE = 1
+/**
+ * The directory's throttle, on the same store as the passwords' (`base`, whose address limit and
+ * known-client days it keeps): `maxFailures` per account from any address, per `windowSeconds`,
+ * one attempt in flight beyond them.
+ */
+export const directoryThrottleOptions = (
+  base: ThrottleOptions,
+  options: Partial<DirectoryThrottleOptions> | undefined,
+): ThrottleOptions => ({
+  ...base,
+  maxFailuresPerUser: options?.maxFailures ?? DEFAULT_DIRECTORY_THROTTLE.maxFailures,
+  windowSeconds: options?.windowSeconds ?? DEFAULT_DIRECTORY_THROTTLE.windowSeconds,
+  inFlightAllowance: DIRECTORY_IN_FLIGHT_ALLOWANCE,
+})
+
 export const DEFAULT_DIRECTORY_LABEL = 'the directory'
 export const DEFAULT_RECHECK_MINUTES = 15
 /** Milliseconds before a re-check that found the directory silent is tried again. */
