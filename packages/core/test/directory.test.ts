@@ -314,6 +314,17 @@ describe('live tokens of directory people', () => {
     expect(events.ofType('token.invalidated').at(-1)).toMatchObject({ owner: 'dora', reason: 'user_removed' })
   })
 
+  it('follow a renamed person: their new name signs in, their tokens under the old one end at its re-check', async () => {
+    const { fake, tokenOf, principalOf, clock } = world()
+    const old = await tokenOf('vic', 'vic-pw')
+    fake.remove('vic')
+    fake.set('victoria', { identity: 'uuid-vic', password: 'vic-pw', groups: ['nr-viewers'] })
+    const renamed = await tokenOf('victoria', 'vic-pw')
+    clock.advance(16 * 60_000)
+    expect(await principalOf(old)).toBeNull()
+    expect((await principalOf(renamed))?.username).toBe('victoria')
+  })
+
   it('end when the account is disabled, and keep their rights while the directory is silent', async () => {
     const { fake, tokenOf, principalOf, clock } = world()
     const token = await tokenOf('vic', 'vic-pw')

@@ -148,10 +148,26 @@ export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
     return answer
   }
 
-  /** Ends every token of the person `prefix` names (audited one by one, `user_removed`); how many. */
-  async function endAll(prefix: string, address: string | null): Promise<number> {
+  /**
+   * The live tokens of the person `prefix` names under `username` (their tokens carry the name
+   * they signed in with: one user's records are read, not the whole table), or under any name.
+   */
+  const tokensOf = async (prefix: string, username: string | null) =>
+    username === null
+      ? tokens.withFingerprint(prefix)
+      : (await tokens.list(username)).filter((record) => record.fingerprint.startsWith(prefix))
+
+  /**
+   * Ends the tokens of the person `prefix` names, under `username` or (null) every name they had
+   * (audited one by one, `user_removed`); how many.
+   */
+  async function endAll(
+    prefix: string,
+    address: string | null,
+    username: string | null = null,
+  ): Promise<number> {
     let ended = 0
-    for (const record of await tokens.withFingerprint(prefix))
+    for (const record of await tokensOf(prefix, username))
       if (await tokens.invalidate(record, 'user_removed', address)) ended++
     return ended
   }
@@ -210,7 +226,7 @@ export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
       )
       return null
     }
-    await tokens.narrow(await tokens.withFingerprint(prefix), permissions)
+    await tokens.narrow(await tokensOf(prefix, entry.username), permissions)
     remember(prefix, clock.now())
     return { username: entry.username, permissions, fingerprint: prefix }
   }
@@ -230,8 +246,10 @@ export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
       return
     }
     const entry = answer.value
+    // The name no longer names this person: their tokens under it end (under another name, a
+    // renamed person's stay theirs, checked under that name).
     if (entry === null || (await prefixOf(entry.identity)) !== prefix) {
-      const ended = await endAll(prefix, null)
+      const ended = await endAll(prefix, null, username)
       refuse(
         'gone',
         `The directory no longer has ${JSON.stringify(username.slice(0, 64))} (or gives the name to another entry): ${ended} tokens ended.`,
