@@ -187,10 +187,13 @@ describe('a directory person signs in with the password grant', () => {
         error: { code: 'invalid_credentials' },
       })
     }
-    expect(events.ofType('login.failed').map((event) => event.username)).toEqual(['ghost', 'vic', 'dis'])
-    expect(events.ofType('directory.refused')).toEqual([
-      expect.objectContaining({ reason: 'disabled', username: 'dis', directory: 'Example AD' }),
+    // One event each, alike but for the disabled account's reason (for the audit, not the caller).
+    expect(events.ofType('login.failed').map(({ username, reason }) => [username, reason])).toEqual([
+      ['ghost', undefined],
+      ['vic', undefined],
+      ['dis', 'disabled'],
     ])
+    expect(events.ofType('directory.refused')).toEqual([])
     expect(fake.calls).toEqual(['authenticate ghost', 'authenticate vic', 'authenticate dis'])
     expect(core.loginScheme()).toMatchObject({ type: 'credentials' })
   })

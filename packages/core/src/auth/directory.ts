@@ -95,9 +95,12 @@ export const directoryGroupKey = (name: string): string =>
 export const directoryAccountKey = (username: string): string =>
   username.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim()
 
-/** The password grant's outcome of a directory person: who, or null (refused), or why not asked. */
+/**
+ * The password grant's outcome of a directory person: who, or null (refused; `refusal` says when
+ * the account is disabled, for the audit), or why the directory was not asked.
+ */
 export type DirectoryVerification = Result<
-  SsoUser | null,
+  { user: SsoUser | null; refusal?: 'disabled' },
   Extract<DomainError, { code: 'directory_unavailable' }>
 >
 
@@ -182,21 +185,17 @@ export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
 
   /**
    * The person an entry names, as their tokens carry them, with their rights now; every token of
-   * theirs is narrowed to those. null, audited, when the account is disabled (its tokens end at a
-   * re-check; a sign-in refuses it at the cost of a wrong password, nothing more), its groups give
-   * nothing (then its tokens end), or the name is a configured user's or another identity's.
+   * theirs is narrowed to those. null, audited, when the account is disabled (then its tokens end
+   * too), its groups give nothing (then its tokens end), or the name is a configured user's or
+   * another identity's.
    */
-  async function admit(entry: DirectoryPerson, actor: Actor, recheck = false): Promise<SsoUser | null> {
+  async function admit(entry: DirectoryPerson, actor: Actor): Promise<SsoUser | null> {
     const prefix = await prefixOf(entry.identity)
     const who = { ...actor, username: entry.username }
     const shown = JSON.stringify(entry.username.slice(0, 64))
     if (entry.disabled) {
-      const ended = recheck ? await endAll(prefix, actor.address) : 0
-      refuse(
-        'disabled',
-        `The directory marks the account ${shown} disabled${recheck ? ` (${ended} tokens ended)` : ''}.`,
-        who,
-      )
+      const ended = await endAll(prefix, actor.address)
+      refuse('disabled', `The directory marks the account ${shown} disabled (${ended} tokens ended).`, who)
       return null
     }
     if (deps.isConfiguredUser(entry.username)) {
@@ -258,7 +257,7 @@ export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
       return
     }
     // Disabled, or no permission any more: admit ends their tokens.
-    await admit(entry, actor, true)
+    await admit(entry, actor)
   }
 
   return {
@@ -276,7 +275,11 @@ export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
     async verify(actor: Actor & { username: string }, password: string): Promise<DirectoryVerification> {
       const answer = await ask(() => directory.authenticate(actor.username, password))
       if (!answer.ok) return unavailable(answer.error.message, actor)
-      return ok(answer.value === null ? null : await admit(answer.value, actor))
+      const entry = answer.value
+      // A disabled account costs what a wrong password costs, nothing more: no event of its own
+      // (the caller's login.failed says why), its tokens end at their re-check.
+      if (entry?.disabled === true) return ok({ user: null, refusal: 'disabled' })
+      return ok({ user: entry === null ? null : await admit(entry, actor) })
     },
 
     /**

@@ -193,7 +193,7 @@ export function createLogin({
     actor: { username: string; clientId: string | null; address: string },
     password: string,
     lane: Lane,
-  ): Promise<Result<User | null, LoginError>> {
+  ): Promise<Result<{ user: User | null }, LoginError>> {
     const user = users.get(actor.username)
     const queued = clock.now()
     const verification = queue.run(lane, () => {
@@ -206,7 +206,7 @@ export function createLogin({
     }
     // Awaited whoever the user is: an unknown one costs the same verification (the dummy hash).
     const passwordOk = await verification
-    return ok(user !== undefined && passwordOk ? user : null)
+    return ok({ user: user !== undefined && passwordOk ? user : null })
   }
 
   /** One verification (by the verifier or the directory), then the scope and the client. */
@@ -224,11 +224,12 @@ export function createLogin({
         ? await directory.verify(actor, password)
         : await verifyLocal(actor, password, lane)
     if (!verified.ok) return verified
-    const user = verified.value
+    const { user } = verified.value
+    const refusal = 'refusal' in verified.value ? verified.value.refusal : undefined
     const granted = user === null ? null : grantScope(scope, user.permissions)
     const knownClient = clientId !== null && (clients.has(clientId) || clientId === authenticatedClient)
     if (user === null || granted === null || !knownClient) {
-      events.emit({ type: 'login.failed', at: clock.now(), ...actor })
+      events.emit({ type: 'login.failed', at: clock.now(), ...actor, ...(refusal && { reason: refusal }) })
       return err({ code: 'invalid_credentials' })
     }
     return ok({ user, clientId, scope: granted })

@@ -36,7 +36,8 @@ export type PasskeyFailure =
 
 export type DomainEvent =
   | ({ type: 'login.succeeded'; at: number } & Actor)
-  | ({ type: 'login.failed'; at: number } & Actor)
+  /** A refused password, user, client or scope; `reason: disabled` for an account the directory disabled. */
+  | ({ type: 'login.failed'; at: number; reason?: 'disabled' } & Actor)
   /** A right password, refused by the password grant: the person must give a second factor. */
   | ({ type: 'login.mfa_required'; at: number } & Actor)
   | ({ type: 'login.throttled'; at: number; retryAfter: number } & Actor)

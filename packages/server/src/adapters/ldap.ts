@@ -80,8 +80,11 @@ const PACE_QUANTILE = 0.9
 /**
  * The pace of refusals: an unknown name, a wrong password and a disabled account ask the directory
  * for slightly different work (no entry; an entry and a refused bind; an entry and an accepted
- * bind), so each refusal is answered no sooner than the 90th percentile of the last 64 refusals'
- * times (at most `bound` ms). Waiting costs no connection and no CPU.
+ * bind), so each refusal is answered no sooner than a whole number of milliseconds past the 90th
+ * percentile of the last 64 refusals' times (at most `bound` ms), counted from its start. Timers
+ * fire on whole milliseconds: every refusal waits for the same deadline, however long its own work
+ * took, and never for less than a millisecond, so the timer's rounding falls on all alike.
+ * Waiting costs no connection and no CPU.
  */
 export function createRefusalPace(bound: number) {
   const recent: number[] = []
@@ -92,7 +95,8 @@ export function createRefusalPace(bound: number) {
       recent[next] = took
       next = (next + 1) % PACE_WINDOW
       const sorted = [...recent].sort((a, b) => a - b)
-      const pace = Math.min(bound, sorted[Math.floor((sorted.length - 1) * PACE_QUANTILE)] ?? 0)
+      const slow = sorted[Math.floor((sorted.length - 1) * PACE_QUANTILE)] ?? 0
+      const pace = Math.min(bound, Math.ceil(slow) + 1)
       if (took < pace) await new Promise((resolve) => setTimeout(resolve, pace - took))
     },
   }
