@@ -23,9 +23,6 @@ import { ResourceServers } from './resource-servers.js'
 import { Security } from './security.js'
 import { Sessions } from './sessions.js'
 
-/** The page's icon, whose hashed name the page links. */
-const ICON = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.href ?? ''
-
 type Screen =
   | { name: 'loading' }
   | { name: 'unreachable'; message: string }
@@ -96,10 +93,7 @@ export function App() {
   return (
     <div class="shell">
       <header class="bar">
-        <h1 class="brand">
-          <img class="logo" src={ICON} alt="" />
-          flowadmin
-        </h1>
+        <h1 class="brand">flowadmin</h1>
         {screen.name === 'ready' && (
           <div class="who">
             <span class="user">
