@@ -9,8 +9,7 @@ import {
   apiToken,
   axeFindings,
   hash,
-  logIn,
-  open,
+  MFA_KEY,
   type Server,
   screenshot,
   sessionToken,
@@ -18,13 +17,13 @@ import {
   USERS,
   useBrowserAndServer,
 } from './harness.js'
+import { itReadsWell, type Person, showView, signedIn, type TabOptions } from './views.js'
 
-const KEY = 'a-key-for-second-factor-secrets-of-the-browser-tests'
 /** A third person, whose factor the administrator removes: untouched by the other tests. */
 const OPERATOR = { username: 'operator', password: 'operator-pw' }
 const env = useBrowserAndServer(async () => ({
   adminAuth: {
-    mfa: { key: KEY, issuer: 'Console test' },
+    mfa: { key: MFA_KEY, issuer: 'Console test' },
     users: [
       { username: 'admin', password: await hash(USERS.admin), permissions: '*' },
       { username: 'viewer', password: await hash(USERS.viewer), permissions: 'read' },
@@ -35,16 +34,9 @@ const env = useBrowserAndServer(async () => ({
 
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } })
 
-async function securityOf(
-  url: string,
-  user: keyof typeof USERS | typeof OPERATOR,
-  options: Parameters<typeof open>[2] = {},
-) {
-  const tab = await open(env.browser, `${url}/`, options)
-  const { username, password } = typeof user === 'string' ? { username: user, password: USERS[user] } : user
-  await logIn(tab.page, username, password)
-  await tab.page.getByRole('button', { name: 'Security' }).click()
-  await tab.page.getByRole('heading', { name: 'Security', level: 2 }).waitFor()
+async function securityOf(url: string, person: Person, options: TabOptions = {}) {
+  const tab = await signedIn(env.browser, url, person, options)
+  await showView(tab.page, 'Security')
   return tab
 }
 
@@ -196,23 +188,11 @@ describe('the Security view', () => {
     await context.close()
   })
 
-  for (const colorScheme of ['light', 'dark'] as const) {
-    for (const width of [360, 1440]) {
-      it(`reads well at ${width} px, ${colorScheme}`, async () => {
-        const { page, context } = await securityOf(env.server.url, 'admin', {
-          width,
-          height: 900,
-          colorScheme,
-        })
-        await totpCard(page).getByRole('button', { name: 'Set up' }).waitFor()
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
-        expect(overflow).toBeLessThanOrEqual(0)
-        await screenshot(page, `security-${width}-${colorScheme}`)
-        expect(await axeFindings(page)).toEqual([])
-        await context.close()
-      })
-    }
-  }
+  itReadsWell('security', async (options) => {
+    const tab = await securityOf(env.server.url, 'admin', options)
+    await totpCard(tab.page).getByRole('button', { name: 'Set up' }).waitFor()
+    return tab
+  })
 })
 
 describe('without a key for second-factor secrets', () => {
