@@ -1,15 +1,7 @@
 // The resource servers and their last call, in Chromium against the built server.
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  apiToken,
-  axeFindings,
-  open,
-  type Server,
-  startServer,
-  USERS,
-  useBrowserAndServer,
-} from './harness.js'
+import { describe, expect, it } from 'vitest'
+import { apiToken, axeFindings, open, USERS, useBrowserAndServer, useServer } from './harness.js'
 import { itReadsWell, resourceServer, showView, signedIn, signIn, type TabOptions } from './views.js'
 
 const FLEET = resourceServer('fleet')
@@ -176,14 +168,10 @@ describe('resource servers', () => {
 })
 
 describe('without adminAuth.resourceServers', () => {
-  let bare: Server
-  beforeAll(async () => {
-    bare = await startServer()
-  })
-  afterAll(() => bare?.stop())
+  const bare = useServer()
 
   it('an admin is told that none is configured, and where to configure them', async () => {
-    const { page, problems, context } = await signedIn(env.browser, bare.url, 'admin')
+    const { page, problems, context } = await signedIn(env.browser, bare.server.url, 'admin')
     await showView(page, 'Resource servers')
     await page
       .getByText('None is configured: add them to adminAuth.resourceServers in the settings.')

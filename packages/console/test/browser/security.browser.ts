@@ -2,7 +2,7 @@
 // (the code computed from the secret the page shows), and an administrator removes another
 // person's second factors.
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loginFor } from '../../../server/test/target-server.js'
 import { totpCode } from '../../../server/test/totp-code.js'
 import {
@@ -10,12 +10,11 @@ import {
   axeFindings,
   hash,
   MFA_KEY,
-  type Server,
   screenshot,
   sessionToken,
-  startServer,
   USERS,
   useBrowserAndServer,
+  useServer,
 } from './harness.js'
 import { itReadsWell, type Person, showView, signedIn, type TabOptions } from './views.js'
 
@@ -196,14 +195,10 @@ describe('the Security view', () => {
 })
 
 describe('without a key for second-factor secrets', () => {
-  let unkeyed: Server
-  beforeAll(async () => {
-    unkeyed = await startServer()
-  })
-  afterAll(() => unkeyed?.stop())
+  const unkeyed = useServer()
 
   it('says that an administrator must set the key', async () => {
-    const { page, problems, context } = await securityOf(unkeyed.url, 'viewer')
+    const { page, problems, context } = await securityOf(unkeyed.server.url, 'viewer')
     const card = totpCard(page)
     await card.getByRole('button', { name: 'Set up' }).click()
     await card
