@@ -126,13 +126,14 @@ describe('logging out and lost sessions', () => {
 })
 
 describe('an expired token', () => {
-  const short = useServer({ adminAuth: { sessionExpiryTime: 1 } })
+  const short = useServer({ adminAuth: { sessionExpiryTime: 5 } })
 
   it('leads back to the login form with a message, not a broken page', async () => {
     const { page, problems, context } = await open(env.browser, `${short.server.url}/`)
     await logIn(page, 'admin', USERS.admin)
     await page.getByRole('heading', { name: 'Node modules' }).waitFor()
-    // The token lives one second: once the server refuses it, come back to the page. (The server
+    // The token lives five seconds (time enough for the page to show on a busy machine): once the
+    // server refuses it, come back to the page. (The server
     // forgets an expired token when it first sees it, as its sweeper would; the page is told 401
     // either way.)
     const token = (await sessionToken(page)) as string
@@ -141,7 +142,7 @@ describe('an expired token', () => {
         async () =>
           (await fetch(`${short.server.url}/settings`, { headers: { authorization: `Bearer ${token}` } }))
             .status,
-        { timeout: 10_000, interval: 100 },
+        { timeout: 20_000, interval: 200 },
       )
       .toBe(401)
     await page.reload()
