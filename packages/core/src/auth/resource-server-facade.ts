@@ -82,6 +82,30 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
       : authenticated
   }
 
+  /**
+   * What resource server `audience` learns of `token`: its state now, through the same rules as
+   * every request (expired, revoked, user removed, password changed, or no rights left: not
+   * active). Asking is not a use of the token: its last use stays as its own requests wrote it.
+   */
+  async function introspectFor(audience: string, token: string): Promise<Introspection> {
+    // Only the token's own audience learns that it is live; to any other it is as unknown.
+    const live = await deps.tokens.authenticate(token, null, audience)
+    const active = live !== null && live.permissions.length > 0
+    deps.observer?.introspection?.(active ? 'active' : 'inactive')
+    if (!active) return { active: false }
+    const { record } = live
+    return {
+      active: true,
+      username: record.username,
+      permissions: live.permissions,
+      clientId: record.clientId,
+      audience,
+      kind: record.kind,
+      issuedAt: record.createdAt,
+      expiresAt: record.expiresAt,
+    }
+  }
+
   const calls = {
     /**
      * The password grant asked by a resource server that authenticates itself (a Node-RED
@@ -127,37 +151,30 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
 
     /**
      * Token introspection (RFC 7662) for a resource server: refused (`invalid_client`) unless its
-     * credentials hold; then the token's state now, through the same rules as every request
-     * (expired, revoked, user removed, password changed, or no rights left: not active). Asking
-     * is not a use of the token: its last use stays as its own requests wrote it.
+     * credentials hold; then `introspect(token)` answers the token's state now. Authenticating
+     * first lets the caller read the request's body only for a proven client.
      */
+    async introspector(
+      client: ClientCredentials | null,
+      address: string,
+    ): Promise<Result<{ introspect(token: string): Promise<Introspection> }, ClientError>> {
+      const id = await authenticateClient(client, address)
+      if (!id.ok) {
+        const { code } = id.error
+        deps.observer?.introspection?.(code === 'temporarily_unavailable' ? 'shed' : code)
+        return id
+      }
+      return ok({ introspect: (token: string) => introspectFor(id.value, token) })
+    },
+
+    /** Token introspection in one call: see `introspector`. */
     async introspect(
       client: ClientCredentials | null,
       token: string,
       address: string,
     ): Promise<Result<Introspection, ClientError>> {
-      const observe = deps.observer?.introspection
-      const id = await authenticateClient(client, address)
-      if (!id.ok) {
-        const { code } = id.error
-        observe?.(code === 'temporarily_unavailable' ? 'shed' : code)
-        return id
-      }
-      // Only the token's own audience learns that it is live; to any other it is as unknown.
-      const live = await deps.tokens.authenticate(token, null, id.value)
-      observe?.(live === null || live.permissions.length === 0 ? 'inactive' : 'active')
-      if (live === null || live.permissions.length === 0) return ok({ active: false })
-      const { record } = live
-      return ok({
-        active: true,
-        username: record.username,
-        permissions: live.permissions,
-        clientId: record.clientId,
-        audience: id.value,
-        kind: record.kind,
-        issuedAt: record.createdAt,
-        expiresAt: record.expiresAt,
-      })
+      const introspector = await calls.introspector(client, address)
+      return introspector.ok ? ok(await introspector.value.introspect(token)) : introspector
     },
 
     /**
