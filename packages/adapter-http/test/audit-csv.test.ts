@@ -118,6 +118,8 @@ describe('the CSV export', () => {
       await world.stores.trail.append([
         {
           time: T0,
+          received: T0,
+          reporter: null,
           server: null,
           instance: null,
           actor: text,

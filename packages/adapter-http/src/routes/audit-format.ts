@@ -1,4 +1,4 @@
-import type { TrailEvent } from '@flowadmin/core'
+import { claimedTimeSuspect, type TrailEvent } from '@flowadmin/core'
 
 // How trail events look over HTTP: a JSON object, an NDJSON line, a CSV row, a streamed export.
 
@@ -9,6 +9,8 @@ export const FLOWADMIN_SOURCE = 'flowadmin'
 export function trailEventJson(event: TrailEvent) {
   return {
     time: new Date(event.time).toISOString(),
+    received: new Date(event.received).toISOString(),
+    time_suspect: claimedTimeSuspect(event),
     instance: event.server === null ? FLOWADMIN_SOURCE : `${event.server}/${event.instance ?? ''}`,
     actor: event.actor,
     event: event.event,
@@ -20,7 +22,8 @@ export function trailEventJson(event: TrailEvent) {
 }
 
 /** The header row of the CSV export. */
-export const CSV_HEADER = 'time,instance,actor,event,outcome,address,address_reported,details\r\n'
+export const CSV_HEADER =
+  'time,instance,actor,event,outcome,address,address_reported,details,received,time_suspect\r\n'
 
 /**
  * Where a spreadsheet may begin a cell that runs as a formula (OWASP: CSV injection): at the
@@ -52,6 +55,8 @@ export function trailEventCsv(event: TrailEvent): string {
     csvCell(json.address),
     String(json.address_reported),
     csvCell(JSON.stringify(json.details)),
+    json.received,
+    String(json.time_suspect),
   ].join(',')}\r\n`
 }
 

@@ -1,8 +1,8 @@
 import { err, ok, type Result } from '../errors.js'
-import type { Clock, CoreObserver, TokenKind } from '../ports/index.js'
+import type { CoreObserver, TokenKind } from '../ports/index.js'
 import type { Audiences } from '../tokens/audience.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
-import { aheadOfClock, type Trail, type TrailReport } from '../trail/trail.js'
+import type { TooManyEvents, Trail, TrailReport } from '../trail/trail.js'
 import type { Handover, SsoExchangeError } from './handover.js'
 import type { Login, LoginError, LoginRequest } from './login.js'
 import type {
@@ -49,13 +49,12 @@ export interface ResourceServerFacadeDeps {
   handover: Handover
   tokens: Tokens
   trail: Trail
-  clock: Clock
   observer?: CoreObserver | undefined
 }
 
 /** What resource servers (a fleet's Node-RED instances) call, each once its credentials are proven. */
 export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
-  const { servers, clock } = deps
+  const { servers } = deps
   /**
    * Authenticates a resource server (a fleet instance's helper): its id when its credentials
    * hold, or `invalid_client`.
@@ -178,34 +177,29 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
     },
 
     /**
-     * A resource server's way to report its instances' events, once its credentials are proven:
-     * `report` appends them to the trail under that server (never one the reports name) and
+     * A resource server's way to report its instances' events, once its credentials are proven
+     * and its allowance, as far as this process knows, takes more: `report` appends them to the
+     * trail under that server (never one the reports name), when its allowance takes them, and
      * returns how many were kept. Authenticating first lets the caller read a report only from a
-     * proven client.
+     * proven client, and one not told to wait.
      */
     async reporter(
       client: ClientCredentials | null,
       address: string,
     ): Promise<
       Result<
-        {
-          report(
-            reports: readonly TrailReport[],
-          ): Promise<Result<number, { code: 'invalid_request'; message: string }>>
-        },
-        ClientError
+        { report(reports: readonly TrailReport[]): Promise<Result<number, TooManyEvents>> },
+        ClientError | TooManyEvents
       >
     > {
       const id = await authenticateClient(client, address)
       if (!id.ok) return id
-      const server = id.value
-      return ok({
-        async report(reports: readonly TrailReport[]) {
-          const ahead = aheadOfClock(reports, clock.now())
-          if (ahead !== null) return err({ code: 'invalid_request' as const, message: ahead })
-          return ok(await deps.trail.ingest(server, reports))
-        },
-      })
+      // The resource server reports for its instances, and answers for them, until instances
+      // have identities of their own.
+      const source = { reporter: id.value, server: id.value }
+      const wait = deps.trail.waitOf(source.reporter)
+      if (wait !== null) return err({ code: 'too_many_events', retryAfter: wait })
+      return ok({ report: (reports: readonly TrailReport[]) => deps.trail.ingest(source, reports) })
     },
   }
 

@@ -232,9 +232,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     }
 
     const stopSweeper = startSweeper(() => core.sweep(), log)
-    const { maxAgeDays, maxEvents } = settings.auditTrail
-    const retention = { maxAgeMs: maxAgeDays * 86_400_000, maxEvents }
-    const stopTrailSweeper = startSweeper(() => core.trail.sweep(retention, Date.now()), log, {
+    const stopTrailSweeper = startSweeper(() => core.trail.sweep(Date.now()), log, {
       what: 'the audit trail',
     })
 
