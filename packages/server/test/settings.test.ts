@@ -46,7 +46,11 @@ describe('parseSettings', () => {
       postgres: { url: null, pool: 10, timeoutMs: 5000 },
       adminAuth: null,
       auditLog: 'stdout',
-      auditTrail: { maxAgeDays: 90, maxEvents: 10_000_000 },
+      auditTrail: {
+        maxAgeDays: 90,
+        maxEvents: 10_000_000,
+        reported: { maxAgeDays: 90, maxEvents: 1_000_000, eventsPerMinute: 6000 },
+      },
       trustProxy: [],
       httpAdminCors: null,
       apiMaxLength: 65_536,
@@ -203,6 +207,19 @@ describe('parseSettings', () => {
     [{ auditLog: 'syslog' }, 'settings.json: auditLog: '],
     [{ auditLog: { file: '' } }, 'settings.json: auditLog.file: must not be empty'],
     [{ auditLog: 5 }, 'settings.json: auditLog: must be "stdout", "off" or {"file": "<path>"}'],
+    [{ auditTrail: { maxEvents: 999 } }, 'settings.json: auditTrail.maxEvents: must be at least 1000'],
+    [
+      { auditTrail: { reported: { eventsPerMinute: 0 } } },
+      'settings.json: auditTrail.reported.eventsPerMinute: must be at least 1',
+    ],
+    [
+      { auditTrail: { reported: { maxAgeDays: 1.5 } } },
+      'settings.json: auditTrail.reported.maxAgeDays: must be a whole number',
+    ],
+    [
+      { auditTrail: { reported: { perMinute: 10 } } },
+      'settings.json: auditTrail.reported.perMinute: unknown setting',
+    ],
     [{ adminAuth: 'yes' }, 'settings.json: adminAuth: must be an object'],
     [
       { adminAuth: {} },

@@ -49,6 +49,8 @@ describe('the trail recorder', () => {
     expect(events.map(({ seq: _, ...event }) => event)).toEqual([
       {
         time: 2_000,
+        received: 2_000,
+        reporter: null,
         server: null,
         instance: null,
         actor: 'admin',
@@ -60,6 +62,8 @@ describe('the trail recorder', () => {
       },
       {
         time: 1_001,
+        received: 1_001,
+        reporter: null,
         server: null,
         instance: null,
         actor: 'user-1',
