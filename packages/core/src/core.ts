@@ -160,7 +160,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     needsSecondFactor: (user) => signIn.needsSecondFactor(user),
     directory: directory === null ? undefined : { ...directory, throttle: directoryThrottle },
   })
-  const trail = createTrail(ports.stores.trail)
+  const trail = createTrail(ports.stores.trail, clock, options.trail)
   const fleet =
     options.fleet === null || options.fleet === undefined
       ? null
@@ -227,7 +227,6 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     handover,
     tokens,
     trail,
-    clock,
     observer: ports.observer,
   })
 
@@ -272,7 +271,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     /** What resource servers call: password grant, authorization code, introspection, reports. */
     ...resourceServerFacade.calls,
 
-    /** The trail: search, export and retention (see createTrail). */
+    /** The trail: search, export and retention, each reporter at its pace (see createTrail). */
     trail,
 
     /** The configured resource servers and when each last called (since start or reload). */
