@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { directoryRows } from './directory.mjs'
 import { fleetRows } from './fleet-modules.mjs'
 import { trailRows } from './trail.mjs'
 
@@ -93,6 +94,10 @@ function scenarioSection(scenario) {
   const lines = [`### ${scenario.title}`, '', `\`${scenario.id}\``, '']
   if (scenario.combined.local?.kind === 'fleet-modules') {
     lines.push(table(['', 'flowadmin'], fleetRows(scenario.combined.local)))
+    return lines.join('\n')
+  }
+  if (scenario.id === 'directory' && Array.isArray(scenario.combined.local)) {
+    lines.push(table(['', 'flowadmin'], directoryRows(scenario.combined.local)))
     return lines.join('\n')
   }
   if (scenario.id === 'trail' && Array.isArray(scenario.combined.local)) {

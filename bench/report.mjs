@@ -97,7 +97,8 @@ function mergeLoads(parts) {
   return merged
 }
 
-const fmt = (value, digits) =>
+/** A figure with `digits` decimals (en-US grouping), or - when there is none. */
+export const fmt = (value, digits) =>
   value === undefined || value === null || Number.isNaN(value)
     ? '-'
     : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })

@@ -1,5 +1,6 @@
 // What is measured. Each scenario loads one started server for a window (after a warm-up window
 // of the same load) and returns the load's summary; measure.mjs starts and stops the servers.
+import { directoryRows, measureDirectory } from './directory.mjs'
 import { runFleet } from './fleet.mjs'
 import { RESOURCE_SERVER } from './flowadmin.mjs'
 import { runLoad, runPaced, waitForIdle } from './load.mjs'
@@ -371,6 +372,17 @@ export function createScenarios({ sessionSizes, pools, stormRate, fleet }) {
       load: toggleLoad(10),
     },
     { id: 'login', title: 'POST /auth/token (logins), 4 connections', load: loginLoad(4), floor: true },
+    {
+      id: 'directory',
+      title:
+        'POST /auth/token of a person of a local slapd (adminAuth.ldap, StartTLS) beside a configured user (argon2id), same server, 4 connections each',
+      local: true,
+      measure: measureDirectory,
+      combine: (rounds) => rounds,
+      rows: directoryRows,
+      describe: (round) =>
+        `${round.directory.rps.toFixed(0)} directory sign-ins/s, ${round.argon2.rps.toFixed(0)} argon2id sign-ins/s`,
+    },
     {
       id: 'logins-100',
       title: '100 logins, 4 connections, then resident memory once idle',

@@ -87,6 +87,15 @@ const mapping: Mapping = {
     ...oauthError(503, 'temporarily_unavailable', 'Too many logins are being checked. Try again shortly.'),
     headers: { 'Retry-After': String(error.retryAfter) },
   }),
+  // A person of the directory while it cannot be asked: flowadmin's own users still sign in.
+  directory_unavailable: (error) => ({
+    ...oauthError(
+      503,
+      'temporarily_unavailable',
+      'The directory cannot be reached now, so its people cannot sign in. Try again shortly.',
+    ),
+    headers: { 'Retry-After': String(error.retryAfter) },
+  }),
   unauthenticated: (error) => challenge(error.reason === 'invalid' ? 'invalid_token' : undefined),
   // RFC 6750 §3.1: a request without credentials gets a bare challenge, not an error code.
   forbidden: (_error, context) => challenge(context.tokenSent ? 'insufficient_scope' : undefined),

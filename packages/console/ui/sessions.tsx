@@ -38,15 +38,18 @@ const SIGN_IN_WORDS: Record<Exclude<NonNullable<TokenEntry['sign_in']>, 'provide
 }
 
 /**
- * How the person signed in for this session, in words; for an API token or a session from before
- * sessions recorded it, the identity provider when its owner signed in with one, else null.
+ * How the person signed in for this session, in words, with the directory that checked their
+ * password when one did ("Password (the directory)"); for an API token or a session from before
+ * sessions recorded it, the identity provider or directory of its owner, else null.
  */
 const signedInWith = (entry: Pick<TokenEntry, 'sign_in' | 'provider'>): string | null =>
   entry.sign_in === null
     ? (entry.provider ?? null)
     : entry.sign_in === 'provider'
       ? (entry.provider ?? 'Single sign-on')
-      : SIGN_IN_WORDS[entry.sign_in]
+      : entry.provider === undefined
+        ? SIGN_IN_WORDS[entry.sign_in]
+        : `${SIGN_IN_WORDS[entry.sign_in]} (${entry.provider})`
 
 /** What to call a token in its row and its button. */
 const titleOf = (entry: TokenEntry) =>

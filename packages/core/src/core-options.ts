@@ -1,3 +1,4 @@
+import type { DirectoryOptions } from './auth/directory.js'
 import type { LoginQueueOptions } from './auth/login-queue.js'
 import type { ResourceServerOptions } from './auth/resource-servers.js'
 import type { SecondFactorPolicy } from './auth/sign-in.js'
@@ -9,6 +10,7 @@ import type {
   Clock,
   CoreObserver,
   Digest,
+  Directory,
   EventSink,
   IdentityProvider,
   ModuleInstaller,
@@ -36,6 +38,12 @@ export interface AdminAuthOptions {
    * the button's label, and how the person's groups map to permissions.
    */
   oidc?: SsoOptions | undefined
+  /**
+   * People of the organisation's directory (LDAP, Active Directory; needs the `directory` port):
+   * a name that is not a configured user's signs in with the directory's password, and their
+   * groups map to permissions.
+   */
+  ldap?: DirectoryOptions | undefined
   /** Permissions of requests that carry no token. Without it such requests are refused. */
   default?: { permissions: string | readonly string[] } | undefined
   /** Seconds a token lives; default 604800 (seven days). */
@@ -86,6 +94,8 @@ export interface CorePorts {
   observer?: CoreObserver | undefined
   /** The organisation's OpenID provider, for `adminAuth.oidc`. */
   identityProvider?: IdentityProvider | undefined
+  /** The organisation's directory, for `adminAuth.ldap`. */
+  directory?: Directory | undefined
   /** TOTP secrets and codes; without it no one can enrol a second factor. */
   totp?: TotpVerifier | undefined
   /** Passkey ceremonies (the relying party); without it no one can register or use a passkey. */

@@ -1,4 +1,5 @@
 import { createAccess } from './auth/access.js'
+import { createDirectoryPeople, directoryThrottleOptions } from './auth/directory.js'
 import { createMfaFacade, createPasskeyFacade } from './auth/factor-facade.js'
 import { createFactors } from './auth/factors.js'
 import { createHandover } from './auth/handover.js'
@@ -50,6 +51,11 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   if (ssoOptions !== null && identityProvider === null) {
     throw new Error('adminAuth.oidc needs the identityProvider port')
   }
+  const directoryOptions = auth?.ldap ?? null
+  const directoryPort = ports.directory ?? null
+  if (directoryOptions !== null && directoryPort === null) {
+    throw new Error('adminAuth.ldap needs the directory port')
+  }
   const clients = new Set([...DEFAULT_CLIENTS, ...(auth?.clients ?? [])])
   const audiences = createAudiences(auth?.resourceServers ?? [])
   const apiTokenOptions = { ...DEFAULT_API_TOKENS, ...auth?.apiTokens }
@@ -65,6 +71,10 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     users,
     lifetime,
     sso: ssoOptions !== null,
+    directory:
+      directoryOptions === null
+        ? undefined
+        : { recheck: async (record) => (directory === null ? record : directory.recheck(record)) },
     isResourceServer: audiences.isResourceServer,
   })
   const handover = createHandover({
@@ -77,6 +87,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     digest,
     events,
     providerSessionSeconds: ssoOptions === null ? null : ssoSessionSeconds(ssoOptions, lifetime),
+    directory: directoryOptions !== null,
   })
   const sso =
     ssoOptions === null || identityProvider === null
@@ -94,6 +105,23 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
           lifetime,
           handover,
         })
+  const directory =
+    directoryOptions === null || directoryPort === null
+      ? null
+      : createDirectoryPeople({
+          directory: directoryPort,
+          tokens,
+          store: ports.stores.sso,
+          isConfiguredUser: (username) => users.has(username),
+          digest,
+          clock,
+          events,
+          observer: ports.observer,
+          options: directoryOptions,
+        })
+  const providers = { sso: sso?.label ?? null, directory: directory?.label ?? null }
+  const findPerson =
+    directory === null ? undefined : (username: string, address: string) => directory.find(username, address)
   const inventory = createTokenInventory({
     tokens,
     users,
@@ -101,12 +129,19 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     clock,
     options: apiTokenOptions,
     sso: sso && { label: sso.label, apiTokensOutliveSessions: sso.apiTokensOutliveSessions },
+    directory: directory && { label: directory.label },
     isResourceServer: audiences.isResourceServer,
   })
   const throttle = createThrottle(ports.stores.throttle, clock, digest, {
     ...DEFAULT_THROTTLE,
     ...auth?.throttle,
   })
+  const directoryThrottle = createThrottle(
+    ports.stores.throttle,
+    clock,
+    digest,
+    directoryThrottleOptions({ ...DEFAULT_THROTTLE, ...auth?.throttle }, directoryOptions?.throttle),
+  )
   const queue = createLoginQueue({ ...DEFAULT_LOGIN_QUEUE, ...auth?.loginQueue })
   const resourceServers = createResourceServers(
     { verifier: ports.verifier, queue, throttle, digest, events, clock },
@@ -123,6 +158,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     clock,
     observer: ports.observer,
     needsSecondFactor: (user) => signIn.needsSecondFactor(user),
+    directory: directory === null ? undefined : { ...directory, throttle: directoryThrottle },
   })
   const trail = createTrail(ports.stores.trail, clock, options.trail)
   const fleet =
@@ -147,6 +183,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     store: ports.stores.passkeys,
     webauthn: ports.webauthn ?? null,
     users,
+    findPerson,
     tokens,
     digest,
     clock,
@@ -155,6 +192,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   const signIn = createSignIn({
     checkPassword: (request, address, client) => login.checkPassword(request, address, client),
     users,
+    findPerson,
     factors,
     hasPasskey: (username) => passkeys.has(username),
     policy: auth?.secondFactor?.require ?? 'none',
@@ -177,7 +215,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     authEnabled: auth !== null,
     anonymous: auth?.default,
     tokens,
-    provider: sso?.label ?? null,
+    providers,
     events,
     clock,
   })
@@ -214,7 +252,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     /** The login scheme clients discover: `{}` when the API is open. */
-    loginScheme: (): LoginScheme => loginSchemeOf(auth !== null, sso?.label ?? null, users.size > 0),
+    loginScheme: (): LoginScheme =>
+      loginSchemeOf(auth !== null, sso?.label ?? null, users.size > 0 || directory !== null),
 
     /**
      * Single sign-on with the organisation's OpenID provider; null when `adminAuth.oidc` is not
@@ -270,7 +309,13 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     fleet: fleet === null ? null : { ...fleet, authenticateClient: resourceServerFacade.authenticateClient },
 
     /** A person's sign-in on flowadmin's own page (see createSignInFacade). */
-    signIn: createSignInFacade({ signIn, handover, users, authEnabled: auth !== null }),
+    signIn: createSignInFacade({
+      signIn,
+      handover,
+      users,
+      authEnabled: auth !== null,
+      directory: directory !== null,
+    }),
 
     /** People's second factors (see createMfaFacade). */
     mfa: createMfaFacade(factors, clock),

@@ -39,6 +39,12 @@ export type DomainError =
    * verification); nothing was recorded against it. `retryAfter` is in whole seconds (at least 1).
    */
   | { code: 'temporarily_unavailable'; retryAfter: number }
+  /**
+   * The person is not one of flowadmin's own users, and the directory that knows its people could
+   * not be asked now (unreachable, or no answer within its bound): nothing was counted against the
+   * client. `retryAfter` is in whole seconds (at least 1).
+   */
+  | { code: 'directory_unavailable'; retryAfter: number }
   /** No usable credentials: `missing` when none were sent, `invalid` for an unknown, expired or revoked token. */
   | { code: 'unauthenticated'; reason: 'missing' | 'invalid' }
   /** Authenticated, but the granted permissions do not cover `permission`. */

@@ -1,6 +1,18 @@
 export { addressScope } from './auth/address-scope.js'
 export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
 export {
+  DEFAULT_DIRECTORY_LABEL,
+  DEFAULT_DIRECTORY_THROTTLE,
+  DEFAULT_RECHECK_MINUTES,
+  DIRECTORY_IN_FLIGHT_ALLOWANCE,
+  DIRECTORY_RETRY_AFTER,
+  type DirectoryOptions,
+  type DirectoryThrottleOptions,
+  directoryAccountKey,
+  directoryGroupKey,
+  RECHECK_RETRY_MS,
+} from './auth/directory.js'
+export {
   type FactorError,
   type FactorKind,
   type FactorStatus,
@@ -48,6 +60,7 @@ export type {
 } from './auth/resource-servers.js'
 export { grantScope, parsePermissionScope, parseScope, SCOPE_WORDS } from './auth/scope.js'
 export {
+  codeOwnerOf,
   type EnrolStep,
   type PasswordStep,
   SECOND_FACTOR_SECONDS,
@@ -114,7 +127,14 @@ export {
   type TokenView,
 } from './tokens/inventory.js'
 export { API_TOKEN_PREFIX, TOKEN_BYTES } from './tokens/mint.js'
-export { isSsoRecord, SSO_FINGERPRINT_PREFIX, type SsoUser, type TokenOwner } from './tokens/owner.js'
+export {
+  DIRECTORY_FINGERPRINT_PREFIX,
+  isDirectoryRecord,
+  isSsoRecord,
+  SSO_FINGERPRINT_PREFIX,
+  type SsoUser,
+  type TokenOwner,
+} from './tokens/owner.js'
 export { LAST_USE_RESOLUTION_MS } from './tokens/recent-uses.js'
 export type { IssuedToken } from './tokens/tokens.js'
 export { DEFAULT_REPORTED_PER_MINUTE } from './trail/pace.js'

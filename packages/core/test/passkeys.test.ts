@@ -199,7 +199,9 @@ describe('passkeys: sign-in', () => {
     const response = await answer('cred-1', 1)
     const signedIn = await core.passkeys.signIn(response, '10.0.0.9')
     expect(signedIn).toEqual({ ok: true, value: { user: expect.objectContaining({ username: 'alice' }) } })
-    expect(signedIn.ok && signedIn.value.user.passwordHash).toBe(users[1]?.password)
+    expect(signedIn.ok && 'passwordHash' in signedIn.value.user && signedIn.value.user.passwordHash).toBe(
+      users[1]?.password,
+    )
     const listed = await core.passkeys.list(alice)
     expect(listed.ok && listed.value[0]?.lastUsedAt).toBe(clock.now())
     expect(events.ofType('passkey.succeeded')).toMatchObject([

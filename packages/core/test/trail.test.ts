@@ -18,6 +18,7 @@ const failures: DomainEvent[] = [
   { type: 'client.throttled', at: 1, retryAfter: 5, ...instance },
   { type: 'client.shed', at: 1, retryAfter: 5, ...instance },
   { type: 'sso.refused', at: 1, provider: 'idp', reason: 'refused', detail: 'no', ...actor },
+  { type: 'directory.refused', at: 1, directory: 'AD', reason: 'disabled', detail: 'no', ...actor },
   { type: 'mfa.failed', at: 1, factor: 'totp', reason: 'wrong', ...actor },
   { type: 'mfa.throttled', at: 1, retryAfter: 30, ...actor },
   { type: 'passkey.failed', at: 1, id: 'credential', reason: 'counter', ...actor },

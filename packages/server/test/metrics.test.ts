@@ -296,6 +296,24 @@ describe('createMetrics', () => {
     await stores.close()
   })
 
+  it('counts the directory’s answers by outcome, every series from 0, and times them', async () => {
+    const { metrics, stores } = await metricsOfStores({ running: 0, known: 0, general: 0 })
+    const series = 'flowadmin_directory_requests_total'
+    const before = (await metrics.exposition()).body
+    for (const outcome of ['verified', 'refused', 'unavailable'])
+      expect(sample(before, `${series}{outcome="${outcome}"}`)).toBe(0)
+    metrics.observer.directory?.('verified', 4)
+    metrics.observer.directory?.('unavailable', 3000)
+    metrics.observer.directory?.('unavailable', 1200)
+    const { body } = await metrics.exposition()
+    expect(sample(body, `${series}{outcome="verified"}`)).toBe(1)
+    expect(sample(body, `${series}{outcome="refused"}`)).toBe(0)
+    expect(sample(body, `${series}{outcome="unavailable"}`)).toBe(2)
+    expect(sample(body, 'flowadmin_directory_request_duration_seconds_count{outcome="unavailable"}')).toBe(2)
+    expect(sample(body, 'flowadmin_directory_request_duration_seconds_sum{outcome="unavailable"}')).toBe(4.2)
+    await stores.close()
+  })
+
   it('keeps the last count of live tokens when counting fails, and counts the failure', async () => {
     const { metrics, raw, stores } = await metricsOfStores({ running: 0, known: 0, general: 0 })
     expect(sample((await metrics.exposition()).body, 'flowadmin_tokens_live{kind="session"}')).toBe(1)

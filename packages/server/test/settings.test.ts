@@ -223,11 +223,11 @@ describe('parseSettings', () => {
     [{ adminAuth: 'yes' }, 'settings.json: adminAuth: must be an object'],
     [
       { adminAuth: {} },
-      'settings.json: adminAuth: list users (adminAuth.users) or configure single sign-on (adminAuth.oidc), or both',
+      'settings.json: adminAuth: list users (adminAuth.users), configure single sign-on (adminAuth.oidc) or a directory (adminAuth.ldap), or several',
     ],
     [
       { adminAuth: { type: 'credentials', oidc: OIDC } },
-      'settings.json: adminAuth.users: is required when type is "credentials"; for single sign-on alone, omit type or set it to "strategy"',
+      'settings.json: adminAuth.users: is required when type is "credentials" (or adminAuth.ldap); for single sign-on alone, omit type or set it to "strategy"',
     ],
     [
       { adminAuth: { type: 'saml', users: [admin] } },

@@ -226,8 +226,10 @@ export function authRoutes(deps: RouteDeps): Hono<AppEnv> {
           description:
             'Too many logins are waiting for their password to be checked, or too many attempts for this ' +
             'username and address are in flight (`temporarily_unavailable`). Answered at once; the password ' +
-            'was not checked and nothing was counted against the client. Or the store cannot be reached now ' +
-            '(`storage_unavailable`, a `{code, message}` body).',
+            'was not checked and nothing was counted against the client. Or, for a person of the directory ' +
+            '(`adminAuth.ldap`), the directory cannot be reached within its time bound (`temporarily_unavailable`, ' +
+            '“The directory cannot be reached now…”; flowadmin’s own users still sign in). Or the store cannot ' +
+            'be reached now (`storage_unavailable`, a `{code, message}` body).',
           headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
           content: json(
             v.union([OAuthError(['temporarily_unavailable']), AdminError(['storage_unavailable'])]),

@@ -68,7 +68,7 @@ const TokenInfo = v.pipe(
       v.pipe(
         v.string(),
         v.description(
-          'The identity provider its owner signed in with (the label of `adminAuth.oidc`); absent for a password user’s token.',
+          'The identity provider or the directory its owner signed in with (the label of `adminAuth.oidc` or `adminAuth.ldap`); absent for a token of a user of the settings.',
         ),
       ),
     ),

@@ -1,7 +1,7 @@
 import { err, ok, type Result } from '../errors.js'
 import type { Clock, EventSink } from '../ports/index.js'
 import { FLOWADMIN_AUDIENCE } from '../tokens/audience.js'
-import { isSsoRecord } from '../tokens/owner.js'
+import { type ProviderLabels, providerOf } from '../tokens/owner.js'
 import type { Tokens } from '../tokens/tokens.js'
 import { hasPermission, toPermissionList } from './permissions.js'
 import { type AccessError, type AudienceOptions, actorOf, type Principal } from './principal.js'
@@ -12,14 +12,14 @@ export interface AccessDeps {
   /** Permissions of requests that carry no token (`adminAuth.default`); absent: refused. */
   anonymous: { permissions: string | readonly string[] } | undefined
   tokens: Tokens
-  /** The identity provider's label when single sign-on is configured, else null. */
-  provider: string | null
+  /** The labels of the identity provider and the directory, where configured. */
+  providers: ProviderLabels
   events: EventSink
   clock: Clock
 }
 
 /** Who makes a request and what they may do: the bearer token's way in, and its way out. */
-export function createAccess({ authEnabled, anonymous, tokens, provider, events, clock }: AccessDeps) {
+export function createAccess({ authEnabled, anonymous, tokens, providers, events, clock }: AccessDeps) {
   const anonymousPermissions = !authEnabled
     ? ['*']
     : anonymous
@@ -44,6 +44,7 @@ export function createAccess({ authEnabled, anonymous, tokens, provider, events,
     }
     const live = await tokens.authenticate(token, address, anyAudience ? null : FLOWADMIN_AUDIENCE)
     if (live === null) return err({ code: 'unauthenticated', reason: 'invalid' })
+    const provider = providerOf(live.record, providers)
     return ok({
       kind: 'user',
       username: live.record.username,
@@ -53,7 +54,7 @@ export function createAccess({ authEnabled, anonymous, tokens, provider, events,
       tokenKind: live.record.kind,
       audience: live.record.audience ?? FLOWADMIN_AUDIENCE,
       signedInAt: live.record.createdAt,
-      ...(provider !== null && isSsoRecord(live.record) && { provider }),
+      ...(provider !== null && { provider }),
     })
   }
 

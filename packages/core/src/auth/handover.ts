@@ -17,6 +17,7 @@ import type {
 } from '../ports/index.js'
 import { FLOWADMIN_AUDIENCE } from '../tokens/audience.js'
 import { base64url } from '../tokens/encoding.js'
+import { isDirectoryRecord } from '../tokens/owner.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
 import type { User } from './users.js'
@@ -67,6 +68,8 @@ export interface HandoverDeps {
   events: EventSink
   /** Seconds a session of a person of the identity provider lives (see createSso); null without one. */
   providerSessionSeconds: number | null
+  /** Whether people of the directory sign in here: a code of one of them is worth their rights at its sign-in. */
+  directory: boolean
 }
 
 /**
@@ -89,6 +92,22 @@ export function createHandover(deps: HandoverDeps) {
     agent: string | null,
     audience: string,
   ): Promise<Result<IssuedToken, SsoExchangeError>> | Result<IssuedToken, SsoExchangeError> {
+    // A person of the directory, as the directory said at the sign-in moments ago.
+    if (isDirectoryRecord(owner)) {
+      if (!deps.directory || owner.permissions.length === 0) return invalidGrant(SPENT)
+      return tokens
+        .issue(
+          owner,
+          clientId,
+          owner.permissions,
+          address,
+          agent,
+          undefined,
+          audience,
+          owner.method ?? 'password',
+        )
+        .then((token) => ok(token))
+    }
     if (owner.method === undefined) {
       const seconds = deps.providerSessionSeconds
       if (seconds === null) return invalidGrant(SPENT)

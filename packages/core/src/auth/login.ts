@@ -1,7 +1,9 @@
 import { type DomainError, err, ok, type Result } from '../errors.js'
 import type { AttemptOutcome, Clock, CoreObserver, EventSink, PasswordVerifier } from '../ports/index.js'
 import { FLOWADMIN_AUDIENCE } from '../tokens/audience.js'
+import type { TokenOwner } from '../tokens/owner.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
+import type { DirectoryPeople } from './directory.js'
 import type { Lane, LoginQueue } from './login-queue.js'
 import { grantScope, parseScope } from './scope.js'
 import type { Throttle } from './throttle.js'
@@ -27,6 +29,7 @@ export type LoginError = Extract<
       | 'mfa_required'
       | 'throttled'
       | 'temporarily_unavailable'
+      | 'directory_unavailable'
   }
 >
 
@@ -44,12 +47,18 @@ export interface LoginDeps {
    * Whether the person must give a second factor (they have one, or the policy says so): the
    * password grant, which cannot ask for it, then issues nothing.
    */
-  needsSecondFactor?: ((user: User) => Promise<boolean>) | undefined
+  needsSecondFactor?: ((user: TokenOwner) => Promise<boolean>) | undefined
+  /**
+   * The organisation's directory, when configured: a name that is not a configured user's is its
+   * to check, throttled per account from any address by its own throttle, never by the verifier.
+   */
+  directory?: (Pick<DirectoryPeople, 'verify' | 'accountKey'> & { throttle: Throttle }) | undefined
 }
 
 /** What a verified login is granted: its session is issued once the attempt has ended. */
 export interface Granted {
-  user: User
+  /** One of flowadmin's own users, or a person of the directory. */
+  user: TokenOwner
   clientId: string
   scope: string[]
 }
@@ -73,6 +82,7 @@ export function createLogin({
   clock,
   observer,
   needsSecondFactor,
+  directory,
 }: LoginDeps) {
   /**
    * The OAuth2 password grant. Order matters: shape errors first (they reveal nothing), then the
@@ -139,7 +149,12 @@ export function createLogin({
     if (!requested.ok) return requested
 
     const actor = { username, clientId: clientId ?? null, address }
-    const decision = await throttle.begin(username, address)
+    // A name that is not a configured user's is the directory's, when there is one: its throttle
+    // counts the account (as the directory compares names) from anywhere, before the directory is asked.
+    const viaDirectory = directory !== undefined && !users.has(username)
+    const decision = viaDirectory
+      ? await directory.throttle.begin(directory.accountKey(username), address, 'directory')
+      : await throttle.begin(username, address)
     if (decision.outcome === 'throttled') {
       events.emit({ type: 'login.throttled', at: clock.now(), retryAfter: decision.retryAfter, ...actor })
       return err({ code: 'throttled', retryAfter: decision.retryAfter })
@@ -155,28 +170,31 @@ export function createLogin({
     let verified: Result<Granted, LoginError>
     try {
       const lane = decision.known ? 'known' : 'general'
-      verified = await attempt(actor, password, requested.value, lane, authenticatedClient)
+      verified = await attempt(actor, password, requested.value, lane, authenticatedClient, viaDirectory)
       outcome = verified.ok
         ? 'succeeded'
         : verified.error.code === 'invalid_credentials'
           ? 'failed'
           : 'abandoned'
     } finally {
-      await throttle.finish(decision.attempt, outcome)
+      await (viaDirectory && directory !== undefined ? directory.throttle : throttle).finish(
+        decision.attempt,
+        outcome,
+      )
     }
     return verified
   }
 
-  /** One verification whatever the user, unless its lane of the verifier queue is full. */
-  async function attempt(
+  /**
+   * One verification of one of flowadmin's own users, whatever the user (unless its lane of the
+   * verifier queue is full): the user when the password is theirs, else null.
+   */
+  async function verifyLocal(
     actor: { username: string; clientId: string | null; address: string },
     password: string,
-    scope: string[],
     lane: Lane,
-    authenticatedClient: string | null,
-  ): Promise<Result<Granted, LoginError>> {
-    const { username, clientId } = actor
-    const user = users.get(username)
+  ): Promise<Result<{ user: User | null }, LoginError>> {
+    const user = users.get(actor.username)
     const queued = clock.now()
     const verification = queue.run(lane, () => {
       observer?.verifierWait?.(clock.now() - queued)
@@ -186,11 +204,32 @@ export function createLogin({
       events.emit({ type: 'login.shed', at: clock.now(), retryAfter: queue.retryAfter, ...actor })
       return err({ code: 'temporarily_unavailable', retryAfter: queue.retryAfter })
     }
+    // Awaited whoever the user is: an unknown one costs the same verification (the dummy hash).
     const passwordOk = await verification
-    const granted = user && passwordOk ? grantScope(scope, user.permissions) : null
+    return ok({ user: user !== undefined && passwordOk ? user : null })
+  }
+
+  /** One verification (by the verifier or the directory), then the scope and the client. */
+  async function attempt(
+    actor: { username: string; clientId: string | null; address: string },
+    password: string,
+    scope: string[],
+    lane: Lane,
+    authenticatedClient: string | null,
+    viaDirectory: boolean,
+  ): Promise<Result<Granted, LoginError>> {
+    const { clientId } = actor
+    const verified =
+      viaDirectory && directory !== undefined
+        ? await directory.verify(actor, password)
+        : await verifyLocal(actor, password, lane)
+    if (!verified.ok) return verified
+    const { user } = verified.value
+    const refusal = 'refusal' in verified.value ? verified.value.refusal : undefined
+    const granted = user === null ? null : grantScope(scope, user.permissions)
     const knownClient = clientId !== null && (clients.has(clientId) || clientId === authenticatedClient)
-    if (!user || granted === null || !knownClient) {
-      events.emit({ type: 'login.failed', at: clock.now(), ...actor })
+    if (user === null || granted === null || !knownClient) {
+      events.emit({ type: 'login.failed', at: clock.now(), ...actor, ...(refusal && { reason: refusal }) })
       return err({ code: 'invalid_credentials' })
     }
     return ok({ user, clientId, scope: granted })

@@ -11,6 +11,7 @@ import type {
   WebAuthn,
 } from '../ports/index.js'
 import { fromBase64url } from '../tokens/encoding.js'
+import type { TokenOwner } from '../tokens/owner.js'
 import type { Tokens } from '../tokens/tokens.js'
 import { addressScope } from './address-scope.js'
 import { SIGN_IN_BOUNDS } from './handover.js'
@@ -56,6 +57,8 @@ export interface PasskeyDeps {
   webauthn: WebAuthn | null
   /** The configured users, as the core keeps them (a reload refills the same map). */
   users: ReadonlyMap<string, User>
+  /** A person who is not a configured user, as they are now (the directory's), or null; absent: none. */
+  findPerson?: ((username: string, address: string) => Promise<TokenOwner | null>) | undefined
   tokens: Tokens
   digest: Digest
   clock: Clock
@@ -242,7 +245,7 @@ export function createPasskeys(deps: PasskeyDeps) {
      * origin, relying party), and the passkey's counter must grow unless it keeps none. Every
      * refusal is `passkey_refused`, audited as `passkey.failed` with its reason.
      */
-    async signIn(response: unknown, address: string): Promise<Result<{ user: User }, PasskeyError>> {
+    async signIn(response: unknown, address: string): Promise<Result<{ user: TokenOwner }, PasskeyError>> {
       const verifier = deps.webauthn
       if (verifier === null) return notConfigured
       const anonymous: Actor = { username: null, clientId: null, address }
@@ -252,12 +255,16 @@ export function createPasskeys(deps: PasskeyDeps) {
       const credential = id === null ? null : await store.find(id)
       if (credential === null) return failed(anonymous, id, 'unknown_credential')
       const actor: Actor = { username: credential.username, clientId: null, address }
-      const user = users.get(credential.username)
-      if (user === undefined) return failed(actor, credential.id, 'user_gone')
+      const configured = users.get(credential.username)
+      if (configured === undefined && deps.findPerson === undefined)
+        return failed(actor, credential.id, 'user_gone')
       const verified = await verifier.verifyAuthentication(response, taken.challenge, credential)
       if (verified === null) return failed(actor, credential.id, 'verification_failed')
       if (!(await store.updateUse(credential.id, verified.counter, verified.backedUp, clock.now())))
         return failed(actor, credential.id, 'counter')
+      // A person of the directory is asked of it only once their passkey has proven them.
+      const user = configured ?? (await deps.findPerson?.(credential.username, address)) ?? undefined
+      if (user === undefined) return failed(actor, credential.id, 'user_gone')
       events.emit({ type: 'passkey.succeeded', at: clock.now(), id: credential.id, ...actor })
       return ok({ user })
     },

@@ -18,7 +18,10 @@ export type Principal =
        * (ending itself at `POST /auth/revoke`).
        */
       audience: string
-      /** The identity provider the token's owner signed in with (its label); absent for a password. */
+      /**
+       * The identity provider or the directory the token's owner signed in with (its label);
+       * absent for one of the settings' users.
+       */
       provider?: string | undefined
       /** When the token was issued (ms since the epoch): for a session, when its person signed in. */
       signedInAt: number

@@ -4,11 +4,13 @@ import type {
   Digest,
   EventSink,
   FactorStore,
+  IssuedCode,
   LocalSignInMethod,
   PasswordPassed,
   RandomSource,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
+import type { TokenOwner } from '../tokens/owner.js'
 import type { FactorError, Factors, TotpEnrolment } from './factors.js'
 import type { Granted, LoginError, LoginRequest } from './login.js'
 import { hasPermission } from './permissions.js'
@@ -26,11 +28,22 @@ const TICKET_BYTES = 32
  */
 export type SecondFactorPolicy = 'none' | 'everyone' | readonly string[]
 
-/** A person whose sign-in is complete: who, and how they proved it. */
+/** A person whose sign-in is complete: who (one of flowadmin's own users, or of the directory), and how they proved it. */
 export interface VerifiedPerson {
-  user: User
+  user: TokenOwner
   method: LocalSignInMethod
 }
+
+/**
+ * Who the one-time code of a verified person names (see IssuedCode.owner): a configured user is
+ * read again when the code is traded; a person of the directory carries their rights and identity.
+ */
+export const codeOwnerOf = ({ user, method }: VerifiedPerson): IssuedCode['owner'] => ({
+  username: user.username,
+  permissions: user.permissions,
+  fingerprint: 'fingerprint' in user ? user.fingerprint : '',
+  method,
+})
 
 /** What a sign-in waits with between two steps: the ticket its page holds, and the time left. */
 interface Parked {
@@ -73,6 +86,11 @@ export interface SignInDeps {
     client: string,
   ) => Promise<Result<Granted, LoginError>>
   users: ReadonlyMap<string, User>
+  /**
+   * A person who is not a configured user, as they are now (the directory's, asked again), or
+   * null; absent: nobody else signs in here with a password.
+   */
+  findPerson?: ((username: string, address: string) => Promise<TokenOwner | null>) | undefined
   factors: Factors
   /** Whether the person has a passkey (they may then use it instead of a code). */
   hasPasskey: (username: string) => Promise<boolean>
@@ -85,7 +103,7 @@ export interface SignInDeps {
 }
 
 /** Whether `policy` says a person with these permissions must have a second factor. */
-export const policyRequires = (policy: SecondFactorPolicy, user: User): boolean =>
+export const policyRequires = (policy: SecondFactorPolicy, user: Pick<User, 'permissions'>): boolean =>
   policy === 'everyone' ||
   (policy !== 'none' && policy.some((permission) => hasPermission(user.permissions, permission)))
 
@@ -112,19 +130,24 @@ export function createSignIn(deps: SignInDeps) {
     return { ticket, expiresIn: Math.max(1, Math.ceil((passed.expiresAt - clock.now()) / 1000)) }
   }
 
-  /** The waiting sign-in of `ticket`, taken, with its user now; null when there is none. */
+  /**
+   * The waiting sign-in of `ticket`, taken, with its person now (a person of the directory asked
+   * of it again); null when there is none.
+   */
   const take = async (
     kind: TicketKind,
     binding: string,
     ticket: string,
-  ): Promise<{ passed: PasswordPassed; user: User } | null> => {
+  ): Promise<{ passed: PasswordPassed; user: TokenOwner } | null> => {
     if (ticket.length === 0 || ticket.length > 64 || binding.length === 0 || binding.length > 64) return null
     const passed = await store.takePendingSignIn(await keyOf(kind, binding, ticket), clock.now())
-    const user = passed === null ? undefined : deps.users.get(passed.username)
-    return passed === null || user === undefined ? null : { passed, user }
+    if (passed === null) return null
+    const user =
+      deps.users.get(passed.username) ?? (await deps.findPerson?.(passed.username, passed.address)) ?? null
+    return user === null ? null : { passed, user }
   }
 
-  const verified = (user: User, clientId: string, address: string, method: LocalSignInMethod) => {
+  const verified = (user: TokenOwner, clientId: string, address: string, method: LocalSignInMethod) => {
     events.emit({ type: 'login.succeeded', at: clock.now(), username: user.username, clientId, address })
     return { step: 'verified' as const, person: { user, method } }
   }
@@ -231,7 +254,7 @@ export function createSignIn(deps: SignInDeps) {
     },
 
     /** Whether the person must give a second factor to sign in: they have one, or the policy says so. */
-    async needsSecondFactor(user: User): Promise<boolean> {
+    async needsSecondFactor(user: TokenOwner): Promise<boolean> {
       return (
         policyRequires(deps.policy, user) ||
         (await factors.required(user.username)) ||

@@ -59,8 +59,18 @@ export const MAX_BUSY_ASKS = 16
 /** Attempts that may wait for an in-flight attempt of one key to end; more are answered busy at once. */
 const MAX_WAITING_PER_KEY = 64
 
-/** What an attempt proves: a password, or a second factor's code. */
-export type ThrottleLane = 'password' | 'factor'
+/**
+ * What an attempt proves: a password of one of flowadmin's own users, a second factor's code, or
+ * a password the directory checks.
+ */
+export type ThrottleLane = 'password' | 'factor' | 'directory'
+
+/** The prefixes of a lane's pair and known-client keys. */
+const LANE_KEYS: Record<ThrottleLane, { pair: string; known: string }> = {
+  password: { pair: 'user', known: 'known' },
+  factor: { pair: 'factor', known: 'factorknown' },
+  directory: { pair: 'dir', known: 'dirknown' },
+}
 
 export type ThrottleDecision =
   | { outcome: 'proceed'; known: boolean; attempt: LoginAttempt }
@@ -87,18 +97,20 @@ export function createThrottle(store: ThrottleStore, clock: Clock, digest: Diges
   // per counter than short ones. A digest key has another prefix, so it never meets a plain one.
   // The known-client key is always a digest: the store never lists which usernames logged in.
   // A second factor's code is counted per user whatever the address (whoever types it knows the
-  // password already, so only the user's own counter bounds the guesses), beside the address.
+  // password already, so only the user's own counter bounds the guesses), beside the address. So is
+  // a password the directory checks: the directory locks an account out after so many failures
+  // from anywhere, and flowadmin's counter of the account must close before that.
   const attemptOf = async (username: string, address: string, lane: ThrottleLane): Promise<LoginAttempt> => {
     const scope = addressScope(address)
     const pairScope = lane === 'password' ? `${scope} ` : ''
-    const prefix = lane === 'password' ? 'user' : 'factor'
+    const { pair, known } = LANE_KEYS[lane]
     return {
       pairKey:
         username.length <= MAX_KEYED_USERNAME
-          ? `${prefix} ${pairScope}${username}`
-          : `${prefix}hash ${pairScope}${await digest.sha256(username)}`,
+          ? `${pair} ${pairScope}${username}`
+          : `${pair}hash ${pairScope}${await digest.sha256(username)}`,
       addressKey: `addr ${scope}`,
-      knownKey: `${lane === 'password' ? 'known' : 'factorknown'} ${await digest.sha256(`${scope}\n${username}`)}`,
+      knownKey: `${known} ${await digest.sha256(`${scope}\n${username}`)}`,
     }
   }
 

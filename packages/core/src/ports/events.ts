@@ -18,6 +18,14 @@ export type SsoRefusalReason =
   | 'too_many'
   | 'busy'
 
+/**
+ * Why a person of the directory got no token, or lost theirs at a re-check: the directory could not
+ * be reached in time, marks the account disabled, no longer has the person (or gives the name to
+ * another entry), the name is a configured user's or another identity's, or their groups map to no
+ * permission here. (A wrong password or an unknown name is `login.failed`, as for everyone.)
+ */
+export type DirectoryRefusalReason = 'unavailable' | 'disabled' | 'gone' | 'name_taken' | 'no_permissions'
+
 /** Why a passkey sign-in was refused: the `passkey.failed` event's reason. */
 export type PasskeyFailure =
   | 'unknown_challenge'
@@ -28,7 +36,8 @@ export type PasskeyFailure =
 
 export type DomainEvent =
   | ({ type: 'login.succeeded'; at: number } & Actor)
-  | ({ type: 'login.failed'; at: number } & Actor)
+  /** A refused password, user, client or scope; `reason: disabled` for an account the directory disabled. */
+  | ({ type: 'login.failed'; at: number; reason?: 'disabled' } & Actor)
   /** A right password, refused by the password grant: the person must give a second factor. */
   | ({ type: 'login.mfa_required'; at: number } & Actor)
   | ({ type: 'login.throttled'; at: number; retryAfter: number } & Actor)
@@ -81,6 +90,17 @@ export type DomainEvent =
     } & Actor)
   /** The identity provider ended a person's session (back-channel logout); `count` tokens ended. */
   | ({ type: 'sso.logout'; at: number; provider: string; owner: string | null; count: number } & Actor)
+  /**
+   * A person of the directory (`directory`: its label) got no token, or their tokens ended at a
+   * re-check, and why; `detail` says it in a sentence (never a password).
+   */
+  | ({
+      type: 'directory.refused'
+      at: number
+      directory: string
+      reason: DirectoryRefusalReason
+      detail: string
+    } & Actor)
   /** A person confirmed a second factor with its first code; `sessionsEnded` of their other sessions ended. */
   | ({ type: 'mfa.enrolled'; at: number; factor: 'totp'; sessionsEnded: number } & Actor)
   /** A person proved their second factor (a TOTP code, or a recovery code). */
@@ -155,6 +175,7 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'sso.succeeded': 'success',
   'sso.refused': 'failure',
   'sso.logout': 'success',
+  'directory.refused': 'failure',
   'mfa.enrolled': 'success',
   'mfa.succeeded': 'success',
   'mfa.failed': 'failure',

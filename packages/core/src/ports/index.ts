@@ -10,6 +10,7 @@ import type { ThrottleStore } from './throttle.js'
 import type { TokenStore } from './tokens.js'
 import type { TrailStore } from './trail.js'
 
+export type * from './directory.js'
 export type * from './events.js'
 export type * from './factors.js'
 export type * from './fleet.js'

@@ -6,7 +6,15 @@ export interface CoreObserver {
   verifierWait?(milliseconds: number): void
   /** A resource server asked about a token, and how that ended. */
   introspection?(outcome: IntrospectionOutcome): void
+  /** The directory was asked (a password, or a person's re-check), how that ended, and in how many milliseconds. */
+  directory?(outcome: DirectoryOutcome, milliseconds: number): void
 }
+
+/**
+ * How asking the directory ended: the person found (and their password right), refused (no such
+ * person, a wrong password, a disabled account), or no answer (unreachable, or past the bound).
+ */
+export type DirectoryOutcome = 'verified' | 'refused' | 'unavailable'
 
 /** How an introspection ended: the token's state, or why the resource server was refused. */
 export type IntrospectionOutcome = 'active' | 'inactive' | 'invalid_client' | 'throttled' | 'shed'

@@ -5,7 +5,7 @@ import { type DomainError, err, invalid, ok, type Result } from '../errors.js'
 import type { Actor, Clock, EventSink, SignInMethod, TokenKind, TokenRecord } from '../ports/index.js'
 import { type ApiTokenOptions, lifetimeOf, withinSession } from './api-token-lifetime.js'
 import { FLOWADMIN_AUDIENCE } from './audience.js'
-import { isSsoRecord, type SsoUser, type TokenOwner } from './owner.js'
+import { isDirectoryRecord, isSsoRecord, providerOf, type SsoUser, type TokenOwner } from './owner.js'
 import type { Tokens } from './tokens.js'
 
 /** Longest name of an API token, in characters. */
@@ -29,7 +29,10 @@ export interface TokenView {
   agent: string | null
   /** True for the token the caller is using. */
   current: boolean
-  /** The identity provider its owner signed in with (its label); null for a password user's. */
+  /**
+   * The identity provider or the directory its owner signed in with (its label); null for a token
+   * of one of the settings' users.
+   */
   provider: string | null
   /** How the person signed in for this session; null for an API token or an older session. */
   signIn: SignInMethod | null
@@ -81,6 +84,8 @@ export interface InventoryDeps {
    * their API tokens may outlive the session they were created in.
    */
   sso?: { label: string; apiTokensOutliveSessions: boolean } | null | undefined
+  /** The directory people sign in with, when one is configured: its label. */
+  directory?: { label: string } | null | undefined
   /** Whether an id is a configured resource server's now (an audience an API token may name). */
   isResourceServer?: ((id: string) => boolean) | undefined
 }
@@ -93,8 +98,13 @@ export function createTokenInventory({
   clock,
   options,
   sso = null,
+  directory = null,
   isResourceServer = () => false,
 }: InventoryDeps) {
+  const labels = { sso: sso?.label ?? null, directory: directory?.label ?? null }
+  /** A token of a person vouched for by a source configured now: the identity provider or the directory. */
+  const isVouched = (record: TokenRecord) =>
+    (sso !== null && isSsoRecord(record)) || (directory !== null && isDirectoryRecord(record))
   const mayAct = (caller: InventoryCaller, owner: string) =>
     caller.username === owner || hasPermission(caller.permissions, '*')
 
@@ -112,27 +122,26 @@ export function createTokenInventory({
     lastAddress: record.lastAddress,
     agent: record.agent,
     current: caller !== null && record.id === caller.tokenId,
-    provider: isSsoRecord(record) ? (sso?.label ?? null) : null,
+    provider: providerOf(record, labels),
     signIn: record.signIn,
   })
 
   /**
    * The owner of a new API token who is not in the settings' users: a person signed in with the
-   * identity provider, known by a live token of theirs (the caller's own, or their latest session
-   * when someone with `*` asks). Their rights are that token's now; the new token ends no later
-   * than it unless the settings allow longer.
+   * identity provider or the directory, known by a live token of theirs (the caller's own, or
+   * their latest session when someone with `*` asks). Their rights are that token's now; the new
+   * token of a person of the provider ends no later than it unless the settings allow longer (a
+   * person of the directory is re-checked at its uses instead).
    */
   async function ssoOwner(
     caller: InventoryCaller,
     ownerName: string,
   ): Promise<{ owner: SsoUser; rights: readonly string[]; endsAt: number | null } | null> {
-    if (sso === null) return null
+    if (sso === null && directory === null) return null
     let record =
       caller.username === ownerName && caller.tokenId !== null ? await tokens.findById(caller.tokenId) : null
-    if (record === null || !isSsoRecord(record)) {
-      const live = (await tokens.list(ownerName)).filter(
-        (each) => isSsoRecord(each) && each.kind === 'session',
-      )
+    if (record === null || !isVouched(record)) {
+      const live = (await tokens.list(ownerName)).filter((each) => isVouched(each) && each.kind === 'session')
       record = live.at(-1) ?? null
     }
     if (record === null) return null
@@ -140,7 +149,7 @@ export function createTokenInventory({
     return {
       owner: { username: ownerName, permissions: [...rights], fingerprint: record.fingerprint },
       rights,
-      endsAt: sso.apiTokensOutliveSessions ? null : record.expiresAt,
+      endsAt: isDirectoryRecord(record) || sso?.apiTokensOutliveSessions ? null : record.expiresAt,
     }
   }
 

@@ -1,6 +1,5 @@
 import { hasPermission } from '../auth/permissions.js'
 import type { Clock, EventSink, TokenRecord, TokenStore } from '../ports/index.js'
-import { isSsoRecord } from './owner.js'
 
 /** Longer bearer values are not tokens of ours: refused without hashing. */
 export const MAX_TOKEN_LENGTH = 512
@@ -76,15 +75,19 @@ export function createRevocation({ store, hashOf, events, clock }: RevocationDep
     },
 
     /**
-     * Deletes every token of the users `which` selects; one entry per user that had any. With
-     * `keepSso`, tokens of people signed in with the identity provider stay: they are not in the
-     * settings' users, and their provider, not the settings, says what they are worth.
+     * Deletes every token of the users `which` selects, but those `keep` selects; one entry per
+     * user that had any. Tokens of people signed in with the identity provider or the directory
+     * are kept so: they are not in the settings' users, and their provider, not the settings, says
+     * what they are worth.
      */
-    async revokeUsers(which: (username: string) => boolean, keepSso = false): Promise<UserCount[]> {
+    async revokeUsers(
+      which: (username: string) => boolean,
+      keep: ((record: TokenRecord) => boolean) | null = null,
+    ): Promise<UserCount[]> {
       const ended: UserCount[] = []
       for (const username of await store.usernames()) {
         if (!which(username)) continue
-        const count = keepSso ? await deleteAllBut(username, isSsoRecord) : await store.deleteByUser(username)
+        const count = keep !== null ? await deleteAllBut(username, keep) : await store.deleteByUser(username)
         if (count > 0) ended.push({ username, count })
       }
       return ended

@@ -12,7 +12,7 @@ import type {
 import { FLOWADMIN_AUDIENCE } from './audience.js'
 import { createFingerprints } from './fingerprints.js'
 import { type CreatedToken, createMint } from './mint.js'
-import { isSsoRecord, type TokenOwner } from './owner.js'
+import { isDirectoryRecord, isSsoRecord, type TokenOwner } from './owner.js'
 import { createRecentUses } from './recent-uses.js'
 import { createRevocation, MAX_TOKEN_LENGTH } from './revocation.js'
 
@@ -47,6 +47,12 @@ export interface TokenDeps {
    */
   sso?: boolean | undefined
   /**
+   * People of the directory, when one is configured: the re-check of a token's person when it is
+   * due (the record as it is now, or null when it ended). Without it such tokens are refused and
+   * deleted.
+   */
+  directory?: { recheck(record: TokenRecord): Promise<TokenRecord | null> } | undefined
+  /**
    * Whether a client id is a configured resource server's, now: a token saved before tokens had
    * an audience is that server's when its client is one, flowadmin's otherwise. None by default.
    */
@@ -62,6 +68,7 @@ export function createTokens({
   users,
   lifetime,
   sso = false,
+  directory,
   isResourceServer = () => false,
 }: TokenDeps) {
   const hashOf = (token: string) => digest.sha256(token)
@@ -141,9 +148,25 @@ export function createTokens({
         await store.delete(found.id)
         return null
       }
-      const record = found.audience === null ? { ...found, audience: audienceOf(found) } : found
+      let record = found.audience === null ? { ...found, audience: audienceOf(found) } : found
       // A token for another audience is as unknown here: nothing is written, nothing told.
       if (audience !== null && record.audience !== audience) return null
+      if (isDirectoryRecord(record)) {
+        if (directory === undefined) {
+          await revocation.invalidate(record, 'user_removed', address)
+          return null
+        }
+        if (users.has(record.username)) {
+          await revocation.invalidate(record, 'name_taken', address)
+          return null
+        }
+        // Their rights are in the record, narrowed at each sign-in and re-check (see narrow).
+        const current = await directory.recheck(record)
+        if (current === null) return null
+        record = current
+        if (address !== null && uses.due(record, now)) await uses.note(record, address, now)
+        return { record, permissions: [...record.scope] }
+      }
       if (isSsoRecord(record)) {
         if (!sso) {
           await revocation.invalidate(record, 'user_removed', address)
@@ -194,10 +217,15 @@ export function createTokens({
     /**
      * Deletes every token of users not in `kept` (default: the users configured now); one entry
      * per such user with the count. Tokens of people signed in with the identity provider stay
-     * while a provider is configured.
+     * while a provider is configured, and those of people of the directory while it is.
      */
     purgeRemovedUsers: (kept: { has(username: string): boolean } = users) =>
-      revocation.revokeUsers((username) => !kept.has(username), sso),
+      revocation.revokeUsers(
+        (username) => !kept.has(username),
+        sso || directory !== undefined
+          ? (record) => (sso && isSsoRecord(record)) || (directory !== undefined && isDirectoryRecord(record))
+          : null,
+      ),
 
     /** The record with this public id, or null (expired ones included). */
     findById: (id: string): Promise<TokenRecord | null> => store.findById(id),
@@ -242,6 +270,9 @@ export function createTokens({
      * records why (`token.invalidated`, reason name_taken); false when it was gone already.
      */
     endNameTaken: (record: TokenRecord) => revocation.invalidate(record, 'name_taken', null),
+
+    /** Deletes a record whose person is gone or changed, and records why; false when it was gone already. */
+    invalidate: revocation.invalidate,
 
     audienceOf,
 

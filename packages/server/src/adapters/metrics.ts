@@ -13,6 +13,8 @@ import {
 /** Every login outcome, each exported from the start (at 0) so that rates and alerts work at once. */
 export const LOGIN_OUTCOMES = ['succeeded', 'failed', 'throttled', 'shed', 'mfa_required'] as const
 export const INTROSPECTION_OUTCOMES = ['active', 'inactive', 'invalid_client', 'throttled', 'shed'] as const
+/** How asking the directory ended (see DirectoryOutcome). */
+export const DIRECTORY_OUTCOMES = ['verified', 'refused', 'unavailable'] as const
 
 /** What the server measures, in one Prometheus registry of its own. */
 export interface Metrics {
@@ -112,6 +114,18 @@ export function createMetrics(): Metrics {
     }),
   )
   const verifierWaitTiming = verifierWait.child([])
+  const directoryAsks = made(createCounter('flowadmin_directory_requests_total'))
+  const directoryTime = made(
+    createAggregatedHistogram({
+      name: 'flowadmin_directory_request_duration_seconds',
+      help: 'Time the directory took to answer a sign-in or a re-check (search, bind, groups), by outcome.',
+      labelNames: ['outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    }),
+  )
+  const directoryTimings = new Map(
+    DIRECTORY_OUTCOMES.map((outcome) => [outcome, directoryTime.child([outcome])]),
+  )
   const storageErrors = made(createCounter('flowadmin_storage_errors_total'))
   let liveTokens: Sample[] = []
   /** Counts the live tokens, before the registry reads anything, so a failure is in this scrape. */
@@ -255,6 +269,10 @@ export function createMetrics(): Metrics {
       introspection(outcome) {
         introspections.inc({ outcome })
       },
+      directory(outcome, milliseconds) {
+        directoryAsks.inc({ outcome })
+        directoryTimings.get(outcome)?.observe(milliseconds / 1000)
+      },
     },
     instrument(stores) {
       return {
@@ -319,6 +337,10 @@ const COUNTERS = {
   flowadmin_introspections_total: {
     help: 'Token introspections (POST /auth/introspect) by outcome: active, inactive, invalid_client, throttled, shed.',
     start: INTROSPECTION_OUTCOMES.map((outcome) => ({ outcome })),
+  },
+  flowadmin_directory_requests_total: {
+    help: 'Questions to the directory (adminAuth.ldap): sign-ins and re-checks, by outcome (verified, refused, unavailable).',
+    start: DIRECTORY_OUTCOMES.map((outcome) => ({ outcome })),
   },
   flowadmin_permission_denied_total: {
     help: 'Requests refused because the token lacked the permission.',

@@ -6,6 +6,7 @@ import {
   type CoreObserver,
   createCore,
   type Digest,
+  type Directory,
   type EventSink,
   type IdentityProvider,
   type ModuleInstaller,
@@ -19,6 +20,7 @@ import { createArgon2Verifier } from '../adapters/argon2.js'
 import { createFlowsTypeUsage } from '../adapters/flows.js'
 import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
 import { trailOptionsOf } from '../config/settings/audit.js'
+import type { LdapSettings } from '../config/settings/ldap.js'
 import type { MfaSettings } from '../config/settings/mfa.js'
 import type { OidcSettings } from '../config/settings/oidc.js'
 import type { Settings } from '../config/settings/schema.js'
@@ -45,6 +47,13 @@ const identityProviderOf = (settings: OidcSettings): IdentityProvider => ({
     ['authorizationUrl', 'complete', 'verifyLogoutToken'],
   ),
 })
+
+/** The directory over ldapts, loaded (and connected) at the first sign-in of a name not configured here. */
+const directoryOf = (settings: LdapSettings): Directory =>
+  onFirstUse(
+    async () => (await import('../adapters/ldap.js')).createLdapDirectory(settings),
+    ['authenticate', 'find'],
+  )
 
 /** TOTP over otpauth, loaded at the first enrolment or code checked. */
 const totpOf = (settings: MfaSettings): TotpVerifier =>
@@ -79,6 +88,8 @@ export interface ServerCoreOptions {
   installer?: ModuleInstaller | undefined
   /** Default: openid-client over `adminAuth.oidc`, when it is set, loaded at the first sign-in. */
   identityProvider?: IdentityProvider | undefined
+  /** Default: ldapts over `adminAuth.ldap`, when it is set, loaded at the first sign-in it checks. */
+  directory?: Directory | undefined
 }
 
 /**
@@ -88,14 +99,22 @@ export interface ServerCoreOptions {
  */
 export async function createServerCore(options: ServerCoreOptions): Promise<Core> {
   const { settings, stores, events, log, loginQueue } = options
-  // The second factor's key goes to its adapter only, not into the core's options.
+  // The second factor's key and the directory's password go to their adapters only, not into
+  // the core's options.
   const mfa = settings.adminAuth?.mfa
   const webauthn = settings.adminAuth?.webauthn
+  const ldap = settings.adminAuth?.ldap
   const adminAuth = settings.adminAuth && {
     ...settings.adminAuth,
     mfa: undefined,
     webauthn: undefined,
     ...(mfa !== undefined && { secondFactor: { require: mfa.require } }),
+    ldap: ldap && {
+      label: ldap.label,
+      permissions: ldap.permissions,
+      recheckMinutes: ldap.recheckMinutes,
+      throttle: ldap.throttle,
+    },
   }
   return createCore(
     {
@@ -114,6 +133,7 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
       identityProvider:
         options.identityProvider ??
         (settings.adminAuth?.oidc === undefined ? undefined : identityProviderOf(settings.adminAuth.oidc)),
+      directory: options.directory ?? (ldap === undefined ? undefined : directoryOf(ldap)),
       totp: mfa === undefined ? undefined : totpOf(mfa),
       webauthn: webauthn === undefined ? undefined : webAuthnOf(webauthn),
     },

@@ -11,6 +11,7 @@ import { createDiskLoader, discoverModules, toDescriptors } from '../adapters/mo
 import { sweepStaging } from '../adapters/npm-staging.js'
 import { createTrailRecorder } from '../adapters/trail-recorder.js'
 import { hashWarnings } from '../config/settings/hash-warnings.js'
+import { ldapWarnings } from '../config/settings/ldap.js'
 import { resolveSettings } from '../config/settings/load.js'
 import { exampleMfaKeyRefusal } from '../config/settings/mfa.js'
 import { EXIT_USAGE, SettingsError, StartupError } from '../errors.js'
@@ -239,7 +240,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
     }
-    for (const line of hashWarnings(settings)) warn(line)
+    for (const line of [...hashWarnings(settings), ...ldapWarnings(settings.adminAuth?.ldap)]) warn(line)
     let reloading: Promise<unknown> = Promise.resolve()
     const running: RunningServer = {
       url: `${originOf(listener)}${settings.httpAdminRoot}`,

@@ -1,4 +1,4 @@
-import type { Core, VerifiedPerson } from '@flowadmin/core'
+import { type Core, codeOwnerOf, type VerifiedPerson } from '@flowadmin/core'
 import type { Context } from 'hono'
 import * as v from 'valibot'
 import { newBinding, pageBindingOf, setBinding } from '../../binding.js'
@@ -71,9 +71,8 @@ export function createSignInFlow(deps: RouteDeps) {
     destination: Destination,
     binding: string,
   ): Promise<{ ok: true; location: string } | { ok: false; message: string }> => {
-    const { user, method } = person
     const done = await core.signIn.handOver(
-      { username: user.username, permissions: user.permissions, fingerprint: '', method },
+      codeOwnerOf(person),
       destination.authorization === null
         ? { binding, authorization: null }
         : { binding: null, authorization: destination.authorization },

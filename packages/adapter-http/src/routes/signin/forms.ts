@@ -33,6 +33,10 @@ const PASSWORD_REFUSAL: Record<
   mfa_required: () => [400, 'You must sign in with a second factor.'],
   throttled: (error) => [429, `Too many failed attempts. Try again in ${waitOf(error)}.`],
   temporarily_unavailable: (error) => [503, `The server is busy; retry in ${retryOf(error)} s.`],
+  directory_unavailable: (error) => [
+    503,
+    `The directory does not answer right now, so its people cannot sign in; retry in ${retryOf(error)} s.`,
+  ],
   mfa_not_configured: () => [
     503,
     'You must set up a second factor, but flowadmin has no key for them yet: ask an administrator.',

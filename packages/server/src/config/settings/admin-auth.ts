@@ -1,9 +1,10 @@
-// `adminAuth`: who may sign in and how (passwords, single sign-on, second factors, passkeys), the
+// `adminAuth`: who may sign in and how (passwords, single sign-on, the directory, second factors, passkeys), the
 // programs that ask about tokens, and the bounds of sessions, tokens and the login queue.
 import { DEFAULT_API_TOKENS } from '@flowadmin/core'
 import * as v from 'valibot'
 import { SettingsError } from '../../errors.js'
 import { type FieldProblem, onOff, permissions, strictObject, text, whole } from './fields.js'
+import { type LdapSettings, ldap, ldapOf } from './ldap.js'
 import { type MfaSettings, mfa, mfaOf } from './mfa.js'
 import { type OidcSettings, oidc, oidcOf } from './oidc.js'
 import { resourceServers } from './resource-servers.js'
@@ -17,6 +18,8 @@ export interface AdminAuthSettings {
   users: Array<{ username: string; password: string; permissions: string | string[] }>
   /** Single sign-on with the organisation's OpenID provider. */
   oidc?: OidcSettings | undefined
+  /** The people of the organisation's directory (LDAP, Active Directory). */
+  ldap?: LdapSettings | undefined
   default?: { permissions: string | string[] } | undefined
   sessionExpiryTime?: number | undefined
   clients?: string[] | undefined
@@ -56,6 +59,7 @@ export const adminAuth = strictObject({
   ),
   users: v.optional(users),
   oidc: v.optional(oidc),
+  ldap: v.optional(ldap),
   default: v.optional(strictObject({ permissions })),
   sessionExpiryTime: v.optional(whole(1, 2_147_483_647)),
   clients: v.optional(v.array(text('a client id'), 'must be a list of client ids')),
@@ -98,29 +102,38 @@ export const adminAuth = strictObject({
  * `adminAuth` as the server uses it: users always a list, the type named, the secrets taken from
  * the environment when the file has none. Refuses a scheme with no way to sign in.
  */
-export function adminAuthOf(parsed: v.InferOutput<typeof adminAuth>, source: string): AdminAuthSettings {
-  const { oidc: sso, users, type, mfa, webauthn, ...rest } = parsed
+export function adminAuthOf(
+  parsed: v.InferOutput<typeof adminAuth>,
+  source: string,
+  baseDir: string,
+): AdminAuthSettings {
+  const { oidc: sso, ldap: directory, users, type, mfa, webauthn, ...rest } = parsed
   const problem: FieldProblem = (field, message) =>
     new SettingsError(`${source}: adminAuth${field}: ${message}`)
-  if (users === undefined && sso === undefined) {
-    throw problem('', 'list users (adminAuth.users) or configure single sign-on (adminAuth.oidc), or both')
+  if (users === undefined && sso === undefined && directory === undefined) {
+    throw problem(
+      '',
+      'list users (adminAuth.users), configure single sign-on (adminAuth.oidc) or a directory (adminAuth.ldap), or several',
+    )
   }
-  if (type === 'credentials' && users === undefined) {
+  if (type === 'credentials' && users === undefined && directory === undefined) {
     throw problem(
       '.users',
-      'is required when type is "credentials"; for single sign-on alone, omit type or set it to "strategy"',
+      'is required when type is "credentials" (or adminAuth.ldap); for single sign-on alone, omit type or set it to "strategy"',
     )
   }
   if (type === 'strategy' && sso === undefined) throw problem('.oidc', 'is required when type is "strategy"')
   const oidcSettings = sso === undefined ? undefined : oidcOf(sso, problem)
+  const ldapSettings = directory === undefined ? undefined : ldapOf(directory, baseDir, problem)
   const mfaSettings = mfaOf(mfa, problem)
   const webauthnSettings = webauthn === undefined ? undefined : webauthnOf(webauthn, problem)
   return {
     ...rest,
     ...(mfaSettings !== undefined && { mfa: mfaSettings }),
     ...(webauthnSettings !== undefined && { webauthn: webauthnSettings }),
-    type: type ?? (users === undefined ? 'strategy' : 'credentials'),
+    type: type ?? (users === undefined && directory === undefined ? 'strategy' : 'credentials'),
     users: users ?? [],
     ...(oidcSettings !== undefined && { oidc: oidcSettings }),
+    ...(ldapSettings !== undefined && { ldap: ldapSettings }),
   }
 }
