@@ -1,4 +1,5 @@
 import { createAccess } from './auth/access.js'
+import { createCarriedChallenges } from './auth/carried-challenges.js'
 import { createMfaFacade, createPasskeyFacade } from './auth/factor-facade.js'
 import { createFactors } from './auth/factors.js'
 import { createHandover } from './auth/handover.js'
@@ -78,6 +79,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     events,
     providerSessionSeconds: ssoOptions === null ? null : ssoSessionSeconds(ssoOptions, lifetime),
   })
+  const challenges = createCarriedChallenges({ store: ports.stores.sso, digest, random, clock })
   const sso =
     ssoOptions === null || identityProvider === null
       ? null
@@ -85,6 +87,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
           provider: identityProvider,
           tokens,
           store: ports.stores.sso,
+          challenges,
           isConfiguredUser: (username) => users.has(username),
           clock,
           random,
@@ -148,7 +151,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     webauthn: ports.webauthn ?? null,
     users,
     tokens,
-    digest,
+    challenges,
     clock,
     events,
   })
@@ -271,7 +274,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     fleet: fleet === null ? null : { ...fleet, authenticateClient: resourceServerFacade.authenticateClient },
 
     /** A person's sign-in on flowadmin's own page (see createSignInFacade). */
-    signIn: createSignInFacade({ signIn, handover, users, authEnabled: auth !== null }),
+    signIn: createSignInFacade({ signIn, handover, users, authEnabled: auth !== null, clock, events }),
 
     /** People's second factors (see createMfaFacade). */
     mfa: createMfaFacade(factors, clock),
@@ -280,7 +283,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     passkeys: createPasskeyFacade(passkeys, clock),
 
     /** Deletes what has expired, in bounded batches (see createSweep). */
-    sweep: createSweep({ tokens, throttle, sso: ports.stores.sso, signIn, passkeys, clock }),
+    sweep: createSweep({ tokens, throttle, sso: ports.stores.sso, signIn, clock }),
   }
 }
 

@@ -53,6 +53,7 @@ export function createAccess({ authEnabled, anonymous, tokens, provider, events,
       tokenKind: live.record.kind,
       audience: live.record.audience ?? FLOWADMIN_AUDIENCE,
       signedInAt: live.record.createdAt,
+      signIn: live.record.signIn,
       ...(provider !== null && isSsoRecord(live.record) && { provider }),
     })
   }
