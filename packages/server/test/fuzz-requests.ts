@@ -11,6 +11,7 @@ import {
   tokenBody,
 } from './fuzz-bodies.js'
 import { methodFor, nodesPath, oddName, pathFor } from './fuzz-paths.js'
+import { SIGN_IN_AIMS, signInCookies } from './fuzz-sign-in.js'
 import { BREAKAGES, type Framing, type FuzzRequest, type Part, type TokenRef, VICTIMS } from './fuzz-wire.js'
 
 /** Whose token a request carries: mostly the admin's, sometimes a reader's, a revoked one, ... */
@@ -235,4 +236,9 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
       body: strayBody,
     }),
   },
+  // The sign-in page (with the browser's cookies), a person's second factor and passkeys (with a bearer).
+  ...SIGN_IN_AIMS.map(({ weight, bearer: withBearer, ...aim }) => ({
+    weight,
+    arbitrary: aimedAt({ ...aim, auth: withBearer ? authorization : signInCookies }),
+  })),
 )

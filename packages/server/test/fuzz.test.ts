@@ -1,5 +1,6 @@
 // Thousands of seeded, hostile requests on raw sockets against the built server (auth on,
-// SQLite, a plain and a scoped module, flows that use a type). For every response: no 5xx, the
+// SQLite, a plain and a scoped module, flows that use a type, second factors and passkeys),
+// at the API, the sign-in page, a person's second factor and passkeys. For every response: no 5xx, the
 // documented body shape, no stack trace or path. After every batch: the process is up, logged no
 // error, wrote only JSON audit lines, and its modules and tokens are exactly what the valid
 // requests made them.
@@ -28,7 +29,14 @@ const outcomeText = (outcome: RawOutcome) =>
 it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a change it should refuse`, async () => {
   // Installing and removing is refused here (npm would reach for the internet); every such
   // request must then change nothing. The palette tests install against a local registry.
-  const dir = await createUserDir({ externalModules: { palette: { allowInstall: false } } })
+  const dir = await createUserDir({
+    externalModules: { palette: { allowInstall: false } },
+    // The sign-in page's passkey calls and a person's second factors answer here too.
+    adminAuth: {
+      mfa: { key: 'a-second-factor-key-of-forty-characters!' },
+      webauthn: { rpId: 'localhost', origins: ['http://localhost:1880'] },
+    },
+  })
   const { run, url } = await dir.start()
   const port = Number(new URL(url).port)
 
@@ -52,7 +60,13 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
   const expected = await enabledStates(url, admin)
   const stderrAtStart = run.stderr
 
-  const counts = { toggles: 0, changes: 0, revokes: 0, statuses: {} as Record<number | string, number> }
+  const counts = {
+    toggles: 0,
+    changes: 0,
+    revokes: 0,
+    statuses: {} as Record<number | string, number>,
+    routes: {} as Record<string, number>,
+  }
   const batches = fc.sample(fc.array(fuzzRequest, { minLength: BATCH_SIZE, maxLength: BATCH_SIZE }), {
     seed: SEED,
     numRuns: BATCHES,
@@ -75,6 +89,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
       const problems = responseProblems(seen, route, outcome, wire.bytes)
       const status = outcome.kind === 'response' ? outcome.response.status : outcome.kind
       counts.statuses[status] = (counts.statuses[status] ?? 0) + 1
+      counts.routes[route.kind] = (counts.routes[route.kind] ?? 0) + 1
 
       if (toggle !== null) {
         counts.toggles++
@@ -140,4 +155,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
   expect(counts.changes).toBeGreaterThan(20)
   expect(counts.revokes).toBeGreaterThan(5)
   expect(revoked.size).toBeGreaterThan(2)
+  // And reached the sign-in page, the passkey button's calls, second factors and passkeys.
+  for (const kind of ['signin', 'signin-passkey', 'mfa', 'passkeys'])
+    expect(counts.routes[kind] ?? 0, kind).toBeGreaterThan(50)
 }, 120_000)
