@@ -19,6 +19,8 @@ export interface SeenRequest {
 
 export type Route =
   | { kind: 'login' | 'token' | 'revoke' | 'settings' | 'nodes' | 'install' | 'none' }
+  /** An instance's report of audit events (POST /audit/events). */
+  | { kind: 'report' }
   /** The sign-in page and its form steps: HTML pages, or a redirect where the sign-in ends. */
   | { kind: 'signin' }
   /** JSON routes: the passkey button's calls, a person's second factor, their passkeys. */
@@ -76,6 +78,8 @@ export function routeOf(method: string, target: string): Route {
       return { kind: read ? 'settings' : 'none' }
     case '/nodes':
       return { kind: read ? 'nodes' : method === 'POST' ? 'install' : 'none' }
+    case '/audit/events':
+      return { kind: method === 'POST' ? 'report' : 'none' }
     case '/auth/signin':
       return { kind: read || method === 'POST' ? 'signin' : 'none' }
     case '/auth/mfa':

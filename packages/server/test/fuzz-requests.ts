@@ -11,6 +11,7 @@ import {
   tokenBody,
 } from './fuzz-bodies.js'
 import { methodFor, nodesPath, oddName, pathFor } from './fuzz-paths.js'
+import { reportBody, reporterAuth } from './fuzz-reports.js'
 import { SIGN_IN_AIMS, signInCookies } from './fuzz-sign-in.js'
 import { BREAKAGES, type Framing, type FuzzRequest, type Part, type TokenRef, VICTIMS } from './fuzz-wire.js'
 
@@ -221,6 +222,16 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
       path: nodesPath,
       auth: authorization,
       body: enableBody,
+    }),
+  },
+  {
+    weight: 12,
+    arbitrary: aimedAt({
+      aim: 'report',
+      method: 'POST',
+      path: pathFor('/audit/events'),
+      auth: reporterAuth,
+      body: reportBody,
     }),
   },
   {

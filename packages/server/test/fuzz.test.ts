@@ -1,14 +1,17 @@
 // Thousands of seeded, hostile requests on raw sockets against the built server (auth on,
-// SQLite, a plain and a scoped module, flows that use a type, second factors and passkeys),
-// at the API, the sign-in page, a person's second factor and passkeys. For every response: no 5xx, the
-// documented body shape, no stack trace or path. After every batch: the process is up, logged no
-// error, wrote only JSON audit lines, and its modules and tokens are exactly what the valid
-// requests made them.
+// Thousands of seeded, hostile requests on raw sockets against the built server (auth on,
+// SQLite, a plain and a scoped module, flows that use a type, a resource server whose instances
+// report audit events, second factors and passkeys), at the API, the sign-in page, a person's
+// second factor and passkeys. For every response: no 5xx, the documented body shape, no stack
+// trace or path. After every batch: the process is up, logged no error, wrote only JSON audit
+// lines, its modules and tokens are exactly what the valid requests made them, and the trail
+// holds exactly the events the reports it accepted carried.
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { responseProblems } from './fuzz-checks.js'
 import { type Holder, revokedBy, routeOf, toggleOf } from './fuzz-oracle.js'
 import { headerOf, type RawOutcome, sendRaw } from './fuzz-raw-http.js'
+import { FUZZ_FLEET, FUZZ_FLEET_DIGEST } from './fuzz-reports.js'
 import { fuzzRequest } from './fuzz-requests.js'
 import { type Tokens, toWire, VICTIMS } from './fuzz-wire.js'
 import { ADMIN, enabledStates, loginFor, tokenStatus, useHostileUserDir, VIEWER } from './target-server.js'
@@ -19,6 +22,14 @@ const BATCHES = 60
 const BATCH_SIZE = 50
 
 const createUserDir = useHostileUserDir()
+
+/** How many events the trail holds from the fleet's reports. */
+async function reportedEvents(url: string, token: string): Promise<number> {
+  const res = await fetch(`${url}/audit?instance=${FUZZ_FLEET.id}`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' },
+  })
+  return (await res.text()).split('\n').filter((line) => line !== '').length
+}
 
 const preview = (bytes: Buffer) => JSON.stringify(bytes.toString('latin1').slice(0, 700))
 const outcomeText = (outcome: RawOutcome) =>
@@ -31,8 +42,10 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
   // request must then change nothing. The palette tests install against a local registry.
   const dir = await createUserDir({
     externalModules: { palette: { allowInstall: false } },
-    // The sign-in page's passkey calls and a person's second factors answer here too.
+    // The instances' resource server, whose reports (POST /audit/events) the fuzzer sends too; the
+    // sign-in page's passkey calls and a person's second factors answer here too.
     adminAuth: {
+      resourceServers: [{ id: FUZZ_FLEET.id, secret: FUZZ_FLEET_DIGEST }],
       mfa: { key: 'a-second-factor-key-of-forty-characters!' },
       webauthn: { rpId: 'localhost', origins: ['http://localhost:1880'] },
     },
@@ -64,6 +77,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
     toggles: 0,
     changes: 0,
     revokes: 0,
+    reported: 0,
     statuses: {} as Record<number | string, number>,
     routes: {} as Record<string, number>,
   }
@@ -121,6 +135,12 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
       } else if (route.kind === 'revoke' && status === 200) {
         problems.push('a revoke the rules refuse answered 200')
       }
+      // What a report answered 200 kept: every one of its events, and nothing of any other.
+      if (route.kind === 'report' && status === 200 && outcome.kind === 'response') {
+        counts.reported += (
+          JSON.parse(outcome.response.body.toString('utf8')) as { accepted: number }
+        ).accepted
+      }
       if (outcome.kind === 'response' && headerOf(outcome.response, 'access-control-allow-origin')) {
         problems.push('a CORS header')
       }
@@ -142,6 +162,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
         revoked.has(token) ? 401 : 200,
       )
     }
+    expect(await reportedEvents(url, admin), `${where}: events the reports kept`).toBe(counts.reported)
     expect(run.stderr.slice(stderrAtStart.length), `${where}: unexpected errors logged`).toBe('')
     for (const line of run.stdout.trim().split('\n').slice(1)) {
       expect(JSON.parse(line), `${where}: audit line ${line.slice(0, 200)}`).toMatchObject({
@@ -154,6 +175,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
   // The run must have exercised what it claims to: valid toggles that changed state, revokes.
   expect(counts.changes).toBeGreaterThan(20)
   expect(counts.revokes).toBeGreaterThan(5)
+  expect(counts.reported).toBeGreaterThan(100)
   expect(revoked.size).toBeGreaterThan(2)
   // And reached the sign-in page, the passkey button's calls, second factors and passkeys.
   for (const kind of ['signin', 'signin-passkey', 'mfa', 'passkeys'])

@@ -54,7 +54,7 @@ export function useHostileUserDir(): (extra?: Record<string, unknown>) => Promis
   return (extra) => createHostileUserDir(folder.dir, extra)
 }
 
-/** A fresh userDir in `parent` with the settings above (plus `extra` settings, `adminAuth`'s merged). */
+/** A fresh userDir in `parent` with the settings above (plus `extra` settings; its `adminAuth` adds to theirs). */
 async function createHostileUserDir(
   parent: string,
   extra: Record<string, unknown> = {},
@@ -62,7 +62,6 @@ async function createHostileUserDir(
   const userDir = await mkdtemp(path.join(parent, 'user-'))
   const settingsFile = path.join(userDir, 'settings.json')
   await copyDemo(userDir, { flows: true })
-  // `adminAuth` of `extra` adds to these users; any other setting of it replaces the default.
   const { adminAuth, ...rest } = extra as { adminAuth?: Record<string, unknown> }
   const settings = {
     storage: 'sqlite',

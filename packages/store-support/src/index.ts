@@ -21,4 +21,11 @@ export {
   tokenFromRow,
 } from './rows.js'
 export { codeFromRow, codeRecord, type WaitingCount, type WaitingRow, waitingVerdict } from './sso.js'
-export { TRAIL_COLUMNS, type TrailRow, trailConditions, trailFromRow, trailValues } from './trail.js'
+export {
+  TRAIL_COLUMNS,
+  TRAIL_ENTRY_COLUMNS,
+  type TrailRow,
+  trailConditions,
+  trailFromRow,
+  trailValues,
+} from './trail.js'

@@ -3,7 +3,7 @@
 // person's second factors, once signed in with a second factor; a factor set up at a sign-in says
 // so afterwards.
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loginFor } from '../../../server/test/target-server.js'
 import { totpCode } from '../../../server/test/totp-code.js'
 import {
@@ -11,23 +11,23 @@ import {
   axeFindings,
   hash,
   logIn,
+  MFA_KEY,
   open,
-  type Server,
   screenshot,
   sessionToken,
-  startServer,
   USERS,
   useBrowserAndServer,
+  useServer,
 } from './harness.js'
+import { itReadsWell, type Person, showView, signedIn, type TabOptions } from './views.js'
 
-const KEY = 'a-key-for-second-factor-secrets-of-the-browser-tests'
 /** A third person, whose factor the administrator removes: untouched by the other tests. */
 const OPERATOR = { username: 'operator', password: 'operator-pw' }
 /** An administrator who gets an authenticator app of their own: untouched by the other tests. */
 const CHIEF = { username: 'chief', password: 'chief-pw' }
 const env = useBrowserAndServer(async () => ({
   adminAuth: {
-    mfa: { key: KEY, issuer: 'Console test' },
+    mfa: { key: MFA_KEY, issuer: 'Console test' },
     users: [
       { username: 'admin', password: await hash(USERS.admin), permissions: '*' },
       { username: 'viewer', password: await hash(USERS.viewer), permissions: 'read' },
@@ -39,21 +39,9 @@ const env = useBrowserAndServer(async () => ({
 
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } })
 
-async function securityOf(
-  url: string,
-  user: keyof typeof USERS | typeof OPERATOR,
-  options: Parameters<typeof open>[2] & { code?: string } = {},
-) {
-  const tab = await open(env.browser, `${url}/`, options)
-  const { username, password } = typeof user === 'string' ? { username: user, password: USERS[user] } : user
-  await logIn(tab.page, username, password)
-  if (options.code !== undefined) {
-    // The second factor's step of the sign-in page.
-    await tab.page.getByLabel('Code from your authenticator app, or a recovery code').fill(options.code)
-    await tab.page.getByRole('button', { name: 'Verify' }).click()
-  }
-  await tab.page.getByRole('button', { name: 'Security' }).click()
-  await tab.page.getByRole('heading', { name: 'Security', level: 2 }).waitFor()
+async function securityOf(url: string, person: Person, options: TabOptions = {}) {
+  const tab = await signedIn(env.browser, url, person, options)
+  await showView(tab.page, 'Security')
   return tab
 }
 
@@ -61,7 +49,7 @@ const totpCard = (page: Page) => page.getByRole('region', { name: 'Authenticator
 
 const codeOf = (secret: string) => totpCode(secret)
 
-/** Sets up an authenticator app for `user` through the API, as a script would; its secret. */
+/** Sets up an authenticator app for `user` through the API, as a script would: a session, a recovery code. */
 async function enrolByApi(url: string, user: typeof OPERATOR) {
   const session = await loginFor(url, user, '')
   const started = await fetch(`${url}/auth/mfa/totp`, { method: 'POST', ...bearer(session) })
@@ -74,6 +62,17 @@ async function enrolByApi(url: string, user: typeof OPERATOR) {
   expect(confirmed.status).toBe(200)
   const { recovery_codes } = (await confirmed.json()) as { recovery_codes: string[] }
   return { session, recoveryCode: recovery_codes[0] as string }
+}
+
+/** The Security view of `user`, signed in with the password and then `code` on the sign-in page. */
+async function securityWithCode(url: string, user: typeof OPERATOR, code: string) {
+  const tab = await open(env.browser, `${url}/`)
+  await logIn(tab.page, user.username, user.password)
+  await tab.page.getByLabel('Code from your authenticator app, or a recovery code').fill(code)
+  await tab.page.getByRole('button', { name: 'Verify' }).click()
+  await tab.page.getByRole('heading', { name: 'Node modules', level: 2 }).waitFor()
+  await showView(tab.page, 'Security')
+  return tab
 }
 
 describe('the Security view', () => {
@@ -177,7 +176,7 @@ describe('the Security view', () => {
     // With an authenticator app of their own, signed in with a second factor (one of its recovery
     // codes), the administrator may.
     const { recoveryCode } = await enrolByApi(env.server.url, CHIEF)
-    const { page, problems, context } = await securityOf(env.server.url, CHIEF, { code: recoveryCode })
+    const { page, problems, context } = await securityWithCode(env.server.url, CHIEF, recoveryCode)
     const card = page.getByRole('region', { name: "Another person's second factors" })
     // The people with a session are offered by name; the administrator is not among them.
     const offered = () =>
@@ -233,41 +232,26 @@ describe('the Security view', () => {
     await context.close()
   })
 
-  for (const colorScheme of ['light', 'dark'] as const) {
-    for (const width of [360, 1440]) {
-      it(`reads well at ${width} px, ${colorScheme}`, async () => {
-        const { page, context } = await securityOf(env.server.url, 'admin', {
-          width,
-          height: 900,
-          colorScheme,
-        })
-        await totpCard(page).getByRole('button', { name: 'Set up' }).waitFor()
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
-        expect(overflow).toBeLessThanOrEqual(0)
-        await screenshot(page, `security-${width}-${colorScheme}`)
-        expect(await axeFindings(page)).toEqual([])
-        await context.close()
-      })
-    }
-  }
+  itReadsWell('security', async (options) => {
+    const tab = await securityOf(env.server.url, 'admin', options)
+    await totpCard(tab.page).getByRole('button', { name: 'Set up' }).waitFor()
+    return tab
+  })
 })
 
 describe('an authenticator app set up at a sign-in, as the policy asks', () => {
-  let required: Server
-  beforeAll(async () => {
-    required = await startServer({ adminAuth: { mfa: { key: KEY, require: 'everyone' } } })
-  })
-  afterAll(() => required?.stop())
+  const required = useServer({ adminAuth: { mfa: { key: MFA_KEY, require: 'everyone' } } })
 
   it('is shown to the person afterwards as set up at their sign-in, with the date', async () => {
-    const { page, problems, context } = await open(env.browser, `${required.url}/`)
+    const { page, problems, context } = await open(env.browser, `${required.server.url}/`)
     await logIn(page, 'viewer', USERS.viewer)
     await page.getByRole('heading', { name: 'Set up a second factor' }).waitFor()
     const secret = (await page.locator('#secret').textContent()) ?? ''
     await page.getByLabel('Code from your authenticator app').fill(codeOf(secret))
     await page.getByRole('button', { name: 'Confirm' }).click()
     await page.getByRole('button', { name: 'I saved them, continue' }).click()
-    await page.getByRole('button', { name: 'Security' }).click()
+    await page.getByRole('heading', { name: 'Node modules', level: 2 }).waitFor()
+    await showView(page, 'Security')
     const notice = totpCard(page).getByText(/^Set up at your sign-in on .+, with your password\./)
     await notice.waitFor()
     expect(await notice.textContent()).toContain('If that was not you, ask an administrator to remove it')
@@ -278,14 +262,10 @@ describe('an authenticator app set up at a sign-in, as the policy asks', () => {
 })
 
 describe('without a key for second-factor secrets', () => {
-  let unkeyed: Server
-  beforeAll(async () => {
-    unkeyed = await startServer()
-  })
-  afterAll(() => unkeyed?.stop())
+  const unkeyed = useServer()
 
   it('says that an administrator must set the key', async () => {
-    const { page, problems, context } = await securityOf(unkeyed.url, 'viewer')
+    const { page, problems, context } = await securityOf(unkeyed.server.url, 'viewer')
     const card = totpCard(page)
     await card.getByRole('button', { name: 'Set up' }).click()
     await card
