@@ -15,7 +15,7 @@ import {
 import { Confirm } from './confirm.js'
 import { Feedback, useFeedback } from './feedback.js'
 import { Passkeys } from './passkeys.js'
-import { when } from './sessions.js'
+import { when } from './time.js'
 
 /** What to tell the person for the refusals they can act on; the server's own message otherwise. */
 function explain(error: unknown): never {
