@@ -88,7 +88,8 @@ export function routeOf(method: string, target: string): Route {
     case '/auth/mfa/totp/confirm':
       return { kind: method === 'POST' ? 'mfa' : 'none' }
     case '/auth/passkeys':
-      return { kind: read || method === 'POST' ? 'passkeys' : 'none' }
+      // The removal's route, `/auth/passkeys/*`, takes the bare path too (an id of nothing).
+      return { kind: read || method === 'POST' || method === 'DELETE' ? 'passkeys' : 'none' }
     case '/auth/passkeys/options':
       return { kind: method === 'POST' || method === 'DELETE' ? 'passkeys' : 'none' }
   }
