@@ -155,8 +155,18 @@ const mapping: Mapping = {
     adminError(
       403,
       'reauthentication_required',
-      `Sign in again to add a second factor: your session began more than ${error.minutes} minutes ago`,
+      error.action === 'add_factor'
+        ? `Sign in again to add a second factor: your session began more than ${error.minutes} minutes ago`
+        : `Sign in again with your second factor (a code of your authenticator app, a recovery code or a passkey) to remove one: your session began more than ${error.minutes} minutes ago, or its sign-in used no second factor`,
     ),
+  provider_sign_in: () => ({
+    status: 409,
+    body: {
+      code: 'provider_sign_in',
+      message:
+        'You sign in with the identity provider, which never asks for a second factor of flowadmin’s: one set up here could never sign you in. Your identity provider’s own second factor protects your sign-in.',
+    },
+  }),
   invalid_code: () => adminError(400, 'invalid_code', 'The code is wrong, expired or used already'),
   // Passkeys.
   passkeys_not_configured: () => ({
@@ -184,7 +194,7 @@ const mapping: Mapping = {
       'passkey_refused',
       'The passkey’s answer was refused (its challenge unknown, used or expired, or it did not verify); try again',
     ),
-  // A sign-in that could not begin: too many wait from the client's address, or in all.
+  // A sign-in that could not end: too many wait to finish from the client's address, or in all.
   too_many_sign_ins: (error) =>
     error.scope === 'address'
       ? {
@@ -192,8 +202,7 @@ const mapping: Mapping = {
           headers: { 'Retry-After': '60' },
           body: {
             code: 'too_many_sign_ins',
-            message:
-              'Too many sign-ins from your address are under way; finish one, or try again in a minute',
+            message: 'Too many sign-ins from your address are waiting to finish; try again in a minute',
           },
         }
       : {
@@ -201,7 +210,7 @@ const mapping: Mapping = {
           headers: { 'Retry-After': '30' },
           body: {
             code: 'too_many_sign_ins',
-            message: 'Too many sign-ins are under way here right now; try again shortly',
+            message: 'Too many sign-ins are waiting to finish here right now; try again shortly',
           },
         },
   // Installing and removing node modules: in every case nothing was changed.

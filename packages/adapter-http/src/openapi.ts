@@ -47,6 +47,19 @@ export const reauthenticate = (): Responses => ({
   },
 })
 
+/**
+ * `403 reauthentication_required`: removing a second factor needs a session that began recently
+ * with a second factor.
+ */
+export const removalRefusals = (): Responses => ({
+  403: {
+    description:
+      '`reauthentication_required`: the session began more than 10 minutes ago, or its sign-in used no second factor (a password alone, the identity provider): sign in again with a second factor to remove one (less than a second factor cannot strip one).',
+    headers: NO_STORE_HEADERS,
+    content: adminErrorContent(['reauthentication_required']),
+  },
+})
+
 /** A short HTML page for a person in a browser (the sign-in and the pages around it). */
 export const HTML_PAGE: Content = { 'text/html': { schema: schemaOf(v.string()) } }
 

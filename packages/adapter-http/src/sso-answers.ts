@@ -1,6 +1,6 @@
 import type { AuthorizationRequest, SsoRefusal } from '@flowadmin/core'
 import type { Context } from 'hono'
-import { setBinding } from './binding.js'
+import { setBinding, setStart } from './binding.js'
 import type { RouteDeps } from './env.js'
 import { redirectTo } from './sign-in-destination.js'
 import { messagePage } from './sign-in-page/layout.js'
@@ -66,18 +66,18 @@ export const ssoRefusal = (
         state: authorization.state,
       })
 
-/** To the provider, the browser bound to its pending sign-in by a cookie. */
+/** To the provider, the browser bound to its sign-in by a cookie and carrying it in another. */
 export const toProvider = (
   c: Context,
   deps: RouteDeps,
-  started: { url: string; binding: string },
-): Response =>
-  new Response(null, {
-    status: 302,
-    headers: {
-      Location: started.url,
-      'Set-Cookie': setBinding(c, deps, started.binding),
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-    },
+  started: { url: string; binding: string; carried: string },
+): Response => {
+  const headers = new Headers({
+    Location: started.url,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
   })
+  headers.append('Set-Cookie', setBinding(c, deps, started.binding))
+  headers.append('Set-Cookie', setStart(c, deps, started.carried))
+  return new Response(null, { status: 302, headers })
+}

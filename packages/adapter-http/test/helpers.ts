@@ -1,5 +1,11 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import type { AdminAuthOptions, FleetOptions, ModuleDescriptor, Stores } from '@flowadmin/core'
+import type {
+  AdminAuthOptions,
+  FleetOptions,
+  LocalSignInMethod,
+  ModuleDescriptor,
+  Stores,
+} from '@flowadmin/core'
 import { createCoreWithDoubles } from '@flowadmin/testkit'
 import { expect } from 'vitest'
 import { createHttpApp, type HttpAppOptions } from '../src/index.js'
@@ -150,6 +156,19 @@ export async function createWorld(options: WorldOptions = {}) {
       })
       expect(res.status).toBe(200)
       return ((await res.json()) as { access_token: string }).access_token
+    },
+    /**
+     * A session of `username` as the sign-in page issues one once the person proved `method`
+     * (by default a password and a code of their authenticator app): its token.
+     */
+    async signedInWith(username: string, method: LocalSignInMethod = 'password_totp'): Promise<string> {
+      const owner = { username, permissions: [], fingerprint: '', method }
+      const browser = `browser-of-${username}`
+      const code = await core.signIn.handOver(owner, { binding: browser, authorization: null }, address)
+      if (!code.ok || core.signIn.exchange === null) throw new Error('no code handed over')
+      const issued = await core.signIn.exchange(browser, code.value, 'service-editor', address, null)
+      if (!issued.ok) throw new Error(issued.error.message)
+      return issued.value.accessToken
     },
     /**
      * Logs in through the resource server `fleet` (its editor's login form: HTTP Basic, the

@@ -15,7 +15,12 @@ describe('second factor over HTTP', () => {
     const before = await sendJson(world, 'GET', '/auth/mfa', token)
     expect(before.status).toBe(200)
     expect(before.headers.get('Cache-Control')).toBe('no-store')
-    expect(await before.json()).toEqual({ totp: 'none', recovery_codes: 0 })
+    expect(await before.json()).toEqual({
+      totp: 'none',
+      recovery_codes: 0,
+      enrolled_at: null,
+      enrolled_at_sign_in: false,
+    })
 
     const started = await sendJson(world, 'POST', '/auth/mfa/totp', token)
     expect(started.status).toBe(200)
@@ -29,6 +34,8 @@ describe('second factor over HTTP', () => {
     expect(await (await sendJson(world, 'GET', '/auth/mfa', token)).json()).toEqual({
       totp: 'pending',
       recovery_codes: 0,
+      enrolled_at: null,
+      enrolled_at_sign_in: false,
     })
 
     const wrong = await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code: '000000' })
@@ -47,9 +54,11 @@ describe('second factor over HTTP', () => {
     expect(await (await sendJson(world, 'GET', '/auth/mfa', token)).json()).toEqual({
       totp: 'enrolled',
       recovery_codes: 10,
+      enrolled_at: new Date(world.clock.now()).toISOString(),
+      enrolled_at_sign_in: false,
     })
     expect(world.events.ofType('mfa.enrolled')).toMatchObject([
-      { username: 'reader', address: '203.0.113.7' },
+      { username: 'reader', address: '203.0.113.7', atSignIn: false },
     ])
 
     const again = await sendJson(world, 'POST', '/auth/mfa/totp', token)
@@ -84,7 +93,7 @@ describe('second factor over HTTP', () => {
     const refused = await sendJson(world, 'POST', '/auth/mfa/totp/confirm', token, { code })
     expect(refused.status).toBe(429)
     expect(refused.headers.get('Retry-After')).toMatch(/^[1-9][0-9]*$/)
-    expect(await (await sendJson(world, 'GET', '/auth/mfa', token)).json()).toEqual({
+    expect(await (await sendJson(world, 'GET', '/auth/mfa', token)).json()).toMatchObject({
       totp: 'pending',
       recovery_codes: 0,
     })
@@ -92,7 +101,7 @@ describe('second factor over HTTP', () => {
     expect(world.events.ofType('mfa.throttled')).toHaveLength(1)
   })
 
-  test('DELETE /auth/mfa?user= removes a person’s factors for a caller with *, and only then', async () => {
+  test('DELETE /auth/mfa?user= removes a person’s factors for a caller with * signed in with a second factor, and only then', async () => {
     const world = await createWorld()
     const reader = await world.login('reader', 'read')
     const secret = await start(world, reader)
@@ -100,20 +109,66 @@ describe('second factor over HTTP', () => {
     expect((await sendJson(world, 'POST', '/auth/mfa/totp/confirm', reader, { code })).status).toBe(200)
 
     await expectChallenge(
-      await sendJson(world, 'DELETE', '/auth/mfa?user=reader', reader),
+      await sendJson(world, 'DELETE', '/auth/mfa?user=admin', await world.signedInWith('reader')),
       'insufficient_scope',
     )
-    const admin = await world.login()
-    const missing = await sendJson(world, 'DELETE', '/auth/mfa', admin)
-    expect(missing.status).toBe(400)
-    expect(await missing.json()).toMatchObject({ code: 'invalid_request' })
+    const admin = await world.signedInWith('admin')
+    const empty = await sendJson(world, 'DELETE', '/auth/mfa?user=', admin)
+    expect(empty.status).toBe(400)
+    expect(await empty.json()).toMatchObject({ code: 'invalid_request' })
     const removed = await sendJson(world, 'DELETE', '/auth/mfa?user=reader', admin)
     expect(removed.status).toBe(204)
     expect(await removed.text()).toBe('')
     expect((await sendJson(world, 'DELETE', '/auth/mfa?user=reader', admin)).status).toBe(404)
     // The reader's session ended with the factor.
     await expectChallenge(await sendJson(world, 'GET', '/auth/mfa', reader), 'invalid_token')
-    expect(world.events.ofType('mfa.removed')).toMatchObject([{ username: 'admin', owner: 'reader' }])
+    expect(world.events.ofType('mfa.removed')).toMatchObject([
+      { username: 'admin', owner: 'reader', factors: 'all' },
+    ])
+  })
+
+  test('removing a factor needs a recent sign-in with a second factor: an API token with *, a password alone or an older session are refused', async () => {
+    const world = await createWorld()
+    const reader = await world.login('reader', 'read')
+    const secret = await start(world, reader)
+    const code = world.totp.codeAt(secret, world.clock.now())
+    expect((await sendJson(world, 'POST', '/auth/mfa/totp/confirm', reader, { code })).status).toBe(200)
+    const password = await world.login('admin', '*')
+    const created = await world.post('/auth/tokens', { name: 'automation', scope: '*' }, password)
+    expect(created.status).toBe(201)
+    const { token } = (await created.json()) as { token: string }
+    for (const path of ['/auth/mfa?user=reader', '/auth/mfa'])
+      await expectChallenge(await sendJson(world, 'DELETE', path, token), 'insufficient_scope')
+    const older = await world.signedInWith('admin', 'passkey')
+    world.clock.advance(10 * 60_000 + 1)
+    for (const caller of [password, reader, older]) {
+      const refused = await sendJson(world, 'DELETE', '/auth/mfa?user=reader', caller)
+      expect(refused.status).toBe(403)
+      expect(refused.headers.get('Cache-Control')).toBe('no-store')
+      expect(await refused.json()).toEqual({
+        code: 'reauthentication_required',
+        message: expect.stringContaining('Sign in again with your second factor'),
+      })
+    }
+    expect((await sendJson(world, 'DELETE', '/auth/mfa', reader)).status).toBe(403)
+    expect(world.events.ofType('mfa.removed')).toEqual([])
+    expect(await world.core.mfa.required('reader')).toBe(true)
+  })
+
+  test('DELETE /auth/mfa removes the caller’s own authenticator app, with a second-factor sign-in', async () => {
+    const world = await createWorld()
+    const first = await world.login('reader', 'read')
+    const secret = await start(world, first)
+    const code = world.totp.codeAt(secret, world.clock.now())
+    expect((await sendJson(world, 'POST', '/auth/mfa/totp/confirm', first, { code })).status).toBe(200)
+    const reader = await world.signedInWith('reader', 'password_recovery_code')
+    const removed = await sendJson(world, 'DELETE', '/auth/mfa', reader)
+    expect(removed.status).toBe(204)
+    expect(await (await sendJson(world, 'GET', '/auth/mfa', reader)).json()).toMatchObject({ totp: 'none' })
+    expect((await sendJson(world, 'DELETE', '/auth/mfa', reader)).status).toBe(404)
+    expect(world.events.ofType('mfa.removed')).toMatchObject([
+      { username: 'reader', owner: 'reader', factors: 'totp', sessionsEnded: 1 },
+    ])
   })
 
   test('enrolment needs the person’s own session: an API token, even with *, is refused and ends nothing', async () => {
@@ -128,7 +183,7 @@ describe('second factor over HTTP', () => {
       'insufficient_scope',
     )
     // Nothing began, and the owner's session still works.
-    expect(await (await sendJson(world, 'GET', '/auth/mfa', session)).json()).toEqual({
+    expect(await (await sendJson(world, 'GET', '/auth/mfa', session)).json()).toMatchObject({
       totp: 'none',
       recovery_codes: 0,
     })

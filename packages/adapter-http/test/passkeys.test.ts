@@ -58,10 +58,12 @@ describe('passkeys over HTTP', () => {
     }
     expect(listed.passkeys.map((one) => one.id)).toEqual(['cred-1', 'cred-2'])
 
-    const removed = await world.delete('/auth/passkeys/cred-1', token)
+    // Removing one needs a sign-in with a second factor: the reader signs in with a passkey.
+    const withPasskey = await world.signedInWith('reader', 'passkey')
+    const removed = await world.delete('/auth/passkeys/cred-1', withPasskey)
     expect(removed.status).toBe(204)
     expect(await removed.text()).toBe('')
-    const again = await world.delete('/auth/passkeys/cred-1', token)
+    const again = await world.delete('/auth/passkeys/cred-1', withPasskey)
     expect(again.status).toBe(404)
     expect(await again.json()).toEqual({
       code: 'passkey_not_found',
@@ -69,14 +71,14 @@ describe('passkeys over HTTP', () => {
     })
     expect(world.events.ofType('passkey.removed')).toMatchObject([{ owner: 'reader', id: 'cred-1' }])
     // Another person cannot remove it.
-    const admin = await world.login('admin', '*')
+    const admin = await world.signedInWith('admin', 'password_totp')
     expect((await world.delete('/auth/passkeys/cred-2', admin)).status).toBe(404)
-    expect((await (await world.get('/auth/passkeys', token)).json()) as unknown).toMatchObject({
+    expect((await (await world.get('/auth/passkeys', withPasskey)).json()) as unknown).toMatchObject({
       passkeys: [{ id: 'cred-2' }],
     })
   })
 
-  test('refuses bad bodies and refused answers with {code, message}, registering nothing', async () => {
+  test('refuses bad bodies and refused answers with {code, message}; a challenge registers once', async () => {
     const world = await createWorld()
     const token = await world.login('reader', 'read')
     const made = await options(world, token)
@@ -96,7 +98,7 @@ describe('passkeys over HTTP', () => {
       expect(res.status).toBe(400)
       expect(await res.json()).toEqual({ code, message: expect.any(String) })
     }
-    // An answer that does not verify uses its challenge up.
+    // An answer that does not verify is refused.
     const bad = await world.post(
       '/auth/passkeys',
       { name: 'k', response: world.webauthn.create(made, 'cred-1', { valid: false }) },
@@ -104,10 +106,32 @@ describe('passkeys over HTTP', () => {
     )
     expect(bad.status).toBe(400)
     expect(await bad.json()).toEqual({ code: 'passkey_refused', message: expect.any(String) })
+    expect(await (await world.get('/auth/passkeys', token)).json()).toEqual({ passkeys: [] })
+    // A refusal spends nothing: the good answer registers, once.
+    expect((await world.post('/auth/passkeys', { name: 'k', response: good }, token)).status).toBe(201)
     const late = await world.post('/auth/passkeys', { name: 'k', response: good }, token)
     expect(late.status).toBe(400)
     expect(await late.json()).toMatchObject({ code: 'passkey_refused' })
-    expect(await (await world.get('/auth/passkeys', token)).json()).toEqual({ passkeys: [] })
+  })
+
+  test('removing a passkey needs a recent sign-in with a second factor: a password alone or an older session get 403', async () => {
+    const world = await createWorld()
+    const password = await world.login('reader', 'read')
+    expect((await register(world, password, 'cred-1')).status).toBe(201)
+    const older = await world.signedInWith('reader', 'passkey')
+    world.clock.advance(10 * 60_000 + 1)
+    for (const caller of [password, older]) {
+      const refused = await world.delete('/auth/passkeys/cred-1', caller)
+      expect(refused.status).toBe(403)
+      expect(refused.headers.get('Cache-Control')).toBe('no-store')
+      expect(await refused.json()).toEqual({
+        code: 'reauthentication_required',
+        message:
+          'Sign in again with your second factor (a code of your authenticator app, a recovery code or a passkey) to remove one: your session began more than 10 minutes ago, or its sign-in used no second factor',
+      })
+    }
+    expect(world.events.ofType('passkey.removed')).toEqual([])
+    expect(await world.core.passkeys.has('reader')).toBe(true)
   })
 
   test('refuses an eleventh passkey with 409', async () => {
@@ -149,7 +173,7 @@ describe('passkeys over HTTP', () => {
     const world = await createWorld()
     const token = await world.login('reader', 'read')
     expect((await register(world, token, 'cred-1')).status).toBe(201)
-    const admin = await world.login('admin', '*')
+    const admin = await world.signedInWith('admin', 'passkey')
     expect((await world.delete('/auth/mfa?user=reader', admin)).status).toBe(204)
     expect(await world.core.passkeys.has('reader')).toBe(false)
     expect((await world.delete('/auth/mfa?user=reader', admin)).status).toBe(404)

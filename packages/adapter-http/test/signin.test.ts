@@ -1,5 +1,6 @@
 // flowadmin's sign-in page as a person reads it: what each refusal says, the notices the console
 // asks for, and when the passkey buttons are there.
+import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { holdVerifications } from '@flowadmin/testkit'
 import { describe, expect, test } from 'vitest'
 import { createWorld, type World } from './helpers.js'
@@ -48,6 +49,32 @@ describe('what the page says', () => {
     const wait = busy.headers.get('retry-after')
     expect(Number(wait)).toBeGreaterThan(0)
     expect(await busy.text()).toContain(`The server is busy; retry in ${wait} s.`)
+  })
+
+  test('a throttled code says the real wait, as the password step does', async () => {
+    const world = await createWorld()
+    const session = await world.login('reader', 'read')
+    const started = await world.post('/auth/mfa/totp', '', session)
+    const { secret } = (await started.json()) as { secret: string }
+    const code = world.totp.codeAt(secret, world.clock.now())
+    expect((await world.post('/auth/mfa/totp/confirm', { code }, session)).status).toBe(200)
+    const { cookie } = await begin(world)
+    const ticketOf = async (res: Response) =>
+      /name="ticket" value="([^"]*)"/.exec(await res.text())?.[1] ?? ''
+    let ticket = await ticketOf(await post(world, cookie, { username: 'reader', password: 'pw' }))
+    for (let i = 0; i < 5; i++)
+      ticket = await ticketOf(await post(world, cookie, { ticket, code: '000000' }, '/code'))
+    const throttled = await post(world, cookie, { ticket, code: '000000' }, '/code')
+    expect(throttled.status).toBe(429)
+    const retryAfter = throttled.headers.get('retry-after')
+    expect(Number(retryAfter)).toBeGreaterThan(60)
+    const page = await throttled.text()
+    expect(page).toMatch(
+      new RegExp(
+        `Too many failed attempts\\. Try again in ${retryAfter} seconds \\(at \\d\\d:\\d\\d UTC\\)\\.`,
+      ),
+    )
+    expect(page).not.toContain('Wait a minute')
   })
 
   test("says the console's notice, by name only", async () => {
@@ -205,5 +232,67 @@ describe('the passkey buttons', () => {
       reason: 'counter',
       username: 'editor',
     })
+  })
+})
+
+describe('passkey sign-in challenges', () => {
+  /** A world where the editor has passkey `cred-e`, and a browser that began a sign-in. */
+  async function withPasskey(worldOptions: Parameters<typeof createWorld>[0] = {}) {
+    const world = await createWorld({ app: { signInScript: '/signin.js' }, ...worldOptions })
+    const who = await world.core.authenticate(await world.login('editor', ''))
+    if (!who.ok || who.value.kind !== 'user') throw new Error('no principal')
+    const creation = await world.core.passkeys.registrationOptions(who.value)
+    if (!creation.ok) throw new Error(creation.error.code)
+    const made = world.webauthn.create(creation.value.options, 'cred-e')
+    expect((await world.core.passkeys.register(who.value, 'key', made, null)).ok).toBe(true)
+    const json = (cookie: string, path: string, body: unknown) =>
+      world.request(path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Cookie: cookie },
+        body: JSON.stringify(body),
+      })
+    const options = async (cookie: string) =>
+      ((await (await json(cookie, '/auth/signin/passkey/options', {})).json()) as { options: unknown })
+        .options
+    return { world, json, options }
+  }
+
+  test('ask user verification, are never refused however many wait, and serve only the browser they were given to', async () => {
+    const { world, json, options } = await withPasskey()
+    const mine = await begin(world)
+    const given = await options(mine.cookie)
+    expect(given).toMatchObject({ userVerification: 'required' })
+    // Far more than any bound would have let wait, from this address: all answered 200.
+    const other = await begin(world)
+    for (let i = 0; i < 150; i++)
+      expect((await json(other.cookie, '/auth/signin/passkey/options', {})).status).toBe(200)
+    // Another browser cannot answer this one's challenge; this browser still can.
+    const answer = {
+      response: world.webauthn.get(given, 'cred-e', { counter: 1 }),
+      destination: { return_to: '/' },
+    }
+    const stolen = await json(other.cookie, '/auth/signin/passkey', answer)
+    expect(stolen.status).toBe(400)
+    expect(await stolen.json()).toMatchObject({ code: 'passkey_refused' })
+    expect((await json(mine.cookie, '/auth/signin/passkey', answer)).status).toBe(200)
+  })
+
+  test('a passkey that signed in but cannot hand out a code (too many wait) is refused and audited, as fail2ban reads', async () => {
+    const stores = createMemoryStores()
+    const { world, json, options } = await withPasskey({
+      stores: { ...stores, sso: { ...stores.sso, saveCode: async () => 'full' as const } },
+    })
+    const { cookie } = await begin(world)
+    const given = await options(cookie)
+    const refused = await json(cookie, '/auth/signin/passkey', {
+      response: world.webauthn.get(given, 'cred-e', { counter: 1 }),
+      destination: { return_to: '/' },
+    })
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('30')
+    expect(await refused.json()).toMatchObject({ code: 'too_many_sign_ins' })
+    expect(world.events.ofType('passkey.failed')).toMatchObject([
+      { reason: 'too_many_sign_ins', username: 'editor', address: '203.0.113.7' },
+    ])
   })
 })

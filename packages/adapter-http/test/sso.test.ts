@@ -70,6 +70,13 @@ function world({
   }
 }
 
+/** The cookies an answer sets, as a browser sends them back. */
+const cookiesOf = (res: Response): string =>
+  res.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(';')[0])
+    .join('; ')
+
 const methodsOf = (document: OpenApiDocument) =>
   Object.entries(document.paths).flatMap(([template, item]) =>
     Object.keys(item).map((m) => `${m} ${template}`),
@@ -81,8 +88,13 @@ describe('the redirect URI and the sign-in cookie', () => {
     const res = await w.request('/admin/auth/strategy?return_to=%2Fadmin%2F%3Fview%3Dtokens')
     expect(res.status).toBe(302)
     expect(w.redirectUris).toEqual([`${ORIGIN}/admin/auth/strategy/callback`])
-    expect(res.headers.get('set-cookie')).toMatch(
+    const [binding, start] = res.headers.getSetCookie()
+    expect(binding).toMatch(
       /^flowadmin_sso=[\w-]{43}; Path=\/admin\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/,
+    )
+    // The sign-in itself, carried by the browser: nothing of it is stored.
+    expect(start).toMatch(
+      /^flowadmin_sso_start=[\w-]+; Path=\/admin\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/,
     )
     const outside = await w.request(`/admin/auth/strategy?return_to=${encodeURIComponent('/elsewhere')}`)
     expect(outside.status).toBe(400)
@@ -92,7 +104,8 @@ describe('the redirect URI and the sign-in cookie', () => {
     const w = world({ ssoRedirectUri: 'https://flowadmin.example.com/auth/strategy/callback' })
     const res = await w.request('/auth/strategy')
     expect(w.redirectUris).toEqual(['https://flowadmin.example.com/auth/strategy/callback'])
-    expect(res.headers.get('set-cookie')).toMatch(/; HttpOnly; SameSite=Lax; Secure$/)
+    for (const cookie of res.headers.getSetCookie())
+      expect(cookie).toMatch(/; HttpOnly; SameSite=Lax; Secure$/)
   })
 
   test('the cookie is removed after the exchange as it was set, Secure or not', async () => {
@@ -150,7 +163,7 @@ describe('the single sign-on routes and their document', () => {
     const begin = async () => {
       const res = await check('GET', '/auth/strategy', await w.request('/auth/strategy'))
       expect(res.status).toBe(302)
-      const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+      const cookie = cookiesOf(res)
       const state = new URL(res.headers.get('location') ?? '').searchParams.get('state') ?? ''
       return { cookie, state }
     }
@@ -194,15 +207,21 @@ describe('the single sign-on routes and their document', () => {
     const tooManyCodes = await callback(late.cookie, late.state)
     expect(tooManyCodes.status).toBe(429)
     expect(tooManyCodes.headers.get('retry-after')).toBe('60')
-    // 429 at the start: this address's sign-ins under way are at their bound; none was dropped.
+    // No bound at the start: sign-ins under way are carried by their browsers, so past what any
+    // bound would allow, each still starts; the first finishes once the codes were traded or ended.
     const first = await begin()
-    for (let i = 1; i < SIGN_IN_BOUNDS.perAddress; i++) await begin()
-    const tooMany = await check('GET', '/auth/strategy', await w.request('/auth/strategy'))
-    expect(tooMany.status).toBe(429)
-    expect(await tooMany.text()).toContain('Too many sign-ins from your address are under way')
+    for (let i = 0; i <= SIGN_IN_BOUNDS.perAddress; i++)
+      expect((await begin()).cookie).toContain('flowadmin_sso_start=')
     w.clock.advance(ONE_TIME_CODE_MS)
     expect((await callback(first.cookie, first.state)).status).toBe(302)
+    // The callback removes the sign-in the browser carried: spent, it completes nowhere again.
+    const spent = await callback(first.cookie, first.state)
+    expect(spent.status).toBe(400)
+    // 400: a callback without the sign-in the browser carried, or past its 10 minutes.
+    const bare = await begin()
+    expect((await callback(bare.cookie.split('; ')[0] ?? '', bare.state)).status).toBe(400)
     w.clock.advance(SIGN_IN_MS)
+    expect((await callback(bare.cookie, bare.state)).status).toBe(400)
     // 400: a return path elsewhere.
     const elsewhere = await check(
       'GET',
@@ -273,6 +292,39 @@ describe('the single sign-on routes and their document', () => {
   })
 })
 
+describe('people of the identity provider', () => {
+  test('cannot set up an authenticator app or a passkey here: 409 provider_sign_in, as the document says', async () => {
+    const w = world()
+    const document = (await (await w.request('/openapi.json')).json()) as OpenApiDocument
+    const validator = createResponseValidator(document)
+    const start = await w.request('/auth/strategy')
+    const cookie = cookiesOf(start)
+    const state = new URL(start.headers.get('location') ?? '').searchParams.get('state') ?? ''
+    const back = await w.request(`/auth/strategy/callback?code=c&state=${state}`, {
+      headers: { Cookie: cookie },
+    })
+    const code = /#sso_code=([\w-]+)$/.exec(back.headers.get('location') ?? '')?.[1] ?? ''
+    const issued = await w.request('/auth/token', {
+      method: 'POST',
+      headers: { Cookie: cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: 'service-editor' }),
+    })
+    const { access_token } = (await issued.json()) as { access_token: string }
+    for (const path of ['/auth/mfa/totp', '/auth/passkeys/options']) {
+      const res = await w.request(path, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${access_token}` },
+      })
+      expect(res.status, path).toBe(409)
+      expect(await res.clone().json()).toEqual({
+        code: 'provider_sign_in',
+        message: expect.stringContaining('You sign in with the identity provider'),
+      })
+      expect((await validator.check('POST', `${ORIGIN}${path}`, res)).problems).toEqual([])
+    }
+  })
+})
+
 describe('a resource server’s sign-in (GET /auth/authorize)', () => {
   const authorize = (params: Record<string, string> = {}) =>
     `/auth/authorize?${new URLSearchParams({
@@ -331,7 +383,7 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
     const start = await check(authorize())
     expect(start.status).toBe(302)
     expect(w.redirectUris.at(-1)).toBe(`${ORIGIN}/auth/strategy/callback`)
-    const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const cookie = cookiesOf(start)
     const state = new URL(start.headers.get('location') ?? '').searchParams.get('state') ?? ''
     const back = await w.request(`/auth/strategy/callback?code=c&state=${state}`, {
       headers: { Cookie: cookie },
@@ -424,7 +476,7 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
       (await validator.check('POST', `${ORIGIN}/auth/signin/provider`, toProvider.clone())).problems,
     ).toEqual([])
     expect(toProvider.status).toBe(303)
-    const providerCookie = (toProvider.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const providerCookie = cookiesOf(toProvider)
     const state = new URL(toProvider.headers.get('location') ?? '').searchParams.get('state') ?? ''
     // Without the page's cookie: nothing begins.
     const stranger = await press('')
@@ -450,7 +502,7 @@ describe('a resource server’s sign-in (GET /auth/authorize)', () => {
   /** A resource server's sign-in through the callback: the callback's answer. */
   async function signInFor(w: ReturnType<typeof world>) {
     const start = await w.request(authorize())
-    const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const cookie = cookiesOf(start)
     const state = new URL(start.headers.get('location') ?? '').searchParams.get('state') ?? ''
     return w.request(`/auth/strategy/callback?code=c&state=${state}`, { headers: { Cookie: cookie } })
   }

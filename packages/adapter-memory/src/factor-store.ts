@@ -9,17 +9,24 @@ export function createFactorStore(): FactorStore {
   return {
     async startTotp(username, secret, now) {
       if (totp.get(username)?.confirmedAt != null) return false
-      totp.set(username, { username, secret, createdAt: now, confirmedAt: null, lastStep: null })
+      totp.set(username, {
+        username,
+        secret,
+        createdAt: now,
+        confirmedAt: null,
+        confirmedAtSignIn: false,
+        lastStep: null,
+      })
       return true
     },
     async findTotp(username) {
       const factor = totp.get(username)
       return factor === undefined ? null : { ...factor }
     },
-    async confirmTotp(username, secret, step, now) {
+    async confirmTotp(username, secret, step, now, atSignIn) {
       const factor = totp.get(username)
       if (factor === undefined || factor.confirmedAt !== null || factor.secret !== secret) return false
-      totp.set(username, { ...factor, confirmedAt: now, lastStep: step })
+      totp.set(username, { ...factor, confirmedAt: now, confirmedAtSignIn: atSignIn, lastStep: step })
       return true
     },
     async useTotpStep(username, step) {

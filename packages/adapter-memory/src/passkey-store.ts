@@ -1,16 +1,13 @@
-import type { PasskeyChallenge, PasskeyCredential, PasskeyStore } from '@flowadmin/core'
-import { deleteEnded, takeLive } from './expiring.js'
-import { waitingVerdict } from './waiting.js'
+import type { PasskeyCredential, PasskeyStore } from '@flowadmin/core'
 
 const copy = (credential: PasskeyCredential): PasskeyCredential => ({
   ...credential,
   transports: [...credential.transports],
 })
 
-/** Passkeys and their challenges; each call runs to its end before another begins, so it is atomic. */
+/** Passkeys; each call runs to its end before another begins, so it is atomic. */
 export function createPasskeyStore(): PasskeyStore {
   const credentials = new Map<string, PasskeyCredential>()
-  const challenges = new Map<string, PasskeyChallenge>()
   return {
     async save(credential) {
       credentials.delete(credential.id)
@@ -43,21 +40,6 @@ export function createPasskeyStore(): PasskeyStore {
         if (credential.username === username && credentials.delete(id)) removed++
       }
       return removed
-    },
-    async saveChallenge(key, challenge, bounds, now) {
-      if (challenge.purpose === 'sign_in') {
-        const signIn = (other: PasskeyChallenge) => other.purpose === 'sign_in'
-        const allowed = waitingVerdict(challenges.values(), challenge.address, bounds, now, signIn)
-        if (allowed !== 'saved') return allowed
-      }
-      challenges.set(key, { ...challenge })
-      return 'saved'
-    },
-    async takeChallenge(key, now) {
-      return takeLive(challenges, key, now)
-    },
-    async deleteExpiredChallenges(now, limit) {
-      return deleteEnded(challenges, (challenge) => challenge.expiresAt, now, limit)
     },
   }
 }

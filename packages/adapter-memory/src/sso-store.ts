@@ -1,12 +1,27 @@
-import type { IssuedCode, SsoStore, StartedSignIn } from '@flowadmin/core'
+import type { IssuedCode, SsoStore } from '@flowadmin/core'
 import { deleteEnded } from './expiring.js'
 import { createWaitingRecords } from './waiting.js'
 
-/** Names bound to identities, logout tokens seen until their time ends, sign-ins under way. */
+/**
+ * Remembers `key` until `expiresAt` in `map` unless it is remembered already and its time has
+ * not ended at `now`: true when it was remembered now.
+ */
+const rememberOnce = (map: Map<string, number>, key: string, expiresAt: number, now: number): boolean => {
+  const until = map.get(key)
+  if (until !== undefined && until > now) return false
+  map.set(key, expiresAt)
+  return true
+}
+
+/**
+ * Names bound to identities, logout tokens seen and sign-in challenges spent until their time
+ * ends, the sign-in key, one-time codes.
+ */
 export function createSsoStore(): SsoStore {
   const names = new Map<string, string>()
   const logouts = new Map<string, number>()
-  const signIns = createWaitingRecords<StartedSignIn>()
+  const spent = new Map<string, number>()
+  let signInKey: string | null = null
   const codes = createWaitingRecords<IssuedCode>()
   return {
     async claimName(username, identity) {
@@ -16,10 +31,7 @@ export function createSsoStore(): SsoStore {
       return identity
     },
     async rememberLogout(key, expiresAt, now) {
-      const until = logouts.get(key)
-      if (until !== undefined && until > now) return false
-      logouts.set(key, expiresAt)
-      return true
+      return rememberOnce(logouts, key, expiresAt, now)
     },
     async forgetLogout(key) {
       logouts.delete(key)
@@ -27,11 +39,12 @@ export function createSsoStore(): SsoStore {
     async deleteExpired(now, limit) {
       return deleteEnded(logouts, (until) => until, now, limit)
     },
-    async saveSignIn(signIn, bounds, now) {
-      return signIns.save(signIn, bounds, now)
+    async signInKey(candidate) {
+      signInKey ??= candidate
+      return signInKey
     },
-    async takeSignIn(key, now) {
-      return signIns.take(key, now)
+    async spendChallenge(key, expiresAt, now) {
+      return rememberOnce(spent, key, expiresAt, now)
     },
     async saveCode(code, bounds, now) {
       return codes.save(code, bounds, now)
@@ -43,7 +56,7 @@ export function createSsoStore(): SsoStore {
       return codes.take(key, now, (code) => (code.authorization?.clientId ?? null) === clientId)
     },
     async deleteExpiredSignIns(now, limit) {
-      const removed = signIns.deleteExpired(now, limit)
+      const removed = deleteEnded(spent, (until) => until, now, limit)
       return removed + codes.deleteExpired(now, limit - removed)
     },
   }

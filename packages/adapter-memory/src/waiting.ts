@@ -8,20 +8,19 @@ interface Waiting {
 }
 
 /**
- * What saving a record from `address` does under `bounds`, given the `records` that `count` and
- * are live at `now`: from that address, and in all.
+ * What saving a record from `address` does under `bounds`, given the `records` that are live at
+ * `now`: from that address, and in all.
  */
-export function waitingVerdict<T extends Waiting>(
+function waitingVerdict<T extends Waiting>(
   records: Iterable<T>,
   address: string | null,
   bounds: WaitingBounds,
   now: number,
-  counts: (record: T) => boolean = () => true,
 ): WaitingSave {
   let total = 0
   let mine = 0
   for (const other of records) {
-    if (other.expiresAt <= now || !counts(other)) continue
+    if (other.expiresAt <= now) continue
     total++
     if (other.address === address) mine++
   }

@@ -11,8 +11,9 @@ export const FACTOR_SQL = {
           ON CONFLICT (username) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at,
             last_step = NULL
           WHERE f.confirmed_at IS NULL`,
-  find: `SELECT secret, created_at, confirmed_at, last_step FROM flowadmin_totp_factors WHERE username = $1`,
-  confirm: `UPDATE flowadmin_totp_factors SET confirmed_at = $1, last_step = $2
+  find: `SELECT secret, created_at, confirmed_at, confirmed_at_sign_in, last_step
+         FROM flowadmin_totp_factors WHERE username = $1`,
+  confirm: `UPDATE flowadmin_totp_factors SET confirmed_at = $1, last_step = $2, confirmed_at_sign_in = $5
             WHERE username = $3 AND secret = $4 AND confirmed_at IS NULL`,
   // The compare-and-set: one statement. Of two instances updating the row at once, the second
   // waits for the first to commit, then checks its condition again on the row the first left.
@@ -46,8 +47,9 @@ export function createFactorStore(db: Database): FactorStore {
       const { rows } = await db.query<TotpRow>(FACTOR_SQL.find, [storedKey(username)])
       return rows[0] === undefined ? null : totpFromRow(username, rows[0])
     },
-    async confirmTotp(username, secret, step, now) {
-      const { rowCount } = await db.query(FACTOR_SQL.confirm, [now, step, storedKey(username), secret])
+    async confirmTotp(username, secret, step, now, atSignIn) {
+      const params = [now, step, storedKey(username), secret, atSignIn]
+      const { rowCount } = await db.query(FACTOR_SQL.confirm, params)
       return (rowCount ?? 0) > 0
     },
     async useTotpStep(username, step) {

@@ -224,6 +224,27 @@ export const MIGRATIONS: readonly string[] = [
   -- backslashes of those from before become \\u005c.
   UPDATE flowadmin_tokens SET username = replace(username, '\\', '\\u005c') WHERE strpos(username, '\\') > 0;
   `,
+  `
+  -- Sign-in challenges (a passkey's, a single sign-on's start) are carried by the browser,
+  -- authenticated by one key that every instance on the database shares, made at its first use; a
+  -- row is written only when a challenge is answered: spent, once, until its time ends. The tables
+  -- of challenges and sign-ins saved at their start are gone (those under way start again).
+  CREATE TABLE flowadmin_sign_in_key (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    key text NOT NULL,
+    created_at bigint NOT NULL      -- ms since the epoch
+  );
+  CREATE TABLE flowadmin_spent_challenges (
+    key text PRIMARY KEY,           -- a hash of the challenge's purpose and id
+    expires_at bigint NOT NULL      -- ms since the epoch
+  );
+  CREATE INDEX flowadmin_spent_challenges_by_expiry ON flowadmin_spent_challenges (expires_at);
+  DROP TABLE flowadmin_passkey_challenges;
+  DROP TABLE flowadmin_sso_sign_ins;
+  -- Whether a TOTP factor was confirmed during a sign-in (the policy asked the person to enrol
+  -- there, with their password alone), shown to the person afterwards.
+  ALTER TABLE flowadmin_totp_factors ADD COLUMN confirmed_at_sign_in boolean NOT NULL DEFAULT false;
+  `,
 ]
 
 /** The schema version this code writes. */

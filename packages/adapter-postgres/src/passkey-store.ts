@@ -1,20 +1,8 @@
-import type { PasskeyStore, WaitingSave } from '@flowadmin/core'
-import type { ChallengeRow, PasskeyRow, WaitingCount } from '@flowadmin/store-support'
-import {
-  PASSKEY_COLUMNS as COLUMNS,
-  liveChallenge,
-  passkeyFromRow,
-  waitingVerdict,
-} from '@flowadmin/store-support'
+import type { PasskeyStore } from '@flowadmin/core'
+import type { PasskeyRow } from '@flowadmin/store-support'
+import { PASSKEY_COLUMNS as COLUMNS, passkeyFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
-import { deleteEnded } from './statements.js'
 import { fromStored, storedKey } from './stored-text.js'
-
-/**
- * The first half of the advisory locks of passkey sign-in addresses ('pkey' in ASCII); the second
- * is the address's hash.
- */
-export const PASSKEY_SIGN_IN_LOCK_CLASS = 0x706b_6579
 
 /** The statements of the passkey store. */
 export const PASSKEY_SQL = {
@@ -30,25 +18,12 @@ export const PASSKEY_SQL = {
               WHERE id = $1 AND ((counter = 0 AND $2 = 0) OR counter < $2)`,
   delete: 'DELETE FROM flowadmin_passkeys WHERE username = $1 AND id = $2',
   deleteAll: 'DELETE FROM flowadmin_passkeys WHERE username = $1',
-  // One address's sign-in challenges are saved in turn (an advisory lock until the transaction
-  // ends), so its count and its save are one step across instances.
-  lockAddress: `SELECT pg_advisory_xact_lock(${PASSKEY_SIGN_IN_LOCK_CLASS}, hashtext($1))`,
-  countSignIns: `SELECT count(*) FILTER (WHERE address = $1) AS mine, count(*) AS total
-                 FROM flowadmin_passkey_challenges WHERE purpose = 'sign_in' AND expires_at > $2`,
-  saveChallenge: `INSERT INTO flowadmin_passkey_challenges (key, purpose, username, address, expires_at)
-                  VALUES ($1, $2, $3, $4, $5)
-                  ON CONFLICT (key) DO UPDATE SET purpose = excluded.purpose, username = excluded.username,
-                    address = excluded.address, expires_at = excluded.expires_at`,
-  // Taken once: of two instances deleting the row, one gets it back.
-  takeChallenge: `DELETE FROM flowadmin_passkey_challenges WHERE key = $1
-                  RETURNING purpose, username, address, expires_at`,
-  deleteExpiredChallenges: deleteEnded('flowadmin_passkey_challenges'),
 } as const
 
 /** A passkey's names were written by storedKey. */
 const credentialOf = (row: PasskeyRow) => passkeyFromRow(row, fromStored)
 
-/** Passkeys and the challenges of their ceremonies, shared by every instance on the database. */
+/** Passkeys, shared by every instance on the database. */
 export function createPasskeyStore(db: Database): PasskeyStore {
   return {
     async save(credential) {
@@ -83,35 +58,6 @@ export function createPasskeyStore(db: Database): PasskeyStore {
     },
     async deleteAll(username) {
       return (await db.query(PASSKEY_SQL.deleteAll, [storedKey(username)])).rowCount ?? 0
-    },
-    async saveChallenge(key, { purpose, username, address, expiresAt }, bounds, now) {
-      const stored = address === null ? null : storedKey(address)
-      const params = [
-        storedKey(key),
-        purpose,
-        username === null ? null : storedKey(username),
-        stored,
-        expiresAt,
-      ]
-      if (purpose !== 'sign_in') {
-        await db.query(PASSKEY_SQL.saveChallenge, params)
-        return 'saved'
-      }
-      // The total may be passed by as many saves as other addresses make at the same moment.
-      return db.transaction(async (client): Promise<WaitingSave> => {
-        await client.query(PASSKEY_SQL.lockAddress, [stored])
-        const { rows } = await client.query<WaitingCount>(PASSKEY_SQL.countSignIns, [stored, now])
-        const allowed = waitingVerdict(rows[0] ?? { mine: 0, total: 0 }, bounds)
-        if (allowed === 'saved') await client.query(PASSKEY_SQL.saveChallenge, params)
-        return allowed
-      })
-    },
-    async takeChallenge(key, now) {
-      const { rows } = await db.query<ChallengeRow>(PASSKEY_SQL.takeChallenge, [storedKey(key)])
-      return liveChallenge(rows[0], now, fromStored)
-    },
-    async deleteExpiredChallenges(now, limit) {
-      return (await db.query(PASSKEY_SQL.deleteExpiredChallenges, [now, limit])).rowCount ?? 0
     },
   }
 }

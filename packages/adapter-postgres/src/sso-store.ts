@@ -1,12 +1,21 @@
-import type { IssuedCode, SsoStore, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
+import type { SsoStore, WaitingBounds, WaitingSave } from '@flowadmin/core'
 import type { WaitingCount, WaitingRow } from '@flowadmin/store-support'
-import { codeRecord, signInRecord, waitingFromRow, waitingVerdict } from '@flowadmin/store-support'
+import { codeFromRow, codeRecord, waitingVerdict } from '@flowadmin/store-support'
 import type { Database } from './database.js'
 import { deleteEnded } from './statements.js'
 import { storedKey } from './stored-text.js'
 
-/** The first half of the advisory locks of sign-in addresses ('sign' in ASCII); the second is the address's hash. */
+/** The first half of the advisory locks of code addresses ('sign' in ASCII); the second is the address's hash. */
 export const SIGN_IN_LOCK_CLASS = 0x7369_676e
+
+/**
+ * Remembers a key of `table` until its end ($2), unless it is remembered and its end is after
+ * `now` ($3): the replay check counts live keys only, so a key whose time ended is remembered again.
+ */
+const rememberOnce = (table: string) =>
+  `INSERT INTO ${table} AS r (key, expires_at) VALUES ($1, $2)
+   ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
+   WHERE r.expires_at <= $3`
 
 /** The statements of the single sign-on store. */
 export const SSO_SQL = {
@@ -18,23 +27,21 @@ export const SSO_SQL = {
           SELECT identity FROM claimed
           UNION ALL
           SELECT identity FROM flowadmin_sso_names WHERE username = $1`,
-  // A key whose time ended is remembered again: the replay check counts live keys only.
-  remember: `INSERT INTO flowadmin_sso_logouts AS l (key, expires_at) VALUES ($1, $2)
-             ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
-             WHERE l.expires_at <= $3`,
+  remember: rememberOnce('flowadmin_sso_logouts'),
   forget: 'DELETE FROM flowadmin_sso_logouts WHERE key = $1',
   deleteExpired: deleteEnded('flowadmin_sso_logouts'),
+  // Inserts when there is none; either way one row answers: the key kept first.
+  signInKey: `WITH kept AS (
+                INSERT INTO flowadmin_sign_in_key (key, created_at) VALUES ($1, $2)
+                ON CONFLICT (only_row) DO NOTHING
+                RETURNING key)
+              SELECT key FROM kept
+              UNION ALL
+              SELECT key FROM flowadmin_sign_in_key`,
+  spend: rememberOnce('flowadmin_spent_challenges'),
   // One address's saves take turns (an advisory lock until the transaction ends), so its count and
   // its save are one step across instances.
   lockAddress: `SELECT pg_advisory_xact_lock(${SIGN_IN_LOCK_CLASS}, hashtext($1))`,
-  countSignIns: `SELECT count(*) FILTER (WHERE address = $1) AS mine, count(*) AS total
-                 FROM flowadmin_sso_sign_ins WHERE expires_at > $2`,
-  saveSignIn: `INSERT INTO flowadmin_sso_sign_ins (key, address, sign_in, expires_at) VALUES ($1, $2, $3, $4)
-               ON CONFLICT (key) DO UPDATE SET address = excluded.address, sign_in = excluded.sign_in,
-                 expires_at = excluded.expires_at`,
-  // Taken once: of racing deletes, one gets the row.
-  takeSignIn:
-    'DELETE FROM flowadmin_sso_sign_ins WHERE key = $1 RETURNING address, sign_in AS record, expires_at',
   countCodes: `SELECT count(*) FILTER (WHERE address = $1) AS mine, count(*) AS total
                FROM flowadmin_sso_codes WHERE expires_at > $2`,
   saveCode: `INSERT INTO flowadmin_sso_codes (key, address, client_id, code, expires_at) VALUES ($1, $2, $3, $4, $5)
@@ -45,7 +52,7 @@ export const SSO_SQL = {
   takeCode: `DELETE FROM flowadmin_sso_codes
              WHERE key = $1 AND client_id IS NOT DISTINCT FROM $2 AND expires_at > $3
              RETURNING address, code AS record, expires_at`,
-  deleteExpiredSignIns: deleteEnded('flowadmin_sso_sign_ins'),
+  deleteExpiredSpent: deleteEnded('flowadmin_spent_challenges'),
   deleteExpiredCodes: deleteEnded('flowadmin_sso_codes'),
 } as const
 
@@ -72,8 +79,8 @@ function saveWithin(
 }
 
 /**
- * Names bound to identities, logout tokens seen, sign-ins under way and one-time codes, shared by
- * every instance on the database.
+ * Names bound to identities, logout tokens seen, the sign-in key, spent challenges and one-time
+ * codes, shared by every instance on the database.
  */
 export function createSsoStore(db: Database): SsoStore {
   return {
@@ -98,19 +105,19 @@ export function createSsoStore(db: Database): SsoStore {
     async deleteExpired(now, limit) {
       return (await db.query(SSO_SQL.deleteExpired, [now, limit])).rowCount ?? 0
     },
-    saveSignIn(signIn, bounds, now) {
-      const { key, address, expiresAt } = signIn
-      const stored = storedKey(address)
-      const record = signInRecord(signIn)
-      const sql = { count: SSO_SQL.countSignIns, save: SSO_SQL.saveSignIn }
-      return saveWithin(db, sql, stored, [key, stored, record, expiresAt], bounds, now)
+    async signInKey(candidate, now) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const { rows } = await db.query<{ key: string }>(SSO_SQL.signInKey, [candidate, now])
+        // Empty only when another instance's insert was not yet visible to this statement's
+        // snapshot when it conflicted: it is committed now, so asking again finds it.
+        const [first] = rows
+        if (first !== undefined) return first.key
+      }
+      throw new Error('The sign-in key could be neither kept nor read')
     },
-    async takeSignIn(key, now) {
-      const { rows } = await db.query<WaitingRow>(SSO_SQL.takeSignIn, [key])
-      const row = rows[0]
-      return row === undefined || Number(row.expires_at) <= now
-        ? null
-        : waitingFromRow<StartedSignIn>(key, row)
+    async spendChallenge(key, expiresAt, now) {
+      const { rowCount } = await db.query(SSO_SQL.spend, [key, expiresAt, now])
+      return (rowCount ?? 0) > 0
     },
     saveCode(code, bounds, now) {
       const { key, address, authorization, expiresAt } = code
@@ -122,15 +129,15 @@ export function createSsoStore(db: Database): SsoStore {
     },
     async findCode(key, now) {
       const { rows } = await db.query<WaitingRow>(SSO_SQL.findCode, [key, now])
-      return rows[0] === undefined ? null : waitingFromRow<IssuedCode>(key, rows[0])
+      return rows[0] === undefined ? null : codeFromRow(key, rows[0])
     },
     async takeCode(key, clientId, now) {
       const client = clientId === null ? null : storedKey(clientId)
       const { rows } = await db.query<WaitingRow>(SSO_SQL.takeCode, [key, client, now])
-      return rows[0] === undefined ? null : waitingFromRow<IssuedCode>(key, rows[0])
+      return rows[0] === undefined ? null : codeFromRow(key, rows[0])
     },
     async deleteExpiredSignIns(now, limit) {
-      const removed = (await db.query(SSO_SQL.deleteExpiredSignIns, [now, limit])).rowCount ?? 0
+      const removed = (await db.query(SSO_SQL.deleteExpiredSpent, [now, limit])).rowCount ?? 0
       return removed + ((await db.query(SSO_SQL.deleteExpiredCodes, [now, limit - removed])).rowCount ?? 0)
     },
   }

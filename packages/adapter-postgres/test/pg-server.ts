@@ -14,8 +14,7 @@ export const DEFAULT_TEST_PG = 'postgres://postgres@127.0.0.1:5432/postgres'
 export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_tokens') IS NOT NULL THEN
     TRUNCATE flowadmin_tokens, flowadmin_node_sets, flowadmin_modules, flowadmin_throttle,
-      flowadmin_known_clients, flowadmin_sso_names, flowadmin_sso_logouts, flowadmin_sso_sign_ins,
-      flowadmin_sso_codes;
+      flowadmin_known_clients, flowadmin_sso_names, flowadmin_sso_logouts, flowadmin_sso_codes;
   END IF;
   IF to_regclass('flowadmin_trail') IS NOT NULL THEN
     TRUNCATE flowadmin_trail;
@@ -30,7 +29,10 @@ export const EMPTY_TABLES = `DO $$ BEGIN
     TRUNCATE flowadmin_totp_factors, flowadmin_recovery_codes, flowadmin_pending_signins;
   END IF;
   IF to_regclass('flowadmin_passkeys') IS NOT NULL THEN
-    TRUNCATE flowadmin_passkeys, flowadmin_passkey_challenges;
+    TRUNCATE flowadmin_passkeys;
+  END IF;
+  IF to_regclass('flowadmin_spent_challenges') IS NOT NULL THEN
+    TRUNCATE flowadmin_spent_challenges, flowadmin_sign_in_key;
   END IF;
 END $$`
 

@@ -1,4 +1,3 @@
-import { operator } from '@flowadmin/core'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ADDRESS, actor, adminLogin, type Instance, openInstance, toolsModule } from './core.js'
 
@@ -35,7 +34,7 @@ describe('two instances on one database', () => {
   }
 
   it('accept a second-factor code once, even when both are asked for it at once', async () => {
-    await a.core.mfa.remove(operator, 'admin', null)
+    await a.core.mfa.reset('admin')
     const onA = await a.core.authenticate(await issue(a))
     if (!onA.ok || onA.value.kind !== 'user') throw new Error('the session is not valid')
     const started = await a.core.mfa.startTotp(onA.value)
@@ -75,7 +74,7 @@ describe('two instances on one database', () => {
       a.core.signIn.secondFactor(BROWSER, password.value.ticket, recovery, ADDRESS),
     ])
     expect([first.step, second.step].sort()).toEqual(['expired', 'verified'])
-    await a.core.mfa.remove(operator, 'admin', null)
+    await a.core.mfa.reset('admin')
   })
 
   it('a token issued on A authenticates on B; revoked on B, it is refused on A at once', async () => {

@@ -12,8 +12,9 @@ export const FACTOR_SQL = {
           ON CONFLICT (username) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at,
             last_step = NULL
           WHERE totp_factors.confirmed_at IS NULL`,
-  find: 'SELECT secret, created_at, confirmed_at, last_step FROM totp_factors WHERE username = ?',
-  confirm: `UPDATE totp_factors SET confirmed_at = ?, last_step = ?
+  find: `SELECT secret, created_at, confirmed_at, confirmed_at_sign_in, last_step
+         FROM totp_factors WHERE username = ?`,
+  confirm: `UPDATE totp_factors SET confirmed_at = ?, confirmed_at_sign_in = ?, last_step = ?
             WHERE username = ? AND secret = ? AND confirmed_at IS NULL`,
   // The compare-and-set: one statement, so a step is recorded once.
   useStep: `UPDATE totp_factors SET last_step = ?
@@ -50,8 +51,11 @@ export function createFactorStore(db: SqliteDatabase): FactorStore {
         return row === undefined ? null : totpFromRow(username, row)
       }, about(username))
     },
-    confirmTotp(username, secret, step, now) {
-      return transaction(() => sql.confirm.run(now, step, username, secret).changes > 0, [key(username)])
+    confirmTotp(username, secret, step, now, atSignIn) {
+      return transaction(
+        () => sql.confirm.run(now, atSignIn ? 1 : 0, step, username, secret).changes > 0,
+        [key(username)],
+      )
     },
     useTotpStep(username, step) {
       return transaction(() => sql.useStep.run(step, username, step).changes > 0, [key(username)])

@@ -239,6 +239,27 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO trail_reporters (reporter, spent_until)
     SELECT DISTINCT reporter, 0 FROM trail WHERE reporter IS NOT NULL;
   `,
+  `
+  -- Sign-in challenges (a passkey's, a single sign-on's start) are carried by the browser,
+  -- authenticated by one key that every process on the file shares, made at its first use; a row
+  -- is written only when a challenge is answered: spent, once, until its time ends. The tables of
+  -- challenges and sign-ins saved at their start are gone (those under way start again).
+  CREATE TABLE sign_in_key (
+    only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
+    key TEXT NOT NULL,
+    created_at INTEGER NOT NULL   -- ms since the epoch
+  );
+  CREATE TABLE spent_challenges (
+    key TEXT PRIMARY KEY,         -- a hash of the challenge's purpose and id
+    expires_at INTEGER NOT NULL   -- ms since the epoch
+  ) WITHOUT ROWID;
+  CREATE INDEX spent_challenges_by_expiry ON spent_challenges (expires_at);
+  DROP TABLE passkey_challenges;
+  DROP TABLE sso_sign_ins;
+  -- Whether a TOTP factor was confirmed during a sign-in (the policy asked the person to enrol
+  -- there, with their password alone): 0 or 1, shown to the person afterwards.
+  ALTER TABLE totp_factors ADD COLUMN confirmed_at_sign_in INTEGER NOT NULL DEFAULT 0;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

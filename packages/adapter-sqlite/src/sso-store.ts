@@ -1,36 +1,40 @@
-import type { IssuedCode, SsoStore, StartedSignIn } from '@flowadmin/core'
+import type { SsoStore } from '@flowadmin/core'
 import type { WaitingCount, WaitingRow } from '@flowadmin/store-support'
-import { codeRecord, signInRecord, waitingFromRow, waitingVerdict } from '@flowadmin/store-support'
+import { codeFromRow, codeRecord, waitingVerdict } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
 import { createReader } from './reader.js'
 import { deleteEnded, prepareAll } from './statements.js'
 import { createTransaction } from './transaction.js'
+
+/**
+ * Remembers a key of `table` until its end, unless it is remembered and its end is after `now`:
+ * the replay check counts live keys only, so a key whose time ended is remembered again.
+ */
+const rememberOnce = (table: string) =>
+  `INSERT INTO ${table} (key, expires_at) VALUES (@key, @expiresAt)
+   ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
+   WHERE ${table}.expires_at <= @now`
 
 /** The statements of the single sign-on store. */
 export const SSO_SQL = {
   claim:
     'INSERT INTO sso_names (username, identity, bound_at) VALUES (?, ?, ?) ON CONFLICT (username) DO NOTHING',
   bound: 'SELECT identity FROM sso_names WHERE username = ?',
-  // A key whose time ended is remembered again: the replay check counts live keys only.
-  remember: `INSERT INTO sso_logouts (key, expires_at) VALUES (@key, @expiresAt)
-             ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
-             WHERE sso_logouts.expires_at <= @now`,
+  remember: rememberOnce('sso_logouts'),
   forget: 'DELETE FROM sso_logouts WHERE key = ?',
   deleteExpired: deleteEnded('sso_logouts'),
-  // Live sign-ins (and codes) of one address, and in all: what the bounds count.
-  countSignIns: `SELECT (SELECT count(*) FROM sso_sign_ins WHERE address = @address AND expires_at > @now) AS mine,
-                        (SELECT count(*) FROM sso_sign_ins WHERE expires_at > @now) AS total`,
-  saveSignIn: `INSERT OR REPLACE INTO sso_sign_ins (key, address, sign_in, expires_at)
-               VALUES (@key, @address, @record, @expiresAt)`,
-  findSignIn: 'SELECT address, sign_in AS record, expires_at FROM sso_sign_ins WHERE key = ?',
-  deleteSignIn: 'DELETE FROM sso_sign_ins WHERE key = ?',
+  // The first key stays: a candidate is kept only when there is none.
+  keepKey: 'INSERT INTO sign_in_key (only_row, key, created_at) VALUES (1, ?, ?) ON CONFLICT DO NOTHING',
+  key: 'SELECT key FROM sign_in_key WHERE only_row = 1',
+  spend: rememberOnce('spent_challenges'),
+  // Live codes of one address, and in all: what the bounds count.
   countCodes: `SELECT (SELECT count(*) FROM sso_codes WHERE address = @address AND expires_at > @now) AS mine,
                       (SELECT count(*) FROM sso_codes WHERE expires_at > @now) AS total`,
   saveCode: `INSERT OR REPLACE INTO sso_codes (key, address, client_id, code, expires_at)
              VALUES (@key, @address, @clientId, @record, @expiresAt)`,
   findCode: 'SELECT address, client_id, code AS record, expires_at FROM sso_codes WHERE key = ?',
   deleteCode: 'DELETE FROM sso_codes WHERE key = ?',
-  deleteExpiredSignIns: deleteEnded('sso_sign_ins'),
+  deleteExpiredSpent: deleteEnded('spent_challenges'),
   deleteExpiredCodes: deleteEnded('sso_codes'),
 } as const
 
@@ -38,9 +42,9 @@ export const SSO_SQL = {
 type CodeRow = WaitingRow & { client_id: string | null }
 
 /**
- * Names bound to identities, logout tokens seen, sign-ins under way and one-time codes, each call
- * one change of the group commit (a count and its save, a read and its delete: one step for every
- * process on the file).
+ * Names bound to identities, logout tokens seen, the sign-in key, spent challenges and one-time
+ * codes, each call one change of the group commit (a count and its save, a read and its delete:
+ * one step for every process on the file).
  */
 export function createSsoStore(db: SqliteDatabase): SsoStore {
   const transaction = createTransaction(db)
@@ -64,29 +68,17 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
     deleteExpired(now, limit) {
       return transaction(() => sql.deleteExpired.run(now, limit).changes, [], 'relaxed')
     },
+    signInKey(candidate, now) {
+      return transaction(() => {
+        sql.keepKey.run(candidate, now)
+        return (sql.key.get() as { key: string }).key
+      }, ['sign-in-key'])
+    },
+    spendChallenge(key, expiresAt, now) {
+      return transaction(() => sql.spend.run({ key, expiresAt, now }).changes > 0, [`spent-challenge:${key}`])
+    },
     // A save lost to a power cut costs a sign-in started again, so saves are relaxed; a take is
     // synced, so a spent code stays spent.
-    saveSignIn(signIn, bounds, now) {
-      const { key, address, expiresAt } = signIn
-      const record = signInRecord(signIn)
-      return transaction(
-        () => {
-          const allowed = waitingVerdict(sql.countSignIns.get({ address, now }) as WaitingCount, bounds)
-          if (allowed === 'saved') sql.saveSignIn.run({ key, address, record, expiresAt })
-          return allowed
-        },
-        [`sso-sign-in:${key}`],
-        'relaxed',
-      )
-    },
-    takeSignIn(key, now) {
-      return transaction(() => {
-        const row = sql.findSignIn.get(key) as WaitingRow | undefined
-        if (row === undefined) return null
-        sql.deleteSignIn.run(key)
-        return Number(row.expires_at) > now ? waitingFromRow<StartedSignIn>(key, row) : null
-      }, [`sso-sign-in:${key}`])
-    },
     saveCode(code, bounds, now) {
       const { key, address, expiresAt } = code
       const row = {
@@ -110,9 +102,7 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
       return reader(
         () => {
           const row = sql.findCode.get(key) as CodeRow | undefined
-          return row === undefined || Number(row.expires_at) <= now
-            ? null
-            : waitingFromRow<IssuedCode>(key, row)
+          return row === undefined || Number(row.expires_at) <= now ? null : codeFromRow(key, row)
         },
         (touched) => touched === `sso-code:${key}`,
       )
@@ -123,13 +113,13 @@ export function createSsoStore(db: SqliteDatabase): SsoStore {
         if (row === undefined || Number(row.expires_at) <= now || (row.client_id ?? null) !== clientId)
           return null
         sql.deleteCode.run(key)
-        return waitingFromRow<IssuedCode>(key, row)
+        return codeFromRow(key, row)
       }, [`sso-code:${key}`])
     },
     deleteExpiredSignIns(now, limit) {
       return transaction(
         () => {
-          const removed = sql.deleteExpiredSignIns.run(now, limit).changes
+          const removed = sql.deleteExpiredSpent.run(now, limit).changes
           return removed + sql.deleteExpiredCodes.run(now, limit - removed).changes
         },
         [],

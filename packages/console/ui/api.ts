@@ -307,6 +307,10 @@ export const endAllTokens = (user: string): Promise<void> =>
 export interface FactorStatus {
   totp: 'none' | 'pending' | 'enrolled'
   recovery_codes: number
+  /** When the app was set up; null while there is none. */
+  enrolled_at: string | null
+  /** Set up during a sign-in, with the password alone (the policy asked for it there). */
+  enrolled_at_sign_in: boolean
 }
 
 /** A new TOTP secret, shown once: as text, as its `otpauth://` URI, and as a QR code (a data: URL). */

@@ -15,6 +15,7 @@ import {
 import { Confirm } from './confirm.js'
 import { Feedback, useFeedback } from './feedback.js'
 import { Passkeys } from './passkeys.js'
+import { when } from './time.js'
 
 /** What to tell the person for the refusals they can act on; the server's own message otherwise. */
 function explain(error: unknown): never {
@@ -97,13 +98,16 @@ function Totp(props: { onSessionEnded: (notice: Notice) => void }) {
       <Feedback alert={alert} status={status} />
       {factor === null && alert === null && <p class="muted">Loading…</p>}
       {factor?.totp === 'enrolled' && codes === null && (
-        <p>
-          <span class="badge ok">Enrolled</span>{' '}
-          {factor.recovery_codes === 1
-            ? '1 recovery code left'
-            : `${factor.recovery_codes} recovery codes left`}
-          . An administrator can remove it if you lose the app.
-        </p>
+        <>
+          <p>
+            <span class="badge ok">Enrolled</span>{' '}
+            {factor.recovery_codes === 1
+              ? '1 recovery code left'
+              : `${factor.recovery_codes} recovery codes left`}
+            . An administrator can remove it if you lose the app.
+          </p>
+          <EnrolledWhen factor={factor} />
+        </>
       )}
       {factor !== null && factor.totp !== 'enrolled' && enrolment === null && (
         <>
@@ -168,6 +172,22 @@ function Totp(props: { onSessionEnded: (notice: Notice) => void }) {
         </section>
       )}
     </section>
+  )
+}
+
+/**
+ * When the app was set up, and whether it was at a sign-in with the password alone (the policy
+ * asked for it there): then whoever knew the password did it, so the person is told to check.
+ */
+function EnrolledWhen(props: { factor: FactorStatus }) {
+  const { enrolled_at, enrolled_at_sign_in } = props.factor
+  if (enrolled_at === null) return null
+  if (!enrolled_at_sign_in) return <p class="muted hint">Set up on {when(enrolled_at, '')}.</p>
+  return (
+    <p class="muted hint" id="enrolled-at-sign-in">
+      Set up at your sign-in on {when(enrolled_at, '')}, with your password. If that was not you, ask an
+      administrator to remove it and change your password.
+    </p>
   )
 }
 

@@ -1,4 +1,5 @@
 import { createAccess } from './auth/access.js'
+import { createCarriedChallenges } from './auth/carried-challenges.js'
 import { createDirectoryPeople, directoryThrottleOptions } from './auth/directory.js'
 import { createMfaFacade, createPasskeyFacade } from './auth/factor-facade.js'
 import { createFactors } from './auth/factors.js'
@@ -89,6 +90,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     providerSessionSeconds: ssoOptions === null ? null : ssoSessionSeconds(ssoOptions, lifetime),
     directory: directoryOptions !== null,
   })
+  const challenges = createCarriedChallenges({ store: ports.stores.sso, digest, random, clock })
   const sso =
     ssoOptions === null || identityProvider === null
       ? null
@@ -96,6 +98,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
           provider: identityProvider,
           tokens,
           store: ports.stores.sso,
+          challenges,
           isConfiguredUser: (username) => users.has(username),
           clock,
           random,
@@ -185,7 +188,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     users,
     findPerson,
     tokens,
-    digest,
+    challenges,
     clock,
     events,
   })
@@ -315,6 +318,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       users,
       authEnabled: auth !== null,
       directory: directory !== null,
+      clock,
+      events,
     }),
 
     /** People's second factors (see createMfaFacade). */
@@ -324,7 +329,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     passkeys: createPasskeyFacade(passkeys, clock),
 
     /** Deletes what has expired, in bounded batches (see createSweep). */
-    sweep: createSweep({ tokens, throttle, sso: ports.stores.sso, signIn, passkeys, clock }),
+    sweep: createSweep({ tokens, throttle, sso: ports.stores.sso, signIn, clock }),
   }
 }
 

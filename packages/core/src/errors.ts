@@ -73,10 +73,17 @@ export type DomainError =
    */
   | { code: 'mfa_required' }
   /**
-   * Adding a second factor needs a recent sign-in: the session began more than `minutes` ago, so
-   * the person signs in again first (a session taken from them cannot add a factor of its own).
+   * Changing a person's second factors needs a recent sign-in, so the person signs in again
+   * first: adding one (`add_factor`) a session begun within `minutes`, so a session taken from
+   * them cannot add a factor of its own; removing one (`remove_factor`) a session begun within
+   * `minutes` whose sign-in used a second factor, so less than a second factor cannot strip one.
    */
-  | { code: 'reauthentication_required'; minutes: number }
+  | { code: 'reauthentication_required'; minutes: number; action: 'add_factor' | 'remove_factor' }
+  /**
+   * The person signs in with the identity provider (single sign-on), where a second factor of
+   * flowadmin's is never asked for: one cannot be set up for them here.
+   */
+  | { code: 'provider_sign_in' }
   /** A second factor's code was refused (wrong, expired or used already). Carries no detail. */
   | { code: 'invalid_code' }
   /** Passkeys cannot be used: no relying party is configured (`adminAuth.webauthn`). */
@@ -94,8 +101,9 @@ export type DomainError =
    */
   | { code: 'passkey_refused' }
   /**
-   * A sign-in could not begin: too many wait to finish from the client's address (`address`: an
-   * IPv6 /64 or the IPv4 address), or in all (`all`). Nothing was evicted to make room.
+   * A sign-in could not end: too many wait to finish (their one-time codes) from the client's
+   * address (`address`: an IPv6 /64 or the IPv4 address), or in all (`all`). Nothing was evicted
+   * to make room.
    */
   | { code: 'too_many_sign_ins'; scope: 'address' | 'all' }
   /** An install or removal that did not happen. */

@@ -8,17 +8,16 @@ export interface SweepDeps {
   throttle: { sweep: Sweeps }
   sso: SsoStore
   signIn: { sweep: Sweeps }
-  passkeys: { sweep: Sweeps }
   clock: Clock
 }
 
 /**
- * Deletes expired tokens, ended throttle windows, logout tokens past their time, single
- * sign-ins and one-time codes that expired unfinished, sign-ins awaiting a second factor and
- * passkey challenges past their time, in batches of `batchSize`, at most `maxBatches` of each,
- * so one call stays bounded however much has piled up (`signIns` counts the last three kinds).
+ * Deletes expired tokens, ended throttle windows, logout tokens past their time, spent sign-in
+ * challenges past their time, one-time codes that expired untraded and sign-ins awaiting a second
+ * factor, in batches of `batchSize`, at most `maxBatches` of each, so one call stays bounded
+ * however much has piled up (`signIns` counts the last three kinds).
  */
-export function createSweep({ tokens, throttle, sso, signIn, passkeys, clock }: SweepDeps) {
+export function createSweep({ tokens, throttle, sso, signIn, clock }: SweepDeps) {
   return async function sweep({ batchSize = 500, maxBatches = 20 } = {}): Promise<{
     tokens: number
     throttle: number
@@ -39,9 +38,7 @@ export function createSweep({ tokens, throttle, sso, signIn, passkeys, clock }: 
       throttle: await drain(throttle.sweep),
       logoutTokens: await drain((limit) => sso.deleteExpired(clock.now(), limit)),
       signIns:
-        (await drain((limit) => sso.deleteExpiredSignIns(clock.now(), limit))) +
-        (await drain(signIn.sweep)) +
-        (await drain(passkeys.sweep)),
+        (await drain((limit) => sso.deleteExpiredSignIns(clock.now(), limit))) + (await drain(signIn.sweep)),
     }
   }
 }

@@ -1,11 +1,12 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { operator } from '@flowadmin/core'
 import { WORLD_ADDRESS as ADDRESS, createCoreWorld } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
 /** The sign-in cookie of the browser the sign-ins happen in. */
 const BROWSER = 'the-browser-binding-of-this-test-43-characte'
 const STEP = 30_000
+/** A person's factors when they have none. */
+const NO_FACTOR = { totp: 'none', recoveryCodes: 0, enrolledAt: null, enrolledAtSignIn: false }
 
 function world({ totp = true, require = 'none' as 'none' | 'everyone' | string[] } = {}) {
   const base = createCoreWorld({
@@ -48,7 +49,7 @@ describe('second factor: TOTP enrolment', () => {
   it('is pending until one code confirms it, then gives ten recovery codes once', async () => {
     const { core, clock, events, totp, login, principalOf } = world()
     const principal = await principalOf(await login('alice'))
-    expect(await core.mfa.status(principal)).toEqual({ totp: 'none', recoveryCodes: 0 })
+    expect(await core.mfa.status(principal)).toEqual(NO_FACTOR)
     const started = await core.mfa.startTotp(principal)
     if (!started.ok) throw new Error(started.error.code)
     expect(started.value).toEqual({
@@ -56,7 +57,7 @@ describe('second factor: TOTP enrolment', () => {
       uri: expect.stringMatching(/^otpauth:/),
       qrSvg: '<svg/>',
     })
-    expect(await core.mfa.status(principal)).toEqual({ totp: 'pending', recoveryCodes: 0 })
+    expect(await core.mfa.status(principal)).toEqual({ ...NO_FACTOR, totp: 'pending' })
     // Signing in does not ask for a pending factor.
     expect(await core.mfa.required('alice')).toBe(false)
 
@@ -73,9 +74,16 @@ describe('second factor: TOTP enrolment', () => {
     expect(confirmed.value.recoveryCodes).toHaveLength(10)
     expect(new Set(confirmed.value.recoveryCodes).size).toBe(10)
     for (const code of confirmed.value.recoveryCodes) expect(code).toMatch(/^[0-9a-z]{5}-[0-9a-z]{5}$/)
-    expect(await core.mfa.status(principal)).toEqual({ totp: 'enrolled', recoveryCodes: 10 })
+    expect(await core.mfa.status(principal)).toEqual({
+      totp: 'enrolled',
+      recoveryCodes: 10,
+      enrolledAt: clock.now(),
+      enrolledAtSignIn: false,
+    })
     expect(await core.mfa.required('alice')).toBe(true)
-    expect(events.ofType('mfa.enrolled')).toMatchObject([{ username: 'alice', factor: 'totp' }])
+    expect(events.ofType('mfa.enrolled')).toMatchObject([
+      { username: 'alice', factor: 'totp', atSignIn: false },
+    ])
 
     // Enrolled: a new enrolment is refused, and confirming again too.
     expect(await core.mfa.startTotp(principal)).toEqual({ ok: false, error: { code: 'factor_exists' } })
@@ -229,23 +237,105 @@ describe('second factor: codes at sign-in', () => {
 })
 
 describe('second factor: removal', () => {
-  it('needs *, deletes every factor, ends the person’s sessions and is audited', async () => {
-    const { core, enrol, login, principalOf, events } = world()
+  const MINUTE = 60_000
+  const again = {
+    ok: false,
+    error: { code: 'reauthentication_required', minutes: 10, action: 'remove_factor' },
+  }
+
+  it('removes another person’s factors for a person with * whose own sign-in is recent and used a second factor, ending that person’s sessions, audited', async () => {
+    const { core, enrol, login, signedInWith, principalOf, events } = world()
     const { principal: alice, token } = await enrol('alice')
-    expect(await core.mfa.remove(alice, 'alice', ADDRESS)).toEqual({
-      ok: false,
-      error: { code: 'forbidden', permission: '*' },
-    })
-    const admin = await principalOf(await login('admin'))
+    const admin = await principalOf(await signedInWith('admin', 'password_totp'))
     expect(await core.mfa.remove(admin, 'alice', ADDRESS)).toEqual({ ok: true, value: true })
-    expect(await core.mfa.status(alice)).toEqual({ totp: 'none', recoveryCodes: 0 })
+    expect(await core.mfa.status(alice)).toEqual(NO_FACTOR)
     expect((await core.authenticate(await login('admin'))).ok).toBe(true)
     expect((await core.authenticate(token)).ok).toBe(false)
     expect(events.ofType('mfa.removed')).toMatchObject([
-      { username: 'admin', owner: 'alice', sessionsEnded: 1 },
+      { username: 'admin', owner: 'alice', factors: 'all', sessionsEnded: 1 },
     ])
-    expect(await core.mfa.remove(operator, 'alice', null)).toEqual({ ok: true, value: false })
+    expect(await core.mfa.remove(admin, 'alice', ADDRESS)).toEqual({ ok: true, value: false })
     expect(await core.mfa.required('alice')).toBe(false)
+  })
+
+  it('refuses another person’s factors to a person without *, whatever their sign-in', async () => {
+    const { core, enrol, signedInWith, principalOf } = world()
+    await enrol('admin')
+    const alice = await principalOf(await signedInWith('alice', 'passkey'))
+    expect(await core.mfa.remove(alice, 'admin', ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'forbidden', permission: '*' },
+    })
+    expect(await core.mfa.required('admin')).toBe(true)
+  })
+
+  it('refuses every removal to less than a second factor: an API token with *, a password alone, the provider, an older sign-in', async () => {
+    const { core, clock, enrol, login, signedInWith, principalOf, events } = world()
+    await enrol('alice')
+    const password = await principalOf(await login('admin'))
+    const api = await core.tokens.create(password, { name: 'automation', scope: '*' }, ADDRESS)
+    if (!api.ok) throw new Error(api.error.code)
+    const token = await principalOf(api.value.token)
+    expect(token.permissions).toEqual(['*'])
+    const recovery = await principalOf(await signedInWith('admin', 'password_recovery_code'))
+    const notOwn = { ok: false, error: { code: 'forbidden', permission: 'session' } }
+    expect(await core.mfa.remove(token, 'alice', ADDRESS)).toEqual(notOwn)
+    expect(await core.mfa.remove({ ...recovery, audience: 'fleet' }, 'alice', ADDRESS)).toEqual(notOwn)
+    expect(await core.mfa.removeTotp(token, ADDRESS)).toEqual(notOwn)
+    expect(await core.mfa.remove(password, 'alice', ADDRESS)).toEqual(again)
+    expect(await core.mfa.remove({ ...recovery, signIn: 'provider' }, 'alice', ADDRESS)).toEqual(again)
+    expect(await core.mfa.remove({ ...recovery, signIn: null }, 'alice', ADDRESS)).toEqual(again)
+    clock.advance(10 * MINUTE + 1)
+    expect(await core.mfa.remove(recovery, 'alice', ADDRESS)).toEqual(again)
+    expect(await core.mfa.required('alice')).toBe(true)
+    expect(events.ofType('mfa.removed')).toEqual([])
+    // A sign-in with a second factor just now may.
+    const fresh = await principalOf(await signedInWith('admin', 'password_recovery_code'))
+    expect(await core.mfa.remove(fresh, 'alice', ADDRESS)).toEqual({ ok: true, value: true })
+  })
+
+  it('lets a person remove their own authenticator app, keeping their passkeys, or all their factors, with a second-factor sign-in', async () => {
+    const { core, enrol, login, signedInWith, principalOf, events } = world()
+    const { secret } = await enrol('alice')
+    expect(secret).not.toBe('')
+    const other = await signedInWith('alice', 'password_totp')
+    const own = await principalOf(await signedInWith('alice', 'password_totp'))
+    expect(await core.mfa.removeTotp(own, ADDRESS)).toEqual({ ok: true, value: true })
+    expect(await core.mfa.status(own)).toEqual(NO_FACTOR)
+    expect((await core.authenticate(other)).ok).toBe(false)
+    expect((await core.authenticate(await signedInWith('alice', 'password'))).ok).toBe(true)
+    expect(await core.mfa.removeTotp(own, ADDRESS)).toEqual({ ok: true, value: false })
+    expect(await core.mfa.remove(own, 'alice', ADDRESS)).toEqual({ ok: true, value: false })
+    expect(events.ofType('mfa.removed')).toMatchObject([
+      { username: 'alice', owner: 'alice', factors: 'totp', sessionsEnded: 2 },
+    ])
+    await login('alice')
+  })
+
+  it('resets a person’s factors from the command line, with no session, audited with no actor', async () => {
+    const { core, enrol, events } = world()
+    await enrol('alice')
+    expect(await core.mfa.reset('alice')).toBe(true)
+    expect(await core.mfa.required('alice')).toBe(false)
+    expect(await core.mfa.reset('alice')).toBe(false)
+    expect(events.ofType('mfa.removed')).toMatchObject([
+      { username: null, clientId: null, address: null, owner: 'alice', factors: 'all' },
+    ])
+  })
+})
+
+describe('second factors of people of the identity provider', () => {
+  it('cannot be set up: a factor of flowadmin’s could never sign them in', async () => {
+    const { core, login, principalOf } = world()
+    const session = await principalOf(await login('alice'))
+    const person = { ...session, username: 'zoe', provider: 'Example ID', signIn: 'provider' as const }
+    const refused = { ok: false, error: { code: 'provider_sign_in' } }
+    expect(await core.mfa.startTotp(person)).toEqual(refused)
+    expect(await core.mfa.confirmTotp(person, '123456', ADDRESS)).toEqual(refused)
+    expect(await core.passkeys.registrationOptions(person)).toEqual(refused)
+    expect(await core.passkeys.register(person, 'key', {}, ADDRESS)).toEqual(refused)
+    // A session saved before sessions recorded their provider is known by its method alone.
+    expect(await core.mfa.startTotp({ ...session, signIn: 'provider' })).toEqual(refused)
   })
 })
 
@@ -407,7 +497,10 @@ describe('adding a second factor needs a recent sign-in', () => {
     const { core, clock, login, principalOf } = world()
     const old = await principalOf(await login('alice'))
     clock.advance(10 * 60_000 + 1)
-    const refused = { ok: false, error: { code: 'reauthentication_required', minutes: 10 } }
+    const refused = {
+      ok: false,
+      error: { code: 'reauthentication_required', minutes: 10, action: 'add_factor' },
+    }
     expect(await core.mfa.startTotp(old)).toEqual(refused)
     expect(await core.passkeys.registrationOptions(old)).toEqual(refused)
     const fresh = await principalOf(await login('alice'))
@@ -464,7 +557,7 @@ describe('the sign-in page: policy, enrolment and the handover', () => {
   const passwordOf = (username: string) => ({ clientId: 'service-editor', username, password: 'pw' })
 
   it('asks a person the policy names and who has no factor to enrol, then shows recovery codes, then signs in', async () => {
-    const { core, clock, totp, events } = world({ require: 'everyone' })
+    const { core, clock, totp, events, signedInWith, principalOf } = world({ require: 'everyone' })
     const step = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     if (!step.ok || step.value.step !== 'enrol') throw new Error('no enrolment asked')
     expect(step.value.enrolment.secret).not.toBe('')
@@ -484,16 +577,22 @@ describe('the sign-in page: policy, enrolment and the handover', () => {
     )
     if (enrolled.step !== 'enrolled') throw new Error(enrolled.step)
     expect(enrolled.recoveryCodes).toHaveLength(10)
-    expect(events.ofType('mfa.enrolled')).toMatchObject([{ username: 'alice' }])
+    expect(events.ofType('mfa.enrolled')).toMatchObject([{ username: 'alice', atSignIn: true }])
     const done = await core.signIn.finishEnrolment(BROWSER, enrolled.ticket, ADDRESS)
     expect(done).toMatchObject({
       step: 'verified',
       person: { user: { username: 'alice' }, method: 'password_totp' },
     })
     expect(await core.signIn.finishEnrolment(BROWSER, enrolled.ticket, ADDRESS)).toEqual({ step: 'expired' })
-    // The next sign-in asks for the code.
+    // The next sign-in asks for the code; the person sees afterwards that it was set up at a sign-in.
     const next = await core.signIn.password(passwordOf('alice'), BROWSER, ADDRESS)
     expect(next).toMatchObject({ ok: true, value: { step: 'second_factor', totp: true } })
+    const alice = await principalOf(await signedInWith('alice', 'password_totp'))
+    expect(await core.mfa.status(alice)).toMatchObject({
+      totp: 'enrolled',
+      enrolledAt: clock.now(),
+      enrolledAtSignIn: true,
+    })
   })
 
   it("hands a console's code to the browser whose sign-in it was, worth the user's rights when traded", async () => {

@@ -1,9 +1,11 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { MAX_PASSKEYS, operator, SIGN_IN_BOUNDS, type UserPrincipal } from '@flowadmin/core'
+import { MAX_PASSKEYS, SIGN_IN_BOUNDS, type UserPrincipal } from '@flowadmin/core'
 import { WORLD_ADDRESS as ADDRESS, createCoreWorld } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 
 const MINUTE = 60_000
+/** The sign-in page's cookie of the browser the passkey sign-ins happen in. */
+const BROWSER = 'the-browser-binding-of-this-test-43-characte'
 
 function world({ configured = true } = {}) {
   const base = createCoreWorld({ stores: createMemoryStores(), webauthn: configured })
@@ -21,9 +23,9 @@ function world({ configured = true } = {}) {
     if (!registered.ok) throw new Error(registered.error.code)
     return registered.value
   }
-  /** Sign-in options' answer from passkey `id`, reporting `counter`. */
-  const answer = async (id: string, counter = 0, valid = true) => {
-    const options = await core.passkeys.signInOptions(ADDRESS)
+  /** Sign-in options' answer from passkey `id`, reporting `counter`, in BROWSER at ADDRESS. */
+  const answer = async (id: string, counter = 0, valid = true, address = ADDRESS) => {
+    const options = await core.passkeys.signInOptions(BROWSER, address)
     if (!options.ok) throw new Error(options.error.code)
     return webauthn.get(options.value.options, id, { counter, valid })
   }
@@ -32,7 +34,7 @@ function world({ configured = true } = {}) {
    * then the one-time code traded by the console (a person with a passkey has no password grant).
    */
   const passkeySession = async (id: string, counter: number) => {
-    const signedIn = await core.passkeys.signIn(await answer(id, counter), ADDRESS)
+    const signedIn = await core.passkeys.signIn(await answer(id, counter), BROWSER, ADDRESS)
     if (!signedIn.ok) throw new Error(signedIn.error.code)
     const { user } = signedIn.value
     const owner = {
@@ -91,19 +93,24 @@ describe('passkeys: registration', () => {
     }
   })
 
-  it('takes each registration challenge once, for the person it was made for', async () => {
+  it('takes each registration challenge once, from the session it was given to', async () => {
     const { core, webauthn, login, principalOf } = world()
     const alice = await principalOf(await login('alice'))
     const admin = await principalOf(await login('admin'))
+    const otherSession = await principalOf(await login('alice'))
     const options = await core.passkeys.registrationOptions(alice)
     if (!options.ok) throw new Error(options.error.code)
     const refused = { ok: false, error: { code: 'passkey_refused' } }
-    // Another person's session cannot use it, and that uses it up.
+    // Another person's session, or another session of hers, cannot use it; that does not use it up.
+    for (const other of [admin, otherSession])
+      expect(
+        await core.passkeys.register(other, 'k', webauthn.create(options.value.options, 'c1'), ADDRESS),
+      ).toEqual(refused)
+    const answered = webauthn.create(options.value.options, 'c1')
+    expect((await core.passkeys.register(alice, 'k', answered, ADDRESS)).ok).toBe(true)
+    // Once used, never again, even for a credential not registered yet.
     expect(
-      await core.passkeys.register(admin, 'k', webauthn.create(options.value.options, 'c1'), ADDRESS),
-    ).toEqual(refused)
-    expect(
-      await core.passkeys.register(alice, 'k', webauthn.create(options.value.options, 'c1'), ADDRESS),
+      await core.passkeys.register(alice, 'k', webauthn.create(options.value.options, 'c9'), ADDRESS),
     ).toEqual(refused)
     // An answer that does not verify, or with no challenge at all.
     const again = await core.passkeys.registrationOptions(alice)
@@ -123,7 +130,24 @@ describe('passkeys: registration', () => {
       { response: { clientDataJSON: 'e30' } },
     ])
       expect(await core.passkeys.register(alice, 'k', junk, ADDRESS)).toEqual(refused)
-    expect(await core.passkeys.list(alice)).toEqual({ ok: true, value: [] })
+    const listed = await core.passkeys.list(alice)
+    expect(listed.ok && listed.value.map((one) => one.id)).toEqual(['c1'])
+  })
+
+  it('stores nothing for registration options: any number of them, and each still serves', async () => {
+    const { core, clock, webauthn, stores, login, principalOf } = world()
+    const alice = await principalOf(await login('alice'))
+    const made = []
+    for (let i = 0; i < 1000; i++) {
+      const options = await core.passkeys.registrationOptions(alice)
+      if (!options.ok) throw new Error(options.error.code)
+      made.push(options.value.options)
+    }
+    expect(await stores.sso.deleteExpiredSignIns(clock.now() + 10 * MINUTE, 10_000)).toBe(0)
+    for (const [i, options] of [made[0], made[999]].entries())
+      expect(
+        (await core.passkeys.register(alice, `k${i}`, webauthn.create(options, `c${i}`), ADDRESS)).ok,
+      ).toBe(true)
   })
 
   it('refuses an expired challenge, a bad name, and an eleventh passkey', async () => {
@@ -163,19 +187,50 @@ describe('passkeys: registration', () => {
     const admin = await principalOf(await login('admin'))
     await register(alice, 'a1')
     await register(alice, 'a2')
-    // With a passkey, the password grant refuses alice: her other session comes from a passkey.
+    await register(admin, 'admin-key')
+    // With a passkey, the password grant refuses alice: her sessions come from a passkey.
     await expect(login('alice')).rejects.toThrow('mfa_required')
     const other = await passkeySession('a2', 1)
-    expect(await core.passkeys.remove(admin, 'a1', ADDRESS)).toEqual({
+    const own = await principalOf(await passkeySession('a1', 1))
+    const adminOwn = await principalOf(await passkeySession('admin-key', 1))
+    expect(await core.passkeys.remove(adminOwn, 'a1', ADDRESS)).toEqual({
       ok: false,
       error: { code: 'passkey_not_found', id: 'a1' },
     })
-    expect(await core.passkeys.remove(alice, 'a1', ADDRESS)).toEqual({ ok: true, value: undefined })
-    expect(await core.passkeys.remove(alice, 'a1', ADDRESS)).toMatchObject({ ok: false })
+    expect(await core.passkeys.remove(own, 'a1', ADDRESS)).toEqual({ ok: true, value: undefined })
+    expect(await core.passkeys.remove(own, 'a1', ADDRESS)).toMatchObject({ ok: false })
     expect((await core.authenticate(other)).ok).toBe(false)
-    const left = await core.passkeys.list(alice)
+    const left = await core.passkeys.list(own)
     expect(left.ok && left.value.map((one) => one.id)).toEqual(['a2'])
-    expect(events.ofType('passkey.removed')).toMatchObject([{ owner: 'alice', id: 'a1', sessionsEnded: 1 }])
+    // Her other sessions: the passkey's, and the one she registered with.
+    expect(events.ofType('passkey.removed')).toMatchObject([{ owner: 'alice', id: 'a1', sessionsEnded: 2 }])
+  })
+
+  it('removes a passkey only for a recent sign-in with a second factor: never a password alone, an older session or an API token', async () => {
+    const { core, clock, events, login, signedInWith, principalOf, register, passkeySession } = world()
+    const password = await principalOf(await login('alice'))
+    await register(password, 'a1')
+    const again = {
+      ok: false,
+      error: { code: 'reauthentication_required', minutes: 10, action: 'remove_factor' },
+    }
+    // The session that registered it signed in with a password alone: a stolen one strips nothing.
+    expect(await core.passkeys.remove(password, 'a1', ADDRESS)).toEqual(again)
+    const api = await core.tokens.create(password, { name: 'ci', scope: 'read' }, ADDRESS)
+    if (!api.ok) throw new Error(api.error.code)
+    expect(await core.passkeys.remove(await principalOf(api.value.token), 'a1', ADDRESS)).toEqual({
+      ok: false,
+      error: { code: 'forbidden', permission: 'session' },
+    })
+    const withPasskey = await principalOf(await passkeySession('a1', 1))
+    const withCode = await principalOf(await signedInWith('alice', 'password_totp'))
+    clock.advance(10 * MINUTE + 1)
+    expect(await core.passkeys.remove(withPasskey, 'a1', ADDRESS)).toEqual(again)
+    expect(await core.passkeys.remove(withCode, 'a1', ADDRESS)).toEqual(again)
+    expect(await core.passkeys.has('alice')).toBe(true)
+    expect(events.ofType('passkey.removed')).toEqual([])
+    const fresh = await principalOf(await signedInWith('alice', 'password_recovery_code'))
+    expect(await core.passkeys.remove(fresh, 'a1', ADDRESS)).toEqual({ ok: true, value: undefined })
   })
 
   it('answers passkeys_not_configured everywhere when no relying party is configured', async () => {
@@ -185,8 +240,8 @@ describe('passkeys: registration', () => {
     expect(core.passkeys.available).toBe(false)
     expect(await core.passkeys.list(alice)).toEqual(notConfigured)
     expect(await core.passkeys.registrationOptions(alice)).toEqual(notConfigured)
-    expect(await core.passkeys.signInOptions(ADDRESS)).toEqual(notConfigured)
-    expect(await core.passkeys.signIn({}, ADDRESS)).toEqual(notConfigured)
+    expect(await core.passkeys.signInOptions(BROWSER, ADDRESS)).toEqual(notConfigured)
+    expect(await core.passkeys.signIn({}, BROWSER, ADDRESS)).toEqual(notConfigured)
   })
 })
 
@@ -196,8 +251,8 @@ describe('passkeys: sign-in', () => {
     const alice = await principalOf(await login('alice'))
     await register(alice, 'cred-1')
     clock.advance(MINUTE)
-    const response = await answer('cred-1', 1)
-    const signedIn = await core.passkeys.signIn(response, '10.0.0.9')
+    const response = await answer('cred-1', 1, true, '10.0.0.9')
+    const signedIn = await core.passkeys.signIn(response, BROWSER, '10.0.0.9')
     expect(signedIn).toEqual({ ok: true, value: { user: expect.objectContaining({ username: 'alice' }) } })
     expect(signedIn.ok && 'passwordHash' in signedIn.value.user && signedIn.value.user.passwordHash).toBe(
       users[1]?.password,
@@ -208,12 +263,13 @@ describe('passkeys: sign-in', () => {
       { username: 'alice', id: 'cred-1', address: '10.0.0.9' },
     ])
     // The same answer again: its challenge was used.
-    expect(await core.passkeys.signIn(response, '10.0.0.9')).toEqual({
+    expect(await core.passkeys.signIn(response, BROWSER, '10.0.0.9')).toEqual({
       ok: false,
       error: { code: 'passkey_refused' },
     })
+    // Its passkey signed it, so the refusal names whose it is.
     expect(events.ofType('passkey.failed')).toMatchObject([
-      { username: null, id: 'cred-1', reason: 'unknown_challenge', address: '10.0.0.9' },
+      { username: 'alice', id: 'cred-1', reason: 'unknown_challenge', address: '10.0.0.9' },
     ])
   })
 
@@ -224,16 +280,16 @@ describe('passkeys: sign-in', () => {
     const refused = { ok: false, error: { code: 'passkey_refused' } }
     const late = await answer('cred-1', 0)
     clock.advance(5 * MINUTE)
-    expect(await core.passkeys.signIn(late, ADDRESS)).toEqual(refused)
-    expect(await core.passkeys.signIn(await answer('unknown-cred'), ADDRESS)).toEqual(refused)
-    expect(await core.passkeys.signIn(await answer('cred-1', 3, false), ADDRESS)).toEqual(refused)
-    expect(await core.passkeys.signIn('not an answer', ADDRESS)).toEqual(refused)
+    expect(await core.passkeys.signIn(late, BROWSER, ADDRESS)).toEqual(refused)
+    expect(await core.passkeys.signIn(await answer('unknown-cred'), BROWSER, ADDRESS)).toEqual(refused)
+    expect(await core.passkeys.signIn(await answer('cred-1', 3, false), BROWSER, ADDRESS)).toEqual(refused)
+    expect(await core.passkeys.signIn('not an answer', BROWSER, ADDRESS)).toEqual(refused)
     // A registration's challenge does not sign in.
     const registration = await core.passkeys.registrationOptions(alice)
     if (!registration.ok) throw new Error(registration.error.code)
-    expect(await core.passkeys.signIn(webauthn.get(registration.value.options, 'cred-1'), ADDRESS)).toEqual(
-      refused,
-    )
+    expect(
+      await core.passkeys.signIn(webauthn.get(registration.value.options, 'cred-1'), BROWSER, ADDRESS),
+    ).toEqual(refused)
     expect(events.ofType('passkey.failed').map((event) => [event.id, event.reason])).toEqual([
       ['cred-1', 'unknown_challenge'],
       ['unknown-cred', 'unknown_credential'],
@@ -249,15 +305,15 @@ describe('passkeys: sign-in', () => {
     const alice = await principalOf(await login('alice'))
     await register(alice, 'counting')
     await register(alice, 'zero')
-    expect((await core.passkeys.signIn(await answer('counting', 5), ADDRESS)).ok).toBe(true)
-    expect(await core.passkeys.signIn(await answer('counting', 5), ADDRESS)).toEqual({
+    expect((await core.passkeys.signIn(await answer('counting', 5), BROWSER, ADDRESS)).ok).toBe(true)
+    expect(await core.passkeys.signIn(await answer('counting', 5), BROWSER, ADDRESS)).toEqual({
       ok: false,
       error: { code: 'passkey_refused' },
     })
-    expect((await core.passkeys.signIn(await answer('counting', 4), ADDRESS)).ok).toBe(false)
-    expect((await core.passkeys.signIn(await answer('counting', 6), ADDRESS)).ok).toBe(true)
-    expect((await core.passkeys.signIn(await answer('zero', 0), ADDRESS)).ok).toBe(true)
-    expect((await core.passkeys.signIn(await answer('zero', 0), ADDRESS)).ok).toBe(true)
+    expect((await core.passkeys.signIn(await answer('counting', 4), BROWSER, ADDRESS)).ok).toBe(false)
+    expect((await core.passkeys.signIn(await answer('counting', 6), BROWSER, ADDRESS)).ok).toBe(true)
+    expect((await core.passkeys.signIn(await answer('zero', 0), BROWSER, ADDRESS)).ok).toBe(true)
+    expect((await core.passkeys.signIn(await answer('zero', 0), BROWSER, ADDRESS)).ok).toBe(true)
     expect(events.ofType('passkey.failed')).toMatchObject([
       { username: 'alice', id: 'counting', reason: 'counter' },
       { username: 'alice', id: 'counting', reason: 'counter' },
@@ -269,7 +325,7 @@ describe('passkeys: sign-in', () => {
     const alice = await principalOf(await login('alice'))
     await register(alice, 'cred-1')
     await core.setUsers(users.filter((user) => user.username !== 'alice'))
-    expect(await core.passkeys.signIn(await answer('cred-1', 1), ADDRESS)).toEqual({
+    expect(await core.passkeys.signIn(await answer('cred-1', 1), BROWSER, ADDRESS)).toEqual({
       ok: false,
       error: { code: 'passkey_refused' },
     })
@@ -278,78 +334,97 @@ describe('passkeys: sign-in', () => {
     ])
   })
 
-  it('loses every passkey of a person whose second factors are removed, and the sweep clears old challenges', async () => {
+  it('loses every passkey of a person whose second factors are removed; unanswered challenges leave nothing to sweep', async () => {
     const { core, clock, stores, login, principalOf, register } = world()
     const alice = await principalOf(await login('alice'))
     await register(alice, 'a1')
     await register(alice, 'a2')
-    expect(await core.mfa.remove(operator, 'alice', null)).toEqual({ ok: true, value: true })
+    expect(await core.mfa.reset('alice')).toBe(true)
     expect(await core.passkeys.has('alice')).toBe(false)
     expect(await stores.passkeys.find('a1')).toBeNull()
-    expect(await core.mfa.remove(operator, 'alice', null)).toEqual({ ok: true, value: false })
-    for (let i = 0; i < 3; i++) await core.passkeys.signInOptions(ADDRESS)
+    expect(await core.mfa.reset('alice')).toBe(false)
+    for (let i = 0; i < 3; i++) await core.passkeys.signInOptions(BROWSER, ADDRESS)
     expect((await core.sweep()).signIns).toBe(0)
     clock.advance(5 * MINUTE)
-    expect((await core.sweep()).signIns).toBe(3)
+    // The two registrations' challenges were spent, and their time ended; the sign-ins' were never kept.
+    expect((await core.sweep()).signIns).toBe(2)
+  })
+
+  it('signs in once when the same answer arrives twice at once', async () => {
+    const { core, events, login, principalOf, register, answer } = world()
+    await register(await principalOf(await login('alice')), 'zero')
+    const response = await answer('zero', 0)
+    const both = await Promise.all([
+      core.passkeys.signIn(response, BROWSER, ADDRESS),
+      core.passkeys.signIn(response, BROWSER, ADDRESS),
+    ])
+    expect(both.map((one) => one.ok).sort()).toEqual([false, true])
+    expect(events.ofType('passkey.failed')).toMatchObject([{ reason: 'unknown_challenge' }])
   })
 })
 
-describe('passkeys: bounds of sign-ins under way', () => {
-  const tooMany = (scope: 'address' | 'all') => ({ ok: false, error: { code: 'too_many_sign_ins', scope } })
-
-  it('counts an IPv6 client by its /64, and saves nothing it refuses', async () => {
-    const { core, clock } = world()
-    for (let i = 0; i < SIGN_IN_BOUNDS.perAddress; i++)
-      expect((await core.passkeys.signInOptions(`2001:db8::${i.toString(16)}`)).ok).toBe(true)
-    expect(await core.passkeys.signInOptions('2001:db8::ffff')).toEqual(tooMany('address'))
-    expect(await core.passkeys.signInOptions('[2001:db8:0:0:abcd::1]')).toEqual(tooMany('address'))
-    expect((await core.passkeys.signInOptions('2001:db8:0:1::1')).ok).toBe(true)
-    clock.advance(5 * MINUTE)
-    expect((await core.sweep()).signIns).toBe(SIGN_IN_BOUNDS.perAddress + 1)
-  })
-
-  it('keeps every challenge handed out at the bound: the first still signs in, and one ending makes room', async () => {
-    const { core, clock, events, webauthn, login, principalOf, register } = world()
-    const alice = await principalOf(await login('alice'))
-    await register(alice, 'cred-1')
-    const first = await core.passkeys.signInOptions(ADDRESS)
-    if (!first.ok) throw new Error(first.error.code)
-    for (let i = 1; i < SIGN_IN_BOUNDS.perAddress; i++)
-      expect((await core.passkeys.signInOptions(ADDRESS)).ok).toBe(true)
-    expect(await core.passkeys.signInOptions(ADDRESS)).toEqual(tooMany('address'))
-    // Another address, and a person registering from the full one, go on.
-    expect((await core.passkeys.signInOptions('2001:db8:0:1::1')).ok).toBe(true)
-    await register(alice, 'cred-2')
-    expect(events.ofType('passkey.failed')).toEqual([])
-    // Nothing was evicted: the first challenge still signs in, and its use makes room for one more.
-    const signedIn = await core.passkeys.signIn(webauthn.get(first.value.options, 'cred-1'), ADDRESS)
-    expect(signedIn.ok).toBe(true)
-    expect((await core.passkeys.signInOptions(ADDRESS)).ok).toBe(true)
-    expect(await core.passkeys.signInOptions(ADDRESS)).toEqual(tooMany('address'))
-    // Unanswered ones end after 5 minutes: the client may ask again.
-    clock.advance(5 * MINUTE)
-    expect((await core.passkeys.signInOptions(ADDRESS)).ok).toBe(true)
-  })
-
-  it('refuses new sign-in challenges when the store holds its total, from any address, evicting none', async () => {
-    const { core, clock, webauthn, login, principalOf, register } = world()
-    const alice = await principalOf(await login('alice'))
-    await register(alice, 'cred-1')
-    const first = await core.passkeys.signInOptions('10.1.0.0')
-    if (!first.ok) throw new Error(first.error.code)
-    for (let i = 1; i < SIGN_IN_BOUNDS.total; i++) {
-      const address = `10.1.${Math.floor(i / SIGN_IN_BOUNDS.perAddress)}.0`
-      expect((await core.passkeys.signInOptions(address)).ok).toBe(true)
+describe('passkeys: sign-in challenges are carried by the browser', () => {
+  it('binds a challenge to the browser’s cookie and the client’s address scope (an IPv6 /64)', async () => {
+    const { core, events, webauthn, login, principalOf, register } = world()
+    await register(await principalOf(await login('alice')), 'cred-1')
+    const options = async (address: string) => {
+      const made = await core.passkeys.signInOptions(BROWSER, address)
+      if (!made.ok) throw new Error(made.error.code)
+      return webauthn.get(made.value.options, 'cred-1')
     }
-    expect(await core.passkeys.signInOptions('192.0.2.7')).toEqual(tooMany('all'))
-    // Registrations are not counted: a signed-in person still adds a passkey.
-    await register(alice, 'cred-2')
-    expect((await core.passkeys.signIn(webauthn.get(first.value.options, 'cred-1'), '10.1.0.0')).ok).toBe(
-      true,
-    )
-    expect((await core.passkeys.signInOptions('192.0.2.7')).ok).toBe(true)
-    expect(await core.passkeys.signInOptions('192.0.2.8')).toEqual(tooMany('all'))
-    clock.advance(5 * MINUTE)
-    expect((await core.passkeys.signInOptions('192.0.2.8')).ok).toBe(true)
+    const refused = { ok: false, error: { code: 'passkey_refused' } }
+    // Another browser, or another address (another /64), cannot answer it.
+    const fromHere = await options('2001:db8::1')
+    expect(await core.passkeys.signIn(fromHere, 'another-browser', '2001:db8::1')).toEqual(refused)
+    expect(await core.passkeys.signIn(fromHere, BROWSER, '2001:db8:0:1::1')).toEqual(refused)
+    expect(await core.passkeys.signIn(await options('10.0.0.2'), BROWSER, '10.0.0.3')).toEqual(refused)
+    expect(events.ofType('passkey.failed').map((event) => event.reason)).toEqual([
+      'unknown_challenge',
+      'unknown_challenge',
+      'unknown_challenge',
+    ])
+    // The same /64, another host in it: the same client. Refusals did not spend it.
+    expect((await core.passkeys.signIn(fromHere, BROWSER, '[2001:db8:0:0:abcd::7]')).ok).toBe(true)
+  })
+
+  it('never refuses sign-in options, from one /64 or from many, stores nothing for them, and a person still signs in', async () => {
+    const { core, clock, stores, webauthn, login, principalOf, register } = world()
+    const alice = await principalOf(await login('alice'))
+    await register(alice, 'cred-1')
+    const first = await core.passkeys.signInOptions(BROWSER, '2001:db8::1')
+    if (!first.ok) throw new Error(first.error.code)
+    // Past what the old bounds allowed: from one /64, and in all from many.
+    for (let i = 0; i <= SIGN_IN_BOUNDS.perAddress; i++)
+      expect((await core.passkeys.signInOptions(`attacker-${i}`, `2001:db8::${i.toString(16)}`)).ok).toBe(
+        true,
+      )
+    for (let i = 0; i <= SIGN_IN_BOUNDS.total; i++) {
+      const address = `2001:db8:${Math.floor(i / 256).toString(16)}:${(i % 256).toString(16)}::1`
+      expect((await core.passkeys.signInOptions(`attacker-${i}`, address)).ok).toBe(true)
+    }
+    // Nothing of them is in the store: once their time ended, the sweep finds the registration's
+    // challenge (spent by its answer), and nothing else.
+    expect(await stores.sso.deleteExpiredSignIns(clock.now() + 10 * MINUTE, 100_000)).toBe(1)
+    // The person's own sign-in, begun before, and one begun now, both go through.
+    expect(
+      (
+        await core.passkeys.signIn(
+          webauthn.get(first.value.options, 'cred-1', { counter: 1 }),
+          BROWSER,
+          '2001:db8::1',
+        )
+      ).ok,
+    ).toBe(true)
+    const now = await core.passkeys.signInOptions(BROWSER, '192.0.2.7')
+    if (!now.ok) throw new Error(now.error.code)
+    expect(
+      (
+        await core.passkeys.signIn(
+          webauthn.get(now.value.options, 'cred-1', { counter: 2 }),
+          BROWSER,
+          '192.0.2.7',
+        )
+      ).ok,
+    ).toBe(true)
   })
 })

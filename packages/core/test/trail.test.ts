@@ -48,10 +48,24 @@ describe('trailEntryOf', () => {
   })
 
   test('keeps numbers and booleans under secret-looking keys, drops text and objects there', () => {
-    const enrolled = trailEntryOf({ type: 'mfa.enrolled', at: 1, factor: 'totp', sessionsEnded: 3, ...actor })
-    expect(enrolled.details).toEqual({ factor: 'totp', sessionsEnded: 3 })
-    const removed = trailEntryOf({ type: 'mfa.removed', at: 1, owner: 'bob', sessionsEnded: 0, ...actor })
-    expect(removed.details).toEqual({ owner: 'bob', sessionsEnded: 0 })
+    const enrolled = trailEntryOf({
+      type: 'mfa.enrolled',
+      at: 1,
+      factor: 'totp',
+      atSignIn: true,
+      sessionsEnded: 3,
+      ...actor,
+    })
+    expect(enrolled.details).toEqual({ factor: 'totp', atSignIn: true, sessionsEnded: 3 })
+    const removed = trailEntryOf({
+      type: 'mfa.removed',
+      at: 1,
+      owner: 'bob',
+      factors: 'all',
+      sessionsEnded: 0,
+      ...actor,
+    })
+    expect(removed.details).toEqual({ owner: 'bob', factors: 'all', sessionsEnded: 0 })
     const leaky = {
       type: 'module.enabled',
       at: 1,

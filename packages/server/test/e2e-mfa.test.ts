@@ -78,7 +78,12 @@ describe('TOTP enrolment over the built server', () => {
     // Enrolling ended the other session, not this one.
     expect((await fetch(`${url}/auth/mfa`, { headers: bearer(other) })).status).toBe(401)
     const status = await fetch(`${url}/auth/mfa`, { headers: bearer(token) })
-    expect(await status.json()).toEqual({ totp: 'enrolled', recovery_codes: 10 })
+    expect(await status.json()).toEqual({
+      totp: 'enrolled',
+      recovery_codes: 10,
+      enrolled_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      enrolled_at_sign_in: false,
+    })
     await stop(server)
 
     // The file holds neither the secret nor a recovery code, in any form a copy could use.
@@ -156,6 +161,8 @@ describe('TOTP enrolment over the built server', () => {
     expect(await (await fetch(`${url}/auth/mfa`, { headers: bearer(fresh) })).json()).toEqual({
       totp: 'none',
       recovery_codes: 0,
+      enrolled_at: null,
+      enrolled_at_sign_in: false,
     })
     // The trail the running server searches has it too, with the sessions it ended.
     const auditor = await logInAs(url, 'auditor', 'auditor-pw')
@@ -169,7 +176,7 @@ describe('TOTP enrolment over the built server', () => {
         actor: null,
         event: 'mfa.removed',
         outcome: 'success',
-        details: { owner: 'alice', sessionsEnded: 1 },
+        details: { owner: 'alice', factors: 'all', sessionsEnded: 1 },
       },
     ])
     expect(await reset('reset', 'alice', '--settings', dir.settingsFile)).toEqual({

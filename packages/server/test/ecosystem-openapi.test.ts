@@ -346,6 +346,9 @@ describe('the served OpenAPI document', () => {
     expect((await tokens('POST', '/auth/mfa/totp/confirm', spare, '{"code":"123456"}')).status).toBe(409)
     expect((await tokens('POST', '/auth/mfa/totp/confirm', null, '{"code":"123456"}')).status).toBe(401)
     expect((await tokens('POST', '/auth/mfa/totp', null)).status).toBe(401)
+    // A session of a password alone removes no second factor (403), and changes nothing.
+    expect((await tokens('DELETE', '/auth/mfa?user=admin', spare)).status).toBe(403)
+    expect((await tokens('DELETE', '/auth/passkeys/x', spare)).status).toBe(403)
     const startTotp = async (token: string) => {
       const started = await tokens('POST', '/auth/mfa/totp', token)
       expect(started.status).toBe(200)
@@ -357,11 +360,12 @@ describe('the served OpenAPI document', () => {
     const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate()
     expect((await tokens('POST', '/auth/mfa/totp/confirm', spare, JSON.stringify({ code }))).status).toBe(200)
     expect((await tokens('POST', '/auth/mfa/totp', spare)).status).toBe(409)
-    // Removing needs `*`; the enrolment ended the other sessions, so a new one. The password grant
-    // now refuses the admin (403 mfa_required): the session comes from the sign-in page.
+    // Removing needs a sign-in with a second factor (and `*` for another's); the enrolment ended the
+    // other sessions, so a new one. The password grant now refuses the admin (403 mfa_required): the
+    // session comes from the sign-in page, with a code.
     expect((await call('POST', '/auth/token', { body: form(grant) })).status).toBe(403)
     const full = await signInWithCode(secret)
-    expect((await tokens('DELETE', '/auth/mfa', full)).status).toBe(400)
+    expect((await tokens('DELETE', '/auth/mfa?user=', full)).status).toBe(400)
     expect((await tokens('DELETE', '/auth/mfa?user=admin', null)).status).toBe(401)
     expect((await tokens('DELETE', '/auth/mfa?user=admin', full)).status).toBe(204)
     expect((await tokens('DELETE', '/auth/mfa?user=admin', full)).status).toBe(404)

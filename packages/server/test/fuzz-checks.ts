@@ -31,16 +31,58 @@ const isObject = (value: unknown): value is Json =>
 const keysAre = (value: Json, keys: string[]) =>
   Object.keys(value).sort().join(',') === [...keys].sort().join(',')
 
+/** Routes a person's own session calls, answered with JSON (or empty: 204, 401, most 404s). */
+const PERSON_ROUTES = new Set(['signin-passkey', 'mfa', 'passkeys'])
+
+/** The shape of an answer of the sign-in page: a page of HTML, or a redirect where it ends. */
+function signInPageProblem(response: RawResponse): string | null {
+  const { status } = response
+  if (status === 302 || status === 303)
+    return headerOf(response, 'location') && response.body.length === 0
+      ? null
+      : `${status} without a Location`
+  const html = headerOf(response, 'content-type') === 'text/html; charset=utf-8'
+  return html && [200, 400, 401, 403, 429].includes(status) ? null : `the sign-in page answered ${status}`
+}
+
+/** The shape of an answer of a person's routes (see PERSON_ROUTES) other than 200, 204, 401. */
+function personProblem(route: Route, status: number, body: unknown, response: RawResponse): string | null {
+  if (status === 201) return route.kind === 'passkeys' && isObject(body) ? null : `201 of ${route.kind}`
+  if (status === 429 && route.kind === 'mfa') {
+    // A second factor's code throttled like a password: RFC 6749's error.
+    return isObject(body) &&
+      keysAre(body, ['error', 'error_description']) &&
+      headerOf(response, 'retry-after')
+      ? null
+      : '429 of a code is not {error, error_description} with Retry-After'
+  }
+  if (![400, 403, 404, 409, 413, 429].includes(status))
+    return `undocumented status ${status} for ${route.kind}`
+  if (!isObject(body) || !keysAre(body, ['code', 'message'])) return `${status} is not {code, message}`
+  return typeof body.code === 'string' && typeof body.message === 'string'
+    ? null
+    : 'code or message is not text'
+}
+
 /** The body shape of an app response, or a problem. */
 function shapeProblem(request: SeenRequest, route: Route, response: RawResponse): string | null {
   const { status } = response
   const empty = response.body.length === 0
   if (route.kind === 'report' && (status === 401 || status === 429)) return reportRefusalProblem(response)
+  // Only a passkey not found says so in a body (`passkey_not_found`).
+  if (status === 404 && !empty && route.kind === 'passkeys' && request.method === 'DELETE') {
+    const parsed = parseJson(response)
+    return parsed !== null && isObject(parsed.value) && parsed.value.code === 'passkey_not_found'
+      ? null
+      : '404 with a body other than passkey_not_found'
+  }
   if (status === 401 || status === 404) return empty ? null : `${status} with a body`
   if (status === 204) {
-    return request.method === 'DELETE' && route.kind === 'node' && empty ? null : `204 for ${route.kind}`
+    const removal = route.kind === 'node' || route.kind === 'mfa' || route.kind === 'passkeys'
+    return request.method === 'DELETE' && removal && empty ? null : `204 for ${route.kind}`
   }
   if (request.method === 'HEAD') return status === 200 ? null : `HEAD answered ${status}`
+  if (route.kind === 'signin') return signInPageProblem(response)
   if (route.kind === 'console') {
     const html = headerOf(response, 'content-type') === 'text/html; charset=utf-8'
     const csp = /script-src 'self'/.test(headerOf(response, 'content-security-policy') ?? '')
@@ -80,6 +122,7 @@ function shapeProblem(request: SeenRequest, route: Route, response: RawResponse)
     if (route.kind === 'none' || route.kind === 'node-unparsed') return '200 for a path that names nothing'
     return isObject(body) ? null : `200 of ${route.kind} is not an object`
   }
+  if (PERSON_ROUTES.has(route.kind)) return personProblem(route, status, body, response)
   if (oauth && (status === 400 || status === 413 || status === 429)) {
     if (!isObject(body) || !keysAre(body, ['error', 'error_description'])) {
       return `${status} of ${route.kind} is not {error, error_description}`
@@ -144,8 +187,9 @@ export function responseProblems(
   if (response.status >= 500) problems.push(`a ${response.status}`)
   const text = response.body.toString('utf8')
   const sentText = sent.toString('utf8')
-  // The console's page is HTML by design; it names no path and no error (the browser tests read it).
-  const leaks = route.kind === 'console' ? LEAKS.filter(([what]) => what !== 'HTML') : LEAKS
+  // The console's and the sign-in page are HTML by design; they name no path and no error.
+  const html = route.kind === 'console' || route.kind === 'signin'
+  const leaks = html ? LEAKS.filter(([what]) => what !== 'HTML') : LEAKS
   for (const [what, pattern] of leaks) {
     const found = pattern.exec(text)?.[0]
     if (found !== undefined && !sentText.includes(found)) problems.push(`${what} in the body: ${found}`)

@@ -21,6 +21,10 @@ export type Route =
   | { kind: 'login' | 'token' | 'revoke' | 'settings' | 'nodes' | 'install' | 'none' }
   /** An instance's report of audit events (POST /audit/events). */
   | { kind: 'report' }
+  /** The sign-in page and its form steps: HTML pages, or a redirect where the sign-in ends. */
+  | { kind: 'signin' }
+  /** JSON routes: the passkey button's calls, a person's second factor, their passkeys. */
+  | { kind: 'signin-passkey' | 'mfa' | 'passkeys' }
   /** The console's page (GET and HEAD of `/`): HTML, not the API. */
   | { kind: 'console' }
   | { kind: 'node'; module: string; set: string | null }
@@ -76,7 +80,24 @@ export function routeOf(method: string, target: string): Route {
       return { kind: read ? 'nodes' : method === 'POST' ? 'install' : 'none' }
     case '/audit/events':
       return { kind: method === 'POST' ? 'report' : 'none' }
+    case '/auth/signin':
+      return { kind: read || method === 'POST' ? 'signin' : 'none' }
+    case '/auth/mfa':
+      return { kind: read || method === 'DELETE' ? 'mfa' : 'none' }
+    case '/auth/mfa/totp':
+    case '/auth/mfa/totp/confirm':
+      return { kind: method === 'POST' ? 'mfa' : 'none' }
+    case '/auth/passkeys':
+      // The removal's route, `/auth/passkeys/*`, takes the bare path too (an id of nothing).
+      return { kind: read || method === 'POST' || method === 'DELETE' ? 'passkeys' : 'none' }
+    case '/auth/passkeys/options':
+      return { kind: method === 'POST' || method === 'DELETE' ? 'passkeys' : 'none' }
   }
+  const normalised = segments.map(normalise).join('/')
+  // Every POST below /auth/signin/ is checked for its site before the router (403 from another).
+  if (normalised.startsWith('/auth/signin/') && method === 'POST')
+    return { kind: normalised.startsWith('/auth/signin/passkey') ? 'signin-passkey' : 'signin' }
+  if (normalised.startsWith('/auth/passkeys/') && method === 'DELETE') return { kind: 'passkeys' }
   if (segments.length < 3 || normalise(segments[1] as string) !== 'nodes') return { kind: 'none' }
   if (!read && method !== 'PUT' && method !== 'DELETE') return { kind: 'none' }
   // The rest is decoded once, then matched as `name`, `@scope/name`, optionally `/set`.

@@ -12,6 +12,7 @@ import {
 } from './fuzz-bodies.js'
 import { methodFor, nodesPath, oddName, pathFor } from './fuzz-paths.js'
 import { reportBody, reporterAuth } from './fuzz-reports.js'
+import { SIGN_IN_AIMS, signInCookies } from './fuzz-sign-in.js'
 import { BREAKAGES, type Framing, type FuzzRequest, type Part, type TokenRef, VICTIMS } from './fuzz-wire.js'
 
 /** Whose token a request carries: mostly the admin's, sometimes a reader's, a revoked one, ... */
@@ -246,4 +247,9 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
       body: strayBody,
     }),
   },
+  // The sign-in page (with the browser's cookies), a person's second factor and passkeys (with a bearer).
+  ...SIGN_IN_AIMS.map(({ weight, bearer: withBearer, ...aim }) => ({
+    weight,
+    arbitrary: aimedAt({ ...aim, auth: withBearer ? authorization : signInCookies }),
+  })),
 )

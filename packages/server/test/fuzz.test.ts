@@ -1,8 +1,11 @@
 // Thousands of seeded, hostile requests on raw sockets against the built server (auth on,
+// Thousands of seeded, hostile requests on raw sockets against the built server (auth on,
 // SQLite, a plain and a scoped module, flows that use a type, a resource server whose instances
-// report audit events). For every response: no 5xx, the documented body shape, no stack trace or
-// path. After every batch: the process is up, logged no error, wrote only JSON audit lines, its modules and tokens are exactly what the valid requests
-// made them, and the trail holds exactly the events the reports it accepted carried.
+// report audit events, second factors and passkeys), at the API, the sign-in page, a person's
+// second factor and passkeys. For every response: no 5xx, the documented body shape, no stack
+// trace or path. After every batch: the process is up, logged no error, wrote only JSON audit
+// lines, its modules and tokens are exactly what the valid requests made them, and the trail
+// holds exactly the events the reports it accepted carried.
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { responseProblems } from './fuzz-checks.js'
@@ -39,8 +42,13 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
   // request must then change nothing. The palette tests install against a local registry.
   const dir = await createUserDir({
     externalModules: { palette: { allowInstall: false } },
-    // The instances' resource server, whose reports (POST /audit/events) the fuzzer sends too.
-    adminAuth: { resourceServers: [{ id: FUZZ_FLEET.id, secret: FUZZ_FLEET_DIGEST }] },
+    // The instances' resource server, whose reports (POST /audit/events) the fuzzer sends too; the
+    // sign-in page's passkey calls and a person's second factors answer here too.
+    adminAuth: {
+      resourceServers: [{ id: FUZZ_FLEET.id, secret: FUZZ_FLEET_DIGEST }],
+      mfa: { key: 'a-second-factor-key-of-forty-characters!' },
+      webauthn: { rpId: 'localhost', origins: ['http://localhost:1880'] },
+    },
   })
   const { run, url } = await dir.start()
   const port = Number(new URL(url).port)
@@ -71,6 +79,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
     revokes: 0,
     reported: 0,
     statuses: {} as Record<number | string, number>,
+    routes: {} as Record<string, number>,
   }
   const batches = fc.sample(fc.array(fuzzRequest, { minLength: BATCH_SIZE, maxLength: BATCH_SIZE }), {
     seed: SEED,
@@ -94,6 +103,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
       const problems = responseProblems(seen, route, outcome, wire.bytes)
       const status = outcome.kind === 'response' ? outcome.response.status : outcome.kind
       counts.statuses[status] = (counts.statuses[status] ?? 0) + 1
+      counts.routes[route.kind] = (counts.routes[route.kind] ?? 0) + 1
 
       if (toggle !== null) {
         counts.toggles++
@@ -167,4 +177,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
   expect(counts.revokes).toBeGreaterThan(5)
   expect(counts.reported).toBeGreaterThan(100)
   expect(revoked.size).toBeGreaterThan(2)
+  // And reached the sign-in page, the passkey button's calls, second factors and passkeys.
+  for (const kind of ['signin', 'signin-passkey', 'mfa', 'passkeys'])
+    expect(counts.routes[kind] ?? 0, kind).toBeGreaterThan(50)
 }, 120_000)

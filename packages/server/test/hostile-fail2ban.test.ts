@@ -65,10 +65,17 @@ describe('audit lines for fail2ban', () => {
           { id: 'legacy', secret: await hashPassword('legacy-secret') },
         ],
         mfa: { key: 'a-second-factor-key-of-forty-characters!' },
+        webauthn: { rpId: 'localhost', origins: ['http://localhost:1880'] },
       },
     })
     const { run, url } = await workspace.start()
-    const expected: Array<{ status: number; address: string; client?: boolean; mfa?: boolean }> = []
+    const expected: Array<{
+      status: number
+      address: string
+      client?: boolean
+      mfa?: boolean
+      passkey?: boolean
+    }> = []
     const fail = async (fields: LoginFields, from: string, forwardedFor?: string, status = 401) => {
       expect((await attempt(url, fields, from, forwardedFor)).status).toBe(status)
       expected.push({ status, address: forwardedFor ?? from })
@@ -140,6 +147,29 @@ describe('audit lines for fail2ban', () => {
     }
     for (let i = 0; i < 5; i++) await code('127.0.0.74', 400)
     await code('127.0.0.75', 429)
+    // A passkey answer to a challenge this server never gave that browser is a guess too.
+    const page = await send(url, { path: '/auth/signin', from: '127.0.0.76' })
+    const cookie = String(page.headers['set-cookie']?.[0] ?? '').split(';')[0] ?? ''
+    const clientData = Buffer.from(
+      JSON.stringify({ type: 'webauthn.get', challenge: 'bm90LWdpdmVu', origin: 'http://localhost:1880' }),
+    ).toString('base64url')
+    const forged = await send(url, {
+      method: 'POST',
+      path: '/auth/signin/passkey',
+      from: '127.0.0.76',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify({
+        response: {
+          id: 'Y3JlZA',
+          rawId: 'Y3JlZA',
+          type: 'public-key',
+          response: { clientDataJSON: clientData },
+        },
+        destination: { return_to: '/' },
+      }),
+    })
+    expect(forged.status).toBe(400)
+    expected.push({ status: 400, address: '127.0.0.76', passkey: true })
 
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)
@@ -159,7 +189,7 @@ describe('audit lines for fail2ban', () => {
     expect(failed.map((event) => event.event)).toEqual(
       expected.map(
         (attempt) =>
-          `${attempt.client ? 'client' : attempt.mfa ? 'mfa' : 'login'}.${attempt.status === 429 ? 'throttled' : 'failed'}`,
+          `${attempt.client ? 'client' : attempt.mfa ? 'mfa' : attempt.passkey ? 'passkey' : 'login'}.${attempt.status === 429 ? 'throttled' : 'failed'}`,
       ),
     )
     expect(events.filter((event) => event.event === 'login.succeeded').map((event) => event.address)).toEqual(

@@ -284,7 +284,12 @@ describe('the sign-in page on two instances sharing PostgreSQL', () => {
       expect.objectContaining({ user: 'cyd', sign_in: 'password_recovery_code', current: true }),
     ])
     const status = await fetch(`${A()}/auth/mfa`, { headers: bearer(token) })
-    expect(await status.json()).toEqual({ totp: 'enrolled', recovery_codes: 9 })
+    expect(await status.json()).toEqual({
+      totp: 'enrolled',
+      recovery_codes: 9,
+      enrolled_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      enrolled_at_sign_in: false,
+    })
 
     const trail = await mfaTrail('cyd', 4)
     expect(trail.filter((event) => event.event !== 'mfa.enrolled')).toEqual(

@@ -218,7 +218,13 @@ describe("flowadmin's sign-in page", () => {
       await post('/continue', { ticket: field(codes, 'ticket') ?? '' }),
     )
     const status = await fetch(`${url}/auth/mfa`, { headers: { authorization: `Bearer ${token}` } })
-    expect(await status.json()).toEqual({ totp: 'enrolled', recovery_codes: 10 })
+    // Set up at the sign-in, with the password alone: the person sees it so afterwards.
+    expect(await status.json()).toEqual({
+      totp: 'enrolled',
+      recovery_codes: 10,
+      enrolled_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      enrolled_at_sign_in: true,
+    })
   })
 
   it("signs a person in for an editor's authorization request and sends the browser back there with a code", async () => {

@@ -146,9 +146,9 @@ describe('signing in with the identity provider', () => {
     for (const name of ['state', 'nonce', 'code_challenge']) {
       expect(authorize.searchParams.get(name)).toMatch(/^[\w-]{43,}$/)
     }
-    expect(start.headers.get('set-cookie')).toMatch(
-      /^flowadmin_sso=[\w-]+; Path=\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/,
-    )
+    const [binding, carried] = start.headers.getSetCookie()
+    expect(binding).toMatch(/^flowadmin_sso=[\w-]+; Path=\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/)
+    expect(carried).toMatch(/^flowadmin_sso_start=[\w-]+; Path=\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/)
 
     const walked = await walkSignIn(jar, authorize.href, 'alice-sub', toConsole)
     // The console's URL carries a one-time code in its fragment, never a token.

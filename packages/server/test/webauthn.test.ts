@@ -16,6 +16,8 @@ import { createSoftwareAuthenticator, UP } from './software-authenticator.js'
 const ORIGIN = 'https://admin.example.com'
 const SETTINGS = { rpId: 'example.com', rpName: 'Plant 4', origins: [ORIGIN, 'https://example.com:8443'] }
 const ADDRESS = '192.0.2.10'
+/** The sign-in page's cookie of the browser signing in. */
+const BROWSER = 'the-browser-binding-of-this-test-43-characte'
 
 async function world() {
   const hasher = createPlainHasher()
@@ -60,7 +62,7 @@ async function world() {
     return ((await res.json()) as { passkey: { id: string } }).passkey.id
   }
   const signInOptions = async () => {
-    const made = await core.passkeys.signInOptions(ADDRESS)
+    const made = await core.passkeys.signInOptions(BROWSER, ADDRESS)
     if (!made.ok) throw new Error(made.error.code)
     return made.value.options as { challenge: string; rpId: string; allowCredentials?: unknown[] }
   }
@@ -79,7 +81,7 @@ describe('passkeys with the real relying party', () => {
       authenticatorSelection: {
         residentKey: 'required',
         requireResidentKey: true,
-        userVerification: 'preferred',
+        userVerification: 'required',
       },
     })
     const id = await registered()
@@ -98,22 +100,22 @@ describe('passkeys with the real relying party', () => {
       ],
     })
     const options = await signInOptions()
-    expect(options).toMatchObject({ rpId: 'example.com', userVerification: 'preferred' })
+    expect(options).toMatchObject({ rpId: 'example.com', userVerification: 'required' })
     expect(options.allowCredentials ?? []).toEqual([])
     const answer = authenticator.get(id, options, { origin: ORIGIN })
-    const signedIn = await core.passkeys.signIn(answer, ADDRESS)
+    const signedIn = await core.passkeys.signIn(answer, BROWSER, ADDRESS)
     expect(signedIn.ok && signedIn.value.user.username).toBe('alice')
-    // Replayed: its challenge is used.
-    expect(await core.passkeys.signIn(answer, ADDRESS)).toEqual({
+    // Replayed: its challenge was spent.
+    expect(await core.passkeys.signIn(answer, BROWSER, ADDRESS)).toEqual({
       ok: false,
       error: { code: 'passkey_refused' },
     })
     // From the other configured origin, a new challenge: signs in again.
     const again = authenticator.get(id, await signInOptions(), { origin: 'https://example.com:8443' })
-    expect((await core.passkeys.signIn(again, ADDRESS)).ok).toBe(true)
+    expect((await core.passkeys.signIn(again, BROWSER, ADDRESS)).ok).toBe(true)
     // A clone: a valid signature over a counter that did not grow.
     const clone = authenticator.get(id, await signInOptions(), { origin: ORIGIN, counter: 2 })
-    expect(await core.passkeys.signIn(clone, ADDRESS)).toEqual({
+    expect(await core.passkeys.signIn(clone, BROWSER, ADDRESS)).toEqual({
       ok: false,
       error: { code: 'passkey_refused' },
     })
@@ -132,7 +134,13 @@ describe('passkeys with the real relying party', () => {
     const { id } = ((await res.json()) as { passkey: { id: string } }).passkey
     for (let i = 0; i < 2; i++)
       expect(
-        (await core.passkeys.signIn(synced.get(id, await signInOptions(), { origin: ORIGIN }), ADDRESS)).ok,
+        (
+          await core.passkeys.signIn(
+            synced.get(id, await signInOptions(), { origin: ORIGIN }),
+            BROWSER,
+            ADDRESS,
+          )
+        ).ok,
       ).toBe(true)
     const listed = (await (await app.request('/auth/passkeys', { headers: auth })).json()) as {
       passkeys: Array<{ last_used_at: string | null }>
@@ -164,14 +172,14 @@ describe('passkeys with the real relying party', () => {
       { origin: ORIGIN, flags: UP },
     ])
       expect(
-        await core.passkeys.signIn(authenticator.get(id, await signInOptions(), ceremony), ADDRESS),
+        await core.passkeys.signIn(authenticator.get(id, await signInOptions(), ceremony), BROWSER, ADDRESS),
       ).toEqual({
         ok: false,
         error: { code: 'passkey_refused' },
       })
     const forged = authenticator.get(id, await signInOptions(), { origin: ORIGIN })
     forged.response.signature = Buffer.from('not a signature').toString('base64url')
-    expect((await core.passkeys.signIn(forged, ADDRESS)).ok).toBe(false)
+    expect((await core.passkeys.signIn(forged, BROWSER, ADDRESS)).ok).toBe(false)
     expect(events.ofType('passkey.failed').map((event) => event.reason)).toEqual(
       Array(4).fill('verification_failed'),
     )

@@ -1,11 +1,12 @@
 import type { PasswordPassed, TotpFactor } from '@flowadmin/core'
-import { type Integer, integerOrNull, type List, listOf } from './values.js'
+import { booleanOf, type Integer, integerOrNull, type List, listOf } from './values.js'
 
 /** A TOTP factor as a row, without its username (the one asked for is the one answered). */
 export interface TotpRow {
   secret: string
   created_at: Integer
   confirmed_at: Integer | null
+  confirmed_at_sign_in: boolean | Integer
   last_step: Integer | null
 }
 
@@ -18,6 +19,7 @@ export const totpFromRow = (username: string, row: TotpRow): TotpFactor => ({
   secret: row.secret,
   createdAt: Number(row.created_at),
   confirmedAt: integerOrNull(row.confirmed_at),
+  confirmedAtSignIn: booleanOf(row.confirmed_at_sign_in),
   lastStep: integerOrNull(row.last_step),
 })
 

@@ -6,8 +6,6 @@ export {
   instanceFromRow,
 } from './fleet.js'
 export {
-  type ChallengeRow,
-  liveChallenge,
   PASSKEY_COLUMNS,
   type PasskeyRow,
   passkeyFromRow,
@@ -22,14 +20,7 @@ export {
   type TokenRow,
   tokenFromRow,
 } from './rows.js'
-export {
-  codeRecord,
-  signInRecord,
-  type WaitingCount,
-  type WaitingRow,
-  waitingFromRow,
-  waitingVerdict,
-} from './sso.js'
+export { codeFromRow, codeRecord, type WaitingCount, type WaitingRow, waitingVerdict } from './sso.js'
 export {
   TRAIL_COLUMNS,
   TRAIL_ENTRY_COLUMNS,

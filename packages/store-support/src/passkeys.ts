@@ -1,4 +1,4 @@
-import type { PasskeyChallenge, PasskeyCredential, PasskeyPurpose } from '@flowadmin/core'
+import type { PasskeyCredential } from '@flowadmin/core'
 import { asIs, booleanOf, type Integer, integerOrNull, type List, listOf, type ReadText } from './values.js'
 
 /** The columns of a passkey row, in the order of {@link PasskeyRow}. */
@@ -30,26 +30,3 @@ export const passkeyFromRow = (row: PasskeyRow, text: ReadText = asIs): PasskeyC
   createdAt: Number(row.created_at),
   lastUsedAt: integerOrNull(row.last_used_at),
 })
-
-/** A passkey ceremony's challenge as a row. */
-export interface ChallengeRow {
-  purpose: PasskeyPurpose
-  username: string | null
-  address: string | null
-  expires_at: Integer
-}
-
-/** The challenge, or null when there is none or its time ended at `now`; `text` as for passkeys. */
-export function liveChallenge(
-  row: ChallengeRow | undefined,
-  now: number,
-  text: ReadText = asIs,
-): PasskeyChallenge | null {
-  if (row === undefined || Number(row.expires_at) <= now) return null
-  return {
-    purpose: row.purpose,
-    username: row.username === null ? null : text(row.username),
-    address: row.address === null ? null : text(row.address),
-    expiresAt: Number(row.expires_at),
-  }
-}

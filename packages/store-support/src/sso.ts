@@ -1,7 +1,7 @@
-import type { IssuedCode, StartedSignIn, WaitingBounds, WaitingSave } from '@flowadmin/core'
+import type { IssuedCode, WaitingBounds, WaitingSave } from '@flowadmin/core'
 import type { Integer } from './values.js'
 
-/** The live records waiting (sign-ins, codes, passkey challenges): from one address, and in all. */
+/** The live one-time codes waiting: from one address, and in all. */
 export interface WaitingCount {
   mine: Integer
   total: Integer
@@ -14,21 +14,17 @@ export function waitingVerdict(counted: WaitingCount, bounds: WaitingBounds): Wa
   return 'saved'
 }
 
-/** A sign-in or a code as a row: its address, the rest of it as JSON text, and its end. */
+/** A code as a row: its address, the rest of it as JSON text, and its end. */
 export interface WaitingRow {
   address: string
   record: string
   expires_at: Integer
 }
 
-/** What a started sign-in's row keeps as JSON text, beside its key, address and end. */
-export const signInRecord = ({ pending, returnTo, authorization }: StartedSignIn): string =>
-  JSON.stringify({ pending, returnTo, authorization })
-
 /** What a one-time code's row keeps as JSON text, beside its key, address, client and end. */
 export const codeRecord = ({ binding, owner, authorization }: IssuedCode): string =>
   JSON.stringify({ binding, owner, authorization })
 
-/** The sign-in or code under `key`, from its row. */
-export const waitingFromRow = <T extends StartedSignIn | IssuedCode>(key: string, row: WaitingRow): T =>
-  ({ key, address: row.address, ...JSON.parse(row.record), expiresAt: Number(row.expires_at) }) as T
+/** The code under `key`, from its row. */
+export const codeFromRow = (key: string, row: WaitingRow): IssuedCode =>
+  ({ key, address: row.address, ...JSON.parse(row.record), expiresAt: Number(row.expires_at) }) as IssuedCode

@@ -13,20 +13,22 @@ export const describeFactorContract: ContractPart = (stores, twoConnections) => 
         secret: 'sealed-1',
         createdAt: T0,
         confirmedAt: null,
+        confirmedAtSignIn: false,
         lastStep: null,
       })
       // An unconfirmed factor accepts no step, and a new enrolment replaces it.
       expect(await stores().factors.useTotpStep('alice', 100)).toBe(false)
       expect(await stores().factors.startTotp('alice', 'sealed-2', T0 + MINUTE)).toBe(true)
       // The code was checked against the replaced secret: not confirmed.
-      expect(await stores().factors.confirmTotp('alice', 'sealed-1', 100, T0 + MINUTE)).toBe(false)
-      expect(await stores().factors.confirmTotp('alice', 'sealed-2', 100, T0 + 2 * MINUTE)).toBe(true)
-      expect(await stores().factors.confirmTotp('alice', 'sealed-2', 101, T0 + 2 * MINUTE)).toBe(false)
+      expect(await stores().factors.confirmTotp('alice', 'sealed-1', 100, T0 + MINUTE, false)).toBe(false)
+      expect(await stores().factors.confirmTotp('alice', 'sealed-2', 100, T0 + 2 * MINUTE, false)).toBe(true)
+      expect(await stores().factors.confirmTotp('alice', 'sealed-2', 101, T0 + 2 * MINUTE, true)).toBe(false)
       expect(await stores().factors.findTotp('alice')).toEqual({
         username: 'alice',
         secret: 'sealed-2',
         createdAt: T0 + MINUTE,
         confirmedAt: T0 + 2 * MINUTE,
+        confirmedAtSignIn: false,
         lastStep: 100,
       })
       // A confirmed factor is not replaced by a new enrolment.
@@ -35,10 +37,24 @@ export const describeFactorContract: ContractPart = (stores, twoConnections) => 
       expect(await stores().factors.findTotp('bob')).toBeNull()
     })
 
+    it('records whether a factor was confirmed during a sign-in, and forgets it with the factor', async () => {
+      await stores().factors.startTotp('dora', 'sealed-1', T0)
+      expect(await stores().factors.confirmTotp('dora', 'sealed-1', 7, T0 + MINUTE, true)).toBe(true)
+      expect(await stores().factors.findTotp('dora')).toMatchObject({
+        confirmedAt: T0 + MINUTE,
+        confirmedAtSignIn: true,
+      })
+      expect(await stores().factors.deleteFactors('dora')).toBe(true)
+      await stores().factors.startTotp('dora', 'sealed-2', T0 + 2 * MINUTE)
+      expect(await stores().factors.findTotp('dora')).toMatchObject({ confirmedAtSignIn: false })
+      expect(await stores().factors.confirmTotp('dora', 'sealed-2', 8, T0 + 3 * MINUTE, false)).toBe(true)
+      expect(await stores().factors.findTotp('dora')).toMatchObject({ confirmedAtSignIn: false })
+    })
+
     it('accepts each step once and never an earlier one, whichever connection asks', async () => {
       const racing = await twoConnections()
       await stores().factors.startTotp('alice', 'sealed', T0)
-      await stores().factors.confirmTotp('alice', 'sealed', 100, T0)
+      await stores().factors.confirmTotp('alice', 'sealed', 100, T0, false)
       expect(await racing(1).factors.useTotpStep('alice', 100)).toBe(false)
       expect(await racing(1).factors.useTotpStep('alice', 99)).toBe(false)
       expect(await racing(1).factors.useTotpStep('alice', 101)).toBe(true)
@@ -52,7 +68,7 @@ export const describeFactorContract: ContractPart = (stores, twoConnections) => 
     it('accepts a step offered at once on both connections exactly once', async () => {
       const racing = await twoConnections()
       await stores().factors.startTotp('carol', 'sealed', T0)
-      await stores().factors.confirmTotp('carol', 'sealed', 10, T0)
+      await stores().factors.confirmTotp('carol', 'sealed', 10, T0, false)
       for (const step of [11, 12, 13]) {
         const answers = await Promise.all(
           Array.from({ length: 10 }, (_, i) => racing(i).factors.useTotpStep('carol', step)),
@@ -87,7 +103,7 @@ export const describeFactorContract: ContractPart = (stores, twoConnections) => 
     it('deletes every factor of one person, and only theirs', async () => {
       for (const name of ['frank', 'grace']) {
         await stores().factors.startTotp(name, `sealed-${name}`, T0)
-        await stores().factors.confirmTotp(name, `sealed-${name}`, 5, T0)
+        await stores().factors.confirmTotp(name, `sealed-${name}`, 5, T0, false)
         await stores().factors.replaceRecoveryCodes(name, ['a', 'b'], T0)
       }
       expect(await stores().factors.deleteFactors('frank')).toBe(true)

@@ -42,16 +42,14 @@ const challengeIn = (response: unknown): string | null => {
 }
 
 /**
- * A pretend relying party and authenticator: options carry numbered challenges, and `create` /
- * `get` make the answers a browser would send for them. An answer verifies when its challenge is
- * the one expected and it was not made `valid: false`; its public key is `pk-<id>`.
+ * A pretend relying party and authenticator: options carry the challenges the core gives, and
+ * `create` / `get` make the answers a browser would send for them. An answer verifies when its
+ * challenge is the one expected and it was not made `valid: false`; its public key is `pk-<id>`.
  */
 export function createFakeWebAuthn() {
-  let made = 0
   const fake = {
-    async registrationOptions(username: string, exclude: readonly PasskeyCredential[]) {
-      const challenge = `register-${++made}`
-      return { challenge, options: { challenge, user: username, exclude: exclude.map((one) => one.id) } }
+    async registrationOptions(username: string, exclude: readonly PasskeyCredential[], challenge: string) {
+      return { options: { challenge, user: username, exclude: exclude.map((one) => one.id) } }
     },
     async verifyRegistration(response: unknown, challenge: string) {
       const id = (response as Partial<FakeAnswer>).id
@@ -71,9 +69,8 @@ export function createFakeWebAuthn() {
         backedUp: details.backedUp,
       }
     },
-    async authenticationOptions() {
-      const challenge = `sign-in-${++made}`
-      return { challenge, options: { challenge } }
+    async authenticationOptions(challenge: string) {
+      return { options: { challenge, userVerification: 'required' } }
     },
     async verifyAuthentication(response: unknown, challenge: string, credential: PasskeyCredential) {
       const details = fakeOf(response)

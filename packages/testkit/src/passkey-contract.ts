@@ -1,6 +1,6 @@
-import type { PasskeyChallenge, PasskeyCredential } from '@flowadmin/core'
+import type { PasskeyCredential } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
-import { type ContractPart, MINUTE, T0, WIDE } from './contract-part.js'
+import { type ContractPart, MINUTE, T0 } from './contract-part.js'
 
 /** A passkey for store tests: `alice`'s unless overridden, counter 0, never used. */
 export const passkeyCredential = (
@@ -18,19 +18,6 @@ export const passkeyCredential = (
   lastUsedAt: null,
   ...overrides,
 })
-
-/** A sign-in's challenge from 10.0.0.1, five minutes from T0. */
-const challenge = (overrides: Partial<PasskeyChallenge> = {}): PasskeyChallenge => ({
-  purpose: 'sign_in',
-  username: null,
-  address: '10.0.0.1',
-  expiresAt: T0 + 5 * MINUTE,
-  ...overrides,
-})
-
-/** A registration's challenge for `username`: no address. */
-const registration = (username: string, overrides: Partial<PasskeyChallenge> = {}): PasskeyChallenge =>
-  challenge({ purpose: 'register', username, address: null, ...overrides })
 
 /** The passkey store's part of the store contract. */
 export const describePasskeyContract: ContractPart = (stores, twoConnections) => {
@@ -104,90 +91,6 @@ export const describePasskeyContract: ContractPart = (stores, twoConnections) =>
         expect(answers.filter(Boolean)).toHaveLength(1)
       }
       expect(await racing(1).passkeys.find('raced')).toMatchObject({ counter: 13, lastUsedAt: T0 + 13 })
-    })
-
-    it('gives a challenge back once, whichever connection asks, until its time ends', async () => {
-      const racing = await twoConnections()
-      const passkeys = stores().passkeys
-      expect(await passkeys.saveChallenge('c1', challenge(), WIDE, T0)).toBe('saved')
-      expect(await passkeys.saveChallenge('c2', registration('Zoë 🙂'), WIDE, T0)).toBe('saved')
-      const taken = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => racing(i).passkeys.takeChallenge('c1', T0 + 1)),
-      )
-      expect(taken.filter((one) => one !== null)).toEqual([challenge()])
-      expect(await racing(1).passkeys.takeChallenge('c1', T0 + 2)).toBeNull()
-      expect(await racing(1).passkeys.takeChallenge('c2', T0 + 2)).toEqual(registration('Zoë 🙂'))
-      // One whose time ended is not given back, and is gone.
-      await passkeys.saveChallenge('c3', challenge(), WIDE, T0)
-      expect(await passkeys.takeChallenge('c3', T0 + 5 * MINUTE)).toBeNull()
-      expect(await passkeys.takeChallenge('c3', T0)).toBeNull()
-      expect(await passkeys.takeChallenge('unknown', T0)).toBeNull()
-    })
-
-    it('bounds the sign-in challenges of one address, and all of them, refusing new ones and dropping none', async () => {
-      const passkeys = stores().passkeys
-      const bounds = { perAddress: 3, total: 5 }
-      const save = (key: string, address: string, expiresAt = T0 + 5 * MINUTE, now = T0) =>
-        passkeys.saveChallenge(key, challenge({ address, expiresAt }), bounds, now)
-      for (let i = 0; i < 3; i++) expect(await save(`a${i}`, '10.0.0.1')).toBe('saved')
-      expect(await save('a3', '10.0.0.1')).toBe('address_full')
-      // Another address has a bound of its own; an IPv6 /64 is one address.
-      for (let i = 0; i < 2; i++) expect(await save(`b${i}`, '2001:db8:0:1::/64')).toBe('saved')
-      expect(await save('c0', '10.0.0.3')).toBe('full')
-      // A registration's challenge belongs to a signed-in person: neither counted nor refused.
-      expect(await passkeys.saveChallenge('r0', registration('alice'), bounds, T0)).toBe('saved')
-      expect(await save('c1', '10.0.0.3')).toBe('full')
-      // Nothing refused was saved; every one saved is still there; a taken one makes room.
-      for (const key of ['a3', 'c0', 'c1']) expect(await passkeys.takeChallenge(key, T0)).toBeNull()
-      expect(await passkeys.takeChallenge('a0', T0)).toEqual(challenge())
-      expect(await save('a4', '10.0.0.1')).toBe('saved')
-      for (const key of ['a1', 'a2', 'a4']) expect(await passkeys.takeChallenge(key, T0)).toEqual(challenge())
-      for (const key of ['b0', 'b1'])
-        expect(await passkeys.takeChallenge(key, T0)).toEqual(challenge({ address: '2001:db8:0:1::/64' }))
-      expect(await passkeys.takeChallenge('r0', T0)).toEqual(registration('alice'))
-      // Challenges whose time ended count for nothing.
-      for (let i = 0; i < 3; i++) expect(await save(`x${i}`, '10.0.0.1', T0 + 1)).toBe('saved')
-      for (let i = 0; i < 2; i++) expect(await save(`y${i}`, '10.0.0.2', T0 + 1)).toBe('saved')
-      expect(await save('late', '10.0.0.1', T0 + MINUTE, T0 + 1)).toBe('saved')
-    })
-
-    it('holds one address to its bound when its sign-in challenges are saved over two connections at once', async () => {
-      const racing = await twoConnections()
-      const bounds = { perAddress: 3, total: 100 }
-      const saved = await Promise.all(
-        Array.from({ length: 12 }, (_, i) =>
-          racing(i).passkeys.saveChallenge(`r${i}`, challenge({ address: '2001:db8::/64' }), bounds, T0),
-        ),
-      )
-      expect(saved.filter((outcome) => outcome === 'saved')).toHaveLength(3)
-      expect(saved.filter((outcome) => outcome === 'address_full')).toHaveLength(9)
-      const kept = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => racing(i + 1).passkeys.takeChallenge(`r${i}`, T0)),
-      )
-      expect(kept.filter((one) => one !== null)).toHaveLength(3)
-    })
-
-    it('holds the store to its total when one address saves over two connections at once', async () => {
-      const racing = await twoConnections()
-      const bounds = { perAddress: 100, total: 4 }
-      const saved = await Promise.all(
-        Array.from({ length: 12 }, (_, i) =>
-          racing(i).passkeys.saveChallenge(`t${i}`, challenge(), bounds, T0),
-        ),
-      )
-      expect(saved.filter((outcome) => outcome === 'saved')).toHaveLength(4)
-      expect(saved.filter((outcome) => outcome === 'full')).toHaveLength(8)
-    })
-
-    it('deletes challenges whose time ended in batches no larger than the limit', async () => {
-      const passkeys = stores().passkeys
-      for (let i = 0; i < 5; i++)
-        await passkeys.saveChallenge(`old-${i}`, challenge({ expiresAt: T0 + i }), WIDE, T0)
-      await passkeys.saveChallenge('live', challenge(), WIDE, T0)
-      expect(await passkeys.deleteExpiredChallenges(T0 + 4, 3)).toBe(3)
-      expect(await passkeys.deleteExpiredChallenges(T0 + 4, 3)).toBe(2)
-      expect(await passkeys.deleteExpiredChallenges(T0 + 4, 3)).toBe(0)
-      expect(await passkeys.takeChallenge('live', T0 + 4)).toEqual(challenge())
     })
 
     it('gives back an id and transports exactly as saved, a backslash and a NUL included', async () => {

@@ -1,4 +1,4 @@
-import type { AuthorizationRequest, IssuedCode, StartedSignIn } from '@flowadmin/core'
+import type { AuthorizationRequest, IssuedCode } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
 import { type ContractPart, MINUTE, T0, WIDE } from './contract-part.js'
 
@@ -8,22 +8,6 @@ const authorizationRequest: AuthorizationRequest = {
   codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
   state: 'ü 🙂 \u0000',
 }
-
-/** A started sign-in for store tests, keyed `key`, from 10.0.0.1, ten minutes from T0. */
-const signIn = (key: string, overrides: Partial<StartedSignIn> = {}): StartedSignIn => ({
-  key,
-  address: '10.0.0.1',
-  pending: {
-    redirectUri: 'https://fa.example/auth/strategy/callback',
-    state: `state-${key}`,
-    nonce: `nonce-${key}`,
-    codeVerifier: `verifier-${key}`,
-  },
-  returnTo: '/',
-  authorization: null,
-  expiresAt: T0 + 10 * MINUTE,
-  ...overrides,
-})
 
 /** A console's one-time code for store tests, keyed `key`, from 10.0.0.1, 30 s from T0. */
 const issuedCode = (key: string, overrides: Partial<IssuedCode> = {}): IssuedCode => ({
@@ -95,59 +79,58 @@ export const describeSsoContract: ContractPart = (stores, twoConnections) => {
       expect(await stores().sso.claimName('dan', 'identity-2', T0)).toBe('identity-1')
     })
 
-    it('takes a started sign-in once, with every field intact, whichever connection asks first', async () => {
+    it('keeps the first sign-in key for good, whichever connection offers one, at once or later', async () => {
       const racing = await twoConnections()
-      const started = signIn('b1', { authorization: authorizationRequest })
-      expect(await stores().sso.saveSignIn(started, WIDE, T0)).toBe('saved')
-      const taken = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => racing(i).sso.takeSignIn('b1', T0 + MINUTE)),
+      const kept = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => racing(i).sso.signInKey(`candidate-${i}`, T0)),
       )
-      expect(taken.filter((one) => one !== null)).toEqual([started])
-      expect(await stores().sso.takeSignIn('b1', T0 + MINUTE)).toBeNull()
-      const console = signIn('b2', { returnTo: '/console/tokens?x=1' })
-      await racing(1).sso.saveSignIn(console, WIDE, T0)
-      expect(await stores().sso.takeSignIn('b2', T0)).toEqual(console)
+      const [first] = kept
+      expect(first).toMatch(/^candidate-\d$/)
+      expect(new Set(kept)).toEqual(new Set([first]))
+      expect(await stores().sso.signInKey('later', T0 + MINUTE)).toBe(first)
+      // Sweeping deletes no key.
+      await stores().sso.deleteExpiredSignIns(T0 + 365 * 24 * 60 * MINUTE, 100)
+      expect(await racing(1).sso.signInKey('after-a-sweep', T0)).toBe(first)
     })
 
-    it('never gives a sign-in whose time ended', async () => {
-      await stores().sso.saveSignIn(signIn('b1', { expiresAt: T0 + MINUTE }), WIDE, T0)
-      expect(await stores().sso.takeSignIn('b1', T0 + MINUTE)).toBeNull()
-      expect(await stores().sso.takeSignIn('nobody', T0)).toBeNull()
+    it('spends a challenge once across connections, until its time ends', async () => {
+      const racing = await twoConnections()
+      const spent = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => racing(i).sso.spendChallenge('s1', T0 + MINUTE, T0)),
+      )
+      expect(spent.filter(Boolean)).toHaveLength(1)
+      expect(await stores().sso.spendChallenge('s1', T0 + MINUTE, T0 + MINUTE - 1)).toBe(false)
+      // Another challenge is its own; one whose time ended may be spent again.
+      expect(await stores().sso.spendChallenge('s2', T0 + MINUTE, T0)).toBe(true)
+      expect(await racing(1).sso.spendChallenge('s1', T0 + 2 * MINUTE, T0 + MINUTE)).toBe(true)
+      expect(await stores().sso.spendChallenge('s1', T0 + 2 * MINUTE, T0 + MINUTE)).toBe(false)
     })
 
-    it('bounds the sign-ins of one address, and all of them, refusing new ones and dropping none', async () => {
+    it('bounds the codes of one address, and all of them, refusing new ones and dropping none', async () => {
       const bounds = { perAddress: 3, total: 5 }
-      for (let i = 0; i < 3; i++)
-        expect(await stores().sso.saveSignIn(signIn(`a${i}`, { address: '10.0.0.1' }), bounds, T0)).toBe(
-          'saved',
-        )
-      expect(await stores().sso.saveSignIn(signIn('a3', { address: '10.0.0.1' }), bounds, T0)).toBe(
-        'address_full',
-      )
-      for (let i = 0; i < 2; i++)
-        expect(await stores().sso.saveSignIn(signIn(`b${i}`, { address: '10.0.0.2' }), bounds, T0)).toBe(
-          'saved',
-        )
-      expect(await stores().sso.saveSignIn(signIn('c0', { address: '10.0.0.3' }), bounds, T0)).toBe('full')
-      // Every one saved is still there; a finished one makes room for its address.
-      expect(await stores().sso.takeSignIn('a0', T0)).not.toBeNull()
-      expect(await stores().sso.saveSignIn(signIn('a4', { address: '10.0.0.1' }), bounds, T0)).toBe('saved')
+      const save = (key: string, address: string, expiresAt = T0 + 30_000, now = T0) =>
+        stores().sso.saveCode(issuedCode(key, { address, expiresAt }), bounds, now)
+      for (let i = 0; i < 3; i++) expect(await save(`a${i}`, '10.0.0.1')).toBe('saved')
+      expect(await save('a3', '10.0.0.1')).toBe('address_full')
+      for (let i = 0; i < 2; i++) expect(await save(`b${i}`, '10.0.0.2')).toBe('saved')
+      expect(await save('c0', '10.0.0.3')).toBe('full')
+      // Every one saved is still there; a traded one makes room for its address.
+      expect(await stores().sso.takeCode('a0', null, T0)).not.toBeNull()
+      expect(await save('a4', '10.0.0.1')).toBe('saved')
       for (const key of ['a1', 'a2', 'a4', 'b0', 'b1'])
-        expect(await stores().sso.takeSignIn(key, T0)).toMatchObject({ key })
+        expect(await stores().sso.takeCode(key, null, T0)).toMatchObject({ key })
+      for (const key of ['a3', 'c0']) expect(await stores().sso.findCode(key, T0)).toBeNull()
       // Expired ones count for nothing.
-      for (let i = 0; i < 3; i++)
-        await stores().sso.saveSignIn(signIn(`x${i}`, { address: '10.0.0.1', expiresAt: T0 + 1 }), bounds, T0)
-      expect(await stores().sso.saveSignIn(signIn('late', { address: '10.0.0.1' }), bounds, T0 + 1)).toBe(
-        'saved',
-      )
+      for (let i = 0; i < 3; i++) await save(`x${i}`, '10.0.0.1', T0 + 1)
+      expect(await save('late', '10.0.0.1', T0 + 30_000, T0 + 1)).toBe('saved')
     })
 
-    it('holds one address to its bound when its sign-ins are saved over two connections at once', async () => {
+    it('holds one address to its bound when its codes are saved over two connections at once', async () => {
       const racing = await twoConnections()
       const bounds = { perAddress: 3, total: 100 }
       const saved = await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
-          racing(i).sso.saveSignIn(signIn(`r${i}`, { address: '2001:db8::/64' }), bounds, T0),
+          racing(i).sso.saveCode(issuedCode(`r${i}`, { address: '2001:db8::/64' }), bounds, T0),
         ),
       )
       expect(saved.filter((outcome) => outcome === 'saved')).toHaveLength(3)
@@ -177,12 +160,12 @@ export const describeSsoContract: ContractPart = (stores, twoConnections) => {
       expect(spent.filter((one) => one !== null)).toEqual([console])
     })
 
-    it('neither finds nor takes a code whose time ended, and bounds codes apart from sign-ins', async () => {
+    it('neither finds nor takes a code whose time ended, and counts no spent challenge as a code', async () => {
       await stores().sso.saveCode(issuedCode('c1', { address: '10.0.0.5', expiresAt: T0 + 30_000 }), WIDE, T0)
       expect(await stores().sso.findCode('c1', T0 + 30_000)).toBeNull()
       expect(await stores().sso.takeCode('c1', null, T0 + 30_000)).toBeNull()
       const bounds = { perAddress: 1, total: 10 }
-      expect(await stores().sso.saveSignIn(signIn('s1'), bounds, T0)).toBe('saved')
+      expect(await stores().sso.spendChallenge('s1', T0 + MINUTE, T0)).toBe(true)
       expect(await stores().sso.saveCode(issuedCode('c2'), bounds, T0)).toBe('saved')
       expect(await stores().sso.saveCode(issuedCode('c3'), bounds, T0)).toBe('address_full')
       expect(
@@ -194,17 +177,16 @@ export const describeSsoContract: ContractPart = (stores, twoConnections) => {
       ).toBe('full')
     })
 
-    it('deletes sign-ins and codes whose time ended in batches no larger than the limit, and keeps live ones', async () => {
-      for (let i = 0; i < 3; i++)
-        await stores().sso.saveSignIn(signIn(`old-${i}`, { expiresAt: T0 + i }), WIDE, T0)
+    it('deletes spent challenges and codes whose time ended in batches no larger than the limit, and keeps live ones', async () => {
+      for (let i = 0; i < 3; i++) await stores().sso.spendChallenge(`old-${i}`, T0 + i, T0)
       for (let i = 0; i < 2; i++)
         await stores().sso.saveCode(issuedCode(`old-${i}`, { expiresAt: T0 + i }), WIDE, T0)
-      await stores().sso.saveSignIn(signIn('live'), WIDE, T0)
+      await stores().sso.spendChallenge('live', T0 + MINUTE, T0)
       await stores().sso.saveCode(issuedCode('live'), WIDE, T0)
       expect(await stores().sso.deleteExpiredSignIns(T0 + 3, 4)).toBe(4)
       expect(await stores().sso.deleteExpiredSignIns(T0 + 3, 4)).toBe(1)
       expect(await stores().sso.deleteExpiredSignIns(T0 + 3, 4)).toBe(0)
-      expect(await stores().sso.takeSignIn('live', T0 + 3)).toMatchObject({ key: 'live' })
+      expect(await stores().sso.spendChallenge('live', T0 + MINUTE, T0 + 3)).toBe(false)
       expect(await stores().sso.takeCode('live', null, T0 + 3)).toMatchObject({ key: 'live' })
     })
   })

@@ -129,39 +129,44 @@ export function describeUpgradeContract(name: string, dialect: UpgradeDialect): 
       ])
     })
 
-    it('upgrades a database from before passkey challenges kept their address: its challenges serve, and count in the total', async () => {
-      const version = versionBefore('passkey_challenges ADD COLUMN address')
+    it('upgrades a database from before challenges were carried by browsers: what waited at a start is gone, factors keep everything, and the key and spent challenges serve', async () => {
+      const version = versionBefore('sign_in_key (')
       expect(version).toBeGreaterThan(0)
       const old = await oldDatabase(version)
-      const challenge = { purpose: 'sign_in', username: null, expires_at: T0 + 60_000 }
-      await old.insert('passkey_challenges', { key: 'old-sign-in', ...challenge })
       await old.insert('passkey_challenges', {
-        key: 'old-register',
-        ...challenge,
-        purpose: 'register',
+        key: 'old-sign-in',
+        purpose: 'sign_in',
+        username: null,
+        address: '10.0.0.1',
+        expires_at: T0 + 60_000,
+      })
+      await old.insert('sso_sign_ins', {
+        key: 'old-start',
+        address: '10.0.0.1',
+        sign_in: JSON.stringify({ returnTo: '/' }),
+        expires_at: T0 + 60_000,
+      })
+      await old.insert('totp_factors', {
         username: 'alice',
+        secret: 'sealed',
+        created_at: T0,
+        confirmed_at: T0 + 1,
+        last_step: 9,
       })
       const stores = await upgrade(old, version)
-      const bounds = { perAddress: 1, total: 2 }
-      const signIn = (address: string) => ({
-        purpose: 'sign_in' as const,
-        username: null,
-        address,
-        expiresAt: T0 + 60_000,
-      })
-      expect(await stores.passkeys.saveChallenge('new', signIn('10.0.0.1'), bounds, T0)).toBe('saved')
-      expect(await stores.passkeys.saveChallenge('full', signIn('10.0.0.2'), bounds, T0)).toBe('full')
-      expect(await stores.passkeys.takeChallenge('old-sign-in', T0)).toEqual({
-        ...signIn('10.0.0.1'),
-        address: null,
-      })
-      expect(await stores.passkeys.takeChallenge('old-register', T0)).toEqual({
-        purpose: 'register',
+      expect(await stores.factors.findTotp('alice')).toEqual({
         username: 'alice',
-        address: null,
-        expiresAt: T0 + 60_000,
+        secret: 'sealed',
+        createdAt: T0,
+        confirmedAt: T0 + 1,
+        confirmedAtSignIn: false,
+        lastStep: 9,
       })
-      expect(await stores.passkeys.takeChallenge('new', T0)).toEqual(signIn('10.0.0.1'))
+      expect(await stores.sso.signInKey('first', T0)).toBe('first')
+      expect(await stores.sso.signInKey('second', T0)).toBe('first')
+      expect(await stores.sso.spendChallenge('old-sign-in', T0 + 60_000, T0)).toBe(true)
+      expect(await stores.sso.spendChallenge('old-sign-in', T0 + 60_000, T0)).toBe(false)
+      expect(await stores.sso.deleteExpiredSignIns(T0 + 60_000, 10)).toBe(1)
     })
 
     it('upgrades a trail from before it kept the time received and the reporter: each event was received when it claims, and counts in its resource server’s budget', async () => {

@@ -2,6 +2,7 @@ import {
   type AdminAuthOptions,
   createCore,
   type IdentityProvider,
+  type LocalSignInMethod,
   type Stores,
   type UserOptions,
   type UserPrincipal,
@@ -84,13 +85,28 @@ export function createCoreWorld(options: CoreWorldOptions) {
     if (!issued.ok) throw new Error(issued.error.code)
     return issued.value.accessToken
   }
+  /**
+   * A session of `username` as flowadmin's sign-in page issues one once the person proved who
+   * they are with `method` (the page's one-time code, traded by the console), from WORLD_ADDRESS.
+   */
+  const signedInWith = async (username: string, method: LocalSignInMethod) => {
+    const user = users.find((one) => one.username === username)
+    if (user === undefined || core.signIn.exchange === null) throw new Error(`no user ${username}`)
+    const browser = `browser-of-${username}`
+    const owner = { username, permissions: [], fingerprint: '', method }
+    const code = await core.signIn.handOver(owner, { binding: browser, authorization: null }, WORLD_ADDRESS)
+    if (!code.ok) throw new Error(code.error)
+    const issued = await core.signIn.exchange(browser, code.value, 'service-editor', WORLD_ADDRESS, null)
+    if (!issued.ok) throw new Error(issued.error.message)
+    return issued.value.accessToken
+  }
   /** The person signed in with `token`; throws for anyone else. */
   const principalOf = async (token: string): Promise<UserPrincipal> => {
     const principal = await core.authenticate(token)
     if (!principal.ok || principal.value.kind !== 'user') throw new Error('not signed in')
     return principal.value
   }
-  return { core, clock, hasher, events, stores, users, totp, webauthn, login, principalOf }
+  return { core, clock, hasher, events, stores, users, totp, webauthn, login, signedInWith, principalOf }
 }
 
 export type CoreWorld = ReturnType<typeof createCoreWorld>

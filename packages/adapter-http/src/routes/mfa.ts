@@ -1,7 +1,7 @@
 import { RECOVERY_CODE_COUNT } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission, requirePerson } from '../auth.js'
+import { requirePerson } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminError, emptyResponse, signedInRefusal, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
@@ -16,8 +16,10 @@ import {
   oauthErrorContent,
   RETRY_AFTER,
   reauthenticate,
+  removalRefusals,
   signedInAnswers,
 } from '../openapi.js'
+import { NullableTime } from '../schemas.js'
 
 const FactorStatusSchema = v.strictObject({
   totp: v.pipe(
@@ -29,6 +31,15 @@ const FactorStatusSchema = v.strictObject({
     v.integer(),
     v.minValue(0),
     v.description('Unused recovery codes left.'),
+  ),
+  enrolled_at: NullableTime(
+    'When the authenticator app was set up (its first code); null while there is none.',
+  ),
+  enrolled_at_sign_in: v.pipe(
+    v.boolean(),
+    v.description(
+      'Whether it was set up during a sign-in, with the password alone, because `adminAuth.mfa.require` asked for it there (the person should know it was them).',
+    ),
   ),
 })
 
@@ -64,7 +75,7 @@ const RecoveryCodesSchema = v.strictObject({
 const conflict = (codes: [string, ...string[]]) => ({
   409: {
     description:
-      '`mfa_not_configured`: no key for second-factor secrets; `factor_exists`: a factor is enrolled already; `enrolment_not_found`: no enrolment awaits a code.',
+      '`mfa_not_configured`: no key for second-factor secrets; `factor_exists`: a factor is enrolled already; `enrolment_not_found`: no enrolment awaits a code; `provider_sign_in`: the caller signs in with the identity provider, which never asks for a factor of flowadmin’s, so none can be set up for them.',
     ...NO_STORE,
     content: adminErrorContent(codes),
   },
@@ -72,8 +83,8 @@ const conflict = (codes: [string, ...string[]]) => ({
 
 /**
  * A person's second factor: `GET /auth/mfa`, `POST /auth/mfa/totp` (begin a TOTP enrolment),
- * `POST /auth/mfa/totp/confirm` (one code confirms it), `DELETE /auth/mfa?user=U` (needs `*`).
- * Only when auth is on.
+ * `POST /auth/mfa/totp/confirm` (one code confirms it), `DELETE /auth/mfa` (the caller's app) and
+ * `DELETE /auth/mfa?user=U` (every factor: anyone's needs `*`). Only when auth is on.
  */
 export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { core } = deps
@@ -97,7 +108,12 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const person = c.get('person')
       const status = await core.mfa.status(person)
-      return c.json({ totp: status.totp, recovery_codes: status.recoveryCodes })
+      return c.json({
+        totp: status.totp,
+        recovery_codes: status.recoveryCodes,
+        enrolled_at: status.enrolledAt === null ? null : new Date(status.enrolledAt).toISOString(),
+        enrolled_at_sign_in: status.enrolledAtSignIn,
+      })
     },
   )
 
@@ -113,7 +129,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       tags: ['auth'],
       responses: {
         200: { description: 'The new secret.', ...NO_STORE, content: json(TotpEnrolmentSchema) },
-        ...conflict(['mfa_not_configured', 'factor_exists']),
+        ...conflict(['mfa_not_configured', 'factor_exists', 'provider_sign_in']),
         ...signedInAnswers(),
         ...reauthenticate(),
       },
@@ -154,7 +170,7 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
           ...NO_STORE,
           content: adminErrorContent(['invalid_request', 'invalid_code']),
         },
-        ...conflict(['mfa_not_configured', 'factor_exists', 'enrolment_not_found']),
+        ...conflict(['mfa_not_configured', 'factor_exists', 'enrolment_not_found', 'provider_sign_in']),
         413: noStoreTooLarge('admin'),
         429: {
           description: 'Too many wrong codes for this user or from this address; nothing was checked.',
@@ -180,17 +196,19 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
     '/auth/mfa',
     describe({
       operationId: 'removeSecondFactor',
-      summary: 'Remove every second factor of a user (needs `*`)',
+      summary: 'Remove the caller’s authenticator app, or every second factor of a user',
       description:
-        'Their TOTP secret and recovery codes are deleted, their sessions end (the caller’s own ' +
-        'stays) and `mfa.removed` is audited. They sign in with their password alone until they enrol again.',
+        'Without `user`: the caller’s TOTP secret and recovery codes (their passkeys stay). With `user`: every second factor of that user (TOTP, recovery codes, passkeys): the caller’s own, or, for a caller with `*`, anyone’s. ' +
+        'Either way only the person’s own session for flowadmin may, begun within 10 minutes with a second factor (a code of the authenticator app, a recovery code or a passkey): an API token, even with `*`, gets 401 `insufficient_scope`; an older session, or one signed in with a password alone or the identity provider, gets 403 `reauthentication_required`. ' +
+        'On the server, `flowadmin mfa reset USER` does it without a session. ' +
+        'The user’s sessions end (the caller’s own stays) and `mfa.removed` is audited. They sign in without a second factor until they enrol again (unless `adminAuth.mfa.require` asks them to, at their next sign-in).',
       tags: ['auth'],
       parameters: [
         {
           name: 'user',
           in: 'query',
-          required: true,
-          description: 'Whose factors are removed.',
+          required: false,
+          description: 'Whose factors are removed, all of them; absent: the caller’s authenticator app.',
           schema: { type: 'string', minLength: 1 },
           examples: { none: { summary: 'A user with no second factor (404)', value: 'nobody' } },
         },
@@ -198,21 +216,25 @@ export function mfaRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         204: { description: 'Removed. Empty body.' },
         400: {
-          description: '`user` missing or empty.',
+          description: '`user` empty.',
           ...NO_STORE,
           content: adminErrorContent(['invalid_request']),
         },
-        404: { description: 'The user has no second factor. Empty body.' },
+        404: { description: 'Nothing to remove: no authenticator app, or no second factor. Empty body.' },
+        ...removalRefusals(),
         ...signedInAnswers(),
       },
     }),
     noStore,
-    requirePermission(deps, ''),
+    signedIn,
     async (c) => {
+      const person = c.get('person')
       const user = c.req.query('user')
-      if (user === undefined || user === '')
-        return toResponse(adminError(400, 'invalid_request', 'Missing required parameter: user'))
-      const removed = await core.mfa.remove(c.get('principal'), user, c.get('address'))
+      if (user === '') return toResponse(adminError(400, 'invalid_request', 'user: must not be empty'))
+      const removed =
+        user === undefined
+          ? await core.mfa.removeTotp(person, c.get('address'))
+          : await core.mfa.remove(person, user, c.get('address'))
       if (!removed.ok) return signedInRefusal(removed.error)
       return emptyResponse(removed.value ? 204 : 404)
     },

@@ -14,6 +14,7 @@ import {
   NO_STORE,
   noStoreTooLarge,
   reauthenticate,
+  removalRefusals,
   signedInAnswers,
 } from '../openapi.js'
 import { NullableTime, Time } from '../schemas.js'
@@ -85,13 +86,16 @@ const common = () => ({
     content: adminErrorContent(['passkeys_not_configured']),
   },
 })
-/** 409 of a route that adds a passkey: none can be made here, or the caller has as many as allowed. */
+/**
+ * 409 of a route that adds a passkey: none can be made here, the caller has as many as allowed,
+ * or the caller signs in with the identity provider.
+ */
 const tooMany = () => ({
   409: {
     description:
-      '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10.',
+      '`passkeys_not_configured`: no relying party is configured (`adminAuth.webauthn`); `too_many_passkeys`: the caller has 10; `provider_sign_in`: the caller signs in with the identity provider, which never asks for a passkey of flowadmin’s, so none can be registered for them.',
     ...NO_STORE,
-    content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys']),
+    content: adminErrorContent(['passkeys_not_configured', 'too_many_passkeys', 'provider_sign_in']),
   },
 })
 const OWN_SESSION =
@@ -135,7 +139,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
     describe({
       operationId: 'passkeyRegistrationOptions',
       summary: 'Options for the caller’s browser to make a passkey',
-      description: `A discoverable credential (a passkey), never one of the caller’s passkeys already here. ${OWN_SESSION}`,
+      description: `A discoverable credential (a passkey), never one of the caller’s passkeys already here, user verification \`required\`. Its challenge is bound to the caller’s session and is not stored (the browser carries it back): any number of options costs nothing. ${OWN_SESSION}`,
       tags: ['auth'],
       responses: {
         200: { description: 'The options.', ...NO_STORE, content: json(OptionsSchema) },
@@ -223,7 +227,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
       '/auth/passkeys/{id}': {
         operationId: 'removePasskey',
         summary: 'Remove one of the caller’s passkeys',
-        description: `The caller’s other sessions end (API tokens stay) and \`passkey.removed\` is audited. ${OWN_SESSION}`,
+        description: `Only the person’s own session may, begun within 10 minutes with a second factor (a code of the authenticator app, a recovery code or a passkey): an API token gets 401 \`insufficient_scope\`, an older session or one signed in with a password alone 403 \`reauthentication_required\`; \`flowadmin mfa reset USER\` on the server removes all of a person’s. The caller’s other sessions end (API tokens stay) and \`passkey.removed\` is audited.`,
         tags: ['auth'],
         parameters: [
           {
@@ -242,6 +246,7 @@ export function passkeyRoutes(deps: RouteDeps): Hono<AppEnv> {
             ...NO_STORE,
             content: adminErrorContent(['passkey_not_found']),
           },
+          ...removalRefusals(),
           ...common(),
         },
       },

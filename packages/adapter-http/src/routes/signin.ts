@@ -49,7 +49,7 @@ export function signInRoutes(deps: RouteDeps): Hono<AppEnv> {
         'signInWithProvider',
         'Sign in with the identity provider instead',
         'The page’s provider button: the sign-in goes on at the identity provider (303 there), for the console or the resource server the page carries.',
-        [302, 303, 400, 403, 429, 503],
+        [302, 303, 400, 403, 503],
         {},
       ),
       async (c) => {

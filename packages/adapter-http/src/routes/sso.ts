@@ -1,7 +1,7 @@
 import type { SsoRefusal } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { bindingOf, redirectUriOf } from '../binding.js'
+import { bindingOf, clearStart, redirectUriOf, startOf } from '../binding.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { emptyResponse, oauthError, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
@@ -14,7 +14,8 @@ import { consolePage, ssoRefusal, toProvider } from '../sso-answers.js'
 // sends the browser to the provider, `/auth/strategy/callback` takes it back and hands the console
 // a one-time code (never a token) in the URL's fragment, which the console trades at
 // `POST /auth/token` (grant_type=authorization_code). The sign-in is bound to the browser by an
-// HttpOnly cookie: the callback and the exchange are refused from any other browser.
+// HttpOnly cookie, and carried by it in another until the provider sends it back (nothing is
+// stored before): the callback and the exchange are refused from any other browser.
 
 const LogoutRequestSchema = v.object(
   {
@@ -40,7 +41,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       operationId: 'startSignIn',
       summary: 'Start a sign-in with the identity provider',
       description:
-        'Sends the browser to the provider (authorization code flow with PKCE S256, state and nonce) and sets an HttpOnly cookie that binds the sign-in to this browser.',
+        'Sends the browser to the provider (authorization code flow with PKCE S256, state and nonce) and sets two HttpOnly cookies: one binds the sign-in to this browser, the other carries the sign-in itself (where it ends, authenticated by flowadmin, bound to the first cookie and the client’s address, an IPv6 /64, good for 10 minutes) until the provider sends the browser back. Nothing is stored before that, so no number of sign-ins never finished stops anyone’s.',
       tags: ['auth'],
       security: [],
       parameters: [
@@ -49,16 +50,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       responses: {
         302: { description: 'To the provider.' },
         400: { description: '`return_to` is not a path of this service (an HTML page).', content: HTML_PAGE },
-        429: {
-          description:
-            'Too many sign-ins from this client address are under way (an HTML page, `Retry-After`); nobody else’s is dropped.',
-          content: HTML_PAGE,
-        },
-        503: {
-          description:
-            'The provider cannot be reached, or too many sign-ins are under way in all (an HTML page, `Retry-After`).',
-          content: HTML_PAGE,
-        },
+        503: { description: 'The provider cannot be reached (an HTML page).', content: HTML_PAGE },
       },
     }),
     async (c) => {
@@ -77,7 +69,7 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       operationId: 'completeSignIn',
       summary: 'The identity provider’s answer',
       description:
-        'Checks the answer (state, the code exchanged with its PKCE verifier, the ID token: signature, iss, aud, exp, nonce), maps the person’s groups to permissions, and sends the browser to the console with a one-time code in the fragment (`#sso_code=…`, single use, 30 s, this browser only).',
+        'Checks the sign-in the browser carries (started by this server for this browser and address, within 10 minutes) and the provider’s answer (state, the code exchanged with its PKCE verifier, the ID token: signature, iss, aud, exp, nonce); the sign-in is then spent (it completes once, at any instance), the person’s groups map to permissions, and the browser goes to the console with a one-time code in the fragment (`#sso_code=…`, single use, 30 s, this browser only). The cookie that carried the sign-in is removed.',
       tags: ['auth'],
       security: [],
       responses: {
@@ -86,7 +78,8 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
             'To the console, with the one-time code; or, for a sign-in a resource server asked for (`/auth/authorize`), to its redirect URI with `code` and `state`, or, refused, with `error` (`access_denied`, `temporarily_unavailable`), `error_description` and `state`.',
         },
         400: {
-          description: 'The answer failed a check, or this browser did not start the sign-in (an HTML page).',
+          description:
+            'The answer failed a check, or this browser did not start the sign-in, from this address, within 10 minutes, or it was used already (an HTML page).',
           content: HTML_PAGE,
         },
         403: {
@@ -110,14 +103,20 @@ export function ssoRoutes(deps: RouteDeps): Hono<AppEnv> {
       const query = new URL(c.req.url).search
       const completed = await sso.complete(
         bindingOf(c),
+        startOf(c),
         `${redirectUriOf(c, deps)}${query}`,
         deps.clientAddress(c),
       )
-      if (!completed.ok) return refusal(completed.error)
-      const { code, returnTo, authorization } = completed.value
-      const destination =
-        authorization === null ? { returnTo, authorization } : { returnTo: null, authorization }
-      return redirect(codeLocation(destination, code), 302)
+      let response: Response
+      if (completed.ok) {
+        const { code, returnTo, authorization } = completed.value
+        const destination =
+          authorization === null ? { returnTo, authorization } : { returnTo: null, authorization }
+        response = redirect(codeLocation(destination, code), 302)
+      } else response = refusal(completed.error)
+      // The sign-in the browser carried is spent or refused either way: its cookie goes.
+      response.headers.append('Set-Cookie', clearStart(c, deps))
+      return response
     },
   )
 

@@ -1,7 +1,8 @@
 // Passkeys end to end, in Chromium with its virtual authenticator, against the built server: a
 // person registers one in the console's Security view, then signs in with it on flowadmin's
 // sign-in page (no password), or finishes a password sign-in with it; flowadmin refuses an answer
-// made for another origin, and a cloned authenticator whose counter is behind.
+// made for another origin, and a cloned authenticator whose counter is behind; a passkey is
+// removed only from a sign-in with a second factor.
 import { createServer, type Server as HttpServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { CDPSession, Page } from 'playwright-core'
@@ -19,7 +20,7 @@ import {
 } from './harness.js'
 
 /** People of this file, one per test, so that each test's passkeys are its own. */
-const PEOPLE = ['ada', 'bob', 'cyd', 'dee'] as const
+const PEOPLE = ['ada', 'bob', 'cyd', 'dee', 'eve'] as const
 type Person = (typeof PEOPLE)[number]
 const passwordOf = (person: Person) => `${person}-password`
 
@@ -202,6 +203,29 @@ describe('signing in with a passkey', () => {
     await button.click()
     await signedInAs(page, 'bob')
     expect(await signedInWith(page)).toBe('Passkey')
+    expect(problems).toEqual([])
+    await context.close()
+  })
+})
+
+describe('removing a passkey', () => {
+  it('is refused to the password sign-in that added it, and done once signed in with the passkey', async () => {
+    const { page, problems, context } = await consoleWithAuthenticator()
+    await registerPasskey(page, 'eve', 'eve laptop')
+    const card = passkeysCard(page)
+    await card.getByRole('button', { name: 'Remove eve laptop' }).click()
+    await card.getByRole('button', { name: 'Yes, remove' }).click()
+    await card.getByRole('alert').filter({ hasText: 'Sign in again with your second factor' }).waitFor()
+    expect(await passkeysOf((await sessionToken(page)) as string)).toMatchObject([{ name: 'eve laptop' }])
+
+    await logOut(page)
+    await page.locator('#passkey-signin').click()
+    await signedInAs(page, 'eve')
+    await toSecurity(page)
+    await card.getByRole('button', { name: 'Remove eve laptop' }).click()
+    await card.getByRole('button', { name: 'Yes, remove' }).click()
+    await card.getByText('No passkey yet.').waitFor()
+    await expect.poll(() => card.getByRole('status').textContent()).toBe('Passkey eve laptop removed.')
     expect(problems).toEqual([])
     await context.close()
   })

@@ -49,7 +49,7 @@ async function answerPasskeys(page: Page, stored: Passkey[], calls: Recorded[], 
           timeout: 60_000,
           attestation: 'none',
           excludeCredentials: [],
-          authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+          authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
         },
       })
     if (request.method() === 'POST' && path === '/auth/passkeys') {

@@ -1,6 +1,7 @@
 // The Security view, in Chromium against the built server: a person sets up an authenticator app
 // (the code computed from the secret the page shows), and an administrator removes another
-// person's second factors.
+// person's second factors, once signed in with a second factor; a factor set up at a sign-in says
+// so afterwards.
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { loginFor } from '../../../server/test/target-server.js'
@@ -9,7 +10,9 @@ import {
   apiToken,
   axeFindings,
   hash,
+  logIn,
   MFA_KEY,
+  open,
   screenshot,
   sessionToken,
   USERS,
@@ -20,6 +23,8 @@ import { itReadsWell, type Person, showView, signedIn, type TabOptions } from '.
 
 /** A third person, whose factor the administrator removes: untouched by the other tests. */
 const OPERATOR = { username: 'operator', password: 'operator-pw' }
+/** An administrator who gets an authenticator app of their own: untouched by the other tests. */
+const CHIEF = { username: 'chief', password: 'chief-pw' }
 const env = useBrowserAndServer(async () => ({
   adminAuth: {
     mfa: { key: MFA_KEY, issuer: 'Console test' },
@@ -27,6 +32,7 @@ const env = useBrowserAndServer(async () => ({
       { username: 'admin', password: await hash(USERS.admin), permissions: '*' },
       { username: 'viewer', password: await hash(USERS.viewer), permissions: 'read' },
       { username: OPERATOR.username, password: await hash(OPERATOR.password), permissions: 'read' },
+      { username: CHIEF.username, password: await hash(CHIEF.password), permissions: '*' },
     ],
   },
 }))
@@ -42,6 +48,32 @@ async function securityOf(url: string, person: Person, options: TabOptions = {})
 const totpCard = (page: Page) => page.getByRole('region', { name: 'Authenticator app' })
 
 const codeOf = (secret: string) => totpCode(secret)
+
+/** Sets up an authenticator app for `user` through the API, as a script would: a session, a recovery code. */
+async function enrolByApi(url: string, user: typeof OPERATOR) {
+  const session = await loginFor(url, user, '')
+  const started = await fetch(`${url}/auth/mfa/totp`, { method: 'POST', ...bearer(session) })
+  const { secret } = (await started.json()) as { secret: string }
+  const confirmed = await fetch(`${url}/auth/mfa/totp/confirm`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ code: codeOf(secret) }),
+  })
+  expect(confirmed.status).toBe(200)
+  const { recovery_codes } = (await confirmed.json()) as { recovery_codes: string[] }
+  return { session, recoveryCode: recovery_codes[0] as string }
+}
+
+/** The Security view of `user`, signed in with the password and then `code` on the sign-in page. */
+async function securityWithCode(url: string, user: typeof OPERATOR, code: string) {
+  const tab = await open(env.browser, `${url}/`)
+  await logIn(tab.page, user.username, user.password)
+  await tab.page.getByLabel('Code from your authenticator app, or a recovery code').fill(code)
+  await tab.page.getByRole('button', { name: 'Verify' }).click()
+  await tab.page.getByRole('heading', { name: 'Node modules', level: 2 }).waitFor()
+  await showView(tab.page, 'Security')
+  return tab
+}
 
 describe('the Security view', () => {
   it('sets up an authenticator app: QR code and secret, one code, ten recovery codes shown once', async () => {
@@ -78,7 +110,7 @@ describe('the Security view', () => {
     await card.getByLabel('Code from the app').fill(wrong)
     await card.getByRole('button', { name: 'Confirm' }).click()
     await card.getByRole('alert').filter({ hasText: 'That code is wrong, expired or used already' }).waitFor()
-    expect(await (await fetch(`${env.server.url}/auth/mfa`, bearer(other))).json()).toEqual({
+    expect(await (await fetch(`${env.server.url}/auth/mfa`, bearer(other))).json()).toMatchObject({
       totp: 'pending',
       recovery_codes: 0,
     })
@@ -98,6 +130,9 @@ describe('the Security view', () => {
     await card.getByRole('button', { name: 'Done' }).click()
     await card.getByText('Enrolled', { exact: true }).waitFor()
     await expect(card.getByText(/10 recovery codes left/).count()).resolves.toBe(1)
+    // Set up from this session: said as such, nothing to check.
+    await card.getByText(/^Set up on /).waitFor()
+    await expect(card.getByText(/at your sign-in/).count()).resolves.toBe(0)
     const html = await page.content()
     for (const code of shown) expect(html).not.toContain(code)
     expect(html).not.toContain(secret)
@@ -106,7 +141,11 @@ describe('the Security view', () => {
     const mine = (await sessionToken(page)) as string
     const status = await fetch(`${env.server.url}/auth/mfa`, bearer(mine))
     expect(status.status).toBe(200)
-    expect(await status.json()).toEqual({ totp: 'enrolled', recovery_codes: 10 })
+    expect(await status.json()).toMatchObject({
+      totp: 'enrolled',
+      recovery_codes: 10,
+      enrolled_at_sign_in: false,
+    })
     expect((await fetch(`${env.server.url}/settings`, bearer(other))).status).toBe(401)
 
     // A reload shows the same state, from the server.
@@ -119,25 +158,31 @@ describe('the Security view', () => {
     await context.close()
   })
 
-  it("lets an administrator remove another person's second factors, after a confirmation", async () => {
+  it("lets an administrator remove another person's second factors, after a confirmation, once signed in with a second factor", async () => {
     // The operator has an authenticator app (set up through the API as a script would) and a session.
-    const operator = await loginFor(env.server.url, OPERATOR, '')
-    const started = await fetch(`${env.server.url}/auth/mfa/totp`, { method: 'POST', ...bearer(operator) })
-    const { secret } = (await started.json()) as { secret: string }
-    const confirmed = await fetch(`${env.server.url}/auth/mfa/totp/confirm`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ code: codeOf(secret) }),
-    })
-    expect(confirmed.status).toBe(200)
+    const { session: operator } = await enrolByApi(env.server.url, OPERATOR)
 
-    const { page, problems, context } = await securityOf(env.server.url, 'admin')
+    // Signed in with a password alone, the administrator is refused, and nothing changes.
+    const bare = await securityOf(env.server.url, CHIEF)
+    const bareCard = bare.page.getByRole('region', { name: "Another person's second factors" })
+    await bareCard.getByLabel('Username').fill('operator')
+    await bareCard.getByRole('button', { name: 'Remove second factors' }).click()
+    await bareCard.getByRole('button', { name: 'Yes, remove' }).click()
+    await bareCard.getByRole('alert').filter({ hasText: 'Sign in again with your second factor' }).waitFor()
+    expect((await fetch(`${env.server.url}/settings`, bearer(operator))).status).toBe(200)
+    expect(bare.problems).toEqual([])
+    await bare.context.close()
+
+    // With an authenticator app of their own, signed in with a second factor (one of its recovery
+    // codes), the administrator may.
+    const { recoveryCode } = await enrolByApi(env.server.url, CHIEF)
+    const { page, problems, context } = await securityWithCode(env.server.url, CHIEF, recoveryCode)
     const card = page.getByRole('region', { name: "Another person's second factors" })
     // The people with a session are offered by name; the administrator is not among them.
     const offered = () =>
       card.locator('datalist option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))
     await expect.poll(offered).toContain('operator')
-    expect(await offered()).not.toContain('admin')
+    expect(await offered()).not.toContain('chief')
     expect(await axeFindings(page)).toEqual([])
 
     await card.getByLabel('Username').fill('operator')
@@ -162,7 +207,7 @@ describe('the Security view', () => {
       (await fetch(`${env.server.url}/settings`, bearer((await sessionToken(page)) as string))).status,
     ).toBe(200)
     const fresh = await loginFor(env.server.url, OPERATOR, '')
-    expect(await (await fetch(`${env.server.url}/auth/mfa`, bearer(fresh))).json()).toEqual({
+    expect(await (await fetch(`${env.server.url}/auth/mfa`, bearer(fresh))).json()).toMatchObject({
       totp: 'none',
       recovery_codes: 0,
     })
@@ -191,6 +236,28 @@ describe('the Security view', () => {
     const tab = await securityOf(env.server.url, 'admin', options)
     await totpCard(tab.page).getByRole('button', { name: 'Set up' }).waitFor()
     return tab
+  })
+})
+
+describe('an authenticator app set up at a sign-in, as the policy asks', () => {
+  const required = useServer({ adminAuth: { mfa: { key: MFA_KEY, require: 'everyone' } } })
+
+  it('is shown to the person afterwards as set up at their sign-in, with the date', async () => {
+    const { page, problems, context } = await open(env.browser, `${required.server.url}/`)
+    await logIn(page, 'viewer', USERS.viewer)
+    await page.getByRole('heading', { name: 'Set up a second factor' }).waitFor()
+    const secret = (await page.locator('#secret').textContent()) ?? ''
+    await page.getByLabel('Code from your authenticator app').fill(codeOf(secret))
+    await page.getByRole('button', { name: 'Confirm' }).click()
+    await page.getByRole('button', { name: 'I saved them, continue' }).click()
+    await page.getByRole('heading', { name: 'Node modules', level: 2 }).waitFor()
+    await showView(page, 'Security')
+    const notice = totpCard(page).getByText(/^Set up at your sign-in on .+, with your password\./)
+    await notice.waitFor()
+    expect(await notice.textContent()).toContain('If that was not you, ask an administrator to remove it')
+    expect(await axeFindings(page)).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
   })
 })
 

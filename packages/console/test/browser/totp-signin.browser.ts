@@ -1,7 +1,7 @@
 // A code of an authenticator app on flowadmin's sign-in page, in Chromium against the built
 // server: a person enrols in the console's Security view (codes computed from the secret the page
 // shows), then signs in with the password and a code; a wrong code keeps the step, a code is
-// taken once, and a recovery code works once.
+// taken once, a recovery code works once, and too many wrong codes are told the real wait.
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { totpCode } from '../../../server/test/totp-code.js'
@@ -118,6 +118,17 @@ describe('signing in with a code of an authenticator app', () => {
       { actor: 'viewer', event: 'mfa.failed', details: { factor: 'totp', reason: 'replayed' } },
       { actor: 'viewer', event: 'mfa.failed', details: { factor: 'totp', reason: 'wrong' } },
     ])
+
+    // Wrong codes until the step is throttled: the page says the real wait, as the password step does.
+    const throttled = page.getByRole('alert').filter({ hasText: 'Too many failed attempts' })
+    for (let i = 0; i < 8 && (await throttled.count()) === 0; i++) {
+      await verify(page, wrong)
+      await page.getByRole('alert').waitFor()
+    }
+    expect(await throttled.textContent()).toMatch(
+      /^Too many failed attempts\. Try again in \d{3} seconds \(at \d\d:\d\d UTC\)\.$/,
+    )
+    expect(await page.getByText('Wait a minute').count()).toBe(0)
     expect(problems).toEqual([])
     await context.close()
   })

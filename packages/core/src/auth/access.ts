@@ -54,6 +54,7 @@ export function createAccess({ authEnabled, anonymous, tokens, providers, events
       tokenKind: live.record.kind,
       audience: live.record.audience ?? FLOWADMIN_AUDIENCE,
       signedInAt: live.record.createdAt,
+      signIn: live.record.signIn,
       ...(provider !== null && { provider }),
     })
   }

@@ -44,6 +44,13 @@ export interface FactorStatus {
   totp: 'none' | 'pending' | 'enrolled'
   /** Unused recovery codes left. */
   recoveryCodes: number
+  /** When the TOTP factor was confirmed; null while there is none confirmed. */
+  enrolledAt: number | null
+  /**
+   * Whether it was set up during a sign-in, with the password alone (the policy asked for it
+   * there), rather than from a session of the person's: worth the person's notice.
+   */
+  enrolledAtSignIn: boolean
 }
 
 /** What a person enrolling sees once: the secret, its URI and QR code. */
@@ -91,6 +98,13 @@ export function createFactors(deps: FactorDeps) {
 
   const endSessions = (username: string, keep: string | null) => endOtherSessions(tokens, username, keep)
 
+  /** After factors of `username` were removed: their other sessions end, audited; true. */
+  const removed = async (actor: Actor, username: string, keep: string | null, factors: 'totp' | 'all') => {
+    const sessionsEnded = await endSessions(username, keep)
+    events.emit({ type: 'mfa.removed', at: clock.now(), owner: username, factors, sessionsEnded, ...actor })
+    return true
+  }
+
   /**
    * Runs one code attempt in the throttle's factor lane: `check` says whether the code holds and
    * why not. Failures are recorded and audited; a throttled attempt checks nothing.
@@ -126,9 +140,12 @@ export function createFactors(deps: FactorDeps) {
 
     async status(username: string): Promise<FactorStatus> {
       const factor = await store.findTotp(username)
+      const enrolledAt = factor?.confirmedAt ?? null
       return {
-        totp: factor === null ? 'none' : factor.confirmedAt === null ? 'pending' : 'enrolled',
-        recoveryCodes: factor?.confirmedAt == null ? 0 : await store.countRecoveryCodes(username),
+        totp: factor === null ? 'none' : enrolledAt === null ? 'pending' : 'enrolled',
+        recoveryCodes: enrolledAt === null ? 0 : await store.countRecoveryCodes(username),
+        enrolledAt,
+        enrolledAtSignIn: enrolledAt !== null && factor?.confirmedAtSignIn === true,
       }
     },
 
@@ -150,12 +167,13 @@ export function createFactors(deps: FactorDeps) {
 
     /**
      * Confirms the person's enrolment with one code of the new secret; then the person gets ten
-     * recovery codes (shown once: only their hashes are kept), and their other sessions end.
+     * recovery codes (shown once: only their hashes are kept), and their sessions end but the one
+     * confirming (`from`), or all of them when it is confirmed during a sign-in (`sign_in`).
      */
     async confirmTotp(
       actor: Actor & { username: string },
       code: string,
-      keepToken: string | null,
+      from: { session: string } | 'sign_in',
     ): Promise<Result<{ recoveryCodes: string[] }, FactorError>> {
       const verifier = deps.totp
       if (verifier === null) return err({ code: 'mfa_not_configured' })
@@ -172,15 +190,23 @@ export function createFactors(deps: FactorDeps) {
       })
       if (!checked.ok) return checked
       // Another enrolment began meanwhile (its secret is not the one this code was checked against).
-      if (!(await store.confirmTotp(username, factor.secret, checked.value, clock.now())))
+      const atSignIn = from === 'sign_in'
+      if (!(await store.confirmTotp(username, factor.secret, checked.value, clock.now(), atSignIn)))
         return err({ code: 'enrolment_not_found' })
       const recoveryCodes = newRecoveryCodes()
       const hashes = await Promise.all(
         recoveryCodes.map((shown) => hashRecoveryCode(username, normalizeRecoveryCode(shown))),
       )
       await store.replaceRecoveryCodes(username, hashes, clock.now())
-      const sessionsEnded = await endSessions(username, keepToken)
-      events.emit({ type: 'mfa.enrolled', at: clock.now(), factor: 'totp', sessionsEnded, ...actor })
+      const sessionsEnded = await endSessions(username, atSignIn ? null : from.session)
+      events.emit({
+        type: 'mfa.enrolled',
+        at: clock.now(),
+        factor: 'totp',
+        atSignIn,
+        sessionsEnded,
+        ...actor,
+      })
       return ok({ recoveryCodes })
     },
 
@@ -224,10 +250,15 @@ export function createFactors(deps: FactorDeps) {
     async remove(actor: Actor, username: string, keepToken: string | null): Promise<boolean> {
       const hadTotp = await store.deleteFactors(username)
       const passkeys = await deps.passkeys.deleteAll(username)
-      if (!hadTotp && passkeys === 0) return false
-      const sessionsEnded = await endSessions(username, keepToken)
-      events.emit({ type: 'mfa.removed', at: clock.now(), owner: username, sessionsEnded, ...actor })
-      return true
+      return (hadTotp || passkeys > 0) && removed(actor, username, keepToken, 'all')
+    },
+
+    /**
+     * Removes the TOTP factor (and recovery codes) of `username`, their passkeys kept, and ends
+     * their sessions other than `keepToken`; true when there was one. The caller checked it may.
+     */
+    async removeTotp(actor: Actor, username: string, keepToken: string | null): Promise<boolean> {
+      return (await store.deleteFactors(username)) && removed(actor, username, keepToken, 'totp')
     },
   }
 }

@@ -25,12 +25,13 @@ import type { User } from './users.js'
 /** Milliseconds a one-time code is good for. */
 export const ONE_TIME_CODE_MS = 30_000
 /**
- * Most sign-ins (and, apart, most one-time codes) waiting at once from one client address (an
- * IPv6 /64), and in the store: beyond either, a new one is refused and none is dropped, so one
- * client cannot push out the sign-ins of others.
+ * Most one-time codes waiting to be traded at once for one client address (an IPv6 /64), and in
+ * the store: beyond either, a new one is refused and none is dropped, so one client cannot push
+ * out the sign-ins of others. A code is handed out only to someone who signed in, and lives 30 s.
+ * (Sign-ins under way are not bounded: they are carried by their browsers, see carried-challenges.)
  */
 export const SIGN_IN_BOUNDS: WaitingBounds = { perAddress: 100, total: 10_000 }
-/** 32 bytes: each code, and each secret a sign-in holds. */
+/** 32 bytes: each code. */
 const SECRET_BYTES = 32
 
 /**

@@ -2,9 +2,7 @@ import { type DomainError, err, ok, type Result } from '../errors.js'
 import type {
   Actor,
   Clock,
-  Digest,
   EventSink,
-  PasskeyChallenge,
   PasskeyCredential,
   PasskeyFailure,
   PasskeyStore,
@@ -13,8 +11,7 @@ import type {
 import { fromBase64url } from '../tokens/encoding.js'
 import type { TokenOwner } from '../tokens/owner.js'
 import type { Tokens } from '../tokens/tokens.js'
-import { addressScope } from './address-scope.js'
-import { SIGN_IN_BOUNDS } from './handover.js'
+import type { CarriedChallenges, ChallengeBinding, ChallengePurpose } from './carried-challenges.js'
 import { endOtherSessions } from './sessions.js'
 import type { User } from './users.js'
 
@@ -38,7 +35,6 @@ export type PasskeyError = Extract<
       | 'passkey_not_found'
       | 'invalid_passkey_name'
       | 'passkey_refused'
-      | 'too_many_sign_ins'
   }
 >
 
@@ -60,10 +56,17 @@ export interface PasskeyDeps {
   /** A person who is not a configured user, as they are now (the directory's), or null; absent: none. */
   findPerson?: ((username: string, address: string) => Promise<TokenOwner | null>) | undefined
   tokens: Tokens
-  digest: Digest
+  /** The ceremonies' challenges, carried by the browser (see carried-challenges). */
+  challenges: CarriedChallenges
   clock: Clock
   events: EventSink
 }
+
+/** What a registration's challenge is bound to: the person, and the session that asked. */
+const registering = (username: string, session: string): ChallengeBinding => ({
+  holder: JSON.stringify([username, session]),
+  address: null,
+})
 
 const viewOf = (credential: PasskeyCredential): PasskeyView => ({
   id: credential.id,
@@ -106,37 +109,24 @@ const credentialIdOf = (response: unknown): string | null =>
 
 /**
  * People's passkeys: registration by the person (their own session), and sign-in with one, for
- * flowadmin's sign-in page. A challenge is kept in the store under its hash for
- * PASSKEY_CHALLENGE_SECONDS and serves once; a passkey's counter only grows, decided by the store
- * once for every instance, so an answer replayed or made by a cloned authenticator is refused.
+ * flowadmin's sign-in page. A ceremony's challenge is carried by the browser (nothing is stored
+ * until its answer), bound to what asked for it (the session registering, or the sign-in page's
+ * cookie and the client's address scope), good for PASSKEY_CHALLENGE_SECONDS, and spent once its
+ * answer verified; a passkey's counter only grows, decided by the store once for every instance,
+ * so an answer replayed or made by a cloned authenticator is refused.
  */
 export function createPasskeys(deps: PasskeyDeps) {
-  const { store, users, tokens, digest, clock, events } = deps
-  const keyOf = (challenge: string) => digest.sha256(`passkey-challenge\n${challenge}`)
+  const { store, users, tokens, challenges, clock, events } = deps
   const notConfigured = err({ code: 'passkeys_not_configured' } as const)
   const refused = err({ code: 'passkey_refused' } as const)
+  const challengeMs = PASSKEY_CHALLENGE_SECONDS * 1000
 
-  /**
-   * Saves a ceremony's challenge: a registration's for `username` (unbounded: it belongs to a
-   * signed-in person), or a sign-in's for `address`, within SIGN_IN_BOUNDS of waiting sign-in
-   * challenges (counted apart from single sign-on's). What the store did.
-   */
-  const saveChallenge = async (challenge: string, owner: { username: string } | { address: string }) => {
-    const now = clock.now()
-    const expiresAt = now + PASSKEY_CHALLENGE_SECONDS * 1000
-    const saved: PasskeyChallenge =
-      'username' in owner
-        ? { purpose: 'register', username: owner.username, address: null, expiresAt }
-        : { purpose: 'sign_in', username: null, address: addressScope(owner.address), expiresAt }
-    return store.saveChallenge(await keyOf(challenge), saved, SIGN_IN_BOUNDS, now)
-  }
-
-  /** The challenge of `response`, taken from the store once: null when unknown, used, or past its time. */
-  const takeChallenge = async (response: unknown) => {
+  /** The challenge of `response` when this server issued it for `purpose` to `bound`, in time; else null. */
+  const checkedChallenge = async (purpose: ChallengePurpose, response: unknown, bound: ChallengeBinding) => {
     const challenge = challengeOf(response)
     if (challenge === null) return null
-    const taken = await store.takeChallenge(await keyOf(challenge), clock.now())
-    return taken === null ? null : { ...taken, challenge }
+    const checked = await challenges.check(purpose, challenge, bound)
+    return checked === null ? null : { ...checked, challenge }
   }
 
   const failed = (actor: Actor, id: string | null, reason: PasskeyFailure) => {
@@ -159,37 +149,48 @@ export function createPasskeys(deps: PasskeyDeps) {
       return (await store.list(username)).length > 0
     },
 
-    /** Options for the browser to create a passkey for `username`; refused at MAX_PASSKEYS. */
-    async registrationOptions(username: string): Promise<Result<{ options: unknown }, PasskeyError>> {
+    /**
+     * Options for the browser to create a passkey for `username`, their challenge bound to the
+     * session asking (`session`, its token id); refused at MAX_PASSKEYS. Nothing is stored: any
+     * number of them costs nothing.
+     */
+    async registrationOptions(
+      username: string,
+      session: string,
+    ): Promise<Result<{ options: unknown }, PasskeyError>> {
       if (deps.webauthn === null) return notConfigured
       const existing = await store.list(username)
       if (existing.length >= MAX_PASSKEYS) return err({ code: 'too_many_passkeys', limit: MAX_PASSKEYS })
-      const { options, challenge } = await deps.webauthn.registrationOptions(username, existing)
-      await saveChallenge(challenge, { username })
-      return ok({ options })
+      const { carried } = await challenges.issue(
+        'passkey-register',
+        registering(username, session),
+        challengeMs,
+      )
+      return ok(await deps.webauthn.registrationOptions(username, existing, carried))
     },
 
     /**
      * Registers the passkey the browser made with options from registrationOptions (their
-     * challenge, once, for this person), named `name`; then the person's other sessions end.
+     * challenge, once, given to this session), named `name`; then the person's other sessions end.
      */
     async register(
       actor: Actor & { username: string },
+      session: string,
       name: string,
       response: unknown,
-      keepToken: string | null,
     ): Promise<Result<PasskeyView, PasskeyError>> {
       const verifier = deps.webauthn
       if (verifier === null) return notConfigured
       if (name.trim() === '' || name.length > MAX_PASSKEY_NAME) return err({ code: 'invalid_passkey_name' })
       const { username } = actor
-      const taken = await takeChallenge(response)
-      if (taken === null || taken.purpose !== 'register' || taken.username !== username) return refused
+      const checked = await checkedChallenge('passkey-register', response, registering(username, session))
+      if (checked === null) return refused
       if ((await store.list(username)).length >= MAX_PASSKEYS)
         return err({ code: 'too_many_passkeys', limit: MAX_PASSKEYS })
-      const registered = await verifier.verifyRegistration(response, taken.challenge)
+      const registered = await verifier.verifyRegistration(response, checked.challenge)
       // A credential id known already (anyone's) is not registered again over it.
       if (registered === null || (await store.find(registered.id)) !== null) return refused
+      if (!(await challenges.spend('passkey-register', checked))) return refused
       const credential: PasskeyCredential = {
         ...registered,
         username,
@@ -198,7 +199,7 @@ export function createPasskeys(deps: PasskeyDeps) {
         lastUsedAt: null,
       }
       await store.save(credential)
-      const sessionsEnded = await endOtherSessions(tokens, username, keepToken)
+      const sessionsEnded = await endOtherSessions(tokens, username, session)
       events.emit({
         type: 'passkey.registered',
         at: clock.now(),
@@ -226,40 +227,49 @@ export function createPasskeys(deps: PasskeyDeps) {
 
     /**
      * Options for the browser to sign in with a passkey: no credential listed, so it offers the
-     * person's passkeys for this site (discoverable credentials). Their challenge serves once.
-     * Refused (`too_many_sign_ins`) while SIGN_IN_BOUNDS.perAddress challenges from the scope of
-     * `address` (see addressScope), or SIGN_IN_BOUNDS.total in all, wait for an answer: none is
-     * evicted, so one client cannot push out the sign-ins of others.
+     * person's passkeys for this site (discoverable credentials). Their challenge is bound to the
+     * browser (`binding`, the sign-in page's cookie) and the scope of `address`, and serves once.
+     * Nothing is stored: no number of unanswered options can stop anyone's sign-in.
      */
-    async signInOptions(address: string): Promise<Result<{ options: unknown }, PasskeyError>> {
+    async signInOptions(
+      binding: string,
+      address: string,
+    ): Promise<Result<{ options: unknown }, PasskeyError>> {
       if (deps.webauthn === null) return notConfigured
-      const { options, challenge } = await deps.webauthn.authenticationOptions()
-      const saved = await saveChallenge(challenge, { address })
-      if (saved === 'saved') return ok({ options })
-      return err({ code: 'too_many_sign_ins', scope: saved === 'address_full' ? 'address' : 'all' })
+      const { carried } = await challenges.issue('passkey-sign-in', { holder: binding, address }, challengeMs)
+      return ok(await deps.webauthn.authenticationOptions(carried))
     },
 
     /**
-     * Signs in with a passkey: the answer's challenge (from signInOptions) is taken once, its
-     * passkey must be known and its person still configured, the answer must verify (signature,
-     * origin, relying party), and the passkey's counter must grow unless it keeps none. Every
-     * refusal is `passkey_refused`, audited as `passkey.failed` with its reason.
+     * Signs in with a passkey: the answer's challenge must be one of signInOptions' for this browser
+     * (`binding`) and address scope, in time; its passkey must be known and its person still
+     * configured, the answer must verify (signature, origin, relying party, user verification); the
+     * challenge is then spent (once, for every instance), and the passkey's counter must grow
+     * unless it keeps none. Every refusal is `passkey_refused`, audited as `passkey.failed` with its
+     * reason.
      */
-    async signIn(response: unknown, address: string): Promise<Result<{ user: TokenOwner }, PasskeyError>> {
+    async signIn(
+      response: unknown,
+      binding: string,
+      address: string,
+    ): Promise<Result<{ user: TokenOwner }, PasskeyError>> {
       const verifier = deps.webauthn
       if (verifier === null) return notConfigured
       const anonymous: Actor = { username: null, clientId: null, address }
-      const taken = await takeChallenge(response)
+      const checked = await checkedChallenge('passkey-sign-in', response, { holder: binding, address })
       const id = credentialIdOf(response)
-      if (taken === null || taken.purpose !== 'sign_in') return failed(anonymous, id, 'unknown_challenge')
+      if (checked === null) return failed(anonymous, id, 'unknown_challenge')
       const credential = id === null ? null : await store.find(id)
       if (credential === null) return failed(anonymous, id, 'unknown_credential')
       const actor: Actor = { username: credential.username, clientId: null, address }
       const configured = users.get(credential.username)
       if (configured === undefined && deps.findPerson === undefined)
         return failed(actor, credential.id, 'user_gone')
-      const verified = await verifier.verifyAuthentication(response, taken.challenge, credential)
+      const verified = await verifier.verifyAuthentication(response, checked.challenge, credential)
       if (verified === null) return failed(actor, credential.id, 'verification_failed')
+      // Spent only now: a row is written for an answer its passkey signed, never for a guess.
+      if (!(await challenges.spend('passkey-sign-in', checked)))
+        return failed(actor, credential.id, 'unknown_challenge')
       if (!(await store.updateUse(credential.id, verified.counter, verified.backedUp, clock.now())))
         return failed(actor, credential.id, 'counter')
       // A person of the directory is asked of it only once their passkey has proven them.
@@ -271,9 +281,6 @@ export function createPasskeys(deps: PasskeyDeps) {
 
     /** Deletes every passkey of the person; how many. */
     removeAll: (username: string) => store.deleteAll(username),
-
-    /** Deletes up to `limit` challenges past their time; how many. */
-    sweep: (limit: number) => store.deleteExpiredChallenges(clock.now(), limit),
   }
 }
 

@@ -1,5 +1,5 @@
 import type { DomainError } from '../errors.js'
-import type { Actor, TokenKind } from '../ports/index.js'
+import type { Actor, SignInMethod, TokenKind } from '../ports/index.js'
 
 /** Whoever makes a request, once authenticated. */
 export type Principal =
@@ -25,6 +25,11 @@ export type Principal =
       provider?: string | undefined
       /** When the token was issued (ms since the epoch): for a session, when its person signed in. */
       signedInAt: number
+      /**
+       * How a session's person signed in (see SignInMethod); null for an API token and for a
+       * session saved before sessions recorded it.
+       */
+      signIn: SignInMethod | null
     }
   | { kind: 'anonymous'; permissions: string[] }
 

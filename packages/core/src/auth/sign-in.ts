@@ -228,7 +228,7 @@ export function createSignIn(deps: SignInDeps) {
       if (taken === null) return { step: 'expired' }
       const { passed, user } = taken
       const actor = { username: user.username, clientId: passed.clientId, address }
-      const confirmed = await factors.confirmTotp(actor, code, null)
+      const confirmed = await factors.confirmTotp(actor, code, 'sign_in')
       if (confirmed.ok)
         return {
           step: 'enrolled',

@@ -1,8 +1,9 @@
 // Single sign-on with the organisation's OpenID provider: who gets which token. The protocol is the
 // identity provider port's (a certified library in the adapter); here are the rules around it:
-// a sign-in is bound to the browser that started it, its result is a one-time code (no token in a
-// URL), the person's rights come from the provider's claims at each sign-in, and the provider may
-// end a person's tokens (back-channel logout).
+// a sign-in is carried by the browser that started it (nothing is stored until the provider's
+// answer), its result is a one-time code (no token in a URL), the person's rights come from the
+// provider's claims at each sign-in, and the provider may end a person's tokens (back-channel
+// logout).
 import { err, ok, type Result } from '../errors.js'
 import type {
   AuthorizationRequest,
@@ -10,21 +11,21 @@ import type {
   Digest,
   EventSink,
   IdentityProvider,
-  PendingSignIn,
   ProviderFailure,
+  ProviderIdentity,
   RandomSource,
   SsoStore,
-  StartedSignIn,
   WaitingSave,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
 import type { Tokens } from '../tokens/tokens.js'
-import { addressScope } from './address-scope.js'
+import type { CarriedChallenges } from './carried-challenges.js'
 import { type Handover, SIGN_IN_BOUNDS } from './handover.js'
 import { groupsOf, permissionsOfGroups } from './sso-groups.js'
 import { ssoIdentities } from './sso-identity.js'
 import { createSsoLogout } from './sso-logout.js'
 import type { SsoRefusal } from './sso-refusal.js'
+import { carriedStart, pendingSignIn, readStart, type SsoStart } from './sso-start.js'
 
 /** `adminAuth.oidc` as the core needs it. */
 export interface SsoOptions {
@@ -44,17 +45,19 @@ export const DEFAULT_SSO_SESSION = 28_800
 export const DEFAULT_USERNAME_CLAIM = 'preferred_username'
 /** Milliseconds a sign-in may take between its start and the provider's answer. */
 export const SIGN_IN_MS = 10 * 60_000
-/** 32 bytes: state, nonce, PKCE verifier, browser binding and one-time codes each. */
+/** 32 bytes: the browser binding. */
 const SECRET_BYTES = 32
 
 export interface SsoDeps {
   provider: IdentityProvider
   tokens: Tokens
   /**
-   * Names bound to the identities that signed in with them, logout tokens seen, sign-ins under way
-   * and one-time codes: shared by instances.
+   * Names bound to the identities that signed in with them, logout tokens seen and one-time codes:
+   * shared by instances.
    */
   store: SsoStore
+  /** Sign-ins under way, carried by their browsers (see carried-challenges). */
+  challenges: CarriedChallenges
   /** Whether a name is a configured user's (settings `adminAuth.users`), read at each sign-in. */
   isConfiguredUser: (username: string) => boolean
   clock: Clock
@@ -76,6 +79,7 @@ export function createSso({
   provider,
   tokens,
   store,
+  challenges,
   isConfiguredUser,
   clock,
   random,
@@ -88,17 +92,16 @@ export function createSso({
   const label = options.label
   const usernameClaim = options.usernameClaim ?? DEFAULT_USERNAME_CLAIM
   const sessionSeconds = ssoSessionSeconds(options, lifetime)
-  // Sign-ins under way and one-time codes live in the store, so a sign-in started at one instance
-  // finishes at any other sharing it; the store takes each once. Kept under their SHA-256 only.
+  // A sign-in under way is carried by its browser, so it finishes at any instance sharing the
+  // store (the key is the store's); it is spent there once, and its one-time code kept there.
   const secret = () => base64url(random.bytes(SECRET_BYTES))
-  const scopeOf = (address: string | null) => addressScope(address ?? 'unknown')
 
-  /** Why a sign-in or a code could not wait in the store, as the person is told. */
+  /** Why a one-time code could not wait in the store, as the person is told. */
   const overBound = (saved: Exclude<WaitingSave, 'saved'>, address: string | null) =>
     saved === 'address_full'
       ? refuse(
           'too_many',
-          `Too many sign-ins from your address are under way (at most ${SIGN_IN_BOUNDS.perAddress} at once). Finish or abandon one (they end after 10 minutes) and start again.`,
+          `Too many sign-ins from your address are waiting to finish (at most ${SIGN_IN_BOUNDS.perAddress} at once). Wait a minute and start again.`,
           { username: null, address },
         )
       : refuse(
@@ -132,17 +135,16 @@ export function createSso({
   const fromProvider = (failure: ProviderFailure, address: string | null) =>
     refuse(failure.kind, failure.message, { username: null, address })
 
-  /** A started sign-in's answer from the provider, checked, to a one-time code (see complete). */
+  /** The provider's checked answer to a started sign-in, to a one-time code (see complete). */
   async function finish(
-    entry: StartedSignIn,
-    callbackUrl: string,
+    start: SsoStart,
+    bindingKey: string,
+    identity: ProviderIdentity,
     address: string | null,
   ): Promise<
     Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
   > {
-    const identity = await provider.complete(callbackUrl, entry.pending)
-    if (!identity.ok) return fromProvider(identity.error, address)
-    const { claims, subject, sessionId } = identity.value
+    const { claims, subject, sessionId } = identity
     const username = claims[usernameClaim]
     if (typeof username !== 'string' || username === '') {
       return refuse('no_username', `The provider's answer has no ${usernameClaim} claim to name you by.`, {
@@ -182,12 +184,10 @@ export function createSso({
     }
     await tokens.narrow(existing, permissions)
     const session = sessionId === null ? '-' : (await sessionSuffix(sessionId)).slice(1)
-    const { authorization } = entry
+    const { authorization } = start
     const minted = await handover.mint(
       { username, permissions, fingerprint: `${prefix}${session}` },
-      authorization === null
-        ? { bindingKey: entry.key, authorization: null }
-        : { bindingKey: null, authorization },
+      authorization === null ? { bindingKey, authorization: null } : { bindingKey: null, authorization },
       address,
     )
     if (!minted.ok) return overBound(minted.error, address)
@@ -202,7 +202,7 @@ export function createSso({
       clientId: authorization?.clientId ?? null,
       address,
     })
-    return ok({ code, returnTo: entry.returnTo, authorization })
+    return ok({ code, returnTo: start.returnTo, authorization })
   }
 
   return {
@@ -212,8 +212,10 @@ export function createSso({
     apiTokensOutliveSessions: options.apiTokensOutliveSessions ?? false,
 
     /**
-     * Starts a sign-in: the provider's URL to send the browser to, and the browser binding to set
-     * in an HttpOnly cookie (the callback and the exchange must come from the same browser).
+     * Starts a sign-in: the provider's URL to send the browser to, the browser binding to set in
+     * an HttpOnly cookie (the callback and the exchange must come from the same browser), and the
+     * sign-in itself, `carried` by the browser (another HttpOnly cookie) until the provider sends
+     * it back: nothing is stored, so no number of sign-ins never finished can stop anyone's.
      * `returnTo` is where the console wants to land afterwards: the adapter checked it.
      */
     async begin(
@@ -221,56 +223,63 @@ export function createSso({
       returnTo: string,
       address: string | null,
       authorization: AuthorizationRequest | null = null,
-    ): Promise<Result<{ url: string; binding: string }, SsoRefusal>> {
-      const pending: PendingSignIn = { redirectUri, state: secret(), nonce: secret(), codeVerifier: secret() }
-      const url = await provider.authorizationUrl(pending)
-      if (!url.ok) return fromProvider(url.error, address)
-      const now = clock.now()
+    ): Promise<Result<{ url: string; binding: string; carried: string }, SsoRefusal>> {
       const binding = secret()
-      const saved = await store.saveSignIn(
-        {
-          key: await digest.sha256(binding),
-          address: scopeOf(address),
-          pending,
-          returnTo,
-          authorization,
-          expiresAt: now + SIGN_IN_MS,
-        },
-        SIGN_IN_BOUNDS,
-        now,
-      )
-      if (saved !== 'saved') return overBound(saved, address)
-      return ok({ url: url.value, binding })
+      const start: SsoStart = { redirectUri, returnTo, authorization }
+      const carries = JSON.stringify(start)
+      const issued = await challenges.issue('sso', { holder: binding, address }, SIGN_IN_MS, carries)
+      const url = await provider.authorizationUrl(await pendingSignIn(challenges, issued.id, redirectUri))
+      if (!url.ok) return fromProvider(url.error, address)
+      return ok({ url: url.value, binding, carried: carriedStart(issued.carried, carries) })
     },
 
     /**
-     * The provider sent the browser back: checks its answer (the port verifies the ID token), maps
-     * the person's groups to permissions, narrows their existing tokens to those, and hands out a
-     * one-time code: for the console, or, when the sign-in began with a resource server's
-     * authorization request, for that client (`authorization`: where to send it). Each started
-     * sign-in completes at most once.
+     * The provider sent the browser back: the sign-in it carries (`carried`, with its `binding`)
+     * must be one this server started for this browser and address scope, within 10 minutes; the
+     * provider's answer is checked (the port verifies the ID token), then the sign-in is spent (each
+     * completes at most once, at any instance), the person's groups map to permissions, their
+     * existing tokens narrow to those, and a one-time code is handed out: for the console, or, when
+     * the sign-in began with a resource server's authorization request, for that client
+     * (`authorization`: where to send it).
      */
     async complete(
       binding: string | null,
+      carried: string | null,
       callbackUrl: string,
       address: string | null,
     ): Promise<
       Result<{ code: string; returnTo: string; authorization: AuthorizationRequest | null }, SsoRefusal>
     > {
-      const entry =
-        binding === null ? null : await store.takeSignIn(await digest.sha256(binding), clock.now())
-      if (entry === null) {
-        return refuse(
+      const invalid = () =>
+        refuse(
           'invalid',
           'This sign-in was not started in this browser, was already used, or took longer than 10 minutes. Start again.',
           { username: null, address },
         )
-      }
-      const done = await finish(entry, callbackUrl, address)
+      const read = carried === null ? null : readStart(carried)
+      if (read === null || binding === null) return invalid()
+      const checked = await challenges.check(
+        'sso',
+        read.challenge,
+        { holder: binding, address },
+        read.carries,
+      )
+      if (checked === null) return invalid()
+      const { start } = read
+      const identity = await provider.complete(
+        callbackUrl,
+        await pendingSignIn(challenges, checked.id, start.redirectUri),
+      )
+      // Spent once the provider's answer holds: a row is written for a real sign-in, never a guess.
+      const done = !identity.ok
+        ? fromProvider(identity.error, address)
+        : !(await challenges.spend('sso', checked))
+          ? invalid()
+          : await finish(start, await digest.sha256(binding), identity.value, address)
       // A resource server's sign-in: its redirect URI is known, so the refusal goes back to it.
-      return done.ok || entry.authorization === null
+      return done.ok || start.authorization === null
         ? done
-        : err({ ...done.error, authorization: entry.authorization })
+        : err({ ...done.error, authorization: start.authorization })
     },
 
     ...createSsoLogout({ provider, tokens, store, isConfiguredUser, digest, clock, events, label }),

@@ -29,6 +29,7 @@ export type DirectoryRefusalReason = 'unavailable' | 'disabled' | 'gone' | 'name
 /** Why a passkey sign-in was refused: the `passkey.failed` event's reason. */
 export type PasskeyFailure =
   | 'unknown_challenge'
+  | 'too_many_sign_ins'
   | 'unknown_credential'
   | 'verification_failed'
   | 'counter'
@@ -101,8 +102,12 @@ export type DomainEvent =
       reason: DirectoryRefusalReason
       detail: string
     } & Actor)
-  /** A person confirmed a second factor with its first code; `sessionsEnded` of their other sessions ended. */
-  | ({ type: 'mfa.enrolled'; at: number; factor: 'totp'; sessionsEnded: number } & Actor)
+  /**
+   * A person confirmed a second factor with its first code, from a session of theirs or during a
+   * sign-in whose policy asked for one (`atSignIn`: their password alone let them); `sessionsEnded`
+   * of their other sessions ended.
+   */
+  | ({ type: 'mfa.enrolled'; at: number; factor: 'totp'; atSignIn: boolean; sessionsEnded: number } & Actor)
   /** A person proved their second factor (a TOTP code, or a recovery code). */
   | ({ type: 'mfa.succeeded'; at: number; factor: 'totp' | 'recovery_code' } & Actor)
   /** A second factor's code was refused: a wrong code, or a TOTP code whose step was used already. */
@@ -116,8 +121,17 @@ export type DomainEvent =
   | ({ type: 'mfa.throttled'; at: number; retryAfter: number } & Actor)
   /** A recovery code was used up; `remaining` are left. */
   | ({ type: 'mfa.recovery_used'; at: number; remaining: number } & Actor)
-  /** Every second factor of `owner` was removed; `sessionsEnded` of their sessions ended. */
-  | ({ type: 'mfa.removed'; at: number; owner: string; sessionsEnded: number } & Actor)
+  /**
+   * Second factors of `owner` were removed: their TOTP app and recovery codes (`totp`), or every
+   * one, passkeys too (`all`); `sessionsEnded` of their sessions ended.
+   */
+  | ({
+      type: 'mfa.removed'
+      at: number
+      owner: string
+      factors: 'totp' | 'all'
+      sessionsEnded: number
+    } & Actor)
   /** A person registered a passkey (`id`, the credential's); `sessionsEnded` of their other sessions ended. */
   | ({ type: 'passkey.registered'; at: number; id: string; name: string; sessionsEnded: number } & Actor)
   /** A person removed one of their passkeys; `sessionsEnded` of their other sessions ended. */
@@ -126,8 +140,11 @@ export type DomainEvent =
   | ({ type: 'passkey.succeeded'; at: number; id: string } & Actor)
   /**
    * A passkey sign-in was refused, and why; `id` is the credential the answer named (null when
-   * the challenge was refused before it was read). `counter`: the authenticator's counter did not
-   * grow, as a cloned authenticator's would not.
+   * the challenge was refused before it was read). `unknown_challenge`: not one this server gave
+   * this browser and address, past its time, or used already. `counter`: the authenticator's
+   * counter did not grow, as a cloned authenticator's would not. `too_many_sign_ins`: the passkey
+   * verified, but too many sign-ins wait to finish (their one-time codes) from the client's
+   * address or in all, so this one did not end.
    */
   | ({ type: 'passkey.failed'; at: number; id: string | null; reason: PasskeyFailure } & Actor)
   | ({ type: 'module.enabled'; at: number; module: string; sets: string[] } & Actor)

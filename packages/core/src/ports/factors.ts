@@ -11,6 +11,11 @@ export interface TotpFactor {
   createdAt: number
   /** When one code confirmed it, or null while its enrolment awaits that code. */
   confirmedAt: number | null
+  /**
+   * Whether it was confirmed during a sign-in (the policy asked the person to enrol there, with
+   * their password alone), rather than from a session of theirs; false while unconfirmed.
+   */
+  confirmedAtSignIn: boolean
   /** The last time step whose code was accepted, or null when none was. */
   lastStep: number | null
 }
@@ -43,10 +48,17 @@ export interface FactorStore {
   findTotp(username: string): Promise<TotpFactor | null>
   /**
    * Confirms the unconfirmed factor whose secret is `secret` (the one whose code was checked),
-   * recording `step` as its last used step, atomically: false when the factor is confirmed
-   * already, was replaced by another enrolment, or is gone.
+   * recording `step` as its last used step and whether it was confirmed during a sign-in,
+   * atomically: false when the factor is confirmed already, was replaced by another enrolment, or
+   * is gone.
    */
-  confirmTotp(username: string, secret: string, step: number, now: number): Promise<boolean>
+  confirmTotp(
+    username: string,
+    secret: string,
+    step: number,
+    now: number,
+    atSignIn: boolean,
+  ): Promise<boolean>
   /**
    * Records `step` as the confirmed factor's last used step when it is later than the last one,
    * atomically across processes (a compare-and-set): true when recorded, false when the step was

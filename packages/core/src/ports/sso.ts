@@ -1,8 +1,8 @@
 // The single sign-on store: what every instance sharing the store must agree on about the people
-// the identity provider vouches for, and about the sign-ins under way. Keys are opaque to the
-// store (hashes the core derives). Times are milliseconds since the Unix epoch, always passed in:
-// adapters never read a clock.
-import type { PendingSignIn } from './identity.js'
+// the identity provider vouches for, and about sign-ins (of every kind) under way: the key that
+// authenticates the challenges browsers carry, the challenges answered, and the one-time codes
+// that end sign-ins. Keys are opaque to the store (hashes the core derives). Times are
+// milliseconds since the Unix epoch, always passed in: adapters never read a clock.
 import type { SignInMethod } from './tokens.js'
 
 /**
@@ -25,21 +25,6 @@ export interface AuthorizationRequest {
  */
 export type LocalSignInMethod = Exclude<SignInMethod, 'provider'>
 
-/** A sign-in sent to the provider and not yet back: what its callback needs to finish it. */
-export interface StartedSignIn {
-  /** The SHA-256 of the browser binding (the cookie's value): the binding itself is not stored. */
-  key: string
-  /** The scope of the client address that started it: what the per-address bound counts by. */
-  address: string
-  /** Its state, nonce and PKCE verifier: secrets, kept until `expiresAt` at most. */
-  pending: PendingSignIn
-  /** Where the console lands afterwards. */
-  returnTo: string
-  /** The resource server's request it began with, or null: the console's sign-in. */
-  authorization: AuthorizationRequest | null
-  expiresAt: number
-}
-
 /** A one-time code handed out at the end of a sign-in, waiting to be traded for a token. */
 export interface IssuedCode {
   /** The SHA-256 of the code: the code itself is never stored. */
@@ -59,15 +44,15 @@ export interface IssuedCode {
   expiresAt: number
 }
 
-/** How many sign-ins (and, apart, codes) may wait at once: from one address, and in the store. */
+/** How many one-time codes may wait at once: from one address, and in the store. */
 export interface WaitingBounds {
   perAddress: number
   total: number
 }
 
 /**
- * What saving a sign-in or a code did: `saved`, or nothing because its address has `perAddress`
- * live ones already (`address_full`), or the store has `total` (`full`). Nothing is ever evicted.
+ * What saving a code did: `saved`, or nothing because its address has `perAddress` live ones
+ * already (`address_full`), or the store has `total` (`full`). Nothing is ever evicted.
  */
 export type WaitingSave = 'saved' | 'address_full' | 'full'
 
@@ -92,16 +77,21 @@ export interface SsoStore {
   /** Deletes up to `limit` remembered logout tokens whose time ended at or before `now`; returns how many. */
   deleteExpired(now: number, limit: number): Promise<number>
   /**
-   * Saves a started sign-in unless its address has `bounds.perAddress` live ones (expiring after
+   * The key that authenticates the sign-in challenges browsers carry (see carried-challenges):
+   * `candidate` is kept when there is none yet; the key kept first is the answer to every call,
+   * from every process, ever after (atomic across processes). Never deleted by the store.
+   */
+  signInKey(candidate: string, now: number): Promise<string>
+  /**
+   * Spends the challenge under `key` until `expiresAt`, atomically across processes: true when it
+   * was not spent (or its spending ended at or before `now`), false when it is (a replay). Of two
+   * calls at once, at most one is true.
+   */
+  spendChallenge(key: string, expiresAt: number, now: number): Promise<boolean>
+  /**
+   * Saves a one-time code unless its address has `bounds.perAddress` live ones (expiring after
    * `now`) or the store `bounds.total`; the count and the save are one step across processes.
    */
-  saveSignIn(signIn: StartedSignIn, bounds: WaitingBounds, now: number): Promise<WaitingSave>
-  /**
-   * Takes the sign-in under `key`: deletes it and returns it when it is live at `now`, else null
-   * (none, taken, or expired). Atomic across processes: of racing takers, one gets it.
-   */
-  takeSignIn(key: string, now: number): Promise<StartedSignIn | null>
-  /** Saves a one-time code, under the same bounds as {@link saveSignIn} (codes counted apart). */
   saveCode(code: IssuedCode, bounds: WaitingBounds, now: number): Promise<WaitingSave>
   /** The code under `key` when it is live at `now`, else null; leaves it in place. */
   findCode(key: string, now: number): Promise<IssuedCode | null>
@@ -111,6 +101,9 @@ export interface SsoStore {
    * nothing changes. Atomic across processes: of racing takers, one gets it.
    */
   takeCode(key: string, clientId: string | null, now: number): Promise<IssuedCode | null>
-  /** Deletes up to `limit` sign-ins and codes that expired at or before `now`; returns how many. */
+  /**
+   * Deletes up to `limit` spent challenges and codes whose time ended at or before `now`; returns
+   * how many.
+   */
   deleteExpiredSignIns(now: number, limit: number): Promise<number>
 }

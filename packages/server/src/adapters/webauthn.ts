@@ -1,9 +1,10 @@
 // Passkeys (WebAuthn) with @simplewebauthn/server: the relying party is `adminAuth.webauthn`, its
 // id and the origins its pages are served from. Passkeys here are discoverable credentials
 // (residentKey 'required'), so the sign-in page asks for none by name. User verification is
-// preferred in the options (the browser asks for a PIN or biometric where the authenticator can)
-// and required when an answer is verified: a passkey alone signs a person in, so it must prove
-// its holder as a password and a second factor together would.
+// required, in the options (the browser asks for a PIN or biometric, and offers no authenticator
+// that cannot) and when an answer is verified: a passkey alone signs a person in, so it must prove
+// its holder as a password and a second factor together would. The challenges are the core's
+// (carried by the browser, see carried-challenges), given as base64url.
 import { createHash } from 'node:crypto'
 import type { PasskeyCredential, WebAuthn } from '@flowadmin/core'
 import {
@@ -17,7 +18,7 @@ import {
 } from '@simplewebauthn/server'
 import type { WebAuthnSettings } from '../config/settings/webauthn.js'
 
-/** Milliseconds the browser gives the person to answer; the stored challenge lives longer (5 min). */
+/** Milliseconds the browser gives the person to answer; the challenge lives longer (5 min). */
 const CEREMONY_TIMEOUT_MS = 120_000
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -31,6 +32,10 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const userHandle = (rpId: string, username: string): Uint8Array<ArrayBuffer> =>
   new Uint8Array(createHash('sha256').update(`flowadmin passkey user\n${rpId}\n${username}`).digest())
 
+/** The bytes of the core's challenge (base64url): the options carry them as base64url again. */
+const challengeBytes = (challenge: string): Uint8Array<ArrayBuffer> =>
+  new Uint8Array(Buffer.from(challenge, 'base64url'))
+
 const transportsOf = (transports: readonly string[]) => transports as AuthenticatorTransportFuture[]
 
 /** The relying party of the settings; answers that do not verify are null, never a throw. */
@@ -38,10 +43,11 @@ export function createWebAuthn(settings: WebAuthnSettings): WebAuthn {
   const { rpId, rpName, origins } = settings
   const expected = { expectedOrigin: [...origins], expectedRPID: rpId, requireUserVerification: true }
   return {
-    async registrationOptions(username: string, exclude: readonly PasskeyCredential[]) {
+    async registrationOptions(username: string, exclude: readonly PasskeyCredential[], challenge: string) {
       const options = await generateRegistrationOptions({
         rpName,
         rpID: rpId,
+        challenge: challengeBytes(challenge),
         userName: username,
         userID: userHandle(rpId, username),
         userDisplayName: username,
@@ -51,9 +57,9 @@ export function createWebAuthn(settings: WebAuthnSettings): WebAuthn {
           id: credential.id,
           transports: transportsOf(credential.transports),
         })),
-        authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+        authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       })
-      return { options, challenge: options.challenge }
+      return { options }
     },
 
     async verifyRegistration(response: unknown, challenge: string) {
@@ -79,13 +85,14 @@ export function createWebAuthn(settings: WebAuthnSettings): WebAuthn {
       }
     },
 
-    async authenticationOptions() {
+    async authenticationOptions(challenge: string) {
       const options = await generateAuthenticationOptions({
         rpID: rpId,
+        challenge: challengeBytes(challenge),
         timeout: CEREMONY_TIMEOUT_MS,
-        userVerification: 'preferred',
+        userVerification: 'required',
       })
-      return { options, challenge: options.challenge }
+      return { options }
     },
 
     async verifyAuthentication(response: unknown, challenge: string, credential: PasskeyCredential) {

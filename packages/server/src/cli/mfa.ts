@@ -1,4 +1,3 @@
-import { operator } from '@flowadmin/core'
 import { StartupError } from '../errors.js'
 import { MFA } from './commands.js'
 import { withCore } from './tokens.js'
@@ -25,8 +24,7 @@ export async function mfaCommand(args: string[]): Promise<void> {
   await withCore(
     values,
     async (core) => {
-      const removed = await core.mfa.remove(operator, user, null)
-      if (!removed.ok || !removed.value) throw new StartupError(`${user} has no second factor`)
+      if (!(await core.mfa.reset(user))) throw new StartupError(`${user} has no second factor`)
       process.stdout.write(`removed the second factor of ${user} and ended their sessions\n`)
     },
     MFA,

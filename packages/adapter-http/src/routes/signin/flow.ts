@@ -70,7 +70,7 @@ export function createSignInFlow(deps: RouteDeps) {
     person: VerifiedPerson,
     destination: Destination,
     binding: string,
-  ): Promise<{ ok: true; location: string } | { ok: false; message: string }> => {
+  ): Promise<{ ok: true; location: string } | { ok: false; message: string; scope: 'address' | 'all' }> => {
     const done = await core.signIn.handOver(
       codeOwnerOf(person),
       destination.authorization === null
@@ -80,7 +80,11 @@ export function createSignInFlow(deps: RouteDeps) {
     )
     // Too many codes waiting, from this address or in all: either way, later.
     if (!done.ok)
-      return { ok: false, message: 'Too many sign-ins are waiting to finish. Try again in a minute.' }
+      return {
+        ok: false,
+        message: 'Too many sign-ins are waiting to finish. Try again in a minute.',
+        scope: done.error === 'address_full' ? 'address' : 'all',
+      }
     return { ok: true, location: codeLocation(destination, done.value) }
   }
 

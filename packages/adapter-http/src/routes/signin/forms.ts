@@ -55,10 +55,13 @@ const waitOf = (error: LoginError | FactorError): string => {
   return `${seconds} seconds (at ${until} UTC)`
 }
 
-/** A refused code: wrong (401), or too many attempts (429), as the person is told. */
+/**
+ * A refused code: wrong (401), or too many attempts (429), as the person is told: the wait they
+ * are told is the real one, as at the password step.
+ */
 const codeRefusal = (error: FactorError): [401 | 429, string] =>
   error.code === 'throttled' || error.code === 'temporarily_unavailable'
-    ? [429, 'Too many attempts. Wait a minute, then try again.']
+    ? [429, PASSWORD_REFUSAL[error.code](error)[1]]
     : [401, 'That code is wrong, expired or used already.']
 
 const retryHeaders = (error: LoginError | FactorError) =>

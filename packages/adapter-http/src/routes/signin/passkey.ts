@@ -25,32 +25,18 @@ export function signInPasskeyRoutes(flow: SignInFlow): Hono<AppEnv> {
     passkeyStep(
       'signInPasskeyOptions',
       'Sign in with a passkey: the challenge',
-      'Options for `navigator.credentials.get()` (no credential listed: the browser offers the person’s passkeys for this site); their challenge serves once, within 5 minutes.',
+      'Options for `navigator.credentials.get()` (no credential listed: the browser offers the person’s passkeys for this site; user verification `required`). Their challenge is bound to this browser’s sign-in cookie and the client’s address (an IPv6 /64), serves once, within 5 minutes, and is not stored: the browser carries it, so no number of options never answered costs the server anything or stops anyone’s sign-in.',
       {},
       {
         description: 'Options for the browser (PublicKeyCredentialRequestOptionsJSON).',
         schema: v.strictObject({ options: v.record(v.string(), v.unknown()) }),
-      },
-      {
-        429: {
-          description:
-            '`too_many_sign_ins`: 100 passkey sign-ins of this client address (an IPv6 /64) await their answer (`Retry-After`); nobody else’s is dropped.',
-          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
-          content: adminErrorContent(['too_many_sign_ins']),
-        },
-        503: {
-          description:
-            '`too_many_sign_ins`: 10,000 passkey sign-ins await their answer in all (`Retry-After`).',
-          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
-          content: adminErrorContent(['too_many_sign_ins']),
-        },
       },
     ),
     noStore,
     async (c) => {
       const binding = pageBindingOf(c)
       if (binding === null) return noSignIn()
-      const options = await core.passkeys.signInOptions(deps.clientAddress(c) ?? '')
+      const options = await core.passkeys.signInOptions(binding, deps.clientAddress(c) ?? '')
       if (!options.ok) return toResponse(errorAnswerOf(options.error))
       return noStoreJson(200, { options: options.value.options })
     },
@@ -61,7 +47,7 @@ export function signInPasskeyRoutes(flow: SignInFlow): Hono<AppEnv> {
     passkeyStep(
       'signInPasskey',
       'Sign in with a passkey',
-      'Checks the browser’s answer (signature, origin, relying party, user verification, the passkey’s counter); the person is signed in, as they are now, whatever the policy asks (a passkey is a second factor itself).',
+      'Checks the browser’s answer (its challenge: one given to this browser and address, in time, unused; signature, origin, relying party, user verification, the passkey’s counter); the challenge is then spent, and the person is signed in, as they are now, whatever the policy asks (a passkey is a second factor itself).',
       { response: { id: 'credential-id', type: 'public-key', response: {} } },
       {
         description:
@@ -69,10 +55,16 @@ export function signInPasskeyRoutes(flow: SignInFlow): Hono<AppEnv> {
         schema: v.strictObject({ redirect: v.string() }),
       },
       {
+        429: {
+          description:
+            '`too_many_sign_ins`: 100 one-time codes of this client address (an IPv6 /64) wait to be traded (`Retry-After`); the sign-in did not end (audited as `passkey.failed`).',
+          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
+          content: adminErrorContent(['too_many_sign_ins']),
+        },
         503: {
           description:
-            '`too_many_sign_ins`: too many one-time codes wait to be traded; the sign-in did not end.',
-          headers: NO_STORE_HEADERS,
+            '`too_many_sign_ins`: 10,000 one-time codes wait to be traded in all (`Retry-After`); the sign-in did not end (audited as `passkey.failed`).',
+          headers: { ...NO_STORE_HEADERS, 'Retry-After': RETRY_AFTER },
           content: adminErrorContent(['too_many_sign_ins']),
         },
       },
@@ -88,10 +80,11 @@ export function signInPasskeyRoutes(flow: SignInFlow): Hono<AppEnv> {
         typeof given === 'object' && given !== null ? destinationOf(given as Record<string, unknown>) : null
       // Checked before the answer, so a sign-in going nowhere spends no challenge.
       if (destination === null) return noSignIn()
-      const signedIn = await core.passkeys.signIn(body.value.response, deps.clientAddress(c) ?? '')
+      const address = deps.clientAddress(c) ?? ''
+      const signedIn = await core.passkeys.signIn(body.value.response, binding, address)
       if (!signedIn.ok) return toResponse(errorAnswerOf(signedIn.error))
       const handed = await handOver(c, { user: signedIn.value.user, method: 'passkey' }, destination, binding)
-      if (!handed.ok) return noStoreJson(503, { code: 'too_many_sign_ins', message: handed.message })
+      if (!handed.ok) return toResponse(errorAnswerOf({ code: 'too_many_sign_ins', scope: handed.scope }))
       return noStoreJson(200, { redirect: handed.location })
     },
   )

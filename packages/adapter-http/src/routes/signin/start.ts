@@ -90,7 +90,7 @@ export function signInStartRoutes(flow: SignInFlow): Hono<AppEnv> {
         },
         302: {
           description:
-            'To the identity provider (no users of flowadmin’s own); or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`, or `temporarily_unavailable` when the provider cannot be reached or too many sign-ins are under way), `error_description` and `state`.',
+            'To the identity provider (no users of flowadmin’s own); or to the redirect URI with `error` (`unsupported_response_type`, `invalid_request`, or `temporarily_unavailable` when the provider cannot be reached), `error_description` and `state`.',
         },
         400: {
           description: 'An unknown client, or a redirect URI not registered for it (an HTML page).',
