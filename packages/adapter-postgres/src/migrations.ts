@@ -202,6 +202,27 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE flowadmin_passkey_challenges ADD COLUMN address text;
   CREATE INDEX flowadmin_passkey_challenges_by_address ON flowadmin_passkey_challenges (address, expires_at);
   `,
+  `
+  -- The fleet's desired state has a revision, bumped in the transaction of each of its changes,
+  -- and the settings the instances act on, one for every flowadmin sharing the database.
+  CREATE TABLE flowadmin_fleet_state (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    revision bigint NOT NULL,
+    prune boolean NOT NULL
+  );
+  INSERT INTO flowadmin_fleet_state (revision, prune) VALUES (1, false);
+  -- Each instance's lease (ms since the epoch: in touch until then), whether it counted as
+  -- connected when last looked at, and its latest report's sequence (null before one had any).
+  ALTER TABLE flowadmin_fleet_instances ADD COLUMN lease_until bigint NOT NULL DEFAULT 0;
+  ALTER TABLE flowadmin_fleet_instances ADD COLUMN connected boolean NOT NULL DEFAULT false;
+  ALTER TABLE flowadmin_fleet_instances ADD COLUMN sequence bigint;
+  CREATE INDEX flowadmin_fleet_instances_by_lease ON flowadmin_fleet_instances (lease_until) WHERE connected;
+  -- The modules the instances reported, each noted once.
+  CREATE TABLE flowadmin_fleet_reported (
+    module text PRIMARY KEY,
+    at bigint NOT NULL              -- ms since the epoch
+  );
+  `,
 ]
 
 /** The schema version this code writes. */
