@@ -1,3 +1,4 @@
+import { useEffect } from 'hono/jsx/dom'
 import { type FleetInstance, listFleetInstances, type Notice } from './api.js'
 import { Feedback, useRefreshedList } from './feedback.js'
 import { when } from './sessions.js'
@@ -5,11 +6,25 @@ import { when } from './sessions.js'
 /** What each drift reason means to a person. */
 const REASONS: Record<string, string> = {
   pending: 'not applied yet',
+  applying: 'applying now',
   refused: 'refused by Node-RED',
   install_failed: 'install failed',
   remove_failed: 'removal failed',
+  version_mismatch: 'another version',
+  restart_needed: 'restart Node-RED to load the new version',
+  changed_by_hand: 'changed by hand',
+  removed_by_hand: 'removed by hand',
   installed_by_hand: 'installed by hand',
 }
+
+/** Milliseconds between the view's own refreshes: connections and drift change by themselves. */
+const REFRESH_MS = 5000
+
+/** A drift entry in words: the reason, who made a hand change, the message. */
+const driftText = (entry: FleetInstance['drift'][number]) =>
+  `${REASONS[entry.reason] ?? entry.reason}${entry.by ? ` by ${entry.by}` : ''}${
+    entry.message !== undefined ? ` (${entry.message})` : ''
+  }`
 
 /**
  * Fleet mode: every Node-RED instance whose helper reports here, whether it is in touch (or since
@@ -23,6 +38,10 @@ export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
     alert,
     status,
   } = useRefreshedList<FleetInstance>(listFleetInstances, 'Instances refreshed.', props.onSessionEnded)
+  useEffect(() => {
+    const timer = setInterval(() => void refresh(false), REFRESH_MS)
+    return () => clearInterval(timer)
+  }, [])
 
   return (
     <section aria-labelledby="fleet-title" class="modules">
@@ -33,8 +52,8 @@ export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
         </button>
       </div>
       <p class="muted hint">
-        The Node-RED instances that apply this server's node modules. Drift is a module where an instance
-        differs from what the Node modules page says.
+        The Node-RED instances that apply this server's node modules, refreshed every few seconds. Drift is a
+        module where an instance differs from what the Node modules page says.
       </p>
       <Feedback alert={alert} status={status} />
       {instances === null && alert === null && <p class="muted">Loading instances…</p>}
@@ -75,8 +94,7 @@ export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
                       <ul class="drift" aria-label={`Drift of ${instance.id}`}>
                         {instance.drift.map((entry) => (
                           <li key={entry.module}>
-                            <code>{entry.module}</code>: {REASONS[entry.reason] ?? entry.reason}
-                            {entry.message !== undefined && ` (${entry.message})`}
+                            <code>{entry.module}</code>: {driftText(entry)}
                           </li>
                         ))}
                       </ul>
