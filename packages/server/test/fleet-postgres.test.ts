@@ -1,11 +1,13 @@
 // Fleet mode on two built flowadmin instances sharing one PostgreSQL database: a real Node-RED
-// connected to one of them applies a change made at the other, and both list it.
+// connected to one of them applies a change made at the other, and both list it; an instance
+// (here a lean client speaking the protocol) is connected and disconnected once, seen from both.
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
 import { startBuiltServer, useServerFolder } from './cli-process.js'
 import { SHOUT } from './ecosystem.js'
 import {
+  CLIENT_ID,
   eventually,
   fleetAdminAuth,
   helperSettings,
@@ -19,6 +21,9 @@ import { type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.
 import { logIn } from './password-grant.js'
 
 const database = useTestDatabase()
+/** Seconds a poll is held: short, so that a lease runs out within the test. */
+const HOLD = 5
+const basic = `Basic ${Buffer.from(`${CLIENT_ID}:${SECRET}`).toString('base64')}`
 const work = useServerFolder('fleet-pg')
 const urls: string[] = []
 let nodeRed: NodeRedRun
@@ -28,7 +33,7 @@ beforeAll(async () => {
     storage: 'postgres',
     postgres: { url: database.current().url, pool: 4 },
     auditLog: 'off',
-    fleet: { modules: true },
+    fleet: { modules: true, hold: HOLD },
     adminAuth: await fleetAdminAuth(),
   }
   for (const name of ['flowadmin-a', 'flowadmin-b']) {
@@ -59,17 +64,28 @@ async function adminToken(url: string): Promise<string> {
   }
 }
 
+type Listed = Array<{ id: string; connected: boolean; lastReport: string | null }>
+const listAt = async (url: string, token: string) =>
+  (await (
+    await fetch(`${url}/fleet/instances`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as Listed
+/** A lean instance's poll at `url`: the first (answered at once), then one held with that ETag. */
+async function poll(url: string, id: string, signal?: AbortSignal) {
+  const first = await fetch(`${url}/fleet/instances/${id}/desired`, { headers: { authorization: basic } })
+  expect(first.status).toBe(200)
+  const etag = first.headers.get('etag') as string
+  return fetch(`${url}/fleet/instances/${id}/desired`, {
+    headers: { authorization: basic, 'if-none-match': etag, prefer: 'wait=60' },
+    ...(signal !== undefined && { signal }),
+  })
+}
+const connectedAt = async (url: string, token: string, id: string) =>
+  (await listAt(url, token)).find((instance) => instance.id === id)?.connected
+
 describe('fleet mode on two flowadmin instances sharing PostgreSQL', () => {
   it('a change made at one reaches the Node-RED connected to the other, and both list it', async () => {
     const [urlA, urlB] = urls as [string, string]
     const tokenA = await adminToken(urlA)
-    const listAt = async (url: string, token: string) =>
-      (await (
-        await fetch(`${url}/fleet/instances`, { headers: { authorization: `Bearer ${token}` } })
-      ).json()) as Array<{
-        id: string
-        lastReport: string | null
-      }>
     const listed = await eventually(
       () => listAt(urlA, tokenA),
       (list) => list.some((instance) => instance.id === 'edge' && instance.lastReport !== null),
@@ -107,4 +123,57 @@ describe('fleet mode on two flowadmin instances sharing PostgreSQL', () => {
       { id: 'edge', connected: true, version: SHOUT.version, enabled: { shout: false } },
     ])
   }, 300_000)
+
+  it('a poll whose connection closes disconnects its instance at once, at both; each change is one event', async () => {
+    const [urlA, urlB] = urls as [string, string]
+    const [tokenA, tokenB] = [await adminToken(urlA), await adminToken(urlB)]
+    const gone = new AbortController()
+    const held = poll(urlA, 'lean-1', gone.signal).catch(() => null)
+    expect(
+      await eventually(
+        () => connectedAt(urlB, tokenB, 'lean-1'),
+        (connected) => connected === true,
+      ),
+    ).toBe(true)
+    gone.abort()
+    await held
+    const cut = Date.now()
+    expect(
+      await eventually(
+        () => connectedAt(urlB, tokenB, 'lean-1'),
+        (connected) => connected === false,
+      ),
+    ).toBe(false)
+    expect(Date.now() - cut).toBeLessThan(1000)
+    // Both flowadmin instances expire leases each second: the trail holds each change once.
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    const trail = async () =>
+      (
+        (await (
+          await fetch(`${urlA}/audit?instance=${CLIENT_ID}/lean-1`, {
+            headers: { authorization: `Bearer ${tokenA}` },
+          })
+        ).json()) as { events: Array<{ event: string }> }
+      ).events.map((entry) => entry.event)
+    expect((await trail()).sort()).toEqual(['fleet.connected', 'fleet.disconnected'])
+  }, 120_000)
+
+  it('an instance that stops polling without closing its connection is disconnected once its lease ends', async () => {
+    const [urlA, urlB] = urls as [string, string]
+    const tokenB = await adminToken(urlB)
+    const started = Date.now()
+    // Held for the hold time, answered 304; then the instance asks no more (paused, or gone silently).
+    const held = await poll(urlA, 'lean-2')
+    expect(held.status).toBe(304)
+    expect(await connectedAt(urlB, tokenB, 'lean-2')).toBe(true)
+    expect(
+      await eventually(
+        () => connectedAt(urlB, tokenB, 'lean-2'),
+        (connected) => connected === false,
+      ),
+    ).toBe(false)
+    const after = (Date.now() - started) / 1000
+    expect(after).toBeGreaterThan(HOLD + 10 - 1)
+    expect(after).toBeLessThan(HOLD + 10 + 2)
+  }, 120_000)
 })
