@@ -32,6 +32,8 @@ const notFound = () => emptyResponse(404)
  * again (a report saved at another flowadmin sharing a SQLite file, a lease that ran out).
  */
 const OUTCOME_FALLBACK_MS = 1000
+/** After a report's notice, how long a change's answer lets others come before it looks: one look for many. */
+const OUTCOME_BATCH_MS = 20
 
 /**
  * `GET|POST /nodes`, `GET|PUT|DELETE /nodes/:module`, `GET|PUT /nodes/:module/:set`.
@@ -45,7 +47,8 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   /**
    * A change made: the instances' held polls learn of it now, and in fleet mode the answer waits
    * (up to `answerWaitMs`) for the connected instances' outcomes, which it then shows: it looks
-   * again at each report saved (and at least every OUTCOME_FALLBACK_MS), at that module only.
+   * again at that module only, when reports were saved (those of OUTCOME_BATCH_MS at once), and
+   * at least every OUTCOME_FALLBACK_MS.
    */
   const changed = async <T extends { ok: boolean }>(
     result: T,
@@ -62,7 +65,8 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (await fleet.settled(module)) break
       const left = deadline - Date.now()
       if (left <= 0 || signal.aborted) break
-      await signals.reports.next(since, Math.min(left, OUTCOME_FALLBACK_MS), signal)
+      const news = await signals.reports.next(since, Math.min(left, OUTCOME_FALLBACK_MS), signal)
+      if (news) await new Promise((resolve) => setTimeout(resolve, Math.min(OUTCOME_BATCH_MS, left)))
     }
     return result
   }

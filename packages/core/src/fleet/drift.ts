@@ -1,4 +1,11 @@
-import type { FleetAction, FleetInstall, HandChange, InstanceReport, ModuleRecord } from '../ports/index.js'
+import type {
+  FleetAction,
+  FleetInstall,
+  HandChange,
+  InstanceReport,
+  ModuleRecord,
+  ReportedModule,
+} from '../ports/index.js'
 
 // Where an instance differs from the fleet's desired state, and why: judged on the desired state
 // and on that instance's own report alone, never on what the other instances have.
@@ -75,8 +82,7 @@ const FAILED: Partial<Record<FleetAction, DriftReason>> = {
 export function driftOf(report: InstanceReport | null, desired: DesiredView, only?: string): Drift[] {
   if (report === null) return []
   const drift: Drift[] = []
-  const mine = new Map(report.modules.map((module) => [module.name, module]))
-  const hands = new Map((report.handChanges ?? []).map((change) => [change.module, change]))
+  const { mine, hands } = indexOf(report)
   const behind = !caughtUp(report, desired.revision)
 
   /** Why module `name` differs, on the evidence the report gives; `otherwise` when it gives none. */
@@ -143,6 +149,22 @@ export function driftOf(report: InstanceReport | null, desired: DesiredView, onl
     if (entry !== null) drift.push(entry)
   }
   return drift
+}
+
+/** A report's modules and hand changes by module name, made once per report (reports are not changed once read). */
+const indexes = new WeakMap<
+  InstanceReport,
+  { mine: ReadonlyMap<string, ReportedModule>; hands: ReadonlyMap<string, HandChange> }
+>()
+function indexOf(report: InstanceReport) {
+  let index = indexes.get(report)
+  if (index === undefined) {
+    const mine = new Map<string, ReportedModule>()
+    for (const module of report.modules) if (!mine.has(module.name)) mine.set(module.name, module)
+    index = { mine, hands: new Map((report.handChanges ?? []).map((change) => [change.module, change])) }
+    indexes.set(report, index)
+  }
+  return index
 }
 
 const handDrift = (hand: HandChange): Drift => ({
