@@ -38,6 +38,7 @@ export function createFleetLeases(writer: LeaseWriter, flushMs = FLUSH_MS): Flee
   }
   function flush() {
     timer = null
+    if (batch.size === 0) return
     if (writing !== null) {
       // One write at a time: this batch goes once the one running is done.
       void writing.done.then(schedule)

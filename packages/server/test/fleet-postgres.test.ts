@@ -4,7 +4,7 @@
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useTestDatabase } from '../../adapter-postgres/test/pg-server.js'
-import { startBuiltServer, useServerFolder } from './cli-process.js'
+import { type BuiltServer, startBuiltServer, useServerFolder } from './cli-process.js'
 import { SHOUT } from './ecosystem.js'
 import {
   CLIENT_ID,
@@ -26,10 +26,12 @@ const HOLD = 5
 const basic = `Basic ${Buffer.from(`${CLIENT_ID}:${SECRET}`).toString('base64')}`
 const work = useServerFolder('fleet-pg')
 const urls: string[] = []
+const servers: BuiltServer[] = []
 let nodeRed: NodeRedRun
+let settings: Record<string, unknown>
 
 beforeAll(async () => {
-  const settings = {
+  settings = {
     storage: 'postgres',
     postgres: { url: database.current().url, pool: 4 },
     auditLog: 'off',
@@ -41,6 +43,7 @@ beforeAll(async () => {
     const server = await startBuiltServer(path.join(dir, 'settings.json'), {
       settings: { ...settings, userDir: dir },
     })
+    servers.push(server)
     urls.push(server.url)
   }
   const userDir = path.join(work.dir, 'edge')
@@ -175,5 +178,43 @@ describe('fleet mode on two flowadmin instances sharing PostgreSQL', () => {
     const after = (Date.now() - started) / 1000
     expect(after).toBeGreaterThan(HOLD + 10 - 1)
     expect(after).toBeLessThan(HOLD + 10 + 2)
+  }, 120_000)
+
+  it('a flowadmin started with another prune writes it to the store and says so; the others warn, and their metric says they differ', async () => {
+    // No Node-RED may prune its modules meanwhile.
+    await stopNodeReds()
+    const [urlA] = urls as [string]
+    const dir = path.join(work.dir, 'flowadmin-c')
+    const fleet = { modules: true, hold: HOLD, prune: true }
+    const c = await startBuiltServer(path.join(dir, 'settings.json'), {
+      settings: { ...settings, userDir: dir, fleet },
+    })
+    servers.push(c)
+    const output = (server: BuiltServer) => server.run.stdout + server.run.stderr
+    expect(output(c)).toContain(
+      'fleet.prune is true now for every flowadmin sharing this store (it was false)',
+    )
+    const tokenA = await adminToken(urlA)
+    const agree = async () =>
+      /flowadmin_fleet_settings_agree (\d)/.exec(
+        await (await fetch(`${urlA}/metrics`, { headers: { authorization: `Bearer ${tokenA}` } })).text(),
+      )?.[1]
+    expect(await eventually(agree, (value) => value === '0')).toBe('0')
+    expect(
+      await eventually(
+        async () => output(servers[0] as BuiltServer),
+        (text) => text.includes('fleet.prune in the store'),
+      ),
+    ).toContain('fleet.prune in the store is not this flowadmin’s setting')
+    const desired = (await (
+      await fetch(`${urlA}/fleet/instances/lean-3/desired`, { headers: { authorization: basic } })
+    ).json()) as { prune: boolean }
+    expect(desired.prune).toBe(true)
+    const trail = (await (
+      await fetch(`${urlA}/audit?event=fleet.settings_changed`, {
+        headers: { authorization: `Bearer ${tokenA}` },
+      })
+    ).json()) as { events: Array<{ details: object }> }
+    expect(trail.events.map((entry) => entry.details)).toEqual([{ setting: 'prune', from: false, to: true }])
   }, 120_000)
 })
