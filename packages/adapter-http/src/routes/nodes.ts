@@ -6,6 +6,7 @@ import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import { parseFields, readFields } from '../fields.js'
+import { awaitOutcomes } from '../fleet-outcomes.js'
 import {
   accessDocs,
   adminErrorContent,
@@ -28,14 +29,6 @@ import {
 const notFound = () => emptyResponse(404)
 
 /**
- * The longest a change's answer waits without a report's notice before it looks at the outcomes
- * again (a report saved at another flowadmin sharing a SQLite file, a lease that ran out).
- */
-const OUTCOME_FALLBACK_MS = 1000
-/** After a report's notice, how long a change's answer lets others come before it looks: one look for many. */
-const OUTCOME_BATCH_MS = 20
-
-/**
  * `GET|POST /nodes`, `GET|PUT|DELETE /nodes/:module`, `GET|PUT /nodes/:module/:set`.
  */
 export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
@@ -46,9 +39,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   const setJson = async (view: NodeSetView) => (fleet === null ? view : fleet.decorateSet(view))
   /**
    * A change made: the instances' held polls learn of it now, and in fleet mode the answer waits
-   * (up to `answerWaitMs`) for the connected instances' outcomes, which it then shows: it looks
-   * again at that module only, when reports were saved (those of OUTCOME_BATCH_MS at once), and
-   * at least every OUTCOME_FALLBACK_MS.
+   * for the connected instances' outcomes, which it then shows (see awaitOutcomes).
    */
   const changed = async <T extends { ok: boolean }>(
     result: T,
@@ -58,16 +49,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     const signals = deps.fleet
     if (!result.ok || signals === undefined) return result
     signals.changes.notify()
-    if (fleet === null || module === null || fleet.answerWaitMs <= 0) return result
-    const deadline = Date.now() + fleet.answerWaitMs
-    for (;;) {
-      const since = signals.reports.generation()
-      if (await fleet.settled(module)) break
-      const left = deadline - Date.now()
-      if (left <= 0 || signal.aborted) break
-      const news = await signals.reports.next(since, Math.min(left, OUTCOME_FALLBACK_MS), signal)
-      if (news) await new Promise((resolve) => setTimeout(resolve, Math.min(OUTCOME_BATCH_MS, left)))
-    }
+    if (fleet !== null && module !== null) await awaitOutcomes(fleet, signals.reports, module, signal)
     return result
   }
   const routes = new Hono<AppEnv>()
