@@ -85,7 +85,7 @@ export {
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'
 export type { DesiredState } from './fleet/desired-state.js'
-export { type DesiredView, type Drift, type DriftReason, driftOf } from './fleet/drift.js'
+export { type Drift, type DriftReason, driftOf } from './fleet/drift.js'
 export {
   DEFAULT_ANSWER_WAIT_MS,
   DEFAULT_HOLD_SECONDS,
@@ -97,7 +97,6 @@ export {
   type InstanceView,
 } from './fleet/fleet.js'
 export type { InstanceModuleState } from './fleet/instance-states.js'
-export { LEASE_GRACE_MS } from './fleet/leases.js'
 export { type ModuleView, NOT_INSTALLED, type NodeSetView } from './modules/local-state.js'
 export type { ModuleError, PaletteError } from './modules/modules.js'
 export type * from './ports/index.js'

@@ -70,6 +70,7 @@ export type FleetNodeSetView = NodeSetView & { decided: boolean; instances: Inst
 export type InstanceConflict = { code: 'instance_conflict'; instance: string }
 
 export const DEFAULT_ANSWER_WAIT_MS = 5000
+/** Seconds a poll is held by default: under the 20–30 s idle cuts of common gateways and proxies. */
 export const DEFAULT_HOLD_SECONDS = 15
 /** Most instance bindings kept in memory; past it they are read again as polls come. */
 const MAX_BINDINGS = 100_000

@@ -1,4 +1,5 @@
 // `fleet`: fleet mode, where the module routes state the desired modules of Node-RED instances.
+import { DEFAULT_HOLD_SECONDS } from '@flowadmin/core'
 import * as v from 'valibot'
 import { onOff, strictObject, whole } from './fields.js'
 
@@ -12,9 +13,6 @@ export interface FleetSettings {
   answerWaitMs: number
   holdSeconds: number
 }
-
-/** Seconds a poll is held by default: under the 20–30 s idle cuts of common gateways and proxies. */
-export const DEFAULT_HOLD_SECONDS = 15
 
 export const fleet = strictObject({
   modules: onOff,
