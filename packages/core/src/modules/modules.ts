@@ -230,7 +230,8 @@ export function createModules(deps: ModuleDeps) {
     async list(): Promise<ModuleView[]> {
       const stored = await store.list()
       if (reported === undefined) return stored.map(moduleView)
-      const all = [...stored, ...(await reported.list())]
+      const names = new Set(stored.map((module) => module.name))
+      const all = [...stored, ...(await reported.list()).filter((module) => !names.has(module.name))]
       return all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(moduleView)
     },
 
