@@ -58,7 +58,8 @@ async function scratchDemo() {
 async function startServer(settings) {
   const child = spawn(process.execPath, [BIN, 'start', '--settings', settings, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
+    // The demo's second-factor key is published: flowadmin takes it only when told so.
+    env: { ...process.env, NO_COLOR: '1', FLOWADMIN_ALLOW_EXAMPLE_MFA_KEY: '1' },
   })
   const exited = new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? signal)))
   const stop = async () => {

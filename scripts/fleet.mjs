@@ -243,7 +243,8 @@ try {
   const [, flowadmin] = await start(
     'flowadmin',
     [BIN, 'start', '--settings', path.join(flowadminDir, 'settings.json'), '--port', String(flowadminPort)],
-    { FLOWADMIN_OIDC_CLIENT_SECRET: PROVIDER_CLIENT.secret },
+    // The example's second-factor key is published: flowadmin takes it only when told so.
+    { FLOWADMIN_OIDC_CLIENT_SECRET: PROVIDER_CLIENT.secret, FLOWADMIN_ALLOW_EXAMPLE_MFA_KEY: '1' },
     /listening on (http:\/\/\S+)/,
   )
   if (values.sso) {

@@ -56,6 +56,8 @@ writeFileSync(
 
 const server = spawn(process.execPath, [BIN, 'start', '--settings', path.join(userDir, 'settings.json')], {
   stdio: ['ignore', 'pipe', 'pipe'],
+  // The demo's second-factor key is published: flowadmin takes it only when told so.
+  env: { ...process.env, FLOWADMIN_ALLOW_EXAMPLE_MFA_KEY: '1' },
 })
 let serverErrors = ''
 server.stderr.setEncoding('utf8').on('data', (chunk) => {

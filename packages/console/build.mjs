@@ -75,7 +75,38 @@ else {
   utimesSync(path.join(here, 'dist', 'ui.tsbuildinfo'), now, now)
 }
 
+/**
+ * flowadmin's look, whose home is beside the sign-in page in the HTTP adapter (the page inlines
+ * it): its tokens, the rules both pages share and the logo. Bundled by esbuild, then imported.
+ */
+async function loadDesign() {
+  const file = path.join(here, '..', 'adapter-http', 'src', 'sign-in-page', 'design.ts')
+  const bundled = await build({
+    entryPoints: [file],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    logLevel: 'warning',
+  })
+  const code = Buffer.from(bundled.outputFiles[0].contents).toString('base64')
+  return import(`data:text/javascript;base64,${code}`)
+}
+const design = await loadDesign()
+
+/** `@import "flowadmin:design"` in ui/style.css: the tokens and the shared rules, before the console's own. */
+const designSheet = {
+  name: 'flowadmin-design',
+  setup(build) {
+    build.onResolve({ filter: /^flowadmin:design$/ }, ({ path }) => ({ path, namespace: 'flowadmin-design' }))
+    build.onLoad({ filter: /.*/, namespace: 'flowadmin-design' }, () => ({
+      contents: `${design.TOKENS}${design.BASE}`,
+      loader: 'css',
+    }))
+  },
+}
+
 const result = await build({
+  plugins: [designSheet],
   entryPoints: [
     path.join(here, 'ui', 'main.tsx'),
     path.join(here, 'ui', 'style.css'),
@@ -95,10 +126,10 @@ const result = await build({
   logLevel: 'warning',
 })
 
-// What this build would write follows from the bundle's output and the two files added to it: when
+// What this build would write follows from the bundle's output and the page and icon added to it: when
 // they are those of the last build, its files stand (the brotli pass is most of a build's time).
 const template = readFileSync(path.join(here, 'ui', 'index.html'))
-const icon = readFileSync(path.join(here, 'ui', 'icon.svg'))
+const icon = Buffer.from(design.LOGO_SVG)
 const digest = createHash('sha256')
 for (const part of [
   ...result.outputFiles.map((file) => file.contents),

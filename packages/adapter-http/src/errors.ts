@@ -73,6 +73,15 @@ const mapping: Mapping = {
     ),
     headers: { 'Retry-After': String(error.retryAfter) },
   }),
+  // A reporter past its allowance of audit events (POST /audit/events): it waits, then sends again.
+  too_many_events: (error) => ({
+    status: 429,
+    headers: { 'Retry-After': String(error.retryAfter) },
+    body: {
+      code: 'too_many_events',
+      message: `More audit events than this reporter may send now; nothing was kept. Send them again in ${error.retryAfter} seconds.`,
+    },
+  }),
   // RFC 6749's error for a server that cannot handle the request now; answered at once.
   temporarily_unavailable: (error) => ({
     ...oauthError(503, 'temporarily_unavailable', 'Too many logins are being checked. Try again shortly.'),

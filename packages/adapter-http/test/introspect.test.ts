@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest'
+import { DEFAULT_MAX_BODY_BYTES } from '../src/app.js'
 import { basicCredentials } from '../src/basic-credentials.js'
 import { ADDRESS, basicHeader, createWorld, FLEET_SECRET, fleetBasic, type World } from './helpers.js'
 
@@ -129,6 +130,35 @@ describe('POST /auth/introspect (RFC 7662)', () => {
       })
     }
     expect(world.events.ofType('client.failed').map((event) => event.clientId)).toEqual(['fleet', 'other'])
+  })
+
+  test('checks the client before reading the body: a wrong secret is 401 whatever it sent', async () => {
+    const world = await createWorld()
+    const wrong = basicHeader('fleet', 'wrong')
+    for (const [type, body] of [
+      ['text/plain', 'token=x'],
+      ['application/json', '{"token": 7}'],
+      ['application/json', 'not json'],
+      ['application/x-www-form-urlencoded', `token=${'x'.repeat(DEFAULT_MAX_BODY_BYTES)}`],
+    ] as const) {
+      const res = await world.request('/auth/introspect', {
+        method: 'POST',
+        headers: { Authorization: wrong, 'Content-Type': type },
+        body,
+      })
+      expect(res.status, `${type} ${body.slice(0, 20)}`).toBe(401)
+      expect(await res.json()).toEqual({
+        error: 'invalid_client',
+        error_description: 'Client authentication failed',
+      })
+    }
+    // The right client with the same bodies is told what is wrong with them.
+    const res = await world.request('/auth/introspect', {
+      method: 'POST',
+      headers: { Authorization: fleetBasic(), 'Content-Type': 'text/plain' },
+      body: 'token=x',
+    })
+    expect(res.status).toBe(400)
   })
 
   test('verifies a secret once: later calls with it cost no password verification', async () => {

@@ -1,10 +1,11 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
-import { storeUnavailable } from '@flowadmin/core'
+import { DEFAULT_REPORTED_PER_MINUTE, storeUnavailable } from '@flowadmin/core'
 import { holdVerifications } from '@flowadmin/testkit'
 import type { Hono } from 'hono'
 import * as v from 'valibot'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { createHttpApp } from '../src/index.js'
+import { MAX_REPORTED_EVENTS } from '../src/routes/audit-schemas.js'
 import {
   CreateTokenRequestSchema,
   EnableRequestSchema,
@@ -688,6 +689,9 @@ describe('every response the app gives conforms to the document', () => {
     await report(JSON.stringify({ events: [{ ...event, server: 'other' }] }))
     await report(JSON.stringify({ events: [{ ...event, details: { text: 'x'.repeat(1024 * 1024) } }] }))
     await report('{"events":[]}', null)
+    // Past the resource server's allowance (a minute's worth at once): 429, nothing kept.
+    const full = JSON.stringify({ events: Array(MAX_REPORTED_EVENTS).fill(event) })
+    for (let sent = 0; sent <= DEFAULT_REPORTED_PER_MINUTE; sent += MAX_REPORTED_EVENTS) await report(full)
     const audit = (query: string, token: string | null = admin, accept = 'application/json') =>
       check(
         'GET',
@@ -1054,6 +1058,7 @@ async function brokenChecks(
   stores.tokens.findByHash = fail
   stores.tokens.save = fail
   stores.trail.append = fail
+  stores.trail.appendReport = fail
   const app = createHttpApp(broken.core, { version: VERSION, onUnexpectedError: () => {} })
   const auth = { Authorization: 'Bearer some-token' }
   const put = {

@@ -203,6 +203,28 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX flowadmin_passkey_challenges_by_address ON flowadmin_passkey_challenges (address, expires_at);
   `,
   `
+  -- The trail keeps the time flowadmin received each event (what the age bound goes by) beside the
+  -- time it claims, and whose budget it counts in: null for flowadmin's own, else the reporter
+  -- whose report brought it, written as storedKey writes keys (a backslash as \\u005c). Events from
+  -- before were received when they claim, as far as anyone knows, and count in their resource
+  -- server's budget.
+  ALTER TABLE flowadmin_trail ADD COLUMN received bigint;
+  ALTER TABLE flowadmin_trail ADD COLUMN reporter text;
+  UPDATE flowadmin_trail SET received = time, reporter = replace(server, '\\', '\\u005c');
+  ALTER TABLE flowadmin_trail ALTER COLUMN received SET NOT NULL;
+  CREATE INDEX flowadmin_trail_by_reporter ON flowadmin_trail (reporter, received, seq);
+  -- Every reporter, and the time (ms since the epoch) up to which its allowance of events is spent.
+  CREATE TABLE flowadmin_trail_reporters (
+    reporter text PRIMARY KEY,
+    spent_until double precision NOT NULL
+  );
+  INSERT INTO flowadmin_trail_reporters (reporter, spent_until)
+    SELECT DISTINCT reporter, 0 FROM flowadmin_trail WHERE reporter IS NOT NULL;
+  -- Tokens' usernames are written as storedKey writes keys, so that a NUL can be kept: the
+  -- backslashes of those from before become \\u005c.
+  UPDATE flowadmin_tokens SET username = replace(username, '\\', '\\u005c') WHERE strpos(username, '\\') > 0;
+  `,
+  `
   -- The fleet's desired state has a revision, bumped in the transaction of each of its changes,
   -- and the settings the instances act on, one for every flowadmin sharing the database.
   CREATE TABLE flowadmin_fleet_state (

@@ -2,6 +2,7 @@ import type { TokenRecord, TokenStore } from '@flowadmin/core'
 import { TOKEN_COLUMNS as COLUMNS, type TokenRow, tokenFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
 import { deleteEnded } from './statements.js'
+import { fromStored, storedKey } from './stored-text.js'
 import { createTokenCache, TOKEN_CHANNEL, type TokenCache } from './token-cache.js'
 
 // Ids and usernames order by their bytes ("C"), as in every store, whatever the database's collation.
@@ -25,7 +26,7 @@ export const TOKEN_SQL = {
   findById: `SELECT ${COLUMNS} FROM flowadmin_tokens WHERE id = $1`,
   listAll: `SELECT ${COLUMNS} FROM flowadmin_tokens ${OLDEST_FIRST}`,
   listByUser: `SELECT ${COLUMNS} FROM flowadmin_tokens WHERE username = $1 ${OLDEST_FIRST}`,
-  usernames: 'SELECT DISTINCT username COLLATE "C" AS username FROM flowadmin_tokens ORDER BY 1',
+  usernames: 'SELECT DISTINCT username FROM flowadmin_tokens',
   touch: 'UPDATE flowadmin_tokens SET last_used_at = $2, last_address = $3 WHERE id = $1',
   // A record changed or deleted is announced by its hash, in the statement (or transaction) that
   // does it: the announcement is delivered when that commits, never before. A new record and a
@@ -42,6 +43,9 @@ export const TOKEN_SQL = {
               WHERE expires_at IS NULL OR expires_at > $1 GROUP BY kind`,
 } as const
 
+/** A record as read back: its username was written by storedKey. */
+const recordOf = (row: TokenRow) => tokenFromRow(row, fromStored)
+
 /**
  * Tokens by hash and by id. Each write is one statement or transaction, committed before it
  * resolves. A lookup by hash (each authenticated request's and introspection's) answers from
@@ -53,7 +57,7 @@ export const TOKEN_SQL = {
 export function createTokenStore(db: Database, cache: TokenCache = createTokenCache()): TokenStore {
   const one = async (sql: string, key: string) => {
     const { rows } = await db.query<TokenRow>(sql, [key])
-    return rows[0] ? tokenFromRow(rows[0]) : null
+    return rows[0] ? recordOf(rows[0]) : null
   }
   return {
     async save(record) {
@@ -62,7 +66,8 @@ export function createTokenStore(db: Database, cache: TokenCache = createTokenCa
         record.id,
         record.kind,
         record.name,
-        record.username,
+        // A username may hold a NUL (a name from a directory or a provider), which text cannot.
+        storedKey(record.username),
         record.clientId,
         record.scope,
         record.fingerprint,
@@ -97,11 +102,13 @@ export function createTokenStore(db: Database, cache: TokenCache = createTokenCa
       const { rows } =
         username === null
           ? await db.query<TokenRow>(TOKEN_SQL.listAll)
-          : await db.query<TokenRow>(TOKEN_SQL.listByUser, [username])
-      return rows.map(tokenFromRow)
+          : await db.query<TokenRow>(TOKEN_SQL.listByUser, [storedKey(username)])
+      return rows.map(recordOf)
     },
     async usernames() {
-      return (await db.query<{ username: string }>(TOKEN_SQL.usernames)).rows.map((row) => row.username)
+      // Sorted here, as every store sorts them: the escaped text does not sort as the names do.
+      const { rows } = await db.query<{ username: string }>(TOKEN_SQL.usernames)
+      return rows.map((row) => fromStored(row.username)).sort()
     },
     async touch(id, usedAt, address) {
       await db.query(TOKEN_SQL.touch, [id, usedAt, address])
@@ -114,7 +121,7 @@ export function createTokenStore(db: Database, cache: TokenCache = createTokenCa
       return rows.length > 0
     },
     async deleteByUser(username) {
-      const { rows } = await db.query<{ hash: string }>(TOKEN_SQL.deleteByUser, [username])
+      const { rows } = await db.query<{ hash: string }>(TOKEN_SQL.deleteByUser, [storedKey(username)])
       for (const row of rows) cache.forget(row.hash)
       return rows.length
     },

@@ -20,6 +20,9 @@ export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_trail') IS NOT NULL THEN
     TRUNCATE flowadmin_trail;
   END IF;
+  IF to_regclass('flowadmin_trail_reporters') IS NOT NULL THEN
+    TRUNCATE flowadmin_trail_reporters;
+  END IF;
   IF to_regclass('flowadmin_fleet_instances') IS NOT NULL THEN
     TRUNCATE flowadmin_fleet_instances, flowadmin_fleet_installs;
   END IF;

@@ -223,6 +223,23 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX passkey_challenges_by_address ON passkey_challenges (address, expires_at);
   `,
   `
+  -- The trail keeps the time flowadmin received each event (what the age bound goes by) beside the
+  -- time it claims, and whose budget it counts in: null for flowadmin's own, else the reporter
+  -- whose report brought it. Events from before were received when they claim, as far as anyone
+  -- knows, and count in their resource server's budget.
+  ALTER TABLE trail ADD COLUMN received INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE trail ADD COLUMN reporter TEXT;
+  UPDATE trail SET received = time, reporter = server;
+  CREATE INDEX trail_by_reporter ON trail (reporter, received);
+  -- Every reporter, and the time (ms since the epoch) up to which its allowance of events is spent.
+  CREATE TABLE trail_reporters (
+    reporter TEXT PRIMARY KEY,
+    spent_until REAL NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO trail_reporters (reporter, spent_until)
+    SELECT DISTINCT reporter, 0 FROM trail WHERE reporter IS NOT NULL;
+  `,
+  `
   -- The fleet's desired state has a revision, bumped in the transaction of each of its changes,
   -- and the settings the instances act on, one for every flowadmin sharing the store.
   CREATE TABLE fleet_state (

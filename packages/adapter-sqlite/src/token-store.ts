@@ -123,7 +123,7 @@ export function createTokenStore(db: SqliteDatabase): TokenStore {
     async list(username) {
       return reader(() => {
         const rows = (username === null ? listAll.all() : listByUser.all(username)) as TokenRow[]
-        return rows.map(tokenFromRow)
+        return rows.map((row) => tokenFromRow(row))
       }, anyToken)
     },
     async usernames() {

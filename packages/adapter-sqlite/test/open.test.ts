@@ -105,6 +105,7 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'tokens' },
       { name: 'totp_factors' },
       { name: 'trail' },
+      { name: 'trail_reporters' },
     ])
     db.close()
   })

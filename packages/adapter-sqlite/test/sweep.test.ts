@@ -4,6 +4,7 @@ import { createSqliteStores, openDatabase, type SqliteDatabase } from '../src/in
 import { MODULE_SQL } from '../src/module-store.js'
 import { THROTTLE_SQL } from '../src/throttle-store.js'
 import { TOKEN_SQL } from '../src/token-store.js'
+import { TRAIL_SQL } from '../src/trail-store.js'
 import { openCore } from './core.js'
 import { createTempFolder } from './temp.js'
 
@@ -147,5 +148,42 @@ describe('sweeping expired tokens and ended throttle windows', () => {
       expect({ name, scans }).toEqual({ name, scans: [] })
     }
     db.close()
+  })
+})
+
+describe('the trail’s bounds', () => {
+  it('delete and count each source’s events through trail_by_reporter: a flood of one never makes another’s slow', async () => {
+    const db = openDatabase(temp.file())
+    const stores = createSqliteStores(db)
+    const entry = (i: number) => ({
+      time: 0,
+      received: T0 + i,
+      reporter: i % 10 === 0 ? null : `reporter-${i % 3}`,
+      server: null,
+      instance: null,
+      actor: null,
+      event: 'flows.set',
+      outcome: 'success' as const,
+      address: null,
+      addressReported: false,
+      details: {},
+    })
+    await stores.trail.append(Array.from({ length: 3000 }, (_, i) => entry(i)))
+    db.exec('ANALYZE')
+    const plan = (sql: string) =>
+      (
+        db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array(sql.split('?').length - 1).fill(1)) as Array<{
+          detail: string
+        }>
+      ).map((row) => row.detail)
+    for (const [name, sql] of Object.entries(TRAIL_SQL)) {
+      // Walks the reporters, not their events: that is its job.
+      if (sql === TRAIL_SQL.reporters) continue
+      const scans = plan(sql).filter((step) => step.startsWith('SCAN'))
+      expect({ name, scans }).toEqual({ name, scans: [] })
+    }
+    expect(plan(TRAIL_SQL.deleteBefore).join('\n')).toContain('trail_by_reporter (reporter=? AND received<?)')
+    expect(plan(TRAIL_SQL.deleteFirstOwn).join('\n')).toContain('trail_by_reporter (reporter=?)')
+    await stores.close()
   })
 })

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useState } from 'hono/jsx/dom'
 import { type AuditEvent, type AuditFilters, exportAudit, type Notice, searchAudit } from './api.js'
 import { Feedback, useFeedback } from './feedback.js'
-import { when } from './sessions.js'
+import { Listed } from './list-view.js'
+import { Time } from './time.js'
 
 const FIELDS = [
   { name: 'instance', label: 'Instance', hint: 'flowadmin, a resource server, or server/instance' },
@@ -119,43 +120,50 @@ export function Activity(props: { onSessionEnded: (notice: Notice) => void }) {
         </button>
       </form>
       <Feedback alert={alert} status={status} />
-      {events === null && alert === null && <p class="muted">Loading activity…</p>}
-      {events !== null && events.length === 0 && <p class="muted">No event matches.</p>}
-      {events !== null && events.length > 0 && (
-        <table class="activity" aria-label="Activity">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Instance</th>
-              <th scope="col">Person</th>
-              <th scope="col">Event</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Address</th>
-              <th scope="col">Details</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((event, index) => (
-              <tr key={`${event.time}-${index}`} class={event.outcome === 'failure' ? 'failure' : undefined}>
-                <td>
-                  <time datetime={event.time}>{when(event.time, '')}</time>
-                </td>
-                <td>{event.instance}</td>
-                <td>{event.actor ?? '—'}</td>
-                <td>{event.event}</td>
-                <td>{event.outcome}</td>
-                <td>
-                  {event.address ?? '—'}
-                  {event.address !== null && event.address_reported && <span class="tag">reported</span>}
-                </td>
-                <td>
-                  <code>{JSON.stringify(event.details)}</code>
-                </td>
+      <Listed
+        items={events}
+        alert={alert}
+        loading="Loading activity…"
+        empty="No event matches."
+        show={(shown) => (
+          <table class="activity" aria-label="Activity">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Instance</th>
+                <th scope="col">Person</th>
+                <th scope="col">Event</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Address</th>
+                <th scope="col">Details</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {shown.map((event, index) => (
+                <tr
+                  key={`${event.time}-${index}`}
+                  class={event.outcome === 'failure' ? 'failure' : undefined}
+                >
+                  <td>
+                    <Time at={event.time} />
+                  </td>
+                  <td>{event.instance}</td>
+                  <td>{event.actor ?? '—'}</td>
+                  <td>{event.event}</td>
+                  <td>{event.outcome}</td>
+                  <td>
+                    {event.address ?? '—'}
+                    {event.address !== null && event.address_reported && <span class="tag">reported</span>}
+                  </td>
+                  <td>
+                    <code>{JSON.stringify(event.details)}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      />
       {next !== null && events !== null && (
         <button type="button" class="button" onClick={() => void load(filters, next, events)}>
           Load more

@@ -23,20 +23,45 @@ import { ResourceServers } from './resource-servers.js'
 import { Security } from './security.js'
 import { Sessions } from './sessions.js'
 
-/** The page's icon, whose hashed name the page links. */
-const ICON = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.href ?? ''
-
 type Screen =
   | { name: 'loading' }
   | { name: 'unreachable'; message: string }
   | { name: 'signing-in' }
   | { name: 'ready'; user: User; version: string; auth: boolean; offers: Offers }
 
+type View = 'modules' | 'fleet' | 'sessions' | 'security' | 'servers' | 'activity'
+
+/** The views' tabs, in their order. */
+const TABS: ReadonlyArray<[View, string]> = [
+  ['modules', 'Node modules'],
+  ['fleet', 'Fleet'],
+  ['sessions', 'Sessions and tokens'],
+  ['security', 'Security'],
+  ['servers', 'Resource servers'],
+  ['activity', 'Activity'],
+]
+
+/** The views this person has on this server. */
+function viewsOf(ready: Extract<Screen, { name: 'ready' }>): Record<View, boolean> {
+  const { user, offers } = ready
+  // Sessions, tokens and second factors belong to a person who signed in.
+  const person = ready.auth && user.username !== undefined
+  return {
+    modules: true,
+    // Fleet mode's instances, for whoever may read the node modules they apply.
+    fleet: offers.fleet,
+    sessions: person && offers.tokens,
+    security: person && offers.mfa,
+    // The resource servers are the instance's, for whoever holds `*`.
+    servers: offers.resourceServers && isAdmin(user.permissions),
+    // The trail, for whoever may read it (`audit.read`).
+    activity: offers.audit && canReadAudit(user.permissions),
+  }
+}
+
 export function App() {
   const [screen, setScreen] = useState<Screen>({ name: 'loading' })
-  const [view, setView] = useState<'modules' | 'sessions' | 'security' | 'servers' | 'activity' | 'fleet'>(
-    'modules',
-  )
+  const [view, setView] = useState<View>('modules')
 
   /**
    * Decides the screen from the server: its login scheme, then who this tab's token is. Without a
@@ -80,26 +105,14 @@ export function App() {
     await start('logged_out')
   }, [])
 
-  // Sessions and tokens belong to a logged-in user, on a server that offers them.
-  const tokens =
-    screen.name === 'ready' && screen.auth && screen.offers.tokens && screen.user.username !== undefined
-  // Second factors belong to a person who signed in, on a server that offers them.
-  const security =
-    screen.name === 'ready' && screen.auth && screen.offers.mfa && screen.user.username !== undefined
-  // The resource servers are the instance's, for whoever holds `*`, on a server that lists them.
-  const servers = screen.name === 'ready' && screen.offers.resourceServers && isAdmin(screen.user.permissions)
-  // The trail, for whoever may read it (`audit.read`), on a server that has one.
-  const activity = screen.name === 'ready' && screen.offers.audit && canReadAudit(screen.user.permissions)
-  // Fleet mode's instances, for whoever may read the node modules they apply.
-  const fleet = screen.name === 'ready' && screen.offers.fleet
+  // A view is offered only where the server offers what it shows (a server tells in its OpenAPI document).
+  const views = screen.name === 'ready' ? viewsOf(screen) : null
+  const tabs = views === null ? [] : TABS.filter(([name]) => views[name])
 
   return (
     <div class="shell">
       <header class="bar">
-        <h1 class="brand">
-          <img class="logo" src={ICON} alt="" />
-          flowadmin
-        </h1>
+        <h1 class="brand">flowadmin</h1>
         {screen.name === 'ready' && (
           <div class="who">
             <span class="user">
@@ -135,66 +148,19 @@ export function App() {
             Going to the sign-in page…
           </p>
         )}
-        {screen.name === 'ready' && (tokens || security || servers || activity || fleet) && (
+        {tabs.length > 1 && (
           <nav class="nav tabs" aria-label="Sections">
-            <button
-              type="button"
-              class="button"
-              aria-current={view === 'modules' ? 'page' : undefined}
-              onClick={() => setView('modules')}
-            >
-              Node modules
-            </button>
-            {fleet && (
+            {tabs.map(([name, label]) => (
               <button
                 type="button"
                 class="button"
-                aria-current={view === 'fleet' ? 'page' : undefined}
-                onClick={() => setView('fleet')}
+                key={name}
+                aria-current={view === name ? 'page' : undefined}
+                onClick={() => setView(name)}
               >
-                Fleet
+                {label}
               </button>
-            )}
-            {tokens && (
-              <button
-                type="button"
-                class="button"
-                aria-current={view === 'sessions' ? 'page' : undefined}
-                onClick={() => setView('sessions')}
-              >
-                Sessions and tokens
-              </button>
-            )}
-            {security && (
-              <button
-                type="button"
-                class="button"
-                aria-current={view === 'security' ? 'page' : undefined}
-                onClick={() => setView('security')}
-              >
-                Security
-              </button>
-            )}
-            {servers && (
-              <button
-                type="button"
-                class="button"
-                aria-current={view === 'servers' ? 'page' : undefined}
-                onClick={() => setView('servers')}
-              >
-                Resource servers
-              </button>
-            )}
-            {activity && (
-              <button
-                type="button"
-                class="button"
-                aria-current={view === 'activity' ? 'page' : undefined}
-                onClick={() => setView('activity')}
-              >
-                Activity
-              </button>
-            )}
+            ))}
           </nav>
         )}
         {screen.name === 'ready' && view === 'modules' && (

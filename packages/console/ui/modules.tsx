@@ -14,6 +14,7 @@ import {
   setNodeSet,
   type User,
 } from './api.js'
+import { Confirm } from './confirm.js'
 import { Feedback, useFeedback } from './feedback.js'
 import { InstallForm } from './install.js'
 import { Switch } from './switch.js'
@@ -200,22 +201,15 @@ export function Modules(props: { user: User; offers: Offers; onSessionEnded: (no
                 </div>
               </div>
               {confirming === module.name && (
-                <div class="confirm">
-                  <p>
-                    Remove <PackageName name={module.name} /> from this runtime and forget its state?
-                  </p>
-                  <button
-                    type="button"
-                    class="button danger"
-                    autofocus
-                    onClick={() => void remove(module.name)}
-                  >
-                    Yes, remove
-                  </button>
-                  <button type="button" class="button" onClick={() => setConfirming(null)}>
-                    Cancel
-                  </button>
-                </div>
+                <Confirm
+                  question={
+                    <>
+                      Remove <PackageName name={module.name} /> from this runtime and forget its state?
+                    </>
+                  }
+                  onConfirm={() => void remove(module.name)}
+                  onCancel={() => setConfirming(null)}
+                />
               )}
               {pending.includes(`remove:${module.name}`) && (
                 <p class="progress confirm">

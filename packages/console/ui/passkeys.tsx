@@ -9,8 +9,9 @@ import {
   passkeyOptions,
   removePasskey,
 } from './api.js'
+import { Confirm } from './confirm.js'
 import { Feedback, useFeedback } from './feedback.js'
-import { when } from './sessions.js'
+import { when } from './time.js'
 
 /** Why passkeys cannot be used here, or null when they can. */
 type Unavailable = string | null
@@ -124,20 +125,11 @@ export function Passkeys(props: { onSessionEnded: (notice: Notice) => void }) {
                       <dd>{when(passkey.last_used_at, 'not yet')}</dd>
                     </dl>
                     {confirming === passkey.id && (
-                      <div class="confirm">
-                        <p>Remove the passkey {passkey.name}? It will no longer sign you in.</p>
-                        <button
-                          type="button"
-                          class="button danger"
-                          autofocus
-                          onClick={() => void remove(passkey)}
-                        >
-                          Yes, remove
-                        </button>
-                        <button type="button" class="button" onClick={() => setConfirming(null)}>
-                          Cancel
-                        </button>
-                      </div>
+                      <Confirm
+                        question={`Remove the passkey ${passkey.name}? It will no longer sign you in.`}
+                        onConfirm={() => void remove(passkey)}
+                        onCancel={() => setConfirming(null)}
+                      />
                     )}
                   </div>
                   <button

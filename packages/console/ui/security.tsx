@@ -12,6 +12,7 @@ import {
   type TotpEnrolment,
   type User,
 } from './api.js'
+import { Confirm } from './confirm.js'
 import { Feedback, useFeedback } from './feedback.js'
 import { Passkeys } from './passkeys.js'
 
@@ -224,18 +225,11 @@ function OthersFactors(props: { self: string | undefined; onSessionEnded: (notic
         </button>
       </form>
       {confirming !== null && (
-        <div class="confirm">
-          <p>
-            Remove every second factor of {confirming} (authenticator app, recovery codes, passkeys) and end
-            all their sessions?
-          </p>
-          <button type="button" class="button danger" autofocus onClick={() => void remove(confirming)}>
-            Yes, remove
-          </button>
-          <button type="button" class="button" onClick={() => setConfirming(null)}>
-            Cancel
-          </button>
-        </div>
+        <Confirm
+          question={`Remove every second factor of ${confirming} (authenticator app, recovery codes, passkeys) and end all their sessions?`}
+          onConfirm={() => void remove(confirming)}
+          onCancel={() => setConfirming(null)}
+        />
       )}
     </section>
   )

@@ -14,6 +14,8 @@ import {
   type User,
 } from './api.js'
 import { Feedback, useFeedback } from './feedback.js'
+import { ItemCard } from './list-view.js'
+import { when } from './time.js'
 
 const DAY = 86_400
 const LIFETIMES = [
@@ -22,12 +24,6 @@ const LIFETIMES = [
   { label: '90 days', seconds: 90 * DAY },
   { label: '1 year', seconds: 365 * DAY },
 ]
-
-/** A time as the person reads it (date and minute, in their locale), or `otherwise` when there is none. */
-export const when = (time: string | null, otherwise: string) =>
-  time === null
-    ? otherwise
-    : new Date(time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 
 /** Whom a token is for, in words. */
 const audienceOf = (audience: string) =>
@@ -234,54 +230,44 @@ export function Sessions(props: { user: User; onSessionEnded: (notice: Notice) =
       {entries === null && <p class="muted">Loading sessions…</p>}
       {entries !== null && (
         <ul class="cards" aria-label="Your sessions and API tokens">
-          {entries.map((entry) => (
-            <li class="card token" key={entry.id}>
-              <div class="token-main">
-                <div class="title">
-                  <h3>{titleOf(entry)}</h3>
-                  <span class="tag">{entry.kind === 'api' ? 'API token' : 'session'}</span>
-                  {entry.current && <span class="badge ok">this tab</span>}
-                </div>
-                <dl class="facts">
-                  <dt>Scope</dt>
-                  <dd>{entry.scope.join(' ')}</dd>
-                  <dt>Client</dt>
-                  <dd>{entry.client_id}</dd>
-                  <dt>For</dt>
-                  <dd>{audienceOf(entry.audience)}</dd>
-                  {signedInWith(entry) !== null && (
-                    <>
-                      <dt>Signed in with</dt>
-                      <dd>{signedInWith(entry)}</dd>
-                    </>
-                  )}
-                  {entry.agent !== null && (
-                    <>
-                      <dt>Browser or tool</dt>
-                      <dd>{entry.agent}</dd>
-                    </>
-                  )}
-                  <dt>Created</dt>
-                  <dd>{when(entry.created_at, '')}</dd>
-                  <dt>Expires</dt>
-                  <dd>{when(entry.expires_at, 'never')}</dd>
-                  <dt>Last used</dt>
-                  <dd>
-                    {when(entry.last_used_at, 'not yet')}
-                    {entry.last_address !== null && ` from ${entry.last_address}`}
-                  </dd>
-                </dl>
-              </div>
-              <button
-                type="button"
-                class="button"
-                aria-label={`${entry.kind === 'api' ? 'Revoke' : 'End'} ${titleOf(entry)}`}
-                onClick={() => void end(entry)}
-              >
-                {entry.kind === 'api' ? 'Revoke' : 'End'}
-              </button>
-            </li>
-          ))}
+          {entries.map((entry) => {
+            const signedIn = signedInWith(entry)
+            return (
+              <ItemCard
+                key={entry.id}
+                heading={titleOf(entry)}
+                tags={
+                  <>
+                    <span class="tag">{entry.kind === 'api' ? 'API token' : 'session'}</span>
+                    {entry.current && <span class="badge ok">this tab</span>}
+                  </>
+                }
+                facts={[
+                  ['Scope', entry.scope.join(' ')],
+                  ['Client', entry.client_id],
+                  ['For', audienceOf(entry.audience)],
+                  signedIn === null ? null : ['Signed in with', signedIn],
+                  entry.agent === null ? null : ['Browser or tool', entry.agent],
+                  ['Created', when(entry.created_at, '')],
+                  ['Expires', when(entry.expires_at, 'never')],
+                  [
+                    'Last used',
+                    `${when(entry.last_used_at, 'not yet')}${entry.last_address === null ? '' : ` from ${entry.last_address}`}`,
+                  ],
+                ]}
+                actions={
+                  <button
+                    type="button"
+                    class="button"
+                    aria-label={`${entry.kind === 'api' ? 'Revoke' : 'End'} ${titleOf(entry)}`}
+                    onClick={() => void end(entry)}
+                  >
+                    {entry.kind === 'api' ? 'Revoke' : 'End'}
+                  </button>
+                }
+              />
+            )
+          })}
         </ul>
       )}
     </section>

@@ -21,6 +21,7 @@ import type {
   WebAuthn,
 } from './ports/index.js'
 import type { ApiTokenOptions } from './tokens/api-token-lifetime.js'
+import type { TrailOptions } from './trail/trail.js'
 
 export const DEFAULT_CLIENTS: readonly string[] = ['service-admin', 'service-editor']
 /** Seconds a token lives unless `sessionExpiryTime` says otherwise: seven days. */
@@ -63,6 +64,8 @@ export interface CoreOptions {
    * here (see createFleet), not the modules of this process. Off when absent or null.
    */
   fleet?: FleetOptions | null | undefined
+  /** How long and how many events the trail keeps, and how fast reporters may add them; default DEFAULT_TRAIL_OPTIONS. */
+  trail?: TrailOptions | undefined
 }
 
 export interface CorePorts {

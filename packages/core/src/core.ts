@@ -124,7 +124,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     observer: ports.observer,
     needsSecondFactor: (user) => signIn.needsSecondFactor(user),
   })
-  const trail = createTrail(ports.stores.trail)
+  const trail = createTrail(ports.stores.trail, clock, options.trail)
   const fleet =
     options.fleet === null || options.fleet === undefined
       ? null
@@ -187,7 +187,6 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     handover,
     tokens,
     trail,
-    clock,
     observer: ports.observer,
   })
 
@@ -231,7 +230,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     /** What resource servers call: password grant, authorization code, introspection, reports. */
     ...resourceServerFacade.calls,
 
-    /** The trail: search, export and retention (see createTrail). */
+    /** The trail: search, export and retention, each reporter at its pace (see createTrail). */
     trail,
 
     /** The configured resource servers and when each last called (since start or reload). */

@@ -30,6 +30,11 @@ export type DomainError =
   /** Too many failed logins; `retryAfter` is in whole seconds (at least 1). */
   | { code: 'throttled'; retryAfter: number }
   /**
+   * A reporter sent more audit events than its allowance takes now; nothing of the report was
+   * kept. `retryAfter` is in whole seconds (at least 1).
+   */
+  | { code: 'too_many_events'; retryAfter: number }
+  /**
    * A login that could not be verified now (too many attempts in flight or waiting for
    * verification); nothing was recorded against it. `retryAfter` is in whole seconds (at least 1).
    */

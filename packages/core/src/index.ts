@@ -117,10 +117,22 @@ export { API_TOKEN_PREFIX, TOKEN_BYTES } from './tokens/mint.js'
 export { isSsoRecord, SSO_FINGERPRINT_PREFIX, type SsoUser, type TokenOwner } from './tokens/owner.js'
 export { LAST_USE_RESOLUTION_MS } from './tokens/recent-uses.js'
 export type { IssuedToken } from './tokens/tokens.js'
+export { DEFAULT_REPORTED_PER_MINUTE } from './trail/pace.js'
 export {
-  decodeTrailCursor,
-  type Trail,
-  type TrailReport,
+  DEFAULT_TRAIL_RETENTION,
+  type SweepLimits,
+  type TrailBounds,
   type TrailRetention,
+} from './trail/retention.js'
+export {
+  CLAIMED_TIME_WINDOW,
+  claimedTimeSuspect,
+  DEFAULT_TRAIL_OPTIONS,
+  decodeTrailCursor,
+  type TooManyEvents,
+  type Trail,
+  type TrailOptions,
+  type TrailReport,
+  type TrailSource,
   trailEntryOf,
 } from './trail/trail.js'

@@ -95,6 +95,9 @@ describe('trailEntryOf', () => {
     })
     expect(applied).toEqual({
       time: 7,
+      received: 7,
+      // What an instance told the fleet counts in its resource server's budget, not flowadmin's own.
+      reporter: 'fleet',
       server: 'fleet',
       instance: 'line-1',
       actor: 'fleet',
@@ -137,6 +140,6 @@ describe('trailEntryOf', () => {
       { module: 'm', action: 'disable', version: null, by: 'alice', changedAt: 5 },
     ])
     const own = trailEntryOf({ type: 'login.failed', at: 1, ...actor })
-    expect([own.server, own.instance]).toEqual([null, null])
+    expect([own.server, own.instance, own.reporter, own.received]).toEqual([null, null, null, 1])
   })
 })

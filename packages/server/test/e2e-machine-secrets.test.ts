@@ -71,11 +71,13 @@ describe('a resource server with a machine secret', () => {
     const fleet = await makeSecret('fleet')
     await writeServers([fleet.entry, { id: 'legacy', secret: await hashPassword('legacy-secret') }])
     const { run, url } = await dir.start()
-    // An old hashed secret is accepted, with a warning to replace it.
+    // An old hashed secret is accepted, with a warning naming the command and setting that replace it.
     expect(logEntries(run.stderr)).toContainEqual({
       level: 'warn',
       time: expect.any(String),
-      msg: 'resource server legacy: the secret is a password hash; it is accepted, but replace it with a machine secret: `flowadmin secret` prints one and its digest for the settings',
+      msg:
+        "resource server legacy: adminAuth.resourceServers[1].secret is a password hash, so after a start or reload 5 wrong secrets from the instances' address refuse the right one too, for 15 minutes. " +
+        'Replace it with a machine secret: run `flowadmin secret --id legacy`, give the secret on its first line to the instances (their clientSecret), and set adminAuth.resourceServers[1].secret to the digest on its second line ("secret": "sha256:…"), then reload',
     })
 
     // The digest from the start, before its first call; the hashed secret once it was verified.

@@ -35,6 +35,7 @@ const keysAre = (value: Json, keys: string[]) =>
 function shapeProblem(request: SeenRequest, route: Route, response: RawResponse): string | null {
   const { status } = response
   const empty = response.body.length === 0
+  if (route.kind === 'report' && (status === 401 || status === 429)) return reportRefusalProblem(response)
   if (status === 401 || status === 404) return empty ? null : `${status} with a body`
   if (status === 204) {
     return request.method === 'DELETE' && route.kind === 'node' && empty ? null : `204 for ${route.kind}`
@@ -56,6 +57,7 @@ function shapeProblem(request: SeenRequest, route: Route, response: RawResponse)
   const body = parsed.value
   const oauth = route.kind === 'token' || route.kind === 'revoke'
   const admin =
+    route.kind === 'report' ||
     route.kind === 'settings' ||
     route.kind === 'nodes' ||
     route.kind === 'install' ||
@@ -71,6 +73,10 @@ function shapeProblem(request: SeenRequest, route: Route, response: RawResponse)
         : 'token 200 is not {access_token, expires_in, token_type}'
     }
     if (route.kind === 'nodes') return Array.isArray(body) ? null : 'GET /nodes 200 is not an array'
+    if (route.kind === 'report')
+      return isObject(body) && keysAre(body, ['accepted']) && Number.isInteger(body.accepted)
+        ? null
+        : 'report 200 is not {accepted}'
     if (route.kind === 'none' || route.kind === 'node-unparsed') return '200 for a path that names nothing'
     return isObject(body) ? null : `200 of ${route.kind} is not an object`
   }
@@ -93,6 +99,27 @@ function shapeProblem(request: SeenRequest, route: Route, response: RawResponse)
     return keysAre(body, keys) ? null : `${status} has other fields than ${keys.join(', ')}`
   }
   return `undocumented status ${status} for ${route.kind}`
+}
+
+/**
+ * The refusal of a report: 401 `invalid_client` with a Basic challenge; 429 for too many wrong
+ * secrets (`temporarily_unavailable`) or past the reporter's pace (`too_many_events`), each with
+ * Retry-After.
+ */
+function reportRefusalProblem(response: RawResponse): string | null {
+  const parsed = parseJson(response)
+  const body = parsed === null ? null : parsed.value
+  if (!isObject(body)) return `report ${response.status} whose body is not a JSON object`
+  if (response.status === 401) {
+    return body.error === 'invalid_client' &&
+      headerOf(response, 'www-authenticate') === 'Basic realm="flowadmin"'
+      ? null
+      : 'report 401 is not invalid_client with a Basic challenge'
+  }
+  if (!/^\d+$/.test(headerOf(response, 'retry-after') ?? '')) return 'report 429 without Retry-After'
+  const throttled = keysAre(body, ['error', 'error_description']) && body.error === 'temporarily_unavailable'
+  const paced = keysAre(body, ['code', 'message']) && body.code === 'too_many_events'
+  return throttled || paced ? null : 'report 429 is neither temporarily_unavailable nor too_many_events'
 }
 
 /**

@@ -19,6 +19,8 @@ export interface SeenRequest {
 
 export type Route =
   | { kind: 'login' | 'token' | 'revoke' | 'settings' | 'nodes' | 'install' | 'none' }
+  /** An instance's report of audit events (POST /audit/events). */
+  | { kind: 'report' }
   /** The console's page (GET and HEAD of `/`): HTML, not the API. */
   | { kind: 'console' }
   | { kind: 'node'; module: string; set: string | null }
@@ -72,6 +74,8 @@ export function routeOf(method: string, target: string): Route {
       return { kind: read ? 'settings' : 'none' }
     case '/nodes':
       return { kind: read ? 'nodes' : method === 'POST' ? 'install' : 'none' }
+    case '/audit/events':
+      return { kind: method === 'POST' ? 'report' : 'none' }
   }
   if (segments.length < 3 || normalise(segments[1] as string) !== 'nodes') return { kind: 'none' }
   if (!read && method !== 'PUT' && method !== 'DELETE') return { kind: 'none' }

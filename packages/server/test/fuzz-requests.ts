@@ -11,6 +11,7 @@ import {
   tokenBody,
 } from './fuzz-bodies.js'
 import { methodFor, nodesPath, oddName, pathFor } from './fuzz-paths.js'
+import { reportBody, reporterAuth } from './fuzz-reports.js'
 import { BREAKAGES, type Framing, type FuzzRequest, type Part, type TokenRef, VICTIMS } from './fuzz-wire.js'
 
 /** Whose token a request carries: mostly the admin's, sometimes a reader's, a revoked one, ... */
@@ -220,6 +221,16 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
       path: nodesPath,
       auth: authorization,
       body: enableBody,
+    }),
+  },
+  {
+    weight: 12,
+    arbitrary: aimedAt({
+      aim: 'report',
+      method: 'POST',
+      path: pathFor('/audit/events'),
+      auth: reporterAuth,
+      body: reportBody,
     }),
   },
   {

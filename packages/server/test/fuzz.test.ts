@@ -1,13 +1,14 @@
 // Thousands of seeded, hostile requests on raw sockets against the built server (auth on,
-// SQLite, a plain and a scoped module, flows that use a type). For every response: no 5xx, the
-// documented body shape, no stack trace or path. After every batch: the process is up, logged no
-// error, wrote only JSON audit lines, and its modules and tokens are exactly what the valid
-// requests made them.
+// SQLite, a plain and a scoped module, flows that use a type, a resource server whose instances
+// report audit events). For every response: no 5xx, the documented body shape, no stack trace or
+// path. After every batch: the process is up, logged no error, wrote only JSON audit lines, its modules and tokens are exactly what the valid requests
+// made them, and the trail holds exactly the events the reports it accepted carried.
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { responseProblems } from './fuzz-checks.js'
 import { type Holder, revokedBy, routeOf, toggleOf } from './fuzz-oracle.js'
 import { headerOf, type RawOutcome, sendRaw } from './fuzz-raw-http.js'
+import { FUZZ_FLEET, FUZZ_FLEET_DIGEST } from './fuzz-reports.js'
 import { fuzzRequest } from './fuzz-requests.js'
 import { type Tokens, toWire, VICTIMS } from './fuzz-wire.js'
 import { ADMIN, enabledStates, loginFor, tokenStatus, useHostileUserDir, VIEWER } from './target-server.js'
@@ -19,6 +20,14 @@ const BATCH_SIZE = 50
 
 const createUserDir = useHostileUserDir()
 
+/** How many events the trail holds from the fleet's reports. */
+async function reportedEvents(url: string, token: string): Promise<number> {
+  const res = await fetch(`${url}/audit?instance=${FUZZ_FLEET.id}`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' },
+  })
+  return (await res.text()).split('\n').filter((line) => line !== '').length
+}
+
 const preview = (bytes: Buffer) => JSON.stringify(bytes.toString('latin1').slice(0, 700))
 const outcomeText = (outcome: RawOutcome) =>
   outcome.kind === 'response'
@@ -28,7 +37,11 @@ const outcomeText = (outcome: RawOutcome) =>
 it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a change it should refuse`, async () => {
   // Installing and removing is refused here (npm would reach for the internet); every such
   // request must then change nothing. The palette tests install against a local registry.
-  const dir = await createUserDir({ externalModules: { palette: { allowInstall: false } } })
+  const dir = await createUserDir({
+    externalModules: { palette: { allowInstall: false } },
+    // The instances' resource server, whose reports (POST /audit/events) the fuzzer sends too.
+    adminAuth: { resourceServers: [{ id: FUZZ_FLEET.id, secret: FUZZ_FLEET_DIGEST }] },
+  })
   const { run, url } = await dir.start()
   const port = Number(new URL(url).port)
 
@@ -52,7 +65,13 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
   const expected = await enabledStates(url, admin)
   const stderrAtStart = run.stderr
 
-  const counts = { toggles: 0, changes: 0, revokes: 0, statuses: {} as Record<number | string, number> }
+  const counts = {
+    toggles: 0,
+    changes: 0,
+    revokes: 0,
+    reported: 0,
+    statuses: {} as Record<number | string, number>,
+  }
   const batches = fc.sample(fc.array(fuzzRequest, { minLength: BATCH_SIZE, maxLength: BATCH_SIZE }), {
     seed: SEED,
     numRuns: BATCHES,
@@ -106,6 +125,12 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
       } else if (route.kind === 'revoke' && status === 200) {
         problems.push('a revoke the rules refuse answered 200')
       }
+      // What a report answered 200 kept: every one of its events, and nothing of any other.
+      if (route.kind === 'report' && status === 200 && outcome.kind === 'response') {
+        counts.reported += (
+          JSON.parse(outcome.response.body.toString('utf8')) as { accepted: number }
+        ).accepted
+      }
       if (outcome.kind === 'response' && headerOf(outcome.response, 'access-control-allow-origin')) {
         problems.push('a CORS header')
       }
@@ -127,6 +152,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
         revoked.has(token) ? 401 : 200,
       )
     }
+    expect(await reportedEvents(url, admin), `${where}: events the reports kept`).toBe(counts.reported)
     expect(run.stderr.slice(stderrAtStart.length), `${where}: unexpected errors logged`).toBe('')
     for (const line of run.stdout.trim().split('\n').slice(1)) {
       expect(JSON.parse(line), `${where}: audit line ${line.slice(0, 200)}`).toMatchObject({
@@ -139,5 +165,6 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests without a 5xx, a leak or a 
   // The run must have exercised what it claims to: valid toggles that changed state, revokes.
   expect(counts.changes).toBeGreaterThan(20)
   expect(counts.revokes).toBeGreaterThan(5)
+  expect(counts.reported).toBeGreaterThan(100)
   expect(revoked.size).toBeGreaterThan(2)
 }, 120_000)

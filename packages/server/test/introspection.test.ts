@@ -218,7 +218,8 @@ describe('POST /auth/introspect on the server', () => {
     })
     try {
       let thrown: unknown
-      ;(server.core as { introspect: Core['introspect'] }).introspect = async () => {
+      // What the route calls first: the client's check, which asks the store.
+      ;(server.core as { introspector: Core['introspector'] }).introspector = async () => {
         throw thrown
       }
       const call = () =>

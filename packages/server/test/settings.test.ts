@@ -46,7 +46,11 @@ describe('parseSettings', () => {
       postgres: { url: null, pool: 10, timeoutMs: 5000 },
       adminAuth: null,
       auditLog: 'stdout',
-      auditTrail: { maxAgeDays: 90, maxEvents: 10_000_000 },
+      auditTrail: {
+        maxAgeDays: 90,
+        maxEvents: 10_000_000,
+        reported: { maxAgeDays: 90, maxEvents: 1_000_000, eventsPerMinute: 6000 },
+      },
       trustProxy: [],
       httpAdminCors: null,
       apiMaxLength: 65_536,
@@ -212,6 +216,19 @@ describe('parseSettings', () => {
     [{ auditLog: 'syslog' }, 'settings.json: auditLog: '],
     [{ auditLog: { file: '' } }, 'settings.json: auditLog.file: must not be empty'],
     [{ auditLog: 5 }, 'settings.json: auditLog: must be "stdout", "off" or {"file": "<path>"}'],
+    [{ auditTrail: { maxEvents: 999 } }, 'settings.json: auditTrail.maxEvents: must be at least 1000'],
+    [
+      { auditTrail: { reported: { eventsPerMinute: 0 } } },
+      'settings.json: auditTrail.reported.eventsPerMinute: must be at least 1',
+    ],
+    [
+      { auditTrail: { reported: { maxAgeDays: 1.5 } } },
+      'settings.json: auditTrail.reported.maxAgeDays: must be a whole number',
+    ],
+    [
+      { auditTrail: { reported: { perMinute: 10 } } },
+      'settings.json: auditTrail.reported.perMinute: unknown setting',
+    ],
     [{ adminAuth: 'yes' }, 'settings.json: adminAuth: must be an object'],
     [
       { adminAuth: {} },
@@ -609,9 +626,30 @@ describe('loadSettings', () => {
     expect(hashWarnings(settings)).toEqual([
       'user alice: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from `flowadmin hash-pw`',
       'user bob: the password is a bcrypt hash (from Node-RED); it is accepted, but replace it with an argon2id hash from `flowadmin hash-pw`',
-      'resource server fleet: the secret is a password hash; it is accepted, but replace it with a machine secret: `flowadmin secret` prints one and its digest for the settings',
-      'resource server old: the secret is a password hash; it is accepted, but replace it with a machine secret: `flowadmin secret` prints one and its digest for the settings',
+      "resource server fleet: adminAuth.resourceServers[0].secret is a password hash, so after a start or reload 5 wrong secrets from the instances' address refuse the right one too, for 15 minutes. " +
+        'Replace it with a machine secret: run `flowadmin secret --id fleet`, give the secret on its first line to the instances (their clientSecret), and set adminAuth.resourceServers[0].secret to the digest on its second line ("secret": "sha256:…"), then reload',
+      "resource server old: adminAuth.resourceServers[2].secret is a password hash, so after a start or reload 5 wrong secrets from the instances' address refuse the right one too, for 15 minutes. " +
+        'Replace it with a machine secret: run `flowadmin secret --id old`, give the secret on its first line to the instances (their clientSecret), and set adminAuth.resourceServers[2].secret to the digest on its second line ("secret": "sha256:…"), then reload',
     ])
+    // The window and count are the throttle's, as configured; an id the shell would read is quoted.
+    const odd = parseSettings(
+      {
+        adminAuth: {
+          type: 'credentials',
+          users: [admin],
+          throttle: { windowSeconds: 90, maxFailuresPerUser: 3 },
+          resourceServers: [{ id: "it's$fleet", secret: HASH }],
+        },
+      },
+      'settings.json',
+      '/srv',
+    )
+    expect(hashWarnings(odd)).toEqual([
+      expect.stringContaining(
+        "3 wrong secrets from the instances' address refuse the right one too, for 90 seconds.",
+      ),
+    ])
+    expect(hashWarnings(odd)[0]).toContain("run `flowadmin secret --id 'it'\\''s$fleet'`")
   })
 
   it('keeps API token lifetimes as given', () => {

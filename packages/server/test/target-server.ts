@@ -54,7 +54,7 @@ export function useHostileUserDir(): (extra?: Record<string, unknown>) => Promis
   return (extra) => createHostileUserDir(folder.dir, extra)
 }
 
-/** A fresh userDir in `parent` with the settings above (plus `extra` settings). */
+/** A fresh userDir in `parent` with the settings above (plus `extra` settings; its `adminAuth` adds to theirs). */
 async function createHostileUserDir(
   parent: string,
   extra: Record<string, unknown> = {},
@@ -62,6 +62,7 @@ async function createHostileUserDir(
   const userDir = await mkdtemp(path.join(parent, 'user-'))
   const settingsFile = path.join(userDir, 'settings.json')
   await copyDemo(userDir, { flows: true })
+  const { adminAuth, ...rest } = extra as { adminAuth?: Record<string, unknown> }
   const settings = {
     storage: 'sqlite',
     adminAuth: {
@@ -70,8 +71,9 @@ async function createHostileUserDir(
         { username: ADMIN.username, password: await hash(ADMIN.password), permissions: '*' },
         { username: VIEWER.username, password: await hash(VIEWER.password), permissions: 'read' },
       ],
+      ...adminAuth,
     },
-    ...extra,
+    ...rest,
   }
   await writeSettings(settingsFile, settings)
   return {

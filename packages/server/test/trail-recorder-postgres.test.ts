@@ -47,6 +47,8 @@ describe('the trail recorder on PostgreSQL', () => {
     const stores = await open()
     const entry: TrailEntry = {
       time: 1,
+      received: 1,
+      reporter: 'node-red',
       server: 'node-red',
       instance: 'line\u00001',
       actor: null,

@@ -2,7 +2,7 @@
 // the oldest dropped past the bound; and the retention the sweeper applies.
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { type DomainEvent, storeUnavailable, type TrailEntry } from '@flowadmin/core'
-import { createCoreWithDoubles, trailEntry, waitFor } from '@flowadmin/testkit'
+import { createCoreWithDoubles, ownEntry, trailEntry, waitFor } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { createTrailRecorder } from '../src/adapters/trail-recorder.js'
 import { logTo } from '../src/log.js'
@@ -49,6 +49,8 @@ describe('the trail recorder', () => {
     expect(events.map(({ seq: _, ...event }) => event)).toEqual([
       {
         time: 2_000,
+        received: 2_000,
+        reporter: null,
         server: null,
         instance: null,
         actor: 'admin',
@@ -60,6 +62,8 @@ describe('the trail recorder', () => {
       },
       {
         time: 1_001,
+        received: 1_001,
+        reporter: null,
         server: null,
         instance: null,
         actor: 'user-1',
@@ -136,18 +140,31 @@ describe('an event the store refuses', () => {
 })
 
 describe('retention', () => {
-  it('deletes what is older than the age, then the oldest beyond the count', async () => {
+  it('deletes flowadmin’s own events and each reporter’s apart: older than their age, then the first received beyond their count', async () => {
     const stores = createMemoryStores()
-    const { core } = createCoreWithDoubles({ stores, adminAuth: () => ({ users: [] }) })
     const DAY = 86_400_000
+    const { core } = createCoreWithDoubles({
+      stores,
+      adminAuth: () => ({ users: [] }),
+      trail: {
+        retention: {
+          own: { maxAgeMs: 20 * DAY, maxEvents: 12 },
+          reported: { maxAgeMs: 10 * DAY, maxEvents: 5 },
+        },
+        reportedPerMinute: 6000,
+      },
+    })
     const now = 100 * DAY
-    // Received oldest first, as events are.
-    await stores.trail.append(
-      Array.from({ length: 30 }, (_, i) => trailEntry({ time: now - i * DAY })).reverse(),
-    )
-    expect(await core.trail.sweep({ maxAgeMs: 20 * DAY, maxEvents: null }, now, { batchSize: 4 })).toBe(9)
-    expect(await core.trail.sweep({ maxAgeMs: null, maxEvents: 12 }, now, { batchSize: 4 })).toBe(9)
-    const left = await stores.trail.search({}, 100, null)
-    expect(left.map((event) => (now - event.time) / DAY)).toEqual([...Array(12).keys()])
+    // Received oldest first, as events are; what they claim changes nothing.
+    const days = Array.from({ length: 30 }, (_, i) => 29 - i)
+    await stores.trail.append(days.map((i) => ownEntry({ received: now - i * DAY, time: 0 })))
+    await stores.trail.append(days.map((i) => trailEntry({ received: now - i * DAY, time: now + DAY })))
+    expect(await core.trail.sweep(now, { batchSize: 4 })).toBe(9 + 9 + 19 + 6)
+    const ages = async (server: string | null) =>
+      (await stores.trail.search({ source: { server } }, 100, null)).map(
+        (event) => (now - event.received) / DAY,
+      )
+    expect(await ages(null)).toEqual([...Array(12).keys()])
+    expect(await ages('node-red')).toEqual([...Array(5).keys()])
   })
 })

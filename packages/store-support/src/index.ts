@@ -34,4 +34,11 @@ export {
   waitingFromRow,
   waitingVerdict,
 } from './sso.js'
-export { TRAIL_COLUMNS, type TrailRow, trailConditions, trailFromRow, trailValues } from './trail.js'
+export {
+  TRAIL_COLUMNS,
+  TRAIL_ENTRY_COLUMNS,
+  type TrailRow,
+  trailConditions,
+  trailFromRow,
+  trailValues,
+} from './trail.js'

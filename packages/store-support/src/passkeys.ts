@@ -1,5 +1,5 @@
 import type { PasskeyChallenge, PasskeyCredential, PasskeyPurpose } from '@flowadmin/core'
-import { booleanOf, type Integer, integerOrNull, type List, listOf } from './values.js'
+import { asIs, booleanOf, type Integer, integerOrNull, type List, listOf, type ReadText } from './values.js'
 
 /** The columns of a passkey row, in the order of {@link PasskeyRow}. */
 export const PASSKEY_COLUMNS =
@@ -18,18 +18,14 @@ export interface PasskeyRow {
   last_used_at: Integer | null
 }
 
-/** Text as the dialect wrote it (a name, a key) read back as it was given. */
-type ReadText = (stored: string) => string
-const asIs: ReadText = (stored) => stored
-
-/** `text` reads back the username and name as the dialect wrote them. */
+/** `text` reads back the id, username, name and transports as the dialect wrote them. */
 export const passkeyFromRow = (row: PasskeyRow, text: ReadText = asIs): PasskeyCredential => ({
-  id: row.id,
+  id: text(row.id),
   username: text(row.username),
   name: text(row.name),
   publicKey: row.public_key,
   counter: Number(row.counter),
-  transports: listOf(row.transports),
+  transports: listOf(row.transports).map(text),
   backedUp: booleanOf(row.backed_up),
   createdAt: Number(row.created_at),
   lastUsedAt: integerOrNull(row.last_used_at),

@@ -1,5 +1,5 @@
 import type { CounterState, ModuleRecord, SignInMethod, TokenRecord } from '@flowadmin/core'
-import { type Integer, integerOrNull, type List, listOf } from './values.js'
+import { asIs, type Integer, integerOrNull, type List, listOf, type ReadText } from './values.js'
 
 /** The columns of a token row, in the order of {@link TokenRow}. */
 export const TOKEN_COLUMNS = `hash, id, kind, name, username, client_id, scope, fingerprint, created_at, expires_at,
@@ -26,12 +26,13 @@ export interface TokenRow {
   sign_in: SignInMethod | null
 }
 
-export const tokenFromRow = (row: TokenRow): TokenRecord => ({
+/** `text` reads back the username as the dialect wrote it. */
+export const tokenFromRow = (row: TokenRow, text: ReadText = asIs): TokenRecord => ({
   hash: row.hash,
   id: row.id,
   kind: row.kind,
   name: row.name,
-  username: row.username,
+  username: text(row.username),
   clientId: row.client_id,
   scope: listOf(row.scope),
   fingerprint: row.fingerprint,

@@ -1,15 +1,21 @@
 import type { TrailEntry, TrailEvent, TrailFilter, TrailPosition } from '@flowadmin/core'
+import { asIs, type ReadText } from './values.js'
 
 // The trail's rows and search conditions, the same in every SQL dialect but for placeholders.
 
+/** The columns an entry is written to, in the order of trailValues. */
+export const TRAIL_ENTRY_COLUMNS =
+  'time, received, reporter, server, instance, actor, event, outcome, address, address_reported, details'
+
 /** The columns of a trail row, in the order of {@link TrailRow}. */
-export const TRAIL_COLUMNS =
-  'seq, time, server, instance, actor, event, outcome, address, address_reported, details'
+export const TRAIL_COLUMNS = `seq, ${TRAIL_ENTRY_COLUMNS}`
 
 /** An event as a row of TRAIL_COLUMNS. */
 export interface TrailRow {
   seq: number | bigint | string
   time: number | bigint | string
+  received: number | bigint | string
+  reporter: string | null
   server: string | null
   instance: string | null
   actor: string | null
@@ -22,10 +28,13 @@ export interface TrailRow {
   details: string | Record<string, unknown>
 }
 
-export function trailFromRow(row: TrailRow): TrailEvent {
+/** `text` reads back the reporter as the dialect wrote it. */
+export function trailFromRow(row: TrailRow, text: ReadText = asIs): TrailEvent {
   return {
     seq: Number(row.seq),
     time: Number(row.time),
+    received: Number(row.received),
+    reporter: row.reporter === null ? null : text(row.reporter),
     server: row.server,
     instance: row.instance,
     actor: row.actor,
@@ -38,10 +47,12 @@ export function trailFromRow(row: TrailRow): TrailEvent {
   }
 }
 
-/** The values of an entry, in the order of TRAIL_COLUMNS without `seq`; `details` as JSON text. */
+/** The values of an entry, in the order of TRAIL_ENTRY_COLUMNS; `details` as JSON text. */
 export function trailValues(entry: TrailEntry): unknown[] {
   return [
     entry.time,
+    entry.received,
+    entry.reporter,
     entry.server,
     entry.instance,
     entry.actor,
@@ -82,6 +93,8 @@ export function trailConditions(
   if (filter.outcome !== undefined) conditions.push(`outcome = ${param(filter.outcome)}`)
   if (filter.since !== undefined) conditions.push(`time >= ${param(filter.since)}`)
   if (filter.until !== undefined) conditions.push(`time < ${param(filter.until)}`)
+  if (filter.receivedSince !== undefined) conditions.push(`received >= ${param(filter.receivedSince)}`)
+  if (filter.receivedUntil !== undefined) conditions.push(`received < ${param(filter.receivedUntil)}`)
   if (after !== null) conditions.push(`seq < ${param(after.seq)}`)
   return { where: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params }
 }

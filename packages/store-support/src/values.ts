@@ -11,3 +11,7 @@ export const listOf = (value: List | null): string[] =>
   value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as string[]) : value
 
 export const booleanOf = (value: boolean | Integer): boolean => Number(value) === 1
+
+/** Text as the dialect wrote it (a name, a key) read back as it was given. */
+export type ReadText = (stored: string) => string
+export const asIs: ReadText = (stored) => stored

@@ -1,4 +1,10 @@
-import { type AdminAuthOptions, createCore, type FleetOptions, type Stores } from '@flowadmin/core'
+import {
+  type AdminAuthOptions,
+  createCore,
+  type FleetOptions,
+  type Stores,
+  type TrailOptions,
+} from '@flowadmin/core'
 import {
   createEventRecorder,
   createFakeInstaller,
@@ -25,6 +31,8 @@ export interface CoreWithDoublesOptions {
   fleet?: FleetOptions | undefined
   /** false: no relying party, so passkeys are not configured. Default true. */
   passkeys?: boolean | undefined
+  /** The trail's retention and reporters' pace; absent: the core's defaults. */
+  trail?: TrailOptions | undefined
 }
 
 /**
@@ -55,7 +63,7 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
       ...(options.passkeys !== false && { webauthn }),
       random: createSeededRandom(options.seed ?? 7),
     },
-    { adminAuth: options.adminAuth(hasher), fleet: options.fleet },
+    { adminAuth: options.adminAuth(hasher), fleet: options.fleet, trail: options.trail },
   )
   return { core, clock, hasher, loader, typeUsage, events, stores, installer, totp, webauthn }
 }

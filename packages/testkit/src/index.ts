@@ -28,7 +28,7 @@ export {
   tokenRecord,
 } from './store-contract.js'
 export { describeTokenLifecycle } from './token-lifecycle.js'
-export { trailEntry } from './trail-contract.js'
+export { ownEntry, trailEntry } from './trail-entries.js'
 export { describeUpgradeContract, type OldDatabase, type UpgradeDialect } from './upgrade-contract.js'
 export {
   createSignal,

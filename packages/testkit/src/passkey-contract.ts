@@ -190,6 +190,30 @@ export const describePasskeyContract: ContractPart = (stores, twoConnections) =>
       expect(await passkeys.takeChallenge('live', T0 + 4)).toEqual(challenge())
     })
 
+    it('gives back an id and transports exactly as saved, a backslash and a NUL included', async () => {
+      const passkeys = stores().passkeys
+      const odd = ['k\\u0041', 'k\u0000', 'k\\', 'k']
+      const credentials = odd.map((id, i) =>
+        passkeyCredential(id, {
+          publicKey: `pk-${i}`,
+          createdAt: T0 + i,
+          transports: [`usb\\u0000${i}`, `nfc\u0000${i}`, 'a\\b'],
+        }),
+      )
+      for (const credential of credentials) await passkeys.save(credential)
+      for (const credential of credentials) expect(await passkeys.find(credential.id)).toEqual(credential)
+      expect(await passkeys.list('alice')).toEqual(credentials)
+      expect(await passkeys.updateUse('k\\u0041', 3, true, T0 + 9)).toBe(true)
+      expect(await passkeys.find('k\\u0041')).toMatchObject({ id: 'k\\u0041', counter: 3 })
+      expect(await passkeys.find('kA')).toBeNull()
+      expect(await passkeys.delete('alice', 'k\u0000')).toBe(true)
+      expect((await passkeys.list('alice')).map((credential) => credential.id)).toEqual([
+        'k\\u0041',
+        'k\\',
+        'k',
+      ])
+    })
+
     it('keeps names of any text apart, however alike', async () => {
       const passkeys = stores().passkeys
       const alike = ['admin', 'admin ', 'Admin', 'ü 🙂', 'admin\\u0000', 'back\\slash']

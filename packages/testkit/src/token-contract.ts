@@ -139,6 +139,22 @@ export const describeTokenContract: ContractPart = (stores, twoConnections) => {
       expect(await stores().tokens.usernames()).toEqual(['Zoë', 'carol'])
     })
 
+    it('keeps usernames of any text apart, however alike, a NUL and a backslash included', async () => {
+      const alike = ['admin', 'admin\u0000', 'admin\\u0000', 'back\\slash', 'ü 🙂']
+      const records = alike.map((username, i) => tokenRecord(`h${i}`, { username, createdAt: T0 + i }))
+      for (const record of records) await stores().tokens.save(record)
+      for (const record of records) {
+        expect(await stores().tokens.findByHash(record.hash)).toEqual(record)
+        expect(await stores().tokens.findById(record.id)).toEqual(record)
+        expect(await stores().tokens.list(record.username)).toEqual([record])
+      }
+      expect(await stores().tokens.list(null)).toEqual(records)
+      expect(await stores().tokens.usernames()).toEqual([...alike].sort())
+      expect(await stores().tokens.deleteByUser('admin\u0000')).toBe(1)
+      expect(await stores().tokens.list('admin\u0000')).toEqual([])
+      expect(await stores().tokens.list('admin\\u0000')).toEqual([records[2]])
+    })
+
     it('records a use on one record, changing nothing else; an unknown id is a no-op', async () => {
       await stores().tokens.save(tokenRecord('h1'))
       await stores().tokens.save(tokenRecord('h2'))

@@ -1,22 +1,10 @@
-import type { TrailEntry, TrailEvent, TrailFilter, TrailStore } from '@flowadmin/core'
+import type { TrailEvent, TrailFilter, TrailStore } from '@flowadmin/core'
 import { describe, expect, it } from 'vitest'
 import { type ContractPart, T0 } from './contract-part.js'
+import { trailPaceTests, trailRetentionTests } from './trail-bounds-contract.js'
+import { ownEntry, trailEntry } from './trail-entries.js'
 
 const SECOND = 1000
-
-/** An entry for trail tests: an instance's `flows.set` at T0 unless overridden. */
-export const trailEntry = (overrides: Partial<TrailEntry> = {}): TrailEntry => ({
-  time: T0,
-  server: 'node-red',
-  instance: 'line-1',
-  actor: 'alice',
-  event: 'flows.set',
-  outcome: 'success',
-  address: '10.0.0.7',
-  addressReported: true,
-  details: { type: 'full' },
-  ...overrides,
-})
 
 /** Every match of `filter`, newest first, read in pages of `size`. */
 async function everything(store: TrailStore, filter: TrailFilter, size: number): Promise<TrailEvent[]> {
@@ -35,33 +23,33 @@ const stripSeq = ({ seq: _, ...entry }: TrailEvent) => entry
 /** The trail store's part of the store contract. */
 export const describeTrailContract: ContractPart = (stores, twoConnections) => {
   describe('trail', () => {
-    trailTests(
-      () => stores().trail,
-      async () => (await twoConnections())(1).trail,
-    )
+    const trail = () => stores().trail
+    const other = async () => (await twoConnections())(1).trail
+    trailTests(trail, other)
+    trailRetentionTests(trail)
+    trailPaceTests(trail, async () => {
+      const racing = await twoConnections()
+      return (i: number) => racing(i).trail
+    })
   })
 }
 
 /** The trail's tests: `stores()` is the fresh store of the running test, `other()` a second connection to it. */
 function trailTests(stores: () => TrailStore, other: () => Promise<TrailStore>): void {
   it('keeps every field of an event as appended, nested details and all', async () => {
-    const own = trailEntry({
-      server: null,
-      instance: null,
-      actor: null,
-      event: 'login.failed',
-      outcome: 'failure',
-      address: null,
-      addressReported: false,
-      details: {},
-    })
+    const own = ownEntry({ actor: null, address: null, details: {} })
     const reported = trailEntry({
       time: T0 + 1,
+      received: T0 + 2,
+      reporter: 'ü \\ \u0000 🙂',
       details: { type: 'full', nested: { list: [1, 'two', null, true], text: 'ü 🙂 "quoted"' } },
     })
-    await stores().append([own, reported])
+    // Claimed times far from their receipt, both ways.
+    const early = trailEntry({ time: 0, received: T0 + 3 })
+    const late = trailEntry({ time: Date.UTC(2100, 0, 1), received: T0 + 4 })
+    await stores().append([own, reported, early, late])
     const found = await stores().search({}, 10, null)
-    expect(found.map(stripSeq)).toEqual([reported, own])
+    expect(found.map(stripSeq)).toEqual([late, early, reported, own])
     expect(found[0]?.seq).toBeGreaterThan(found[1]?.seq as number)
   })
 
@@ -78,13 +66,7 @@ function trailTests(stores: () => TrailStore, other: () => Promise<TrailStore>):
 
   it('filters by source, actor, event prefix, outcome and time, each alone and together', async () => {
     await stores().append([
-      trailEntry({
-        server: null,
-        instance: null,
-        actor: 'alice',
-        event: 'login.succeeded',
-        addressReported: false,
-      }),
+      ownEntry({ actor: 'alice', event: 'login.succeeded', outcome: 'success' }),
       trailEntry({ instance: 'line-1', actor: 'alice', event: 'flows.set', time: T0 + 1 * SECOND }),
       trailEntry({ instance: 'line-2', actor: 'bob', event: 'flows.set', time: T0 + 2 * SECOND }),
       trailEntry({
@@ -123,6 +105,11 @@ function trailTests(stores: () => TrailStore, other: () => Promise<TrailStore>):
       'bob nodes.install',
       'bob flows.set',
     ])
+    // Every event here was received at T0, whatever it claims.
+    expect(await events({ receivedSince: T0 + 1, outcome: 'failure' })).toEqual([])
+    expect(await events({ receivedSince: T0, receivedUntil: T0 + 1, outcome: 'failure' })).toEqual([
+      'mallory auth.login.fail.credentials',
+    ])
     expect(
       await events({
         actor: 'alice',
@@ -157,34 +144,5 @@ function trailTests(stores: () => TrailStore, other: () => Promise<TrailStore>):
     ])
     expect(await everything(second, {}, 30)).toHaveLength(100)
     expect(await everything(stores(), { actor: 'two' }, 30)).toHaveLength(50)
-  })
-
-  it('deletes events older than a time, no more than the limit at once', async () => {
-    await stores().append(Array.from({ length: 10 }, (_, i) => trailEntry({ time: T0 + i * SECOND })))
-    expect(await stores().deleteBefore(T0 + 6 * SECOND, 4)).toBe(4)
-    expect(await stores().deleteBefore(T0 + 6 * SECOND, 4)).toBe(2)
-    expect(await stores().deleteBefore(T0 + 6 * SECOND, 4)).toBe(0)
-    const left = await stores().search({}, 100, null)
-    expect(left.map((event) => event.time)).toEqual([9, 8, 7, 6].map((i) => T0 + i * SECOND))
-  })
-
-  it('keeps the newest taken beyond a count, whatever time the events report', async () => {
-    // flowadmin's own events first, then an instance's dated far ahead and far back: what the
-    // count keeps is what came last, so a report can never push flowadmin's events out first.
-    await stores().append(
-      Array.from({ length: 4 }, (_, i) =>
-        trailEntry({ server: null, instance: null, event: 'login.failed', details: { i } }),
-      ),
-    )
-    await stores().append(
-      Array.from({ length: 6 }, (_, i) =>
-        trailEntry({ time: i % 2 === 0 ? T0 + 1e9 : 0, details: { i: 4 + i } }),
-      ),
-    )
-    expect(await stores().deleteBeyond(3, 5)).toBe(5)
-    expect(await stores().deleteBeyond(3, 5)).toBe(2)
-    expect(await stores().deleteBeyond(3, 5)).toBe(0)
-    const left = await stores().search({}, 100, null)
-    expect(left.map((event) => event.details.i)).toEqual([9, 8, 7])
   })
 }

@@ -1,4 +1,4 @@
-import type { TokenRecord } from '@flowadmin/core'
+import type { TokenRecord, TrailEvent } from '@flowadmin/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { T0 } from './contract-part.js'
 import { instanceReport } from './fleet-contract.js'
@@ -163,6 +163,56 @@ export function describeUpgradeContract(name: string, dialect: UpgradeDialect): 
         expiresAt: T0 + 60_000,
       })
       expect(await stores.passkeys.takeChallenge('new', T0)).toEqual(signIn('10.0.0.1'))
+    })
+
+    it('upgrades a trail from before it kept the time received and the reporter: each event was received when it claims, and counts in its resource server’s budget', async () => {
+      const version = versionBefore('ADD COLUMN received')
+      expect(version).toBeGreaterThan(0)
+      const old = await oldDatabase(version)
+      const row = (time: number, server: string | null, i: number) => ({
+        time,
+        server,
+        instance: server === null ? null : 'line-1',
+        actor: 'alice',
+        event: server === null ? 'login.failed' : 'flows.set',
+        outcome: server === null ? 'failure' : 'success',
+        address: '10.0.0.7',
+        address_reported: server !== null,
+        details: JSON.stringify({ i }),
+      })
+      await old.insert('trail', row(T0, null, 0))
+      await old.insert('trail', row(0, 'fleet', 1))
+      await old.insert('trail', row(T0 + 1, 'back\\slash', 2))
+      await old.insert('trail', row(T0 + 2, 'fleet', 3))
+      // A username with a backslash, from before usernames were escaped where they are.
+      const odd = tokenRecord('h1', { username: 'a\\u0041 \\', expiresAt: T0 + 60_000 })
+      await old.insert('tokens', tokenRow(odd))
+      const stores = await upgrade(old, version)
+
+      const events = await stores.trail.search({}, 10, null)
+      expect(
+        events.map(({ time, received, reporter, server }) => ({ time, received, reporter, server })),
+      ).toEqual([
+        { time: T0 + 2, received: T0 + 2, reporter: 'fleet', server: 'fleet' },
+        { time: T0 + 1, received: T0 + 1, reporter: 'back\\slash', server: 'back\\slash' },
+        { time: 0, received: 0, reporter: 'fleet', server: 'fleet' },
+        { time: T0, received: T0, reporter: null, server: null },
+      ])
+      expect((await stores.trail.reporters()).sort()).toEqual(['back\\slash', 'fleet'])
+      // Each source's bounds apply to the events from before: the fleet's oldest goes, no other.
+      expect(await stores.trail.deleteBeyond('fleet', 1, 10)).toBe(1)
+      expect(await stores.trail.deleteBefore(null, T0, 10)).toBe(0)
+      expect((await stores.trail.search({}, 10, null)).map((event) => event.details.i)).toEqual([3, 2, 0])
+      // A known reporter's allowance starts full.
+      const pace = { costMs: 100, burstMs: 100 }
+      const { seq: _, ...entry } = events[0] as TrailEvent
+      expect(await stores.trail.appendReport('fleet', [{ ...entry, details: { i: 4 } }], pace, T0)).toEqual({
+        appended: true,
+      })
+
+      expect(await stores.tokens.findByHash('h1')).toEqual(odd)
+      expect(await stores.tokens.list('a\\u0041 \\')).toEqual([odd])
+      expect(await stores.tokens.usernames()).toEqual(['a\\u0041 \\'])
     })
 
     it('upgrades a database from before the fleet’s revision: its instances and installs read, not connected, and each change bumps the revision', async () => {

@@ -1,4 +1,4 @@
-import type { TrailEvent } from '@flowadmin/core'
+import { claimedTimeSuspect, type TrailEvent } from '@flowadmin/core'
 
 // How trail events look over HTTP: a JSON object, an NDJSON line, a CSV row, a streamed export.
 
@@ -9,6 +9,8 @@ export const FLOWADMIN_SOURCE = 'flowadmin'
 export function trailEventJson(event: TrailEvent) {
   return {
     time: new Date(event.time).toISOString(),
+    received: new Date(event.received).toISOString(),
+    time_suspect: claimedTimeSuspect(event),
     instance: event.server === null ? FLOWADMIN_SOURCE : `${event.server}/${event.instance ?? ''}`,
     actor: event.actor,
     event: event.event,
@@ -20,16 +22,25 @@ export function trailEventJson(event: TrailEvent) {
 }
 
 /** The header row of the CSV export. */
-export const CSV_HEADER = 'time,instance,actor,event,outcome,address,address_reported,details\r\n'
+export const CSV_HEADER =
+  'time,instance,actor,event,outcome,address,address_reported,details,received,time_suspect\r\n'
 
-/** A cell a spreadsheet would run as a formula starts with one of these (OWASP: CSV injection). */
-const FORMULA = /^[=+\-@\t\r]/
+/**
+ * Where a spreadsheet may begin a cell that runs as a formula (OWASP: CSV injection): at the
+ * start of a cell, and, inside one, after a `;` (the list separator of German, French, … locales,
+ * which splits a cell this file quotes for `,`), a tab or a line break; spaces and quotes between
+ * may be trimmed away. What begins there with `=`, `+`, `-`, `@`, a tab or a carriage return
+ * gets a `'` before it, which makes it text. A `,` inside a cell needs none: every cell holding
+ * one is quoted, so a split on `,` never falls inside it.
+ */
+const FORMULA_AT_START = /^([ "]*)(?=[=+\-@\t\r])/
+const FORMULA_INSIDE = /([;\t\r\n])([ "]*)(?=[=+\-@\t\r])/g
 
-/** One CSV cell (RFC 4180): quoted when it holds a quote, comma or line break; formulas defused. */
-function cell(value: string | null): string {
+/** One CSV cell (RFC 4180): formulas defused, and quoted when it holds a quote, separator or line break. */
+function csvCell(value: string | null): string {
   if (value === null) return ''
-  const text = FORMULA.test(value) ? `'${value}` : value
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
+  const text = value.replace(FORMULA_AT_START, "$1'").replace(FORMULA_INSIDE, "$1$2'")
+  return /[",;\t\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
 }
 
 /** One CSV row of an event, CRLF-terminated; `details` is its JSON. */
@@ -37,13 +48,15 @@ export function trailEventCsv(event: TrailEvent): string {
   const json = trailEventJson(event)
   return `${[
     json.time,
-    cell(json.instance),
-    cell(json.actor),
-    cell(json.event),
+    csvCell(json.instance),
+    csvCell(json.actor),
+    csvCell(json.event),
     json.outcome,
-    cell(json.address),
+    csvCell(json.address),
     String(json.address_reported),
-    cell(JSON.stringify(json.details)),
+    csvCell(JSON.stringify(json.details)),
+    json.received,
+    String(json.time_suspect),
   ].join(',')}\r\n`
 }
 

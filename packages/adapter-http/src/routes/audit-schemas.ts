@@ -27,7 +27,8 @@ const ReportedEvent = v.strictObject(
       v.minValue(0, 'events[].time must not be before 1970'),
       v.maxValue(8.64e15, 'events[].time is too far in the future'),
       v.description(
-        'Milliseconds since the epoch, as the instance’s clock says; at most 5 minutes ahead of flowadmin’s.',
+        'Milliseconds since the epoch, as the instance’s clock says. Kept as claimed, beside the time flowadmin ' +
+          'received it; more than 24 hours before or 5 minutes after that, the event is shown as `time_suspect`.',
       ),
     ),
     instance: v.pipe(
@@ -83,7 +84,20 @@ export const AuditReportSchema = v.object({
 /** An event as `GET /audit` shows it. */
 export const AuditEvent = v.pipe(
   v.strictObject({
-    time: v.pipe(v.string(), v.description('ISO 8601, UTC: when it happened, as its source says.')),
+    time: v.pipe(v.string(), v.description('ISO 8601, UTC: when it happened, as its source claims.')),
+    received: v.pipe(
+      v.string(),
+      v.description(
+        'ISO 8601, UTC: when flowadmin received it, by its own clock (for its own events, `time`).',
+      ),
+    ),
+    time_suspect: v.pipe(
+      v.boolean(),
+      v.description(
+        'True: the claimed `time` is more than 24 hours before or 5 minutes after `received` (a wrong clock, ' +
+          'an instance back after a day away, or a lie).',
+      ),
+    ),
     instance: v.pipe(
       v.string(),
       v.description('`flowadmin` for flowadmin’s own events, else `<resource server>/<instance>`.'),
@@ -128,6 +142,8 @@ export const AuditQuery = v.object({
   outcome: v.optional(v.picklist(['success', 'failure'], 'outcome must be success or failure')),
   since: v.optional(isoTime('since')),
   until: v.optional(isoTime('until')),
+  received_since: v.optional(isoTime('received_since')),
+  received_until: v.optional(isoTime('received_until')),
   limit: v.optional(
     v.pipe(
       v.string(),

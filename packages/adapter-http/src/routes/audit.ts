@@ -6,7 +6,16 @@ import { basicCredentials } from '../basic-credentials.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminError, errorAnswerOf, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
-import { adminErrorContent, clientRefusals, describe, json, signedInAnswers, use } from '../openapi.js'
+import {
+  adminErrorContent,
+  clientRefusals,
+  describe,
+  json,
+  RETRY_AFTER,
+  signedInAnswers,
+  use,
+} from '../openapi.js'
+import { AdminError, OAuthError } from '../schemas.js'
 import { exportFormatOf, exportStream, FLOWADMIN_SOURCE, MEDIA, trailEventJson } from './audit-format.js'
 import {
   AuditEvent,
@@ -53,7 +62,10 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
         'For resource servers (`adminAuth.resourceServers`), authenticated with HTTP Basic `id:secret` as for ' +
         '`POST /auth/introspect`. The events are kept under the resource server the credentials prove: a ' +
         `report cannot name another. At most ${MAX_REPORTED_EVENTS} events and ${MAX_REPORT_BYTES} bytes; ` +
-        'all of them are kept or none.',
+        'all of them are kept or none. Each resource server may send `auditTrail.reported.eventsPerMinute` ' +
+        'events a minute (a minute’s worth at once), across every flowadmin sharing the store; past that, 429 ' +
+        'with `Retry-After`, and nothing of the report is kept. Each event keeps the time it claims beside the ' +
+        'time flowadmin received it.',
       tags: ['audit'],
       security: [{ basicAuth: [] }],
       requestBody: {
@@ -82,9 +94,7 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
           content: json(v.strictObject({ accepted: v.pipe(v.number(), v.integer()) })),
         },
         400: {
-          description:
-            'Not JSON, an event of the wrong shape, or a time more than 5 minutes ahead of flowadmin’s ' +
-            'clock; the message names the field.',
+          description: 'Not JSON, or an event of the wrong shape; the message names the field.',
           content: adminErrorContent(['invalid_request']),
         },
         413: {
@@ -92,6 +102,13 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
           content: adminErrorContent(['payload_too_large']),
         },
         ...clientRefusals('client'),
+        429: {
+          description:
+            'Past the resource server’s allowance of events (or too many wrong secrets from its address: ' +
+            '`{"error": "temporarily_unavailable"}`); nothing was kept. Send it again after `Retry-After` seconds.',
+          headers: { 'Retry-After': RETRY_AFTER },
+          content: json(v.union([AdminError(['too_many_events']), OAuthError(['temporarily_unavailable'])])),
+        },
         500: use('Unexpected'),
         503: use('StorageUnavailable'),
       },
@@ -101,13 +118,14 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
       const client = basicCredentials(c.req.header('authorization'))
       if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
       // Proven before the body is read: an unknown caller's megabyte is never parsed.
+      // So is a reporter told to wait: its report is not read before its time.
       const reporter = await core.reporter(client, deps.clientAddress(c))
       if (!reporter.ok) return toResponse(errorAnswerOf(reporter.error))
       const fields = await readFields(c, MAX_REPORT_BYTES, ['json'], AuditReportSchema, 'admin')
       if (!fields.ok) return fields.error
       const reports: TrailReport[] = fields.value.events
       const kept = await reporter.value.report(reports)
-      if (!kept.ok) return toResponse(adminError(400, 'invalid_request', kept.error.message))
+      if (!kept.ok) return toResponse(errorAnswerOf(kept.error))
       return c.json({ accepted: kept.value })
     },
   )
@@ -130,8 +148,22 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
         query('actor', 'A username (or client id), exactly.', 'alice'),
         query('event', 'A prefix of the event name: `flows.` matches `flows.set`.', 'flows.'),
         query('outcome', '`success` or `failure`.', 'success'),
-        query('since', 'ISO 8601 with a zone, or a date: events at or after it.', '2026-11-27T00:00:00Z'),
-        query('until', 'ISO 8601 with a zone, or a date: events before it.', '2026-11-28'),
+        query(
+          'since',
+          'ISO 8601 with a zone, or a date: events that claim a time at or after it.',
+          '2026-11-27T00:00:00Z',
+        ),
+        query('until', 'ISO 8601 with a zone, or a date: events that claim a time before it.', '2026-11-28'),
+        query(
+          'received_since',
+          'ISO 8601 with a zone, or a date: events flowadmin received at or after it.',
+          '2026-11-27T00:00:00Z',
+        ),
+        query(
+          'received_until',
+          'ISO 8601 with a zone, or a date: events flowadmin received before it.',
+          '2026-11-28',
+        ),
         query('limit', `Events in a page, 1 to ${MAX_AUDIT_PAGE}; default ${DEFAULT_AUDIT_PAGE}.`, '50'),
         query('cursor', 'The `next` of the page before.', '42'),
       ],
@@ -170,6 +202,8 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
         outcome: q.outcome,
         since: q.since,
         until: q.until,
+        receivedSince: q.received_since,
+        receivedUntil: q.received_until,
       }
       const format = exportFormatOf(c.req.header('accept'))
       if (format !== 'json') {

@@ -134,6 +134,9 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
       // The client first: nothing about the request is looked at for an unauthenticated caller.
       const client = basicCredentials(c.req.header('authorization'))
       if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
+      // Proven before the body is read: an unknown caller's body is never parsed.
+      const introspector = await core.introspector(client, deps.clientAddress(c))
+      if (!introspector.ok) return toResponse(errorAnswerOf(introspector.error))
       const fields = await readFields(
         c,
         deps.maxBodyBytes,
@@ -142,11 +145,10 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
         'oauth',
       )
       if (!fields.ok) return fields.error
-      const answer = await core.introspect(client, fields.value.token, deps.clientAddress(c))
-      if (!answer.ok) return toResponse(errorAnswerOf(answer.error))
+      const answer = await introspector.value.introspect(fields.value.token)
       // Headers as a plain record: written as they are, without a Headers object (resource
       // servers introspect for every request).
-      return noStoreJson(200, introspectionJson(answer.value))
+      return noStoreJson(200, introspectionJson(answer))
     },
   )
 

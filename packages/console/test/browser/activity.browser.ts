@@ -2,22 +2,20 @@
 // Chromium against the built server.
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { axeFindings, hash, logIn, open, USERS, useBrowserAndServer } from './harness.js'
+import { axeFindings, useBrowserAndServer } from './harness.js'
+import { resourceServer, showView, signedIn } from './views.js'
 
-const FLEET = { id: 'fleet', secret: 'fleet-secret' }
+const FLEET = resourceServer('fleet')
 
 const env = useBrowserAndServer(async () => ({
-  adminAuth: { resourceServers: [{ id: FLEET.id, secret: await hash(FLEET.secret) }] },
+  adminAuth: { resourceServers: [await FLEET.setting()] },
 }))
 
 /** What the helper in a Node-RED instance sends: a report of its audit events. */
 const report = (url: string, events: unknown[]) =>
   fetch(`${url}/audit/events`, {
     method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${FLEET.id}:${FLEET.secret}`).toString('base64')}`,
-      'content-type': 'application/json',
-    },
+    headers: { authorization: FLEET.basic, 'content-type': 'application/json' },
     body: JSON.stringify({ events }),
   })
 
@@ -52,10 +50,8 @@ const EVENTS = [
 describe('activity', () => {
   it('shows the trail newest first, filters it, and exports it as CSV', async () => {
     expect((await report(env.server.url, EVENTS)).status).toBe(200)
-    const { page, problems, context } = await open(env.browser, `${env.server.url}/`)
-    await logIn(page, 'admin', USERS.admin)
-    await page.getByRole('heading', { name: 'Node modules' }).waitFor()
-    await page.getByRole('button', { name: 'Activity' }).click()
+    const { page, problems, context } = await signedIn(env.browser, env.server.url, 'admin')
+    await showView(page, 'Activity')
     const table = page.getByRole('table', { name: 'Activity' })
     await table.waitFor()
     const rows = table.getByRole('row')

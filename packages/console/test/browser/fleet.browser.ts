@@ -1,23 +1,14 @@
 // The fleet view in Chromium against the built server in fleet mode: instances that report (over
 // HTTP, as the Node-RED helper does), their state and drift, as a person sees them.
 import { beforeAll, describe, expect, it } from 'vitest'
-import {
-  apiToken,
-  axeFindings,
-  hash,
-  logIn,
-  open,
-  screenshot,
-  USERS,
-  useBrowserAndServer,
-} from './harness.js'
+import { apiToken, axeFindings, screenshot, useBrowserAndServer } from './harness.js'
+import { resourceServer, showView, signedIn } from './views.js'
 
-const FLEET = { id: 'fleet', secret: 'fleet-secret' }
-const basic = `Basic ${Buffer.from(`${FLEET.id}:${FLEET.secret}`).toString('base64')}`
+const FLEET = resourceServer('fleet')
 
 const env = useBrowserAndServer(async () => ({
   extra: { fleet: { modules: true } },
-  adminAuth: { resourceServers: [{ id: FLEET.id, secret: await hash(FLEET.secret) }] },
+  adminAuth: { resourceServers: [await FLEET.setting()] },
 }))
 
 /** What an instance's helper sends: one module of one set, enabled as given. */
@@ -42,7 +33,7 @@ const report = (enabled: boolean, extra: object[] = [], sequence = 1) => ({
 async function send(id: string, body: object) {
   const res = await fetch(`${env.server.url}/fleet/instances/${id}/report`, {
     method: 'POST',
-    headers: { authorization: basic, 'content-type': 'application/json' },
+    headers: { authorization: FLEET.basic, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   })
   expect(res.status).toBe(204)
@@ -71,9 +62,8 @@ beforeAll(async () => {
 
 describe('the fleet view', () => {
   it('shows each instance, in touch or not, its Node-RED version and its drift with the reason', async () => {
-    const { page, problems } = await open(env.browser, `${env.server.url}/`)
-    await logIn(page, 'viewer', USERS.viewer)
-    await page.getByRole('button', { name: 'Fleet' }).click()
+    const { page, problems } = await signedIn(env.browser, env.server.url, 'viewer')
+    await showView(page, 'Fleet')
     const list = page.getByRole('list', { name: 'Instances' })
     await list.waitFor()
     await expect(list.getByRole('heading').allTextContents()).resolves.toEqual(['edge-1', 'edge-2', 'edge-3'])

@@ -147,6 +147,16 @@ export function useBrowserAndServer(options?: ServerOptions | (() => Promise<Ser
   return env
 }
 
+/** Another server for the tests of a describe block: started before them, stopped after them. */
+export function useServer(options?: ServerOptions): { readonly server: Server } {
+  const env = {} as { server: Server }
+  beforeAll(async () => {
+    env.server = await startServer(options)
+  })
+  afterAll(() => env.server?.stop())
+  return env
+}
+
 /** Debian's Chromium, headless, with the flags that keep it off the network. */
 export function launch(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`)
@@ -254,3 +264,24 @@ export async function moduleState(url: string, token: string, name: string) {
 }
 
 export const sessionToken = (page: Page) => page.evaluate(() => sessionStorage.getItem('flowadmin.token'))
+
+/** An event of the trail as `GET /audit` lists it: the fields the tests read. */
+export interface TrailEvent {
+  actor: string | null
+  event: string
+  outcome: string
+  details: Record<string, unknown>
+}
+
+/** flowadmin's own `event`s of `actor` in the trail, newest first, once `count` are there (or after 10 s). */
+export async function trailEvents(url: string, actor: string, event: string, count: number) {
+  const admin = await apiToken(url, 'admin')
+  const query = new URLSearchParams({ instance: 'flowadmin', actor, event })
+  for (let waited = 0; ; waited += 100) {
+    const res = await fetch(`${url}/audit?${query}`, { headers: { authorization: `Bearer ${admin}` } })
+    expect(res.status).toBe(200)
+    const { events } = (await res.json()) as { events: TrailEvent[] }
+    if (events.length >= count || waited >= 10_000) return events
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}

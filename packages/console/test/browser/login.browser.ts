@@ -1,16 +1,15 @@
 // Logging in, out, and losing a session, in Chromium against the built server.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   apiToken,
   axeFindings,
   logIn,
   open,
-  type Server,
   screenshot,
   sessionToken,
-  startServer,
   USERS,
   useBrowserAndServer,
+  useServer,
 } from './harness.js'
 
 const env = useBrowserAndServer({ adminAuth: { throttle: { maxFailuresPerUser: 3 } } })
@@ -127,25 +126,23 @@ describe('logging out and lost sessions', () => {
 })
 
 describe('an expired token', () => {
-  let short: Server
-  beforeAll(async () => {
-    short = await startServer({ adminAuth: { sessionExpiryTime: 1 } })
-  })
-  afterAll(() => short?.stop())
+  const short = useServer({ adminAuth: { sessionExpiryTime: 5 } })
 
   it('leads back to the login form with a message, not a broken page', async () => {
-    const { page, problems, context } = await open(env.browser, `${short.url}/`)
+    const { page, problems, context } = await open(env.browser, `${short.server.url}/`)
     await logIn(page, 'admin', USERS.admin)
     await page.getByRole('heading', { name: 'Node modules' }).waitFor()
-    // The token lives one second: once the server refuses it, come back to the page. (The server
+    // The token lives five seconds (time enough for the page to show on a busy machine): once the
+    // server refuses it, come back to the page. (The server
     // forgets an expired token when it first sees it, as its sweeper would; the page is told 401
     // either way.)
     const token = (await sessionToken(page)) as string
     await expect
       .poll(
         async () =>
-          (await fetch(`${short.url}/settings`, { headers: { authorization: `Bearer ${token}` } })).status,
-        { timeout: 10_000, interval: 100 },
+          (await fetch(`${short.server.url}/settings`, { headers: { authorization: `Bearer ${token}` } }))
+            .status,
+        { timeout: 20_000, interval: 200 },
       )
       .toBe(401)
     await page.reload()
@@ -159,14 +156,10 @@ describe('an expired token', () => {
 })
 
 describe('without adminAuth', () => {
-  let open_: Server
-  beforeAll(async () => {
-    open_ = await startServer({ auth: false })
-  })
-  afterAll(() => open_?.stop())
+  const withoutAuth = useServer({ auth: false })
 
   it('there is no login at all: the modules show at once, and no Log out', async () => {
-    const { page, problems, context } = await open(env.browser, `${open_.url}/`)
+    const { page, problems, context } = await open(env.browser, `${withoutAuth.server.url}/`)
     await page.getByRole('heading', { name: 'Node modules' }).waitFor()
     await expect(page.getByRole('form', { name: 'Log in' }).count()).resolves.toBe(0)
     await expect(page.getByRole('button', { name: 'Log out' }).count()).resolves.toBe(0)

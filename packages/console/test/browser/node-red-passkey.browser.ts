@@ -15,7 +15,7 @@ import {
 import { deploy } from '../../../server/test/node-red-sso.js'
 import { totpCode } from '../../../server/test/totp-code.js'
 import { deployFromEditor } from './editor.js'
-import { launch, logIn, open } from './harness.js'
+import { addAuthenticator, launch, logIn, open } from './harness.js'
 
 /** A test that loads the editor twice (about 8 s each on a busy host) and signs in between. */
 const EDITOR_TEST_MS = 120_000
@@ -84,18 +84,7 @@ describe('a Node-RED editor signs in on flowadmin’s page with a second factor'
     'a passkey made in flowadmin’s console signs the person in to the editor, which deploys',
     async () => {
       const { page, problems, context } = await open(browser, `${env.flowadmin.url}/`)
-      const cdp = await context.newCDPSession(page)
-      await cdp.send('WebAuthn.enable')
-      const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'internal',
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      })
+      const { cdp, authenticatorId } = await addAuthenticator(context, page)
 
       // In flowadmin's console: sign in with the password, make a passkey in the Security view.
       await page.getByRole('form', { name: 'Log in' }).waitFor({ state: 'visible', timeout: 10_000 })

@@ -1,7 +1,7 @@
 // What the server sends for the page and its assets: security headers, caching, size.
 import { readFile } from 'node:fs/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { open, type Server, startServer, useBrowserAndServer } from './harness.js'
+import { describe, expect, it } from 'vitest'
+import { open, useBrowserAndServer, useServer } from './harness.js'
 
 const env = useBrowserAndServer()
 
@@ -114,14 +114,10 @@ describe('the page', () => {
 })
 
 describe('below httpAdminRoot', () => {
-  let below: Server
-  beforeAll(async () => {
-    below = await startServer({ extra: { httpAdminRoot: '/admin' } })
-  })
-  afterAll(() => below?.stop())
+  const below = useServer({ extra: { httpAdminRoot: '/admin' } })
 
   it('the page is at <httpAdminRoot>/ and calls the API there', async () => {
-    const base = below.url
+    const base = below.server.url
     expect(base).toMatch(/\/admin$/)
     const bare = await fetch(base, { redirect: 'manual' })
     expect(bare.status).toBe(308)
@@ -141,20 +137,16 @@ describe('below httpAdminRoot', () => {
 })
 
 describe('"console": false', () => {
-  let off: Server
-  beforeAll(async () => {
-    off = await startServer({ extra: { console: false } })
-  })
-  afterAll(() => off?.stop())
+  const off = useServer({ extra: { console: false } })
 
   it('turns the page off: / is a 404 and the API answers as before', async () => {
-    const response = await fetch(`${off.url}/`)
+    const response = await fetch(`${off.server.url}/`)
     expect(response.status).toBe(404)
     expect(await response.text()).toBe('')
     expect(response.headers.get('content-security-policy')).toBeNull()
     const html = await fetch(`${env.server.url}/`)
     const asset = /src="(console\/[^"]+)"/.exec(await html.text())?.[1]
-    expect((await fetch(`${off.url}/${asset}`)).status).toBe(404)
-    expect((await fetch(`${off.url}/auth/login`)).status).toBe(200)
+    expect((await fetch(`${off.server.url}/${asset}`)).status).toBe(404)
+    expect((await fetch(`${off.server.url}/auth/login`)).status).toBe(200)
   })
 })

@@ -3,16 +3,8 @@
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LocalRegistry, startLocalRegistry } from '../../../server/test/local-registry.js'
-import {
-  apiToken,
-  axeFindings,
-  GREETING,
-  logIn,
-  open,
-  screenshot,
-  USERS,
-  useBrowserAndServer,
-} from './harness.js'
+import { apiToken, axeFindings, GREETING, screenshot, type USERS, useBrowserAndServer } from './harness.js'
+import { signedIn } from './views.js'
 
 const SHOUT = { name: 'node-red-contrib-shout', version: '1.4.0', sets: { shout: ['shout'] } }
 const SLOW = { name: 'node-red-contrib-slow', version: '1.0.0', sets: { slow: ['slow'] } }
@@ -40,8 +32,7 @@ const status = (url: string, name: string) =>
   )
 
 async function loggedIn(user: keyof typeof USERS) {
-  const tab = await open(env.browser, `${env.server.url}/`)
-  await logIn(tab.page, user, USERS[user])
+  const tab = await signedIn(env.browser, env.server.url, user)
   await moduleSwitch(tab.page, GREETING).waitFor()
   return tab
 }

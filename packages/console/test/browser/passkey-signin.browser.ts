@@ -8,12 +8,12 @@ import type { CDPSession, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   addAuthenticator,
-  apiToken,
   axeFindings,
   hash,
   logIn,
   open,
   sessionToken,
+  trailEvents,
   USERS,
   useBrowserAndServer,
 } from './harness.js'
@@ -42,27 +42,9 @@ const env = useBrowserAndServer(async () => ({
 const REFUSED =
   'The passkey’s answer was refused (its challenge unknown, used or expired, or it did not verify); try again'
 
-interface TrailEvent {
-  actor: string | null
-  event: string
-  outcome: string
-  details: Record<string, unknown>
-}
-
 /** flowadmin's `passkey.failed` events of `username` in the trail, once `count` are there. */
-async function passkeyFailures(username: string, count: number): Promise<TrailEvent[]> {
-  const admin = await apiToken(env.server.url, 'admin')
-  const query = new URLSearchParams({ instance: 'flowadmin', actor: username, event: 'passkey.failed' })
-  for (let waited = 0; ; waited += 100) {
-    const res = await fetch(`${env.server.url}/audit?${query}`, {
-      headers: { authorization: `Bearer ${admin}` },
-    })
-    expect(res.status).toBe(200)
-    const { events } = (await res.json()) as { events: TrailEvent[] }
-    if (events.length >= count || waited >= 10_000) return events
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+const passkeyFailures = (username: string, count: number) =>
+  trailEvents(env.server.url, username, 'passkey.failed', count)
 
 /** The console at `origin` in a new browser context with a platform authenticator. */
 async function consoleWithAuthenticator(origin = env.server.origin) {

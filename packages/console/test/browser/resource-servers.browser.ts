@@ -1,36 +1,21 @@
 // The resource servers and their last call, in Chromium against the built server.
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  apiToken,
-  axeFindings,
-  hash,
-  logIn,
-  open,
-  type Server,
-  screenshot,
-  startServer,
-  USERS,
-  useBrowserAndServer,
-} from './harness.js'
+import { describe, expect, it } from 'vitest'
+import { apiToken, axeFindings, open, USERS, useBrowserAndServer, useServer } from './harness.js'
+import { itReadsWell, resourceServer, showView, signedIn, signIn, type TabOptions } from './views.js'
 
-const FLEET = { id: 'fleet', secret: 'fleet-secret' }
-const SPARE = { id: 'spare', secret: 'spare-secret' }
+const FLEET = resourceServer('fleet')
+const SPARE = resourceServer('spare')
 
 const env = useBrowserAndServer(async () => ({
-  adminAuth: {
-    resourceServers: [
-      { id: FLEET.id, secret: await hash(FLEET.secret) },
-      { id: SPARE.id, secret: await hash(SPARE.secret) },
-    ],
-  },
+  adminAuth: { resourceServers: [await FLEET.setting(), await SPARE.setting()] },
 }))
 
 /** What a Node-RED instance does on each request: asks about a token, with HTTP Basic. */
 const introspect = (url: string, token: string) =>
   fetch(`${url}/auth/introspect`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${FLEET.id}:${FLEET.secret}`).toString('base64')}` },
+    headers: { authorization: FLEET.basic },
     body: new URLSearchParams({ token }),
   })
 
@@ -38,7 +23,7 @@ const introspect = (url: string, token: string) =>
 async function editorToken(url: string, username: keyof typeof USERS): Promise<string> {
   const answer = await fetch(`${url}/auth/token`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${FLEET.id}:${FLEET.secret}`).toString('base64')}` },
+    headers: { authorization: FLEET.basic },
     body: new URLSearchParams({ grant_type: 'password', scope: '', username, password: USERS[username] }),
   })
   expect(answer.status).toBe(200)
@@ -46,18 +31,16 @@ async function editorToken(url: string, username: keyof typeof USERS): Promise<s
 }
 
 /** Logs in and waits for the modules, noting every call the page makes to the API. */
-async function loggedIn(user: keyof typeof USERS, options: Parameters<typeof open>[2] = {}) {
+async function loggedIn(user: keyof typeof USERS, options: TabOptions = {}) {
   const tab = await open(env.browser, `${env.server.url}/`, options)
   const calls: string[] = []
   tab.page.on('request', (request) => calls.push(new URL(request.url()).pathname))
-  await logIn(tab.page, user, USERS[user])
-  await tab.page.getByRole('heading', { name: 'Node modules' }).waitFor()
+  await signIn(tab.page, user)
   return { ...tab, calls }
 }
 
 async function resourceServersOf(page: Page) {
-  await page.getByRole('button', { name: 'Resource servers' }).click()
-  await page.getByRole('heading', { name: 'Resource servers' }).waitFor()
+  await showView(page, 'Resource servers')
   await page.getByRole('list', { name: 'Resource servers' }).waitFor()
 }
 
@@ -107,8 +90,7 @@ describe('resource servers', () => {
 
   it('an admin makes an API token for a resource server: offered by name, listed with it, good there alone', async () => {
     const { page, problems, context } = await loggedIn('admin')
-    await page.getByRole('button', { name: 'Sessions and tokens' }).click()
-    await page.getByRole('heading', { name: 'Sessions and API tokens' }).waitFor()
+    await showView(page, 'Sessions and tokens', 'Sessions and API tokens')
     const offered = page.locator('#token-audiences option')
     await expect
       .poll(() =>
@@ -147,8 +129,7 @@ describe('resource servers', () => {
     expect(refused.status).toBe(401)
 
     const { page, problems, context, calls } = await loggedIn('viewer')
-    await page.getByRole('button', { name: 'Sessions and tokens' }).click()
-    await page.getByRole('heading', { name: 'Sessions and API tokens' }).waitFor()
+    await showView(page, 'Sessions and tokens', 'Sessions and API tokens')
     await expect(page.getByRole('button', { name: 'Resource servers' }).count()).resolves.toBe(0)
     await expect(page.getByText('Resource servers').count()).resolves.toBe(0)
     await expect(page.getByRole('alert').count()).resolves.toBe(0)
@@ -169,8 +150,7 @@ describe('resource servers', () => {
     const calls: string[] = []
     tab.page.on('request', (request) => calls.push(new URL(request.url()).pathname))
     await tab.page.goto(`${env.server.url}/`)
-    await logIn(tab.page, 'admin', USERS.admin)
-    await tab.page.getByRole('heading', { name: 'Node modules' }).waitFor()
+    await signIn(tab.page, 'admin')
     await tab.page.getByRole('navigation', { name: 'Sections' }).waitFor()
     await expect(tab.page.getByRole('button', { name: 'Sessions and tokens' }).count()).resolves.toBe(1)
     await expect(tab.page.getByRole('button', { name: 'Resource servers' }).count()).resolves.toBe(0)
@@ -180,33 +160,19 @@ describe('resource servers', () => {
     await tab.context.close()
   })
 
-  for (const colorScheme of ['light', 'dark'] as const) {
-    for (const width of [360, 1440]) {
-      it(`reads well at ${width} px, ${colorScheme}`, async () => {
-        const { page, context } = await loggedIn('admin', { width, height: 900, colorScheme })
-        await resourceServersOf(page)
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
-        expect(overflow).toBeLessThanOrEqual(0)
-        await screenshot(page, `resource-servers-${width}-${colorScheme}`)
-        expect(await axeFindings(page)).toEqual([])
-        await context.close()
-      })
-    }
-  }
+  itReadsWell('resource-servers', async (options) => {
+    const tab = await loggedIn('admin', options)
+    await resourceServersOf(tab.page)
+    return tab
+  })
 })
 
 describe('without adminAuth.resourceServers', () => {
-  let bare: Server
-  beforeAll(async () => {
-    bare = await startServer()
-  })
-  afterAll(() => bare?.stop())
+  const bare = useServer()
 
   it('an admin is told that none is configured, and where to configure them', async () => {
-    const { page, problems, context } = await open(env.browser, `${bare.url}/`)
-    await logIn(page, 'admin', USERS.admin)
-    await page.getByRole('button', { name: 'Resource servers' }).click()
-    await page.getByRole('heading', { name: 'Resource servers' }).waitFor()
+    const { page, problems, context } = await signedIn(env.browser, bare.server.url, 'admin')
+    await showView(page, 'Resource servers')
     await page
       .getByText('None is configured: add them to adminAuth.resourceServers in the settings.')
       .waitFor()

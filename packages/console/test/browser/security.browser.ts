@@ -2,29 +2,27 @@
 // (the code computed from the secret the page shows), and an administrator removes another
 // person's second factors.
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loginFor } from '../../../server/test/target-server.js'
 import { totpCode } from '../../../server/test/totp-code.js'
 import {
   apiToken,
   axeFindings,
   hash,
-  logIn,
-  open,
-  type Server,
+  MFA_KEY,
   screenshot,
   sessionToken,
-  startServer,
   USERS,
   useBrowserAndServer,
+  useServer,
 } from './harness.js'
+import { itReadsWell, type Person, showView, signedIn, type TabOptions } from './views.js'
 
-const KEY = 'a-key-for-second-factor-secrets-of-the-browser-tests'
 /** A third person, whose factor the administrator removes: untouched by the other tests. */
 const OPERATOR = { username: 'operator', password: 'operator-pw' }
 const env = useBrowserAndServer(async () => ({
   adminAuth: {
-    mfa: { key: KEY, issuer: 'Console test' },
+    mfa: { key: MFA_KEY, issuer: 'Console test' },
     users: [
       { username: 'admin', password: await hash(USERS.admin), permissions: '*' },
       { username: 'viewer', password: await hash(USERS.viewer), permissions: 'read' },
@@ -35,16 +33,9 @@ const env = useBrowserAndServer(async () => ({
 
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } })
 
-async function securityOf(
-  url: string,
-  user: keyof typeof USERS | typeof OPERATOR,
-  options: Parameters<typeof open>[2] = {},
-) {
-  const tab = await open(env.browser, `${url}/`, options)
-  const { username, password } = typeof user === 'string' ? { username: user, password: USERS[user] } : user
-  await logIn(tab.page, username, password)
-  await tab.page.getByRole('button', { name: 'Security' }).click()
-  await tab.page.getByRole('heading', { name: 'Security', level: 2 }).waitFor()
+async function securityOf(url: string, person: Person, options: TabOptions = {}) {
+  const tab = await signedIn(env.browser, url, person, options)
+  await showView(tab.page, 'Security')
   return tab
 }
 
@@ -196,34 +187,18 @@ describe('the Security view', () => {
     await context.close()
   })
 
-  for (const colorScheme of ['light', 'dark'] as const) {
-    for (const width of [360, 1440]) {
-      it(`reads well at ${width} px, ${colorScheme}`, async () => {
-        const { page, context } = await securityOf(env.server.url, 'admin', {
-          width,
-          height: 900,
-          colorScheme,
-        })
-        await totpCard(page).getByRole('button', { name: 'Set up' }).waitFor()
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
-        expect(overflow).toBeLessThanOrEqual(0)
-        await screenshot(page, `security-${width}-${colorScheme}`)
-        expect(await axeFindings(page)).toEqual([])
-        await context.close()
-      })
-    }
-  }
+  itReadsWell('security', async (options) => {
+    const tab = await securityOf(env.server.url, 'admin', options)
+    await totpCard(tab.page).getByRole('button', { name: 'Set up' }).waitFor()
+    return tab
+  })
 })
 
 describe('without a key for second-factor secrets', () => {
-  let unkeyed: Server
-  beforeAll(async () => {
-    unkeyed = await startServer()
-  })
-  afterAll(() => unkeyed?.stop())
+  const unkeyed = useServer()
 
   it('says that an administrator must set the key', async () => {
-    const { page, problems, context } = await securityOf(unkeyed.url, 'viewer')
+    const { page, problems, context } = await securityOf(unkeyed.server.url, 'viewer')
     const card = totpCard(page)
     await card.getByRole('button', { name: 'Set up' }).click()
     await card

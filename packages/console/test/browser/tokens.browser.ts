@@ -8,24 +8,21 @@ import { createSqliteStores } from '../../../adapter-sqlite/src/index.js'
 import {
   apiToken,
   axeFindings,
-  logIn,
-  open,
   screenshot,
   sessionToken,
-  USERS,
+  type USERS,
   useBrowserAndServer,
 } from './harness.js'
+import { itReadsWell, showView, signedIn, type TabOptions } from './views.js'
 
 const env = useBrowserAndServer()
 
 const settingsWith = (url: string, token: string) =>
   fetch(`${url}/settings`, { headers: { authorization: `Bearer ${token}` } })
 
-async function sessionsOf(user: keyof typeof USERS, options: Parameters<typeof open>[2] = {}) {
-  const tab = await open(env.browser, `${env.server.url}/`, options)
-  await logIn(tab.page, user, USERS[user])
-  await tab.page.getByRole('button', { name: 'Sessions and tokens' }).click()
-  await tab.page.getByRole('heading', { name: 'Sessions and API tokens' }).waitFor()
+async function sessionsOf(user: keyof typeof USERS, options: TabOptions = {}) {
+  const tab = await signedIn(env.browser, env.server.url, user, options)
+  await showView(tab.page, 'Sessions and tokens', 'Sessions and API tokens')
   await tab.page.getByRole('list', { name: 'Your sessions and API tokens' }).waitFor()
   return tab
 }
@@ -190,16 +187,5 @@ describe('sessions and API tokens', () => {
     await context.close()
   })
 
-  for (const colorScheme of ['light', 'dark'] as const) {
-    for (const width of [360, 1440]) {
-      it(`reads well at ${width} px, ${colorScheme}`, async () => {
-        const { page, context } = await sessionsOf('viewer', { width, height: 900, colorScheme })
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
-        expect(overflow).toBeLessThanOrEqual(0)
-        await screenshot(page, `sessions-${width}-${colorScheme}`)
-        expect(await axeFindings(page)).toEqual([])
-        await context.close()
-      })
-    }
-  }
+  itReadsWell('sessions', (options) => sessionsOf('viewer', options))
 })

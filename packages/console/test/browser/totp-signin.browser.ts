@@ -6,12 +6,12 @@ import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { totpCode } from '../../../server/test/totp-code.js'
 import {
-  apiToken,
   axeFindings,
   logIn,
   MFA_KEY,
   open,
   sessionToken,
+  trailEvents,
   USERS,
   useBrowserAndServer,
 } from './harness.js'
@@ -22,26 +22,8 @@ const WRONG_CODE = 'That code is wrong, expired or used already.'
 const CODE_FIELD = 'Code from your authenticator app, or a recovery code'
 const STEP_MS = 30_000
 
-interface TrailEvent {
-  actor: string | null
-  event: string
-  details: Record<string, unknown>
-}
-
 /** flowadmin's `mfa.failed` events of the viewer in the trail, newest first, once `count` are there. */
-async function codeFailures(count: number): Promise<TrailEvent[]> {
-  const admin = await apiToken(env.server.url, 'admin')
-  const query = new URLSearchParams({ instance: 'flowadmin', actor: 'viewer', event: 'mfa.failed' })
-  for (let waited = 0; ; waited += 100) {
-    const res = await fetch(`${env.server.url}/audit?${query}`, {
-      headers: { authorization: `Bearer ${admin}` },
-    })
-    expect(res.status).toBe(200)
-    const { events } = (await res.json()) as { events: TrailEvent[] }
-    if (events.length >= count || waited >= 10_000) return events
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+const codeFailures = (count: number) => trailEvents(env.server.url, 'viewer', 'mfa.failed', count)
 
 async function logOut(page: Page) {
   await page.getByRole('button', { name: 'Log out' }).click()

@@ -1,8 +1,8 @@
 import { err, ok, type Result } from '../errors.js'
-import type { Clock, CoreObserver, TokenKind } from '../ports/index.js'
+import type { CoreObserver, TokenKind } from '../ports/index.js'
 import type { Audiences } from '../tokens/audience.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
-import { aheadOfClock, type Trail, type TrailReport } from '../trail/trail.js'
+import type { TooManyEvents, Trail, TrailReport } from '../trail/trail.js'
 import type { Handover, SsoExchangeError } from './handover.js'
 import type { Login, LoginError, LoginRequest } from './login.js'
 import type {
@@ -49,13 +49,12 @@ export interface ResourceServerFacadeDeps {
   handover: Handover
   tokens: Tokens
   trail: Trail
-  clock: Clock
   observer?: CoreObserver | undefined
 }
 
 /** What resource servers (a fleet's Node-RED instances) call, each once its credentials are proven. */
 export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
-  const { servers, clock } = deps
+  const { servers } = deps
   /**
    * Authenticates a resource server (a fleet instance's helper): its id when its credentials
    * hold, or `invalid_client`.
@@ -80,6 +79,30 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
     return requested !== undefined && requested !== authenticated.value
       ? err({ code: 'invalid_client' })
       : authenticated
+  }
+
+  /**
+   * What resource server `audience` learns of `token`: its state now, through the same rules as
+   * every request (expired, revoked, user removed, password changed, or no rights left: not
+   * active). Asking is not a use of the token: its last use stays as its own requests wrote it.
+   */
+  async function introspectFor(audience: string, token: string): Promise<Introspection> {
+    // Only the token's own audience learns that it is live; to any other it is as unknown.
+    const live = await deps.tokens.authenticate(token, null, audience)
+    const active = live !== null && live.permissions.length > 0
+    deps.observer?.introspection?.(active ? 'active' : 'inactive')
+    if (!active) return { active: false }
+    const { record } = live
+    return {
+      active: true,
+      username: record.username,
+      permissions: live.permissions,
+      clientId: record.clientId,
+      audience,
+      kind: record.kind,
+      issuedAt: record.createdAt,
+      expiresAt: record.expiresAt,
+    }
   }
 
   const calls = {
@@ -127,68 +150,56 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
 
     /**
      * Token introspection (RFC 7662) for a resource server: refused (`invalid_client`) unless its
-     * credentials hold; then the token's state now, through the same rules as every request
-     * (expired, revoked, user removed, password changed, or no rights left: not active). Asking
-     * is not a use of the token: its last use stays as its own requests wrote it.
+     * credentials hold; then `introspect(token)` answers the token's state now. Authenticating
+     * first lets the caller read the request's body only for a proven client.
      */
+    async introspector(
+      client: ClientCredentials | null,
+      address: string,
+    ): Promise<Result<{ introspect(token: string): Promise<Introspection> }, ClientError>> {
+      const id = await authenticateClient(client, address)
+      if (!id.ok) {
+        const { code } = id.error
+        deps.observer?.introspection?.(code === 'temporarily_unavailable' ? 'shed' : code)
+        return id
+      }
+      return ok({ introspect: (token: string) => introspectFor(id.value, token) })
+    },
+
+    /** Token introspection in one call: see `introspector`. */
     async introspect(
       client: ClientCredentials | null,
       token: string,
       address: string,
     ): Promise<Result<Introspection, ClientError>> {
-      const observe = deps.observer?.introspection
-      const id = await authenticateClient(client, address)
-      if (!id.ok) {
-        const { code } = id.error
-        observe?.(code === 'temporarily_unavailable' ? 'shed' : code)
-        return id
-      }
-      // Only the token's own audience learns that it is live; to any other it is as unknown.
-      const live = await deps.tokens.authenticate(token, null, id.value)
-      observe?.(live === null || live.permissions.length === 0 ? 'inactive' : 'active')
-      if (live === null || live.permissions.length === 0) return ok({ active: false })
-      const { record } = live
-      return ok({
-        active: true,
-        username: record.username,
-        permissions: live.permissions,
-        clientId: record.clientId,
-        audience: id.value,
-        kind: record.kind,
-        issuedAt: record.createdAt,
-        expiresAt: record.expiresAt,
-      })
+      const introspector = await calls.introspector(client, address)
+      return introspector.ok ? ok(await introspector.value.introspect(token)) : introspector
     },
 
     /**
-     * A resource server's way to report its instances' events, once its credentials are proven:
-     * `report` appends them to the trail under that server (never one the reports name) and
+     * A resource server's way to report its instances' events, once its credentials are proven
+     * and its allowance, as far as this process knows, takes more: `report` appends them to the
+     * trail under that server (never one the reports name), when its allowance takes them, and
      * returns how many were kept. Authenticating first lets the caller read a report only from a
-     * proven client.
+     * proven client, and one not told to wait.
      */
     async reporter(
       client: ClientCredentials | null,
       address: string,
     ): Promise<
       Result<
-        {
-          report(
-            reports: readonly TrailReport[],
-          ): Promise<Result<number, { code: 'invalid_request'; message: string }>>
-        },
-        ClientError
+        { report(reports: readonly TrailReport[]): Promise<Result<number, TooManyEvents>> },
+        ClientError | TooManyEvents
       >
     > {
       const id = await authenticateClient(client, address)
       if (!id.ok) return id
-      const server = id.value
-      return ok({
-        async report(reports: readonly TrailReport[]) {
-          const ahead = aheadOfClock(reports, clock.now())
-          if (ahead !== null) return err({ code: 'invalid_request' as const, message: ahead })
-          return ok(await deps.trail.ingest(server, reports))
-        },
-      })
+      // The resource server reports for its instances, and answers for them, until instances
+      // have identities of their own.
+      const source = { reporter: id.value, server: id.value }
+      const wait = deps.trail.waitOf(source.reporter)
+      if (wait !== null) return err({ code: 'too_many_events', retryAfter: wait })
+      return ok({ report: (reports: readonly TrailReport[]) => deps.trail.ingest(source, reports) })
     },
   }
 

@@ -7,10 +7,21 @@ export type TrailOutcome = 'success' | 'failure'
 /** One event as it is appended. */
 export interface TrailEntry {
   /**
-   * When it happened, as its source says (flowadmin's clock for its own events): reported data,
+   * When it happened, as its source claims (flowadmin's clock for its own events): reported data,
    * searched by `since` and `until`, but never the order of the trail or what retention keeps.
    */
   time: number
+  /**
+   * When flowadmin took it, by flowadmin's clock (for its own events, their time): what the age
+   * bound goes by; searched by `receivedSince` and `receivedUntil`.
+   */
+  received: number
+  /**
+   * Whose budget it counts in: null for flowadmin's own events; else the reporter whose report
+   * brought it (the resource server's id, until instances have identities of their own). The
+   * count and age bounds apply to each reporter apart, and to flowadmin's own events apart.
+   */
+  reporter: string | null
   /** The resource server whose credentials delivered it; null: flowadmin's own event. */
   server: string | null
   /** Which instance of that resource server reported it; null for flowadmin's own. */
@@ -47,25 +58,61 @@ export interface TrailFilter {
   /** Events whose name starts with this. */
   eventPrefix?: string | undefined
   outcome?: TrailOutcome | undefined
-  /** At or after, in ms. */
+  /** Claimed at or after, in ms. */
   since?: number | undefined
-  /** Before, in ms. */
+  /** Claimed before, in ms. */
   until?: number | undefined
+  /** Received at or after, in ms. */
+  receivedSince?: number | undefined
+  /** Received before, in ms. */
+  receivedUntil?: number | undefined
 }
+
+/**
+ * What a reporter's batch costs of its allowance, a generic cell rate: each reporter has a time
+ * up to which its allowance is spent (none yet: now), and a batch moves it on by `costMs`; it may
+ * run at most `burstMs` ahead of now. `costMs` is at most `burstMs`.
+ */
+export interface TrailPace {
+  costMs: number
+  burstMs: number
+}
+
+/** Whether a reporter's batch was appended, or else when it would fit its allowance. */
+export type ReportAdmission = { appended: true } | { appended: false; retryAt: number }
 
 export interface TrailStore {
   /** Appends every entry of the batch, or none (atomically). */
   append(entries: readonly TrailEntry[]): Promise<void>
   /**
+   * Appends a batch of `reporter` (the reporter of each of its entries) if its allowance takes
+   * `pace.costMs` more at `now`, atomically across every process that shares the store: its spent
+   * time moves from `max(spent, now)` to `max(spent, now) + costMs` and the batch is appended
+   * when that is at most `now + burstMs`; otherwise nothing changes, and `retryAt` is the moment
+   * it would be (`max(spent, now) + costMs - burstMs`).
+   */
+  appendReport(
+    reporter: string,
+    entries: readonly TrailEntry[],
+    pace: TrailPace,
+    now: number,
+  ): Promise<ReportAdmission>
+  /** Every reporter whose events were ever appended (by either method), each once, in no order. */
+  reporters(): Promise<string[]>
+  /**
    * Up to `limit` events matching `filter`, newest first (the last the store took first, by
    * seq), starting after `after` when given (strictly older in that order).
    */
   search(filter: TrailFilter, limit: number, after: TrailPosition | null): Promise<TrailEvent[]>
-  /** Deletes up to `limit` events whose time is before `before`, oldest taken first; returns how many. */
-  deleteBefore(before: number, limit: number): Promise<number>
   /**
-   * Deletes up to `limit` of the events taken first beyond the `keep` taken last, whatever their
-   * time says; returns how many.
+   * Deletes up to `limit` events of `reporter` (null: flowadmin's own) received before `before`,
+   * the first received first; returns how many. Other reporters' events stay, whatever their count.
    */
-  deleteBeyond(keep: number, limit: number): Promise<number>
+  deleteBefore(reporter: string | null, before: number, limit: number): Promise<number>
+  /**
+   * Deletes up to `limit` events of `reporter` (null: flowadmin's own), the first received first
+   * (ties: the first taken), beyond the `keep` received last, whatever time they claim; returns
+   * how many. Other reporters' events stay, whatever their count.
+   */
+  deleteBeyond(reporter: string | null, keep: number, limit: number): Promise<number>
 }

@@ -1,6 +1,8 @@
 // The trail: flowadmin's own events and those its instances report, kept in one store, searched
-// newest first and exported page by page.
+// newest first and exported page by page; each reporter at its pace, each source kept apart.
+import { type ErrorOf, err, ok, type Result } from '../errors.js'
 import { type DomainEvent, EVENT_OUTCOMES } from '../ports/events.js'
+import type { Clock } from '../ports/system.js'
 import type {
   TrailEntry,
   TrailEvent,
@@ -9,11 +11,20 @@ import type {
   TrailPosition,
   TrailStore,
 } from '../ports/trail.js'
+import { createReporterPace, DEFAULT_REPORTED_PER_MINUTE } from './pace.js'
+import { DEFAULT_TRAIL_RETENTION, type SweepLimits, sweepTrail, type TrailRetention } from './retention.js'
 
-/** How long events are kept and how many at most; null: no such bound. */
-export interface TrailRetention {
-  maxAgeMs: number | null
-  maxEvents: number | null
+/** How the trail keeps events, and how fast reporters may add them. */
+export interface TrailOptions {
+  retention: TrailRetention
+  /** Events one reporter may add per minute; up to a minute's worth at once. */
+  reportedPerMinute: number
+}
+
+/** The retention of DEFAULT_TRAIL_RETENTION, and 6000 events a minute for each reporter. */
+export const DEFAULT_TRAIL_OPTIONS: TrailOptions = {
+  retention: DEFAULT_TRAIL_RETENTION,
+  reportedPerMinute: DEFAULT_REPORTED_PER_MINUTE,
 }
 
 /** One event as an instance reports it (the HTTP adapter has checked its shape and size). */
@@ -26,6 +37,19 @@ export interface TrailReport {
   address: string | null
   details: Record<string, unknown>
 }
+
+/**
+ * Who reports: `reporter`, whose allowance and budget the events count in, and `server`, the
+ * resource server whose credentials proved it. The same id until instances have identities of
+ * their own; then `reporter` is the instance's.
+ */
+export interface TrailSource {
+  reporter: string
+  server: string
+}
+
+/** A reporter past its allowance: nothing of its report was kept. */
+export type TooManyEvents = ErrorOf<'too_many_events'>
 
 /**
  * Keys whose values never enter the trail, at any depth: passwords, tokens, secrets, cookies.
@@ -86,6 +110,9 @@ export function trailEntryOf(event: DomainEvent): TrailEntry {
   if (username !== null && clientId !== null) details.client = clientId
   return {
     time: at,
+    received: at,
+    // What an instance told the fleet counts in its resource server's budget, as its reports do.
+    reporter: fleet ? clientId : null,
     server: fleet ? clientId : null,
     instance: fleet && 'instance' in event ? event.instance : null,
     actor: username ?? clientId,
@@ -97,12 +124,14 @@ export function trailEntryOf(event: DomainEvent): TrailEntry {
   }
 }
 
-/** The entry of an instance's report, delivered with the credentials of resource server `server`. */
-export function trailEntryOfReport(server: string, report: TrailReport): TrailEntry {
+/** The entry of an instance's report from `source`, received at `received`. */
+export function trailEntryOfReport(source: TrailSource, report: TrailReport, received: number): TrailEntry {
   const details = withoutSecrets(report.details) as Record<string, unknown>
   return {
     time: report.time,
-    server,
+    received,
+    reporter: source.reporter,
+    server: source.server,
     instance: report.instance,
     actor: report.actor,
     event: report.event,
@@ -113,16 +142,21 @@ export function trailEntryOfReport(server: string, report: TrailReport): TrailEn
   }
 }
 
-/** How far ahead of flowadmin's clock a reported time may be: clocks differ a little. */
-export const MAX_REPORT_AHEAD_MS = 5 * 60_000
+/**
+ * How far before, and after, the moment flowadmin received an event the time it claims may lie
+ * and still be taken as likely: an instance may send what it kept while flowadmin was away, and
+ * clocks differ a little.
+ */
+export const CLAIMED_TIME_WINDOW = { beforeMs: 24 * 3_600_000, afterMs: 5 * 60_000 }
 
-/** Why a report is refused for a time too far ahead of `now`, or null when none is. */
-export function aheadOfClock(reports: readonly TrailReport[], now: number): string | null {
-  const index = reports.findIndex((report) => report.time > now + MAX_REPORT_AHEAD_MS)
-  return index < 0
-    ? null
-    : `events[${index}].time is more than 5 minutes ahead of flowadmin's clock: is the instance's clock right?`
-}
+/**
+ * True when the time an event claims lies outside CLAIMED_TIME_WINDOW around its receipt (a
+ * wrong clock, an instance back after more than a day away, or a lie). Such an event is kept all
+ * the same, and shown as suspect: its receipt is what retention and the trail's order go by.
+ */
+export const claimedTimeSuspect = (entry: Pick<TrailEntry, 'time' | 'received'>): boolean =>
+  entry.time < entry.received - CLAIMED_TIME_WINDOW.beforeMs ||
+  entry.time > entry.received + CLAIMED_TIME_WINDOW.afterMs
 
 /** A page's end as text for a client to hand back: the seq of its last event. */
 function encodeTrailCursor(position: TrailPosition): string {
@@ -139,13 +173,33 @@ export function decodeTrailCursor(cursor: string): TrailPosition | null {
 /** Events read per store call while exporting: memory stays bounded by one page. */
 const EXPORT_PAGE = 1000
 
-export function createTrail(store: TrailStore) {
+export function createTrail(store: TrailStore, clock: Clock, options: TrailOptions = DEFAULT_TRAIL_OPTIONS) {
+  const pace = createReporterPace(options.reportedPerMinute)
   return {
-    /** Appends reports of resource server `server` (authenticated by the caller); returns how many. */
-    async ingest(server: string, reports: readonly TrailReport[]): Promise<number> {
-      if (reports.length === 0) return 0
-      await store.append(reports.map((report) => trailEntryOfReport(server, report)))
-      return reports.length
+    /**
+     * Whole seconds `reporter` must wait before its next report, when a refusal seen by this
+     * process says so; null when none does (the store decides). Lets a caller refuse a report
+     * before reading it.
+     */
+    waitOf: (reporter: string): number | null => pace.waitOf(reporter, clock.now()),
+
+    /**
+     * Appends reports from `source` (authenticated by the caller) when its reporter's allowance
+     * takes them, all or none; returns how many were kept, or how long to wait.
+     */
+    async ingest(
+      source: TrailSource,
+      reports: readonly TrailReport[],
+    ): Promise<Result<number, TooManyEvents>> {
+      if (reports.length === 0) return ok(0)
+      const now = clock.now()
+      const entries = reports.map((report) => trailEntryOfReport(source, report, now))
+      const admission = await store.appendReport(source.reporter, entries, pace.of(entries.length), now)
+      if (admission.appended) return ok(entries.length)
+      return err({
+        code: 'too_many_events',
+        retryAfter: pace.refused(source.reporter, admission.retryAt, now),
+      })
     },
 
     /** A page of matches, newest first, and the cursor of the next page (null: none). */
@@ -173,23 +227,11 @@ export function createTrail(store: TrailStore) {
     },
 
     /**
-     * Applies the retention at `now`, in batches of `batchSize`, at most `maxBatches` of each
-     * kind; returns how many events were deleted.
+     * Applies the retention at `now`: flowadmin's own events and each reporter's apart, in
+     * batches (see sweepTrail); returns how many events were deleted.
      */
-    async sweep(retention: TrailRetention, now: number, { batchSize = 5000, maxBatches = 20 } = {}) {
-      let deleted = 0
-      const drain = async (step: () => Promise<number>) => {
-        for (let i = 0; i < maxBatches; i++) {
-          const removed = await step()
-          deleted += removed
-          if (removed < batchSize) break
-        }
-      }
-      const { maxAgeMs, maxEvents } = retention
-      if (maxAgeMs !== null) await drain(() => store.deleteBefore(now - maxAgeMs, batchSize))
-      if (maxEvents !== null) await drain(() => store.deleteBeyond(maxEvents, batchSize))
-      return deleted
-    },
+    sweep: (now: number, limits?: SweepLimits): Promise<number> =>
+      sweepTrail(store, options.retention, now, limits),
   }
 }
 

@@ -60,6 +60,8 @@ export async function startCommand(args: string[]): Promise<void> {
     host: values.host,
     userDir: values['user-dir'],
     allowOpenAdmin: values['allow-open-admin'],
+    // The demo's second-factor key is the examples' own, and the warning above says so.
+    allowExampleMfaKey: values.demo === true,
   })
   // The start read its files on libuv's thread pool, so the pool's threads exist by now: they yield
   // to the event loop.

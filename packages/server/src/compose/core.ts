@@ -18,6 +18,7 @@ import {
 import { createArgon2Verifier } from '../adapters/argon2.js'
 import { createFlowsTypeUsage } from '../adapters/flows.js'
 import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
+import { trailOptionsOf } from '../config/settings/audit.js'
 import type { MfaSettings } from '../config/settings/mfa.js'
 import type { OidcSettings } from '../config/settings/oidc.js'
 import type { Settings } from '../config/settings/schema.js'
@@ -118,6 +119,7 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
     },
     {
       fleet: settings.fleet,
+      trail: trailOptionsOf(settings.auditTrail),
       adminAuth: adminAuth && {
         ...adminAuth,
         ...(loginQueue && {

@@ -9,6 +9,8 @@ import type { LoginQueueSizing } from './login-queue-sizing.js'
 export interface ServerOptions extends SettingsSource {
   /** Allows an unauthenticated API on a non-loopback address. */
   allowOpenAdmin?: boolean | undefined
+  /** Allows the second-factor key of the examples (the demo): see exampleMfaKeyRefusal. */
+  allowExampleMfaKey?: boolean | undefined
   /** Where relative paths of flags resolve. Default: the current directory. */
   cwd?: string | undefined
   /**

@@ -12,6 +12,7 @@ import { sweepStaging } from '../adapters/npm-staging.js'
 import { createTrailRecorder } from '../adapters/trail-recorder.js'
 import { hashWarnings } from '../config/settings/hash-warnings.js'
 import { resolveSettings } from '../config/settings/load.js'
+import { exampleMfaKeyRefusal } from '../config/settings/mfa.js'
 import { EXIT_USAGE, SettingsError, StartupError } from '../errors.js'
 import { isLoopback, socketAddress } from '../http/addresses.js'
 import { type Listener, listen, originOf } from '../http/listen.js'
@@ -48,6 +49,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       EXIT_USAGE,
     )
   }
+  const exampleKey = exampleMfaKeyRefusal(settings.adminAuth?.mfa, options.allowExampleMfaKey === true)
+  if (exampleKey !== null) throw new SettingsError(exampleKey)
   const userDir = await stat(settings.userDir).catch(() => null)
   if (!userDir?.isDirectory()) {
     throw new SettingsError(`userDir ${settings.userDir} is not an existing folder`)
@@ -219,9 +222,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     }
 
     const stopSweeper = startSweeper(() => core.sweep(), log)
-    const { maxAgeDays, maxEvents } = settings.auditTrail
-    const retention = { maxAgeMs: maxAgeDays * 86_400_000, maxEvents }
-    const stopTrailSweeper = startSweeper(() => core.trail.sweep(retention, Date.now()), log, {
+    const stopTrailSweeper = startSweeper(() => core.trail.sweep(Date.now()), log, {
       what: 'the audit trail',
     })
 

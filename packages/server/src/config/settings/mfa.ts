@@ -20,6 +20,10 @@ export const MFA_KEY_ENV = 'FLOWADMIN_MFA_KEY'
 export const DEFAULT_MFA_ISSUER = 'flowadmin'
 /** The fewest characters of a second-factor key (it should hold at least 256 random bits). */
 export const MIN_MFA_KEY_LENGTH = 32
+/** The second-factor key the repository's examples print: anyone can read it. */
+export const EXAMPLE_MFA_KEY = 'the-published-demo-key-for-second-factors'
+/** Set to `1`, it lets a start use EXAMPLE_MFA_KEY (the scripts that run the examples set it). */
+export const ALLOW_EXAMPLE_MFA_KEY_ENV = 'FLOWADMIN_ALLOW_EXAMPLE_MFA_KEY'
 
 export const mfa = strictObject({
   key: v.optional(
@@ -57,4 +61,19 @@ export function mfaOf(
   }
   if (key === undefined) return undefined
   return { key, issuer: parsed?.issuer ?? DEFAULT_MFA_ISSUER, require: parsed?.require ?? 'none' }
+}
+
+/**
+ * Why a start must not use these second-factor settings, or null: their key is the examples'
+ * (TOTP secrets sealed with a key anyone can read are no secret), and neither `allowed` (the demo)
+ * nor ALLOW_EXAMPLE_MFA_KEY_ENV says it is meant.
+ */
+export function exampleMfaKeyRefusal(settings: MfaSettings | undefined, allowed: boolean): string | null {
+  if (settings?.key !== EXAMPLE_MFA_KEY || allowed || process.env[ALLOW_EXAMPLE_MFA_KEY_ENV] === '1')
+    return null
+  return (
+    `adminAuth.mfa.key (or ${MFA_KEY_ENV}) is the key printed in flowadmin's examples, which anyone can read, ` +
+    'so second factors sealed with it would be no secret: make a key of your own (`openssl rand -base64 48`). ' +
+    `Only to run an example as it is, set ${ALLOW_EXAMPLE_MFA_KEY_ENV}=1.`
+  )
 }

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_BODY_BYTES, normaliseBasePath } from '@flowadmin/adapter-ht
 import * as v from 'valibot'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../../http/listen.js'
 import { type AdminAuthSettings, adminAuth, adminAuthOf } from './admin-auth.js'
-import { auditLog, auditLogOf, auditTrail, DEFAULT_AUDIT_TRAIL } from './audit.js'
+import { type AuditTrailSettings, auditLog, auditLogOf, auditTrail, auditTrailOf } from './audit.js'
 import { onOff, strictObject, text } from './fields.js'
 import { type FleetSettings, fleet, fleetOf } from './fleet.js'
 import {
@@ -39,8 +39,8 @@ export interface Settings {
   adminAuth: AdminAuthSettings | null
   /** 'stdout', 'off', or an absolute file path the events are appended to. */
   auditLog: 'stdout' | 'off' | { file: string }
-  /** How long the trail keeps events, and how many at most (the oldest go first). */
-  auditTrail: { maxAgeDays: number; maxEvents: number }
+  /** What the trail keeps of flowadmin's own events and of each reporter's, and each reporter's pace. */
+  auditTrail: AuditTrailSettings
   /** Addresses and CIDR ranges of the reverse proxies whose X-Forwarded-For counts; [] for none. */
   trustProxy: string[]
   /** Browser origins that may call the API (CORS); null: no CORS headers at all. */
@@ -105,7 +105,7 @@ export function settingsOf(parsed: v.InferOutput<typeof schema>, source: string,
     postgres: postgresOf(parsed, source),
     adminAuth: parsed.adminAuth === undefined ? null : adminAuthOf(parsed.adminAuth, source),
     auditLog: auditLogOf(parsed.auditLog, baseDir),
-    auditTrail: { ...DEFAULT_AUDIT_TRAIL, ...parsed.auditTrail },
+    auditTrail: auditTrailOf(parsed.auditTrail),
     trustProxy: parsed.trustProxy ?? [],
     httpAdminCors:
       parsed.httpAdminCors === undefined ? null : { origins: [parsed.httpAdminCors.origin].flat() },
