@@ -4,7 +4,7 @@ import { matchedRoutes } from 'hono/route'
 import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
-import { createFleetChanges, type FleetChanges } from './fleet-changes.js'
+import { createFleetSignals, type FleetSignals } from './fleet-signals.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
 import { fleetRoutes } from './routes/fleet.js'
@@ -61,10 +61,12 @@ export interface HttpAppOptions {
    */
   signInScript?: string | undefined
   /**
-   * Fleet mode: how the instances' long polls learn that the desired state changed (the server
-   * tells it of changes made here). Default: a check every second while polls wait.
+   * Fleet mode: how the instances' long polls learn that the desired state changed, and the
+   * answers of changes that instances reported (the server tells them of what happens at other
+   * flowadmin instances, and closes them). Default: its own, which checks the revision every
+   * second while polls wait.
    */
-  fleetChanges?: FleetChanges | undefined
+  fleet?: FleetSignals | undefined
 }
 
 /** One answered request, as `onResponse` receives it. */
@@ -115,13 +117,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     metrics: options.metrics !== undefined,
     ssoRedirectUri: options.ssoRedirectUri,
     signInScript: options.signInScript,
-    fleetChanges:
-      options.fleetChanges ??
-      (core.fleet === null
-        ? undefined
-        : createFleetChanges(
-            async () => (await (core.fleet as NonNullable<Core['fleet']>).desired()).version,
-          )),
+    fleet: options.fleet ?? (core.fleet === null ? undefined : createFleetSignals(core.fleet)),
   }
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error(error))
   const unexpected = (error: unknown, c: Context): Response => {

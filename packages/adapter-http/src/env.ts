@@ -1,6 +1,6 @@
 import type { Core, Principal } from '@flowadmin/core'
 import type { Context } from 'hono'
-import type { FleetChanges } from './fleet-changes.js'
+import type { FleetSignals } from './fleet-signals.js'
 
 /** Per-request values set by the bearer middleware. */
 export type AppEnv = {
@@ -25,6 +25,6 @@ export interface RouteDeps {
   ssoRedirectUri?: string | undefined
   /** The sign-in page's passkey script, when one is served (see HttpAppOptions.signInScript). */
   signInScript?: string | undefined
-  /** Fleet mode: how the instances' long polls learn of a change. */
-  fleetChanges?: FleetChanges | undefined
+  /** Fleet mode: how polls and changes' answers learn of changes and reports, and the leases. */
+  fleet?: FleetSignals | undefined
 }

@@ -13,8 +13,11 @@ export interface FleetChanges {
    * Never rejects.
    */
   wait(known: string, ms: number, signal?: AbortSignal, since?: number): Promise<boolean>
-  /** Something may have changed: check now. */
-  notify(): void
+  /**
+   * Something may have changed: check now. Given the version it changed to (a notice from the
+   * store), nothing is checked when that is the version the last check read.
+   */
+  notify(version?: string): void
   /** How many polls are waiting now. */
   waiting(): number
   /** Ends every wait and stops checking; later waits end at once. */
@@ -40,6 +43,8 @@ export function createFleetChanges(
   let again = false
   let closed = false
   let generation = 0
+  /** The version the last check read. */
+  let seen: string | null = null
 
   const stopTimer = () => {
     if (timer !== null) clearInterval(timer)
@@ -61,6 +66,7 @@ export function createFleetChanges(
         } catch {
           break
         }
+        seen = current
         for (const waiter of [...waiters]) if (waiter.known !== current) waiter.done(false)
       } while (again)
     } finally {
@@ -94,7 +100,8 @@ export function createFleetChanges(
         }
       })
     },
-    notify() {
+    notify(changed) {
+      if (changed !== undefined && changed === seen) return
       generation++
       void check()
     },

@@ -24,15 +24,35 @@ const Short = text(64)
 const Message = text(1000)
 const Type = text(214)
 
+const Action = v.picklist(['enable', 'disable', 'install', 'upgrade', 'remove'])
+/** ms since the epoch. */
+const Millis = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER))
+
 /** What an instance reports of itself (`POST /fleet/instances/{id}/report`). */
 export const InstanceReportSchema = v.pipe(
   v.strictObject({
+    sequence: v.optional(
+      v.pipe(
+        Millis,
+        v.description(
+          'Greater in each report of the instance (its helper sends max(now in ms, last + 1)): a report whose ' +
+            'sequence is not greater than the one stored is acknowledged and changes nothing. Helpers before it ' +
+            'send none: such a report is saved whatever came before.',
+        ),
+      ),
+    ),
     nodeRedVersion: Short,
     modules: v.pipe(
       v.array(
         v.strictObject({
           name: Name,
           version: Short,
+          pendingVersion: v.optional(
+            v.pipe(
+              Short,
+              v.description('Node-RED’s `pending_version`: installed, loaded when Node-RED restarts.'),
+            ),
+          ),
           sets: v.pipe(
             v.array(
               v.strictObject({
@@ -50,16 +70,36 @@ export const InstanceReportSchema = v.pipe(
       v.maxLength(2000),
     ),
     typesInUse: v.pipe(v.array(Type), v.maxLength(10000)),
-    applied: v.nullable(Short),
+    applied: v.pipe(
+      v.nullable(Short),
+      v.description('The desired version it last finished working on; null before the first.'),
+    ),
+    applying: v.optional(v.pipe(v.boolean(), v.description('It is applying a change right now.'))),
     failures: v.pipe(
-      v.array(
-        v.strictObject({
-          module: Name,
-          action: v.picklist(['enable', 'disable', 'install', 'remove']),
-          message: Message,
-        }),
-      ),
+      v.array(v.strictObject({ module: Name, action: Action, message: Message })),
       v.maxLength(2000),
+    ),
+    changes: v.optional(
+      v.pipe(
+        v.array(
+          v.strictObject({
+            module: Name,
+            action: Action,
+            version: v.optional(Short),
+            by: v.pipe(v.nullable(Name), v.description('The Node-RED user, when its audit named one.')),
+            at: v.pipe(Millis, v.description('When, in ms since the epoch (the instance’s clock).')),
+          }),
+        ),
+        v.maxLength(100),
+        v.description('What changed at the instance, not by its agent, since its previous report.'),
+      ),
+    ),
+    reverted: v.optional(
+      v.pipe(
+        v.array(v.strictObject({ module: Name, action: Action })),
+        v.maxLength(100),
+        v.description('Hand changes its agent undid since its previous report.'),
+      ),
     ),
   }),
   v.metadata({ ref: 'InstanceReport' }),
@@ -67,15 +107,30 @@ export const InstanceReportSchema = v.pipe(
 
 export const DesiredStateSchema = v.pipe(
   v.strictObject({
-    version: v.string(),
+    version: v.pipe(
+      v.string(),
+      v.description('The revision, which every change of the desired state bumps.'),
+    ),
     prune: v.boolean(),
+    hold: v.pipe(
+      v.number(),
+      v.description('The longest this flowadmin holds a poll, in seconds: ask `Prefer: wait=` no more.'),
+    ),
     modules: v.array(
       v.strictObject({
         name: v.string(),
         sets: v.array(v.strictObject({ name: v.string(), enabled: v.boolean() })),
       }),
     ),
-    installs: v.array(v.strictObject({ module: v.string(), version: v.nullable(v.string()) })),
+    installs: v.array(
+      v.strictObject({
+        module: v.string(),
+        version: v.pipe(
+          v.nullable(v.string()),
+          v.description('As installed at flowadmin; null in old records.'),
+        ),
+      }),
+    ),
     removals: v.array(v.string()),
   }),
   v.metadata({ ref: 'FleetDesiredState' }),
@@ -85,8 +140,28 @@ export const DesiredStateSchema = v.pipe(
 export const DriftSchema = v.pipe(
   v.strictObject({
     module: v.string(),
-    reason: v.picklist(['pending', 'refused', 'install_failed', 'remove_failed', 'installed_by_hand']),
-    message: v.optional(v.pipe(v.string(), v.description('Node-RED’s or npm’s own message.'))),
+    reason: v.picklist([
+      'pending',
+      'applying',
+      'refused',
+      'install_failed',
+      'remove_failed',
+      'version_mismatch',
+      'restart_needed',
+      'changed_by_hand',
+      'removed_by_hand',
+      'installed_by_hand',
+    ]),
+    message: v.optional(
+      v.pipe(v.string(), v.description('Node-RED’s or npm’s own message, or the versions.')),
+    ),
+    by: v.optional(
+      v.pipe(
+        v.nullable(v.string()),
+        v.description('A hand change’s Node-RED user, when Node-RED named one.'),
+      ),
+    ),
+    at: v.optional(v.pipe(v.number(), v.description('When the hand change was made: ms since the epoch.'))),
   }),
   v.metadata({ ref: 'FleetDrift' }),
 )
@@ -96,7 +171,12 @@ export const InstanceSchema = v.pipe(
     id: v.string(),
     resourceServer: v.string(),
     nodeRedVersion: v.nullable(v.string()),
-    connected: v.pipe(v.boolean(), v.description('In touch within the last 40 seconds.')),
+    connected: v.pipe(
+      v.boolean(),
+      v.description(
+        'Its lease runs: a poll of its started within the hold time and 10 s, and its connection did not close.',
+      ),
+    ),
     lastSeen: Time,
     lastReport: NullableTime('When its last report arrived; null before the first.'),
     applied: v.nullable(v.pipe(v.string(), v.description('The desired state’s version it last applied.'))),

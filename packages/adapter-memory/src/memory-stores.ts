@@ -1,5 +1,6 @@
 import type { Stores } from '@flowadmin/core'
 import { createFactorStore } from './factor-store.js'
+import { createFleetRevision } from './fleet-revision.js'
 import { createFleetStore } from './fleet-store.js'
 import { createModuleStore } from './module-store.js'
 import { createPasskeyStore } from './passkey-store.js'
@@ -33,13 +34,15 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
   if (!Number.isSafeInteger(maxThrottleEntries) || maxThrottleEntries < 1) {
     throw new RangeError('maxThrottleEntries must be a whole number from 1')
   }
+  // The module and fleet stores change one desired state, under one revision.
+  const revision = createFleetRevision()
   return {
     tokens: createTokenStore(),
-    modules: createModuleStore(),
+    modules: createModuleStore(revision),
     throttle: createThrottleStore(maxThrottleEntries),
     sso: createSsoStore(),
     trail: createTrailStore(),
-    fleet: createFleetStore(),
+    fleet: createFleetStore(revision),
     factors: createFactorStore(),
     passkeys: createPasskeyStore(),
     async close() {},

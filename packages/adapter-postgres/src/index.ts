@@ -7,6 +7,8 @@ export {
   redactUrl,
 } from './connection.js'
 export { isOutage, PostgresStoreError, type PostgresStoreErrorCode, RETRY_AFTER_SECONDS } from './errors.js'
+export { FLEET_CHANNEL } from './fleet-state.js'
+export type { FleetWatchHandlers } from './fleet-watch.js'
 export { MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION } from './migrations.js'
 export { MODULE_CHANNEL } from './module-store.js'
 export type { ModuleWatch, ModuleWatchOptions } from './module-watch.js'

@@ -245,6 +245,27 @@ export const MIGRATIONS: readonly string[] = [
   -- there, with their password alone), shown to the person afterwards.
   ALTER TABLE flowadmin_totp_factors ADD COLUMN confirmed_at_sign_in boolean NOT NULL DEFAULT false;
   `,
+  `
+  -- The fleet's desired state has a revision, bumped in the transaction of each of its changes,
+  -- and the settings the instances act on, one for every flowadmin sharing the database.
+  CREATE TABLE flowadmin_fleet_state (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    revision bigint NOT NULL,
+    prune boolean NOT NULL
+  );
+  INSERT INTO flowadmin_fleet_state (revision, prune) VALUES (1, false);
+  -- Each instance's lease (ms since the epoch: in touch until then), whether it counted as
+  -- connected when last looked at, and its latest report's sequence (null before one had any).
+  ALTER TABLE flowadmin_fleet_instances ADD COLUMN lease_until bigint NOT NULL DEFAULT 0;
+  ALTER TABLE flowadmin_fleet_instances ADD COLUMN connected boolean NOT NULL DEFAULT false;
+  ALTER TABLE flowadmin_fleet_instances ADD COLUMN sequence bigint;
+  CREATE INDEX flowadmin_fleet_instances_by_lease ON flowadmin_fleet_instances (lease_until) WHERE connected;
+  -- The modules the instances reported, each noted once.
+  CREATE TABLE flowadmin_fleet_reported (
+    module text PRIMARY KEY,
+    at bigint NOT NULL              -- ms since the epoch
+  );
+  `,
 ]
 
 /** The schema version this code writes. */

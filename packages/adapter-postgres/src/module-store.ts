@@ -1,6 +1,7 @@
 import type { ModuleRecord, ModuleStore } from '@flowadmin/core'
 import { byModuleName, type ModuleRow, modulesFromRows } from '@flowadmin/store-support'
 import type { Database, Queryable } from './database.js'
+import { bumpRevision } from './fleet-state.js'
 
 /** The channel on which a module's name is announced when its node sets change. */
 export const MODULE_CHANNEL = 'flowadmin_modules'
@@ -24,7 +25,8 @@ export const MODULE_SQL = {
                       ARRAY(SELECT jsonb_array_elements_text(set -> 'types')), (set ->> 'enabled')::boolean
                FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS sets (set, position)`,
   lock: 'SELECT 1 FROM flowadmin_modules WHERE name = $1 FOR UPDATE',
-  setEnabled: 'UPDATE flowadmin_node_sets SET enabled = $2 WHERE module = $1 AND name = ANY($3)',
+  setEnabled: `UPDATE flowadmin_node_sets SET enabled = $2
+               WHERE module = $1 AND name = ANY($3) AND enabled <> $2`,
   remove: 'DELETE FROM flowadmin_modules WHERE name = $1',
   // Delivered to every listening instance when the transaction commits, never before.
   announce: `SELECT pg_notify('${MODULE_CHANNEL}', $1)`,
@@ -35,13 +37,16 @@ const findIn = async (client: Queryable, name: string): Promise<ModuleRecord | n
 
 /**
  * Modules and their node sets. A module's sets change in one transaction (upsert, setEnabled),
- * which also announces the module on MODULE_CHANNEL; removing a module removes its sets by the
- * foreign key's cascade.
+ * which also announces the module on MODULE_CHANNEL and, when anything changed, bumps the fleet's
+ * revision; removing a module removes its sets by the foreign key's cascade.
  */
 export function createModuleStore(db: Database): ModuleStore {
   return {
     async upsert(descriptor) {
       return db.transaction(async (client) => {
+        // Locked first, so the module read is the one this write replaces.
+        await client.query(MODULE_SQL.lock, [descriptor.name])
+        const before = await findIn(client, descriptor.name)
         await client.query(MODULE_SQL.upsertModule, [descriptor.name, descriptor.version])
         const known = new Map(
           (
@@ -52,10 +57,12 @@ export function createModuleStore(db: Database): ModuleStore {
         const sets = descriptor.sets.map((set) => ({
           name: set.name,
           types: set.types,
-          enabled: known.get(set.name) ?? true,
+          enabled: known.get(set.name) ?? set.enabled ?? true,
         }))
         await client.query(MODULE_SQL.insertSets, [descriptor.name, JSON.stringify(sets)])
-        return (await findIn(client, descriptor.name)) as ModuleRecord
+        const after = (await findIn(client, descriptor.name)) as ModuleRecord
+        if (JSON.stringify(before) !== JSON.stringify(after)) await bumpRevision(client)
+        return after
       })
     },
     async find(name) {
@@ -67,13 +74,18 @@ export function createModuleStore(db: Database): ModuleStore {
     async setEnabled(name, sets, enabled) {
       return db.transaction(async (client) => {
         if ((await client.query(MODULE_SQL.lock, [name])).rowCount === 0) return null
-        await client.query(MODULE_SQL.setEnabled, [name, enabled, sets])
+        const changed = await client.query(MODULE_SQL.setEnabled, [name, enabled, sets])
+        if ((changed.rowCount ?? 0) > 0) await bumpRevision(client)
         await client.query(MODULE_SQL.announce, [name])
         return findIn(client, name)
       })
     },
     async remove(name) {
-      return ((await db.query(MODULE_SQL.remove, [name])).rowCount ?? 0) > 0
+      return db.transaction(async (client) => {
+        const removed = ((await client.query(MODULE_SQL.remove, [name])).rowCount ?? 0) > 0
+        if (removed) await bumpRevision(client)
+        return removed
+      })
     },
   }
 }

@@ -1,11 +1,12 @@
 import type { Stores } from '@flowadmin/core'
 import pg from 'pg'
-import { type ChannelWatch, watchChannel } from './channel-watch.js'
+import { type ChannelWatch, type ChannelWatchOptions, watchChannel } from './channel-watch.js'
 import { clientConfig, describeTarget, type PostgresOptions, poolConfig } from './connection.js'
 import { createDatabase } from './database.js'
 import { toOpenError } from './errors.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'
+import { type FleetWatchHandlers, watchFleet } from './fleet-watch.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
@@ -43,6 +44,12 @@ export interface PostgresStores extends Stores {
     onChange: (module: string | null) => Promise<void> | void,
     options?: ModuleWatchOptions,
   ): ModuleWatch
+  /**
+   * Tells `handlers` of the fleet's changes at any instance on this database: each revision of the
+   * desired state, each instance's report saved, and each (re)start of listening, after which
+   * what was announced meanwhile is lost.
+   */
+  watchFleet(handlers: FleetWatchHandlers, options?: ChannelWatchOptions): ChannelWatch
   /**
    * From now on, token lookups by hash answer from memory what this instance read before, while a
    * connection of its own listens for the changes every instance announces (revocations, deleted
@@ -112,6 +119,9 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     schema,
     watchModules(onChange, watchOptions) {
       return watched(watchModules(clientConfig(options), onChange, watchOptions))
+    },
+    watchFleet(handlers, watchOptions) {
+      return watched(watchFleet(clientConfig(options), handlers, watchOptions))
     },
     cacheTokens(cacheOptions = {}) {
       const heartbeatMs = cacheOptions.heartbeatMs ?? DEFAULT_TOKEN_HEARTBEAT_MS

@@ -25,6 +25,10 @@ export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_fleet_instances') IS NOT NULL THEN
     TRUNCATE flowadmin_fleet_instances, flowadmin_fleet_installs;
   END IF;
+  IF to_regclass('flowadmin_fleet_state') IS NOT NULL THEN
+    TRUNCATE flowadmin_fleet_reported;
+    UPDATE flowadmin_fleet_state SET revision = 1, prune = false;
+  END IF;
   IF to_regclass('flowadmin_totp_factors') IS NOT NULL THEN
     TRUNCATE flowadmin_totp_factors, flowadmin_recovery_codes, flowadmin_pending_signins;
   END IF;

@@ -260,6 +260,27 @@ export const MIGRATIONS: readonly string[] = [
   -- there, with their password alone): 0 or 1, shown to the person afterwards.
   ALTER TABLE totp_factors ADD COLUMN confirmed_at_sign_in INTEGER NOT NULL DEFAULT 0;
   `,
+  `
+  -- The fleet's desired state has a revision, bumped in the transaction of each of its changes,
+  -- and the settings the instances act on, one for every flowadmin sharing the store.
+  CREATE TABLE fleet_state (
+    only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
+    revision INTEGER NOT NULL,
+    prune INTEGER NOT NULL CHECK (prune IN (0, 1))
+  );
+  INSERT INTO fleet_state (only_row, revision, prune) VALUES (1, 1, 0);
+  -- Each instance's lease (ms since the epoch: in touch until then), whether it counted as
+  -- connected when last looked at, and its latest report's sequence (null before one had any).
+  ALTER TABLE fleet_instances ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE fleet_instances ADD COLUMN connected INTEGER NOT NULL DEFAULT 0 CHECK (connected IN (0, 1));
+  ALTER TABLE fleet_instances ADD COLUMN sequence INTEGER;
+  CREATE INDEX fleet_instances_by_lease ON fleet_instances (lease_until) WHERE connected = 1;
+  -- The modules the instances reported, each noted once.
+  CREATE TABLE fleet_reported (
+    module TEXT PRIMARY KEY,
+    at INTEGER NOT NULL           -- ms since the epoch
+  ) WITHOUT ROWID;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

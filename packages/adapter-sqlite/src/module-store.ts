@@ -1,6 +1,7 @@
 import type { ModuleRecord, ModuleStore } from '@flowadmin/core'
 import { byModuleName, type ModuleRow, modulesFromRows } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
+import { FLEET_STATE_KEY, prepareBump } from './fleet-state.js'
 import { createReader } from './reader.js'
 import { prepareAll } from './statements.js'
 import { createTransaction } from './transaction.js'
@@ -22,13 +23,14 @@ export const MODULE_SQL = {
   exists: 'SELECT 1 AS found FROM modules WHERE name = ?',
   // The set names arrive as one JSON array, so any number of them is one statement.
   setEnabled: `UPDATE node_sets SET enabled = ?
-               WHERE module = ? AND name IN (SELECT value FROM json_each(?))`,
+               WHERE module = ? AND name IN (SELECT value FROM json_each(?)) AND enabled <> ?`,
   remove: 'DELETE FROM modules WHERE name = ?',
 } as const
 
 /**
- * Modules and their node sets. A module's sets change in one transaction (upsert, setEnabled);
- * removing a module removes its sets by the foreign key's cascade.
+ * Modules and their node sets. A module's sets change in one transaction (upsert, setEnabled),
+ * with the bump of the fleet's revision when anything changed; removing a module removes its sets
+ * by the foreign key's cascade.
  */
 export function createModuleStore(db: SqliteDatabase): ModuleStore {
   const transaction = createTransaction(db)
@@ -37,9 +39,11 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
     db,
     MODULE_SQL,
   )
+  const bump = prepareBump(db)
 
   // What a change to a module touches, and what its readers depend on (see transaction.ts).
   const key = (name: string) => `module:${name}`
+  const touches = (name: string) => [key(name), FLEET_STATE_KEY]
   const anyModule = (touched: string) => touched.startsWith('module:')
   const findModule = (name: string): ModuleRecord | null =>
     modulesFromRows(find.all(name) as ModuleRow[])[0] ?? null
@@ -47,6 +51,7 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
   return {
     async upsert(descriptor) {
       return transaction(() => {
+        const before = findModule(descriptor.name)
         const known = new Map(
           (knownSets.all(descriptor.name) as Array<{ name: string; enabled: number | bigint }>).map((row) => [
             row.name,
@@ -61,11 +66,13 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
             set.name,
             position,
             JSON.stringify(set.types),
-            known.get(set.name) ?? 1,
+            known.get(set.name) ?? (set.enabled === false ? 0 : 1),
           )
         })
-        return findModule(descriptor.name) as ModuleRecord
-      }, [key(descriptor.name)])
+        const after = findModule(descriptor.name) as ModuleRecord
+        if (JSON.stringify(before) !== JSON.stringify(after)) bump.run()
+        return after
+      }, touches(descriptor.name))
     },
     async find(name) {
       return reader(
@@ -79,12 +86,17 @@ export function createModuleStore(db: SqliteDatabase): ModuleStore {
     async setEnabled(name, sets, enabled) {
       return transaction(() => {
         if (exists.get(name) === undefined) return null
-        setEnabled.run(enabled ? 1 : 0, name, JSON.stringify(sets))
+        const flag = enabled ? 1 : 0
+        if (setEnabled.run(flag, name, JSON.stringify(sets), flag).changes > 0) bump.run()
         return findModule(name)
-      }, [key(name)])
+      }, touches(name))
     },
     async remove(name) {
-      return transaction(() => remove.run(name).changes > 0, [key(name)])
+      return transaction(() => {
+        const removed = remove.run(name).changes > 0
+        if (removed) bump.run()
+        return removed
+      }, touches(name))
     },
   }
 }

@@ -88,6 +88,8 @@ describe('openDatabase: settings and migrations', () => {
     expect(tables).toEqual([
       { name: 'fleet_installs' },
       { name: 'fleet_instances' },
+      { name: 'fleet_reported' },
+      { name: 'fleet_state' },
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },

@@ -388,7 +388,8 @@ export interface FleetInstance {
   lastReport: string | null
   applied: string | null
   modules: number
-  drift: Array<{ module: string; reason: string; message?: string }>
+  /** `by` and `at` (ms since the epoch) for a hand change. */
+  drift: Array<{ module: string; reason: string; message?: string; by?: string | null; at?: number }>
 }
 
 /** The fleet's instances with their drift (fleet mode; needs `nodes.read`). */

@@ -1,17 +1,27 @@
+import { useEffect } from 'hono/jsx/dom'
 import { type FleetInstance, listFleetInstances, type Notice } from './api.js'
-import { ListView } from './list-view.js'
+import { Feedback, useRefreshedList } from './feedback.js'
+import { ItemCard, Listed } from './list-view.js'
 import { Time } from './time.js'
 
 /** What each drift reason means to a person. */
 const REASONS: Record<string, string> = {
   pending: 'not applied yet',
+  applying: 'applying now',
   refused: 'refused by Node-RED',
   install_failed: 'install failed',
   remove_failed: 'removal failed',
+  version_mismatch: 'another version',
+  restart_needed: 'restart Node-RED to load the new version',
+  changed_by_hand: 'changed by hand',
+  removed_by_hand: 'removed by hand',
   installed_by_hand: 'installed by hand',
 }
 
-/** Each module where an instance differs from the desired state, with the reason; or "none". */
+/** Milliseconds between the view's own refreshes: connections and drift change by themselves. */
+const REFRESH_MS = 5000
+
+/** Each module where an instance differs from the desired state, with the reason (and who, by hand); or "none". */
 function Drift(props: { instance: FleetInstance }) {
   const { instance } = props
   if (instance.drift.length === 0) return <>none</>
@@ -20,6 +30,7 @@ function Drift(props: { instance: FleetInstance }) {
       {instance.drift.map((entry) => (
         <li key={entry.module}>
           <code>{entry.module}</code>: {REASONS[entry.reason] ?? entry.reason}
+          {entry.by ? ` by ${entry.by}` : ''}
           {entry.message !== undefined && ` (${entry.message})`}
         </li>
       ))}
@@ -30,32 +41,58 @@ function Drift(props: { instance: FleetInstance }) {
 /**
  * Fleet mode: every Node-RED instance whose helper reports here, whether it is in touch (or since
  * when not), its Node-RED version, its last report, and each module where it differs from the
- * desired state, with the reason.
+ * desired state, with the reason. Refreshed by itself every REFRESH_MS, and on its button.
  */
 export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
+  const { items, refresh, alert, status } = useRefreshedList<FleetInstance>(
+    listFleetInstances,
+    'Instances refreshed.',
+    props.onSessionEnded,
+  )
+  useEffect(() => {
+    const timer = setInterval(() => void refresh(false), REFRESH_MS)
+    return () => clearInterval(timer)
+  }, [])
   return (
-    <ListView
-      id="fleet"
-      title="Fleet"
-      hint="The Node-RED instances that apply this server's node modules. Drift is a module where an instance differs from what the Node modules page says."
-      label="Instances"
-      empty="No instance has reported yet: give their helper the option fleet: true."
-      load={listFleetInstances}
-      card={(instance: FleetInstance) => ({
-        id: instance.id,
-        tags: (
-          <span class={instance.connected ? 'tag' : 'tag warn'}>
-            {instance.connected ? 'connected' : 'not connected'}
-          </span>
-        ),
-        facts: [
-          ['Node-RED', instance.nodeRedVersion ?? 'not reported yet'],
-          [instance.connected ? 'Last seen' : 'Not seen since', <Time at={instance.lastSeen} />],
-          ['Last report', <Time at={instance.lastReport} otherwise="none yet" />],
-          ['Drift', <Drift instance={instance} />],
-        ],
-      })}
-      onSessionEnded={props.onSessionEnded}
-    />
+    <section aria-labelledby="fleet-title" class="modules">
+      <div class="section-head">
+        <h2 id="fleet-title">Fleet</h2>
+        <button type="button" class="button" onClick={() => void refresh(true)}>
+          Refresh
+        </button>
+      </div>
+      <p class="muted hint">
+        The Node-RED instances that apply this server's node modules, refreshed every few seconds. Drift is a
+        module where an instance differs from what the Node modules page says.
+      </p>
+      <Feedback alert={alert} status={status} />
+      <Listed
+        items={items}
+        alert={alert}
+        loading="Loading instances…"
+        empty="No instance has reported yet: give their helper the option fleet: true."
+        show={(instances) => (
+          <ul class="cards" aria-label="Instances">
+            {instances.map((instance) => (
+              <ItemCard
+                key={instance.id}
+                heading={instance.id}
+                tags={
+                  <span class={instance.connected ? 'tag' : 'tag warn'}>
+                    {instance.connected ? 'connected' : 'not connected'}
+                  </span>
+                }
+                facts={[
+                  ['Node-RED', instance.nodeRedVersion ?? 'not reported yet'],
+                  [instance.connected ? 'Last seen' : 'Not seen since', <Time at={instance.lastSeen} />],
+                  ['Last report', <Time at={instance.lastReport} otherwise="none yet" />],
+                  ['Drift', <Drift instance={instance} />],
+                ]}
+              />
+            ))}
+          </ul>
+        )}
+      />
+    </section>
   )
 }

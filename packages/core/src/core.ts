@@ -167,10 +167,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   const fleet =
     options.fleet === null || options.fleet === undefined
       ? null
-      : createFleet(
-          { store: ports.stores.modules, fleet: ports.stores.fleet, clock, digest, events },
-          options.fleet,
-        )
+      : createFleet({ store: ports.stores.modules, fleet: ports.stores.fleet, clock, events }, options.fleet)
   const factors = createFactors({
     store: ports.stores.factors,
     passkeys: ports.stores.passkeys,
@@ -213,6 +210,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     clock,
     installer: fleet === null ? ports.installer : fleetInstaller(fleet, ports.installer),
     inventory: fleet === null ? 'discovered' : 'store',
+    reported: fleet?.undecided,
   })
   const access = createAccess({
     authEnabled: auth !== null,

@@ -97,11 +97,11 @@ export {
 } from './core-options.js'
 export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'
-export { driftOf } from './fleet/drift.js'
+export type { DesiredState } from './fleet/desired-state.js'
+export { type Drift, type DriftReason, driftOf } from './fleet/drift.js'
 export {
-  DEFAULT_CONNECTED_MS,
-  type DesiredState,
-  type Drift,
+  DEFAULT_ANSWER_WAIT_MS,
+  DEFAULT_HOLD_SECONDS,
   type Fleet,
   type FleetModuleView,
   type FleetNodeSetView,

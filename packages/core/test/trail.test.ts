@@ -31,6 +31,24 @@ const failures: DomainEvent[] = [
     message: 'npm refused',
     ...instance,
   },
+  {
+    type: 'fleet.restart_needed',
+    at: 1,
+    instance: 'line-1',
+    module: 'node-red-contrib-x',
+    version: '2.0.0',
+    running: '1.0.0',
+    ...instance,
+  },
+  {
+    type: 'fleet.version_mismatch',
+    at: 1,
+    instance: 'line-1',
+    module: 'node-red-contrib-x',
+    version: '2.0.0',
+    running: '1.0.1',
+    ...instance,
+  },
 ]
 
 describe('trailEntryOf', () => {
@@ -104,13 +122,38 @@ describe('trailEntryOf', () => {
       addressReported: false,
       details: { version: '4' },
     })
-    const refused = trailEntryOf(failures.at(-1) as DomainEvent)
+    const refused = trailEntryOf(failures.find((event) => event.type === 'fleet.refused') as DomainEvent)
     expect([refused.server, refused.instance, refused.outcome]).toEqual(['fleet', 'line-1', 'failure'])
     expect(refused.details).toEqual({
       module: 'node-red-contrib-x',
       action: 'install',
       message: 'npm refused',
     })
+    const gone = trailEntryOf({
+      type: 'fleet.disconnected',
+      at: 8,
+      instance: 'line-1',
+      resourceServer: 'fleet',
+      ...instance,
+      address: null,
+    })
+    expect([gone.server, gone.instance, gone.actor, gone.details]).toEqual(['fleet', 'line-1', 'fleet', {}])
+    const byHand = trailEntryOf({
+      type: 'fleet.changed_by_hand',
+      at: 9,
+      instance: 'line-1',
+      module: 'm',
+      action: 'disable',
+      version: null,
+      by: 'alice',
+      changedAt: 5,
+      ...instance,
+    })
+    expect([byHand.server, byHand.instance, byHand.details]).toEqual([
+      'fleet',
+      'line-1',
+      { module: 'm', action: 'disable', version: null, by: 'alice', changedAt: 5 },
+    ])
     const own = trailEntryOf({ type: 'login.failed', at: 1, ...actor })
     expect([own.server, own.instance, own.reporter, own.received]).toEqual([null, null, null, 1])
   })

@@ -128,21 +128,27 @@ afterAll(async () => {
 })
 
 describe('a fleet of three Node-RED instances governed by flowadmin', () => {
-  it('lists the instances that joined, each reachable, with its Node-RED version and no drift', async () => {
+  it('lists the instances that joined, each reachable, with its Node-RED version; the modules no one decided yet', async () => {
     const edgeC = (await readFile(path.join(work.dir, 'edge-c', '.flowadmin-instance'), 'utf8')).trim()
     const listed = await eventually(
       fleetInstances,
-      (list) => list.length === 3 && list.every((i) => i.lastReport),
+      (list) => list.length === 3 && list.every((i) => i.lastReport && i.connected),
     )
     expect(listed.map((instance) => instance.id).sort()).toEqual(['edge-a', 'edge-b', edgeC].sort())
     for (const instance of listed) {
-      expect(instance).toMatchObject({ connected: true, drift: [] })
+      expect(instance.connected).toBe(true)
       expect(instance.nodeRedVersion).toMatch(/^4\.1\./)
+      // No operator decided them: on each instance they are there, not installed through flowadmin.
+      expect(instance.drift.map((entry) => `${entry.module} ${entry.reason}`).sort()).toEqual([
+        `${TOOLS.name} installed_by_hand`,
+        `${SHOUT.name} installed_by_hand`,
+      ])
     }
-    // flowadmin's GET /nodes lists what the instances report, with each instance's own state.
+    // flowadmin's GET /nodes lists what the instances report, undecided, with each instance's own state.
     const sets = (await flowadminGet('/nodes')).body as Array<{
       id: string
       enabled: boolean
+      decided: boolean
       instances: unknown[]
     }>
     expect(sets.map((set) => set.id)).toEqual([
@@ -150,14 +156,15 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
       `${TOOLS.name}/upper`,
       `${SHOUT.name}/shout`,
     ])
-    expect(sets.every((set) => set.enabled && set.instances.length === 3)).toBe(true)
+    expect(sets.every((set) => set.enabled && !set.decided && set.instances.length === 3)).toBe(true)
     // The metrics count them.
     const metrics = await fetch(`${flowadmin.url}/metrics`, {
       headers: { authorization: `Bearer ${adminToken}` },
     })
     const text = await metrics.text()
     expect(text).toContain('flowadmin_fleet_instances{state="connected"} 3')
-    expect(text).toContain('flowadmin_fleet_drift 0')
+    expect(text).toContain('flowadmin_fleet_drift 6')
+    expect(text).toContain('flowadmin_fleet_settings_agree 1')
   })
 
   it('node-red-admin pointed at flowadmin disables and enables a module on every instance', async () => {
@@ -169,12 +176,15 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
       'shout=false',
       'shout=false',
     ])
-    // The audit trail says who asked, and each instance's outcome.
+    // The audit trail says who asked (deciding the module), and each instance's outcome.
     const audit = () =>
       flowadmin.run.stdout
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(audit()).toContainEqual(
+      expect.objectContaining({ event: 'module.adopted', user: 'admin', module: SHOUT.name }),
+    )
     expect(audit()).toContainEqual(
       expect.objectContaining({ event: 'module.disabled', user: 'admin', module: SHOUT.name }),
     )
@@ -224,9 +234,17 @@ describe('a fleet of three Node-RED instances governed by flowadmin', () => {
     expect(desired.nodes.map((set) => set.enabled)).toEqual([true, true])
   })
 
-  it('an instance stopped during a change converges when it starts again; one installed by hand shows as drift', async () => {
+  it('an instance stopped during a change is disconnected at once, converges when it starts again; one installed by hand shows as drift', async () => {
+    await eventually(fleetInstances, (list) => list.some((i) => i.id === 'edge-b' && i.connected))
     await (instances.get('edge-b') as NodeRedRun).stop()
+    const exited = Date.now()
     tokens.delete('edge-b')
+    // Its held poll's connection closed with it: not connected within a second or two.
+    const gone = await eventually(fleetInstances, (list) =>
+      list.some((i) => i.id === 'edge-b' && !i.connected),
+    )
+    expect(gone.find((i) => i.id === 'edge-b')?.connected).toBe(false)
+    expect(Date.now() - exited).toBeLessThan(2000)
     const off = await fetch(`${flowadmin.url}/nodes/${TOOLS.name}/upper`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },

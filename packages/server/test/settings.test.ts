@@ -78,12 +78,21 @@ describe('parseSettings', () => {
   })
 
   it('turns fleet mode on with fleet.modules, prune off unless given, and names a bad value', () => {
-    expect(parse({ fleet: { modules: true } }).fleet).toEqual({ prune: false, answerWaitMs: 5000 })
-    expect(parse({ fleet: { modules: true, prune: true, wait: 0 } }).fleet).toEqual({
+    expect(parse({ fleet: { modules: true } }).fleet).toEqual({
+      prune: false,
+      answerWaitMs: 5000,
+      holdSeconds: 15,
+    })
+    expect(parse({ fleet: { modules: true, prune: true, wait: 0, hold: 120 } }).fleet).toEqual({
       prune: true,
       answerWaitMs: 0,
+      holdSeconds: 120,
     })
+    expect(parse({ fleet: { modules: true, hold: 5 } }).fleet?.holdSeconds).toBe(5)
     expect(() => parse({ fleet: { modules: true, wait: 61 } })).toThrow('fleet.wait: must be at most 60')
+    expect(() => parse({ fleet: { modules: true, hold: 4 } })).toThrow('fleet.hold: must be at least 5')
+    expect(() => parse({ fleet: { modules: true, hold: 121 } })).toThrow('fleet.hold: must be at most 120')
+    expect(() => parse({ fleet: { modules: true, hold: 7.5 } })).toThrow('fleet.hold: must be a whole number')
     expect(parse({ fleet: { modules: false } }).fleet).toBeNull()
     expect(() => parse({ fleet: { modules: 'yes' } })).toThrow('fleet.modules: must be true or false')
     expect(() => parse({ fleet: { modules: true, prune: 1 } })).toThrow('fleet.prune: must be true or false')

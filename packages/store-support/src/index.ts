@@ -1,5 +1,9 @@
 export { type PendingRow, pendingFromRow, type TotpRow, totpFromRow } from './factors.js'
 export {
+  desiredFromRows,
+  digestFromRow,
+  type FleetStateRow,
+  INSTANCE_COLUMNS,
   type InstallRow,
   type InstanceRow,
   installFromRow,

@@ -17,6 +17,7 @@ export {
   type PlainHasher,
 } from './doubles.js'
 export { createFakeWebAuthn, type FakeAnswer } from './fake-webauthn.js'
+export { instanceReport } from './fleet-contract.js'
 export { passkeyCredential } from './passkey-contract.js'
 export {
   describeFileStoreContract,

@@ -79,6 +79,24 @@ export const describeModuleContract: ContractPart = (stores, twoConnections) => 
       expect(await stores().modules.find(scoped.name)).toEqual(again)
     })
 
+    it('records new sets with the flags asked, in one write; sets it knows keep their own', async () => {
+      const stored = await stores().modules.upsert({
+        ...scoped,
+        sets: scoped.sets.map((set) => ({ ...set, enabled: set.name !== 'beta' })),
+      })
+      expect(stored.sets.map((set) => [set.name, set.enabled])).toEqual([
+        ['alpha', true],
+        ['beta', false],
+        ['gamma', true],
+      ])
+      const again = await stores().modules.upsert({
+        ...scoped,
+        sets: scoped.sets.map((set) => ({ ...set, enabled: false })),
+      })
+      expect(again.sets.map((set) => set.enabled)).toEqual([true, false, true])
+      expect(await stores().modules.find(scoped.name)).toEqual(again)
+    })
+
     it('lists every module sorted by name', async () => {
       await stores().modules.upsert(random)
       await stores().modules.upsert(scoped)

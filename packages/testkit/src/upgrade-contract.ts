@@ -1,6 +1,7 @@
 import type { TokenRecord, TrailEvent } from '@flowadmin/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { T0 } from './contract-part.js'
+import { instanceReport } from './fleet-contract.js'
 import type { OpenedStores } from './store-contract.js'
 import { tokenRecord } from './token-contract.js'
 
@@ -217,6 +218,50 @@ export function describeUpgradeContract(name: string, dialect: UpgradeDialect): 
       expect(await stores.tokens.findByHash('h1')).toEqual(odd)
       expect(await stores.tokens.list('a\\u0041 \\')).toEqual([odd])
       expect(await stores.tokens.usernames()).toEqual(['a\\u0041 \\'])
+    })
+
+    it('upgrades a database from before the fleet’s revision: its instances and installs read, not connected, and each change bumps the revision', async () => {
+      const version = versionBefore('fleet_state (')
+      expect(version).toBeGreaterThan(0)
+      const old = await oldDatabase(version)
+      const report = instanceReport()
+      await old.insert('fleet_instances', {
+        id: 'edge-1',
+        resource_server: 'fleet',
+        seen_at: T0,
+        reported_at: T0 + 1,
+        report: JSON.stringify(report),
+      })
+      await old.insert('fleet_instances', { id: 'edge-2', resource_server: 'fleet', seen_at: T0 + 2 })
+      await old.insert('fleet_installs', { module: 'm', action: 'install', version: '1.0.0', at: T0 })
+      const stores = await upgrade(old, version)
+      const connectedNot = { leaseUntil: 0, connected: false, sequence: null }
+      expect(await stores.fleet.find('edge-1')).toEqual({
+        id: 'edge-1',
+        resourceServer: 'fleet',
+        lastSeen: T0,
+        reportedAt: T0 + 1,
+        report,
+        ...connectedNot,
+      })
+      expect((await stores.fleet.digests()).map((digest) => [digest.id, digest.lastSeen])).toEqual([
+        ['edge-1', T0],
+        ['edge-2', T0 + 2],
+      ])
+      const desired = await stores.fleet.desired()
+      expect(desired).toEqual({
+        revision: expect.any(Number),
+        prune: false,
+        installs: [{ module: 'm', action: 'install', version: '1.0.0', at: T0 }],
+      })
+      // A report of the old helper's kind (no sequence), then one with a sequence: both saved.
+      expect(await stores.fleet.saveReport('edge-1', 'fleet', report, null, T0 + 5)).toBe('saved')
+      expect(await stores.fleet.saveReport('edge-1', 'fleet', report, 1_000, T0 + 6)).toBe('saved')
+      expect(
+        await stores.fleet.touch([{ id: 'edge-2', resourceServer: 'fleet' }], T0 + 60_000, T0 + 7),
+      ).toEqual(['edge-2'])
+      await stores.modules.upsert({ name: 'kit', version: '1.0.0', sets: [] })
+      expect(await stores.fleet.revision()).toBe(desired.revision + 1)
     })
   })
 }

@@ -7,7 +7,6 @@ import { basicCredentials } from '../basic-credentials.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
-import { createFleetChanges } from '../fleet-changes.js'
 import {
   DesiredStateSchema,
   INSTANCE_ID,
@@ -15,14 +14,13 @@ import {
   InstanceSchema,
   instanceJson,
 } from '../fleet-schemas.js'
+import { createFleetSignals } from '../fleet-signals.js'
 import { noStore } from '../no-store.js'
 import { adminErrorContent, clientRefusals, describe, json, NO_STORE_HEADERS, use } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
 
 /** The largest report an instance may send: 1 MiB, whatever `apiMaxLength` says. */
 export const MAX_REPORT_BYTES = 1024 * 1024
-/** The longest a poll is held, in seconds (`Prefer: wait=N` asks for up to this). */
-export const MAX_POLL_WAIT = 30
 
 const ID_PARAMETER = {
   name: 'id',
@@ -50,10 +48,10 @@ const etagOf = (state: DesiredState) => `"${state.version}"`
 /** The version an `If-None-Match` names (one strong or weak tag), or null. */
 const knownVersion = (header: string | undefined) =>
   /^(?:W\/)?"([^"]{1,64})"$/.exec(header?.trim() ?? '')?.[1] ?? null
-/** Seconds of `Prefer: wait=N` (RFC 7240), at most MAX_POLL_WAIT; 0 without it. */
-const waitOf = (header: string | undefined) => {
+/** Seconds of `Prefer: wait=N` (RFC 7240), at most `hold`; 0 without it. */
+const waitOf = (header: string | undefined, hold: number) => {
   const seconds = /(?:^|[,;\s])wait=(\d{1,6})(?:$|[,;\s])/i.exec(header ?? '')?.[1]
-  return seconds === undefined ? 0 : Math.min(Number(seconds), MAX_POLL_WAIT)
+  return seconds === undefined ? 0 : Math.min(Number(seconds), hold)
 }
 
 /**
@@ -65,7 +63,7 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>()
   const fleet = deps.core.fleet
   if (fleet === null) return routes
-  const changes = deps.fleetChanges ?? createFleetChanges(async () => (await fleet.desired()).version)
+  const { changes, reports, leases } = deps.fleet ?? createFleetSignals(fleet)
 
   /**
    * An instance's own request: its resource server authenticated (HTTP Basic), then its id checked.
@@ -96,8 +94,8 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       operationId: 'listFleetInstances',
       summary: 'The fleet’s Node-RED instances, with their drift',
       description:
-        'Needs `nodes.read`. Each instance that polled or reported here: whether it is in touch, its Node-RED ' +
-        'version, its last report, and each module where it differs from the desired state, with the reason.',
+        'Needs `nodes.read`. Each instance that polled or reported here: whether it is in touch (its lease), its ' +
+        'Node-RED version, its last report, and each module where it differs from the desired state, with the reason.',
       tags: ['fleet'],
       responses: {
         200: { description: 'The instances, by id.', content: json(v.array(InstanceSchema)) },
@@ -144,7 +142,9 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       description:
         'For the fleet’s instances, authenticated as their resource server with HTTP Basic. With ' +
         '`If-None-Match` naming the version it has, the answer waits up to `Prefer: wait=N` seconds ' +
-        `(at most ${MAX_POLL_WAIT}) and comes at once when the desired state changes; 304 when it did not.`,
+        '(at most the `hold` the desired state names: the `fleet.hold` setting) and comes at once when the ' +
+        'desired state changes; 304 when it did not. A poll keeps the instance connected; one whose ' +
+        'connection closes before its answer ends that at once.',
       tags: ['fleet'],
       security: [{ basicAuth: [] }],
       parameters: [
@@ -168,19 +168,26 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
     async (c) => {
       const caller = c.get('instance')
       const known = knownVersion(c.req.header('If-None-Match'))
-      const wait = waitOf(c.req.header('Prefer'))
+      const wait = waitOf(c.req.header('Prefer'), fleet.holdSeconds)
       let since = changes.generation()
       const state = await fleet.poll(caller.id, caller.resourceServer)
       if (!state.ok) return toResponse(errorAnswerOf(state.error))
       let desired = state.value
-      // Held until the version changes: a notice of another change (a report) waits on.
-      const deadline = Date.now() + wait * 1000
       const signal = c.req.raw.signal
-      while (known !== null && desired.version === known && Date.now() < deadline && !signal.aborted) {
-        const over = await changes.wait(known, deadline - Date.now(), signal, since)
-        since = changes.generation()
-        desired = await fleet.desired()
-        if (over) break
+      leases.started(caller.id, caller.resourceServer)
+      try {
+        // Held until the version changes.
+        const deadline = Date.now() + wait * 1000
+        while (known !== null && desired.version === known && Date.now() < deadline && !signal.aborted) {
+          const over = await changes.wait(known, deadline - Date.now(), signal, since)
+          since = changes.generation()
+          if (signal.aborted) break
+          desired = await fleet.desired()
+          if (over) break
+        }
+      } finally {
+        // Its connection closed before the answer: the instance went away.
+        await leases.ended(caller.id, caller.resourceServer, signal.aborted)
       }
       c.header('ETag', etagOf(desired))
       if (known !== null && desired.version === known) return c.body(null, 304)
@@ -195,14 +202,15 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       summary: 'An instance reports what it has',
       description:
         'For the fleet’s instances, authenticated as their resource server with HTTP Basic: its Node-RED ' +
-        'version, node modules and their sets, the types its flows use, the version it applied and what ' +
-        `Node-RED or npm refused. At most ${MAX_REPORT_BYTES} bytes.`,
+        'version, node modules and their sets, the types its flows use, the version it last finished working ' +
+        'on, what Node-RED or npm refused, and what changed there by hand. A report whose `sequence` is not ' +
+        `greater than the one stored is acknowledged and changes nothing. At most ${MAX_REPORT_BYTES} bytes.`,
       tags: ['fleet'],
       security: [{ basicAuth: [] }],
       parameters: [ID_PARAMETER],
       requestBody: { required: true, content: json(InstanceReportSchema) },
       responses: {
-        204: { description: 'Recorded. Empty body.' },
+        204: { description: 'Recorded, or stale (changes nothing). Empty body.' },
         400: {
           description: 'Not JSON, or not a report (`invalid_request`, naming the field).',
           content: adminErrorContent(['invalid_request']),
@@ -226,14 +234,17 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
           adminError(400, 'invalid_request', where === null ? message : `Invalid field ${where}: ${message}`),
         )
       }
+      const { sequence, ...report } = parsed.output
       const recorded = await fleet.report(
         caller.id,
         caller.resourceServer,
-        parsed.output,
+        report,
+        sequence ?? null,
         deps.clientAddress(c),
       )
       if (!recorded.ok) return toResponse(errorAnswerOf(recorded.error))
-      changes.notify()
+      // The answers of changes waiting for the instances' outcomes look again.
+      if (recorded.value === 'saved') reports.notify()
       return emptyResponse(204)
     },
   )

@@ -53,6 +53,18 @@ const InstanceStates = v.optional(
   ),
 )
 
+/** In fleet mode, whether an operator decided the module. */
+const Decided = v.optional(
+  v.pipe(
+    v.boolean(),
+    v.description(
+      'Fleet mode only: false for a module the instances report that no operator decided. It is not in the ' +
+        'desired state; `enabled` shows true when every instance that has it has it enabled. Enabling or ' +
+        'disabling it decides it.',
+    ),
+  ),
+)
+
 /** A node set as the API shows it. */
 export const NodeSet = v.pipe(
   v.strictObject({
@@ -64,6 +76,7 @@ export const NodeSet = v.pipe(
     module: v.string(),
     version: v.pipe(v.string(), v.description('The module’s version.')),
     err: v.optional(v.pipe(v.string(), v.description('Why loading failed; present only then.'))),
+    decided: Decided,
     instances: InstanceStates,
   }),
   v.metadata({ ref: 'NodeSet' }),
@@ -75,6 +88,7 @@ export const NodeModule = v.pipe(
     name: v.string(),
     version: v.string(),
     nodes: v.array(NodeSet),
+    decided: Decided,
     instances: InstanceStates,
   }),
   v.metadata({ ref: 'NodeModule' }),

@@ -6,6 +6,7 @@ import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import { parseFields, readFields } from '../fields.js'
+import { awaitOutcomes } from '../fleet-outcomes.js'
 import {
   accessDocs,
   adminErrorContent,
@@ -27,9 +28,6 @@ import {
 
 const notFound = () => emptyResponse(404)
 
-/** Milliseconds between looks at the instances' outcomes while a change's answer waits. */
-const OUTCOME_CHECK_MS = 50
-
 /**
  * `GET|POST /nodes`, `GET|PUT|DELETE /nodes/:module`, `GET|PUT /nodes/:module/:set`.
  */
@@ -41,16 +39,17 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
   const setJson = async (view: NodeSetView) => (fleet === null ? view : fleet.decorateSet(view))
   /**
    * A change made: the instances' held polls learn of it now, and in fleet mode the answer waits
-   * (up to `answerWaitMs`) for the connected instances' outcomes, which it then shows.
+   * for the connected instances' outcomes, which it then shows (see awaitOutcomes).
    */
-  const changed = async <T extends { ok: boolean }>(result: T, module: string | null): Promise<T> => {
-    if (!result.ok) return result
-    deps.fleetChanges?.notify()
-    if (fleet === null || module === null || fleet.answerWaitMs <= 0) return result
-    const deadline = Date.now() + fleet.answerWaitMs
-    while (Date.now() < deadline && !(await fleet.settled(module))) {
-      await new Promise((resolve) => setTimeout(resolve, OUTCOME_CHECK_MS))
-    }
+  const changed = async <T extends { ok: boolean }>(
+    result: T,
+    module: string | null,
+    signal: AbortSignal,
+  ): Promise<T> => {
+    const signals = deps.fleet
+    if (!result.ok || signals === undefined) return result
+    signals.changes.notify()
+    if (fleet !== null && module !== null) await awaitOutcomes(fleet, signals.reports, module, signal)
     return result
   }
   const routes = new Hono<AppEnv>()
@@ -102,7 +101,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         fleet === null
           ? listed.flatMap((module) => module.nodes)
           : (await fleet.decorate(listed)).flatMap((module) =>
-              module.nodes.map((set) => ({ ...set, instances: module.instances })),
+              module.nodes.map((set) => ({ ...set, decided: module.decided, instances: module.instances })),
             )
       sets.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       return c.json(sets)
@@ -176,12 +175,14 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         const result = await changed(
           await modules.setModuleEnabled(target.module, enabled, actor),
           target.module,
+          c.req.raw.signal,
         )
         return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))
       }
       const result = await changed(
         await modules.setNodeSetEnabled(target.module, target.set, enabled, actor),
         target.module,
+        c.req.raw.signal,
       )
       return result.ok ? c.json(await setJson(result.value)) : toResponse(errorAnswerOf(result.error))
     },
@@ -257,7 +258,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       if (!fields.ok) return fields.error
       const { module, version, url } = fields.value
       const request = url === undefined ? { module, version } : { module, url }
-      const result = await changed(await modules.install(request, actor), request.module)
+      const result = await changed(await modules.install(request, actor), request.module, c.req.raw.signal)
       return result.ok ? c.json(await moduleJson(result.value)) : toResponse(errorAnswerOf(result.error))
     },
   )
@@ -293,7 +294,7 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
       const target = targetOf(c.req.path)
       if (target === null || target.set !== null) return notFound()
       const result = await modules.remove(target.module, actorOf(c.get('principal'), c.get('address')))
-      await changed(result, null)
+      await changed(result, null, c.req.raw.signal)
       return result.ok ? emptyResponse(204) : toResponse(errorAnswerOf(result.error))
     },
   )

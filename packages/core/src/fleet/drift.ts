@@ -1,90 +1,189 @@
-import type { FleetInstall, InstanceRecord, ModuleRecord } from '../ports/index.js'
+import type {
+  FleetAction,
+  FleetInstall,
+  HandChange,
+  InstanceReport,
+  ModuleRecord,
+  ReportedModule,
+} from '../ports/index.js'
 
-// Where an instance differs from the fleet's desired modules, and why.
+// Where an instance differs from the fleet's desired state, and why: judged on the desired state
+// and on that instance's own report alone, never on what the other instances have.
+
+export type DriftReason =
+  | 'pending'
+  | 'applying'
+  | 'refused'
+  | 'install_failed'
+  | 'remove_failed'
+  | 'version_mismatch'
+  | 'restart_needed'
+  | 'changed_by_hand'
+  | 'removed_by_hand'
+  | 'installed_by_hand'
 
 /**
- * Where an instance differs from the desired state: `pending` (not applied yet), `refused`
- * (Node-RED refused the change; `message` is its own), `install_failed` (npm's first error line),
- * `remove_failed`, or `installed_by_hand` (not installed through flowadmin, and not on every
- * instance).
+ * A module where an instance differs from the desired state: `pending` (it has not applied the
+ * current revision yet), `applying` (it says it is at it), `refused`, `install_failed`,
+ * `remove_failed` (`message` is Node-RED's or npm's), `version_mismatch` (it runs another version
+ * than flowadmin installed), `restart_needed` (the version is installed, Node-RED loads it at its
+ * next start), `changed_by_hand`, `removed_by_hand`, `installed_by_hand` (with `by` and `at` when
+ * its report told of the hand change; an undecided module is `installed_by_hand` too).
  */
 export interface Drift {
   module: string
-  reason: 'pending' | 'refused' | 'install_failed' | 'remove_failed' | 'installed_by_hand'
+  reason: DriftReason
   message?: string
+  /** Who made the hand change, when Node-RED named someone. */
+  by?: string | null
+  /** When the hand change was made (ms since the epoch, the instance's clock). */
+  at?: number
 }
 
-/** How many instances have reported, and how many of them have each module: counted once per answer. */
-export interface Holders {
-  reported: number
-  of: ReadonlyMap<string, number>
+/** The desired state as drift needs it, built once per revision. */
+export interface DesiredView {
+  revision: number
+  /** The decided modules, by name. */
+  decided: ReadonlyMap<string, ModuleRecord>
+  /** What flowadmin installed or removed, by module. */
+  installs: ReadonlyMap<string, FleetInstall>
 }
 
-/** Counts the holders of each module among the instances that reported. */
-export function holdersOf(everyone: readonly InstanceRecord[]): Holders {
-  const of = new Map<string, number>()
-  let reported = 0
-  for (const record of everyone) {
-    if (record.report === null) continue
-    reported += 1
-    for (const name of new Set(record.report.modules.map((module) => module.name))) {
-      of.set(name, (of.get(name) ?? 0) + 1)
-    }
-  }
-  return { reported, of }
+/** Whether the report says it finished working on `revision` (or a later one). */
+export const caughtUp = (report: InstanceReport, revision: number) =>
+  report.applied !== null && /^\d{1,15}$/.test(report.applied) && Number(report.applied) >= revision
+
+/** Whether a decided module's node sets differ there from the desired flags. */
+export const setsDiffer = (module: ModuleRecord, here: InstanceReport['modules'][number]) =>
+  module.sets.some((set) => {
+    const own = here.sets.find((candidate) => candidate.name === set.name)
+    return own !== undefined && own.enabled !== set.enabled
+  })
+
+const HAND_REASONS: Record<FleetAction, DriftReason> = {
+  enable: 'changed_by_hand',
+  disable: 'changed_by_hand',
+  install: 'installed_by_hand',
+  upgrade: 'installed_by_hand',
+  remove: 'removed_by_hand',
+}
+const FAILED: Partial<Record<FleetAction, DriftReason>> = {
+  enable: 'refused',
+  disable: 'refused',
+  install: 'install_failed',
+  upgrade: 'install_failed',
+  remove: 'remove_failed',
 }
 
-/** The drift of one instance against the desired modules; `holders` is `holdersOf` every instance. */
-export function driftOf(
-  record: InstanceRecord,
-  desired: readonly ModuleRecord[],
-  installs: ReadonlyMap<string, FleetInstall>,
-  holders: Holders,
-): Drift[] {
-  const report = record.report
+/**
+ * The drift of one instance against the desired state, one entry per module at most (of module
+ * `only` alone when given), in the order: desired modules, then the instance's others.
+ */
+export function driftOf(report: InstanceReport | null, desired: DesiredView, only?: string): Drift[] {
   if (report === null) return []
   const drift: Drift[] = []
-  const mine = new Map(report.modules.map((module) => [module.name, module]))
-  const failure = (module: string, actions: string[]) =>
-    report.failures.find((entry) => entry.module === module && actions.includes(entry.action))
-  for (const module of desired) {
-    const here = mine.get(module.name)
-    if (here === undefined) {
-      if (installs.get(module.name)?.action !== 'install') continue
-      const failed = failure(module.name, ['install'])
-      drift.push(
-        failed
-          ? { module: module.name, reason: 'install_failed', message: failed.message }
-          : { module: module.name, reason: 'pending' },
-      )
-      continue
-    }
-    const differs = module.sets.some((set) => {
-      const own = here.sets.find((candidate) => candidate.name === set.name)
-      return own !== undefined && own.enabled !== set.enabled
-    })
-    if (differs) {
-      const failed = failure(module.name, ['enable', 'disable'])
-      drift.push(
-        failed
-          ? { module: module.name, reason: 'refused', message: failed.message }
-          : { module: module.name, reason: 'pending' },
-      )
-      continue
-    }
-    // Not on every instance that reported.
-    const hand =
-      installs.get(module.name)?.action !== 'install' && (holders.of.get(module.name) ?? 0) < holders.reported
-    if (hand) drift.push({ module: module.name, reason: 'installed_by_hand' })
+  const { mine, hands } = indexOf(report)
+  const behind = !caughtUp(report, desired.revision)
+
+  /** Why module `name` differs, on the evidence the report gives; `otherwise` when it gives none. */
+  const why = (name: string, actions: FleetAction[], otherwise: Drift): Drift => {
+    const failed = report.failures.find((entry) => entry.module === name && actions.includes(entry.action))
+    const reason = failed && FAILED[failed.action]
+    if (failed && reason) return { module: name, reason, message: failed.message }
+    const hand = hands.get(name)
+    if (hand !== undefined && actions.includes(hand.action)) return handDrift(hand)
+    if (report.applying === true) return { module: name, reason: 'applying' }
+    return behind ? { module: name, reason: 'pending' } : otherwise
   }
-  for (const module of report.modules) {
-    if (installs.get(module.name)?.action !== 'remove') continue
-    const failed = failure(module.name, ['remove'])
-    drift.push(
-      failed
-        ? { module: module.name, reason: 'remove_failed', message: failed.message }
-        : { module: module.name, reason: 'pending' },
-    )
+
+  const judge = (name: string): Drift | null => {
+    const here = mine.get(name)
+    const install = desired.installs.get(name)
+    const decided = desired.decided.get(name)
+    const pending: Drift = { module: name, reason: 'pending' }
+    if (install?.action === 'remove') {
+      return here === undefined ? null : why(name, ['remove', 'install', 'upgrade'], pending)
+    }
+    if (here === undefined) {
+      if (install?.action === 'install') return why(name, ['install', 'upgrade', 'remove'], pending)
+      const hand = hands.get(name)
+      return hand?.action === 'remove' ? handDrift(hand) : null
+    }
+    const wanted = install?.action === 'install' ? install.version : null
+    if (wanted !== null && here.version !== wanted) {
+      if (here.pendingVersion === wanted) {
+        return {
+          module: name,
+          reason: 'restart_needed',
+          message: `runs ${here.version}, ${wanted} is installed and loads when Node-RED restarts`,
+        }
+      }
+      return why(name, ['install', 'upgrade'], {
+        module: name,
+        reason: 'version_mismatch',
+        message: `runs ${here.version}, desired ${wanted}`,
+      })
+    }
+    if (decided !== undefined && setsDiffer(decided, here)) return why(name, ['enable', 'disable'], pending)
+    if (install?.action === 'install') return null
+    const hand = hands.get(name)
+    if (decided === undefined) return hand ? handDrift(hand) : { module: name, reason: 'installed_by_hand' }
+    return hand !== undefined && (hand.action === 'install' || hand.action === 'upgrade')
+      ? handDrift(hand)
+      : null
+  }
+
+  const names =
+    only === undefined
+      ? [
+          ...new Set([
+            ...desired.decided.keys(),
+            ...desired.installs.keys(),
+            ...mine.keys(),
+            ...[...hands.values()].filter((hand) => hand.action === 'remove').map((hand) => hand.module),
+          ]),
+        ]
+      : [only]
+  for (const name of names) {
+    const entry = judge(name)
+    if (entry !== null) drift.push(entry)
   }
   return drift
 }
+
+/** A report's modules and hand changes by module name, made once per report (reports are not changed once read). */
+const indexes = new WeakMap<
+  InstanceReport,
+  { mine: ReadonlyMap<string, ReportedModule>; hands: ReadonlyMap<string, HandChange> }
+>()
+function indexOf(report: InstanceReport) {
+  let index = indexes.get(report)
+  if (index === undefined) {
+    const mine = new Map<string, ReportedModule>()
+    for (const module of report.modules) if (!mine.has(module.name)) mine.set(module.name, module)
+    index = { mine, hands: new Map((report.handChanges ?? []).map((change) => [change.module, change])) }
+    indexes.set(report, index)
+  }
+  return index
+}
+
+const handDrift = (hand: HandChange): Drift => ({
+  module: hand.module,
+  reason: HAND_REASONS[hand.action],
+  by: hand.by,
+  at: hand.at,
+})
+
+/**
+ * Whether the instance runs the desired state: no drift but of what flowadmin does not govern
+ * there (a module installed by hand that is not to be removed, or a hand removal of a module
+ * flowadmin did not install).
+ */
+export const runsDesired = (drift: readonly Drift[], desired: DesiredView) =>
+  drift.every((entry) => {
+    const action = desired.installs.get(entry.module)?.action
+    return (
+      (entry.reason === 'installed_by_hand' && action !== 'remove') ||
+      (entry.reason === 'removed_by_hand' && action !== 'install')
+    )
+  })

@@ -3,29 +3,44 @@ import type { ModuleView, NodeSetView } from '../modules/local-state.js'
 import type {
   Actor,
   Clock,
-  Digest,
   EventSink,
-  FleetInstall,
   FleetStore,
-  InstanceRecord,
   InstanceReport,
+  ModuleRecord,
   ModuleStore,
   TypeUsage,
 } from '../ports/index.js'
-import { type Drift, driftOf, holdersOf } from './drift.js'
-import { type InstanceModuleState, loadedOf, setsAsLoaded, snapshotOf, statesOf } from './instance-states.js'
+import { createDesiredState, type DesiredState } from './desired-state.js'
+import { type Drift, driftOf } from './drift.js'
+import {
+  connectedAt,
+  type InstanceModuleState,
+  loadedOf,
+  setsAsLoaded,
+  snapshotOf,
+  statesOf,
+} from './instance-states.js'
+import { createLeases } from './leases.js'
+import { createReportCache } from './report-cache.js'
+import { createReportIntake } from './reports.js'
+import { undecidedOf } from './undecided.js'
 
-// The fleet's admin plane: the module store holds the fleet's desired modules (the enablement
-// state machine governs it as it governs one runtime's), the fleet store what each instance
-// reports. Each instance pulls the desired state, applies it through its own Node-RED and reports.
+// The fleet's admin plane: the module store holds the modules an operator decided (the
+// enablement state machine governs it as it governs one runtime's), the fleet store the revision,
+// the installs and what each instance reports. Each instance pulls the desired state, applies it
+// through its own Node-RED and reports; a report is evidence, never a decision.
 
-export type { Drift } from './drift.js'
+export type { DesiredState } from './desired-state.js'
+export type { Drift, DriftReason } from './drift.js'
 
 export interface FleetOptions {
-  /** Remove from the instances the modules flowadmin did not install. Default false. */
+  /**
+   * This flowadmin's setting: remove from the instances the modules flowadmin did not install.
+   * The store's value counts; `syncSettings` writes this one there. Default false.
+   */
   prune?: boolean | undefined
-  /** Milliseconds after its last contact that an instance still counts as connected. Default 40000. */
-  connectedMs?: number | undefined
+  /** The longest a poll is held, in seconds (5–120). Default 15. */
+  holdSeconds?: number | undefined
   /**
    * Milliseconds a change's answer waits for the connected instances that have the module to
    * report their outcome (applied, or refused). Default 5000; 0 answers at once (all pending).
@@ -33,203 +48,184 @@ export interface FleetOptions {
   answerWaitMs?: number | undefined
 }
 
-/** What every instance is asked to have. `version` changes whenever anything else does. */
-export interface DesiredState {
-  version: string
-  prune: boolean
-  /** Each module's node sets and whether they are enabled, on every instance that has it. */
-  modules: Array<{ name: string; sets: Array<{ name: string; enabled: boolean }> }>
-  /** Modules flowadmin installed: every instance installs them. */
-  installs: Array<{ module: string; version: string | null }>
-  /** Modules flowadmin removed: every instance that has them removes them. */
-  removals: string[]
-}
-
 export interface InstanceView {
   id: string
   resourceServer: string
   nodeRedVersion: string | null
+  /** Its lease runs: a poll of its started within the hold time and 10 s, and did not lose its connection. */
   connected: boolean
   /** When it was last in touch (ms since the epoch). */
   lastSeen: number
   /** When its last report arrived, or null before its first. */
   lastReport: number | null
-  /** The desired state's version it last applied, or null. */
+  /** The desired state's version it last finished working on, or null. */
   applied: string | null
   modules: number
   drift: Drift[]
 }
 
-export type FleetModuleView = ModuleView & { instances: InstanceModuleState[] }
-export type FleetNodeSetView = NodeSetView & { instances: InstanceModuleState[] }
+export type FleetModuleView = ModuleView & { decided: boolean; instances: InstanceModuleState[] }
+export type FleetNodeSetView = NodeSetView & { decided: boolean; instances: InstanceModuleState[] }
 
 export type InstanceConflict = { code: 'instance_conflict'; instance: string }
 
-export const DEFAULT_CONNECTED_MS = 40_000
 export const DEFAULT_ANSWER_WAIT_MS = 5000
+/** Seconds a poll is held by default: under the 20–30 s idle cuts of common gateways and proxies. */
+export const DEFAULT_HOLD_SECONDS = 15
+/** Most instance bindings kept in memory; past it they are read again as polls come. */
+const MAX_BINDINGS = 100_000
 
 interface FleetDeps {
   store: ModuleStore
   fleet: FleetStore
   clock: Clock
-  digest: Digest
   events: EventSink
 }
 
 /**
- * The fleet: its desired state as instances pull it, their reports, their drift, and the types
- * their flows use (the enablement state machine's check in fleet mode).
+ * The fleet: its desired state as instances pull it, their leases and reports, their drift, the
+ * modules they report that no one decided, and the types their flows use (the enablement state
+ * machine's check in fleet mode).
  */
-export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, options: FleetOptions = {}) {
-  const prune = options.prune ?? false
-  const connectedMs = options.connectedMs ?? DEFAULT_CONNECTED_MS
-  const connected = (record: InstanceRecord) => clock.now() - record.seenAt <= connectedMs
-  const installMap = async () => new Map((await fleet.installs()).map((entry) => [entry.module, entry]))
-
+export function createFleet({ store, fleet, clock, events }: FleetDeps, options: FleetOptions = {}) {
+  const ownPrune = options.prune ?? false
+  const holdSeconds = options.holdSeconds ?? DEFAULT_HOLD_SECONDS
+  const desired = createDesiredState(store, fleet, holdSeconds)
+  const cache = createReportCache(fleet)
+  const leases = createLeases(fleet, clock, events, holdSeconds * 1000)
+  const intake = createReportIntake(fleet, desired, clock, events)
+  /** Which resource server each instance id is bound to, as far as this process knows. */
+  const bindings = new Map<string, string>()
+  const bind = (id: string, resourceServer: string) => {
+    if (bindings.size >= MAX_BINDINGS) bindings.clear()
+    bindings.set(id, resourceServer)
+  }
   const conflict = (instance: string) => err<InstanceConflict>({ code: 'instance_conflict', instance })
 
-  /** The instance, or a conflict when the id is another resource server's. */
-  async function claim(id: string, resourceServer: string): Promise<Result<void, InstanceConflict>> {
-    const known = await fleet.find(id)
-    return known !== null && known.resourceServer !== resourceServer
-      ? err({ code: 'instance_conflict', instance: id })
-      : ok(undefined)
+  /** The instances and the desired state, read for one answer. */
+  const look = async (only?: string) => {
+    const [records, { view }] = await Promise.all([cache.refresh(), desired.current()])
+    return { records, view, snapshot: snapshotOf(records, view, clock.now(), only) }
   }
 
-  async function desired(): Promise<DesiredState> {
-    const [modules, installs] = [await store.list(), await fleet.installs()]
-    const state = {
-      prune,
-      modules: modules.map((module) => ({
-        name: module.name,
-        sets: module.sets.map((set) => ({ name: set.name, enabled: set.enabled })),
-      })),
-      installs: installs
-        .filter((entry) => entry.action === 'install')
-        .map((entry) => ({ module: entry.module, version: entry.version })),
-      removals: installs.filter((entry) => entry.action === 'remove').map((entry) => entry.module),
-    }
-    const version = (await digest.sha256(JSON.stringify(state))).slice(0, 32)
-    return { version, ...state }
+  /** The modules instances report that no operator decided: the module routes list them too. */
+  const undecided = {
+    async list(): Promise<ModuleRecord[]> {
+      const { records, view } = await look()
+      return undecidedOf(records, view)
+    },
+    async find(name: string): Promise<ModuleRecord | null> {
+      return (await undecided.list()).find((module) => module.name === name) ?? null
+    },
   }
-
-  /** Modules an instance reports that the desired state does not know join it, as that instance has them. */
-  async function adopt(report: InstanceReport, installs: ReadonlyMap<string, FleetInstall>) {
-    for (const module of report.modules) {
-      if (installs.get(module.name)?.action === 'remove') continue
-      if ((await store.find(module.name)) !== null) continue
-      await store.upsert({
-        name: module.name,
-        version: module.version,
-        sets: module.sets.map((set) => ({ name: set.name, types: [...set.types] })),
-      })
-      const disabled = module.sets.filter((set) => !set.enabled).map((set) => set.name)
-      if (disabled.length > 0) await store.setEnabled(module.name, disabled, false)
-    }
-  }
-
-  const snapshot = async () => snapshotOf(await fleet.list(), await store.list(), await installMap())
 
   return {
-    desired,
     /** See FleetOptions.answerWaitMs. */
     answerWaitMs: options.answerWaitMs ?? DEFAULT_ANSWER_WAIT_MS,
+    /** See FleetOptions.holdSeconds. */
+    holdSeconds,
+
+    /** The current desired state (built once per revision). */
+    desired: async (): Promise<DesiredState> => (await desired.current()).state,
+    /** The revision, read now: one small read. */
+    revision: (): Promise<number> => desired.revision(),
+
+    /** An instance polls: its id is its resource server's (bound at its first contact), or a conflict. */
+    async poll(id: string, resourceServer: string): Promise<Result<DesiredState, InstanceConflict>> {
+      const bound = bindings.get(id)
+      if (bound === undefined) {
+        if (!(await fleet.claim(id, resourceServer, clock.now()))) return conflict(id)
+        bind(id, resourceServer)
+      } else if (bound !== resourceServer) return conflict(id)
+      return ok((await desired.current()).state)
+    },
+
+    /** Leases: see createLeases. */
+    touch: leases.touch,
+    release: leases.release,
+    expire: leases.expire,
+
+    /**
+     * An instance reports what it has: saved when newer than the report stored (`sequence`; null
+     * for a helper that sends none), `stale` (nothing changes) otherwise. See createReportIntake.
+     */
+    async report(
+      id: string,
+      resourceServer: string,
+      report: InstanceReport,
+      sequence: number | null,
+      address: string | null,
+    ): Promise<Result<'saved' | 'stale', InstanceConflict>> {
+      const saved = await intake(id, resourceServer, report, sequence, address)
+      if (saved === 'conflict') return conflict(id)
+      bind(id, resourceServer)
+      return ok(saved)
+    },
 
     /**
      * Whether every connected instance that has this module (or is to install it) has an outcome
      * for the desired state now: applied, or refused. Those away do not count.
      */
     async settled(module: string): Promise<boolean> {
-      return statesOf(module, await snapshot(), connected).every(
-        (state) => !state.connected || state.drift === undefined || state.drift.reason !== 'pending',
-      )
-    },
-
-    /** An instance polls for the desired state: its contact is noted. */
-    async poll(id: string, resourceServer: string): Promise<Result<DesiredState, InstanceConflict>> {
-      const claimed = await claim(id, resourceServer)
-      if (!claimed.ok) return claimed
-      // The store writes only for the id's owner: a claim raced by another resource server ends here.
-      if ((await fleet.seen(id, resourceServer, clock.now())) === null) return conflict(id)
-      return ok(await desired())
-    },
-
-    /**
-     * An instance reports what it has. Modules new to the fleet join the desired state as it has
-     * them; a report that applied a new version, or tells of refusals, is an event per outcome.
-     */
-    async report(
-      id: string,
-      resourceServer: string,
-      report: InstanceReport,
-      address: string | null,
-    ): Promise<Result<void, InstanceConflict>> {
-      const claimed = await claim(id, resourceServer)
-      if (!claimed.ok) return claimed
-      const before = await fleet.find(id)
-      const installs = await installMap()
+      const [records, { view }] = await Promise.all([cache.refresh(), desired.current()])
       const now = clock.now()
-      if (!(await fleet.saveReport(id, resourceServer, report, now))) return conflict(id)
-      await adopt(report, installs)
-      const actor = { username: null, clientId: resourceServer, address }
-      const known = new Set(
-        (before?.report?.failures ?? []).map((entry) => `${entry.module}\n${entry.action}\n${entry.message}`),
-      )
-      if (report.applied !== null && report.applied !== before?.report?.applied) {
-        events.emit({ type: 'fleet.applied', at: now, instance: id, version: report.applied, ...actor })
-      }
-      for (const failure of report.failures) {
-        if (known.has(`${failure.module}\n${failure.action}\n${failure.message}`)) continue
-        events.emit({ type: 'fleet.refused', at: now, instance: id, ...failure, ...actor })
-      }
-      return ok(undefined)
+      return records.every((record) => {
+        if (!connectedAt(record, now)) return true
+        const reason = driftOf(record.report, view, module)[0]?.reason
+        return reason !== 'pending' && reason !== 'applying'
+      })
     },
 
     /** Every instance with its drift, sorted by id. */
     async instances(): Promise<InstanceView[]> {
-      const [records, modules, installs] = [await fleet.list(), await store.list(), await installMap()]
-      const holders = holdersOf(records)
+      const { records, snapshot } = await look()
       return records.map((record) => ({
         id: record.id,
         resourceServer: record.resourceServer,
         nodeRedVersion: record.report?.nodeRedVersion ?? null,
-        connected: connected(record),
-        lastSeen: record.seenAt,
+        connected: connectedAt(record, snapshot.now),
+        lastSeen: record.lastSeen,
         lastReport: record.reportedAt,
         applied: record.report?.applied ?? null,
         modules: record.report?.modules.length ?? 0,
-        drift: driftOf(record, modules, installs, holders),
+        drift: [...(snapshot.drift.get(record.id)?.values() ?? [])],
       }))
     },
 
     /** Module views with each instance's own state; `loaded` and `err` say what the instances loaded. */
     async decorate(views: readonly ModuleView[]): Promise<FleetModuleView[]> {
-      const now = await snapshot()
+      const { view: desiredView, snapshot } = await look(views.length === 1 ? views[0]?.name : undefined)
       return views.map((view) => ({
         ...view,
-        nodes: setsAsLoaded(view, now),
-        instances: statesOf(view.name, now, connected),
+        nodes: setsAsLoaded(view, snapshot),
+        decided: desiredView.decided.has(view.name),
+        instances: statesOf(view.name, snapshot),
       }))
     },
 
     /** A node set's view with each instance's own state of its module. */
     async decorateSet(view: NodeSetView): Promise<FleetNodeSetView> {
-      const now = await snapshot()
+      const { view: desiredView, snapshot } = await look(view.module)
       const { err: _stale, ...rest } = view
       return {
         ...rest,
-        ...loadedOf(view.module, view.name, now),
-        instances: statesOf(view.module, now, connected),
+        ...loadedOf(view.module, view.name, snapshot),
+        decided: desiredView.decided.has(view.module),
+        instances: statesOf(view.module, snapshot),
       }
     },
 
+    undecided,
+
     /**
      * Forgets a retired instance: its types no longer count as in use, its modules no longer as
-     * missing there. False when there is no such instance. Should it poll again, it joins anew.
+     * its own. False when there is no such instance. Should it poll again, it joins anew.
      */
     async remove(id: string, actor: Actor): Promise<boolean> {
       const known = await fleet.find(id)
       if (known === null || !(await fleet.remove(id))) return false
+      cache.forget(id)
+      bindings.delete(id)
       events.emit({
         type: 'fleet.instance_removed',
         at: clock.now(),
@@ -240,18 +236,42 @@ export function createFleet({ store, fleet, clock, digest, events }: FleetDeps, 
       return true
     },
 
-    /** Records that flowadmin installed or removed a module on the fleet. */
+    /** Records that flowadmin installed (at `version`) or removed a module on the fleet. */
     recordInstall: (module: string, action: 'install' | 'remove', version: string | null) =>
       fleet.setInstall({ module, action, version, at: clock.now() }),
+
+    /**
+     * Writes this flowadmin's `prune` to the store when it differs (at start: the last flowadmin
+     * started decides), as the event `fleet.settings_changed`; returns the change, or null.
+     */
+    async syncSettings(): Promise<{ setting: 'prune'; from: boolean; to: boolean } | null> {
+      const { prune } = await fleet.desired()
+      if (prune === ownPrune || !(await fleet.setPrune(ownPrune))) return null
+      const change = { setting: 'prune' as const, from: prune, to: ownPrune }
+      events.emit({
+        type: 'fleet.settings_changed',
+        at: clock.now(),
+        ...change,
+        username: null,
+        clientId: null,
+        address: null,
+      })
+      return change
+    },
+
+    /** Whether the store's `prune` is this flowadmin's (another flowadmin may have written its own). */
+    async settingsAgree(): Promise<boolean> {
+      return (await desired.current()).state.prune === ownPrune
+    },
 
     /** The types the deployed flows of every instance use, and which instances use them. */
     typeUsage: {
       async typesInUse() {
-        const records = await fleet.list()
+        const records = await cache.refresh()
         return new Set(records.flatMap((record) => record.report?.typesInUse ?? []))
       },
       async usedBy(types: readonly string[]) {
-        const records = await fleet.list()
+        const records = await cache.refresh()
         return records
           .filter((record) => record.report?.typesInUse.some((type) => types.includes(type)))
           .map((record) => record.id)

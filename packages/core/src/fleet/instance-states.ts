@@ -1,6 +1,6 @@
 import type { ModuleView } from '../modules/local-state.js'
-import type { FleetInstall, InstanceRecord, ModuleRecord, ReportedModule } from '../ports/index.js'
-import { type Drift, driftOf, holdersOf } from './drift.js'
+import type { InstanceRecord, ReportedModule } from '../ports/index.js'
+import { type DesiredView, type Drift, driftOf } from './drift.js'
 
 /** One instance's own state of a module, beside the desired one. */
 export interface InstanceModuleState {
@@ -16,43 +16,41 @@ export interface InstanceModuleState {
 
 /**
  * What one answer needs of the instances, computed once: each instance's modules by name and
- * drift by module (the first drift of each module, as `driftOf` lists them).
+ * drift by module, and whether it is connected (its lease runs) at `now`.
  */
 export interface Snapshot {
   records: readonly InstanceRecord[]
   own: ReadonlyMap<string, ReadonlyMap<string, ReportedModule>>
   drift: ReadonlyMap<string, ReadonlyMap<string, Drift>>
+  now: number
 }
 
-/** The snapshot of these instances against the desired modules and the fleet's installs. */
+/** Whether the instance is in touch at `now`: its lease runs. */
+export const connectedAt = (record: { leaseUntil: number }, now: number) => record.leaseUntil > now
+
+/** The snapshot of these instances against the desired state (of module `only` alone when given). */
 export function snapshotOf(
   records: readonly InstanceRecord[],
-  modules: readonly ModuleRecord[],
-  installs: ReadonlyMap<string, FleetInstall>,
+  desired: DesiredView,
+  now: number,
+  only?: string,
 ): Snapshot {
-  const holders = holdersOf(records)
   const own = new Map<string, Map<string, ReportedModule>>()
   const drift = new Map<string, Map<string, Drift>>()
   for (const record of records) {
     const mine = new Map<string, ReportedModule>()
-    for (const module of record.report?.modules ?? [])
-      if (!mine.has(module.name)) mine.set(module.name, module)
-    own.set(record.id, mine)
-    const byModule = new Map<string, Drift>()
-    for (const entry of driftOf(record, modules, installs, holders)) {
-      if (!byModule.has(entry.module)) byModule.set(entry.module, entry)
+    for (const module of record.report?.modules ?? []) {
+      if ((only === undefined || module.name === only) && !mine.has(module.name))
+        mine.set(module.name, module)
     }
-    drift.set(record.id, byModule)
+    own.set(record.id, mine)
+    drift.set(record.id, new Map(driftOf(record.report, desired, only).map((entry) => [entry.module, entry])))
   }
-  return { records, own, drift }
+  return { records, own, drift, now }
 }
 
-/** Each instance's own state of module `name`: those that have it, or differ; `connected` says which are in touch. */
-export function statesOf(
-  name: string,
-  { records, own, drift }: Snapshot,
-  connected: (record: InstanceRecord) => boolean,
-): InstanceModuleState[] {
+/** Each instance's own state of module `name`: those that have it, or differ. */
+export function statesOf(name: string, { records, own, drift, now }: Snapshot): InstanceModuleState[] {
   const states: InstanceModuleState[] = []
   for (const record of records) {
     const differs = drift.get(record.id)?.get(name)
@@ -60,7 +58,7 @@ export function statesOf(
     if (here === undefined && differs === undefined) continue
     const state: InstanceModuleState = {
       id: record.id,
-      connected: connected(record),
+      connected: connectedAt(record, now),
       enabled: Object.fromEntries((here?.sets ?? []).map((set) => [set.name, set.enabled])),
     }
     if (here !== undefined) state.version = here.version

@@ -12,7 +12,9 @@ import type {
   NodeSetLoader,
   TypeUsage,
 } from '../ports/index.js'
+import { adopt, type ReportedModules } from './adopt.js'
 import { createLocalState, type ModuleView, type NodeSetView } from './local-state.js'
+import { createTypeCheck } from './type-check.js'
 
 export type ModuleError = Extract<
   DomainError,
@@ -48,6 +50,12 @@ export interface ModuleDeps {
    * the instances install), and an enabled set counts as loaded.
    */
   inventory?: 'discovered' | 'store' | undefined
+  /**
+   * Modules known only by report (fleet mode): listed and shown beside the stored ones; enabling
+   * or disabling one is an operator's decision that stores it (see adopt); removing one records
+   * its removal.
+   */
+  reported?: ReportedModules | undefined
 }
 
 /**
@@ -59,24 +67,14 @@ export interface ModuleDeps {
  * stored state, is shown with `loaded: false` and `err: "not installed"`, and only `forget`
  * (or removal) drops it.
  */
-export function createModules({ store, loader, typeUsage, events, clock, installer, inventory }: ModuleDeps) {
+export function createModules(deps: ModuleDeps) {
+  const { store, loader, typeUsage, events, clock, installer, inventory, reported } = deps
   const { installed, viewOf, moduleView, loadEnabled, forgetLoads } = createLocalState(loader, inventory)
   const serial = createKeyedQueue()
-
-  /** The types of `types` the deployed flows use, or an error when the flows cannot be read. */
-  async function blockedTypes(
-    types: readonly string[],
-  ): Promise<Result<string[], Extract<DomainError, { code: 'flows_unavailable' }>>> {
-    const inUse = await typeUsage.typesInUse()
-    if (inUse === null) return err({ code: 'flows_unavailable' })
-    return ok([...new Set(types.filter((type) => inUse.has(type)))])
-  }
-
-  /** The refusal of a change that would remove types in use, naming who uses them when told. */
-  async function inUse(types: string[]) {
-    const instances = await typeUsage.usedBy?.(types)
-    return err({ code: 'type_in_use' as const, types, ...(instances !== undefined && { instances }) })
-  }
+  const check = createTypeCheck(typeUsage)
+  const { blockedTypes, inUse } = check
+  /** The stored module, else the one known by report, else null. */
+  const findAny = async (name: string) => (await store.find(name)) ?? (await reported?.find(name)) ?? null
 
   /** Changes `enabled` of the named sets (every set when `only` is null), all or none. */
   async function setEnabled(
@@ -86,7 +84,11 @@ export function createModules({ store, loader, typeUsage, events, clock, install
     actor: Actor,
   ): Promise<Result<ModuleRecord, ModuleError>> {
     const module = await store.find(name)
-    if (module === null) return err({ code: 'module_not_found', module: name })
+    if (module === null) {
+      const known = await reported?.find(name)
+      if (known === undefined || known === null) return err({ code: 'module_not_found', module: name })
+      return adopt({ store, events, clock, check }, known, only, enabled, actor)
+    }
     const targets = only === null ? module.sets : module.sets.filter((set) => set.name === only)
     if (targets.length === 0) return err({ code: 'node_set_not_found', module: name, set: only ?? '' })
 
@@ -188,7 +190,7 @@ export function createModules({ store, loader, typeUsage, events, clock, install
      */
     remove(name: string, actor: Actor): Promise<Result<void, PaletteError>> {
       return serial.run(name, async () => {
-        const module = await store.find(name)
+        const module = await findAny(name)
         if (module === null) return err({ code: 'module_not_found', module: name })
         const blocked = await blockedTypes(module.sets.flatMap((set) => set.types))
         if (!blocked.ok) return blocked
@@ -224,17 +226,22 @@ export function createModules({ store, loader, typeUsage, events, clock, install
       for (const module of modules) if (module !== null) await loadEnabled(module)
     },
 
+    /** Every module, sorted by name: the stored ones, and those known by report. */
     async list(): Promise<ModuleView[]> {
-      return (await store.list()).map(moduleView)
+      const stored = await store.list()
+      if (reported === undefined) return stored.map(moduleView)
+      const names = new Set(stored.map((module) => module.name))
+      const all = [...stored, ...(await reported.list()).filter((module) => !names.has(module.name))]
+      return all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(moduleView)
     },
 
     async get(name: string): Promise<Result<ModuleView, ModuleError>> {
-      const module = await store.find(name)
+      const module = await findAny(name)
       return module === null ? err({ code: 'module_not_found', module: name }) : ok(moduleView(module))
     },
 
     async getNodeSet(name: string, set: string): Promise<Result<NodeSetView, ModuleError>> {
-      const module = await store.find(name)
+      const module = await findAny(name)
       if (module === null) return err({ code: 'module_not_found', module: name })
       const found = module.sets.find((candidate) => candidate.name === set)
       return found

@@ -1,4 +1,5 @@
 // The events the core emits (audit, metrics): who did what, never a password or a token.
+import type { FleetAction } from './fleet.js'
 
 /** Who did something, for events. Never a password or a token. */
 export interface Actor {
@@ -151,9 +152,19 @@ export type DomainEvent =
   | ({ type: 'module.disabled'; at: number; module: string; sets: string[] } & Actor)
   | ({ type: 'module.installed'; at: number; module: string; version: string } & Actor)
   | ({ type: 'module.removed'; at: number; module: string; version: string } & Actor)
+  /**
+   * An operator decided a module the fleet's instances reported and no one had decided: it joins
+   * the desired state with these flags (`set` is the node set's id).
+   */
+  | ({
+      type: 'module.adopted'
+      at: number
+      module: string
+      sets: Array<{ set: string; enabled: boolean }>
+    } & Actor)
   /** A fleet instance (of resource server `resourceServer`) was forgotten, with its report. */
   | ({ type: 'fleet.instance_removed'; at: number; instance: string; resourceServer: string } & Actor)
-  /** A fleet instance (`clientId` its resource server) applied the desired state of this version. */
+  /** A fleet instance (`clientId` its resource server) runs the desired state of this version. */
   | ({ type: 'fleet.applied'; at: number; instance: string; version: string } & Actor)
   /** A fleet instance's Node-RED or npm refused a change; `message` is its own. */
   | ({
@@ -161,9 +172,51 @@ export type DomainEvent =
       at: number
       instance: string
       module: string
-      action: 'enable' | 'disable' | 'install' | 'remove'
+      action: FleetAction
       message: string
     } & Actor)
+  /** A fleet instance installed `version` of a module, which its Node-RED loads when it restarts. */
+  | ({
+      type: 'fleet.restart_needed'
+      at: number
+      instance: string
+      module: string
+      version: string
+      running: string
+    } & Actor)
+  /** A fleet instance runs another version of a module than flowadmin installed. */
+  | ({
+      type: 'fleet.version_mismatch'
+      at: number
+      instance: string
+      module: string
+      version: string
+      running: string
+    } & Actor)
+  /**
+   * Someone changed a module at a fleet instance itself, not through flowadmin: `by` is the
+   * Node-RED user when Node-RED named one, `changedAt` when (by the instance's clock).
+   */
+  | ({
+      type: 'fleet.changed_by_hand'
+      at: number
+      instance: string
+      module: string
+      action: FleetAction
+      version: string | null
+      by: string | null
+      changedAt: number
+    } & Actor)
+  /** A fleet instance's agent undid a hand change, as the desired state decides otherwise. */
+  | ({ type: 'fleet.reverted'; at: number; instance: string; module: string; action: FleetAction } & Actor)
+  /** A fleet instance's report was the first to show a module (no instance had reported it before). */
+  | ({ type: 'fleet.module_reported'; at: number; instance: string; module: string; version: string } & Actor)
+  /** A fleet instance is in touch again (its poll holds a lease). */
+  | ({ type: 'fleet.connected'; at: number; instance: string; resourceServer: string } & Actor)
+  /** A fleet instance is out of touch: its poll's connection closed, or its lease ran out. */
+  | ({ type: 'fleet.disconnected'; at: number; instance: string; resourceServer: string } & Actor)
+  /** This flowadmin wrote its `fleet` setting to the store, where another's was. */
+  | ({ type: 'fleet.settings_changed'; at: number; setting: 'prune'; from: boolean; to: boolean } & Actor)
 
 export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */
@@ -207,7 +260,16 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'module.disabled': 'success',
   'module.installed': 'success',
   'module.removed': 'success',
+  'module.adopted': 'success',
   'fleet.applied': 'success',
   'fleet.refused': 'failure',
+  'fleet.restart_needed': 'failure',
+  'fleet.version_mismatch': 'failure',
+  'fleet.changed_by_hand': 'success',
+  'fleet.reverted': 'success',
+  'fleet.module_reported': 'success',
+  'fleet.connected': 'success',
+  'fleet.disconnected': 'success',
   'fleet.instance_removed': 'success',
+  'fleet.settings_changed': 'success',
 }

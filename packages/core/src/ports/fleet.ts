@@ -1,5 +1,6 @@
-// The fleet's store: what each Node-RED instance reported of itself, and the modules flowadmin
-// installed or removed across the fleet. The desired enablement lives in the module store.
+// The fleet's store: the desired state's revision and settings, the modules flowadmin installed or
+// removed across the fleet, and what each Node-RED instance reported of itself. The decided
+// modules and their enablement live in the module store, whose changes bump the same revision.
 
 /** A node set as an instance's Node-RED reports it. */
 export interface ReportedNodeSet {
@@ -15,15 +16,35 @@ export interface ReportedNodeSet {
 export interface ReportedModule {
   name: string
   version: string
+  /**
+   * Node-RED's `pending_version`: a version installed there and not loaded until Node-RED
+   * restarts (Node-RED keeps the old one loaded after an upgrade).
+   */
+  pendingVersion?: string | undefined
   sets: ReportedNodeSet[]
 }
+
+/** What an instance does to a module: the actions of failures and hand changes. */
+export type FleetAction = 'enable' | 'disable' | 'install' | 'upgrade' | 'remove'
 
 /** A change the instance was asked to make and could not: Node-RED or npm refused it. */
 export interface ReportedFailure {
   module: string
-  action: 'enable' | 'disable' | 'install' | 'remove'
+  action: FleetAction
   /** Node-RED's message, or npm's first error line. */
   message: string
+}
+
+/** A change made at the instance by someone else than flowadmin's agent. */
+export interface HandChange {
+  module: string
+  action: FleetAction
+  /** The version installed, for an install or upgrade. */
+  version?: string | undefined
+  /** The Node-RED user who made it, when Node-RED's audit named one. */
+  by: string | null
+  /** When, in ms since the epoch, by the instance's clock. */
+  at: number
 }
 
 /** What an instance says of itself in one report. */
@@ -32,23 +53,44 @@ export interface InstanceReport {
   modules: ReportedModule[]
   /** The node types its deployed flows use. */
   typesInUse: string[]
-  /** The version of the desired state it last applied, or null before the first. */
+  /** The version of the desired state it last finished working on, or null before the first. */
   applied: string | null
+  /** It is applying a change right now (npm may take a while). */
+  applying?: boolean | undefined
   failures: ReportedFailure[]
+  /** Hand changes since its previous report. */
+  changes?: HandChange[] | undefined
+  /** Hand changes its agent undid since its previous report, as the desired state decides otherwise. */
+  reverted?: Array<{ module: string; action: FleetAction }> | undefined
+  /**
+   * Kept by flowadmin, not sent: the hand changes still in effect there, the latest of each
+   * module, carried from report to report.
+   */
+  handChanges?: HandChange[] | undefined
 }
 
-export interface InstanceRecord {
+/** An instance without its report: what every poll or change may look at cheaply. */
+export interface InstanceDigest {
   id: string
   /** The resource server (client id) it authenticated as. */
   resourceServer: string
   /** When it last polled or reported (ms since the epoch). */
-  seenAt: number
+  lastSeen: number
+  /** Until when its lease runs (ms since the epoch): in touch until then. */
+  leaseUntil: number
+  /** Whether it counted as connected when its lease was last touched, released or expired. */
+  connected: boolean
+  /** Its latest report's sequence; null before its first report. */
+  sequence: number | null
   /** When its latest report arrived; null before its first. */
   reportedAt: number | null
+}
+
+export interface InstanceRecord extends InstanceDigest {
   report: InstanceReport | null
 }
 
-/** A module flowadmin installed on the fleet (`version` as asked: a range, or null: newest), or removed. */
+/** A module flowadmin installed on the fleet (`version` as installed at flowadmin; null in old records), or removed. */
 export interface FleetInstall {
   module: string
   action: 'install' | 'remove'
@@ -56,26 +98,76 @@ export interface FleetInstall {
   at: number
 }
 
+/** The fleet's part of the desired state, read at once: its revision, settings and installs. */
+export interface FleetDesired {
+  /** Bumped by every change of the desired state, in the change's own transaction. */
+  revision: number
+  prune: boolean
+  /** Sorted by module name. */
+  installs: FleetInstall[]
+}
+
+/** How saving a report went: `stale` when a report of a greater sequence is there already. */
+export type ReportSaved = 'saved' | 'stale' | 'conflict'
+
 export interface FleetStore {
   /**
-   * Records contact from an instance at `now`: an unknown id is created (without a report) under
-   * `resourceServer`; a known one keeps its report. Returns the record afterwards, or null (and
-   * changes nothing) when the id belongs to another resource server.
+   * Binds an unknown id to `resourceServer` (not connected, seen at `now`). True when the id is
+   * that resource server's (now or before); false, changing nothing, when it is another's.
    */
-  seen(id: string, resourceServer: string, now: number): Promise<InstanceRecord | null>
+  claim(id: string, resourceServer: string, now: number): Promise<boolean>
   /**
-   * Replaces the instance's report; its `seenAt` and `reportedAt` become `now`. Creates it when
-   * unknown. False (and nothing changes) when the id belongs to another resource server.
+   * Extends the lease of these instances to `until` (never shortens it), marks them connected and
+   * seen at `now`, creating unknown ones; an id of another resource server is left alone. Returns
+   * the ids that were not connected before: of racing calls, exactly one returns each.
    */
-  saveReport(id: string, resourceServer: string, report: InstanceReport, now: number): Promise<boolean>
+  touch(
+    instances: ReadonlyArray<{ id: string; resourceServer: string }>,
+    until: number,
+    now: number,
+  ): Promise<string[]>
+  /** Ends the instance's lease at `now`; true when it was connected (then it is not any more). */
+  release(id: string, now: number): Promise<boolean>
+  /**
+   * Marks not connected every connected instance whose lease ended at or before `now`, and returns
+   * them: of racing calls, exactly one returns each.
+   */
+  expire(now: number): Promise<Array<{ id: string; resourceServer: string }>>
+  /**
+   * Replaces the instance's report when `sequence` is greater than the stored one, or is null (a
+   * report without one: saved whatever came before, with the stored sequence plus one); its
+   * `reportedAt` becomes `now`. Creates an unknown instance. `stale` (nothing changes) for a
+   * sequence not greater; `conflict` (nothing changes) when the id is another resource server's.
+   */
+  saveReport(
+    id: string,
+    resourceServer: string,
+    report: InstanceReport,
+    sequence: number | null,
+    now: number,
+  ): Promise<ReportSaved>
   /** The instance, or null. */
   find(id: string): Promise<InstanceRecord | null>
-  /** Every instance, sorted by id. */
-  list(): Promise<InstanceRecord[]>
+  /** These instances with their reports (those that exist), sorted by id. */
+  reports(ids: readonly string[]): Promise<InstanceRecord[]>
+  /** Every instance without its report, sorted by id. */
+  digests(): Promise<InstanceDigest[]>
   /** Forgets an instance; true when it was there. */
   remove(id: string): Promise<boolean>
-  /** Records that flowadmin installed or removed a module on the fleet, replacing its earlier entry. */
+  /**
+   * Records that flowadmin installed or removed a module on the fleet, replacing its earlier
+   * entry, and bumps the revision in the same transaction.
+   */
   setInstall(entry: FleetInstall): Promise<void>
-  /** Every module flowadmin installed or removed, sorted by module name. */
-  installs(): Promise<FleetInstall[]>
+  /** The revision, settings and installs, as of one moment. */
+  desired(): Promise<FleetDesired>
+  /** The revision alone: one small read. */
+  revision(): Promise<number>
+  /** Sets `prune`; true when it changed, and then the revision was bumped in the same transaction. */
+  setPrune(prune: boolean): Promise<boolean>
+  /**
+   * Records that instances reported these modules; returns those no instance had reported before
+   * (of racing calls, exactly one returns each).
+   */
+  noteReported(modules: readonly string[], now: number): Promise<string[]>
 }

@@ -4,7 +4,8 @@
 export interface ModuleDescriptor {
   name: string
   version: string
-  sets: Array<{ name: string; types: string[] }>
+  /** `enabled`: the flag of a set new to the store (default true); a set it knows keeps its own. */
+  sets: Array<{ name: string; types: string[]; enabled?: boolean | undefined }>
 }
 
 export interface NodeSetRecord {
@@ -23,11 +24,16 @@ export interface ModuleRecord {
   sets: NodeSetRecord[]
 }
 
+/**
+ * Every write that changes a module (its version, sets, types or flags, or its removal) bumps the
+ * fleet's revision (FleetStore.revision) in the same transaction: the module store holds the
+ * fleet's decided modules in fleet mode. A write that changes nothing bumps nothing.
+ */
 export interface ModuleStore {
   /**
    * Records a discovered module: its version and node sets (order and types as given). Sets the
-   * store already knows keep their `enabled` flag, new sets start enabled, sets no longer listed are
-   * dropped. Atomic. Returns the stored module.
+   * store already knows keep their `enabled` flag, new sets start enabled (or as their `enabled`
+   * says), sets no longer listed are dropped. Atomic. Returns the stored module.
    */
   upsert(module: ModuleDescriptor): Promise<ModuleRecord>
   /** The module, or null. */

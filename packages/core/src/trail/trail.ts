@@ -84,13 +84,29 @@ export function instanceOutcome(event: string, details: Record<string, unknown>)
   return /(^|\.)fail(\.|$)/.test(event) || details.error !== undefined ? 'failure' : 'success'
 }
 
+/** flowadmin's events about what a fleet instance did or is: filed under that instance. */
+const INSTANCE_EVENTS: ReadonlySet<DomainEvent['type']> = new Set([
+  'fleet.applied',
+  'fleet.refused',
+  'fleet.restart_needed',
+  'fleet.version_mismatch',
+  'fleet.changed_by_hand',
+  'fleet.reverted',
+  'fleet.module_reported',
+  'fleet.connected',
+  'fleet.disconnected',
+] as const)
+
 /** The trail entry of one of flowadmin's own events: actor the user, else the client. */
 export function trailEntryOf(event: DomainEvent): TrailEntry {
   // A fleet instance's event is its own: its resource server and instance, as its reports are.
-  const fleet = event.type === 'fleet.applied' || event.type === 'fleet.refused'
+  const fleet = INSTANCE_EVENTS.has(event.type) && 'instance' in event
   const { type, at, username, clientId, address, ...rest } = event
   const details = withoutSecrets(rest) as Record<string, unknown>
-  if (fleet) delete details.instance
+  if (fleet) {
+    delete details.instance
+    delete details.resourceServer
+  }
   if (username !== null && clientId !== null) details.client = clientId
   return {
     time: at,
@@ -98,7 +114,7 @@ export function trailEntryOf(event: DomainEvent): TrailEntry {
     // What an instance told the fleet counts in its resource server's budget, as its reports do.
     reporter: fleet ? clientId : null,
     server: fleet ? clientId : null,
-    instance: fleet ? event.instance : null,
+    instance: fleet && 'instance' in event ? event.instance : null,
     actor: username ?? clientId,
     event: type,
     outcome: EVENT_OUTCOMES[type],

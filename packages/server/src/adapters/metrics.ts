@@ -37,8 +37,13 @@ export interface MetricsSources {
   liveTokens: () => Promise<Record<TokenKind, number>>
   /** Verifications running and logins waiting for one, by lane, now. */
   loginQueueLoad: () => { running: number; known: number; general: number }
-  /** Fleet mode: the instances in touch and not, and their drift entries, from the store. */
-  fleet?: (() => Promise<{ connected: number; disconnected: number; drift: number }>) | undefined
+  /**
+   * Fleet mode: the instances in touch and not, and their drift entries, from the store; whether
+   * the store's fleet settings are this flowadmin's.
+   */
+  fleet?:
+    | (() => Promise<{ connected: number; disconnected: number; drift: number; settingsAgree: boolean }>)
+    | undefined
 }
 
 /** Seconds: from a cheap route (tens of microseconds) to a login under load. */
@@ -147,18 +152,23 @@ export function createMetrics(): Metrics {
       collect: () => liveTokens,
     }),
   )
-  let fleet: { instances: Sample[]; drift: Sample[] } = { instances: [], drift: [] }
+  let fleet: { instances: Sample[]; drift: Sample[]; agree: Sample[] } = {
+    instances: [],
+    drift: [],
+    agree: [],
+  }
   /** Fleet mode's figures, read before the registry as the live tokens are. */
   const countFleet = async () => {
     if (sources.fleet === undefined) return
     try {
-      const { connected, disconnected, drift } = await sources.fleet()
+      const { connected, disconnected, drift, settingsAgree } = await sources.fleet()
       fleet = {
         instances: [
           { labels: { state: 'connected' }, value: connected },
           { labels: { state: 'disconnected' }, value: disconnected },
         ],
         drift: [{ labels: {}, value: drift }],
+        agree: [{ labels: {}, value: settingsAgree ? 1 : 0 }],
       }
     } catch {
       // Counted as a storage error; the figures of the last scrape that could count stay.
@@ -167,8 +177,15 @@ export function createMetrics(): Metrics {
   made(
     createGauge({
       name: 'flowadmin_fleet_instances',
-      help: 'Fleet mode: the Node-RED instances known, by state (connected: in touch within 40 s).',
+      help: 'Fleet mode: the Node-RED instances known, by state (connected: its poll’s lease runs).',
       collect: () => fleet.instances,
+    }),
+  )
+  made(
+    createGauge({
+      name: 'flowadmin_fleet_settings_agree',
+      help: 'Fleet mode: 1 when the fleet settings in the store (prune) are this flowadmin’s, 0 when another flowadmin wrote others.',
+      collect: () => fleet.agree,
     }),
   )
   made(

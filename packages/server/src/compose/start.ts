@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises'
-import { createFleetChanges, createHttpApp, type FleetChanges } from '@flowadmin/adapter-http'
+import { createHttpApp } from '@flowadmin/adapter-http'
 import { consolePaths, createConsole, SIGN_IN_SCRIPT } from '@flowadmin/console'
 import { type LoginQueueBounds, messageOf } from '@flowadmin/core'
 import { getPath } from 'hono/utils/url'
@@ -23,6 +23,7 @@ import { createReadiness } from '../http/readiness.js'
 import { createLogger, logTo } from '../log.js'
 import { VERSION } from '../package-files.js'
 import { createServerCore } from './core.js'
+import { type RunningFleet, startFleet } from './fleet.js'
 import { sizeLoginQueue } from './login-queue-sizing.js'
 import { onFirstUse } from './on-first-use.js'
 import type { RunningServer, ServerOptions } from './options.js'
@@ -85,14 +86,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // flowadmin's own events go to the trail too; what waits is appended before the store closes.
     const trail = createTrailRecorder(stores.trail, log)
     cleanup.push(() => trail.close())
-    // Fleet mode: a change of the desired modules made here answers the instances' polls at once.
-    let fleetChanges: FleetChanges | undefined
-    const fleetNotice = {
-      emit: (event: { type: string }) => {
-        if (event.type.startsWith('module.')) fleetChanges?.notify()
-      },
-    }
-    const events = fanOut(audit, trail, ...(metrics === null ? [] : [metrics.events]), fleetNotice)
+    const events = fanOut(audit, trail, ...(metrics === null ? [] : [metrics.events]))
 
     const argon2 = await createArgon2Verifier()
     const configured = settings.adminAuth?.loginQueue ?? {}
@@ -137,10 +131,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     })
     resize = (bounds) => core.loginQueue.resize(bounds)
     const { fleet } = core
+    let fleetRunning: RunningFleet | null = null
     if (fleet !== null) {
-      fleetChanges = createFleetChanges(async () => (await fleet.desired()).version)
-      const changes = fleetChanges
-      cleanup.push(() => changes.close())
+      const started = await startFleet(fleet, postgres, log)
+      fleetRunning = started
+      cleanup.push(() => started.close())
     }
     // In fleet mode the module store holds the fleet's desired modules, not this userDir's.
     if (fleet === null) await core.modules.sync(toDescriptors(modules))
@@ -164,6 +159,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
                 connected,
                 disconnected: instances.length - connected,
                 drift: instances.reduce((sum, instance) => sum + instance.drift.length, 0),
+                settingsAgree: await fleet.settingsAgree(),
               }
             },
     })
@@ -172,13 +168,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // Node sets another instance enables are loaded here too; a (re)connection checks them all.
     // A failed first connection is reported and retried by the watch itself.
     await postgres
-      ?.watchModules(
-        (module) => {
-          fleetChanges?.notify()
-          return core.modules.loadEnabled(module)
-        },
-        { onError: warn },
-      )
+      ?.watchModules((module) => core.modules.loadEnabled(module), { onError: warn })
       .ready.catch(() => {})
     // Token lookups answer from memory while every instance's token changes are heard.
     await postgres?.cacheTokens({ onError: warn }).ready.catch(() => {})
@@ -201,7 +191,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           'unexpected error answering a request',
         ),
       readiness,
-      fleetChanges,
+      fleet: fleetRunning?.signals,
       metrics: settings.metrics === 'api' ? metrics?.exposition : undefined,
       onResponse: metrics?.onResponse,
       onStorageUnavailable: (error) => outage(error),
@@ -268,7 +258,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           stopSweeper()
           stopTrailSweeper()
           // Held polls answer now, so that the instances do not hold up the stop.
-          fleetChanges?.close()
+          fleetRunning?.signals.close()
           const grace = options.shutdownGraceMs ?? settings.shutdownTimeout
           await Promise.all([listener.close(grace), metricsServer?.close(0)])
           await undo()

@@ -1,19 +1,32 @@
 // `fleet`: fleet mode, where the module routes state the desired modules of Node-RED instances.
+import { DEFAULT_HOLD_SECONDS } from '@flowadmin/core'
 import * as v from 'valibot'
 import { onOff, strictObject, whole } from './fields.js'
 
-/** Fleet mode's settings: drop modules no longer desired, and how long a poll is held (ms). */
+/**
+ * Fleet mode's settings: drop modules no longer desired (the store keeps the value every flowadmin
+ * sharing it acts on), how long a change's answer waits for the outcomes (ms), and how long a poll
+ * is held at most (seconds).
+ */
 export interface FleetSettings {
   prune: boolean
   answerWaitMs: number
+  holdSeconds: number
 }
 
 export const fleet = strictObject({
   modules: onOff,
   prune: v.optional(onOff),
   wait: v.optional(whole(0, 60)),
+  hold: v.optional(whole(5, 120)),
 })
 
 /** Fleet mode's settings, or null when `fleet.modules` is not true. */
 export const fleetOf = (parsed: v.InferOutput<typeof fleet> | undefined): FleetSettings | null =>
-  parsed?.modules ? { prune: parsed.prune ?? false, answerWaitMs: (parsed.wait ?? 5) * 1000 } : null
+  parsed?.modules
+    ? {
+        prune: parsed.prune ?? false,
+        answerWaitMs: (parsed.wait ?? 5) * 1000,
+        holdSeconds: parsed.hold ?? DEFAULT_HOLD_SECONDS,
+      }
+    : null

@@ -1,0 +1,10 @@
+/**
+ * The fleet's revision and `prune` setting, shared by the module and fleet stores that
+ * createMemoryStores makes: a change of either store's part of the desired state bumps it.
+ */
+export interface FleetRevision {
+  value: number
+  prune: boolean
+}
+
+export const createFleetRevision = (): FleetRevision => ({ value: 1, prune: false })
