@@ -3,6 +3,7 @@
 const { spawnSync } = require('node:child_process')
 const os = require('node:os')
 const { version } = require('../package.json')
+const { request } = require('./http')
 
 // Node-RED's audit events, forwarded to flowadmin's trail. Node-RED calls the handler
 // synchronously for every log message: it must never throw (the caller would get it) and never
@@ -272,27 +273,19 @@ function createForwarder(settings, audit) {
       while (buffer.length > 0 || dropped > 0) {
         const { events, note, notedDrops } = nextBatch()
         const before = shifted
-        let status
-        try {
-          const response = await fetch(endpoint, {
-            method: 'POST',
-            headers: {
-              Authorization: authorization,
-              'Content-Type': 'application/json',
-              Accept: 'application/json',
-              'User-Agent': agent,
-            },
-            body: JSON.stringify({ events: [...note, ...events] }),
-            redirect: 'manual',
-            signal: AbortSignal.timeout(timeoutMs),
-          })
-          status = response.status
-          await response.arrayBuffer().catch(() => {})
-        } catch (error) {
-          const reason =
-            error?.name === 'TimeoutError'
-              ? `no answer within ${timeoutMs} ms`
-              : String(error?.cause?.code || error?.message || error).slice(0, 200)
+        const answer = await request(endpoint, {
+          method: 'POST',
+          headers: {
+            Authorization: authorization,
+            'Content-Type': 'application/json',
+            Accept: 'application/json',
+          },
+          body: JSON.stringify({ events: [...note, ...events] }),
+          timeoutMs,
+        })
+        const status = answer.status
+        if (answer.status === 0) {
+          const reason = answer.failure === 'timeout' ? `no answer within ${timeoutMs} ms` : answer.reason
           trouble(
             `flowadmin at ${url} is unreachable (${reason}): audit events wait (at most ${audit.bufferSize}) and are sent when it answers`,
           )

@@ -8,8 +8,8 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { version } = require('../package.json')
 const { basicAuthorization } = require('./client')
+const { request } = require('./http')
 const { adminAddressOf, createLocalAdmin, isDesired } = require('./local-admin')
 
 /** Seconds flowadmin may hold a poll. */
@@ -135,37 +135,25 @@ function startFleetAgent(settings, adminAuth) {
   }
 
   async function call(method, pathname, options) {
-    try {
-      const response = await fetch(`${url}${pathname}`, {
-        method,
-        headers: {
-          Authorization: authorization,
-          Accept: 'application/json',
-          'User-Agent': `flowadmin-node-red/${version}`,
-          ...options.headers,
-        },
-        body: options.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs),
-      })
-      const text = await response.text()
-      let body = null
-      try {
-        body = text === '' ? null : JSON.parse(text)
-      } catch {
-        // Not JSON: only the status counts.
-      }
-      reachable(response.status < 500, `HTTP ${response.status}`)
-      return { status: response.status, body, etag: response.headers.get('etag') }
-    } catch (error) {
-      reachable(
-        false,
-        error?.name === 'TimeoutError'
-          ? 'no answer in time'
-          : String(error?.cause?.code ?? error?.message ?? error).slice(0, 200),
-      )
+    const answer = await request(`${url}${pathname}`, {
+      method,
+      headers: { Authorization: authorization, Accept: 'application/json', ...options.headers },
+      body: options.body,
+      timeoutMs: options.timeoutMs,
+    })
+    if (answer.status === 0) {
+      reachable(false, answer.failure === 'timeout' ? 'no answer in time' : answer.reason)
       return null
     }
+    let body = null
+    try {
+      body = answer.text === '' ? null : JSON.parse(answer.text)
+    } catch {
+      // Not JSON: only the status counts.
+    }
+    reachable(answer.status < 500, `HTTP ${answer.status}`)
+    const etag = answer.headers.etag
+    return { status: answer.status, body, etag: typeof etag === 'string' ? etag : null }
   }
 
   async function run() {
