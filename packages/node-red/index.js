@@ -17,7 +17,7 @@ function adminAuth(options) {
   const state = stateOf(options, settings)
   const auth = createAdminAuth(settings, state)
   // Fleet mode: the agent starts once Node-RED listens, and finds its settings by this object.
-  if (settings.fleet && state.fleet === null) state.fleet = startFleetAgent(settings, auth)
+  if (settings.fleet && state.fleet === null) state.fleet = startFleetAgent(settings, auth, state)
   return auth
 }
 
@@ -38,7 +38,8 @@ function httpAdminMiddleware(options) {
  * @param {object} options
  */
 function auditLogger(options) {
-  return createAuditLogger(parseOptions(options), options)
+  const settings = parseOptions(options)
+  return createAuditLogger(settings, stateOf(options, settings), options.audit)
 }
 
 module.exports = { adminAuth, auditLogger, httpAdminMiddleware }

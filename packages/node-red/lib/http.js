@@ -12,8 +12,10 @@ const { routeOf } = require('./proxy')
 const USER_AGENT = `flowadmin-node-red/${version}`
 /** The largest answer read; flowadmin's are far smaller. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024
-/** Errors of a kept-alive connection the server closed as the request left: sent again, once. */
+/** Errors of a kept-alive connection the server closed as the request left: sent again, once… */
 const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED'])
+/** …when they come this soon: later, the request may have been taken (a proxy cut a held poll). */
+const STALE_WITHIN_MS = 1000
 
 /**
  * @typedef {object} Answer
@@ -70,6 +72,7 @@ function request(address, options = {}) {
 
 function send(url, options, deadline, mayRetry, resolve) {
   const { signal } = options
+  const sentAt = Date.now()
   const body = options.body === undefined ? null : Buffer.from(options.body)
   let settled = false
   let timer = null
@@ -153,7 +156,12 @@ function send(url, options, deadline, mayRetry, resolve) {
     if (settled) return
     // A kept-alive connection the server closed just as this request left on it: nothing reached
     // the server, so it is sent again on a new one, once (as Node's documentation advises).
-    if (mayRetry && req.reusedSocket && STALE_CONNECTION.has(error?.code)) {
+    if (
+      mayRetry &&
+      req.reusedSocket &&
+      STALE_CONNECTION.has(error?.code) &&
+      Date.now() - sentAt < STALE_WITHIN_MS
+    ) {
       settled = true
       if (timer !== null) clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
