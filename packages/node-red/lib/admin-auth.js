@@ -103,7 +103,8 @@ function createAdminAuth(settings, state) {
       // The editor's logout, held by the middleware until its token was revoked, runs once as
       // its user through this ticket (see middleware.js); a ticket is never asked at flowadmin.
       if (revocations.isTicket(token)) return revocations.takeTicket(token) ?? null
-      // Logged out here, its revocation not yet at flowadmin: refused.
+      // Logged out here, its revocation not yet at flowadmin (before a restart too): refused.
+      state.restoreLogouts?.()
       if (revocations.refuses(token)) return null
       const cached = cache.get(token)
       if (cached !== undefined) return copyOf(cached)

@@ -18,6 +18,9 @@ const { createRevocations } = require('./revocations')
  *   events, as the audit logger sees them
  * @property {{invalidToken(token: string): void} | null} trail the audit logger's, once Node-RED
  *   asked it for its handler: the helper's own events for the trail
+ * @property {object | null} adminAuth the adminAuth object made first for these options
+ * @property {() => void} restoreLogouts takes back the logouts kept before a restart, when the
+ *   userDir is known and they are not yet (called before a token is judged)
  */
 
 /** One state per options object: see stateOf. */
@@ -48,6 +51,8 @@ function stateOf(options, settings) {
       identity: createIdentity(),
       nodeRedEvents: createNodeRedEvents(),
       trail: null,
+      adminAuth: null,
+      restoreLogouts: () => {},
     }
     states.set(options, state)
   }
