@@ -1,6 +1,7 @@
 'use strict'
 
 const { AGENT_USER } = require('./agent-token')
+const { onceEach } = require('./timing')
 
 // The fleet agent's watcher: reads its own Node-RED's modules (GET /nodes) every second and the
 // types its flows use (GET /flows) every five, both at once when the audit logger sees Node-RED
@@ -38,9 +39,11 @@ function differences(before, after) {
  * @param {ReturnType<import('./timing').createStopper>} parts.stopper
  * @param {() => void} parts.changed what it read changed (a report may be due)
  * @param {(changes: object[]) => void} parts.handChanges
+ * @param {(line: string) => void} parts.log
  * @param {() => number} [parts.now]
  */
-function createWatcher({ local, events, stopper, changed, handChanges, now = Date.now }) {
+function createWatcher({ local, events, stopper, changed, handChanges, log, now = Date.now }) {
+  const trouble = onceEach(log)
   /** The modules as last known, by name: what the agent made them, or what it saw. */
   let known = null
   let modules = null
@@ -130,17 +133,23 @@ function createWatcher({ local, events, stopper, changed, handChanges, now = Dat
     try {
       while (!stopper.stopped) {
         nudged = false
-        if (flowsDue || now() - flowsAt >= FLOWS_EVERY_MS) {
-          flowsDue = false
-          // Its version is asked until Node-RED says it; the first report waits for the first answer.
-          if (nodeRedVersion === null) {
-            nodeRedVersion = await local.nodeRedVersion()
-            versionAsked = true
-            if (nodeRedVersion !== null) changed()
+        try {
+          if (flowsDue || now() - flowsAt >= FLOWS_EVERY_MS) {
+            flowsDue = false
+            // Its version is asked until Node-RED says it; the first report waits for the first answer.
+            if (nodeRedVersion === null) {
+              nodeRedVersion = await local.nodeRedVersion()
+              versionAsked = true
+              if (nodeRedVersion !== null) changed()
+            }
+            if (await readFlows()) flowsAt = now()
           }
-          if (await readFlows()) flowsAt = now()
+          await readNodes()
+        } catch (error) {
+          trouble.say(
+            `fleet: watching Node-RED failed unexpectedly (${String(error?.message ?? error).split('\n')[0]}): tried again`,
+          )
         }
-        await readNodes()
         if (nudged || stopper.stopped) continue
         await Promise.race([
           stopper.sleep(NODES_EVERY_MS),

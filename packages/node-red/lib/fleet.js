@@ -160,6 +160,7 @@ function startFleetAgent(settings, adminAuth, state) {
         reporter.noteChanges(changes)
         for (const change of changes) applier.handChange(change.module)
       },
+      log,
     })
     const applier = createApplier({
       local,

@@ -115,43 +115,49 @@ function send(url, options, deadline, mayRetry, resolve) {
     finish(failureOf(error))
     return
   }
-  req = route.transport.request(
-    {
-      method: options.method ?? 'GET',
-      host: route.host,
-      port: route.port,
-      path: route.path,
-      agent: route.agent,
-      headers: {
-        'User-Agent': USER_AGENT,
-        ...route.headers,
-        ...options.headers,
-        ...(body !== null && { 'Content-Length': String(body.length) }),
+  try {
+    req = route.transport.request(
+      {
+        method: options.method ?? 'GET',
+        host: route.host,
+        port: route.port,
+        path: route.path,
+        agent: route.agent,
+        headers: {
+          'User-Agent': USER_AGENT,
+          ...route.headers,
+          ...options.headers,
+          ...(body !== null && { 'Content-Length': String(body.length) }),
+        },
+        ...(route.servername !== undefined && { servername: route.servername }),
       },
-      ...(route.servername !== undefined && { servername: route.servername }),
-    },
-    (response) => {
-      const chunks = []
-      let size = 0
-      response.on('data', (chunk) => {
-        size += chunk.length
-        if (size > MAX_ANSWER_BYTES) {
-          end({ status: 0, failure: 'too-large', reason: `an answer over ${MAX_ANSWER_BYTES} bytes` })
-          return
-        }
-        chunks.push(chunk)
-      })
-      response.on('end', () =>
-        finish({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          text: Buffer.concat(chunks).toString('utf8'),
-        }),
-      )
-      response.on('error', (error) => finish(failureOf(error)))
-      response.on('aborted', () => finish({ status: 0, failure: 'reset', reason: 'the answer was cut' }))
-    },
-  )
+      (response) => {
+        const chunks = []
+        let size = 0
+        response.on('data', (chunk) => {
+          size += chunk.length
+          if (size > MAX_ANSWER_BYTES) {
+            end({ status: 0, failure: 'too-large', reason: `an answer over ${MAX_ANSWER_BYTES} bytes` })
+            return
+          }
+          chunks.push(chunk)
+        })
+        response.on('end', () =>
+          finish({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        )
+        response.on('error', (error) => finish(failureOf(error)))
+        response.on('aborted', () => finish({ status: 0, failure: 'reset', reason: 'the answer was cut' }))
+      },
+    )
+  } catch (error) {
+    // A header Node refuses (a character it cannot send), say: no request, no answer.
+    finish(failureOf(error))
+    return
+  }
   req.on('error', (error) => {
     if (settled) return
     // A kept-alive connection the server closed just as this request left on it: nothing reached

@@ -117,10 +117,17 @@ class TunnelAgent extends https.Agent {
       finish(null, tls.connect({ ...options, socket, servername }))
     })
     connect.once('error', (error) => finish(error))
+    // A proxy that never answers the CONNECT: the request waiting for it has its own deadline,
+    // this only lets the attempt go.
+    connect.setTimeout(CONNECT_TIMEOUT_MS, () =>
+      connect.destroy(Object.assign(new Error('the proxy did not answer CONNECT'), { code: 'EPROXY' })),
+    )
     connect.end()
   }
 }
 
+/** How long a proxy may take to answer a CONNECT. */
+const CONNECT_TIMEOUT_MS = 60_000
 const AGENT_OPTIONS = { keepAlive: true, maxSockets: 64, scheduling: 'lifo' }
 /** The keep-alive agents of direct calls, and of each proxy (keyed by its URL). */
 const direct = { 'http:': new http.Agent(AGENT_OPTIONS), 'https:': new https.Agent(AGENT_OPTIONS) }

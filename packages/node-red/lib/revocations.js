@@ -126,8 +126,9 @@ function createRevocations(settings, client) {
       kept.delete(token)
       return 'revoked'
     }
-    // Answered once it is kept where a restart finds it.
-    await persist()
+    // Answered once it is kept where a restart finds it (or after timeoutMs: a slow disk does not
+    // hold the logout longer than flowadmin would).
+    await Promise.race([persist(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref?.())])
     if (wasEmpty) {
       log(
         `a logout could not be revoked at flowadmin at ${url}: its token is refused on this instance and the revocation is retried until flowadmin takes it`,
