@@ -14,6 +14,7 @@ const EXIT_BUDGET_MS = 3000
 /** Sends the batches on stdin in order until one fails or the budget ends; prints how many went. */
 const SEND_AT_EXIT = `
 const { request } = require(${JSON.stringify(path.join(__dirname, 'http.js'))})
+const { retryAfterMs } = require(${JSON.stringify(path.join(__dirname, 'audit-forwarder.js'))})
 let input = ''
 process.stdin.on('data', (chunk) => { input += chunk })
 process.stdin.on('end', async () => {
@@ -26,9 +27,9 @@ process.stdin.on('end', async () => {
     const answer = await request(endpoint, { method: 'POST', body: bodies[sent], timeoutMs: Math.min(timeoutMs, left),
       headers: { Authorization: authorization, 'Content-Type': 'application/json', Accept: 'application/json' } })
     if (answer.status === 429) {
-      const seconds = Number(answer.headers['retry-after'])
-      if (Number.isFinite(seconds) && seconds * 1000 < deadline - Date.now()) {
-        await new Promise((resolve) => setTimeout(resolve, Math.max(seconds * 1000, 100)))
+      const wait = retryAfterMs(answer.headers['retry-after'])
+      if (wait !== null && wait < deadline - Date.now()) {
+        await new Promise((resolve) => setTimeout(resolve, wait))
         continue
       }
     }

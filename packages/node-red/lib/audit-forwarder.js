@@ -11,6 +11,7 @@ const {
   AUDIT_LEVEL,
   MAX_BATCH,
 } = require('./audit-events')
+const { basicAuthorization } = require('./client')
 const { request } = require('./http')
 
 // Node-RED's audit events, forwarded to flowadmin's trail. Node-RED calls the handler
@@ -42,9 +43,7 @@ function retryAfterMs(header, now = Date.now()) {
 function createForwarder(settings, audit, naming) {
   const nameNow = () => naming.now()
   const { url, timeoutMs, log } = settings
-  const authorization = `Basic ${Buffer.from(
-    `${encodeURIComponent(settings.clientId)}:${encodeURIComponent(settings.clientSecret)}`,
-  ).toString('base64')}`
+  const authorization = basicAuthorization(settings.clientId, settings.clientSecret)
   const endpoint = `${url}/audit/events`
   /** @type {object[]} */
   const buffer = []

@@ -3,6 +3,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
+const { MAX_TOKEN_LENGTH } = require('./client')
 
 // The logouts waiting for flowadmin, kept in the userDir so that a restart of Node-RED does not let
 // their tokens in again: `<userDir>/.flowadmin-pending-logouts.json`, readable by its owner only
@@ -10,7 +11,6 @@ const path = require('node:path')
 // file and renamed over the old one, so it is never seen half written.
 
 const FILE = '.flowadmin-pending-logouts.json'
-const MAX_TOKEN_LENGTH = 1024
 
 /**
  * @typedef {object} Kept
