@@ -50,18 +50,22 @@ export interface FlowadminOptions {
   audit?: AuditOptions
   /**
    * Fleet mode: this instance polls flowadmin for the fleet's desired node modules, applies them
-   * through its own admin API, and reports its modules and the types its flows use. Default false.
+   * through its own admin API (upgrades included), and reports its modules, the types its flows
+   * use and the changes made at the instance by hand. Default false.
    */
   fleet?: boolean
   /**
-   * This instance's id in the fleet (1 to 128 letters, digits, `.`, `_` or `-`). Default: one
-   * made on first start and kept in `<userDir>/.flowadmin-instance`.
+   * This instance's id in the fleet (1 to 128 letters, digits, `.`, `_` or `-`), and its name in
+   * the trail. Default: one made on first start and kept in `<userDir>/.flowadmin-instance`.
    */
   instanceId?: string
 }
 
 export interface AuditOptions {
-  /** This instance's name in flowadmin's trail, within its resource server. Default: the host name. */
+  /**
+   * This instance's name in flowadmin's trail, within its resource server. Default: in fleet mode
+   * its fleet id (see `instanceId`), else the host name.
+   */
   instance?: string
   /** Events not forwarded: names, `*` matching any run of characters. Default `["*.get", "comms.*"]`. */
   ignore?: string[]

@@ -51,17 +51,21 @@ function createAdminAuth(settings, state) {
   const { log, timeoutMs } = settings
   let sessionRefusalLogged = false
 
-  /** One introspection, bounded by timeoutMs; the user, or null (inactive, or flowadmin failed). */
-  async function introspect(token, signal, keep) {
+  /**
+   * One introspection, bounded by timeoutMs; the user, or null (inactive, or flowadmin failed).
+   * `inactive()` is called when flowadmin says the token is not active.
+   */
+  async function introspect(token, signal, keep, inactive = () => {}) {
     const answer = await client.introspect(token, signal)
+    if (answer.outcome === 'inactive') inactive()
     if (answer.outcome !== 'active') return null
     keep(answer.user, answer.expiresAt)
     return answer.user
   }
 
   /** The token's user now, through the cache (a sign-in puts its new token there). */
-  const userOf = async (token, signal) => {
-    const user = await cache.share(token, (keep) => introspect(token, signal, keep))
+  const userOf = async (token, signal, inactive) => {
+    const user = await cache.share(token, (keep) => introspect(token, signal, keep, inactive))
     return user && copyOf(user)
   }
 
@@ -99,11 +103,14 @@ function createAdminAuth(settings, state) {
       // The editor's logout, held by the middleware until its token was revoked, runs once as
       // its user through this ticket (see middleware.js); a ticket is never asked at flowadmin.
       if (revocations.isTicket(token)) return revocations.takeTicket(token) ?? null
-      // Logged out here, its revocation not yet at flowadmin: refused.
+      // Logged out here, its revocation not yet at flowadmin (before a restart too): refused.
+      state.restoreLogouts?.()
       if (revocations.refuses(token)) return null
       const cached = cache.get(token)
       if (cached !== undefined) return copyOf(cached)
-      return userOf(token, AbortSignal.timeout(timeoutMs))
+      // A token flowadmin refuses goes to the trail (when the audit logger shares these options):
+      // Node-RED's own `auth.invalid-token` is its session lookup, which misses every flowadmin token.
+      return userOf(token, AbortSignal.timeout(timeoutMs), () => state.trail?.invalidToken(token))
     }),
   }
 

@@ -1,8 +1,8 @@
 'use strict'
 
-const { version } = require('../package.json')
+const { objectOf, request } = require('./http')
 
-// The three calls to flowadmin. Each resolves to an outcome value and never throws: a failure is
+// The calls to flowadmin. Each resolves to an outcome value and never throws: a failure is
 // told to the health state (one log line per outage) and ends as 'failed', which the hooks turn
 // into "no user" (fail closed).
 
@@ -23,22 +23,10 @@ function basicAuthorization(clientId, clientSecret) {
 }
 
 /** Why a request got no answer, in a few words. */
-function reasonOf(error, timeoutMs) {
-  if (error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return `no answer within ${timeoutMs} ms`
-  }
-  const cause = error?.cause
-  return String(cause?.message || cause?.code || error?.message || error).slice(0, 200)
-}
-
-/** The JSON object of a body, or null. */
-function objectOf(text) {
-  try {
-    const value = JSON.parse(text)
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : null
-  } catch {
-    return null
-  }
+function reasonOf(failure, timeoutMs) {
+  return failure.failure === 'timeout' || failure.failure === 'aborted'
+    ? `no answer within ${timeoutMs} ms`
+    : failure.reason
 }
 
 /** `read nodes.write` → `['read', 'nodes.write']`; one word stays a string, as in Node-RED's settings. */
@@ -63,30 +51,24 @@ function createClient(settings, health) {
    */
   async function post(path, form, authorization, signal) {
     const ticket = health.begin()
-    try {
-      const response = await fetch(`${url}${path}`, {
-        method: 'POST',
-        headers: {
-          Authorization: authorization,
-          'Content-Type': 'application/x-www-form-urlencoded',
-          Accept: 'application/json',
-          'User-Agent': `flowadmin-node-red/${version}`,
-        },
-        body: new URLSearchParams(form).toString(),
-        redirect: 'manual',
-        signal,
-      })
-      const text = await response.text()
-      return { ticket, status: response.status, body: objectOf(text) }
-    } catch (error) {
-      health.fail(
-        ticket,
-        'unreachable',
-        `flowadmin at ${url} is unreachable (${reasonOf(error, timeoutMs)}): logins and tokens are refused until it answers`,
-        reachable,
-      )
-      return null
-    }
+    const answer = await request(`${url}${path}`, {
+      method: 'POST',
+      headers: {
+        Authorization: authorization,
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Accept: 'application/json',
+      },
+      body: new URLSearchParams(form).toString(),
+      signal,
+    })
+    if (answer.status !== 0) return { ticket, status: answer.status, body: objectOf(answer.text) }
+    health.fail(
+      ticket,
+      'unreachable',
+      `flowadmin at ${url} is unreachable (${reasonOf(answer, timeoutMs)}): logins and tokens are refused until it answers`,
+      reachable,
+    )
+    return null
   }
 
   /** Tells the health state about an answer outside the contract, or one that is an outage. */

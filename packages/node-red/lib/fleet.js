@@ -1,127 +1,50 @@
 'use strict'
 
-// Fleet mode: this instance pulls flowadmin's desired node modules (a long poll, outbound only),
-// applies them through its own Node-RED's admin API over loopback, and reports what it has. It
-// never throws into Node-RED, and while flowadmin cannot be reached it changes nothing.
+// Fleet mode: this instance's agent for its node modules. Three parts run side by side: the poll
+// loop (fleet-poll.js) holds a poll of flowadmin's desired state, the applier (fleet-apply.js) makes
+// this Node-RED's modules what it says through its own admin API over loopback, and the watcher
+// (fleet-watch.js) reads what Node-RED has; reports (fleet-report.js) tell flowadmin when that
+// changed. It never throws into Node-RED, and while flowadmin cannot be reached it changes nothing.
 
-const crypto = require('node:crypto')
-const fs = require('node:fs')
-const os = require('node:os')
-const path = require('node:path')
-const { version } = require('../package.json')
+const { createAgentToken, AGENT_PERMISSIONS } = require('./agent-token')
 const { basicAuthorization } = require('./client')
-const { adminAddressOf, createLocalAdmin, isDesired } = require('./local-admin')
+const { createApplier } = require('./fleet-apply')
+const { createPollLoop } = require('./fleet-poll')
+const { cleanText, createReporter } = require('./fleet-report')
+const { createWatcher } = require('./fleet-watch')
+const { objectOf, request } = require('./http')
+const { adminAddressOf, createLocalAdmin } = require('./local-admin')
+const { instanceIdOf, nodeRedSettingsOf, settledUserDir } = require('./node-red-settings')
+const { createStopper } = require('./timing')
 
-/** Seconds flowadmin may hold a poll. */
-const POLL_WAIT_S = 25
-/** The longest pause between attempts while flowadmin cannot be reached. */
-const MAX_BACKOFF_MS = 30_000
 /** How often the agent looks for Node-RED's settings until Node-RED listens. */
 const SETTINGS_LOOK_MS = 250
 /** After this long without Node-RED's settings, the log says so (once). */
 const SETTINGS_NOTICE_MS = 30_000
-/** The file in the userDir that keeps this instance's id. */
-const ID_FILE = '.flowadmin-instance'
-// ESC [ … letter: a terminal's colour or cursor code (written from its code point, not as a literal).
-const COLOUR_CODE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g')
 
-/**
- * A report's text as flowadmin takes it: npm's and Node-RED's messages may carry colour codes,
- * tabs or other control characters, which flowadmin refuses (400, the whole report). They become
- * spaces, colour codes go, and a lone surrogate becomes U+FFFD. A JSON.stringify replacer.
- */
-function cleanText(_key, value) {
-  if (typeof value !== 'string') return value
-  return value
-    .replace(COLOUR_CODE, '')
-    .replace(/[\p{Cc}]/gu, ' ')
-    .toWellFormed()
-}
-
-/** The permissions of the agent's own token on this instance: what applying and reporting need. */
-const AGENT_PERMISSIONS = ['nodes.read', 'nodes.write', 'flows.read', 'settings.read']
-const AGENT_USER = '@flowadmin/fleet'
-
-const sleep = (ms) =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    timer.unref?.()
-  })
-const sha256 = (text) => crypto.createHash('sha256').update(text).digest()
-const firstLine = (text) =>
+const short = (text) =>
   String(text ?? '')
     .split('\n')
-    .find((line) => line.trim() !== '') ?? ''
-const short = (text) => firstLine(text).trim().slice(0, 1000)
+    .find((line) => line.trim() !== '')
+    ?.trim()
+    .slice(0, 1000) ?? ''
 
 /**
- * This instance's id: the option, else the one kept in `<userDir>/.flowadmin-instance` (created
- * on first start). Null when neither can be had (the folder is read-only): the agent then stops.
- */
-function instanceIdOf(settings, userDir, log) {
-  if (settings.instanceId !== null) return settings.instanceId
-  const file = path.join(userDir, ID_FILE)
-  try {
-    const kept = fs.readFileSync(file, 'utf8').trim()
-    if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(kept)) return kept
-  } catch {
-    // Not there yet.
-  }
-  const id = `${
-    os
-      .hostname()
-      .replace(/[^A-Za-z0-9._-]/g, '')
-      .slice(0, 40) || 'node-red'
-  }-${crypto.randomBytes(6).toString('hex')}`
-  try {
-    fs.writeFileSync(file, `${id}\n`, { flag: 'wx' })
-    return id
-  } catch {
-    try {
-      // Another start wrote it first.
-      const kept = fs.readFileSync(file, 'utf8').trim()
-      if (kept !== '') return kept
-    } catch {
-      // Fall through.
-    }
-    log(`fleet: cannot keep an instance id in ${file}: set the instanceId option; fleet mode is off`)
-    return null
-  }
-}
-
-/**
- * Node-RED's settings object, as its launcher loaded it and completes it (`serverPort` once it
- * listens): the settings file's module, whose adminAuth is `adminAuth`. The runtime's read-only
- * copy of the settings is another module, and lacks what is set after start.
- */
-function nodeRedSettingsOf(adminAuth) {
-  for (const cached of Object.values(require.cache)) {
-    const exported = cached?.exports
-    if (exported === null || typeof exported !== 'object' || exported.adminAuth !== adminAuth) continue
-    if (
-      typeof exported.settingsFile === 'string' &&
-      path.resolve(exported.settingsFile) === cached.filename
-    ) {
-      return exported
-    }
-  }
-  return null
-}
-
-/**
- * Starts the agent once Node-RED listens. `state` is shared with adminAuth: the agent's own token
- * is accepted there (see isAgentToken).
+ * Starts the agent once Node-RED listens.
  *
  * @param {import('./options').Settings} settings
  * @param {object} adminAuth the object Node-RED's settings hold, to find those settings by
+ * @param {import('./state').State} state shared with adminAuth (the agent's token is accepted
+ *   there), the audit logger (Node-RED's module events, and this instance's fleet id) and the rest
  */
-function startFleetAgent(settings, adminAuth) {
+function startFleetAgent(settings, adminAuth, state) {
   const { log, url } = settings
-  const token = crypto.randomBytes(32).toString('base64url')
-  const tokenDigest = sha256(token)
+  const agentToken = createAgentToken()
   const authorization = basicAuthorization(settings.clientId, settings.clientSecret)
-  let stopped = false
+  const stopper = createStopper()
   let unreachable = false
+  // The id is known at once when the options give it: the audit logger files events under it.
+  if (settings.instanceId !== null) state.identity.settle(settings.instanceId)
 
   /** flowadmin answered or not: one line per change. */
   const reachable = (ok, why) => {
@@ -134,47 +57,46 @@ function startFleetAgent(settings, adminAuth) {
     unreachable = !ok
   }
 
+  /**
+   * A call to flowadmin: `{status, body, etag}`, status 0 with `failure` when there was no answer.
+   * Whether flowadmin is reachable is told here, except for polls: a cut poll is the poll loop's to
+   * judge (see reachableOf).
+   */
   async function call(method, pathname, options) {
-    try {
-      const response = await fetch(`${url}${pathname}`, {
-        method,
-        headers: {
-          Authorization: authorization,
-          Accept: 'application/json',
-          'User-Agent': `flowadmin-node-red/${version}`,
-          ...options.headers,
-        },
-        body: options.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs),
-      })
-      const text = await response.text()
-      let body = null
-      try {
-        body = text === '' ? null : JSON.parse(text)
-      } catch {
-        // Not JSON: only the status counts.
-      }
-      reachable(response.status < 500, `HTTP ${response.status}`)
-      return { status: response.status, body, etag: response.headers.get('etag') }
-    } catch (error) {
-      reachable(
-        false,
-        error?.name === 'TimeoutError'
-          ? 'no answer in time'
-          : String(error?.cause?.code ?? error?.message ?? error).slice(0, 200),
-      )
-      return null
-    }
+    const answer = await request(`${url}${pathname}`, {
+      method,
+      headers: { Authorization: authorization, Accept: 'application/json', ...options.headers },
+      body: options.body,
+      timeoutMs: options.timeoutMs,
+      signal: stopper.signal,
+    })
+    if (stopper.stopped) return { status: 0, failure: 'aborted', reason: 'stopped', body: null, etag: null }
+    const outcome =
+      answer.status === 0
+        ? { status: 0, failure: answer.failure, reason: answer.reason, body: null, etag: null }
+        : {
+            status: answer.status,
+            body: objectOf(answer.text),
+            etag: typeof answer.headers.etag === 'string' ? answer.headers.etag : null,
+          }
+    if (!options.polling) reachableOf(outcome)
+    return outcome
   }
 
-  async function run() {
-    let nodeRed = null
+  /** Tells the log whether flowadmin answered as it should. */
+  function reachableOf(outcome) {
+    if (outcome.status === 0)
+      reachable(false, outcome.failure === 'timeout' ? 'no answer in time' : outcome.reason)
+    else reachable(outcome.status < 500, `HTTP ${outcome.status}`)
+  }
+
+  /** Node-RED's settings once it listens; null when stopped first. */
+  async function nodeRedListening() {
     const looking = Date.now()
     let noticed = false
-    while (!stopped) {
-      nodeRed = nodeRedSettingsOf(adminAuth)
-      if (nodeRed !== null && nodeRed.serverPort !== undefined) break
+    while (!stopper.stopped) {
+      const nodeRed = nodeRedSettingsOf(adminAuth)
+      if (nodeRed !== null && nodeRed.serverPort !== undefined) return nodeRed
       if (!noticed && Date.now() - looking >= SETTINGS_NOTICE_MS) {
         noticed = true
         log(
@@ -182,9 +104,14 @@ function startFleetAgent(settings, adminAuth) {
             'fleet mode waits (it needs Node-RED started from a settings file, and one adminAuth(options) per options)',
         )
       }
-      await sleep(SETTINGS_LOOK_MS)
+      await stopper.sleep(SETTINGS_LOOK_MS)
     }
-    if (stopped || nodeRed === null) return
+    return null
+  }
+
+  async function run() {
+    const nodeRed = await nodeRedListening()
+    if (nodeRed === null) return
     if (nodeRed.httpAdminRoot === false) {
       log(
         'fleet: httpAdminRoot is false, so there is no admin API to apply changes through; fleet mode is off',
@@ -196,11 +123,11 @@ function startFleetAgent(settings, adminAuth) {
       log(`fleet: ${where.refused}: the agent calls its own Node-RED on this machine only; fleet mode is off`)
       return
     }
-    if (stopped) return
-    const userDir =
-      typeof nodeRed.userDir === 'string' ? nodeRed.userDir : path.join(os.homedir(), '.node-red')
-    const id = instanceIdOf(settings, userDir, log)
+    if (stopper.stopped) return
+    const userDir = settledUserDir(nodeRed)
+    const id = instanceIdOf(settings.instanceId, userDir, log)
     if (id === null) return
+    state.identity.settle(id)
     const local = createLocalAdmin(
       {
         uiHost: where.address,
@@ -208,97 +135,54 @@ function startFleetAgent(settings, adminAuth) {
         httpAdminRoot: nodeRed.httpAdminRoot,
         https: nodeRed.https,
       },
-      token,
+      agentToken.token,
+      stopper.signal,
     )
     const base = `/fleet/instances/${encodeURIComponent(id)}`
-    let desired = null
-    let etag = null
-    let applied = null
-    let failures = []
-    /** Installs that failed for the desired version: not tried again until it changes. */
-    let failedInstalls = new Map()
-    let backoff = 1000
-    // A refusal is logged once, not at every pause; again after the call succeeded in between.
-    const onceEach = () => {
-      let last = null
-      return {
-        say(line) {
-          if (line !== last) log(line)
-          last = line
-        },
-        clear() {
-          last = null
-        },
-      }
-    }
-    const pollRefusal = onceEach()
-    const reportRefusal = onceEach()
-    const failure = onceEach()
-    const pause = async () => {
-      await sleep(backoff)
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
-    }
-
-    async function once() {
-      const answer = await call('GET', `${base}/desired`, {
-        headers: { ...(etag && { 'If-None-Match': etag }), Prefer: `wait=${POLL_WAIT_S}` },
-        timeoutMs: (POLL_WAIT_S + 15) * 1000,
-      })
-      if (answer === null || (answer.status !== 200 && answer.status !== 304)) {
-        if (answer !== null) {
-          pollRefusal.say(
-            `fleet: flowadmin answered HTTP ${answer.status} to the poll${answer.body?.message ? `: ${short(answer.body.message)}` : ''}`,
-          )
-        }
-        await pause()
-        return
-      }
-      pollRefusal.clear()
-      if (answer.status === 200 && !isDesired(answer.body)) {
-        failure.say(
-          'fleet: flowadmin answered the poll with no desired state (version, modules, installs and removals as lists): nothing applied; tried again',
-        )
-        await pause()
-        return
-      }
-      backoff = 1000
-      if (answer.status === 200) {
-        if (desired?.version !== answer.body.version) failedInstalls = new Map()
-        desired = answer.body
-        etag = answer.etag
-      }
-      if (desired !== null) {
-        const outcome = await local.apply(desired, failedInstalls)
-        if (outcome !== null) {
-          failures = outcome
-          applied = desired.version
-        }
-      }
-      const report = await local.report(applied, failures)
-      if (report === null) return
-      const sent = await call('POST', `${base}/report`, {
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(report, cleanText),
-        timeoutMs: settings.timeoutMs * 3,
-      })
-      if (sent !== null && sent.status === 204) reportRefusal.clear()
-      if (sent !== null && sent.status !== 204) {
-        reportRefusal.say(
-          `fleet: flowadmin refused the report (HTTP ${sent.status})${sent.body?.message ? `: ${short(sent.body.message)}` : ''}`,
-        )
-        await pause()
-        return
-      }
-      failure.clear()
-    }
-
-    while (!stopped) {
-      try {
-        await once()
-      } catch (error) {
-        failure.say(`fleet: ${short(error?.message ?? error)}: nothing more applied this time; tried again`)
-        await pause()
-      }
+    const reporter = createReporter({
+      send: (body) =>
+        call('POST', `${base}/report`, {
+          headers: { 'Content-Type': 'application/json' },
+          body,
+          timeoutMs: settings.timeoutMs * 3,
+        }),
+      facts: () => watcher.facts(),
+      applier: () => applier.state(),
+      stopper,
+      log,
+    })
+    const watcher = createWatcher({
+      local,
+      events: state.nodeRedEvents,
+      stopper,
+      changed: () => reporter.update(),
+      handChanges: (changes) => {
+        reporter.noteChanges(changes)
+        for (const change of changes) applier.handChange(change.module)
+      },
+      log,
+    })
+    const applier = createApplier({
+      local,
+      watcher,
+      changed: () => reporter.update(),
+      reverted: (entries) => reporter.noteReverted(entries),
+      log,
+    })
+    const poller = createPollLoop({
+      poll: (path, headers, timeoutMs) =>
+        call('GET', `${base}${path}`, { headers, timeoutMs, polling: true }),
+      reachable: reachableOf,
+      onDesired: (desired) => applier.want(desired),
+      stopper,
+      log,
+      url,
+    })
+    try {
+      await Promise.all([poller.run(), watcher.run()])
+    } finally {
+      reporter.stop()
+      await applier.idle()
     }
   }
 
@@ -307,27 +191,23 @@ function startFleetAgent(settings, adminAuth) {
     setImmediate(() => {
       run()
         .catch((error) => log(`fleet: stopped unexpectedly (${short(error?.message ?? error)})`))
-        .finally(resolve)
+        .finally(() => {
+          // Never known now: the audit logger files events under its own name.
+          state.identity.settle(null)
+          resolve()
+        })
     })
   })
 
   return {
-    /** Whether `candidate` is the agent's own token (compared in constant time). */
-    isAgentToken(candidate) {
-      return typeof candidate === 'string' && crypto.timingSafeEqual(sha256(candidate), tokenDigest)
-    },
-    /** The user the agent's token stands for. */
-    agentUser: () => ({ username: AGENT_USER, permissions: [...AGENT_PERMISSIONS] }),
-    /** Stops the agent after its current call; settles once it has stopped, never rejects. */
+    isAgentToken: agentToken.isAgentToken,
+    agentUser: agentToken.agentUser,
+    /** Stops the agent: its calls are aborted; settles once it has stopped, never rejects. */
     stop() {
-      stopped = true
+      stopper.stop()
       return finished
     },
   }
 }
 
-module.exports = {
-  cleanText,
-  startFleetAgent,
-  AGENT_PERMISSIONS,
-}
+module.exports = { cleanText, startFleetAgent, AGENT_PERMISSIONS }

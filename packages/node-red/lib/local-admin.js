@@ -27,7 +27,10 @@ function typesOf(flows) {
   return [...types].sort()
 }
 
-/** The modules of GET /nodes (a list of node sets), without Node-RED's own. */
+/**
+ * The modules of GET /nodes (a list of node sets), without Node-RED's own: name, version,
+ * `pendingVersion` when Node-RED has another version installed for its next start, and sets.
+ */
 function modulesOf(list) {
   const modules = new Map()
   for (const set of Array.isArray(list) ? list : []) {
@@ -35,6 +38,10 @@ function modulesOf(list) {
     let module = modules.get(set.module)
     if (module === undefined) {
       module = { name: set.module, version: String(set.version ?? ''), sets: [] }
+      // Installed, and loaded at the next restart of Node-RED (an upgrade through its admin API).
+      if (typeof set.pending_version === 'string' && set.pending_version !== '') {
+        module.pendingVersion = set.pending_version
+      }
       modules.set(set.module, module)
     }
     const entry = {
@@ -126,17 +133,21 @@ function adminBase(nodeRed) {
 }
 
 /**
+ * Calls to this Node-RED's own admin API with the agent's token. Each resolves to `{status, body}`
+ * (body parsed as JSON, else the text), or null when Node-RED did not answer; none rejects.
+ *
  * @param {object} nodeRed Node-RED's settings object (serverPort, httpAdminRoot, https), with `uiHost`
  *   an address of this machine (see adminAddressOf); a name is never called
  * @param {string} token the agent's own token
+ * @param {AbortSignal} [signal] ends every call (the agent stops)
  */
-function createLocalAdmin(nodeRed, token) {
+function createLocalAdmin(nodeRed, token, signal) {
   const base = adminBase(nodeRed)
   const transport = base.secure ? https : http
 
-  /** One call: `{status, body}` (body parsed as JSON, or null), or null when there was no answer. */
   function call(method, pathname, body, timeoutMs = CALL_TIMEOUT_MS) {
     return new Promise((resolve) => {
+      if (signal?.aborted) return resolve(null)
       const payload = body === undefined ? null : Buffer.from(JSON.stringify(body))
       const request = transport.request(
         {
@@ -153,6 +164,7 @@ function createLocalAdmin(nodeRed, token) {
           // Its own certificate, on its own address: whatever names it carries.
           rejectUnauthorized: false,
           timeout: timeoutMs,
+          signal,
         },
         (response) => {
           const chunks = []
@@ -176,115 +188,55 @@ function createLocalAdmin(nodeRed, token) {
     })
   }
 
-  /** Node-RED's message of a refusal, one line. */
-  const messageOf = (answer) =>
-    answer === null
-      ? 'Node-RED did not answer'
-      : short(
-          answer.body?.message ?? (typeof answer.body === 'string' ? answer.body : `HTTP ${answer.status}`),
-        )
-
-  async function installed() {
-    const answer = await call('GET', '/nodes')
-    return answer?.status === 200
-      ? new Map(modulesOf(answer.body).map((module) => [module.name, module]))
-      : null
-  }
-
   // A package name is URL-safe as it is; Node-RED's routes match a scoped one's `@` unencoded.
   const modulePath = (name) => `/nodes/${name}`
+  const done = (answer) => answer?.status === 200 || answer?.status === 204
 
   return {
-    /**
-     * Makes this Node-RED's modules what `desired` says: removals, installs (those in
-     * `failedInstalls` are not tried again), then each module's node sets. Returns what Node-RED
-     * or npm refused, or null when Node-RED could not be asked.
-     */
-    async apply(desired, failedInstalls) {
-      let local = await installed()
-      if (local === null) return null
-      const failures = []
-      let changed = false
-      const installs = new Set(desired.installs.map((entry) => entry.module))
-      const removals = [...desired.removals]
-      if (desired.prune) {
-        for (const name of local.keys()) if (!installs.has(name)) removals.push(name)
-      }
-      for (const name of removals) {
-        if (!local.has(name)) continue
-        const answer = await call('DELETE', modulePath(name), undefined, INSTALL_TIMEOUT_MS)
-        if (answer?.status === 204 || answer?.status === 200) changed = true
-        else failures.push({ module: name, action: 'remove', message: messageOf(answer) })
-      }
-      for (const entry of desired.installs) {
-        if (local.has(entry.module)) continue
-        const failed = failedInstalls.get(entry.module)
-        if (failed !== undefined) {
-          failures.push({ module: entry.module, action: 'install', message: failed })
-          continue
-        }
-        const request = { module: entry.module, ...(entry.version !== null && { version: entry.version }) }
-        const answer = await call('POST', '/nodes', request, INSTALL_TIMEOUT_MS)
-        if (answer?.status === 200) changed = true
-        else {
-          const message = messageOf(answer)
-          failedInstalls.set(entry.module, message)
-          failures.push({ module: entry.module, action: 'install', message })
-        }
-      }
-      if (changed) local = (await installed()) ?? local
-      for (const module of desired.modules) {
-        const here = local.get(module.name)
-        if (here === undefined) continue
-        const wanted = new Map(module.sets.map((set) => [set.name, set.enabled]))
-        const differing = here.sets.filter(
-          (set) => wanted.has(set.name) && wanted.get(set.name) !== set.enabled,
-        )
-        if (differing.length === 0) continue
-        const flags = new Set(
-          here.sets.filter((set) => wanted.has(set.name)).map((set) => wanted.get(set.name)),
-        )
-        // One flag for every set: the module at once, all or nothing, as Node-RED does it.
-        const calls =
-          flags.size === 1
-            ? [{ path: modulePath(module.name), enabled: [...flags][0] }]
-            : differing.map((set) => ({
-                path: `${modulePath(module.name)}/${encodeURIComponent(set.name)}`,
-                enabled: wanted.get(set.name),
-              }))
-        for (const change of calls) {
-          const answer = await call('PUT', change.path, { enabled: change.enabled })
-          if (answer?.status !== 200) {
-            failures.push({
-              module: module.name,
-              action: change.enabled ? 'enable' : 'disable',
-              message: messageOf(answer),
-            })
-            break
-          }
-        }
-      }
-      return failures
+    /** Its modules (GET /nodes) by name, or null. */
+    async modules() {
+      const answer = await call('GET', '/nodes')
+      return answer?.status === 200
+        ? new Map(modulesOf(answer.body).map((module) => [module.name, module]))
+        : null
     },
-
-    /** What this instance has, for flowadmin; null when Node-RED could not be asked. */
-    async report(applied, failures) {
-      const [nodes, flows, settings] = [
-        await installed(),
-        await call('GET', '/flows'),
-        await call('GET', '/settings'),
-      ]
-      if (nodes === null || flows?.status !== 200) return null
-      return {
-        nodeRedVersion: short(settings?.body?.version ?? 'unknown').slice(0, 64),
-        modules: [...nodes.values()],
-        typesInUse: typesOf(flows.body),
-        applied,
-        failures,
-      }
+    /** The types its deployed flows use (GET /flows), or null. */
+    async typesInUse() {
+      const answer = await call('GET', '/flows')
+      return answer?.status === 200 ? typesOf(answer.body) : null
+    },
+    /** Its Node-RED version (GET /settings), or null. */
+    async nodeRedVersion() {
+      const answer = await call('GET', '/settings')
+      return answer?.status === 200 && typeof answer.body?.version === 'string'
+        ? short(answer.body.version).slice(0, 64)
+        : null
+    },
+    /** Each change resolves to null when done, else Node-RED's (or npm's) message, one line. */
+    async remove(name) {
+      const answer = await call('DELETE', modulePath(name), undefined, INSTALL_TIMEOUT_MS)
+      return done(answer) ? null : messageOf(answer)
+    },
+    /** An install, or an upgrade of an installed module (Node-RED's own: it loads at its restart). */
+    async install(name, version) {
+      const request = { module: name, ...(version !== null && { version }) }
+      const answer = await call('POST', '/nodes', request, INSTALL_TIMEOUT_MS)
+      return done(answer) ? null : messageOf(answer)
+    },
+    /** A whole module's sets (`set` null), or one set. */
+    async setEnabled(name, set, enabled) {
+      const where = set === null ? modulePath(name) : `${modulePath(name)}/${encodeURIComponent(set)}`
+      const answer = await call('PUT', where, { enabled })
+      return done(answer) ? null : messageOf(answer)
     },
   }
 }
+
+/** Node-RED's message of a refusal, one line. */
+const messageOf = (answer) =>
+  answer === null
+    ? 'Node-RED did not answer'
+    : short(answer.body?.message ?? (typeof answer.body === 'string' ? answer.body : `HTTP ${answer.status}`))
 
 /** Whether a desired state has what apply reads: modules, installs and removals as lists. */
 const isDesired = (body) =>

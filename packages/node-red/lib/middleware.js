@@ -95,6 +95,7 @@ function createMiddleware(settings, state) {
    */
   async function endToken(token) {
     // A second logout of a token already refused here: nothing more to do.
+    state.restoreLogouts?.()
     if (revocations.refuses(token)) return UNVERIFIED
     const signal = AbortSignal.timeout(settings.timeoutMs)
     let user = cache.get(token)

@@ -1,6 +1,7 @@
 'use strict'
 
 const { randomBytes } = require('node:crypto')
+const { createLogoutFile } = require('./pending-logouts')
 
 /**
  * Logouts whose revocation has not reached flowadmin yet: at most this many. A logout beyond it
@@ -29,9 +30,11 @@ const TICKET_PREFIX = 'flowadmin-logout.'
  * token stays refused here and the revocations are retried in rounds, one request at a time: a
  * round stops at the first failure and the next waits twice as long (1 s, 2 s, … 15 s), and a round
  * starts at once when flowadmin answers this instance again. A token leaves when flowadmin has
- * revoked it (200) or says it is no longer valid (401), or at its expiry, when known. Nothing is
- * kept across a restart of Node-RED. Only tokens this instance knows it accepted wait for sure;
- * the others wait in a small bucket of their own that drops its oldest (see MAX_UNVOUCHED).
+ * revoked it (200) or says it is no longer valid (401), or at its expiry, when known. Once
+ * Node-RED's userDir is known (keepIn), what waits is kept there too (pending-logouts.js), so a
+ * restart of Node-RED still refuses these tokens and still revokes them. Only tokens this instance
+ * knows it accepted wait for sure; the others wait in a small bucket of their own that drops its
+ * oldest (see MAX_UNVOUCHED).
  *
  * @param {import('./options').Settings} settings
  * @param {ReturnType<import('./client').createClient>} client
@@ -48,6 +51,17 @@ function createRevocations(settings, client) {
   let running = false
   let delay = FIRST_RETRY_MS
   let fullLogged = false
+  /** The userDir's file, once known. */
+  let file = null
+
+  /** Keeps what waits in the userDir, when it is known; resolves once it is written. */
+  const persist = () =>
+    file === null
+      ? Promise.resolve()
+      : file.save(() => ({
+          pending: [...pending].map(([token, entry]) => [token, entry.expiresAt]),
+          unvouched: [...unvouched.keys()],
+        }))
 
   /** How many logouts wait, vouched for or not. */
   function waiting() {
@@ -74,6 +88,7 @@ function createRevocations(settings, client) {
     if (running) return
     running = true
     let failed = false
+    const before = waiting()
     try {
       for (const kept of [pending, unvouched]) {
         for (const [token, entry] of kept) {
@@ -93,6 +108,7 @@ function createRevocations(settings, client) {
       log(`retrying revocations failed unexpectedly (${String(error).split('\n')[0]})`)
     }
     running = false
+    if (waiting() !== before) persist()
     delay = failed ? Math.min(delay * 2, MAX_RETRY_MS) : FIRST_RETRY_MS
     if (waiting() === 0 && !failed) {
       fullLogged = false
@@ -110,6 +126,9 @@ function createRevocations(settings, client) {
       kept.delete(token)
       return 'revoked'
     }
+    // Answered once it is kept where a restart finds it (or after timeoutMs: a slow disk does not
+    // hold the logout longer than flowadmin would).
+    await Promise.race([persist(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref?.())])
     if (wasEmpty) {
       log(
         `a logout could not be revoked at flowadmin at ${url}: its token is refused on this instance and the revocation is retried until flowadmin takes it`,
@@ -134,6 +153,36 @@ function createRevocations(settings, client) {
   }
 
   return {
+    /**
+     * Keeps what waits in `<userDir>/.flowadmin-pending-logouts.json` from now on, and takes back
+     * what it kept before a restart (refused again, and revoked at the next round). Once.
+     */
+    keepIn(userDir) {
+      if (file !== null) return
+      file = createLogoutFile(userDir, log)
+      const kept = file.load({ pending: MAX_PENDING, unvouched: MAX_UNVOUCHED })
+      let restored = 0
+      for (const [token, expiresAt] of kept.pending) {
+        if (pending.has(token) || pending.size >= MAX_PENDING) continue
+        const entry = { expiresAt }
+        if (expired(entry)) continue
+        pending.set(token, entry)
+        restored++
+      }
+      for (const token of kept.unvouched) {
+        if (unvouched.has(token) || unvouched.size >= MAX_UNVOUCHED) continue
+        unvouched.set(token, { expiresAt: null })
+        restored++
+      }
+      if (restored > 0) {
+        log(
+          `${restored} logouts from before this start still wait for flowadmin at ${url} to revoke their tokens: they are refused here until it does`,
+        )
+      }
+      persist()
+      schedule()
+    },
+
     /** Whether this instance refuses the token: logged out here, not yet revoked at flowadmin. */
     refuses(token) {
       if (unvouched.has(token)) return true

@@ -3,6 +3,8 @@
 const { createTokenCache } = require('./cache')
 const { createClient } = require('./client')
 const { createHealth } = require('./health')
+const { createIdentity } = require('./identity')
+const { createNodeRedEvents } = require('./node-red-events')
 const { createRevocations } = require('./revocations')
 
 /**
@@ -11,16 +13,24 @@ const { createRevocations } = require('./revocations')
  * @property {ReturnType<typeof createTokenCache>} cache
  * @property {ReturnType<typeof createRevocations>} revocations
  * @property {ReturnType<typeof import('./fleet').startFleetAgent> | null} fleet the fleet agent, once started
+ * @property {ReturnType<typeof createIdentity>} identity this instance's fleet id, once known
+ * @property {ReturnType<typeof createNodeRedEvents>} nodeRedEvents Node-RED's module and deploy
+ *   events, as the audit logger sees them
+ * @property {{invalidToken(token: string): void} | null} trail the audit logger's, once Node-RED
+ *   asked it for its handler: the helper's own events for the trail
+ * @property {object | null} adminAuth the adminAuth object made first for these options
+ * @property {() => void} restoreLogouts takes back the logouts kept before a restart, when the
+ *   userDir is known and they are not yet (called before a token is judged)
  */
 
 /** One state per options object: see stateOf. */
 const states = new WeakMap()
 
 /**
- * The client, token cache, logouts and outage state of one options object. `adminAuth(options)`
- * and `httpAdminMiddleware(options)` given the same object share them: the editor's logout drops
- * the token from the cache and refuses it at once, and an outage is logged once, not once per
- * export.
+ * The client, token cache, logouts and outage state of one options object. `adminAuth(options)`,
+ * `httpAdminMiddleware(options)` and `auditLogger(options)` given the same object share them: the
+ * editor's logout drops the token from the cache and refuses it at once, an outage is logged once,
+ * not once per export, and the audit logger files events under the fleet's name for this instance.
  *
  * @param {object} options what the caller passed
  * @param {import('./options').Settings} settings the options checked
@@ -33,7 +43,17 @@ function stateOf(options, settings) {
     const health = createHealth(settings.log, () => revocations.recovered())
     const client = createClient(settings, health)
     const revocations = createRevocations(settings, client)
-    state = { client, cache: createTokenCache(settings), revocations, fleet: null }
+    state = {
+      client,
+      cache: createTokenCache(settings),
+      revocations,
+      fleet: null,
+      identity: createIdentity(),
+      nodeRedEvents: createNodeRedEvents(),
+      trail: null,
+      adminAuth: null,
+      restoreLogouts: () => {},
+    }
     states.set(options, state)
   }
   return state

@@ -88,7 +88,17 @@ module.exports = { lines: [], options, adminAuth: flowadmin.adminAuth(options), 
   ])
   expect(reports[0]).toEqual({
     authorization: `Basic ${Buffer.from('fleet:s3cret').toString('base64')}`,
-    body: { nodeRedVersion: '4.1.2', modules: [], typesInUse: ['tab'], applied: 'v1', failures: [] },
+    body: {
+      sequence: expect.any(Number),
+      nodeRedVersion: '4.1.2',
+      modules: [],
+      typesInUse: ['tab'],
+      applied: 'v1',
+      applying: false,
+      failures: [],
+      changes: [],
+      reverted: [],
+    },
   })
   // It called its own Node-RED with one token, which this instance's adminAuth accepts as the
   // agent's, with only what the agent needs; anything else is not the agent's.

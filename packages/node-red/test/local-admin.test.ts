@@ -7,12 +7,37 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
 const require = createRequire(import.meta.url)
 const { createLocalAdmin } = require('../lib/local-admin.js') as {
-  createLocalAdmin(
-    nodeRed: object,
-    token: string,
-  ): {
-    apply(desired: object, failedInstalls: Map<string, string>): Promise<Array<Record<string, string>> | null>
-  }
+  createLocalAdmin(nodeRed: object, token: string): object
+}
+interface Applier {
+  want(desired: object): void
+  handChange(module: string): void
+  state(): { applied: string | null; failures: Array<Record<string, string>> }
+  idle(): Promise<void>
+}
+const { createApplier } = require('../lib/fleet-apply.js') as {
+  createApplier(parts: object): Applier
+}
+
+/** An applier over a local admin API, with a watcher that holds nothing. */
+function applierOver(local: object) {
+  const reverted: unknown[] = []
+  const applier = createApplier({
+    local,
+    watcher: { hold: () => {}, settle: async () => {}, onceAnswered: () => {} },
+    changed: () => {},
+    reverted: (entries: unknown[]) => reverted.push(...entries),
+    log: () => {},
+  })
+  return { applier, reverted }
+}
+
+/** Applies `desired` (a new version each time) and waits for the run: what Node-RED refused, or null when it did not answer. */
+async function applyWith(applier: Applier, desired: object) {
+  applier.want(desired)
+  await applier.idle()
+  const { applied, failures } = applier.state()
+  return applied === null ? null : failures
 }
 
 /** Node-RED's node sets: `@acme/kit` with two sets, `hand` with one. */
@@ -70,8 +95,10 @@ beforeEach(() => {
 })
 
 const local = () => createLocalAdmin({ uiHost: '0.0.0.0', serverPort: port, httpAdminRoot: '/admin/' }, 'T')
+const apply = (desired: object) => applyWith(applierOver(local()).applier, desired)
+let versions = 0
 const desiredOf = (overrides: object) => ({
-  version: 'v',
+  version: `v${++versions}`,
   prune: false,
   modules: [],
   installs: [],
@@ -81,7 +108,7 @@ const desiredOf = (overrides: object) => ({
 
 describe('applying the desired state', () => {
   it('a whole module at once when every set has one flag; Node-RED’s refusal is kept with its message', async () => {
-    const failures = await local().apply(
+    const failures = await apply(
       desiredOf({
         modules: [
           {
@@ -93,7 +120,6 @@ describe('applying the desired state', () => {
           },
         ],
       }),
-      new Map(),
     )
     expect(failures).toEqual([
       { module: '@acme/kit', action: 'disable', message: 'Cannot disable node set while it is in use: a' },
@@ -105,7 +131,7 @@ describe('applying the desired state', () => {
   })
 
   it('one set at a time when the flags differ; what already matches is left alone', async () => {
-    const failures = await local().apply(
+    const failures = await apply(
       desiredOf({
         modules: [
           {
@@ -117,7 +143,6 @@ describe('applying the desired state', () => {
           },
         ],
       }),
-      new Map(),
     )
     expect(failures).toEqual([])
     expect(calls).toEqual([
@@ -127,12 +152,12 @@ describe('applying the desired state', () => {
   })
 
   it('installs what it lacks once per desired state (npm’s failure kept), removes what is removed; never Node-RED’s own', async () => {
-    const failedInstalls = new Map<string, string>()
+    const { applier } = applierOver(local())
     const desired = desiredOf({
       installs: [{ module: 'wave', version: '1.0.0' }],
       removals: ['hand', 'node-red-x'],
     })
-    expect(await local().apply(desired, failedInstalls)).toEqual([
+    expect(await applyWith(applier, desired)).toEqual([
       { module: 'wave', action: 'install', message: 'Install failed' },
     ])
     expect(calls).toEqual([
@@ -142,17 +167,27 @@ describe('applying the desired state', () => {
       'GET /admin/nodes Bearer T',
     ])
     calls.length = 0
-    // The same desired state again: the failed install is not run again, only reported.
-    expect(await local().apply(desired, failedInstalls)).toEqual([
+    // The same desired state again (a hand change to a module it decides runs it again): the
+    // failed install is not run again, only reported.
+    applier.handChange('hand')
+    await applier.idle()
+    expect(applier.state().failures).toEqual([
       { module: 'wave', action: 'install', message: 'Install failed' },
     ])
     expect(calls.filter((call) => call.startsWith('POST'))).toEqual([])
+    // A new desired state: tried again, once.
+    expect(await applyWith(applier, { ...desired, version: 'later' })).toEqual([
+      { module: 'wave', action: 'install', message: 'Install failed' },
+    ])
+    expect(calls.filter((call) => call.startsWith('POST'))).toEqual([
+      'POST /admin/nodes {"module":"wave","version":"1.0.0"} Bearer T',
+    ])
   })
 
   it('prune removes every module not installed through flowadmin, and nothing without it', async () => {
-    await local().apply(desiredOf({ installs: [{ module: 'hand', version: null }] }), new Map())
+    await apply(desiredOf({ installs: [{ module: 'hand', version: null }] }))
     expect(calls.filter((call) => call.startsWith('DELETE'))).toEqual([])
-    await local().apply(desiredOf({ prune: true, installs: [{ module: 'hand', version: null }] }), new Map())
+    await apply(desiredOf({ prune: true, installs: [{ module: 'hand', version: null }] }))
     expect(calls.filter((call) => call.startsWith('DELETE'))).toEqual([
       'DELETE /admin/nodes/@acme/kit Bearer T',
     ])
@@ -160,7 +195,7 @@ describe('applying the desired state', () => {
 
   it('changes nothing when its Node-RED does not answer', async () => {
     const away = createLocalAdmin({ uiHost: '127.0.0.1', serverPort: 9, httpAdminRoot: '/' }, 'T')
-    expect(await away.apply(desiredOf({ removals: ['hand'] }), new Map())).toBeNull()
+    expect(await applyWith(applierOver(away).applier, desiredOf({ removals: ['hand'] }))).toBeNull()
   })
 })
 

@@ -1,13 +1,38 @@
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 
 /** A request the stub received. */
 export interface Received {
+  method: string
   path: string
   authorization: string | undefined
   userAgent: string | undefined
   form: Record<string, string>
+  /** The body as it came. */
+  text: string
+  headers: IncomingMessage['headers']
+  /** When it came, and when it was answered (0 until then), in ms since the epoch. */
+  at: number
+  answeredAt: number
+}
+
+/** A desired state as flowadmin's `GET /fleet/instances/{id}/desired` answers it. */
+export interface Desired {
+  version: string
+  prune: boolean
+  hold?: number
+  modules: Array<{ name: string; sets: Array<{ name: string; enabled: boolean }> }>
+  installs: Array<{ module: string; version: string | null }>
+  removals: string[]
+}
+
+/** A report an instance sent, with its id. */
+export interface Report {
+  id: string
+  body: Record<string, unknown>
+  at: number
 }
 
 /**
@@ -28,6 +53,8 @@ export interface StubOptions {
   clientId?: string
   clientSecret?: string
   users?: Record<string, StubUser>
+  /** Serve https with this key and certificate instead of plain http. */
+  tls?: { key: string; cert: string }
 }
 
 export const CLIENT_ID = 'fleet'
@@ -55,11 +82,19 @@ function decodeBasic(header: string | undefined): [string, string] | null {
   return [decode(pair.slice(0, colon)), decode(pair.slice(colon + 1))]
 }
 
-async function formOf(req: IncomingMessage): Promise<Record<string, string>> {
+async function textOf(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')))
+  return Buffer.concat(chunks).toString('utf8')
 }
+
+const formOf = (req: IncomingMessage, text: string): Record<string, string> =>
+  req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')
+    ? Object.fromEntries(new URLSearchParams(text))
+    : {}
+
+/** Seconds of `Prefer: wait=N`, 0 without it. */
+const waitOf = (header: string | undefined) => Number(/wait=(\d+)/.exec(header ?? '')?.[1] ?? 0)
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers })
@@ -67,8 +102,9 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 /**
- * A flowadmin that implements the contract the package is written against (password grant,
- * RFC 7662 introspection, revocation) on 127.0.0.1, a free port. `close()` ends it.
+ * A flowadmin that implements the contract the package is written against (password grant, the
+ * code grant of a sign-in, RFC 7662 introspection, revocation, audit events, and the fleet's poll
+ * and report) on 127.0.0.1, a free port. `close()` ends it.
  */
 export async function startStubFlowadmin(options: StubOptions = {}) {
   const clientId = options.clientId ?? CLIENT_ID
@@ -81,6 +117,23 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
   /** While true, revocations are received and recorded, and answered only at release. */
   let holdingRevocations = false
   const heldRevocations: Array<() => void> = []
+  /** Codes of sign-ins (the code grant), each for one user. */
+  const codes = new Map<string, string>()
+  const fleet = {
+    desired: null as Desired | null,
+    /** The most seconds a poll is held (flowadmin's `fleet.hold`). */
+    hold: 15,
+    reports: [] as Report[],
+    /** What a report is answered. */
+    reportStatus: 204,
+    /** Held polls, woken when the desired state changes. */
+    held: new Set<() => void>(),
+  }
+  const audit = {
+    events: [] as Array<Record<string, unknown>>,
+    /** The statuses of the next answers to `POST /audit/events`, then 200. */
+    statuses: [] as Array<{ status: number; retryAfter?: string }>,
+  }
 
   function clientOk(req: IncomingMessage) {
     const pair = decodeBasic(req.headers.authorization)
@@ -93,28 +146,102 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     return token
   }
 
+  /** `GET /fleet/instances/{id}/desired`: held while `If-None-Match` names the version. */
+  async function poll(req: IncomingMessage, res: ServerResponse) {
+    if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' })
+    const known = /"([^"]*)"/.exec(req.headers['if-none-match'] ?? '')?.[1] ?? null
+    const deadline = Date.now() + Math.min(waitOf(String(req.headers.prefer ?? '')), fleet.hold) * 1000
+    while (known !== null && fleet.desired?.version === known && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer)
+          fleet.held.delete(wake)
+          resolve()
+        }
+        const timer = setTimeout(wake, deadline - Date.now())
+        fleet.held.add(wake)
+        res.once('close', wake)
+      })
+    }
+    if (res.destroyed) return
+    const desired = fleet.desired
+    if (desired === null) return json(res, 404, { code: 'not_found', message: 'No fleet here' })
+    if (known === desired.version) return res.writeHead(304, { ETag: `"${desired.version}"` }).end()
+    return json(res, 200, { hold: fleet.hold, ...desired }, { ETag: `"${desired.version}"` })
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
     if (mode === 'down') {
       req.socket.destroy()
       return
     }
-    const form = await formOf(req)
+    const text = await textOf(req)
+    const form = formOf(req, text)
     const path = (req.url ?? '').split('?')[0] ?? ''
-    const request = {
+    const request: Received = {
+      method: req.method ?? '',
       path,
       authorization: req.headers.authorization,
       userAgent: req.headers['user-agent'],
       form,
+      text,
+      headers: req.headers,
+      at: Date.now(),
+      answeredAt: 0,
     }
     received.push(request)
+    res.once('finish', () => {
+      request.answeredAt = Date.now()
+    })
     for (const waiter of waiters.filter((w) => w.test(request))) {
       waiters.splice(waiters.indexOf(waiter), 1)
       waiter.resolve(request)
     }
     if (mode === 'hang') return
     if (mode === 'unavailable') return json(res, 503, { error: 'temporarily_unavailable' })
-    if (mode === 'notFound' || req.method !== 'POST') return json(res, 404, { message: 'Not Found' })
+    if (mode === 'notFound') return json(res, 404, { message: 'Not Found' })
+    const instance = /^\/fleet\/instances\/([^/]+)\/(desired|report)$/.exec(path)
+    if (instance?.[2] === 'desired' && req.method === 'GET') return poll(req, res)
+    if (req.method !== 'POST') return json(res, 404, { message: 'Not Found' })
+    if (instance?.[2] === 'report') {
+      if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' })
+      fleet.reports.push({
+        id: decodeURIComponent(instance[1] ?? ''),
+        body: JSON.parse(text),
+        at: Date.now(),
+      })
+      return res.writeHead(fleet.reportStatus).end()
+    }
+    if (path === '/audit/events') {
+      if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' })
+      const next = audit.statuses.shift()
+      if (next !== undefined && next.status !== 200) {
+        return json(
+          res,
+          next.status,
+          { code: 'too_many_requests', message: 'Slow down' },
+          next.retryAfter === undefined ? {} : { 'Retry-After': next.retryAfter },
+        )
+      }
+      const { events } = JSON.parse(text) as { events: Array<Record<string, unknown>> }
+      audit.events.push(...events)
+      return json(res, 200, { accepted: events.length })
+    }
 
+    if (path === '/auth/token' && form.grant_type === 'authorization_code') {
+      if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' }, { 'WWW-Authenticate': 'Basic' })
+      const username = codes.get(form.code ?? '')
+      codes.delete(form.code ?? '')
+      const user = users[username ?? '']
+      if (username === undefined || user === undefined) {
+        return json(res, 400, { error: 'invalid_grant', error_description: 'unknown code' })
+      }
+      return json(res, 200, {
+        access_token: issue(username, user.scope),
+        expires_in: 3600,
+        token_type: 'Bearer',
+      })
+    }
     if (path === '/auth/token') {
       const user = users[form.username ?? '']
       // As flowadmin answers a refused client (RFC 6749 §5.2).
@@ -160,14 +287,47 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     return json(res, 404, { message: 'Not Found' })
   }
 
-  const server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((error: unknown) => json(res, 500, { message: String(error) }))
-  })
+  }
+  const server = options.tls === undefined ? createServer(listener) : createTlsServer(options.tls, listener)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
+    port,
+    /** The fleet's side: the desired state (null: 404), the reports, the hold. */
+    fleet: {
+      reports: fleet.reports,
+      /** Reports of one instance. */
+      reportsOf: (id: string) => fleet.reports.filter((report) => report.id === id).map((r) => r.body),
+      /** Polls of one instance, in order. */
+      pollsOf: (id: string) => received.filter((r) => r.path === `/fleet/instances/${id}/desired`),
+      setDesired(next: Desired | null) {
+        fleet.desired = next
+        for (const wake of [...fleet.held]) wake()
+      },
+      setHold(seconds: number) {
+        fleet.hold = seconds
+      },
+      setReportStatus(status: number) {
+        fleet.reportStatus = status
+      },
+    },
+    /** The trail's side: the events taken, and the statuses of the next answers. */
+    audit: {
+      events: audit.events,
+      answerNext(...statuses: Array<{ status: number; retryAfter?: string }>) {
+        audit.statuses.push(...statuses)
+      },
+    },
+    /** A code of a sign-in by `username`, as flowadmin's /auth/authorize gives the browser. */
+    code(username: string) {
+      const code = randomBytes(16).toString('base64url')
+      codes.set(code, username)
+      return code
+    },
     /** Every request received, in order. */
     received,
     /** Requests to one path. */

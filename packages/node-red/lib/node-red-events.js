@@ -1,0 +1,101 @@
+'use strict'
+
+// What Node-RED's audit log says about its node modules and flows, as the audit logger sees it
+// (when it shares the options object with adminAuth): the fleet agent's watcher looks again at once,
+// and names who changed a module by hand. Node-RED 4.1.15 logs (runtime lib/api/nodes.js):
+//   nodes.install {module, version}           an install or upgrade (POST /nodes)
+//   nodes.remove {module}                      a removal (DELETE /nodes/<module>)
+//   nodes.info.set {id: "<module>/<set>", enabled}   a set enabled or disabled
+//   nodes.module.set {module, enabled}         a whole module, but only when that fails
+//   flows.set {type}                           a deploy
+// each with `user` (the request's) and `error` when it failed.
+
+/** Events kept, the latest first to go. */
+const MAX_KEPT = 200
+/** How old an event may be to name who made a change the watcher saw. */
+const MATCH_MS = 60_000
+
+/** The action a Node-RED event stands for, or null. */
+function actionOf(msg) {
+  switch (msg.event) {
+    case 'nodes.install':
+      return 'install'
+    case 'nodes.remove':
+      return 'remove'
+    case 'nodes.info.set':
+    case 'nodes.module.set':
+      return msg.enabled === true ? 'enable' : msg.enabled === false ? 'disable' : null
+    default:
+      return null
+  }
+}
+
+/** The module an event is about: `module`, or the first part of a set's id. */
+function moduleOf(msg) {
+  if (typeof msg.module === 'string') return msg.module
+  if (typeof msg.id !== 'string') return null
+  // `@scope/name/set` or `name/set`
+  const parts = msg.id.split('/')
+  return parts.length >= 3 && parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? null)
+}
+
+function createNodeRedEvents(now = Date.now) {
+  /** @type {Array<{action: string, module: string, version: string | null, username: string | null, at: number}>} */
+  const kept = []
+  const listeners = new Set()
+
+  const tell = (what) => {
+    for (const listener of listeners) {
+      try {
+        listener(what)
+      } catch {
+        // A listener's trouble is its own.
+      }
+    }
+  }
+
+  return {
+    /** One of Node-RED's audit messages; never throws (Node-RED's logger calls this). */
+    take(msg) {
+      try {
+        if (msg === null || typeof msg !== 'object' || typeof msg.event !== 'string') return
+        if (msg.event === 'flows.set') return tell('flows')
+        if (!msg.event.startsWith('nodes.') || msg.event.endsWith('.get')) return
+        const action = actionOf(msg)
+        const module = moduleOf(msg)
+        if (action !== null && module !== null && msg.error === undefined) {
+          const username = typeof msg.user?.username === 'string' ? msg.user.username : null
+          const version = typeof msg.version === 'string' ? msg.version : null
+          kept.push({ action, module, version, username, at: now() })
+          if (kept.length > MAX_KEPT) kept.shift()
+        }
+        tell('nodes')
+      } catch {
+        // Nothing may reach Node-RED's logger.
+      }
+    },
+
+    /**
+     * The latest event of the last minute that did `action` (an upgrade is an install) on `module`:
+     * `{username, at}`, or null.
+     */
+    latest(module, action) {
+      const wanted = action === 'upgrade' ? 'install' : action
+      const since = now() - MATCH_MS
+      for (let i = kept.length - 1; i >= 0; i--) {
+        const event = kept[i]
+        if (event.at < since) break
+        if (event.module === module && event.action === wanted) return event
+      }
+      return null
+    },
+
+    /** `listener('nodes' | 'flows')` at each such event; returns the unsubscribe. */
+    subscribe(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+}
+
+module.exports = { createNodeRedEvents }
