@@ -1,7 +1,7 @@
 // The instances' leases as their polls come and go: a poll's start is noted in a batch written
 // within FLUSH_MS (one store write for every poll that started meanwhile), and a poll whose
 // connection closed before its answer ends the lease at once, unless another poll of the same
-// instance is held here.
+// instance is held here. An instance that says it leaves ends its lease at once, held poll or not.
 
 /** What the batch writes to: the core's leases (see createLeases). */
 export interface LeaseWriter {
@@ -14,6 +14,8 @@ export interface FleetLeases {
   started(id: string, resourceServer: string): void
   /** A poll of this instance ended; `lost`: its connection closed before its answer. Never rejects. */
   ended(id: string, resourceServer: string, lost: boolean): Promise<void>
+  /** The instance says it leaves (its Node-RED stops): its lease ends now. Never rejects. */
+  left(id: string, resourceServer: string): Promise<void>
   /** Polls held now, of how many instances. */
   held(): number
   /** Stops writing; what waits is dropped. */
@@ -75,6 +77,13 @@ export function createFleetLeases(writer: LeaseWriter, flushMs = FLUSH_MS): Flee
       if (writing?.ids.has(id)) await writing.done
       // A new poll of it came meanwhile: it is back.
       if (polls.has(id)) return
+      await writer.release(id, resourceServer).catch(() => {})
+    },
+    async left(id, resourceServer) {
+      if (closed) return
+      batch.delete(id)
+      if (writing?.ids.has(id)) await writing.done
+      // Its held poll, if any, is cut when its process ends: ended() then releases nothing more.
       await writer.release(id, resourceServer).catch(() => {})
     },
     held: () => polls.size,

@@ -77,6 +77,43 @@ describe('fleet mode: the instances’ routes', () => {
     ])
   })
 
+  it('an instance that says it leaves is disconnected at once, held poll or not; only its own resource server may say so', async () => {
+    const world = await fleetWorld({ holdSeconds: 30 })
+    const token = await world.login()
+    const edge = instance(world, 'edge-1')
+    await edge.poll()
+    await leased(world, 'edge-1')
+    const leave = (authorization?: string) =>
+      world.request('/fleet/instances/edge-1/lease', {
+        method: 'DELETE',
+        headers: authorization === undefined ? {} : { authorization },
+      })
+    expect((await leave()).status).toBe(401)
+    expect((await leave(basicHeader('fleet', 'not-its-secret'))).status).toBe(401)
+    const listed = async () =>
+      (await (await world.get('/fleet/instances', token)).json()) as Array<{ id: string; connected: boolean }>
+    expect(await listed()).toEqual([expect.objectContaining({ id: 'edge-1', connected: true })])
+    const left = await leave(fleetBasic())
+    expect(left.status).toBe(204)
+    expect(left.headers.get('cache-control')).toBe('no-store')
+    expect(await listed()).toEqual([expect.objectContaining({ id: 'edge-1', connected: false })])
+    expect(world.events.ofType('fleet.disconnected')).toEqual([
+      expect.objectContaining({ instance: 'edge-1', resourceServer: 'fleet' }),
+    ])
+    // Said twice: no second event.
+    expect((await leave(fleetBasic())).status).toBe(204)
+    expect(world.events.ofType('fleet.disconnected')).toHaveLength(1)
+    // Its next poll connects it again.
+    await edge.poll()
+    await leased(world, 'edge-1')
+    expect(await listed()).toEqual([expect.objectContaining({ id: 'edge-1', connected: true })])
+    // Another resource server may not speak for it (checked at the core, the world has one server).
+    expect(await world.core.fleet?.leave('edge-1', 'another')).toEqual({
+      ok: false,
+      error: { code: 'instance_conflict', instance: 'edge-1' },
+    })
+  })
+
   it('a report is saved when its sequence is greater than the stored one; a stale one is acknowledged and changes nothing', async () => {
     const world = await fleetWorld()
     const edge = instance(world, 'edge-1')

@@ -9,6 +9,7 @@
 const { createAgentToken, AGENT_PERMISSIONS } = require('./agent-token')
 const { basicAuthorization } = require('./client')
 const { createApplier } = require('./fleet-apply')
+const { leaveAtExit } = require('./fleet-leave')
 const { createPollLoop } = require('./fleet-poll')
 const { cleanText, createReporter } = require('./fleet-report')
 const { createWatcher } = require('./fleet-watch')
@@ -178,9 +179,12 @@ function startFleetAgent(settings, adminAuth, state) {
       log,
       url,
     })
+    // Stopping Node-RED ends its process: flowadmin hears that it leaves, between polls too.
+    const stay = leaveAtExit(id, { endpoint: `${url}${base}/lease`, authorization })
     try {
       await Promise.all([poller.run(), watcher.run()])
     } finally {
+      stay()
       reporter.stop()
       await applier.idle()
     }

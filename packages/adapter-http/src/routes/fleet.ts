@@ -195,6 +195,35 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
     },
   )
 
+  routes.delete(
+    '/fleet/instances/:id/lease',
+    describe({
+      operationId: 'leaveFleetInstance',
+      summary: 'An instance says it leaves',
+      description:
+        'For the fleet’s instances, authenticated as their resource server with HTTP Basic: its Node-RED is ' +
+        'stopping, so it is `connected: false` at once (a `fleet.disconnected` event), whether or not a poll of ' +
+        'it is held. Its next poll connects it again.',
+      tags: ['fleet'],
+      security: [{ basicAuth: [] }],
+      parameters: [ID_PARAMETER],
+      responses: {
+        204: { description: 'Disconnected (or it was not connected). Empty body.' },
+        400: { description: 'A malformed instance id.', content: adminErrorContent(['invalid_request']) },
+        ...INSTANCE_REFUSALS,
+      },
+    }),
+    noStore,
+    instanceCaller,
+    async (c) => {
+      const caller = c.get('instance')
+      const leaving = await fleet.leave(caller.id, caller.resourceServer)
+      if (!leaving.ok) return toResponse(errorAnswerOf(leaving.error))
+      await leases.left(caller.id, caller.resourceServer)
+      return emptyResponse(204)
+    },
+  )
+
   routes.post(
     '/fleet/instances/:id/report',
     describe({

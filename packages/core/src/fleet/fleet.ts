@@ -101,6 +101,14 @@ export function createFleet({ store, fleet, clock, events }: FleetDeps, options:
     bindings.set(id, resourceServer)
   }
   const conflict = (instance: string) => err<InstanceConflict>({ code: 'instance_conflict', instance })
+  /** Whether the id is this resource server's (bound at its first contact). */
+  const owns = async (id: string, resourceServer: string): Promise<boolean> => {
+    const bound = bindings.get(id)
+    if (bound !== undefined) return bound === resourceServer
+    if (!(await fleet.claim(id, resourceServer, clock.now()))) return false
+    bind(id, resourceServer)
+    return true
+  }
 
   /** The instances and the desired state, read for one answer. */
   const look = async (only?: string) => {
@@ -132,12 +140,13 @@ export function createFleet({ store, fleet, clock, events }: FleetDeps, options:
 
     /** An instance polls: its id is its resource server's (bound at its first contact), or a conflict. */
     async poll(id: string, resourceServer: string): Promise<Result<DesiredState, InstanceConflict>> {
-      const bound = bindings.get(id)
-      if (bound === undefined) {
-        if (!(await fleet.claim(id, resourceServer, clock.now()))) return conflict(id)
-        bind(id, resourceServer)
-      } else if (bound !== resourceServer) return conflict(id)
+      if (!(await owns(id, resourceServer))) return conflict(id)
       return ok((await desired.current()).state)
+    },
+
+    /** An instance says it leaves: whether it may (it is its resource server's); see createLeases. */
+    async leave(id: string, resourceServer: string): Promise<Result<null, InstanceConflict>> {
+      return (await owns(id, resourceServer)) ? ok(null) : conflict(id)
     },
 
     /** Leases: see createLeases. */
