@@ -1,3 +1,4 @@
+import { createAccessRights } from './access/rights.js'
 import { createAccess } from './auth/access.js'
 import { createCarriedChallenges } from './auth/carried-challenges.js'
 import { createDirectoryPeople, directoryThrottleOptions } from './auth/directory.js'
@@ -67,6 +68,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   checkApiTokenOptions(apiTokenOptions)
   const digest = ports.digest ?? webDigest
   const random = ports.random ?? systemRandom
+  const rights = createAccessRights(options.access)
   const tokens = createTokens({
     store: ports.stores.tokens,
     clock,
@@ -81,6 +83,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         ? undefined
         : { recheck: async (record) => (directory === null ? record : directory.recheck(record)) },
     isResourceServer: audiences.isResourceServer,
+    rights,
   })
   const handover = createHandover({
     store: ports.stores.sso,
@@ -200,6 +203,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     factors,
     hasPasskey: (username) => passkeys.has(username),
     policy: auth?.secondFactor?.require ?? 'none',
+    anywhere: rights.anywhere,
     store: ports.stores.factors,
     digest,
     random,
@@ -341,6 +345,13 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     modules,
+
+    /**
+     * The roles and groups of instances that make a person's rights at each place: `set` takes
+     * new ones (a reload), `setAssignments` the groups' assignments; `membership` says which
+     * groups an instance is in (see createAccessRights).
+     */
+    rights,
 
     /**
      * Fleet mode (the `fleet` option), or null when it is off: the desired state the instances

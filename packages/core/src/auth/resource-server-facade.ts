@@ -1,3 +1,4 @@
+import type { Place } from '../access/rights.js'
 import { err, ok, type Result } from '../errors.js'
 import { type ClientIdentity, instanceOfClientId } from '../fleet/identity-rules.js'
 import type { InstanceIdentities } from '../fleet/instance-identities.js'
@@ -29,7 +30,10 @@ export type Introspection =
   | {
       active: true
       username: string
-      /** The token's rights now: its scope ∩ its user's permissions. Never empty. */
+      /**
+       * The token's rights now at the asking instance: its scope ∩ its user's rights there (the
+       * grants whose scope holds that instance). Never empty: without any it is not active.
+       */
       permissions: string[]
       clientId: string
       /** Always the resource server that asked: a token of any other audience is not active. */
@@ -99,9 +103,16 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
    * every request (expired, revoked, user removed, password changed, or no rights left: not
    * active). Asking is not a use of the token: its last use stays as its own requests wrote it.
    */
-  async function introspectFor(audience: string, token: string): Promise<Introspection> {
-    // Only the token's own audience learns that it is live; to any other it is as unknown.
-    const live = await deps.tokens.authenticate(token, null, audience)
+  async function introspectFor(
+    audience: string,
+    instance: string | null,
+    token: string,
+  ): Promise<Introspection> {
+    // Only the token's own audience learns that it is live; to any other it is as unknown. Its
+    // rights are those at the asking instance (known from its credential); a resource server
+    // asking with its shared secret could be any of its instances: only grants everywhere count.
+    const place: Place = instance === null ? { kind: 'fleet' } : { kind: 'instance', instance }
+    const live = await deps.tokens.authenticate(token, null, audience, place)
     const active = live !== null && live.permissions.length > 0
     deps.observer?.introspection?.(active ? 'active' : 'inactive')
     if (!active) return { active: false }
@@ -178,7 +189,8 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
         deps.observer?.introspection?.(code === 'temporarily_unavailable' ? 'shed' : code)
         return id
       }
-      return ok({ introspect: (token: string) => introspectFor(id.value.audience, token) })
+      const { audience, instance } = id.value
+      return ok({ introspect: (token: string) => introspectFor(audience, instance, token) })
     },
 
     /** Token introspection in one call: see `introspector`. */
