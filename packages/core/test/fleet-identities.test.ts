@@ -111,6 +111,16 @@ describe('enrolment tokens', () => {
     ])
   })
 
+  it('spent and expired tokens are swept; live ones stay listed', async () => {
+    const w = world()
+    await w.enrol(await w.token())
+    await w.token({ expiresIn: 60 })
+    await w.token({ expiresIn: 120 })
+    w.clock.advance(60_000)
+    expect(await w.core.sweep()).toMatchObject({ enrolments: 2 })
+    expect((await w.identities.enrolments.list()).map((view) => view.left)).toEqual([1])
+  })
+
   it('bounds the instances of a resource server; a revoked one makes room', async () => {
     const w = world({ maxInstances: 2 })
     const token = await w.token({ uses: 5 })
