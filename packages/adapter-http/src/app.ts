@@ -5,6 +5,7 @@ import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
 import { createFleetSignals, type FleetSignals } from './fleet-signals.js'
+import { accessRoutes } from './routes/access.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
 import { fleetRoutes } from './routes/fleet.js'
@@ -137,6 +138,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', signInRoutes(deps))
     .route('/', tokensRoutes(deps))
     .route('/', mfaRoutes(deps))
+    .route('/', accessRoutes(deps))
     .route('/', passkeyRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))

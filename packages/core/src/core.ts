@@ -1,4 +1,5 @@
 import { createAccessRights } from './access/rights.js'
+import { type AccessView, accessView } from './access/view.js'
 import { createAccess } from './auth/access.js'
 import { createCarriedChallenges } from './auth/carried-challenges.js'
 import { createDirectoryPeople, directoryThrottleOptions } from './auth/directory.js'
@@ -14,6 +15,7 @@ import {
 } from './auth/login-queue.js'
 import { type LoginScheme, loginSchemeOf } from './auth/login-scheme.js'
 import { createPasskeys } from './auth/passkeys.js'
+import type { UserPrincipal } from './auth/principal.js'
 import { createResourceServerFacade } from './auth/resource-server-facade.js'
 import { createResourceServers } from './auth/resource-servers.js'
 import { createSignIn } from './auth/sign-in.js'
@@ -352,6 +354,17 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
      * groups an instance is in (see createAccessRights).
      */
     rights,
+
+    /**
+     * What `person` sees of their own access: their grants (a configured user's now; a person
+     * signed in elsewhere, those of their token), the roles named, and what the token in use may
+     * do on each scope.
+     */
+    accessOf(person: UserPrincipal): AccessView {
+      const scope = person.scope ?? person.permissions
+      const owner = users.get(person.username)?.permissions ?? scope
+      return accessView(rights, person.username, owner, scope, clock.now() - person.signedInAt)
+    },
 
     /**
      * Fleet mode (the `fleet` option), or null when it is off: the desired state the instances

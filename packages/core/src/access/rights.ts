@@ -9,9 +9,13 @@ import { type Role, type RoleOptions, rolesOf } from './roles.js'
 /**
  * Where rights are asked for: flowadmin's own API, one instance (by its enrolled id), or a
  * resource server that asks with its shared secret (`fleet`: which instance is unknown, so only
- * grants on everywhere count).
+ * grants on everywhere count); `group`: an instance of that group alone (to show a person theirs).
  */
-export type Place = { kind: 'flowadmin' } | { kind: 'instance'; instance: string } | { kind: 'fleet' }
+export type Place =
+  | { kind: 'flowadmin' }
+  | { kind: 'instance'; instance: string }
+  | { kind: 'fleet' }
+  | { kind: 'group'; group: string }
 
 export const AT_FLOWADMIN: Place = { kind: 'flowadmin' }
 
@@ -92,7 +96,13 @@ export function createAccessRights(
   }
 
   const placeKey = (place: Place) =>
-    place.kind === 'instance' ? `i:${place.instance}` : place.kind === 'flowadmin' ? 'f' : 'e'
+    place.kind === 'instance'
+      ? `i:${place.instance}`
+      : place.kind === 'group'
+        ? `g:${place.group}`
+        : place.kind === 'flowadmin'
+          ? 'f'
+          : 'e'
 
   function entriesAt(words: readonly string[], place: Place): AtPlace {
     // A change of the assignments elsewhere (another flowadmin's, or the API's) empties the caches.
@@ -106,6 +116,7 @@ export function createAccessRights(
     if (place.kind === 'flowadmin') entries.push(...flowadmin)
     else if (place.kind === 'instance')
       for (const group of membership.groupsOf(place.instance)) entries.push(...(groups.get(group) ?? []))
+    else if (place.kind === 'group') entries.push(...(groups.get(place.group) ?? []))
     const result: AtPlace = {
       always: union(entries.filter((entry) => entry.maxAgeMs === null).map((entry) => entry.permissions)),
       limited: entries.filter((entry) => entry.maxAgeMs !== null),
