@@ -9,6 +9,7 @@ import { accessRoutes } from './routes/access.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
 import { fleetRoutes } from './routes/fleet.js'
+import { groupRoutes } from './routes/groups.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
 import { mfaRoutes } from './routes/mfa.js'
@@ -139,6 +140,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', tokensRoutes(deps))
     .route('/', mfaRoutes(deps))
     .route('/', accessRoutes(deps))
+    .route('/', groupRoutes(deps))
     .route('/', passkeyRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))

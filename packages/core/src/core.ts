@@ -1,3 +1,4 @@
+import { createGroupAssignments } from './access/assignments.js'
 import { createAccessRights } from './access/rights.js'
 import { type AccessView, accessView } from './access/view.js'
 import { createAccess } from './auth/access.js'
@@ -354,6 +355,13 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
      * groups an instance is in (see createAccessRights).
      */
     rights,
+
+    /**
+     * The groups of instances: the settings' with the assignments over the API (`assign`,
+     * `unassign`: `*` on flowadmin, audited), read from the store at `refresh` (at start, then now
+     * and again, for the changes of other flowadmins sharing it).
+     */
+    groups: createGroupAssignments({ store: ports.stores.groups, rights, events, clock }),
 
     /**
      * What `person` sees of their own access: their grants (a configured user's now; a person

@@ -1,4 +1,10 @@
 export {
+  type AssignmentError,
+  createGroupAssignments,
+  type GroupAssignments,
+  type GroupView,
+} from './access/assignments.js'
+export {
   EVERYWHERE,
   FLOWADMIN_SCOPE,
   type Grant,

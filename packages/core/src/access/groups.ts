@@ -2,19 +2,13 @@
 // any run of characters, `?` one) and the assignments made over the API (kept in the store).
 // An instance's groups are worked out once per instance and change of either, never per request.
 import { GROUP_NAME_FORM, INSTANCE_ID_FORM } from '../fleet/identity-rules.js'
+import type { GroupAssignment } from '../ports/index.js'
 import { RESERVED_SCOPES } from './grants.js'
 
 /** The settings' groups: each group's instance id patterns (`fleet.groups`); a group may list none. */
 export type GroupRules = Readonly<Record<string, readonly string[]>>
 
-/** An instance put in a group over the API. */
-export interface GroupAssignment {
-  group: string
-  instance: string
-  /** Who assigned it (a username; null from the command line) and when (ms since the epoch). */
-  by: string | null
-  at: number
-}
+export type { GroupAssignment }
 
 /** A pattern: an instance id's characters, `*` and `?`. */
 export const GROUP_PATTERN_FORM = /^[A-Za-z0-9._*?-]{1,128}$/

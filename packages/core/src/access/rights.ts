@@ -59,7 +59,8 @@ export function createAccessRights(
   assignments: readonly GroupAssignment[] = [],
 ) {
   let roles: ReadonlyMap<string, Role> = rolesOf(options.roles)
-  const membership = createMembership(options.groups, assignments)
+  let rules: GroupRules = options.groups ?? {}
+  const membership = createMembership(rules, assignments)
   let compiled = new Map<string, Compiled>()
   let atPlace = new Map<string, AtPlace>()
   let revision = membership.revision()
@@ -140,12 +141,15 @@ export function createAccessRights(
     membership,
     /** The roles now, by name. */
     roles: (): ReadonlyMap<string, Role> => roles,
+    /** The settings' groups now: each group's instance id patterns. */
+    groups: (): GroupRules => rules,
 
     /** New roles and group rules (a reload); throws, changing nothing, for a malformed role. */
     set(next: AccessOptions): void {
       const nextRoles = rolesOf(next.roles)
       roles = nextRoles
-      membership.setRules(next.groups ?? {})
+      rules = next.groups ?? {}
+      membership.setRules(rules)
       forget()
     },
 
