@@ -1,6 +1,6 @@
 import { createGroupAssignments } from './access/assignments.js'
 import { createAccessRights } from './access/rights.js'
-import { type AccessView, accessView } from './access/view.js'
+import { type AccessView, accessView, tokenRightsAt } from './access/view.js'
 import { createAccess } from './auth/access.js'
 import { createCarriedChallenges } from './auth/carried-challenges.js'
 import { createDirectoryPeople, directoryThrottleOptions } from './auth/directory.js'
@@ -16,7 +16,8 @@ import {
 } from './auth/login-queue.js'
 import { type LoginScheme, loginSchemeOf } from './auth/login-scheme.js'
 import { createPasskeys } from './auth/passkeys.js'
-import type { UserPrincipal } from './auth/principal.js'
+import { hasPermission } from './auth/permissions.js'
+import { actorOf, type Principal, type UserPrincipal } from './auth/principal.js'
 import { createResourceServerFacade } from './auth/resource-server-facade.js'
 import { createResourceServers } from './auth/resource-servers.js'
 import { createSignIn } from './auth/sign-in.js'
@@ -372,6 +373,39 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       const scope = person.scope ?? person.permissions
       const owner = users.get(person.username)?.permissions ?? scope
       return accessView(rights, person.username, owner, scope, clock.now() - person.signedInAt)
+    },
+
+    /**
+     * Whether `principal` may `permission` where `instance` is concerned (its entry in a list, its
+     * events in the trail): with that right on flowadmin, which shows the whole fleet, or at the
+     * instance itself (the grants whose scope holds it).
+     */
+    permits(principal: Principal, permission: string, instance: string): boolean {
+      if (hasPermission(principal.permissions, permission)) return true
+      if (principal.kind !== 'user') return false
+      const scope = principal.scope ?? principal.permissions
+      const owner = users.get(principal.username)?.permissions ?? scope
+      const place = { kind: 'instance' as const, instance }
+      return hasPermission(
+        tokenRightsAt(rights, owner, scope, place, clock.now() - principal.signedInAt),
+        permission,
+      )
+    },
+
+    /**
+     * Whether `principal` may `permission` anywhere: on flowadmin, or at some instance through a
+     * grant. When not, the refusal is recorded (`permission.denied`, from `address`) and false.
+     */
+    permitsSomewhere(principal: Principal, permission: string, address: string | null): boolean {
+      if (hasPermission(principal.permissions, permission)) return true
+      if (principal.kind === 'user') {
+        const scope = principal.scope ?? principal.permissions
+        const owner = users.get(principal.username)?.permissions ?? scope
+        const anywhere = (words: readonly string[]) => hasPermission(rights.anywhere(words), permission)
+        if (anywhere(owner) && anywhere(scope)) return true
+      }
+      events.emit({ type: 'permission.denied', at: clock.now(), permission, ...actorOf(principal, address) })
+      return false
     },
 
     /**

@@ -34,7 +34,7 @@ export {
   type Place,
 } from './access/rights.js'
 export { BUILT_IN_ROLES, ROLE_NAME_FORM, type Role, type RoleOptions, rolesOf } from './access/roles.js'
-export { type AccessView, accessView, type GrantView } from './access/view.js'
+export { type AccessView, accessView, type GrantView, tokenRightsAt } from './access/view.js'
 export { addressScope } from './auth/address-scope.js'
 export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
 export {

@@ -17,6 +17,18 @@ export interface AccessView {
 }
 
 /**
+ * What a token of `scope` words, `ageMs` old, of a person whose words are `owner` now, may do at
+ * `place`: both must give it.
+ */
+export const tokenRightsAt = (
+  rights: AccessRights,
+  owner: readonly string[],
+  scope: readonly string[],
+  place: Place,
+  ageMs: number,
+): string[] => intersectPermissions(rights.at(scope, place, ageMs), rights.at(owner, place, ageMs))
+
+/**
  * The access view of `owner` (the person's words now) through a token of `scope` words, `ageMs`
  * old. Grants of roles the settings no longer have are shown, and give nothing.
  */
@@ -47,8 +59,7 @@ export function accessView(
       }
   }
   for (const [on, permissions] of plain) grants.unshift({ permissions, on })
-  const at = (place: Place) =>
-    intersectPermissions(rights.at(scope, place, ageMs), rights.at(owner, place, ageMs))
+  const at = (place: Place) => tokenRightsAt(rights, owner, scope, place, ageMs)
   const places: Array<[string, Place]> = [
     [EVERYWHERE, { kind: 'fleet' }],
     [FLOWADMIN_SCOPE, { kind: 'flowadmin' }],
