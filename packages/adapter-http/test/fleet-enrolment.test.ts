@@ -183,6 +183,13 @@ describe('fleet: an instance enrols and acts as itself alone', () => {
     })
     expect(await (await world.introspect(token, basicOf(two))).json()).toEqual({ active: false })
     expect(await (await world.introspect(token, fleetBasic())).json()).toEqual({ active: false })
+    // A token for the whole resource server (a session of the shared secret, an API token for it)
+    // is live at each of its instances: the sessions of before enrolment go on.
+    const shared = await world.loginAsFleet()
+    expect(await (await world.introspect(shared, basicOf(two))).json()).toMatchObject({
+      active: true,
+      aud: 'fleet',
+    })
   })
 
   it('revoking one instance refuses its credential at once and ends its sessions; the others keep working', async () => {
