@@ -86,6 +86,33 @@ describe('fleet: enrolment tokens', () => {
   })
 })
 
+describe('fleet: malformed enrolments', () => {
+  it('are refused with a clear 400 or 413, never a 500, and spend nothing', async () => {
+    const world = await fleetWorld()
+    const admin = await world.login()
+    const { token } = (await (await createEnrolment(world, admin)).json()) as { token: string }
+    const post = (body: string, type = 'application/json') =>
+      world.request('/fleet/enrol', { method: 'POST', headers: { 'content-type': type }, body })
+    const cases: Array<[string, string, number, string]> = [
+      ['{', 'application/json', 400, 'invalid_request'],
+      ['token=x', 'application/x-www-form-urlencoded', 400, 'invalid_request'],
+      ['[]', 'application/json', 400, 'invalid_request'],
+      [JSON.stringify({ token: 5 }), 'application/json', 400, 'invalid_request'],
+      [JSON.stringify({ token, instance: '../etc' }), 'application/json', 400, 'invalid_request'],
+      [JSON.stringify({ token, extra: 1 }), 'application/json', 400, 'invalid_request'],
+      [JSON.stringify({ token: 'x'.repeat(5000) }), 'application/json', 413, 'payload_too_large'],
+      [JSON.stringify({ token: `fae_${'\u0000'}` }), 'application/json', 401, 'invalid_enrolment'],
+    ]
+    for (const [body, type, status, code] of cases) {
+      const res = await post(body, type)
+      expect([body.slice(0, 40), res.status]).toEqual([body.slice(0, 40), status])
+      expect(await res.json()).toMatchObject({ code })
+    }
+    const listed = (await (await world.get('/fleet/enrolments', admin)).json()) as Array<{ left: number }>
+    expect(listed.map((entry) => entry.left)).toEqual([1])
+  })
+})
+
 describe('fleet: an instance enrols and acts as itself alone', () => {
   it('enrols once with a one-use token, takes the id the token names, and polls and reports with its credential', async () => {
     const world = await fleetWorld()
