@@ -127,6 +127,11 @@ describe('fleet: an instance enrols and acts as itself alone', () => {
     const credential = (await res.json()) as Credential
     expect(credential).toMatchObject({ instance: 'nr-1', resourceServer: 'fleet', clientId: 'fleet/nr-1' })
     expect(credential.clientSecret).toMatch(/^fai_/)
+    // Listed at once, not connected until it polls.
+    const before = (await (await world.get('/fleet/instances', admin)).json()) as Array<
+      Record<string, unknown>
+    >
+    expect(before).toEqual([expect.objectContaining({ id: 'nr-1', connected: false, revoked: false })])
     const again = await enrol(world, { token })
     expect(again.status).toBe(401)
     expect(await again.json()).toMatchObject({ code: 'invalid_enrolment' })
