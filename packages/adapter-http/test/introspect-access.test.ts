@@ -101,6 +101,21 @@ describe('POST /auth/introspect: rights at the asking instance', () => {
     expect(await scopeAt(w, token, basicOf(press))).toBe('read')
   })
 
+  it('answers an API token carrying a role on a group at that group’s instances alone', async () => {
+    const w = await world()
+    const press = await enrolled(w, 'press-1')
+    const weld = await enrolled(w, 'weld-1')
+    const made = await w.post(
+      '/auth/tokens',
+      { name: 'ci', scope: 'role:deployer@line-1', audience: 'fleet' },
+      await w.login(),
+    )
+    expect(made.status).toBe(201)
+    const { token } = (await made.json()) as { token: string }
+    expect(await scopeAt(w, token, basicOf(press))).toBe(DEPLOYER)
+    expect(await scopeAt(w, token, basicOf(weld))).toBe('inactive')
+  })
+
   it('never puts an instance in a group by what it or its enrolment says: only the rules count', async () => {
     const w = await world()
     const other = await enrolled(w, 'nr-9', ['line-1'])

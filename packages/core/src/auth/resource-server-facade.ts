@@ -36,7 +36,10 @@ export type Introspection =
        */
       permissions: string[]
       clientId: string
-      /** Always the resource server that asked: a token of any other audience is not active. */
+      /**
+       * The token's audience: the resource server that asked, or the enrolled instance that asked
+       * (or its resource server's, a token for all its instances). Any other is not active.
+       */
       audience: string
       kind: TokenKind
       /** Milliseconds since the epoch. */
@@ -103,16 +106,17 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
    * every request (expired, revoked, user removed, password changed, or no rights left: not
    * active). Asking is not a use of the token: its last use stays as its own requests wrote it.
    */
-  async function introspectFor(
-    audience: string,
-    instance: string | null,
-    token: string,
-  ): Promise<Introspection> {
-    // Only the token's own audience learns that it is live; to any other it is as unknown. Its
-    // rights are those at the asking instance (known from its credential); a resource server
-    // asking with its shared secret could be any of its instances: only grants everywhere count.
-    const place: Place = instance === null ? { kind: 'fleet' } : { kind: 'instance', instance }
-    const live = await deps.tokens.authenticate(token, null, audience, place)
+  async function introspectFor(asker: ClientIdentity, token: string): Promise<Introspection> {
+    // Only the token's own audience learns that it is live; to any other it is as unknown. An
+    // enrolled instance is its own audience, and one of its resource server's instances: a token
+    // for all of them (an API token, a session of the shared secret) is live there too. Its rights
+    // are those at the asking instance (known from its credential); a resource server asking with
+    // its shared secret could be any of its instances: only grants everywhere count.
+    const audiences =
+      asker.audience === asker.resourceServer ? asker.audience : [asker.audience, asker.resourceServer]
+    const place: Place =
+      asker.instance === null ? { kind: 'fleet' } : { kind: 'instance', instance: asker.instance }
+    const live = await deps.tokens.authenticate(token, null, audiences, place)
     const active = live !== null && live.permissions.length > 0
     deps.observer?.introspection?.(active ? 'active' : 'inactive')
     if (!active) return { active: false }
@@ -122,7 +126,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
       username: record.username,
       permissions: live.permissions,
       clientId: record.clientId,
-      audience,
+      audience: record.audience ?? asker.audience,
       kind: record.kind,
       issuedAt: record.createdAt,
       expiresAt: record.expiresAt,
@@ -189,8 +193,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
         deps.observer?.introspection?.(code === 'temporarily_unavailable' ? 'shed' : code)
         return id
       }
-      const { audience, instance } = id.value
-      return ok({ introspect: (token: string) => introspectFor(audience, instance, token) })
+      return ok({ introspect: (token: string) => introspectFor(id.value, token) })
     },
 
     /** Token introspection in one call: see `introspector`. */
