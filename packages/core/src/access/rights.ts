@@ -25,11 +25,12 @@ interface Entry {
   maxAgeMs: number | null
 }
 
-/** Words sorted by scope: everywhere, flowadmin, and each group's. */
+/** Words sorted by scope: everywhere, flowadmin, and each group's; and their rights at each place asked. */
 interface Compiled {
   everywhere: Entry[]
   flowadmin: Entry[]
   groups: Map<string, Entry[]>
+  byPlace: Map<string, AtPlace>
 }
 
 /** Rights at one place: what always holds, and what holds while the token is young enough. */
@@ -45,7 +46,7 @@ function union(lists: Iterable<readonly string[]>): string[] {
   return words.has('*') ? ['*'] : [...words]
 }
 
-/** Most (words, place) answers kept; past it they are all forgotten and worked out again. */
+/** Most lists of words, and places of one list, kept; past it they are forgotten and worked out again. */
 const MAX_CACHED = 50_000
 
 export interface AccessOptions {
@@ -62,12 +63,13 @@ export function createAccessRights(
   let rules: GroupRules = options.groups ?? {}
   const membership = createMembership(rules, assignments)
   let compiled = new Map<string, Compiled>()
-  let atPlace = new Map<string, AtPlace>()
+  // The same list of words (a user's, read on every request) is found without joining it.
+  let byList = new WeakMap<readonly string[], Compiled>()
   let revision = membership.revision()
 
   const forget = () => {
     compiled = new Map()
-    atPlace = new Map()
+    byList = new WeakMap()
     revision = membership.revision()
   }
 
@@ -79,10 +81,16 @@ export function createAccessRights(
     return role === undefined ? null : { permissions: role.permissions, maxAgeMs: role.maxAgeMs }
   }
 
-  function compile(words: readonly string[], key: string): Compiled {
+  function compile(words: readonly string[]): Compiled {
+    const listed = byList.get(words)
+    if (listed !== undefined) return listed
+    const key = words.join(' ')
     const found = compiled.get(key)
-    if (found !== undefined) return found
-    const result: Compiled = { everywhere: [], flowadmin: [], groups: new Map() }
+    if (found !== undefined) {
+      byList.set(words, found)
+      return found
+    }
+    const result: Compiled = { everywhere: [], flowadmin: [], groups: new Map(), byPlace: new Map() }
     for (const text of words) {
       const word = parseRightsWord(text)
       const entry = entryOf(word)
@@ -93,6 +101,7 @@ export function createAccessRights(
     }
     if (compiled.size >= MAX_CACHED) compiled = new Map()
     compiled.set(key, result)
+    byList.set(words, result)
     return result
   }
 
@@ -108,11 +117,10 @@ export function createAccessRights(
   function entriesAt(words: readonly string[], place: Place): AtPlace {
     // A change of the assignments elsewhere (another flowadmin's, or the API's) empties the caches.
     if (revision !== membership.revision()) forget()
-    const wordsKey = words.join(' ')
-    const key = `${wordsKey}\u0000${placeKey(place)}`
-    const found = atPlace.get(key)
+    const { everywhere, flowadmin, groups, byPlace } = compile(words)
+    const key = placeKey(place)
+    const found = byPlace.get(key)
     if (found !== undefined) return found
-    const { everywhere, flowadmin, groups } = compile(words, wordsKey)
     const entries = [...everywhere]
     if (place.kind === 'flowadmin') entries.push(...flowadmin)
     else if (place.kind === 'instance')
@@ -122,20 +130,20 @@ export function createAccessRights(
       always: union(entries.filter((entry) => entry.maxAgeMs === null).map((entry) => entry.permissions)),
       limited: entries.filter((entry) => entry.maxAgeMs !== null),
     }
-    if (atPlace.size >= MAX_CACHED) atPlace = new Map()
-    atPlace.set(key, result)
+    if (byPlace.size >= MAX_CACHED) byPlace.clear()
+    byPlace.set(key, result)
     return result
   }
 
   /** Every permission of the words, whatever their scope and lifetime: what they may ever give. */
   const anywhere = (words: readonly string[]): string[] => {
-    const { everywhere, flowadmin, groups } = compile(words, words.join(' '))
+    const { everywhere, flowadmin, groups } = compile(words)
     return union([everywhere, flowadmin, ...groups.values()].flat().map((entry) => entry.permissions))
   }
 
   /** The permissions of an everywhere-only reading of the words (plain words and roles everywhere). */
   const everywhereOf = (words: readonly string[]): string[] =>
-    union(compile(words, words.join(' ')).everywhere.map((entry) => entry.permissions))
+    union(compile(words).everywhere.map((entry) => entry.permissions))
 
   return {
     membership,
