@@ -4,6 +4,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { createAccessScenario } from './access.mjs'
 import { trackFolder } from './cleanup.mjs'
 import { writeDocs } from './docs.mjs'
 import { createIdentityScenario } from './fleet-identity.mjs'
@@ -62,7 +63,9 @@ async function main() {
           pools: options.pools,
         })
       : []),
-    ...(postgres ? [] : [createFleetScenario({ quick, log }), createIdentityScenario()]),
+    ...(postgres
+      ? []
+      : [createFleetScenario({ quick, log }), createIdentityScenario(), createAccessScenario()]),
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
