@@ -146,7 +146,9 @@ export function createFleet({ store, fleet, clock, events }: FleetDeps, options:
 
     /** An instance says it leaves: whether it may (it is its resource server's); see createLeases. */
     async leave(id: string, resourceServer: string): Promise<Result<null, InstanceConflict>> {
-      return (await owns(id, resourceServer)) ? ok(null) : conflict(id)
+      // One never seen leaves nothing: no record is made for it.
+      const owner = bindings.get(id) ?? (await fleet.find(id))?.resourceServer
+      return owner === undefined || owner === resourceServer ? ok(null) : conflict(id)
     },
 
     /** Leases: see createLeases. */
