@@ -109,6 +109,11 @@ export {
   type InstanceConflict,
   type InstanceView,
 } from './fleet/fleet.js'
+export {
+  FLEET_INSTALL_PERMISSION,
+  type FleetInstallRefusal,
+  mayInstallOnFleet,
+} from './fleet/install-policy.js'
 export type { InstanceModuleState } from './fleet/instance-states.js'
 export { type ModuleView, NOT_INSTALLED, type NodeSetView } from './modules/local-state.js'
 export type { ModuleError, PaletteError } from './modules/modules.js'

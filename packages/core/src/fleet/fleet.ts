@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.js'
 import { err, ok, type Result } from '../errors.js'
 import type { ModuleView, NodeSetView } from '../modules/local-state.js'
 import type {
@@ -12,6 +13,7 @@ import type {
 } from '../ports/index.js'
 import { createDesiredState, type DesiredState } from './desired-state.js'
 import { type Drift, driftOf } from './drift.js'
+import { type FleetInstallRefusal, mayInstallOnFleet } from './install-policy.js'
 import {
   connectedAt,
   type InstanceModuleState,
@@ -150,6 +152,10 @@ export function createFleet({ store, fleet, clock, events }: FleetDeps, options:
       const owner = bindings.get(id) ?? (await fleet.find(id))?.resourceServer
       return owner === undefined || owner === resourceServer ? ok(null) : conflict(id)
     },
+
+    /** Whether the caller may install or upgrade a module on the fleet now: see mayInstallOnFleet. */
+    mayInstall: (principal: Principal): Result<null, FleetInstallRefusal> =>
+      mayInstallOnFleet(principal, clock.now()),
 
     /** Leases: see createLeases. */
     touch: leases.touch,
