@@ -239,6 +239,9 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
       const install = [
         'install',
         ...common(),
+        // The lockfile names the tarball it came from, whatever npm's configuration says: the
+        // fleet's instances fetch that one (npm-artifact.ts).
+        '--omit-lockfile-registry-resolved=false',
         request.tarball === undefined ? '--save' : '--no-save',
         '--',
         spec,
