@@ -26,6 +26,15 @@ function sha512Of(integrity) {
   return null
 }
 
+/** `location` resolved against `base`, or as it is when it is no URL (refused then). */
+function resolveOr(location, base) {
+  try {
+    return new URL(location, base).href
+  } catch {
+    return location
+  }
+}
+
 const short = (text) => String(text).split('\n')[0].slice(0, 300)
 
 /**
@@ -36,6 +45,14 @@ const short = (text) => String(text).split('\n')[0].slice(0, 300)
  * @param {{signal?: AbortSignal, maxBytes?: number, timeoutMs?: number}} [options]
  */
 async function fetchVetted(entry, options = {}) {
+  try {
+    return await download(entry, options)
+  } catch (error) {
+    return { refused: `the tarball could not be downloaded (${short(error?.message ?? error)})` }
+  }
+}
+
+async function download(entry, options) {
   const expected = sha512Of(entry.integrity)
   if (expected === null) return { refused: 'the integrity flowadmin sent is not a SHA-512: not installed' }
   if (typeof entry.tarball !== 'string') return { refused: 'flowadmin sent no tarball URL: not installed' }
@@ -47,7 +64,12 @@ async function fetchVetted(entry, options = {}) {
     try {
       url = new URL(address)
     } catch {
-      return { refused: 'the tarball URL flowadmin sent is not a URL' }
+      return {
+        refused:
+          hop === 0
+            ? 'the tarball URL flowadmin sent is not a URL'
+            : 'the tarball was redirected to no URL: not installed',
+      }
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
       return { refused: `the tarball URL is not http(s): ${short(url.protocol)}` }
@@ -68,7 +90,8 @@ async function fetchVetted(entry, options = {}) {
     }
     const location = answer.headers.location
     if ([301, 302, 303, 307, 308].includes(answer.status) && typeof location === 'string') {
-      address = new URL(location, url).href
+      // Resolved against this URL; one that is none is refused at the next turn.
+      address = resolveOr(location, url)
       continue
     }
     if (answer.status !== 200) {
@@ -82,7 +105,9 @@ async function fetchVetted(entry, options = {}) {
     }
     return { bytes: answer.bytes }
   }
-  return { refused: `the tarball at ${entry.tarball} redirects more than ${MAX_REDIRECTS} times` }
+  return {
+    refused: `the tarball at ${short(entry.tarball.split('?')[0])} redirects more than ${MAX_REDIRECTS} times`,
+  }
 }
 
 module.exports = { fetchVetted, sha512Of, MAX_TARBALL_BYTES }

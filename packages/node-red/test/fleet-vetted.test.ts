@@ -122,6 +122,20 @@ describe('installs of the tarball flowadmin vetted', () => {
     })
   })
 
+  test('a registry’s redirect to its storage is followed; a redirect to no URL is refused', async () => {
+    const { instance, entry } = await instanceInstalling(VETTED)
+    const moved = instance.stub.fleet.redirect('wave-1.0.0.tgz', '/tarballs/wave-1.0.0.tgz')
+    expect((await fetchVetted({ ...entry, tarball: moved })).bytes).toEqual(VETTED)
+    const nowhere = instance.stub.fleet.redirect('nowhere.tgz', 'http://[nowhere')
+    expect(await fetchVetted({ ...entry, tarball: nowhere })).toEqual({
+      refused: 'the tarball was redirected to no URL: not installed',
+    })
+    const loop = instance.stub.fleet.redirect('loop.tgz', '/moved/loop.tgz')
+    expect(await fetchVetted({ ...entry, tarball: `${loop}?token=secret` })).toEqual({
+      refused: `the tarball at ${loop} redirects more than 5 times`,
+    })
+  })
+
   test('an integrity that is not a SHA-512 is refused, not installed by name', async () => {
     fleet = await startFleetInstance({ hold: 1 })
     const tarball = fleet.stub.fleet.serveTarball('wave-1.0.0.tgz', VETTED)

@@ -134,6 +134,8 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
   }
   /** Tarballs served at `/tarballs/…`, as a registry would. */
   const tarballs = new Map<string, { bytes: Buffer; length: TarballLength }>()
+  /** Paths answered with a redirect to their location. */
+  const redirects = new Map<string, string>()
   const audit = {
     events: [] as Array<Record<string, unknown>>,
     /** The statuses of the next answers to `POST /audit/events`, then 200. */
@@ -205,6 +207,8 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     if (mode === 'hang') return
     if (mode === 'unavailable') return json(res, 503, { error: 'temporarily_unavailable' })
     if (mode === 'notFound') return json(res, 404, { message: 'Not Found' })
+    const moved = req.method === 'GET' ? redirects.get(path) : undefined
+    if (moved !== undefined) return res.writeHead(302, { location: moved }).end()
     const tarball = req.method === 'GET' ? tarballs.get(path) : undefined
     if (tarball !== undefined) {
       const { bytes, length } = tarball
@@ -328,6 +332,11 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
       },
       setReportStatus(status: number) {
         fleet.reportStatus = status
+      },
+      /** Answers `/moved/<file>` with a redirect to `location`; its URL. */
+      redirect(file: string, location: string) {
+        redirects.set(`/moved/${file}`, location)
+        return `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}/moved/${file}`
       },
       /** Serves `bytes` at `/tarballs/<file>`, saying their length as `length` tells; its URL. */
       serveTarball(file: string, bytes: Buffer, length: TarballLength = 'true') {
