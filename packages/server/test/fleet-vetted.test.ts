@@ -1,7 +1,8 @@
 // Fleet mode end to end: what an instance installs is the tarball flowadmin vetted. The built
 // flowadmin installs a module from a local registry; the instance that is there installs that
-// tarball. Then the registry serves another tarball under the same name and version: an instance
-// that joins refuses it, installs nothing, and flowadmin shows why.
+// tarball (one whose Node-RED turns uploads off reports that). Then the registry serves another
+// tarball under the same name and version: an instance that joins refuses it, installs nothing,
+// and flowadmin shows why.
 import { mkdir, stat, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -25,14 +26,16 @@ let registry: LocalRegistry
 let flowadmin: BuiltServer
 let adminToken: string
 
-async function startInstance(name: string): Promise<NodeRedRun> {
+/** An instance; `more` settings (Node-RED's palette options, say). */
+async function startInstance(name: string, more?: string): Promise<NodeRedRun> {
   const userDir = path.join(work.dir, name)
   await mkdir(userDir, { recursive: true })
   await writeFile(
     path.join(userDir, 'flows.json'),
     JSON.stringify([{ id: 'tab1', type: 'tab', label: 'Flow 1' }]),
   )
-  return startNodeRed(userDir, helperSettings(flowadmin.url, name), {
+  const settings = { ...helperSettings(flowadmin.url, name), ...(more !== undefined && { more }) }
+  return startNodeRed(userDir, settings, {
     FLOWADMIN_SECRET: SECRET,
     npm_config_registry: registry.url,
   })
@@ -86,9 +89,13 @@ afterAll(async () => {
 })
 
 describe('the instances install the tarball flowadmin vetted', () => {
-  it('installs it on the instance there; an instance joining once the registry serves another tarball refuses it, and flowadmin shows why', async () => {
-    const edgeA = await startInstance('edge-a')
-    await eventually(fleetInstances, (list) => list.some((i) => i.id === 'edge-a' && i.connected))
+  it('installs it on the instance there (one whose Node-RED takes no uploads says so); an instance joining once the registry serves another tarball refuses it, and flowadmin shows why', async () => {
+    // edge-c's Node-RED takes no uploads.
+    const [edgeA, edgeC] = await Promise.all([
+      startInstance('edge-a'),
+      startInstance('edge-c', 'externalModules: { palette: { allowUpload: false } },'),
+    ])
+    await eventually(fleetInstances, (list) => list.filter((i) => i.connected).length === 2)
     const installed = await fetch(`${flowadmin.url}/nodes`, {
       method: 'POST',
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
@@ -101,6 +108,17 @@ describe('the instances install the tarball flowadmin vetted', () => {
         (state) => state === 'wave=true',
       ),
     ).toBe('wave=true')
+    const noUploads = await eventually(fleetInstances, (list) =>
+      list.some((i) => i.id === 'edge-c' && i.drift.some((d) => d.reason === 'install_failed')),
+    )
+    expect(noUploads.find((i) => i.id === 'edge-c')?.drift).toEqual([
+      {
+        module: WAVE.name,
+        reason: 'install_failed',
+        message: expect.stringContaining('Node-RED refused the upload of the tarball flowadmin vetted'),
+      },
+    ])
+    expect(await waveOn(edgeC)).toBe('404')
     // Installed from the tarball the agent checked and uploaded: Node-RED keeps it in its userDir.
     const uploaded = path.join(work.dir, 'edge-a', 'nodes', `${WAVE.name}-${WAVE.version}.tgz`)
     expect((await stat(uploaded)).isFile()).toBe(true)
