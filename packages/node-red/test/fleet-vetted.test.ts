@@ -6,6 +6,7 @@ import { createRequire } from 'node:module'
 import { waitFor } from '@flowadmin/testkit'
 import { afterEach, describe, expect, test } from 'vitest'
 import { desiredState, type FleetInstance, startFleetInstance } from './fleet-setup.js'
+import { startForwardProxy } from './forward-proxy.js'
 import type { TarballLength } from './stub-flowadmin.js'
 import { integrityOf, tarballOf } from './tarball-fixture.js'
 
@@ -134,6 +135,27 @@ describe('installs of the tarball flowadmin vetted', () => {
     expect(await fetchVetted({ ...entry, tarball: `${loop}?token=secret` })).toEqual({
       refused: `the tarball at ${loop} redirects more than 5 times`,
     })
+  })
+
+  test('the download goes through the forward proxy the environment names', async () => {
+    const { instance, entry } = await instanceInstalling(VETTED)
+    const proxy = await startForwardProxy()
+    const names = ['HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy']
+    const saved = names.map((name) => [name, process.env[name]] as const)
+    try {
+      for (const name of names) delete process.env[name]
+      process.env.HTTP_PROXY = proxy.url
+      expect((await fetchVetted(entry)).bytes).toEqual(VETTED)
+      expect(proxy.seen).toContainEqual(
+        expect.objectContaining({ method: 'GET', target: `${instance.stub.url}/tarballs/wave-1.0.0.tgz` }),
+      )
+    } finally {
+      for (const [name, value] of saved) {
+        if (value === undefined) delete process.env[name]
+        else process.env[name] = value
+      }
+      await proxy.close()
+    }
   })
 
   test('an integrity that is not a SHA-512 is refused, not installed by name', async () => {
