@@ -266,6 +266,11 @@ export const MIGRATIONS: readonly string[] = [
     at bigint NOT NULL              -- ms since the epoch
   );
   `,
+  `
+  -- The exact tarball flowadmin installed for the fleet: its integrity (sha512-…) and its URL.
+  ALTER TABLE flowadmin_fleet_installs ADD COLUMN integrity text;
+  ALTER TABLE flowadmin_fleet_installs ADD COLUMN tarball text;
+  `,
 ]
 
 /** The schema version this code writes. */

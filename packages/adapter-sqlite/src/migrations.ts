@@ -281,6 +281,11 @@ export const MIGRATIONS: readonly string[] = [
     at INTEGER NOT NULL           -- ms since the epoch
   ) WITHOUT ROWID;
   `,
+  `
+  -- The exact tarball flowadmin installed for the fleet: its integrity (sha512-…) and its URL.
+  ALTER TABLE fleet_installs ADD COLUMN integrity TEXT;
+  ALTER TABLE fleet_installs ADD COLUMN tarball TEXT;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

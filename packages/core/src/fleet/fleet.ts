@@ -6,6 +6,7 @@ import type {
   Clock,
   EventSink,
   FleetStore,
+  InstalledArtifact,
   InstanceReport,
   ModuleRecord,
   ModuleStore,
@@ -253,9 +254,16 @@ export function createFleet({ store, fleet, clock, events }: FleetDeps, options:
       return true
     },
 
-    /** Records that flowadmin installed (at `version`) or removed a module on the fleet. */
-    recordInstall: (module: string, action: 'install' | 'remove', version: string | null) =>
-      fleet.setInstall({ module, action, version, at: clock.now() }),
+    /**
+     * Records that flowadmin installed (at `version`, from the tarball `artifact` when known) or
+     * removed a module on the fleet.
+     */
+    recordInstall: (
+      module: string,
+      action: 'install' | 'remove',
+      version: string | null,
+      artifact: InstalledArtifact | null = null,
+    ) => fleet.setInstall({ module, action, version, ...artifact, at: clock.now() }),
 
     /**
      * Writes this flowadmin's `prune` to the store when it differs (at start: the last flowadmin
