@@ -239,11 +239,13 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
             'module (`install_failed`). Nothing was changed.',
           content: adminErrorContent(['invalid_request', 'module_not_allowed', 'install_failed']),
         },
-        403: {
-          description:
-            'Fleet mode: the session began more than 10 minutes ago (`reauthentication_required`); sign in again.',
-          content: adminErrorContent(['reauthentication_required']),
-        },
+        ...(deps.core.fleet !== null && {
+          403: {
+            description:
+              'Fleet mode: the session began more than 10 minutes ago (`reauthentication_required`); sign in again.',
+            content: adminErrorContent(['reauthentication_required']),
+          },
+        }),
         409: use('Busy'),
         413: use('AdminPayloadTooLarge'),
         504: use('InstallTimeout'),
