@@ -26,7 +26,8 @@ export type DriftReason =
  * A module where an instance differs from the desired state: `pending` (it has not applied the
  * current revision yet), `applying` (it says it is at it), `refused`, `install_failed`,
  * `remove_failed` (`message` is Node-RED's or npm's), `version_mismatch` (it runs another version
- * than flowadmin installed), `restart_needed` (the version is installed, Node-RED loads it at its
+ * than flowadmin installed, or another version waits for its next start; `by` and `at` when a
+ * hand change put it there), `restart_needed` (the version is installed, Node-RED loads it at its
  * next start), `changed_by_hand`, `removed_by_hand`, `installed_by_hand` (with `by` and `at` when
  * its report told of the hand change; an undecided module is `installed_by_hand` too).
  */
@@ -123,6 +124,17 @@ export function driftOf(report: InstanceReport | null, desired: DesiredView, onl
         reason: 'version_mismatch',
         message: `runs ${here.version}, desired ${wanted}`,
       })
+    }
+    if (wanted !== null && here.pendingVersion !== undefined && here.pendingVersion !== wanted) {
+      // It runs the desired version, and another one waits for its next start (installed by hand).
+      const hand = hands.get(name)
+      return {
+        module: name,
+        reason: 'version_mismatch',
+        message: `runs ${here.version}, desired ${wanted}; ${here.pendingVersion} is installed and loads when Node-RED restarts`,
+        ...(hand !== undefined &&
+          (hand.action === 'upgrade' || hand.action === 'install') && { by: hand.by, at: hand.at }),
+      }
     }
     if (decided !== undefined && setsDiffer(decided, here)) return why(name, ['enable', 'disable'], pending)
     if (install?.action === 'install') return null
