@@ -143,6 +143,18 @@ describe('drift, judged on the instance’s own report', () => {
     expect(await driftOf('edge-1')).toEqual([
       { module: 'by-hand', reason: 'installed_by_hand', by: 'bob', at: at + 2 },
     ])
+    // A set of it disabled by hand later (no one decided it): who installed it is still shown.
+    await send(
+      'edge-1',
+      report({
+        modules: [kit(), newModule(), { ...kit(true, false), name: 'by-hand' }],
+        applied,
+        changes: [{ module: 'by-hand', action: 'disable', by: 'carol', at: at + 3 }],
+      }),
+    )
+    expect(await driftOf('edge-1')).toEqual([
+      { module: 'by-hand', reason: 'installed_by_hand', by: 'bob', at: at + 2 },
+    ])
   })
 
   it('a module removed by hand on one instance flags that instance alone', async () => {

@@ -83,7 +83,7 @@ const FAILED: Partial<Record<FleetAction, DriftReason>> = {
 export function driftOf(report: InstanceReport | null, desired: DesiredView, only?: string): Drift[] {
   if (report === null) return []
   const drift: Drift[] = []
-  const { mine, hands } = indexOf(report)
+  const { mine, hands, flags } = indexOf(report)
   const behind = !caughtUp(report, desired.revision)
 
   /** Why module `name` differs, on the evidence the report gives; `otherwise` when it gives none. */
@@ -91,8 +91,10 @@ export function driftOf(report: InstanceReport | null, desired: DesiredView, onl
     const failed = report.failures.find((entry) => entry.module === name && actions.includes(entry.action))
     const reason = failed && FAILED[failed.action]
     if (failed && reason) return { module: name, reason, message: failed.message }
-    const hand = hands.get(name)
-    if (hand !== undefined && actions.includes(hand.action)) return handDrift(hand)
+    const hand = [flags.get(name), hands.get(name)].find(
+      (change) => change !== undefined && actions.includes(change.action),
+    )
+    if (hand !== undefined) return handDrift(hand)
     if (report.applying === true) return { module: name, reason: 'applying' }
     return behind ? { module: name, reason: 'pending' } : otherwise
   }
@@ -163,17 +165,27 @@ export function driftOf(report: InstanceReport | null, desired: DesiredView, onl
   return drift
 }
 
+interface ReportIndex {
+  mine: ReadonlyMap<string, ReportedModule>
+  /** The latest hand install, upgrade or removal of each module. */
+  hands: ReadonlyMap<string, HandChange>
+  /** The latest hand enable or disable of each module. */
+  flags: ReadonlyMap<string, HandChange>
+}
+
 /** A report's modules and hand changes by module name, made once per report (reports are not changed once read). */
-const indexes = new WeakMap<
-  InstanceReport,
-  { mine: ReadonlyMap<string, ReportedModule>; hands: ReadonlyMap<string, HandChange> }
->()
-function indexOf(report: InstanceReport) {
+const indexes = new WeakMap<InstanceReport, ReportIndex>()
+function indexOf(report: InstanceReport): ReportIndex {
   let index = indexes.get(report)
   if (index === undefined) {
     const mine = new Map<string, ReportedModule>()
     for (const module of report.modules) if (!mine.has(module.name)) mine.set(module.name, module)
-    index = { mine, hands: new Map((report.handChanges ?? []).map((change) => [change.module, change])) }
+    const hands = new Map<string, HandChange>()
+    const flags = new Map<string, HandChange>()
+    for (const change of report.handChanges ?? []) {
+      ;(change.action === 'enable' || change.action === 'disable' ? flags : hands).set(change.module, change)
+    }
+    index = { mine, hands, flags }
     indexes.set(report, index)
   }
   return index
