@@ -247,12 +247,19 @@ export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptio
           { username, permissions: '*' },
         )
       },
-      remove(name: string, username: string) {
+      /**
+       * As Node-RED 4.1 removes: the module is unloaded at once, and the audit message comes once
+       * npm is done (`auditAfterMs` later).
+       */
+      remove(name: string, username: string, auditAfterMs = 0) {
         modules.delete(name)
-        log(
-          { event: 'nodes.remove', module: name, path: `/nodes/${name}`, ip: '10.0.0.9' },
-          { username, permissions: '*' },
-        )
+        const audit = () =>
+          log(
+            { event: 'nodes.remove', module: name, path: `/nodes/${name}`, ip: '10.0.0.9' },
+            { username, permissions: '*' },
+          )
+        if (auditAfterMs === 0) audit()
+        else setTimeout(audit, auditAfterMs)
       },
     },
     async close() {

@@ -109,6 +109,20 @@ describe('changes made by hand', () => {
     expect(fleet.reports().flatMap((r) => r.reverted as unknown[])).toHaveLength(1)
   }, 30_000)
 
+  test('a module removed by hand, whose audit comes once npm is done: told with who removed it, once', async () => {
+    fleet = await startFleetInstance({
+      hold: 15,
+      modules: [wave('1.0.0'), kit],
+      desired: desiredState('5', { modules: [kitEnabled] }),
+    })
+    await reportWhere(fleet, (r) => r.applied === '5')
+    // Gone from GET /nodes at once; Node-RED names who removed it 2.5 s later (npm's time).
+    fleet.nodeRed.byHand.remove('wave', 'dave', 2500)
+    const told = await reportWhere(fleet, (r) => (r.changes as unknown[]).length > 0)
+    expect(told.changes).toEqual([{ module: 'wave', action: 'remove', by: 'dave', at: expect.any(Number) }])
+    expect(fleet.reports().flatMap((r) => r.changes as unknown[])).toHaveLength(1)
+  }, 30_000)
+
   test('a module removed by hand is installed again; one installed by hand that nothing decides stays', async () => {
     fleet = await startFleetInstance({
       hold: 15,
