@@ -1,0 +1,156 @@
+// A credential of its own after enrolment: not used on another machine, rotated when flowadmin asks,
+// and refused once revoked, without harm to Node-RED.
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { afterAll, afterEach, describe, expect, test } from 'vitest'
+import {
+  basic,
+  CREDENTIAL_FILE,
+  type Instance,
+  OWN,
+  startFlowadmin,
+  startInstance,
+  until,
+} from './enrol-setup.js'
+import { desiredState } from './fleet-setup.js'
+import { CLIENT_ID, CLIENT_SECRET, type StubFlowadmin } from './stub-flowadmin.js'
+
+const stubs: StubFlowadmin[] = []
+const running: Instance[] = []
+
+async function flowadminStub() {
+  const stub = await startFlowadmin()
+  stubs.push(stub)
+  return stub
+}
+
+async function start(...args: Parameters<typeof startInstance>) {
+  const instance = await startInstance(...args)
+  running.push(instance)
+  return instance
+}
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((instance) => instance.close()))
+})
+
+afterAll(async () => {
+  await Promise.all(stubs.map((stub) => stub.close()))
+})
+
+/** A userDir holding a credential file made on another machine (a copied VM or image). */
+function copiedUserDir(url: string) {
+  const userDir = mkdtempSync(path.join(tmpdir(), 'flowadmin-copy-'))
+  const copied = {
+    url,
+    instance: 'original',
+    resourceServer: CLIENT_ID,
+    clientId: `${CLIENT_ID}/original`,
+    clientSecret: 'fai_of-the-original-machine',
+    machine: 'f'.repeat(64),
+  }
+  writeFileSync(path.join(userDir, CREDENTIAL_FILE), JSON.stringify(copied), { mode: 0o600 })
+  return userDir
+}
+
+describe('a copy of a userDir on another machine', () => {
+  test('its credential is not used: one line, and the copy enrols with its token as an instance of its own', async () => {
+    const stub = await flowadminStub()
+    const userDir = copiedUserDir(stub.url)
+    const instance = await start(stub, { ...OWN, enrolmentToken: stub.identity.token() }, userDir)
+    await until(() => instance.kept()?.instance === 'nr-1')
+    expect(instance.lines[0]).toBe(
+      `enrolment: ${instance.file} was made on another machine (a copy of a VM or of a container image with its userDir): this copy is not enrolled; it is not used: this instance enrols with its enrolment token`,
+    )
+    expect(instance.kept()?.machine).not.toBe('f'.repeat(64))
+    await until(() => stub.fleet.pollsOf('nr-1').length > 0)
+    expect(stub.fleet.pollsOf('original')).toEqual([])
+    const original = basic(`${CLIENT_ID}/original`, 'fai_of-the-original-machine')
+    expect(stub.received.filter((request) => request.authorization === original)).toEqual([])
+  })
+
+  test('without a token, the shared secret is used, and the line says to enrol the copy', async () => {
+    const stub = await flowadminStub()
+    const instance = await start(stub, { instanceId: 'line-3' }, copiedUserDir(stub.url))
+    await until(() => stub.fleet.pollsOf('line-3').length > 0)
+    expect(instance.lines).toContain(
+      `enrolment: ${instance.file} was made on another machine (a copy of a VM or of a container image with its userDir): this copy is not enrolled; it is not used: the shared clientId and clientSecret are used (enrol this instance: give it an enrolment token)`,
+    )
+    expect(stub.fleet.pollsOf('line-3')[0]?.authorization).toBe(basic(CLIENT_ID, CLIENT_SECRET))
+  })
+})
+
+describe('a credential of its own', () => {
+  test('wins over the shared secret and the instanceId option, said once', async () => {
+    const stub = await flowadminStub()
+    const first = await start(stub, { ...OWN, enrolmentToken: stub.identity.token() })
+    await until(() => first.kept() !== null)
+    await first.close()
+    const kept = first.kept()
+    const again = await start(stub, { instanceId: 'other-name' }, first.userDir)
+    await until(() => stub.fleet.pollsOf('nr-1').length > 1)
+    expect(stub.fleet.pollsOf('nr-1').at(-1)?.authorization).toBe(
+      basic(kept?.clientId ?? '', kept?.clientSecret ?? ''),
+    )
+    expect(stub.fleet.pollsOf('other-name')).toEqual([])
+    expect(again.lines).toEqual([
+      'fleet: this instance is "nr-1" as its credential says, not "other-name" (the instanceId option)',
+    ])
+  })
+
+  test('rotated when the desired state asks: the file replaced whole (0600), then the new secret used', async () => {
+    const stub = await flowadminStub()
+    const instance = await start(stub, { ...OWN, enrolmentToken: stub.identity.token() })
+    await until(() => instance.kept() !== null && stub.fleet.pollsOf('nr-1').length > 0)
+    const before = instance.kept()
+    const inode = statSync(instance.file).ino
+    stub.fleet.setDesired(desiredState('2', { rotate: true }))
+    await until(() => instance.kept()?.clientSecret !== before?.clientSecret)
+    const after = instance.kept()
+    expect(after).toEqual({ ...before, clientSecret: stub.identity.secretsOf('nr-1').secret })
+    // Renamed over the old file, not written into it; no temporary file left.
+    expect(statSync(instance.file).ino).not.toBe(inode)
+    expect(instance.mode()).toBe(0o600)
+    expect(readdirSync(instance.userDir).filter((name) => name.endsWith('.tmp'))).toEqual([])
+    expect(stub.to('/fleet/instances/nr-1/credential')[0]?.authorization).toBe(
+      basic(before?.clientId ?? '', before?.clientSecret ?? ''),
+    )
+    const asked = stub.received.length
+    stub.fleet.setDesired(desiredState('3'))
+    await until(() =>
+      stub.received.slice(asked).some((request) => request.path === '/fleet/instances/nr-1/desired'),
+    )
+    const later = stub.received.slice(asked).filter((request) => request.path.startsWith('/fleet/'))
+    expect(
+      later.every(
+        (request) => request.authorization === basic(after?.clientId ?? '', after?.clientSecret ?? ''),
+      ),
+    ).toBe(true)
+    // The first use of the new secret ended the old one; one rotation for the version that asked.
+    expect(stub.identity.secretsOf('nr-1').previous).toBeNull()
+    expect(stub.to('/fleet/instances/nr-1/credential')).toHaveLength(1)
+    expect(instance.lines).toContain(
+      `this instance's credential at flowadmin at ${stub.url} is rotated: the new one is kept in ${instance.file}`,
+    )
+  })
+
+  test('revoked: one line, logins and tokens refused, Node-RED running, polls go on', async () => {
+    const stub = await flowadminStub()
+    const instance = await start(stub, { ...OWN, enrolmentToken: stub.identity.token() })
+    await until(() => instance.kept() !== null && stub.fleet.pollsOf('nr-1').length > 0)
+    const token = stub.issue('admin', '*')
+    await expect(instance.settings.adminAuth.tokens(token)).resolves.toMatchObject({ username: 'admin' })
+    stub.identity.revoke('nr-1')
+    // The held poll answers at the change; the next ones are refused.
+    stub.fleet.setDesired(desiredState('2'))
+    const polled = stub.fleet.pollsOf('nr-1').length
+    await until(() => stub.fleet.pollsOf('nr-1').length >= polled + 3)
+    await expect(instance.settings.adminAuth.tokens(token)).resolves.toBeNull()
+    await expect(instance.settings.adminAuth.authenticate('admin', 'pw')).resolves.toBeNull()
+    expect(instance.lines.filter((line) => line.includes('revoked'))).toEqual([
+      `this instance's credential was revoked or is unknown at flowadmin at ${stub.url}: enrol it again (see the README); logins are refused until then`,
+    ])
+    expect(instance.lines.filter((line) => line.includes('HTTP 401'))).toEqual([])
+  })
+})
