@@ -33,8 +33,7 @@ function createCredentials(settings) {
   let settled = false
   let refused = false
   let started = false
-  /** The desired version whose rotation is done, and whether one runs. */
-  let rotatedFor = null
+  /** Whether a rotation runs. */
   let rotating = false
   const stopper = createStopper()
   const listeners = new Set()
@@ -216,12 +215,12 @@ function createCredentials(settings) {
     },
 
     /**
-     * flowadmin asks for a new credential (the desired state `version` says `rotate`): asked for
-     * with the current one, written to the file first, then used. Once per version; retried with
-     * back-off until it succeeds. Never rejects.
+     * flowadmin asks for a new credential (a poll's desired state says `rotate`): asked for with
+     * the current one, written to the file first, then used (flowadmin ends the old one at its
+     * first use). One at a time; retried with back-off until it succeeds. Never rejects.
      */
-    async rotate(version) {
-      if (own === null || rotating || rotatedFor === version || userDir === null) return
+    async rotate() {
+      if (own === null || rotating || userDir === null) return
       rotating = true
       const say = onceEach(log)
       let failures = 0
@@ -240,7 +239,6 @@ function createCredentials(settings) {
             const failure = writeCredential(userDir, next)
             if (failure === null) {
               adopt(next)
-              rotatedFor = version
               log(
                 `this instance's credential at flowadmin at ${url} is rotated: the new one is kept in ${path.join(userDir, CREDENTIAL_FILE)}`,
               )

@@ -207,14 +207,22 @@ function startFleetAgent(settings, adminAuth, state) {
       log,
     })
     const poller = createPollLoop({
-      poll: (path, headers, timeoutMs) =>
-        call('GET', `${base}${path}`, { headers, timeoutMs, polling: true }),
-      reachable: reachableOf,
-      onDesired: (desired) => {
-        // flowadmin asks for a new credential: rotated beside the polls.
-        if (desired.rotate === true) credentials.rotate(desired.version)
-        applier.want(desired)
+      poll: async (path, headers, timeoutMs) => {
+        const sentWith = credentials.authorization()
+        const answer = await call('GET', `${base}${path}`, { headers, timeoutMs, polling: true })
+        // flowadmin asks for a new credential: rotated beside the polls (not again for a poll that
+        // went out with the credential before the rotation).
+        if (
+          answer.status === 200 &&
+          answer.body?.rotate === true &&
+          sentWith === credentials.authorization()
+        ) {
+          credentials.rotate()
+        }
+        return answer
       },
+      reachable: reachableOf,
+      onDesired: (desired) => applier.want(desired),
       stopper,
       log,
       url,

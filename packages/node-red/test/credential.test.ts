@@ -99,13 +99,15 @@ describe('a credential of its own', () => {
     ])
   })
 
-  test('rotated when the desired state asks: the file replaced whole (0600), then the new secret used', async () => {
+  test('rotated when a poll asks: the file replaced whole (0600), then the new secret used', async () => {
     const stub = await flowadminStub()
     const instance = await start(stub, { ...OWN, enrolmentToken: stub.identity.token() })
     await until(() => instance.kept() !== null && stub.fleet.pollsOf('nr-1').length > 0)
     const before = instance.kept()
     const inode = statSync(instance.file).ino
-    stub.fleet.setDesired(desiredState('2', { rotate: true }))
+    stub.identity.askRotate('nr-1')
+    // The held poll answers at the change, the next at once with the flag.
+    stub.fleet.setDesired(desiredState('2'))
     await until(() => instance.kept()?.clientSecret !== before?.clientSecret)
     const after = instance.kept()
     expect(after).toEqual({ ...before, clientSecret: stub.identity.secretsOf('nr-1').secret })
@@ -133,6 +135,30 @@ describe('a credential of its own', () => {
     expect(instance.lines).toContain(
       `this instance's credential at flowadmin at ${stub.url} is rotated: the new one is kept in ${instance.file}`,
     )
+  })
+
+  test('a rotation flowadmin fails is said once and tried again; a later one is made too', async () => {
+    const stub = await flowadminStub()
+    const instance = await start(stub, { ...OWN, enrolmentToken: stub.identity.token() })
+    await until(() => instance.kept() !== null && stub.fleet.pollsOf('nr-1').length > 0)
+    const first = instance.kept()?.clientSecret
+    stub.identity.failRotations(2)
+    stub.identity.askRotate('nr-1')
+    stub.fleet.setDesired(desiredState('2'))
+    await until(() => instance.kept()?.clientSecret !== first)
+    expect(stub.to('/fleet/instances/nr-1/credential')).toHaveLength(3)
+    expect(instance.lines.filter((line) => line.includes('rotate'))).toEqual([
+      `flowadmin at ${stub.url} refused to rotate this instance's credential (HTTP 503 storage_unavailable: The store does not answer): it keeps the one it has; tried again`,
+      `this instance's credential at flowadmin at ${stub.url} is rotated: the new one is kept in ${instance.file}`,
+    ])
+    // Asked again later, with the same desired state: rotated again.
+    const second = instance.kept()?.clientSecret
+    await until(() => stub.identity.secretsOf('nr-1').previous === null)
+    stub.identity.askRotate('nr-1')
+    stub.fleet.setDesired(desiredState('2', { prune: true }))
+    await until(() => instance.kept()?.clientSecret !== second)
+    expect(instance.kept()?.clientSecret).toBe(stub.identity.secretsOf('nr-1').secret)
+    expect(stub.to('/fleet/instances/nr-1/credential')).toHaveLength(4)
   })
 
   test('revoked: one line, logins and tokens refused, Node-RED running, polls go on', async () => {

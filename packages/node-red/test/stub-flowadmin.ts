@@ -27,8 +27,6 @@ export interface Desired {
   modules: Array<{ name: string; sets: Array<{ name: string; enabled: boolean }> }>
   installs: Array<{ module: string; version: string | null }>
   removals: string[]
-  /** flowadmin asks the instance to rotate its credential. */
-  rotate?: boolean
 }
 
 /** A report an instance sent, with its id. */
@@ -174,6 +172,15 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     const caller = callerOf(req)
     if (caller === null) return json(res, 401, { error: 'invalid_client' })
     if (mismatch(res, caller, id)) return
+    // Asked to rotate its credential: answered at once, with the flag.
+    if (caller.kind === 'instance' && identity.rotateAsked(caller.instance) && fleet.desired !== null) {
+      return json(
+        res,
+        200,
+        { hold: fleet.hold, ...fleet.desired, rotate: true },
+        { ETag: `"${fleet.desired.version}"` },
+      )
+    }
     const known = /"([^"]*)"/.exec(req.headers['if-none-match'] ?? '')?.[1] ?? null
     const deadline = Date.now() + Math.min(waitOf(String(req.headers.prefer ?? '')), fleet.hold) * 1000
     while (known !== null && fleet.desired?.version === known && Date.now() < deadline) {

@@ -19,6 +19,8 @@ interface InstanceCredential {
   /** The secret before a rotation, valid until the new one is first used. */
   previous: string | null
   revoked: boolean
+  /** Its polls answer at once with `"rotate": true` until a new secret is first used. */
+  rotateAsked: boolean
 }
 
 /** An answer the next enrolment gets instead of the contract's. */
@@ -45,12 +47,15 @@ export function createStubIdentity(resourceServer: string) {
   const enrolments: Enrolment[] = []
   const refusals: Refusal[] = []
   let counter = 0
+  /** Rotations answered 503 before the next is made. */
+  let failingRotations = 0
 
   /** The caller of a Basic `clientId:secret` pair that is not the shared one. */
   function callerOf(clientId: string, secret: string): Caller {
     const record = credentials.get(clientId)
     if (record === undefined || record.revoked) return null
     if (record.secret === secret) {
+      if (record.previous !== null) record.rotateAsked = false
       record.previous = null
       return { kind: 'instance', instance: record.instance, clientId }
     }
@@ -89,7 +94,13 @@ export function createStubIdentity(resourceServer: string) {
     token.uses -= 1
     const clientId = `${resourceServer}/${instance}`
     const clientSecret = `fai_${randomBytes(24).toString('base64url')}`
-    credentials.set(clientId, { instance, secret: clientSecret, previous: null, revoked: false })
+    credentials.set(clientId, {
+      instance,
+      secret: clientSecret,
+      previous: null,
+      revoked: false,
+      rotateAsked: false,
+    })
     return json(res, 201, { instance, resourceServer, clientId, clientSecret })
   }
 
@@ -100,6 +111,10 @@ export function createStubIdentity(resourceServer: string) {
     }
     const record = credentials.get(caller.clientId)
     if (record === undefined) return json(res, 401, { error: 'invalid_client' })
+    if (failingRotations > 0) {
+      failingRotations -= 1
+      return json(res, 503, { code: 'storage_unavailable', message: 'The store does not answer' })
+    }
     const clientSecret = `fai_${randomBytes(24).toString('base64url')}`
     record.previous = record.secret
     record.secret = clientSecret
@@ -108,6 +123,9 @@ export function createStubIdentity(resourceServer: string) {
 
   return {
     callerOf,
+    /** Whether the instance is asked to rotate its credential. */
+    rotateAsked: (instance: string) =>
+      [...credentials.values()].some((record) => record.instance === instance && record.rotateAsked),
     /** Answers the identity routes; false for any other request. */
     handle(req: IncomingMessage, res: ServerResponse, path: string, text: string, caller: Caller) {
       if (req.method !== 'POST') return false
@@ -139,6 +157,14 @@ export function createStubIdentity(resourceServer: string) {
       /** The next enrolments are answered these instead. */
       refuseNext(...next: Refusal[]) {
         refusals.push(...next)
+      },
+      /** Its next polls answer at once with `"rotate": true`, until it uses a new secret. */
+      askRotate(instance: string) {
+        for (const record of credentials.values()) if (record.instance === instance) record.rotateAsked = true
+      },
+      /** The next `count` rotations are answered 503. */
+      failRotations(count: number) {
+        failingRotations += count
       },
       revoke(instance: string) {
         for (const record of credentials.values()) if (record.instance === instance) record.revoked = true
