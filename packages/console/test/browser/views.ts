@@ -39,7 +39,7 @@ export function resourceServer(id: string) {
   return {
     id,
     basic: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
-    setting: async () => ({ id, secret: await hash(secret) }),
+    setting: async () => ({ id, secret: await hash(secret), fleet: true }),
   }
 }
 

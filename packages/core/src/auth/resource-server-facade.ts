@@ -1,4 +1,6 @@
 import { err, ok, type Result } from '../errors.js'
+import { type ClientIdentity, instanceOfClientId } from '../fleet/identity-rules.js'
+import type { InstanceIdentities } from '../fleet/instance-identities.js'
 import type { CoreObserver, TokenKind } from '../ports/index.js'
 import type { Audiences } from '../tokens/audience.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
@@ -49,34 +51,45 @@ export interface ResourceServerFacadeDeps {
   handover: Handover
   tokens: Tokens
   trail: Trail
+  /** Enrolled instances' own credentials (client id `<resource server>/<instance>`). */
+  identities: InstanceIdentities
   observer?: CoreObserver | undefined
 }
 
 /** What resource servers (a fleet's Node-RED instances) call, each once its credentials are proven. */
 export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
   const { servers } = deps
+  /** The resource server a client id belongs to: its own id, or an instance's server. */
+  const serverOf = (clientId: string) => instanceOfClientId(clientId)?.resourceServer ?? clientId
   /**
-   * Authenticates a resource server (a fleet instance's helper): its id when its credentials
-   * hold, or `invalid_client`.
+   * Authenticates a resource server with its own id and secret, or one of its enrolled instances
+   * with its credential (`<resource server>/<instance>`): who it is, or `invalid_client`.
    */
   async function authenticateClient(
     client: ClientCredentials | null,
     address: string,
-  ): Promise<Result<string, ClientError>> {
+  ): Promise<Result<ClientIdentity, ClientError>> {
     if (!deps.authEnabled || client === null) return err({ code: 'invalid_client' })
+    // Resource server ids never hold "/": a client id that does is an instance's.
+    if (client.id.includes('/')) return deps.identities.authenticate(client.id, client.secret, address)
     const authenticated = await servers.authenticate(client.id, client.secret, address)
-    return authenticated.ok ? ok(client.id) : authenticated
+    if (!authenticated.ok) return authenticated
+    return ok({ clientId: client.id, resourceServer: client.id, instance: null, audience: client.id })
   }
 
-  /** As authenticateClient; besides, a `client_id` in the request must be the authenticated one. */
+  /**
+   * As authenticateClient; besides, a `client_id` in the request must be the authenticated one
+   * (an instance's, or its resource server's id).
+   */
   async function requestingClient(
     client: ClientCredentials | null,
     requested: string | undefined,
     address: string,
-  ): Promise<Result<string, ClientError>> {
+  ): Promise<Result<ClientIdentity, ClientError>> {
     const authenticated = await authenticateClient(client, address)
     if (!authenticated.ok) return authenticated
-    return requested !== undefined && requested !== authenticated.value
+    const { clientId, resourceServer } = authenticated.value
+    return requested !== undefined && requested !== clientId && requested !== resourceServer
       ? err({ code: 'invalid_client' })
       : authenticated
   }
@@ -119,7 +132,8 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
     ): Promise<Result<IssuedToken, LoginError | ClientError>> {
       const id = await requestingClient(client, request.clientId, address)
       if (!id.ok) return id
-      return deps.login({ ...request, clientId: id.value }, address, agent, id.value)
+      const { clientId, audience } = id.value
+      return deps.login({ ...request, clientId }, address, agent, clientId, audience)
     },
 
     /**
@@ -128,7 +142,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
      * unregistered URI never receives anything.
      */
     redirectRegistered: (clientId: string, redirectUri: string): boolean =>
-      servers.redirects(clientId, redirectUri),
+      servers.redirects(serverOf(clientId), redirectUri),
 
     /**
      * The authorization code grant of a resource server (a Node-RED editor's sign-in through
@@ -145,7 +159,8 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
       const id = await requestingClient(client, request.clientId, address)
       if (!id.ok) return id
       const { code, redirectUri, codeVerifier } = request
-      return deps.handover.redeem(id.value, code, redirectUri, codeVerifier, address, agent)
+      const { clientId, audience } = id.value
+      return deps.handover.redeem(clientId, code, redirectUri, codeVerifier, address, agent, audience)
     },
 
     /**
@@ -163,7 +178,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
         deps.observer?.introspection?.(code === 'temporarily_unavailable' ? 'shed' : code)
         return id
       }
-      return ok({ introspect: (token: string) => introspectFor(id.value, token) })
+      return ok({ introspect: (token: string) => introspectFor(id.value.audience, token) })
     },
 
     /** Token introspection in one call: see `introspector`. */
@@ -194,9 +209,10 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
     > {
       const id = await authenticateClient(client, address)
       if (!id.ok) return id
-      // The resource server reports for its instances, and answers for them, until instances
-      // have identities of their own.
-      const source = { reporter: id.value, server: id.value }
+      // A resource server with its shared secret reports for its instances, and answers for
+      // them; an enrolled instance reports for itself alone, under its own id.
+      const { clientId, resourceServer, instance } = id.value
+      const source = { reporter: clientId, server: resourceServer, instance }
       const wait = deps.trail.waitOf(source.reporter)
       if (wait !== null) return err({ code: 'too_many_events', retryAfter: wait })
       return ok({ report: (reports: readonly TrailReport[]) => deps.trail.ingest(source, reports) })
