@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { fleetWorld, report } from './fleet-world.js'
 import { basicHeader, fleetBasic, type World } from './helpers.js'
+import { createResponseValidator } from './openapi-validate.js'
 
 type Credential = { instance: string; resourceServer: string; clientId: string; clientSecret: string }
 
@@ -250,5 +251,69 @@ describe('fleet: an instance enrols and acts as itself alone', () => {
     expect(res.status).toBe(401)
     expect(await res.json()).toMatchObject({ error: 'invalid_client' })
     expect((await pollAs(world, 'nr-1', fleetBasic())).status).toBe(200)
+  })
+})
+
+describe('fleet: the identity routes in the API document', () => {
+  it('lists them, and every answer of theirs conforms to it', async () => {
+    const world = await fleetWorld()
+    const served = (await (await world.request('/openapi.json')).json()) as { paths: Record<string, object> }
+    expect(Object.keys(served.paths)).toEqual(
+      expect.arrayContaining([
+        '/fleet/enrolments',
+        '/fleet/enrolments/{enrolment}',
+        '/fleet/enrol',
+        '/fleet/instances/{id}/credential',
+        '/fleet/instances/{id}/rotate',
+        '/fleet/instances/{id}/revoke',
+      ]),
+    )
+    const validator = createResponseValidator(served)
+    const admin = await world.login()
+    const problems: string[] = []
+    const check = async (method: string, path: string, init: RequestInit = {}) => {
+      const res = await world.request(path, { method, ...init })
+      const result = await validator.check(method, `http://localhost${path}`, res)
+      problems.push(...result.problems.map((problem) => `${result.operation} ${result.status}: ${problem}`))
+      return result.status
+    }
+    const bearer = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }
+    const json = { 'content-type': 'application/json' }
+    const made = await world.send('POST', '/fleet/enrolments', { resourceServer: 'fleet', uses: 2 }, admin)
+    const { id, token } = (await made.json()) as { id: string; token: string }
+    const credential = (await (await enrol(world, { token, instance: 'nr-1' })).json()) as Credential
+    const basic = { authorization: basicOf(credential) }
+    const statuses = [
+      await check('POST', '/fleet/enrolments', {
+        headers: bearer,
+        body: JSON.stringify({ resourceServer: 'fleet' }),
+      }),
+      await check('POST', '/fleet/enrolments', {
+        headers: bearer,
+        body: JSON.stringify({ resourceServer: 'fleet', uses: 0 }),
+      }),
+      await check('POST', '/fleet/enrolments', { headers: json, body: '{}' }),
+      await check('GET', '/fleet/enrolments', { headers: bearer }),
+      await check('POST', '/fleet/enrol', {
+        headers: json,
+        body: JSON.stringify({ token, instance: 'nr-2' }),
+      }),
+      await check('POST', '/fleet/enrol', {
+        headers: json,
+        body: JSON.stringify({ token, instance: 'nr-2' }),
+      }),
+      await check('POST', '/fleet/enrol', { headers: json, body: JSON.stringify({ token: 5 }) }),
+      await check('POST', '/fleet/instances/nr-1/rotate', { headers: bearer }),
+      await check('GET', '/fleet/instances/nr-1/desired', { headers: basic }),
+      await check('GET', '/fleet/instances/nr-2/desired', { headers: basic }),
+      await check('POST', '/fleet/instances/nr-1/credential', { headers: basic }),
+      await check('GET', '/fleet/instances', { headers: bearer }),
+      await check('POST', '/fleet/instances/nr-1/revoke', { headers: bearer }),
+      await check('POST', '/fleet/instances/nr-1/credential', { headers: basic }),
+      await check('DELETE', `/fleet/enrolments/${id}`, { headers: bearer }),
+      await check('DELETE', `/fleet/enrolments/${id}`, { headers: bearer }),
+    ]
+    expect(statuses).toEqual([201, 400, 401, 200, 201, 401, 400, 204, 200, 403, 200, 200, 204, 401, 204, 404])
+    expect(problems).toEqual([])
   })
 })

@@ -367,7 +367,14 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     passkeys: createPasskeyFacade(passkeys, clock),
 
     /** Deletes what has expired, in bounded batches (see createSweep). */
-    sweep: createSweep({ tokens, throttle, sso: ports.stores.sso, signIn, clock }),
+    sweep: createSweep({
+      tokens,
+      throttle,
+      sso: ports.stores.sso,
+      signIn,
+      enrolments: ports.stores.enrolments,
+      clock,
+    }),
   }
 }
 
