@@ -344,7 +344,7 @@ describe('three Node-RED instances enrolled with a token each', () => {
     expect(await late.json()).toMatchObject({ code: 'invalid_enrolment' })
   }, 120_000)
 
-  it('the shared-secret set-up of today still joins and checks logins', async () => {
+  it('the shared-secret set-up of today still joins and checks logins, and moves to a credential of its own', async () => {
     const run = await startNodeRed(
       path.join(work.dir, 'shared-1'),
       helperSettings(flowadmin.url, 'shared-1'),
@@ -360,5 +360,28 @@ describe('three Node-RED instances enrolled with a token each', () => {
     const token = await instanceToken(run)
     expect(await editorStatus('shared-1', token)).toBe(200)
     await expect(stat(path.join(work.dir, 'shared-1', '.flowadmin-credential'))).rejects.toThrow()
+
+    // Moved off the shared secret: restarted with a token naming its id, the shared options kept.
+    const token2 = (await enrolmentToken({ instance: 'shared-1' })).token
+    await run.stop()
+    const moved = await startNodeRed(
+      path.join(work.dir, 'shared-1'),
+      helperSettings(flowadmin.url, 'shared-1'),
+      {
+        FLOWADMIN_SECRET: SECRET,
+        FLOWADMIN_ENROLMENT_TOKEN: token2,
+      },
+    )
+    runs.set('shared-1', moved)
+    const enrolled = await eventually(listed, (all) =>
+      all.some((each) => each.id === 'shared-1' && each.connected && each.enrolment !== null),
+    )
+    expect(enrolled.find((each) => each.id === 'shared-1')).toMatchObject({ revoked: false })
+    const credential = await credentialOf('shared-1')
+    expect(credential).toMatchObject({ instance: 'shared-1', clientId: `${CLIENT_ID}/shared-1` })
+    expect((await pollAs('shared-1', basicOf(credential))).status).toBe(200)
+    // The shared secret may no longer act as it.
+    expect((await pollAs('shared-1', basic(CLIENT_ID, SECRET))).status).toBe(403)
+    expect(await editorStatus('shared-1', await instanceToken(moved))).toBe(200)
   })
 })
