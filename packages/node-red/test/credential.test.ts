@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, afterEach, describe, expect, test } from 'vitest'
+import type { StrategyAdminAuth } from '../index.js'
 import {
   basic,
   CREDENTIAL_FILE,
@@ -178,5 +179,45 @@ describe('a credential of its own', () => {
       `this instance's credential was revoked or is unknown at flowadmin at ${stub.url}: enrol it again (see the README); logins are refused until then`,
     ])
     expect(instance.lines.filter((line) => line.includes('HTTP 401'))).toEqual([])
+  })
+
+  test('the editor’s "Sign in with …" names its own client id and trades the code with its credential', async () => {
+    const stub = await flowadminStub()
+    const redirectUri = 'http://127.0.0.1:1880/auth/strategy/callback'
+    stub.identity.refuseNext({ status: 503, body: { code: 'storage_unavailable' } })
+    const instance = await start(stub, {
+      ...OWN,
+      enrolmentToken: stub.identity.token(),
+      sso: { redirectUri },
+    })
+    const adminAuth = instance.settings.adminAuth as unknown as StrategyAdminAuth
+    const Strategy = adminAuth.strategy.strategy
+    const actions: Array<[string, unknown]> = []
+    const run = (req: { query: Record<string, unknown>; session: Record<string, unknown> }) =>
+      Object.assign(Object.create(new Strategy({}, () => null)), {
+        redirect: (url: string) => actions.push(['redirect', url]),
+        success: (user: unknown) => actions.push(['success', user]),
+        error: (error: Error) => actions.push(['error', error.message]),
+      }).authenticate(req)
+    const session: Record<string, unknown> = {}
+    // Not enrolled yet: no sign-in to start.
+    run({ query: {}, session })
+    expect(actions.shift()).toEqual([
+      'error',
+      'This instance is not enrolled at flowadmin yet: try again later',
+    ])
+    await until(() => instance.kept() !== null)
+    const kept = instance.kept()
+    run({ query: {}, session })
+    const [action, location] = actions.shift() as [string, string]
+    expect(action).toBe('redirect')
+    const params = new URL(location).searchParams
+    expect(params.get('client_id')).toBe(`${CLIENT_ID}/nr-1`)
+    run({ query: { code: stub.code('admin'), state: params.get('state') }, session })
+    await until(() => actions.length > 0)
+    expect(actions[0]?.[0]).toBe('success')
+    const exchange = stub.to('/auth/token').at(-1)
+    expect(exchange?.authorization).toBe(basic(kept?.clientId ?? '', kept?.clientSecret ?? ''))
+    expect(exchange?.form.client_id).toBe(`${CLIENT_ID}/nr-1`)
   })
 })
