@@ -66,6 +66,8 @@ function readCredential(userDir, url, machine) {
     const stat = fs.statSync(file)
     if (!stat.isFile() || stat.size > MAX_FILE_BYTES) return { unusable: `${file} is not a credential file` }
     text = fs.readFileSync(file, 'utf8')
+    // Readable by others (a copy made without its mode): this user's alone again.
+    if ((stat.mode & 0o077) !== 0) tighten(file)
   } catch (error) {
     if (error?.code === 'ENOENT') return { absent: true }
     return { unusable: `${file} cannot be read (${error?.code ?? 'error'})` }
@@ -122,6 +124,15 @@ function writeCredential(userDir, credential) {
   }
 }
 
+/** Mode 0600, where this user may set it. */
+function tighten(file) {
+  try {
+    fs.chmodSync(file, 0o600)
+  } catch {
+    // Not this user's file: read as it is.
+  }
+}
+
 /** The rename made durable, where the system allows a folder to be synced. */
 function syncFolder(folder) {
   let fd = null
@@ -131,7 +142,11 @@ function syncFolder(folder) {
   } catch {
     // Not on every system (Windows).
   } finally {
-    if (fd !== null) fs.closeSync(fd)
+    try {
+      if (fd !== null) fs.closeSync(fd)
+    } catch {
+      // Closed anyway.
+    }
   }
 }
 

@@ -284,7 +284,7 @@ const ENROLMENT_TOKEN_ENV = 'FLOWADMIN_ENROLMENT_TOKEN'
  * without one. Printable, without spaces; never shown in a message.
  */
 function parseEnrolmentToken(value) {
-  const from = value === undefined ? 'FLOWADMIN_ENROLMENT_TOKEN' : 'enrolmentToken'
+  const from = value === undefined ? ENROLMENT_TOKEN_ENV : 'enrolmentToken'
   const token = value === undefined ? process.env[ENROLMENT_TOKEN_ENV] || undefined : value
   if (token === undefined) return null
   if (typeof token !== 'string' || !/^[\x21-\x7e]{1,1024}$/.test(token)) {

@@ -1,6 +1,6 @@
 // A credential of its own after enrolment: not used on another machine, rotated when flowadmin asks,
 // and refused once revoked, without harm to Node-RED.
-import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { afterAll, afterEach, describe, expect, test } from 'vitest'
@@ -89,12 +89,15 @@ describe('a credential of its own', () => {
     await until(() => first.kept() !== null)
     await first.close()
     const kept = first.kept()
+    // A copy (a restore from backup) made readable by others: made this user's alone again.
+    chmodSync(first.file, 0o644)
     const again = await start(stub, { instanceId: 'other-name' }, first.userDir)
     await until(() => stub.fleet.pollsOf('nr-1').length > 1)
     expect(stub.fleet.pollsOf('nr-1').at(-1)?.authorization).toBe(
       basic(kept?.clientId ?? '', kept?.clientSecret ?? ''),
     )
     expect(stub.fleet.pollsOf('other-name')).toEqual([])
+    expect(again.mode()).toBe(0o600)
     expect(again.lines).toEqual([
       'fleet: this instance is "nr-1" as its credential says, not "other-name" (the instanceId option)',
     ])
