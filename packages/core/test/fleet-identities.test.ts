@@ -6,6 +6,10 @@ import { describe, expect, it } from 'vitest'
 import { operator } from '../src/auth/principal.js'
 
 const ADDRESS = '192.0.2.10'
+const REDIRECT = 'https://nr-1.example/auth/strategy/callback'
+/** A PKCE verifier and its S256 challenge (RFC 7636): base64url of its SHA-256. */
+const VERIFIER = 'dBjftJeZ4CVP-mJ0ZLX7sAOiWp4mODfZW5qv3qa0Wfs'
+const CHALLENGE = 'Bvrc_PnoXB3L91pMsLJ3skzRiiPCoJteVd8702iXfDg'
 const admin = { kind: 'user' as const, username: 'admin', clientId: 'service-admin', permissions: ['*'] }
 
 function world(options: { maxInstances?: number; sharedAudience?: boolean } = {}) {
@@ -14,7 +18,13 @@ function world(options: { maxInstances?: number; sharedAudience?: boolean } = {}
     adminAuth: (hasher) => ({
       users: [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }],
       resourceServers: [
-        { id: 'fleet', secret: hasher.hash('shared'), fleet: true, sharedAudience: options.sharedAudience },
+        {
+          id: 'fleet',
+          secret: hasher.hash('shared'),
+          fleet: true,
+          sharedAudience: options.sharedAudience,
+          redirectUris: [REDIRECT],
+        },
         { id: 'plain', secret: hasher.hash('plain') },
       ],
     }),
@@ -187,6 +197,40 @@ describe('an instance’s credential', () => {
     })
     expect(w.events.ofType('fleet.instance_revoked')).toMatchObject([{ instance: 'nr-1', sessionsEnded: 1 }])
     expect(await w.identities.revoke('nr-9', { username: 'admin', clientId: null, address: null })).toBeNull()
+  })
+
+  it("an editor's sign-in code for the instance is redeemed with its credential alone, for it alone", async () => {
+    const w = world()
+    const enrolled = await w.enrol(await w.token({ instance: 'nr-1' }))
+    if (!enrolled.ok) throw new Error('not enrolled')
+    const client = { id: enrolled.value.clientId, secret: enrolled.value.clientSecret }
+    expect(w.core.redirectRegistered('fleet/nr-1', REDIRECT)).toBe(true)
+    const owner = { username: 'admin', permissions: [], fingerprint: '', method: 'password' as const }
+    const authorization = {
+      clientId: 'fleet/nr-1',
+      redirectUri: REDIRECT,
+      codeChallenge: CHALLENGE,
+      state: null,
+    }
+    const handed = await w.core.signIn.handOver(owner, { binding: null, authorization }, ADDRESS)
+    if (!handed.ok) throw new Error('no code')
+    const request = { clientId: undefined, code: handed.value, redirectUri: REDIRECT, codeVerifier: VERIFIER }
+    const shared = await w.core.redeemCode({ id: 'fleet', secret: 'shared' }, request, ADDRESS)
+    expect(shared.ok).toBe(false)
+    const again = await w.core.signIn.handOver(owner, { binding: null, authorization }, ADDRESS)
+    if (!again.ok) throw new Error('no code')
+    const issued = await w.core.redeemCode(client, { ...request, code: again.value }, ADDRESS)
+    if (!issued.ok) throw new Error(JSON.stringify(issued.error))
+    const introspect = (as: { id: string; secret: string }) =>
+      w.core.introspect(as, issued.value.accessToken, ADDRESS)
+    expect(await introspect(client)).toMatchObject({
+      ok: true,
+      value: { active: true, audience: 'fleet/nr-1', clientId: 'fleet/nr-1' },
+    })
+    expect(await introspect({ id: 'fleet', secret: 'shared' })).toEqual({
+      ok: true,
+      value: { active: false },
+    })
   })
 
   it('rotation: the old secret works until the new one is first used, then stops', async () => {
