@@ -6,7 +6,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type BuiltServer, startBuiltServer, useServerFolder } from './cli-process.js'
+import { type BuiltServer, runCliToEnd, startBuiltServer, useServerFolder } from './cli-process.js'
 import {
   CLIENT_ID,
   eventually,
@@ -135,7 +135,8 @@ const helperLines = (run: NodeRedRun) =>
 
 beforeAll(async () => {
   const flowadminDir = path.join(work.dir, 'flowadmin')
-  flowadmin = await startBuiltServer(path.join(flowadminDir, 'settings.json'), {
+  const settingsFile = path.join(flowadminDir, 'settings.json')
+  flowadmin = await startBuiltServer(settingsFile, {
     settings: {
       storage: 'sqlite',
       userDir: flowadminDir,
@@ -160,12 +161,24 @@ beforeAll(async () => {
     else if (attempt === 10) throw new Error(`no admin token: HTTP ${res.status}`)
     else await new Promise((resolve) => setTimeout(resolve, 1000))
   }
-  const made = await enrolmentToken({ expiresIn: 60 })
-  expiring = { token: made.token, expiresAt: Date.parse(made.expiresAt) }
+  const short = await enrolmentToken({ expiresIn: 60 })
+  expiring = { token: short.token, expiresAt: Date.parse(short.expiresAt) }
   // nr-1 and nr-3: the token names the id; nr-2: the helper's instanceId option asks for it.
+  // nr-3's token comes from the command beside the running server, as a provisioning script's.
   enrolmentTokens.set('nr-1', (await enrolmentToken({ instance: 'nr-1' })).token)
   enrolmentTokens.set('nr-2', (await enrolmentToken()).token)
-  enrolmentTokens.set('nr-3', (await enrolmentToken({ instance: 'nr-3' })).token)
+  const made = await runCliToEnd([
+    'instances',
+    'enrol',
+    '--resource-server',
+    CLIENT_ID,
+    '--instance',
+    'nr-3',
+    '--settings',
+    settingsFile,
+  ])
+  expect(made.code, made.stderr).toBe(0)
+  enrolmentTokens.set('nr-3', made.stdout.trim())
   await Promise.all([
     startEnrolled('nr-1', enrolmentTokens.get('nr-1') as string),
     startEnrolled('nr-2', enrolmentTokens.get('nr-2') as string, 'nr-2'),
@@ -194,9 +207,10 @@ describe('three Node-RED instances enrolled with a token each', () => {
       expect(credential.clientSecret).toMatch(/^fai_/)
       const file = path.join(work.dir, name, '.flowadmin-credential')
       expect((await stat(file)).mode & 0o777).toBe(0o600)
+      // The command line's token is nobody's.
       expect(list.find((each) => each.id === name)).toMatchObject({
         revoked: false,
-        enrolment: { by: 'admin' },
+        enrolment: { by: name === 'nr-3' ? null : 'admin' },
       })
       const run = runs.get(name) as NodeRedRun
       const token = enrolmentTokens.get(name) as string
