@@ -171,16 +171,24 @@ describe('a credential of its own', () => {
     await until(() => instance.kept() !== null && stub.fleet.pollsOf('nr-1').length > 0)
     const token = stub.issue('admin', '*')
     await expect(instance.settings.adminAuth.tokens(token)).resolves.toMatchObject({ username: 'admin' })
+    // Revoked while a poll is held: the held poll answers at the change, the next ones are refused.
+    await until(() => {
+      const last = stub.fleet.pollsOf('nr-1').at(-1)
+      return last?.headers['if-none-match'] !== undefined && last.answeredAt === 0
+    })
     stub.identity.revoke('nr-1')
-    // The held poll answers at the change; the next ones are refused.
     stub.fleet.setDesired(desiredState('2'))
     const polled = stub.fleet.pollsOf('nr-1').length
+    const reported = stub.to('/fleet/instances/nr-1/report').length
     await until(() => stub.fleet.pollsOf('nr-1').length >= polled + 3)
+    // Its report of the state it applied is refused too.
+    await until(() => stub.to('/fleet/instances/nr-1/report').length > reported)
     await expect(instance.settings.adminAuth.tokens(token)).resolves.toBeNull()
     await expect(instance.settings.adminAuth.authenticate('admin', 'pw')).resolves.toBeNull()
     expect(instance.lines.filter((line) => line.includes('revoked'))).toEqual([
       `this instance's credential was revoked or is unknown at flowadmin at ${stub.url}: enrol it again (see the README); logins are refused until then`,
     ])
+    // Nor a refused report (its state changed with the new desired version): one line in all.
     expect(instance.lines.filter((line) => line.includes('HTTP 401'))).toEqual([])
   })
 
