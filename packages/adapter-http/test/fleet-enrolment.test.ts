@@ -86,6 +86,33 @@ describe('fleet: enrolment tokens', () => {
   })
 })
 
+describe('fleet: malformed enrolments', () => {
+  it('are refused with a clear 400 or 413, never a 500, and spend nothing', async () => {
+    const world = await fleetWorld()
+    const admin = await world.login()
+    const { token } = (await (await createEnrolment(world, admin)).json()) as { token: string }
+    const post = (body: string, type = 'application/json') =>
+      world.request('/fleet/enrol', { method: 'POST', headers: { 'content-type': type }, body })
+    const cases: Array<[string, string, number, string]> = [
+      ['{', 'application/json', 400, 'invalid_request'],
+      ['token=x', 'application/x-www-form-urlencoded', 400, 'invalid_request'],
+      ['[]', 'application/json', 400, 'invalid_request'],
+      [JSON.stringify({ token: 5 }), 'application/json', 400, 'invalid_request'],
+      [JSON.stringify({ token, instance: '../etc' }), 'application/json', 400, 'invalid_request'],
+      [JSON.stringify({ token, extra: 1 }), 'application/json', 400, 'invalid_request'],
+      [JSON.stringify({ token: 'x'.repeat(5000) }), 'application/json', 413, 'payload_too_large'],
+      [JSON.stringify({ token: `fae_${'\u0000'}` }), 'application/json', 401, 'invalid_enrolment'],
+    ]
+    for (const [body, type, status, code] of cases) {
+      const res = await post(body, type)
+      expect([body.slice(0, 40), res.status]).toEqual([body.slice(0, 40), status])
+      expect(await res.json()).toMatchObject({ code })
+    }
+    const listed = (await (await world.get('/fleet/enrolments', admin)).json()) as Array<{ left: number }>
+    expect(listed.map((entry) => entry.left)).toEqual([1])
+  })
+})
+
 describe('fleet: an instance enrols and acts as itself alone', () => {
   it('enrols once with a one-use token, takes the id the token names, and polls and reports with its credential', async () => {
     const world = await fleetWorld()
@@ -100,6 +127,11 @@ describe('fleet: an instance enrols and acts as itself alone', () => {
     const credential = (await res.json()) as Credential
     expect(credential).toMatchObject({ instance: 'nr-1', resourceServer: 'fleet', clientId: 'fleet/nr-1' })
     expect(credential.clientSecret).toMatch(/^fai_/)
+    // Listed at once, not connected until it polls.
+    const before = (await (await world.get('/fleet/instances', admin)).json()) as Array<
+      Record<string, unknown>
+    >
+    expect(before).toEqual([expect.objectContaining({ id: 'nr-1', connected: false, revoked: false })])
     const again = await enrol(world, { token })
     expect(again.status).toBe(401)
     expect(await again.json()).toMatchObject({ code: 'invalid_enrolment' })
@@ -183,6 +215,13 @@ describe('fleet: an instance enrols and acts as itself alone', () => {
     })
     expect(await (await world.introspect(token, basicOf(two))).json()).toEqual({ active: false })
     expect(await (await world.introspect(token, fleetBasic())).json()).toEqual({ active: false })
+    // A token for the whole resource server (a session of the shared secret, an API token for it)
+    // is live at each of its instances: the sessions of before enrolment go on.
+    const shared = await world.loginAsFleet()
+    expect(await (await world.introspect(shared, basicOf(two))).json()).toMatchObject({
+      active: true,
+      aud: 'fleet',
+    })
   })
 
   it('revoking one instance refuses its credential at once and ends its sessions; the others keep working', async () => {

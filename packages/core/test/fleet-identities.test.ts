@@ -4,6 +4,8 @@ import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { createCoreWithDoubles } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { operator } from '../src/auth/principal.js'
+import { CREDENTIAL_CACHE_MS } from '../src/fleet/instance-identities.js'
+import type { Stores } from '../src/ports/index.js'
 
 const ADDRESS = '192.0.2.10'
 const REDIRECT = 'https://nr-1.example/auth/strategy/callback'
@@ -12,9 +14,12 @@ const VERIFIER = 'dBjftJeZ4CVP-mJ0ZLX7sAOiWp4mODfZW5qv3qa0Wfs'
 const CHALLENGE = 'Bvrc_PnoXB3L91pMsLJ3skzRiiPCoJteVd8702iXfDg'
 const admin = { kind: 'user' as const, username: 'admin', clientId: 'service-admin', permissions: ['*'] }
 
-function world(options: { maxInstances?: number; sharedAudience?: boolean } = {}) {
+function world(
+  options: { maxInstances?: number; sharedAudience?: boolean; stores?: Stores; seed?: number } = {},
+) {
   const doubles = createCoreWithDoubles({
-    stores: createMemoryStores(),
+    stores: options.stores ?? createMemoryStores(),
+    seed: options.seed,
     adminAuth: (hasher) => ({
       users: [{ username: 'admin', password: hasher.hash('pw'), permissions: '*' }],
       resourceServers: [
@@ -231,6 +236,21 @@ describe('an instance’s credential', () => {
       ok: true,
       value: { active: false },
     })
+  })
+
+  it('a revocation is refused at once here, and within a second at another flowadmin sharing the store', async () => {
+    const stores = createMemoryStores()
+    const here = world({ stores })
+    const there = world({ stores, seed: 8 })
+    const enrolled = await here.enrol(await here.token({ instance: 'nr-1' }))
+    if (!enrolled.ok) throw new Error('not enrolled')
+    const { clientId, clientSecret } = enrolled.value
+    expect((await here.authenticate(clientId, clientSecret)).ok).toBe(true)
+    expect((await there.authenticate(clientId, clientSecret)).ok).toBe(true)
+    await here.identities.revoke('nr-1', { username: 'admin', clientId: null, address: null })
+    expect((await here.authenticate(clientId, clientSecret)).ok).toBe(false)
+    there.clock.advance(CREDENTIAL_CACHE_MS)
+    expect((await there.authenticate(clientId, clientSecret)).ok).toBe(false)
   })
 
   it('rotation: the old secret works until the new one is first used, then stops', async () => {

@@ -32,7 +32,10 @@ export type Introspection =
       /** The token's rights now: its scope ∩ its user's permissions. Never empty. */
       permissions: string[]
       clientId: string
-      /** Always the resource server that asked: a token of any other audience is not active. */
+      /**
+       * The token's audience: the resource server that asked, or the enrolled instance that asked
+       * (or its resource server's, a token for all its instances). Any other is not active.
+       */
       audience: string
       kind: TokenKind
       /** Milliseconds since the epoch. */
@@ -99,9 +102,13 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
    * every request (expired, revoked, user removed, password changed, or no rights left: not
    * active). Asking is not a use of the token: its last use stays as its own requests wrote it.
    */
-  async function introspectFor(audience: string, token: string): Promise<Introspection> {
-    // Only the token's own audience learns that it is live; to any other it is as unknown.
-    const live = await deps.tokens.authenticate(token, null, audience)
+  async function introspectFor(asker: ClientIdentity, token: string): Promise<Introspection> {
+    // Only the token's own audience learns that it is live; to any other it is as unknown. An
+    // enrolled instance is its own audience, and one of its resource server's instances: a token
+    // for all of them (an API token, a session of the shared secret) is live there too.
+    const audiences =
+      asker.audience === asker.resourceServer ? asker.audience : [asker.audience, asker.resourceServer]
+    const live = await deps.tokens.authenticate(token, null, audiences)
     const active = live !== null && live.permissions.length > 0
     deps.observer?.introspection?.(active ? 'active' : 'inactive')
     if (!active) return { active: false }
@@ -111,7 +118,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
       username: record.username,
       permissions: live.permissions,
       clientId: record.clientId,
-      audience,
+      audience: record.audience ?? asker.audience,
       kind: record.kind,
       issuedAt: record.createdAt,
       expiresAt: record.expiresAt,
@@ -178,7 +185,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
         deps.observer?.introspection?.(code === 'temporarily_unavailable' ? 'shed' : code)
         return id
       }
-      return ok({ introspect: (token: string) => introspectFor(id.value.audience, token) })
+      return ok({ introspect: (token: string) => introspectFor(id.value, token) })
     },
 
     /** Token introspection in one call: see `introspector`. */

@@ -217,6 +217,8 @@ export function createEnrolments(deps: EnrolmentDeps) {
       return { ...err({ code: 'too_many_instances' as const, limit: deps.maxInstances }), counted: false }
     }
     const clientId = instanceClientId(record.resourceServer, instance)
+    // Listed from now on (not connected until it polls), its id bound to its resource server.
+    await deps.fleet.claim(instance, record.resourceServer, now)
     events.emit({
       type: 'fleet.enrolled',
       at: now,

@@ -53,9 +53,30 @@ export interface InstanceIdentityDeps {
 export const audienceOfInstance = (server: ResourceServerOptions, instance: string) =>
   server.sharedAudience === true ? server.id : instanceClientId(server.id, instance)
 
+/**
+ * How long a proven credential is taken without reading the store again, in ms: an instance asks
+ * about every request of its editors. A revocation or rotation here forgets it at once; another
+ * flowadmin sharing the store sees it within this time.
+ */
+export const CREDENTIAL_CACHE_MS = 1000
+/** Most proven credentials kept; past it they are read again. */
+const MAX_CACHED = 10_000
+
 /** Enrolled instances' credentials: see the file's first comment. */
 export function createInstanceIdentities(deps: InstanceIdentityDeps) {
   const { store, clock, digest, events } = deps
+  /** The secret digest last proven for each instance, and until when it is taken as it is. */
+  const proven = new Map<string, { resourceServer: string; hash: string; until: number }>()
+  const remember = (instance: string, resourceServer: string, hash: string) => {
+    if (proven.size >= MAX_CACHED) proven.clear()
+    proven.set(instance, { resourceServer, hash, until: clock.now() + CREDENTIAL_CACHE_MS })
+  }
+  const identityOf = (server: ResourceServerOptions, clientId: string, instance: string): ClientIdentity => ({
+    clientId,
+    resourceServer: server.id,
+    instance,
+    audience: audienceOfInstance(server, instance),
+  })
 
   /** The live credential of this client id, when it is an enrolled instance's of a fleet server. */
   const liveCredential = async (resourceServer: string, instance: string) => {
@@ -82,6 +103,18 @@ export function createInstanceIdentities(deps: InstanceIdentityDeps) {
       const named = instanceOfClientId(clientId)
       if (named === null || secret.length > MAX_SECRET_LENGTH) return deps.refuse(clientId, address)
       const presented = await digest.sha256(secret)
+      const known = proven.get(named.instance)
+      const configured = deps.server(named.resourceServer)
+      if (
+        known !== undefined &&
+        known.until > clock.now() &&
+        known.resourceServer === named.resourceServer &&
+        configured?.fleet === true &&
+        equalInConstantTime(known.hash, presented)
+      ) {
+        deps.called(configured.id)
+        return ok(identityOf(configured, clientId, named.instance))
+      }
       const live = await liveCredential(named.resourceServer, named.instance)
       if (live === null) return deps.refuse(clientId, address)
       const { server, credential } = live
@@ -89,6 +122,8 @@ export function createInstanceIdentities(deps: InstanceIdentityDeps) {
       const next = credential.nextHash !== null && equalInConstantTime(credential.nextHash, presented)
       if (!current && !next) return deps.refuse(clientId, address)
       if (next && (await store.promote(named.instance, presented, clock.now()))) {
+        // The old secret stops here at once.
+        proven.delete(named.instance)
         events.emit({
           type: 'fleet.credential_rotated',
           at: clock.now(),
@@ -99,13 +134,9 @@ export function createInstanceIdentities(deps: InstanceIdentityDeps) {
           address,
         })
       }
+      remember(named.instance, server.id, presented)
       deps.called(server.id)
-      return ok({
-        clientId,
-        resourceServer: server.id,
-        instance: named.instance,
-        audience: audienceOfInstance(server, named.instance),
-      })
+      return ok(identityOf(server, clientId, named.instance))
     },
 
     /** The instance's credential (revoked or not), or null: a shared-secret instance has none. */
@@ -160,7 +191,9 @@ export function createInstanceIdentities(deps: InstanceIdentityDeps) {
       const credential = await store.credential(instance)
       const resourceServer = credential?.resourceServer ?? (await deps.fleet.find(instance))?.resourceServer
       if (resourceServer === undefined) return null
+      proven.delete(instance)
       const changed = await store.revoke(instance, resourceServer, clock.now())
+      proven.delete(instance)
       const sessionsEnded = await deps.endSessions(instanceClientId(resourceServer, instance))
       if (changed || sessionsEnded > 0) {
         events.emit({
