@@ -11,7 +11,7 @@ import {
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
-import { ID_PARAMETER, INSTANCE_REFUSALS, type InstanceEnv, instanceCaller } from '../fleet-caller.js'
+import { ID_PARAMETER, INSTANCE_REFUSALS, instanceCaller } from '../fleet-caller.js'
 import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
@@ -50,8 +50,6 @@ export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortCont
   const fleet = deps.core.fleet
   if (fleet === null) return routes
   const identities = fleet.identities
-  const actor = (c: { get(key: 'principal' | 'address'): unknown }) =>
-    actorOf(c.get('principal') as never, c.get('address') as string)
 
   routes.post(
     '/fleet/enrolments',
@@ -130,7 +128,10 @@ export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortCont
     }),
     requirePermission(deps, 'nodes.write'),
     async (c) => {
-      const cancelled = await identities.enrolments.cancel(c.req.param('enrolment'), actor(c))
+      const cancelled = await identities.enrolments.cancel(
+        c.req.param('enrolment'),
+        actorOf(c.get('principal'), c.get('address')),
+      )
       return emptyResponse(cancelled ? 204 : 404)
     },
   )
@@ -197,9 +198,7 @@ export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortCont
     },
   )
 
-  const callerCheck = instanceCaller(deps)
-  const instanceRoutes = new Hono<InstanceEnv>()
-  instanceRoutes.post(
+  routes.post(
     '/fleet/instances/:id/credential',
     describe({
       operationId: 'renewFleetCredential',
@@ -223,14 +222,13 @@ export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortCont
       },
     }),
     noStore,
-    callerCheck,
+    instanceCaller(deps),
     async (c) => {
       const renewed = await identities.renew(c.get('instance').identity)
       if (!renewed.ok) return toResponse(errorAnswerOf(renewed.error))
       return c.json(renewed.value)
     },
   )
-  routes.route('/', instanceRoutes as unknown as Hono<AppEnv>)
 
   routes.post(
     '/fleet/instances/:id/rotate',
@@ -249,7 +247,12 @@ export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortCont
       },
     }),
     requirePermission(deps, 'nodes.write'),
-    async (c) => emptyResponse((await identities.askRotate(c.req.param('id'), actor(c))) ? 204 : 404),
+    async (c) =>
+      emptyResponse(
+        (await identities.askRotate(c.req.param('id'), actorOf(c.get('principal'), c.get('address'))))
+          ? 204
+          : 404,
+      ),
   )
 
   routes.post(
@@ -268,7 +271,7 @@ export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortCont
     requirePermission(deps, 'nodes.write'),
     async (c) => {
       const id = c.req.param('id')
-      const revoked = await identities.revoke(id, actor(c))
+      const revoked = await identities.revoke(id, actorOf(c.get('principal'), c.get('address')))
       if (revoked === null) return emptyResponse(404)
       held.get(id)?.abort()
       return emptyResponse(204)
