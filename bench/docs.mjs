@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { directoryRows } from './directory.mjs'
+import { identityRows } from './fleet-identity.mjs'
 import { fleetRows } from './fleet-modules.mjs'
 import { trailRows } from './trail.mjs'
 
@@ -113,6 +114,10 @@ function scenarioRows(scenario) {
 
 function scenarioSection(scenario) {
   const lines = [`### ${scenario.title}`, '', `\`${scenario.id}\``, '']
+  if (scenario.combined.local?.kind === 'fleet-identity') {
+    lines.push(table(['', 'flowadmin'], identityRows(scenario.combined.local)))
+    return lines.join('\n')
+  }
   if (scenario.combined.local?.kind === 'fleet-modules') {
     lines.push(table(['', 'flowadmin'], fleetRows(scenario.combined.local)))
     return lines.join('\n')

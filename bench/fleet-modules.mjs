@@ -266,7 +266,9 @@ export function createFleetScenario({ quick, log }) {
         adminAuth: {
           type: 'credentials',
           users: [{ username: USER.username, password: await hash(USER.password), permissions: '*' }],
-          resourceServers: [{ id: RESOURCE_SERVER.id, secret: await hash(RESOURCE_SERVER.secret) }],
+          resourceServers: [
+            { id: RESOURCE_SERVER.id, secret: await hash(RESOURCE_SERVER.secret), fleet: true },
+          ],
         },
       })
       const instances = []

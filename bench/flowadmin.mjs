@@ -108,6 +108,7 @@ export function everyFeature(demo) {
           id: RESOURCE_SERVER.id,
           secret: digest,
           redirectUris: ['https://nodered.bench.example/auth/strategy/callback'],
+          fleet: true,
         },
       ],
       clients: ['node-red-admin'],

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { trackFolder } from './cleanup.mjs'
 import { writeDocs } from './docs.mjs'
+import { createIdentityScenario } from './fleet-identity.mjs'
 import { createFleetScenario } from './fleet-modules.mjs'
 import { ARGON2_OPTIONS, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
 import { createLineUp } from './line-up.mjs'
@@ -61,7 +62,7 @@ async function main() {
           pools: options.pools,
         })
       : []),
-    ...(postgres ? [] : [createFleetScenario({ quick, log })]),
+    ...(postgres ? [] : [createFleetScenario({ quick, log }), createIdentityScenario()]),
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')

@@ -118,7 +118,32 @@ const mapping: Mapping = {
     status: 409,
     body: {
       code: 'instance_conflict',
-      message: `Instance ${error.instance} belongs to another resource server; give this one another instanceId`,
+      message: error.enrolled
+        ? `Instance ${error.instance} is enrolled already (or another resource server's); revoke it first, or enrol this one under another id`
+        : `Instance ${error.instance} belongs to another resource server; give this one another instanceId`,
+    },
+  }),
+  // At enrolment, a malformed request of the instance; elsewhere, a credential acting as another instance.
+  instance_mismatch: (error) =>
+    error.where === 'enrolment'
+      ? adminError(
+          400,
+          'instance_mismatch',
+          `The enrolment token names another instance than ${error.instance}; leave the instance out, or ask for another token`,
+        )
+      : adminError(403, 'instance_mismatch', `This credential is not instance ${error.instance}'s`),
+  invalid_enrolment: () => ({
+    status: 401,
+    body: {
+      code: 'invalid_enrolment',
+      message: 'The enrolment token is unknown, spent, expired or cancelled; ask for another',
+    },
+  }),
+  too_many_instances: (error) => ({
+    status: 409,
+    body: {
+      code: 'too_many_instances',
+      message: `The resource server holds ${error.limit} enrolled instances, as many as fleet.maxInstances allows; revoke one first`,
     },
   }),
   flows_unavailable: () => ({

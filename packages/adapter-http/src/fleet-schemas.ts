@@ -1,4 +1,4 @@
-import type { InstanceView } from '@flowadmin/core'
+import type { IdentifiedInstanceView } from '@flowadmin/core'
 import * as v from 'valibot'
 import { NullableTime, Time } from './schemas.js'
 
@@ -142,6 +142,15 @@ export const DesiredStateSchema = v.pipe(
       }),
     ),
     removals: v.array(v.string()),
+    rotate: v.optional(
+      v.pipe(
+        v.literal(true),
+        v.description(
+          'Only for an enrolled instance an operator asked to rotate its credential: it calls ' +
+            '`POST /fleet/instances/{id}/credential` for a new secret. Such a poll is answered at once, also when the version is unchanged.',
+        ),
+      ),
+    ),
   }),
   v.metadata({ ref: 'FleetDesiredState' }),
 )
@@ -192,13 +201,43 @@ export const InstanceSchema = v.pipe(
     applied: v.nullable(v.pipe(v.string(), v.description('The desired state’s version it last applied.'))),
     modules: v.pipe(v.number(), v.description('How many node modules it reports.')),
     drift: v.array(DriftSchema),
+    revoked: v.pipe(
+      v.boolean(),
+      v.description(
+        'An operator revoked it: its credential is refused everywhere, and it is never connected.',
+      ),
+    ),
+    enrolment: v.pipe(
+      v.nullable(
+        v.strictObject({
+          at: Time,
+          by: v.pipe(
+            v.nullable(v.string()),
+            v.description('Who made its enrolment token (null: the command line).'),
+          ),
+          rotatedAt: NullableTime('When its credential last changed by a rotation; null when never.'),
+          revokedAt: NullableTime('When it was revoked; null while it is not.'),
+        }),
+      ),
+      v.description('Its enrolment; null for an instance that uses its resource server’s shared secret.'),
+    ),
   }),
   v.metadata({ ref: 'FleetInstance' }),
 )
 
 /** An instance as the API shows it. */
-export const instanceJson = (view: InstanceView) => ({
+const isoOrNull = (at: number | null) => (at === null ? null : new Date(at).toISOString())
+export const instanceJson = (view: IdentifiedInstanceView) => ({
   ...view,
   lastSeen: new Date(view.lastSeen).toISOString(),
-  lastReport: view.lastReport === null ? null : new Date(view.lastReport).toISOString(),
+  lastReport: isoOrNull(view.lastReport),
+  enrolment:
+    view.enrolment === null
+      ? null
+      : {
+          at: new Date(view.enrolment.at).toISOString(),
+          by: view.enrolment.by,
+          rotatedAt: isoOrNull(view.enrolment.rotatedAt),
+          revokedAt: isoOrNull(view.enrolment.revokedAt),
+        },
 })

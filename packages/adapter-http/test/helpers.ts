@@ -83,7 +83,12 @@ export async function createWorld(options: WorldOptions = {}) {
             loginQueue: options.loginQueue,
             secondFactor: options.secondFactor,
             resourceServers: [
-              { id: 'fleet', secret: hasher.hash(FLEET_SECRET), redirectUris: options.fleetRedirectUris },
+              {
+                id: 'fleet',
+                secret: hasher.hash(FLEET_SECRET),
+                redirectUris: options.fleetRedirectUris,
+                fleet: true,
+              },
               ...(options.resourceServers ?? []).map(({ id, secret }) => ({
                 id,
                 secret: hasher.hash(secret),

@@ -1,4 +1,5 @@
 import type { Stores } from '@flowadmin/core'
+import { createEnrolmentStore } from './enrolment-store.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetRevision } from './fleet-revision.js'
 import { createFleetStore } from './fleet-store.js'
@@ -43,6 +44,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     sso: createSsoStore(),
     trail: createTrailStore(),
     fleet: createFleetStore(revision),
+    enrolments: createEnrolmentStore(),
     factors: createFactorStore(),
     passkeys: createPasskeyStore(),
     async close() {},

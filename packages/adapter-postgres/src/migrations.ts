@@ -271,6 +271,35 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE flowadmin_fleet_installs ADD COLUMN integrity text;
   ALTER TABLE flowadmin_fleet_installs ADD COLUMN tarball text;
   `,
+  `
+  -- Enrolment tokens: kept by their SHA-256 only; each enrols up to uses instances.
+  CREATE TABLE flowadmin_fleet_enrolments (
+    id text PRIMARY KEY,            -- public name, unrelated to the token
+    hash text NOT NULL UNIQUE,      -- SHA-256 of the token, lowercase hex
+    resource_server text NOT NULL,
+    uses integer NOT NULL,
+    uses_left integer NOT NULL,
+    created_at bigint NOT NULL,     -- ms since the epoch
+    expires_at bigint NOT NULL,     -- ms since the epoch
+    instance text,                  -- the instance id it enrols, or null
+    groups jsonb NOT NULL,          -- array of group names
+    created_by text                 -- username, or null (command line)
+  );
+  -- Each enrolled instance's credential: its secret's SHA-256, a rotation's waiting one.
+  CREATE TABLE flowadmin_fleet_credentials (
+    instance text PRIMARY KEY,
+    resource_server text NOT NULL,
+    secret_hash text NOT NULL,      -- '' for a record made by a revocation alone
+    next_hash text,
+    enrolled_at bigint NOT NULL,
+    enrolled_by text,
+    rotate_asked boolean NOT NULL DEFAULT false,
+    rotated_at bigint,
+    revoked_at bigint
+  );
+  CREATE INDEX flowadmin_fleet_credentials_live ON flowadmin_fleet_credentials (resource_server)
+    WHERE revoked_at IS NULL;
+  `,
 ]
 
 /** The schema version this code writes. */

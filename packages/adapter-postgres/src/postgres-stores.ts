@@ -3,6 +3,7 @@ import pg from 'pg'
 import { type ChannelWatch, type ChannelWatchOptions, watchChannel } from './channel-watch.js'
 import { clientConfig, describeTarget, type PostgresOptions, poolConfig } from './connection.js'
 import { createDatabase } from './database.js'
+import { createEnrolmentStore } from './enrolment-store.js'
 import { toOpenError } from './errors.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'
@@ -113,6 +114,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     sso: createSsoStore(db),
     trail: createTrailStore(db),
     fleet: createFleetStore(db),
+    enrolments: createEnrolmentStore(db),
     factors: createFactorStore(db),
     passkeys: createPasskeyStore(db),
     target,

@@ -29,6 +29,9 @@ export const EMPTY_TABLES = `DO $$ BEGIN
     TRUNCATE flowadmin_fleet_reported;
     UPDATE flowadmin_fleet_state SET revision = 1, prune = false;
   END IF;
+  IF to_regclass('flowadmin_fleet_enrolments') IS NOT NULL THEN
+    TRUNCATE flowadmin_fleet_enrolments, flowadmin_fleet_credentials;
+  END IF;
   IF to_regclass('flowadmin_totp_factors') IS NOT NULL THEN
     TRUNCATE flowadmin_totp_factors, flowadmin_recovery_codes, flowadmin_pending_signins;
   END IF;

@@ -286,6 +286,34 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE fleet_installs ADD COLUMN integrity TEXT;
   ALTER TABLE fleet_installs ADD COLUMN tarball TEXT;
   `,
+  `
+  -- Enrolment tokens: kept by their SHA-256 only; each enrols up to \`uses\` instances.
+  CREATE TABLE fleet_enrolments (
+    id TEXT PRIMARY KEY,          -- public name, unrelated to the token
+    hash TEXT NOT NULL UNIQUE,    -- SHA-256 of the token, lowercase hex
+    resource_server TEXT NOT NULL,
+    uses INTEGER NOT NULL,
+    uses_left INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    expires_at INTEGER NOT NULL,  -- ms since the epoch
+    instance TEXT,                -- the instance id it enrols, or NULL
+    groups TEXT NOT NULL,         -- JSON array of group names
+    created_by TEXT               -- username, or NULL (command line)
+  );
+  -- Each enrolled instance's credential: its secret's SHA-256, a rotation's waiting one.
+  CREATE TABLE fleet_credentials (
+    instance TEXT PRIMARY KEY,
+    resource_server TEXT NOT NULL,
+    secret_hash TEXT NOT NULL,    -- '' for a record made by a revocation alone
+    next_hash TEXT,
+    enrolled_at INTEGER NOT NULL,
+    enrolled_by TEXT,
+    rotate_asked INTEGER NOT NULL DEFAULT 0 CHECK (rotate_asked IN (0, 1)),
+    rotated_at INTEGER,
+    revoked_at INTEGER
+  ) WITHOUT ROWID;
+  CREATE INDEX fleet_credentials_live ON fleet_credentials (resource_server) WHERE revoked_at IS NULL;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

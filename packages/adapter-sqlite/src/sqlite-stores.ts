@@ -1,6 +1,7 @@
 import type { Stores } from '@flowadmin/core'
 import { MEMORY, openDatabase } from './database.js'
 import type { SqliteDatabase } from './driver.js'
+import { createEnrolmentStore } from './enrolment-store.js'
 import { toStoreError } from './errors.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'
@@ -47,6 +48,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       sso: createSsoStore(db),
       trail: createTrailStore(db),
       fleet: createFleetStore(db),
+      enrolments: createEnrolmentStore(db),
       factors: createFactorStore(db),
       passkeys: createPasskeyStore(db),
     }

@@ -86,6 +86,8 @@ describe('openDatabase: settings and migrations', () => {
     expect(pragma(db, 'cache_size')).toBe(pragma(new Database(':memory:'), 'cache_size'))
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all()
     expect(tables).toEqual([
+      { name: 'fleet_credentials' },
+      { name: 'fleet_enrolments' },
       { name: 'fleet_installs' },
       { name: 'fleet_instances' },
       { name: 'fleet_reported' },

@@ -95,18 +95,21 @@ describe('sweeping expired tokens and ended throttle windows', () => {
       throttle: 1200,
       logoutTokens: 0,
       signIns: 0,
+      enrolments: 0,
     })
     expect(await core.sweep({ batchSize: 400, maxBatches: 3 })).toEqual({
       tokens: 1200,
       throttle: 1200,
       logoutTokens: 0,
       signIns: 0,
+      enrolments: 0,
     })
     expect(await core.sweep({ batchSize: 400, maxBatches: 3 })).toEqual({
       tokens: 100,
       throttle: 100,
       logoutTokens: 0,
       signIns: 0,
+      enrolments: 0,
     })
     await stores.close()
   })

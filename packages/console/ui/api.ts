@@ -390,10 +390,31 @@ export interface FleetInstance {
   modules: number
   /** `by` and `at` (ms since the epoch) for a hand change. */
   drift: Array<{ module: string; reason: string; message?: string; by?: string | null; at?: number }>
+  revoked: boolean
+  /** Its enrolment; null: it uses its resource server's shared secret. */
+  enrolment: { at: string; by: string | null; rotatedAt: string | null; revokedAt: string | null } | null
 }
 
 /** The fleet's instances with their drift (fleet mode; needs `nodes.read`). */
 export const listFleetInstances = (): Promise<FleetInstance[]> => json('fleet/instances')
+
+/** A new enrolment token: `token` is in this answer only. */
+export interface CreatedEnrolment {
+  id: string
+  token: string
+  resourceServer: string
+  uses: number
+  expiresAt: string
+  instance: string | null
+}
+
+/** Makes an enrolment token for instances of `resourceServer` (needs `nodes.write` and `*`). */
+export const createEnrolment = (request: {
+  resourceServer: string
+  uses: number
+  expiresIn: number
+  instance: string | null
+}): Promise<CreatedEnrolment> => json('fleet/enrolments', { method: 'POST', ...jsonBody(request) })
 
 /** A resource server of `adminAuth.resourceServers`, and when it last called this instance. */
 export interface ResourceServer {

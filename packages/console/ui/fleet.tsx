@@ -1,5 +1,6 @@
 import { useEffect } from 'hono/jsx/dom'
 import { type FleetInstance, listFleetInstances, type Notice } from './api.js'
+import { EnrolForm } from './enrol.js'
 import { Feedback, useRefreshedList } from './feedback.js'
 import { ItemCard, Listed } from './list-view.js'
 import { Time } from './time.js'
@@ -44,7 +45,7 @@ function Drift(props: { instance: FleetInstance }) {
  * desired state, with the reason. Refreshed by itself every REFRESH_MS, and on its button.
  */
 export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
-  const { items, refresh, alert, status } = useRefreshedList<FleetInstance>(
+  const { items, refresh, alert, status, guard, setStatus } = useRefreshedList<FleetInstance>(
     listFleetInstances,
     'Instances refreshed.',
     props.onSessionEnded,
@@ -66,6 +67,11 @@ export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
         module where an instance differs from what the Node modules page says.
       </p>
       <Feedback alert={alert} status={status} />
+      <EnrolForm
+        servers={[...new Set((items ?? []).map((instance) => instance.resourceServer))]}
+        guard={guard}
+        setStatus={setStatus}
+      />
       <Listed
         items={items}
         alert={alert}
@@ -78,9 +84,12 @@ export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
                 key={instance.id}
                 heading={instance.id}
                 tags={
-                  <span class={instance.connected ? 'tag' : 'tag warn'}>
-                    {instance.connected ? 'connected' : 'not connected'}
-                  </span>
+                  <>
+                    <span class={instance.connected ? 'tag' : 'tag warn'}>
+                      {instance.connected ? 'connected' : 'not connected'}
+                    </span>
+                    {instance.revoked && <span class="tag warn">revoked</span>}
+                  </>
                 }
                 facts={[
                   ['Node-RED', instance.nodeRedVersion ?? 'not reported yet'],
@@ -89,6 +98,17 @@ export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
                   // Its Node-RED's own events (deploys, logins) are filed under this in Activity.
                   ['In Activity', `${instance.resourceServer}/${instance.id}`],
                   ['Drift', <Drift instance={instance} />],
+                  [
+                    'Enrolled',
+                    instance.enrolment === null ? (
+                      'no: the shared secret'
+                    ) : (
+                      <>
+                        <Time at={instance.enrolment.at} />
+                        {instance.enrolment.by === null ? '' : ` by ${instance.enrolment.by}`}
+                      </>
+                    ),
+                  ],
                 ]}
               />
             ))}

@@ -21,8 +21,12 @@ import { createSso, ssoSessionSeconds } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE } from './auth/throttle.js'
 import { createUsers, type UserOptions } from './auth/users.js'
 import { type CoreOptions, type CorePorts, DEFAULT_CLIENTS, DEFAULT_SESSION_EXPIRY } from './core-options.js'
+import { createEnrolments } from './fleet/enrolments.js'
 import { createFleet } from './fleet/fleet.js'
+import { createFleetIdentities } from './fleet/fleet-identities.js'
 import { fleetInstaller } from './fleet/fleet-installer.js'
+import { DEFAULT_MAX_INSTANCES } from './fleet/identity-rules.js'
+import { createInstanceIdentities } from './fleet/instance-identities.js'
 import { createModules } from './modules/modules.js'
 import type { EventSink } from './ports/index.js'
 import { createSweep } from './sweep.js'
@@ -220,6 +224,24 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     events,
     clock,
   })
+  const identityDeps = {
+    store: ports.stores.enrolments,
+    fleet: ports.stores.fleet,
+    server: (id: string) => resourceServers.find(id),
+    clock,
+    random,
+    digest,
+    events,
+  }
+  const identities = createInstanceIdentities({
+    ...identityDeps,
+    refuse: resourceServers.refuse,
+    called: resourceServers.called,
+    async endSessions(clientId) {
+      const issued = (await tokens.list(null)).filter((record) => record.clientId === clientId)
+      return tokens.deleteRecords(issued)
+    },
+  })
   const resourceServerFacade = createResourceServerFacade({
     authEnabled: auth !== null,
     servers: resourceServers,
@@ -228,8 +250,25 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     handover,
     tokens,
     trail,
+    identities,
     observer: ports.observer,
   })
+  const fleetIdentities =
+    fleet === null
+      ? null
+      : createFleetIdentities({
+          fleet,
+          identities,
+          enrolments: createEnrolments({
+            ...identityDeps,
+            throttle,
+            maxInstances: options.fleet?.maxInstances ?? DEFAULT_MAX_INSTANCES,
+          }),
+          authenticateClient: resourceServerFacade.authenticateClient,
+          server: identityDeps.server,
+          clock,
+          events,
+        })
 
   return {
     /** True when `adminAuth` is configured; false means every route is open. */
@@ -305,9 +344,10 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
 
     /**
      * Fleet mode (the `fleet` option), or null when it is off: the desired state the instances
-     * poll, their reports and drift. `authenticateClient` checks an instance's resource server.
+     * poll, their reports and drift; `identities` who may act as which instance, enrolment,
+     * rotation and revocation (see createFleetIdentities).
      */
-    fleet: fleet === null ? null : { ...fleet, authenticateClient: resourceServerFacade.authenticateClient },
+    fleet: fleet === null || fleetIdentities === null ? null : { ...fleet, identities: fleetIdentities },
 
     /** A person's sign-in on flowadmin's own page (see createSignInFacade). */
     signIn: createSignInFacade({
@@ -327,7 +367,14 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     passkeys: createPasskeyFacade(passkeys, clock),
 
     /** Deletes what has expired, in bounded batches (see createSweep). */
-    sweep: createSweep({ tokens, throttle, sso: ports.stores.sso, signIn, clock }),
+    sweep: createSweep({
+      tokens,
+      throttle,
+      sso: ports.stores.sso,
+      signIn,
+      enrolments: ports.stores.enrolments,
+      clock,
+    }),
   }
 }
 

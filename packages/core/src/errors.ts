@@ -57,8 +57,20 @@ export type DomainError =
   | { code: 'node_set_not_found'; module: string; set: string }
   /** Disabling would remove types the deployed flows use; nothing was changed. */
   | { code: 'type_in_use'; types: string[]; instances?: string[] }
-  /** A fleet instance's id is already another resource server's. */
-  | { code: 'instance_conflict'; instance: string }
+  /**
+   * A fleet instance's id is already another resource server's, or (`enrolled`) an instance
+   * enrolled under it holds a credential that is not revoked.
+   */
+  | { code: 'instance_conflict'; instance: string; enrolled?: true | undefined }
+  /**
+   * An instance named another id than its own: at enrolment (`enrolment`: the token names
+   * another), or in a request (`request`: the path names another than its credential's).
+   */
+  | { code: 'instance_mismatch'; instance: string; where: 'enrolment' | 'request' }
+  /** An enrolment token unknown, spent, expired or cancelled. Carries no detail (the trail has it). */
+  | { code: 'invalid_enrolment' }
+  /** The resource server holds as many enrolled instances as `fleet.maxInstances` allows. */
+  | { code: 'too_many_instances'; limit: number }
   /** The deployed flows cannot be read, so no disable can be checked; nothing was changed. */
   | { code: 'flows_unavailable' }
   /** A second factor cannot be enrolled: no key for TOTP secrets is configured. */

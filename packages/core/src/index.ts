@@ -99,6 +99,13 @@ export type { DomainError, DomainErrorCode, ErrorOf, Result } from './errors.js'
 export { codeOf, err, messageOf, ok } from './errors.js'
 export type { DesiredState } from './fleet/desired-state.js'
 export { type Drift, type DriftReason, driftOf } from './fleet/drift.js'
+export type {
+  EnrolError,
+  Enrolled,
+  EnrolmentRequest,
+  EnrolmentView,
+  EnrolRequest,
+} from './fleet/enrolments.js'
 export {
   DEFAULT_ANSWER_WAIT_MS,
   DEFAULT_HOLD_SECONDS,
@@ -114,6 +121,22 @@ export {
   type FleetInstallRefusal,
   mayInstallOnFleet,
 } from './fleet/install-policy.js'
+export type {
+  FleetIdentities,
+  IdentifiedInstanceView,
+  InstanceCaller,
+  InstanceMismatch,
+} from './fleet/fleet-identities.js'
+export {
+  type ClientIdentity,
+  DEFAULT_MAX_INSTANCES,
+  ENROLMENT_BOUNDS,
+  GROUP_NAME_FORM,
+  INSTANCE_ID_FORM,
+  instanceClientId,
+  MAX_ENROLMENT_GROUPS,
+} from './fleet/identity-rules.js'
+export type { EnrolmentState } from './fleet/instance-identities.js'
 export type { InstanceModuleState } from './fleet/instance-states.js'
 export { type ModuleView, NOT_INSTALLED, type NodeSetView } from './modules/local-state.js'
 export type { ModuleError, PaletteError } from './modules/modules.js'

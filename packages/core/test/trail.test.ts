@@ -49,6 +49,15 @@ const failures: DomainEvent[] = [
     running: '1.0.1',
     ...instance,
   },
+  { type: 'fleet.enrol_refused', at: 1, reason: 'expired', instance: null, enrolment: 'e1', ...instance },
+  {
+    type: 'fleet.instance_mismatch',
+    at: 1,
+    instance: 'nr-2',
+    resourceServer: 'fleet',
+    requested: 'nr-1',
+    ...instance,
+  },
 ]
 
 describe('trailEntryOf', () => {

@@ -171,7 +171,7 @@ describe('a command without its action', () => {
       code: 2,
       stdout: '',
       stderr:
-        'flowadmin: a command is needed: start, hash-pw, secret, tokens, mfa, migrate, modules or import-node-red\n' +
+        'flowadmin: a command is needed: start, hash-pw, secret, tokens, instances, mfa, migrate, modules or import-node-red\n' +
         'flowadmin: Run "flowadmin --help" for usage.\n',
     })
   })

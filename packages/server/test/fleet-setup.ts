@@ -48,7 +48,7 @@ export async function fleetAdminAuth() {
   return {
     type: 'credentials',
     users: [{ username: 'admin', password: await hashPassword(PASSWORD), permissions: '*' }],
-    resourceServers: [{ id: CLIENT_ID, secret: await hashPassword(SECRET) }],
+    resourceServers: [{ id: CLIENT_ID, secret: await hashPassword(SECRET), fleet: true }],
   }
 }
 

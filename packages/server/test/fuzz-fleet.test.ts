@@ -23,7 +23,7 @@ it(`answers ${BATCHES * BATCH_SIZE} hostile requests at the fleet's routes witho
   const dir = await createUserDir({
     externalModules: { palette: { allowInstall: false } },
     fleet: { modules: true, hold: 5 },
-    adminAuth: { resourceServers: [{ id: FUZZ_FLEET.id, secret: FUZZ_FLEET_DIGEST }] },
+    adminAuth: { resourceServers: [{ id: FUZZ_FLEET.id, secret: FUZZ_FLEET_DIGEST, fleet: true }] },
   })
   const { run, url } = await dir.start()
   const port = Number(new URL(url).port)

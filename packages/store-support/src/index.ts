@@ -1,3 +1,12 @@
+export {
+  CREDENTIAL_COLUMNS,
+  type CredentialRow,
+  credentialFromRow,
+  credentialValues,
+  ENROLMENT_COLUMNS,
+  type EnrolmentRow,
+  enrolmentFromRow,
+} from './enrolments.js'
 export { type PendingRow, pendingFromRow, type TotpRow, totpFromRow } from './factors.js'
 export {
   desiredFromRows,

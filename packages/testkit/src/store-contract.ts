@@ -1,6 +1,7 @@
 import type { Stores } from '@flowadmin/core'
 import { afterEach, beforeEach, describe } from 'vitest'
 import type { ContractPart } from './contract-part.js'
+import { describeEnrolmentContract } from './enrolment-contract.js'
 import { describeFactorContract } from './factor-contract.js'
 import { describeFleetContract } from './fleet-contract.js'
 import { describeModuleContract } from './module-contract.js'
@@ -35,6 +36,7 @@ const PARTS: readonly ContractPart[] = [
   describeTokenContract,
   describeModuleContract,
   describeFleetContract,
+  describeEnrolmentContract,
   describePasskeyContract,
   describeThrottleContract,
   describeSsoContract,

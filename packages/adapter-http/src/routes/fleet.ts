@@ -1,48 +1,20 @@
 import { actorOf, type DesiredState } from '@flowadmin/core'
 import { Hono } from 'hono'
-import { createMiddleware } from 'hono/factory'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
-import { basicCredentials } from '../basic-credentials.js'
 import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
-import {
-  DesiredStateSchema,
-  INSTANCE_ID,
-  InstanceReportSchema,
-  InstanceSchema,
-  instanceJson,
-} from '../fleet-schemas.js'
+import { ID_PARAMETER, INSTANCE_REFUSALS, instanceCaller } from '../fleet-caller.js'
+import { DesiredStateSchema, InstanceReportSchema, InstanceSchema, instanceJson } from '../fleet-schemas.js'
 import { createFleetSignals } from '../fleet-signals.js'
 import { noStore } from '../no-store.js'
-import { adminErrorContent, clientRefusals, describe, json, NO_STORE_HEADERS, use } from '../openapi.js'
+import { adminErrorContent, describe, json, NO_STORE_HEADERS, use } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
+import { fleetIdentityRoutes } from './fleet-identities.js'
 
 /** The largest report an instance may send: 1 MiB, whatever `apiMaxLength` says. */
 export const MAX_REPORT_BYTES = 1024 * 1024
-
-const ID_PARAMETER = {
-  name: 'id',
-  in: 'path' as const,
-  required: true,
-  description: 'The instance’s id (its helper’s `instanceId`, or the one it keeps in its userDir).',
-  schema: { type: 'string' as const, pattern: INSTANCE_ID.source },
-}
-
-/** What an instance's own request may be refused, besides a malformed id (400): see `instanceCaller`. */
-const INSTANCE_REFUSALS = {
-  ...clientRefusals('resource server'),
-  409: {
-    description: 'The id is another resource server’s instance.',
-    content: adminErrorContent(['instance_conflict']),
-  },
-  500: use('Unexpected'),
-  503: use('StorageUnavailable'),
-}
-
-/** The variables an instance's request sets for its handler. */
-type InstanceEnv = AppEnv & { Variables: { instance: { id: string; resourceServer: string } } }
 
 const etagOf = (state: DesiredState) => `"${state.version}"`
 /** The version an `If-None-Match` names (one strong or weak tag), or null. */
@@ -65,28 +37,9 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
   if (fleet === null) return routes
   const { changes, reports, leases } = deps.fleet ?? createFleetSignals(fleet)
 
-  /**
-   * An instance's own request: its resource server authenticated (HTTP Basic), then its id checked.
-   * Sets `instance` for the handler, or answers the refusal.
-   */
-  const instanceCaller = createMiddleware<InstanceEnv>(async (c, next) => {
-    const client = basicCredentials(c.req.header('authorization'))
-    // As the router decoded it; anything but the id's characters is refused below.
-    const id = c.req.param('id') ?? ''
-    if (client === null) return toResponse(errorAnswerOf({ code: 'invalid_client' }))
-    const caller = await fleet.authenticateClient(client, deps.clientAddress(c))
-    if (!caller.ok) return toResponse(errorAnswerOf(caller.error))
-    if (!INSTANCE_ID.test(id))
-      return toResponse(
-        adminError(
-          400,
-          'invalid_request',
-          'The instance id must be 1 to 128 letters, digits, ".", "_" or "-"',
-        ),
-      )
-    c.set('instance', { id, resourceServer: caller.value })
-    await next()
-  })
+  const callerCheck = instanceCaller(deps)
+  /** The poll held here of each instance: a second one ends the first. */
+  const held = new Map<string, AbortController>()
 
   routes.get(
     '/fleet/instances',
@@ -105,7 +58,7 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       },
     }),
     requirePermission(deps, 'nodes.read'),
-    async (c) => c.json((await fleet.instances()).map(instanceJson)),
+    async (c) => c.json((await fleet.identities.instances()).map(instanceJson)),
   )
 
   routes.delete(
@@ -165,32 +118,46 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       },
     }),
     noStore,
-    instanceCaller,
+    callerCheck,
     async (c) => {
       const caller = c.get('instance')
       const known = knownVersion(c.req.header('If-None-Match'))
       const wait = waitOf(c.req.header('Prefer'), fleet.holdSeconds)
       let since = changes.generation()
-      const state = await fleet.poll(caller.id, caller.resourceServer)
-      if (!state.ok) return toResponse(errorAnswerOf(state.error))
-      let desired = state.value
+      const polled = await fleet.identities.poll(caller)
+      if (!polled.ok) return toResponse(errorAnswerOf(polled.error))
+      let desired = polled.value.state
+      const { rotate } = polled.value
       const signal = c.req.raw.signal
+      // One held poll per instance here: a second one ends the first, answered as if its hold ended.
+      held.get(caller.id)?.abort()
+      const own = new AbortController()
+      held.set(caller.id, own)
+      const ended = AbortSignal.any([signal, own.signal])
       leases.started(caller.id, caller.resourceServer)
       try {
-        // Held until the version changes.
+        // Held until the version changes; not when the instance is to rotate its credential.
         const deadline = Date.now() + wait * 1000
-        while (known !== null && desired.version === known && Date.now() < deadline && !signal.aborted) {
-          const over = await changes.wait(known, deadline - Date.now(), signal, since)
+        while (
+          !rotate &&
+          known !== null &&
+          desired.version === known &&
+          Date.now() < deadline &&
+          !ended.aborted
+        ) {
+          const over = await changes.wait(known, deadline - Date.now(), ended, since)
           since = changes.generation()
           if (signal.aborted) break
           desired = await fleet.desired()
-          if (over) break
+          if (over || own.signal.aborted) break
         }
       } finally {
+        if (held.get(caller.id) === own) held.delete(caller.id)
         // Its connection closed before the answer: the instance went away.
         await leases.ended(caller.id, caller.resourceServer, signal.aborted)
       }
       c.header('ETag', etagOf(desired))
+      if (rotate) return c.json({ ...desired, rotate: true })
       if (known !== null && desired.version === known) return c.body(null, 304)
       return c.json(desired)
     },
@@ -215,7 +182,7 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       },
     }),
     noStore,
-    instanceCaller,
+    callerCheck,
     async (c) => {
       const caller = c.get('instance')
       const leaving = await fleet.leave(caller.id, caller.resourceServer)
@@ -250,7 +217,7 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       },
     }),
     noStore,
-    instanceCaller,
+    callerCheck,
     async (c) => {
       const caller = c.get('instance')
       const body = await readBody(c.req.raw, MAX_REPORT_BYTES, ['json'], c.env)
@@ -279,5 +246,6 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
     },
   )
 
+  routes.route('/', fleetIdentityRoutes(deps, held))
   return routes
 }

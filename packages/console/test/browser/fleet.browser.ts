@@ -94,4 +94,35 @@ describe('the fleet view', () => {
     ).json()) as Array<{ id: string }>
     expect(listed.map((instance) => instance.id)).toEqual(['edge-1', 'edge-2', 'edge-3'])
   })
+
+  it('an operator makes an enrolment token, shown once; the instance that enrols with it shows its enrolment', async () => {
+    const { page, problems } = await signedIn(env.browser, env.server.url, 'admin')
+    await showView(page, 'Fleet')
+    const form = page.getByRole('form', { name: 'Enrol an instance' })
+    await form.getByLabel('Instance id (optional)').fill('nr-7')
+    await form.getByRole('button', { name: 'Create' }).click()
+    const shown = page.getByRole('region', { name: 'Enrolment token for nr-7' })
+    const token = await shown.getByLabel('Token').inputValue()
+    expect(token).toMatch(/^fae_[A-Za-z0-9_-]{43}$/)
+    const enrolled = await fetch(`${env.server.url}/fleet/enrol`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token }),
+    })
+    expect(enrolled.status).toBe(201)
+    const { clientId, clientSecret } = (await enrolled.json()) as { clientId: string; clientSecret: string }
+    const polled = await fetch(`${env.server.url}/fleet/instances/nr-7/desired`, {
+      headers: { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
+    })
+    expect(polled.status).toBe(200)
+    await shown.getByRole('button', { name: 'Done' }).click()
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    const card = page
+      .getByRole('list', { name: 'Instances' })
+      .getByRole('listitem')
+      .filter({ has: page.getByRole('heading', { name: 'nr-7' }) })
+    await expect(card.textContent()).resolves.toMatch(/Enrolled.*by admin/)
+    expect(await axeFindings(page)).toEqual([])
+    expect(problems).toEqual([])
+  })
 })

@@ -46,6 +46,7 @@ export function resourceServer(id: string, kept: 'password_hash' | 'digest' = 'p
         kept === 'digest'
           ? `sha256:${createHash('sha256').update(secret).digest('hex')}`
           : await hash(secret),
+      fleet: true,
     }),
   }
 }

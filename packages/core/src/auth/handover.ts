@@ -209,6 +209,8 @@ export function createHandover(deps: HandoverDeps) {
       codeVerifier: string,
       address: string,
       agent: string | null,
+      /** Whom the token is for: default the client. */
+      audience: string = clientId,
     ): Promise<Result<IssuedToken, SsoExchangeError>> {
       const key = await digest.sha256(code)
       const found = await store.findCode(key, clock.now())
@@ -230,7 +232,7 @@ export function createHandover(deps: HandoverDeps) {
         return invalidGrant('redirect_uri is not the one the code was issued for')
       if (hexToBase64url(await digest.sha256(codeVerifier)) !== request.codeChallenge)
         return invalidGrant('code_verifier does not match the code_challenge')
-      return issueFor(entry.owner, clientId, address, agent, clientId)
+      return issueFor(entry.owner, clientId, address, agent, audience)
     },
   }
 }

@@ -98,6 +98,8 @@ export function createLogin({
     agent: string | null = null,
     /** A client that proved its secret (a resource server): accepted as `client_id` besides the configured ones. */
     authenticatedClient: string | null = null,
+    /** Whom the token is for; default that client, else flowadmin. */
+    audience: string | null = null,
   ): Promise<Result<IssuedToken, LoginError>> {
     const verified = await checkPassword(request, address, authenticatedClient)
     if (!verified.ok) return verified
@@ -113,8 +115,16 @@ export function createLogin({
       return err({ code: 'mfa_required' })
     }
     // A resource server's login gives a token for that server alone; any other, for flowadmin.
-    const audience = authenticatedClient ?? FLOWADMIN_AUDIENCE
-    const issued = await tokens.issue(user, client, granted, address, agent, undefined, audience, 'password')
+    const issued = await tokens.issue(
+      user,
+      client,
+      granted,
+      address,
+      agent,
+      undefined,
+      audience ?? authenticatedClient ?? FLOWADMIN_AUDIENCE,
+      'password',
+    )
     events.emit({
       type: 'login.succeeded',
       at: clock.now(),

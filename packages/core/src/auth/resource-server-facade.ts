@@ -1,4 +1,6 @@
 import { err, ok, type Result } from '../errors.js'
+import { type ClientIdentity, instanceOfClientId } from '../fleet/identity-rules.js'
+import type { InstanceIdentities } from '../fleet/instance-identities.js'
 import type { CoreObserver, TokenKind } from '../ports/index.js'
 import type { Audiences } from '../tokens/audience.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
@@ -30,7 +32,10 @@ export type Introspection =
       /** The token's rights now: its scope ∩ its user's permissions. Never empty. */
       permissions: string[]
       clientId: string
-      /** Always the resource server that asked: a token of any other audience is not active. */
+      /**
+       * The token's audience: the resource server that asked, or the enrolled instance that asked
+       * (or its resource server's, a token for all its instances). Any other is not active.
+       */
       audience: string
       kind: TokenKind
       /** Milliseconds since the epoch. */
@@ -49,34 +54,45 @@ export interface ResourceServerFacadeDeps {
   handover: Handover
   tokens: Tokens
   trail: Trail
+  /** Enrolled instances' own credentials (client id `<resource server>/<instance>`). */
+  identities: InstanceIdentities
   observer?: CoreObserver | undefined
 }
 
 /** What resource servers (a fleet's Node-RED instances) call, each once its credentials are proven. */
 export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
   const { servers } = deps
+  /** The resource server a client id belongs to: its own id, or an instance's server. */
+  const serverOf = (clientId: string) => instanceOfClientId(clientId)?.resourceServer ?? clientId
   /**
-   * Authenticates a resource server (a fleet instance's helper): its id when its credentials
-   * hold, or `invalid_client`.
+   * Authenticates a resource server with its own id and secret, or one of its enrolled instances
+   * with its credential (`<resource server>/<instance>`): who it is, or `invalid_client`.
    */
   async function authenticateClient(
     client: ClientCredentials | null,
     address: string,
-  ): Promise<Result<string, ClientError>> {
+  ): Promise<Result<ClientIdentity, ClientError>> {
     if (!deps.authEnabled || client === null) return err({ code: 'invalid_client' })
+    // Resource server ids never hold "/": a client id that does is an instance's.
+    if (client.id.includes('/')) return deps.identities.authenticate(client.id, client.secret, address)
     const authenticated = await servers.authenticate(client.id, client.secret, address)
-    return authenticated.ok ? ok(client.id) : authenticated
+    if (!authenticated.ok) return authenticated
+    return ok({ clientId: client.id, resourceServer: client.id, instance: null, audience: client.id })
   }
 
-  /** As authenticateClient; besides, a `client_id` in the request must be the authenticated one. */
+  /**
+   * As authenticateClient; besides, a `client_id` in the request must be the authenticated one
+   * (an instance's, or its resource server's id).
+   */
   async function requestingClient(
     client: ClientCredentials | null,
     requested: string | undefined,
     address: string,
-  ): Promise<Result<string, ClientError>> {
+  ): Promise<Result<ClientIdentity, ClientError>> {
     const authenticated = await authenticateClient(client, address)
     if (!authenticated.ok) return authenticated
-    return requested !== undefined && requested !== authenticated.value
+    const { clientId, resourceServer } = authenticated.value
+    return requested !== undefined && requested !== clientId && requested !== resourceServer
       ? err({ code: 'invalid_client' })
       : authenticated
   }
@@ -86,9 +102,13 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
    * every request (expired, revoked, user removed, password changed, or no rights left: not
    * active). Asking is not a use of the token: its last use stays as its own requests wrote it.
    */
-  async function introspectFor(audience: string, token: string): Promise<Introspection> {
-    // Only the token's own audience learns that it is live; to any other it is as unknown.
-    const live = await deps.tokens.authenticate(token, null, audience)
+  async function introspectFor(asker: ClientIdentity, token: string): Promise<Introspection> {
+    // Only the token's own audience learns that it is live; to any other it is as unknown. An
+    // enrolled instance is its own audience, and one of its resource server's instances: a token
+    // for all of them (an API token, a session of the shared secret) is live there too.
+    const audiences =
+      asker.audience === asker.resourceServer ? asker.audience : [asker.audience, asker.resourceServer]
+    const live = await deps.tokens.authenticate(token, null, audiences)
     const active = live !== null && live.permissions.length > 0
     deps.observer?.introspection?.(active ? 'active' : 'inactive')
     if (!active) return { active: false }
@@ -98,7 +118,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
       username: record.username,
       permissions: live.permissions,
       clientId: record.clientId,
-      audience,
+      audience: record.audience ?? asker.audience,
       kind: record.kind,
       issuedAt: record.createdAt,
       expiresAt: record.expiresAt,
@@ -119,7 +139,8 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
     ): Promise<Result<IssuedToken, LoginError | ClientError>> {
       const id = await requestingClient(client, request.clientId, address)
       if (!id.ok) return id
-      return deps.login({ ...request, clientId: id.value }, address, agent, id.value)
+      const { clientId, audience } = id.value
+      return deps.login({ ...request, clientId }, address, agent, clientId, audience)
     },
 
     /**
@@ -128,7 +149,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
      * unregistered URI never receives anything.
      */
     redirectRegistered: (clientId: string, redirectUri: string): boolean =>
-      servers.redirects(clientId, redirectUri),
+      servers.redirects(serverOf(clientId), redirectUri),
 
     /**
      * The authorization code grant of a resource server (a Node-RED editor's sign-in through
@@ -145,7 +166,8 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
       const id = await requestingClient(client, request.clientId, address)
       if (!id.ok) return id
       const { code, redirectUri, codeVerifier } = request
-      return deps.handover.redeem(id.value, code, redirectUri, codeVerifier, address, agent)
+      const { clientId, audience } = id.value
+      return deps.handover.redeem(clientId, code, redirectUri, codeVerifier, address, agent, audience)
     },
 
     /**
@@ -194,9 +216,10 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
     > {
       const id = await authenticateClient(client, address)
       if (!id.ok) return id
-      // The resource server reports for its instances, and answers for them, until instances
-      // have identities of their own.
-      const source = { reporter: id.value, server: id.value }
+      // A resource server with its shared secret reports for its instances, and answers for
+      // them; an enrolled instance reports for itself alone, under its own id.
+      const { clientId, resourceServer, instance } = id.value
+      const source = { reporter: clientId, server: resourceServer, instance }
       const wait = deps.trail.waitOf(source.reporter)
       if (wait !== null) return err({ code: 'too_many_events', retryAfter: wait })
       return ok({ report: (reports: readonly TrailReport[]) => deps.trail.ingest(source, reports) })

@@ -22,6 +22,17 @@ export interface ResourceServerOptions {
    * editor's sign-in): absolute URLs, compared exactly. None: the server cannot sign people in.
    */
   redirectUris?: readonly string[] | undefined
+  /**
+   * Its instances may join the fleet (poll, report) and enrol with credentials of their own.
+   * Without it the fleet's routes refuse it.
+   */
+  fleet?: boolean | undefined
+  /**
+   * The tokens issued through any of its instances are for all of them (the resource server's
+   * audience), as before instances had identities: the weaker choice. Default false: a token
+   * issued through an instance is for that instance alone.
+   */
+  sharedAudience?: boolean | undefined
 }
 
 export type ClientError = Extract<
@@ -204,6 +215,35 @@ export function createResourceServers(
       } finally {
         await throttle.finish(decision.attempt, outcome)
       }
+    },
+
+    /** The configured server `id`'s options, or null. */
+    find(id: string): ResourceServerOptions | null {
+      return servers.get(id)?.options ?? null
+    },
+
+    /**
+     * Counts a refused credential presented as client `id` (an enrolled instance's wrong or
+     * revoked secret) like a resource server's wrong secret: `client.failed`, then
+     * `invalid_client`; `throttled` while too many were refused from its address.
+     */
+    async refuse(id: string, address: string): Promise<Result<never, ClientError>> {
+      const actor = actorOf(id, address)
+      const decision = await throttle.begin(throttleName(id), clientAddressKey(address))
+      if (decision.outcome === 'throttled') {
+        events.emit({ type: 'client.throttled', at: clock.now(), retryAfter: decision.retryAfter, ...actor })
+        return err({ code: 'throttled', retryAfter: decision.retryAfter })
+      }
+      if (decision.outcome !== 'proceed')
+        return err({ code: 'temporarily_unavailable', retryAfter: BUSY_RETRY_AFTER })
+      await throttle.finish(decision.attempt, 'failed')
+      events.emit({ type: 'client.failed', at: clock.now(), ...actor })
+      return err({ code: 'invalid_client' })
+    },
+
+    /** Remembers a call of server `id` (one of its instances), for `activity`. */
+    called(id: string): void {
+      if (servers.has(id)) lastCall.set(id, clock.now())
     },
 
     /**

@@ -49,6 +49,8 @@ export interface FleetOptions {
    * report their outcome (applied, or refused). Default 5000; 0 answers at once (all pending).
    */
   answerWaitMs?: number | undefined
+  /** Enrolled instances (not revoked) one resource server may hold. Default 1000. */
+  maxInstances?: number | undefined
 }
 
 export interface InstanceView {

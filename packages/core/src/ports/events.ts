@@ -36,6 +36,21 @@ export type PasskeyFailure =
   | 'counter'
   | 'user_gone'
 
+/**
+ * Why an enrolment was refused: its token unknown (or cancelled), spent, expired, another instance
+ * holding the id, the resource server full or no longer marked for the fleet, or too many refused
+ * enrolments from the address.
+ */
+export type EnrolRefusal =
+  | 'unknown'
+  | 'spent'
+  | 'expired'
+  | 'instance_conflict'
+  | 'instance_mismatch'
+  | 'too_many_instances'
+  | 'resource_server'
+  | 'throttled'
+
 export type DomainEvent =
   | ({ type: 'login.succeeded'; at: number } & Actor)
   /** A refused password, user, client or scope; `reason: disabled` for an account the directory disabled. */
@@ -215,6 +230,57 @@ export type DomainEvent =
   | ({ type: 'fleet.connected'; at: number; instance: string; resourceServer: string } & Actor)
   /** A fleet instance is out of touch: its poll's connection closed, or its lease ran out. */
   | ({ type: 'fleet.disconnected'; at: number; instance: string; resourceServer: string } & Actor)
+  /** An operator made an enrolment token (`enrolment` its public id). */
+  | ({
+      type: 'fleet.enrolment_created'
+      at: number
+      enrolment: string
+      resourceServer: string
+      uses: number
+      expiresAt: number
+      instance: string | null
+      groups: string[]
+    } & Actor)
+  /** An operator cancelled an enrolment token. */
+  | ({ type: 'fleet.enrolment_cancelled'; at: number; enrolment: string } & Actor)
+  /** An instance enrolled with a token made by `createdBy` (null: the command line). */
+  | ({
+      type: 'fleet.enrolled'
+      at: number
+      instance: string
+      resourceServer: string
+      enrolment: string
+      createdBy: string | null
+      nodeRedVersion: string | null
+    } & Actor)
+  /** An enrolment was refused; `reason` is told to the trail alone. */
+  | ({
+      type: 'fleet.enrol_refused'
+      at: number
+      reason: EnrolRefusal
+      instance: string | null
+      enrolment: string | null
+    } & Actor)
+  /** An enrolled instance named another instance than its own (`requested`). */
+  | ({
+      type: 'fleet.instance_mismatch'
+      at: number
+      instance: string
+      resourceServer: string
+      requested: string
+    } & Actor)
+  /** An operator revoked an instance: its credential and its editors' sessions (`sessionsEnded`). */
+  | ({
+      type: 'fleet.instance_revoked'
+      at: number
+      instance: string
+      resourceServer: string
+      sessionsEnded: number
+    } & Actor)
+  /** An operator asked an instance to rotate its credential. */
+  | ({ type: 'fleet.rotation_asked'; at: number; instance: string; resourceServer: string } & Actor)
+  /** An instance's new secret was used for the first time: the old one stopped. */
+  | ({ type: 'fleet.credential_rotated'; at: number; instance: string; resourceServer: string } & Actor)
   /** This flowadmin wrote its `fleet` setting to the store, where another's was. */
   | ({ type: 'fleet.settings_changed'; at: number; setting: 'prune'; from: boolean; to: boolean } & Actor)
 
@@ -272,4 +338,12 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'fleet.disconnected': 'success',
   'fleet.instance_removed': 'success',
   'fleet.settings_changed': 'success',
+  'fleet.enrolment_created': 'success',
+  'fleet.enrolment_cancelled': 'success',
+  'fleet.enrolled': 'success',
+  'fleet.enrol_refused': 'failure',
+  'fleet.instance_mismatch': 'failure',
+  'fleet.instance_revoked': 'success',
+  'fleet.rotation_asked': 'success',
+  'fleet.credential_rotated': 'success',
 }

@@ -1,6 +1,7 @@
 // Every port the core needs, one file per concern. Adapters implement these; the core never reaches
 // past them. Times are milliseconds since the Unix epoch, always passed in: adapters never read a clock.
 
+import type { EnrolmentStore } from './enrolments.js'
 import type { FactorStore } from './factors.js'
 import type { FleetStore } from './fleet.js'
 import type { ModuleStore } from './modules.js'
@@ -11,6 +12,7 @@ import type { TokenStore } from './tokens.js'
 import type { TrailStore } from './trail.js'
 
 export type * from './directory.js'
+export type * from './enrolments.js'
 export type * from './events.js'
 export type * from './factors.js'
 export type * from './fleet.js'
@@ -37,6 +39,8 @@ export interface Stores {
   trail: TrailStore
   /** What the fleet's instances report; used in fleet mode. */
   fleet: FleetStore
+  /** The fleet's enrolment tokens and each enrolled instance's credential. */
+  enrolments: EnrolmentStore
   /** People's second factors: TOTP secrets (sealed), last used steps, recovery codes (hashed). */
   factors: FactorStore
   /** People's passkeys (public keys, counters) and the challenges of their ceremonies. */

@@ -130,14 +130,15 @@ export function createTokens({
 
     /**
      * The live record for a bearer token and its rights now, or null when unknown, expired,
-     * revoked, for another audience than `audience` (flowadmin unless said; null: any), or its
+     * revoked, for another audience than `audience` (flowadmin unless said; a list: any of them;
+     * null: any), or its
      * user is gone or changed password (then the record is deleted). A use is written at most
      * once a minute per token. The record's audience is always set.
      */
     async authenticate(
       token: string,
       address: string | null,
-      audience: string | null = FLOWADMIN_AUDIENCE,
+      audience: string | readonly string[] | null = FLOWADMIN_AUDIENCE,
     ): Promise<Authenticated | null> {
       if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
       const found = await store.findByHash(await hashOf(token))
@@ -150,7 +151,13 @@ export function createTokens({
       }
       let record = found.audience === null ? { ...found, audience: audienceOf(found) } : found
       // A token for another audience is as unknown here: nothing is written, nothing told.
-      if (audience !== null && record.audience !== audience) return null
+      if (
+        audience !== null &&
+        (typeof audience === 'string'
+          ? record.audience !== audience
+          : !audience.includes(record.audience ?? ''))
+      )
+        return null
       if (isDirectoryRecord(record)) {
         if (directory === undefined) {
           await revocation.invalidate(record, 'user_removed', address)

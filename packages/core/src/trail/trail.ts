@@ -46,6 +46,11 @@ export interface TrailReport {
 export interface TrailSource {
   reporter: string
   server: string
+  /**
+   * The enrolled instance whose own credential proved it: its events are filed under it, whatever
+   * they say. Absent or null for a resource server's shared secret.
+   */
+  instance?: string | null | undefined
 }
 
 /** A reporter past its allowance: nothing of its report was kept. */
@@ -132,7 +137,7 @@ export function trailEntryOfReport(source: TrailSource, report: TrailReport, rec
     received,
     reporter: source.reporter,
     server: source.server,
-    instance: report.instance,
+    instance: source.instance ?? report.instance,
     actor: report.actor,
     event: report.event,
     outcome: instanceOutcome(report.event, details),

@@ -299,6 +299,7 @@ export function createMetrics(): Metrics {
         throttle: instrumentStore('throttle', stores.throttle),
         sso: instrumentStore('sso', stores.sso),
         fleet: instrumentStore('fleet', stores.fleet),
+        enrolments: instrumentStore('enrolments', stores.enrolments),
         trail: instrumentStore('trail', stores.trail),
         factors: instrumentStore('factors', stores.factors),
         passkeys: instrumentStore('passkeys', stores.passkeys),

@@ -168,12 +168,53 @@ through @flowadmin/node-red. So: flowadmin import-node-red settings.js > flowadm
     "adminAuth, or holds what flowadmin's settings refuse (nothing is printed on standard output then).",
 } satisfies CommandSpec
 
+export const INSTANCES = {
+  name: 'instances',
+  usage: [
+    'enrol --resource-server ID [--uses N] [--expires TIME] [--instance ID] [--group G[,G…]] --settings FILE',
+    'list [--json] --settings FILE',
+    'revoke ID --settings FILE',
+    'rotate ID --settings FILE',
+  ],
+  summary: "Enrol the fleet's Node-RED instances, list, revoke or rotate them",
+  details: `Works on the database directly, whether the server runs or not, in fleet mode. It reads the
+server's settings file (adminAuth, fleet, the store).
+
+  enrol     Make an enrolment token and print it on standard output, this once: give it to one
+            Node-RED instance's helper (or to N with --uses N), which exchanges it for a
+            credential of its own. Audited as fleet.enrolment_created.
+  list      Every instance with its enrolment (when, by whom, rotated, revoked).
+  revoke    Refuse instance ID's credential from now on and end its editors' sessions.
+  rotate    Ask instance ID to take a new secret at its next poll.`,
+  options: {
+    settings: SETTINGS_OPTION,
+    'user-dir': USER_DIR_OPTION,
+    'resource-server': {
+      value: 'ID',
+      text: 'enrol: the resource server marked for the fleet its instances join',
+    },
+    uses: { value: 'N', text: 'enrol: how many instances the token enrols, 1 to 1000 (default 1)' },
+    expires: {
+      value: 'TIME',
+      text: 'enrol: its lifetime in s, m, h or d such as 600s, 1h or 7d, 60s to 7d (default 1h)',
+    },
+    instance: { value: 'ID', text: 'enrol: the instance id it enrols (only with --uses 1)' },
+    group: { value: 'G', text: 'enrol: the groups its instances are to join, separated by commas' },
+    json: { text: 'enrol, list: print JSON (the fields of the API) instead of text' },
+    help: HELP_OPTION,
+  },
+  exitCodes:
+    'Exit codes: 0 success, 1 no such instance, or the database cannot be used, 2 usage or\n' +
+    'settings error (fleet mode off, a bound not kept).',
+} satisfies CommandSpec
+
 /** Every command, in the order the help lists them. */
 export const COMMANDS: CommandSpec[] = [
   START,
   HASH_PW,
   SECRET,
   TOKENS,
+  INSTANCES,
   MFA,
   MIGRATE,
   MODULES,

@@ -31,6 +31,7 @@ const RUN: Record<string, () => Promise<Command>> = {
   'hash-pw': async () => (await import('./hash-pw.js')).hashPwCommand,
   secret: async () => (await import('./secret.js')).secretCommand,
   tokens: async () => (await import('./tokens.js')).tokensCommand,
+  instances: async () => (await import('./instances.js')).instancesCommand,
   mfa: async () => (await import('./mfa.js')).mfaCommand,
   migrate: async () => (await import('./migrate.js')).migrateCommand,
   modules: async () => (await import('./modules.js')).modulesCommand,

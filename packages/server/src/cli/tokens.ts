@@ -39,7 +39,7 @@ const refusal = (error: DomainError): StartupError => {
 const when = (iso: string | null) => (iso === null ? '-' : iso.slice(0, 16).replace('T', ' '))
 
 /** A plain table: one line a token, columns padded to their widest cell. */
-function table(rows: string[][]): string {
+export function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? []
   return rows
     .map((row) =>

@@ -63,6 +63,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     )
   }
 
+  const servers = settings.adminAuth?.resourceServers ?? []
+  if (settings.fleet !== null && !servers.some((server) => server.fleet === true)) {
+    throw new SettingsError(
+      'fleet.modules needs a resource server marked for the fleet: set "fleet": true on the one the Node-RED instances use (adminAuth.resourceServers[i].fleet); see docs/fleet.md#turning-it-on',
+    )
+  }
+  for (const server of servers) {
+    if (settings.fleet !== null && server.fleet === true) {
+      warn(
+        `resource server ${server.id}: its instances may join the fleet with its shared secret, the weaker mode (any instance holding it can act as any other); enrol each instance with a credential of its own: docs/fleet.md#enrolment`,
+      )
+    }
+  }
+
   const metricsListener = typeof settings.metrics === 'object' ? settings.metrics : null
   if (metricsListener !== null && !isLoopback(metricsListener.host)) {
     throw new SettingsError(

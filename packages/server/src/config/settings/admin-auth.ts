@@ -43,7 +43,15 @@ export interface AdminAuthSettings {
   /** Bounds of the queue in front of password verification; by default derived from its measured rate. */
   loginQueue?: { maxWaiting?: number | undefined; maxWaitingKnown?: number | undefined } | undefined
   /** Programs (Node-RED instances) that ask about tokens: an id and a secret's hash each. */
-  resourceServers?: Array<{ id: string; secret: string; redirectUris?: string[] | undefined }> | undefined
+  resourceServers?:
+    | Array<{
+        id: string
+        secret: string
+        redirectUris?: string[] | undefined
+        fleet?: boolean | undefined
+        sharedAudience?: boolean | undefined
+      }>
+    | undefined
   /** People's second factors, with the key resolved (from the file or the environment); absent: none. */
   mfa?: MfaSettings | undefined
   /** Passkeys: the relying party (its id, name and origins); absent: no passkeys. */

@@ -1,17 +1,19 @@
 // `fleet`: fleet mode, where the module routes state the desired modules of Node-RED instances.
-import { DEFAULT_HOLD_SECONDS } from '@flowadmin/core'
+import { DEFAULT_HOLD_SECONDS, DEFAULT_MAX_INSTANCES } from '@flowadmin/core'
 import * as v from 'valibot'
 import { onOff, strictObject, whole } from './fields.js'
 
 /**
  * Fleet mode's settings: drop modules no longer desired (the store keeps the value every flowadmin
  * sharing it acts on), how long a change's answer waits for the outcomes (ms), and how long a poll
- * is held at most (seconds).
+ * is held at most (seconds), and how many instances each resource server may enrol.
  */
 export interface FleetSettings {
   prune: boolean
   answerWaitMs: number
   holdSeconds: number
+  /** Enrolled instances one resource server may hold. */
+  maxInstances: number
 }
 
 export const fleet = strictObject({
@@ -19,6 +21,7 @@ export const fleet = strictObject({
   prune: v.optional(onOff),
   wait: v.optional(whole(0, 60)),
   hold: v.optional(whole(5, 120)),
+  maxInstances: v.optional(whole(1, 1_000_000)),
 })
 
 /** Fleet mode's settings, or null when `fleet.modules` is not true. */
@@ -28,5 +31,6 @@ export const fleetOf = (parsed: v.InferOutput<typeof fleet> | undefined): FleetS
         prune: parsed.prune ?? false,
         answerWaitMs: (parsed.wait ?? 5) * 1000,
         holdSeconds: parsed.hold ?? DEFAULT_HOLD_SECONDS,
+        maxInstances: parsed.maxInstances ?? DEFAULT_MAX_INSTANCES,
       }
     : null

@@ -2,7 +2,7 @@
 // each with an id, a machine secret's digest and the addresses its editors come back to.
 import { FLOWADMIN_AUDIENCE, isSecretDigest } from '@flowadmin/core'
 import * as v from 'valibot'
-import { issueOf, LOOPBACK_HOSTS, strictObject, text } from './fields.js'
+import { issueOf, LOOPBACK_HOSTS, onOff, strictObject, text } from './fields.js'
 import { BCRYPT_SHAPE, isBcryptHash } from './users.js'
 
 /**
@@ -61,6 +61,8 @@ const resourceServer = strictObject({
       'must be a list of redirect URIs (where its editors come back after signing in)',
     ),
   ),
+  fleet: v.optional(onOff),
+  sharedAudience: v.optional(onOff),
 })
 
 export const resourceServers = v.pipe(
