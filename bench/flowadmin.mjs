@@ -38,9 +38,13 @@ export const RESOURCE_SERVER = { id: 'fleet', secret: 'bench-fleet-secret-0123' 
 
 /**
  * Writes settings.json for the user folder; returns its path. `resourceServers`:
- * adminAuth.resourceServers ({id, secret: its hash}), none when not given.
+ * adminAuth.resourceServers ({id, secret: its hash}), none when not given; `more`: further
+ * top-level settings (e.g. `fleet`).
  */
-export function writeFlowadminSettings(userDir, { username, passwordHash, postgresUrl, resourceServers }) {
+export function writeFlowadminSettings(
+  userDir,
+  { username, passwordHash, postgresUrl, resourceServers, more = {} },
+) {
   const settings = {
     userDir: '.',
     uiHost: '127.0.0.1',
@@ -51,6 +55,7 @@ export function writeFlowadminSettings(userDir, { username, passwordHash, postgr
       ...(resourceServers ? { resourceServers } : {}),
     },
     auditLog: 'off',
+    ...more,
   }
   const file = join(userDir, 'settings.json')
   writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`)
