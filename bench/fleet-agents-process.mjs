@@ -25,6 +25,8 @@ let stopped = false
 const agents = []
 const statuses = {}
 let errors = 0
+/** The polls that got no answer, by what happened. */
+const failures = {}
 
 /** One request on `agent`'s connection: status, ETag and body text; rejects when it fails or times out. */
 function call(agent, { path, method = 'GET', headers, body, timeoutMs }) {
@@ -100,9 +102,10 @@ async function run(agent, { authorization }) {
       statuses[answer.status] = (statuses[answer.status] ?? 0) + 1
       if (answer.status === 200) received(agent, answer)
       failures = answer.status === 200 || answer.status === 304 ? 0 : failures + 1
-    } catch {
+    } catch (error) {
       if (stopped) return
       errors++
+      failures[error.message] = (failures[error.message] ?? 0) + 1
       failures++
     }
   }
@@ -192,6 +195,7 @@ process.on('message', async (message) => {
       polls: agents.reduce((sum, agent) => sum + agent.polls, 0),
       statuses,
       errors,
+      failures,
     })
   } else if (message.type === 'stop') {
     stopped = true

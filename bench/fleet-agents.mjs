@@ -98,7 +98,7 @@ export async function startAgents({ servers, count, prefix, authorization, repor
           missing: answers.reduce((sum, answer) => sum + answer.missing, 0),
         }
       },
-      /** Polls sent so far, their answers by status, and the requests that got none. */
+      /** Polls sent so far, their answers by status, and the requests that got none (and why). */
       async stats() {
         const all = await Promise.all(
           children.map((child) => {
@@ -108,13 +108,16 @@ export async function startAgents({ servers, count, prefix, authorization, repor
           }),
         )
         const statuses = {}
+        const failures = {}
         for (const one of all) {
           for (const [code, n] of Object.entries(one.statuses)) statuses[code] = (statuses[code] ?? 0) + n
+          for (const [why, n] of Object.entries(one.failures)) failures[why] = (failures[why] ?? 0) + n
         }
         return {
           polls: all.reduce((sum, one) => sum + one.polls, 0),
           statuses,
           errors: all.reduce((sum, one) => sum + one.errors, 0),
+          failures,
         }
       },
       stop,

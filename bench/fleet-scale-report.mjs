@@ -6,6 +6,8 @@ const fmt = (value, digits) =>
     ? '-'
     : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const largest = (values) => Math.max(...values)
+/** Milliseconds of CPU per poll, from % of one core and polls per second. */
+const perPoll = (pct, pollsPerSecond) => (pollsPerSecond > 0 ? (10 * pct) / pollsPerSecond : Number.NaN)
 
 /** What the scenario does, for docs/benchmarks.md. */
 export const FLEET_SCALE_NOTE = `Lean agents in a few child processes of the bench speak the protocol of the helper's poll loop
@@ -126,8 +128,21 @@ export function fleetScaleRows(local) {
     row('CPU over the idle fleet, % of one core (largest instance)', (f) => largest(f.idleCpuPct), 2, true),
     row('  all instances together, % of one core', (f) => f.idleCpuPct.reduce((a, b) => a + b, 0), 2),
     row('  polls answered per second meanwhile (all instances)', (f) => f.idlePollsPerSecond, 1),
+    row(
+      '  CPU per poll (all instances), ms',
+      (f) =>
+        perPoll(
+          f.idleCpuPct.reduce((a, b) => a + b, 0),
+          f.idlePollsPerSecond,
+        ),
+      3,
+      true,
+    ),
     floorRow('  the floor: a bare node:http server holding the same polls, % of one core', (floor) =>
       fmt(floor.idleCpuPct, 2),
+    ),
+    floorRow('  the floor: CPU per poll, ms', (floor) =>
+      fmt(perPoll(floor.idleCpuPct, floor.idlePollsPerSecond), 3),
     ),
     floorRow('  flowadmin ÷ the floor', (floor) =>
       usable(one) && floor.idleCpuPct > 0 ? `${fmt(largest(one.idleCpuPct) / floor.idleCpuPct, 2)}×` : '-',
@@ -161,6 +176,8 @@ export function fleetScaleTable(scenario, local, { rounds }) {
     ['one instance', local.one],
   ]) {
     if (fleet?.error) lines.push(`${where}: not measured (${fleet.error})`)
+    const failures = Object.entries(fleet?.pollFailures ?? {}).map(([why, n]) => `${n} × ${why}`)
+    if (failures.length > 0) lines.push(`${where}: polls without an answer: ${failures.join('; ')}`)
   }
   return lines.join('\n')
 }

@@ -243,6 +243,7 @@ async function measureFleet(servers, { agents, prefix, changes, idleWindowMs, du
         ratio: introspectWith / introspectWithout,
       },
       pollErrors: after.errors,
+      pollFailures: after.failures,
       pollStatuses: after.statuses,
     }
     // The arrivals, for combining rounds; not written to the figures file.
@@ -422,6 +423,10 @@ function combineRounds(rounds) {
         ratio: mean((fleet) => fleet.introspect.ratio),
       },
       pollErrors: fleets.reduce((sum, fleet) => sum + fleet.pollErrors, 0),
+      pollFailures: fleets.reduce((all, fleet) => {
+        for (const [why, n] of Object.entries(fleet.pollFailures ?? {})) all[why] = (all[why] ?? 0) + n
+        return all
+      }, {}),
     }
   }
   const floors = rounds.map((round) => round.floor).filter(Boolean)
