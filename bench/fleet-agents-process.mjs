@@ -26,7 +26,7 @@ const agents = []
 const statuses = {}
 let errors = 0
 /** The polls that got no answer, by what happened. */
-const failures = {}
+const unanswered = {}
 
 /** One request on `agent`'s connection: status, ETag and body text; rejects when it fails or times out. */
 function call(agent, { path, method = 'GET', headers, body, timeoutMs }) {
@@ -105,7 +105,7 @@ async function run(agent, { authorization }) {
     } catch (error) {
       if (stopped) return
       errors++
-      failures[error.message] = (failures[error.message] ?? 0) + 1
+      unanswered[error.message] = (unanswered[error.message] ?? 0) + 1
       failures++
     }
   }
@@ -195,7 +195,7 @@ process.on('message', async (message) => {
       polls: agents.reduce((sum, agent) => sum + agent.polls, 0),
       statuses,
       errors,
-      failures,
+      unanswered,
     })
   } else if (message.type === 'stop') {
     stopped = true

@@ -39,6 +39,18 @@ function nextMessage(child, type, ms) {
   })
 }
 
+/** Sends `message` to `child` and resolves with its answer of `type` (see nextMessage). */
+function ask(child, message, type, ms) {
+  const answer = nextMessage(child, type, ms)
+  try {
+    child.send(message)
+  } catch (error) {
+    answer.catch(() => {})
+    return Promise.reject(new Error(`an agents' process cannot be asked (${error.message})`))
+  }
+  return answer
+}
+
 /**
  * Starts `count` agents named `${prefix}-<n>`, agent n polling `servers[n % servers.length]` (each
  * `{port}`), authenticated with `authorization` (the resource server's HTTP Basic) and reporting
@@ -54,7 +66,11 @@ export async function startAgents({ servers, count, prefix, authorization, repor
       children.map(async (child) => {
         if (child.exitCode !== null || child.signalCode !== null) return
         const exited = new Promise((resolve) => child.once('exit', resolve))
-        child.send({ type: 'stop' })
+        try {
+          child.send({ type: 'stop' })
+        } catch {
+          child.kill('SIGKILL')
+        }
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
         await exited
         clearTimeout(timer)
@@ -68,9 +84,7 @@ export async function startAgents({ servers, count, prefix, authorization, repor
         for (let n = c; n < count; n += processes) {
           agents.push({ id: `${prefix}-${n}`, port: servers[n % servers.length].port })
         }
-        const message = nextMessage(child, 'joined', JOIN_DEADLINE_MS)
-        child.send({ type: 'join', agents, authorization, report })
-        return message
+        return ask(child, { type: 'join', agents, authorization, report }, 'joined', JOIN_DEADLINE_MS)
       }),
     )
     return {
@@ -86,11 +100,9 @@ export async function startAgents({ servers, count, prefix, authorization, repor
       async reach({ after, old, deadlineMs }) {
         const deadline = Number(process.hrtime.bigint()) / 1e6 + deadlineMs
         const answers = await Promise.all(
-          children.map((child) => {
-            const answer = nextMessage(child, 'reached', deadlineMs + 10_000)
-            child.send({ type: 'reach', after, old, deadline })
-            return answer
-          }),
+          children.map((child) =>
+            ask(child, { type: 'reach', after, old, deadline }, 'reached', deadlineMs + 10_000),
+          ),
         )
         return {
           times: answers.flatMap((answer) => answer.times),
@@ -100,18 +112,12 @@ export async function startAgents({ servers, count, prefix, authorization, repor
       },
       /** Polls sent so far, their answers by status, and the requests that got none (and why). */
       async stats() {
-        const all = await Promise.all(
-          children.map((child) => {
-            const answer = nextMessage(child, 'stats', 10_000)
-            child.send({ type: 'stats' })
-            return answer
-          }),
-        )
+        const all = await Promise.all(children.map((child) => ask(child, { type: 'stats' }, 'stats', 10_000)))
         const statuses = {}
         const failures = {}
         for (const one of all) {
           for (const [code, n] of Object.entries(one.statuses)) statuses[code] = (statuses[code] ?? 0) + n
-          for (const [why, n] of Object.entries(one.failures)) failures[why] = (failures[why] ?? 0) + n
+          for (const [why, n] of Object.entries(one.unanswered)) failures[why] = (failures[why] ?? 0) + n
         }
         return {
           polls: all.reduce((sum, one) => sum + one.polls, 0),
