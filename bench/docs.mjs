@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util'
 import { directoryRows } from './directory.mjs'
 import { identityRows } from './fleet-identity.mjs'
 import { fleetRows } from './fleet-modules.mjs'
+import { FLEET_SCALE_NOTE, fleetScaleRows } from './fleet-scale-report.mjs'
 import { trailRows } from './trail.mjs'
 
 const root = new URL('../', import.meta.url)
@@ -118,6 +119,26 @@ function scenarioSection(scenario) {
     lines.push(table(['', 'flowadmin'], identityRows(scenario.combined.local)))
     return lines.join('\n')
   }
+  if (scenario.combined.local?.kind === 'fleet-scale') {
+    lines.push(
+      FLEET_SCALE_NOTE,
+      '',
+      table(
+        ['', 'one instance (SQLite)', 'two instances (PostgreSQL)', 'two ÷ one'],
+        fleetScaleRows(scenario.combined.local),
+      ),
+    )
+    if (scenario.profile) {
+      lines.push(
+        '',
+        ...profileLines(
+          scenario.profile,
+          `Top CPU frames of flowadmin over the idle fleet (self time; one more round with the profiler on, ${fmt(scenario.profile.totalMs, 0)} ms sampled over its idle window):`,
+        ),
+      )
+    }
+    return lines.join('\n')
+  }
   if (scenario.combined.local?.kind === 'fleet-modules') {
     lines.push(table(['', 'flowadmin'], fleetRows(scenario.combined.local)))
     return lines.join('\n')
@@ -176,23 +197,34 @@ function scenarioSection(scenario) {
       `argon2id floor in this run, ${scenario.argon2Floor.concurrency} at once (as many as the server runs): ${fmt(scenario.argon2Floor.perSecond, 1)} verifications/s.`,
     )
   if (scenario.profile) {
-    const frames = scenario.profile.byFunction.filter((f) => !f.name.startsWith('(idle)')).slice(0, 10)
+    const which = scenario.ratioTo
+      ? ' (the one behind the helper, cacheMs 0)'
+      : scenario.id === 'start'
+        ? ' (demo settings)'
+        : ''
     lines.push(
       '',
-      `Top CPU frames of flowadmin${scenario.id === 'nr-flows' ? ' (the one behind the helper, cacheMs 0)' : scenario.id === 'start' ? ' (demo settings)' : ''} (self time; a profiled round after the measured ones, ${fmt(scenario.profile.totalMs, 0)} ms sampled from spawn to stop):`,
-      '',
-      table(
-        ['share', 'ms', 'function  file:line'],
-        frames.map((f) => [
-          `${fmt(100 * f.share, 1)} %`,
-          fmt(f.ms, 1),
-          `\`${f.name.replace(/\|/g, '\\|')}\``,
-        ]),
-        ['r', 'r', 'l'],
+      ...profileLines(
+        scenario.profile,
+        `Top CPU frames of flowadmin${which} (self time; a profiled round after the measured ones, ${fmt(scenario.profile.totalMs, 0)} ms sampled from spawn to stop):`,
       ),
     )
   }
   return lines.join('\n')
+}
+
+/** A profile's top frames (self time, idle left out) under `heading`. */
+function profileLines(profile, heading) {
+  const frames = profile.byFunction.filter((f) => !f.name.startsWith('(idle)')).slice(0, 10)
+  return [
+    heading,
+    '',
+    table(
+      ['share', 'ms', 'function  file:line'],
+      frames.map((f) => [`${fmt(100 * f.share, 1)} %`, fmt(f.ms, 1), `\`${f.name.replace(/\|/g, '\\|')}\``]),
+      ['r', 'r', 'l'],
+    ),
+  ]
 }
 
 /** How the PostgreSQL store is measured (`--storage postgres`), and the figures of `pgRun` when given. */

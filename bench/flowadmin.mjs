@@ -40,11 +40,11 @@ export const RESOURCE_SERVER = { id: 'fleet', secret: 'bench-fleet-secret-0123' 
  * Writes settings.json for the user folder; returns its path. `resourceServers`:
  * adminAuth.resourceServers ({id, secret: its hash}), none when not given. `features`: 'demo' (a
  * user, no audit log: what a first try configures) or 'full' (every optional feature besides, see
- * {@link everyFeature}).
+ * {@link everyFeature}); `more`: further top-level settings (e.g. `fleet`).
  */
 export function writeFlowadminSettings(
   userDir,
-  { username, passwordHash, postgresUrl, resourceServers, features = 'demo' },
+  { username, passwordHash, postgresUrl, resourceServers, features = 'demo', more = {} },
 ) {
   const demo = {
     userDir: '.',
@@ -56,6 +56,7 @@ export function writeFlowadminSettings(
       ...(resourceServers ? { resourceServers } : {}),
     },
     auditLog: 'off',
+    ...more,
   }
   const settings = features === 'full' ? everyFeature(demo) : demo
   const file = join(userDir, 'settings.json')

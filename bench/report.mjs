@@ -1,4 +1,5 @@
 // Combining rounds, the tables, and the issue's targets.
+import { fleetScaleTargets } from './fleet-scale-report.mjs'
 import { summarise } from './load.mjs'
 
 /** One target's rounds of one scenario as one summary: latencies merged, counts and times summed. */
@@ -357,6 +358,8 @@ export function evaluateTargets(results, { floor, sessionSizes }) {
     '×',
   )
   figure('fleet: p99, two instances', fa('fleet-2i')?.p99 ?? null, ' ms')
+  for (const goal of fleetScaleTargets(results['fleet-scale']?.local))
+    add(goal.name, goal.value, goal.limit, goal.held, goal.unit)
   const flows = (name) => results['nr-flows']?.[name]
   for (const cacheMs of [0, 1000]) {
     const helper = flows(`nr-fa-cache${cacheMs}`)

@@ -8,6 +8,7 @@ import { trackFolder } from './cleanup.mjs'
 import { writeDocs } from './docs.mjs'
 import { createIdentityScenario } from './fleet-identity.mjs'
 import { createFleetScenario } from './fleet-modules.mjs'
+import { createFleetScaleScenario } from './fleet-scale.mjs'
 import { ARGON2_OPTIONS, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
 import { createLineUp } from './line-up.mjs'
 import { measure, profileRound } from './measure.mjs'
@@ -62,7 +63,13 @@ async function main() {
           pools: options.pools,
         })
       : []),
-    ...(postgres ? [] : [createFleetScenario({ quick, log }), createIdentityScenario()]),
+    ...(postgres
+      ? []
+      : [
+          createFleetScenario({ quick, log }),
+          createIdentityScenario(),
+          createFleetScaleScenario({ quick, log, serverEnv }),
+        ]),
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))
   if (scenarios.length === 0) usage('--only matched no scenario')
@@ -87,11 +94,25 @@ async function main() {
           root: serverRoot,
           folder: work,
           durationMs,
+          warmupMs,
           quick: Boolean(quick),
           pgUrl,
         })
         measured.push(result)
         log(`${scenario.id} round ${round}: ${scenario.describe(result)}`)
+      }
+      const profile =
+        cpuProfDir && scenario.profile
+          ? await scenario.profile({ root: serverRoot, folder: work, cpuProfDir })
+          : null
+      if (profile) {
+        log(
+          `${scenario.id}: CPU profile ${profile.file}, ${profile.totalMs.toFixed(0)} ms sampled; top frames:`,
+        )
+        for (const frame of profile.byFunction.slice(0, 10))
+          log(
+            `  ${(100 * frame.share).toFixed(1).padStart(5)} %  ${frame.ms.toFixed(1).padStart(8)} ms  ${frame.name}`,
+          )
       }
       const combined = { local: (scenario.combine ?? combineLocal)(measured) }
       results[scenario.id] = combined
@@ -108,7 +129,13 @@ async function main() {
             })
       console.log(table)
       output += `${table}\n`
-      report.scenarios.push({ id: scenario.id, title: scenario.title, rounds: { local: measured }, combined })
+      report.scenarios.push({
+        id: scenario.id,
+        title: scenario.title,
+        rounds: { local: measured },
+        combined,
+        ...(profile ? { profile } : {}),
+      })
       continue
     }
     const rounds = Object.fromEntries(targets.map((target) => [target.name, []]))

@@ -63,6 +63,7 @@ export function createFlowadminTarget({
   cpuProfDir,
   postgres = null,
   features = 'demo',
+  settings: more = {},
 }) {
   const seeds = new Map()
   const bin = flowadminBin(serverRoot)
@@ -82,6 +83,7 @@ export function createFlowadminTarget({
       postgresUrl,
       resourceServers,
       features,
+      more,
     })
     prepare?.(userDir)
     const args = ['start', '--settings', settings, '--port', '0']
