@@ -16,16 +16,9 @@ import { NODE_RED_VERSION } from './node-red.mjs'
 import { readCommandLine, usage } from './options.mjs'
 import { createPostgresStorage, createTwoInstanceScenarios } from './postgres.mjs'
 import { machine } from './proc.mjs'
-import {
-  combine,
-  combineLocal,
-  evaluateTargets,
-  growthTable,
-  localTable,
-  scenarioTable,
-  targetsTable,
-} from './report.mjs'
+import { combine, combineLocal, evaluateTargets, localTable, scenarioTable } from './report.mjs'
 import { createScenarios, fleetLoad, strip } from './scenarios.mjs'
+import { growthTable, targetsTable } from './summary-tables.mjs'
 import { BENCH_MODULES } from './targets.mjs'
 import { versions } from './versions.mjs'
 
