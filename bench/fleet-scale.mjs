@@ -296,7 +296,7 @@ export function createFleetScaleScenario({ quick, log, serverEnv = {} }) {
     const digest = createHash('sha256').update(RESOURCE_SERVER.secret).digest('hex')
     return {
       common: { root: folder, serverRoot: root, serverEnv, username: CREDENTIALS.username, passwordHash },
-      resourceServers: [{ id: RESOURCE_SERVER.id, secret: `sha256:${digest}` }],
+      resourceServers: [{ id: RESOURCE_SERVER.id, secret: `sha256:${digest}`, fleet: true }],
     }
   }
   return {
