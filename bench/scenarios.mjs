@@ -268,10 +268,18 @@ export function strip({ latencies, ...rest }) {
 export function createScenarios({ sessionSizes, pools, stormRate, fleet }) {
   const list = [
     {
+      // flowadmin with the bench's demo settings and with every optional feature configured, beside
+      // a bare Hono server (bench/baseline-server.mjs) and, with --peer, Node-RED; ratios to Hono.
       id: 'start',
-      title: 'Start to listening (spawn of the CLI to its "listening" line), 5 starts',
+      title:
+        'Start to listening (spawn to the "listening" line), demo settings and every feature configured, beside bare Hono, 5 starts',
       startOnly: true,
       starts: 5,
+      targets: ['flowadmin', 'flowadmin-full', 'node-red', 'hono'],
+      baselines: true,
+      ratioTo: 'hono',
+      // A build from before some feature (--server) refuses the full settings: not measured there.
+      mayNotStart: ['flowadmin-full'],
     },
     {
       id: 'sqlite-commits',

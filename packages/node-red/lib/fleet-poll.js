@@ -33,7 +33,10 @@ function isDesired(body) {
     body.installs.every(
       (entry) =>
         typeof entry?.module === 'string' &&
-        (entry.version === null || entry.version === undefined || typeof entry.version === 'string'),
+        (entry.version === null || entry.version === undefined || typeof entry.version === 'string') &&
+        // The tarball flowadmin vetted, when it names one.
+        (entry.integrity === undefined || typeof entry.integrity === 'string') &&
+        (entry.tarball === undefined || typeof entry.tarball === 'string'),
     ) &&
     Array.isArray(body.removals) &&
     body.removals.every((name) => typeof name === 'string')

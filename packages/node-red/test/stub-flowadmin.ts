@@ -24,9 +24,12 @@ export interface Desired {
   prune: boolean
   hold?: number
   modules: Array<{ name: string; sets: Array<{ name: string; enabled: boolean }> }>
-  installs: Array<{ module: string; version: string | null }>
+  installs: Array<{ module: string; version: string | null; integrity?: string; tarball?: string }>
   removals: string[]
 }
+
+/** A tarball's Content-Length: its own ('true'), none (chunked), or this number (the rest never sent). */
+export type TarballLength = 'true' | 'unsaid' | number
 
 /** A report an instance sent, with its id. */
 export interface Report {
@@ -129,6 +132,10 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     /** Held polls, woken when the desired state changes. */
     held: new Set<() => void>(),
   }
+  /** Tarballs served at `/tarballs/…`, as a registry would. */
+  const tarballs = new Map<string, { bytes: Buffer; length: TarballLength }>()
+  /** Paths answered with a redirect to their location. */
+  const redirects = new Map<string, string>()
   const audit = {
     events: [] as Array<Record<string, unknown>>,
     /** The statuses of the next answers to `POST /audit/events`, then 200. */
@@ -200,6 +207,18 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     if (mode === 'hang') return
     if (mode === 'unavailable') return json(res, 503, { error: 'temporarily_unavailable' })
     if (mode === 'notFound') return json(res, 404, { message: 'Not Found' })
+    const moved = req.method === 'GET' ? redirects.get(path) : undefined
+    if (moved !== undefined) return res.writeHead(302, { location: moved }).end()
+    const tarball = req.method === 'GET' ? tarballs.get(path) : undefined
+    if (tarball !== undefined) {
+      const { bytes, length } = tarball
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        ...(length !== 'unsaid' && { 'content-length': String(length === 'true' ? bytes.length : length) }),
+      })
+      // A length said larger than what is sent: the rest never comes.
+      return typeof length === 'number' ? res.write(bytes.subarray(0, 1)) : res.end(bytes)
+    }
     const instance = /^\/fleet\/instances\/([^/]+)\/(desired|report)$/.exec(path)
     if (instance?.[2] === 'desired' && req.method === 'GET') return poll(req, res)
     if (req.method !== 'POST') return json(res, 404, { message: 'Not Found' })
@@ -313,6 +332,16 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
       },
       setReportStatus(status: number) {
         fleet.reportStatus = status
+      },
+      /** Answers `/moved/<file>` with a redirect to `location`; its URL. */
+      redirect(file: string, location: string) {
+        redirects.set(`/moved/${file}`, location)
+        return `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}/moved/${file}`
+      },
+      /** Serves `bytes` at `/tarballs/<file>`, saying their length as `length` tells; its URL. */
+      serveTarball(file: string, bytes: Buffer, length: TarballLength = 'true') {
+        tarballs.set(`/tarballs/${file}`, { bytes, length })
+        return `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}/tarballs/${file}`
       },
     },
     /** The trail's side: the events taken, and the statuses of the next answers. */
