@@ -111,6 +111,18 @@ describe('fleet: malformed enrolments', () => {
     const listed = (await (await world.get('/fleet/enrolments', admin)).json()) as Array<{ left: number }>
     expect(listed.map((entry) => entry.left)).toEqual([1])
   })
+
+  it('many refused enrolments from one address are throttled, saying so', async () => {
+    const world = await fleetWorld()
+    let last: Response | null = null
+    for (let i = 0; i < 12; i++) last = await enrol(world, { token: `fae_guess-${i}` })
+    expect(last?.status).toBe(429)
+    expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(await last?.json()).toMatchObject({
+      error: 'temporarily_unavailable',
+      error_description: expect.stringContaining('Too many refused enrolments from this address'),
+    })
+  })
 })
 
 describe('fleet: an instance enrols and acts as itself alone', () => {
