@@ -251,6 +251,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     tokens,
     trail,
     identities,
+    events,
+    clock,
     observer: ports.observer,
   })
   const fleetIdentities =

@@ -234,21 +234,33 @@ describe('three Node-RED instances enrolled with a token each', () => {
       (lines) => lines.length >= 2,
     )
     expect(audited.length).toBeGreaterThanOrEqual(2)
-    // Events it says are nr-1's are filed under nr-2, the instance its credential proves.
-    expect((await trailAs('nr-1', nr2)).status).toBe(200)
+    // Trail events it says are nr-1's are refused whole and audited; none is filed anywhere.
+    const trail = await trailAs('nr-1', nr2)
+    expect(trail.status).toBe(403)
+    expect(await trail.json()).toMatchObject({ code: 'instance_mismatch' })
+    expect(
+      await eventually(
+        async () =>
+          flowadmin.run.stdout.split('\n').filter((line) => line.includes('fleet.instance_mismatch')).length,
+        (count) => count >= 3,
+      ),
+    ).toBeGreaterThanOrEqual(3)
     const filed = async (instance: string) =>
       (
         (await flowadminCall('GET', `/audit?instance=${CLIENT_ID}/${instance}&actor=mallory`)).body as {
           events: unknown[]
         }
       ).events.length
+    expect(await filed('nr-2')).toBe(0)
+    expect(await filed('nr-1')).toBe(0)
+    // Its own events it still files.
+    expect((await trailAs('nr-2', nr2)).status).toBe(200)
     expect(
       await eventually(
         () => filed('nr-2'),
         (count) => count === 1,
       ),
     ).toBe(1)
-    expect(await filed('nr-1')).toBe(0)
   })
 
   it("an editor's token from nr-1 is inactive at nr-2", async () => {
