@@ -11,11 +11,13 @@ import { accessRows } from './access.mjs'
 import { directoryRows } from './directory.mjs'
 import { identityRows } from './fleet-identity.mjs'
 import { fleetRows } from './fleet-modules.mjs'
+import { FLEET_SCALE_NOTE, fleetScaleRows } from './fleet-scale-report.mjs'
 import { trailRows } from './trail.mjs'
 
 const root = new URL('../', import.meta.url)
 const COLUMN = {
   flowadmin: 'flowadmin',
+  'flowadmin-full': 'flowadmin, every feature',
   'node-red': 'Node-RED',
   hono: 'bare Hono',
   'node-http': 'raw node:http',
@@ -25,7 +27,12 @@ const COLUMN = {
 }
 const column = (name) => COLUMN[name] ?? name
 /** Short names for the ratio columns of a scenario with `ratioTo`. */
-const SHORT = { 'nr-own': 'own tokens', 'nr-fa-cache0': 'cacheMs 0', 'nr-fa-cache1000': 'cacheMs 1000' }
+const SHORT = {
+  'flowadmin-full': 'every feature',
+  'nr-own': 'own tokens',
+  'nr-fa-cache0': 'cacheMs 0',
+  'nr-fa-cache1000': 'cacheMs 1000',
+}
 const short = (name) => SHORT[name] ?? column(name)
 
 const fmt = (value, digits) =>
@@ -45,13 +52,28 @@ function table(header, rows, align = header.map((_, i) => (i === 0 ? 'l' : 'r'))
   return [line(all[0]), `| ${rule.join(' | ')} |`, ...all.slice(1).map(line)].join('\n')
 }
 
-/** The rows a scenario shows, as in the printed tables. */
+/**
+ * The rows a scenario shows, as in the printed tables: label, value getter (given the target's
+ * figures and the first column's), digits, and whether the row has ratios (req/s only, unless said).
+ */
 function scenarioRows(scenario) {
   if (scenario.id === 'start') {
+    // A run from before the medians has only the largest RSS: its median is shown as none.
+    const rss = (r) => r.medianRssStartMb
     return [
-      ['start → listening, median ms', (r) => r.medianSpawnMs, 0],
+      ['start → listening, median ms', (r) => r.medianSpawnMs, 0, true],
       ['start → listening, slowest ms', (r) => r.spawnMs, 0],
-      ['RSS at listen MB', (r) => r.rssStartMb, 1],
+      ['RSS at listen, median MB', rss, 1, true],
+      ...(scenario.ratioTo
+        ? [
+            [
+              `RSS at listen over ${column(scenario.ratioTo)}, median MB`,
+              (r, first) => rss(r) - rss(first),
+              1,
+            ],
+          ]
+        : []),
+      ['RSS at listen, largest MB', (r) => r.rssStartMb, 1],
     ]
   }
   if (scenario.id === 'storm') {
@@ -102,6 +124,26 @@ function scenarioSection(scenario) {
     lines.push(table(['', 'flowadmin'], identityRows(scenario.combined.local)))
     return lines.join('\n')
   }
+  if (scenario.combined.local?.kind === 'fleet-scale') {
+    lines.push(
+      FLEET_SCALE_NOTE,
+      '',
+      table(
+        ['', 'one instance (SQLite)', 'two instances (PostgreSQL)', 'two ÷ one'],
+        fleetScaleRows(scenario.combined.local),
+      ),
+    )
+    if (scenario.profile) {
+      lines.push(
+        '',
+        ...profileLines(
+          scenario.profile,
+          `Top CPU frames of flowadmin over the idle fleet (self time; one more round with the profiler on, ${fmt(scenario.profile.totalMs, 0)} ms sampled over its idle window):`,
+        ),
+      )
+    }
+    return lines.join('\n')
+  }
   if (scenario.combined.local?.kind === 'fleet-modules') {
     lines.push(table(['', 'flowadmin'], fleetRows(scenario.combined.local)))
     return lines.join('\n')
@@ -130,22 +172,25 @@ function scenarioSection(scenario) {
   }
   // flowadmin first, its req/s ÷ each other's; a scenario with `ratioTo` has that target first
   // and each other's req/s ÷ its.
-  const first = scenario.ratioTo ?? 'flowadmin'
+  const firstName = scenario.ratioTo ?? 'flowadmin'
   const present = Object.keys(scenario.combined).filter((name) => scenario.combined[name])
-  const names = [...present.filter((name) => name === first), ...present.filter((name) => name !== first)]
+  const names = [
+    ...present.filter((name) => name === firstName),
+    ...present.filter((name) => name !== firstName),
+  ]
   const others = names.slice(1)
   const header = [
     '',
     ...names.map(column),
-    ...others.map((n) => (scenario.ratioTo ? `${short(n)} ÷ ${short(first)}` : `÷ ${column(n)}`)),
+    ...others.map((n) => (scenario.ratioTo ? `${short(n)} ÷ ${short(firstName)}` : `÷ ${column(n)}`)),
   ]
-  const rows = scenarioRows(scenario).map(([label, get, digits]) => {
-    const values = names.map((name) => get(scenario.combined[name]))
+  const first = scenario.combined[names[0]]
+  const rows = scenarioRows(scenario).map(([label, get, digits, withRatio = label === 'req/s']) => {
+    const values = names.map((name) => get(scenario.combined[name], first))
     const cells = values.map((v) => (typeof v === 'string' ? v : fmt(v, digits)))
     const base = values[0]
     const ratios = values.slice(1).map((v) => {
-      if (typeof base !== 'number' || typeof v !== 'number' || !(v > 0 && base > 0) || label !== 'req/s')
-        return ''
+      if (typeof base !== 'number' || typeof v !== 'number' || !(v > 0 && base > 0) || !withRatio) return ''
       return `${fmt(scenario.ratioTo ? v / base : base / v, 2)}×`
     })
     return [label, ...cells, ...ratios]
@@ -157,23 +202,34 @@ function scenarioSection(scenario) {
       `argon2id floor in this run, ${scenario.argon2Floor.concurrency} at once (as many as the server runs): ${fmt(scenario.argon2Floor.perSecond, 1)} verifications/s.`,
     )
   if (scenario.profile) {
-    const frames = scenario.profile.byFunction.filter((f) => !f.name.startsWith('(idle)')).slice(0, 10)
+    const which = scenario.ratioTo
+      ? ' (the one behind the helper, cacheMs 0)'
+      : scenario.id === 'start'
+        ? ' (demo settings)'
+        : ''
     lines.push(
       '',
-      `Top CPU frames of flowadmin${scenario.ratioTo ? ' (the one behind the helper, cacheMs 0)' : ''} (self time; a profiled round after the measured ones, ${fmt(scenario.profile.totalMs, 0)} ms sampled from spawn to stop):`,
-      '',
-      table(
-        ['share', 'ms', 'function  file:line'],
-        frames.map((f) => [
-          `${fmt(100 * f.share, 1)} %`,
-          fmt(f.ms, 1),
-          `\`${f.name.replace(/\|/g, '\\|')}\``,
-        ]),
-        ['r', 'r', 'l'],
+      ...profileLines(
+        scenario.profile,
+        `Top CPU frames of flowadmin${which} (self time; a profiled round after the measured ones, ${fmt(scenario.profile.totalMs, 0)} ms sampled from spawn to stop):`,
       ),
     )
   }
   return lines.join('\n')
+}
+
+/** A profile's top frames (self time, idle left out) under `heading`. */
+function profileLines(profile, heading) {
+  const frames = profile.byFunction.filter((f) => !f.name.startsWith('(idle)')).slice(0, 10)
+  return [
+    heading,
+    '',
+    table(
+      ['share', 'ms', 'function  file:line'],
+      frames.map((f) => [`${fmt(100 * f.share, 1)} %`, fmt(f.ms, 1), `\`${f.name.replace(/\|/g, '\\|')}\``]),
+      ['r', 'r', 'l'],
+    ),
+  ]
 }
 
 /** How the PostgreSQL store is measured (`--storage postgres`), and the figures of `pgRun` when given. */
@@ -298,7 +354,13 @@ the flowadmin behind the helper is started with Node-RED, and its CPU counts in 
   measured window, per response;
 - **RSS** from \`/proc/<pid>/status\`: idle after one login, the peak (VmHWM), and once idle after
   the load;
-- **start → listening**: from \`spawn()\` to the line the server prints when it listens.
+- **start → listening**: from \`spawn()\` to the line the server prints when it listens, and
+  **RSS at listen** then, medians of every start: flowadmin with the bench's demo settings (a
+  user, no audit log) and with every optional feature configured (single sign-on, a directory,
+  second factors, passkeys, fleet mode with a resource server, an audit log file and the trail's
+  bounds, metrics on a listener of their own, CORS, proxies, the palette's policy; the identity
+  provider and the directory at an address where nothing answers, as flowadmin asks neither at
+  start), each ÷ the bare Hono baseline's.
 
 The load generator shares the machine with the servers: compare ratios within one run, not
 absolute figures across runs or machines.

@@ -134,6 +134,26 @@ async function allApplied(url, token, names) {
   throw new Error('the instances did not apply the change in time')
 }
 
+/**
+ * Decides the module the instances were started with (it is undecided, "installed by hand", until
+ * an operator changes it): once an instance has reported it, a PUT enabling it makes it part of the
+ * desired state.
+ */
+async function decideModule(url, token) {
+  const deadline = Date.now() + APPLY_DEADLINE_MS
+  const headers = { authorization: `Bearer ${token}` }
+  while ((await fetch(`${url}/nodes/${MODULE}`, { headers }).then((res) => res.status)) !== 200) {
+    if (Date.now() > deadline) throw new Error(`no instance reported ${MODULE} in time`)
+    await sleep(5)
+  }
+  const res = await fetch(`${url}/nodes/${MODULE}`, {
+    method: 'PUT',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ enabled: true }),
+  })
+  if (res.status !== 200) throw new Error(`deciding ${MODULE} at flowadmin answered ${res.status}`)
+}
+
 /** Times `changes` alternate disables and enables through flowadmin, until every instance applied each. */
 async function timeFleet(url, token, names, changes) {
   const times = []
@@ -262,6 +282,7 @@ export function createFleetScenario({ quick, log }) {
             instances.push(await startInstance({ redJs, folder, name, url: server.url, helper }))
           }
           const names = instances.map((instance) => instance.name)
+          if (size === sizes[0]) await decideModule(server.url, token)
           await allApplied(server.url, token, names)
           fleet[size] = await timeFleet(server.url, token, names, changes)
         }

@@ -1,6 +1,6 @@
 // The flowadmin target: a user folder with settings, flows and the bench modules, and tokens issued
 // straight into its SQLite file (through the built core and SQLite stores) before the server starts.
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { copyFileSync, existsSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -38,10 +38,15 @@ export const RESOURCE_SERVER = { id: 'fleet', secret: 'bench-fleet-secret-0123' 
 
 /**
  * Writes settings.json for the user folder; returns its path. `resourceServers`:
- * adminAuth.resourceServers ({id, secret: its hash}), none when not given.
+ * adminAuth.resourceServers ({id, secret: its hash}), none when not given. `features`: 'demo' (a
+ * user, no audit log: what a first try configures) or 'full' (every optional feature besides, see
+ * {@link everyFeature}); `more`: further top-level settings (e.g. `fleet`).
  */
-export function writeFlowadminSettings(userDir, { username, passwordHash, postgresUrl, resourceServers }) {
-  const settings = {
+export function writeFlowadminSettings(
+  userDir,
+  { username, passwordHash, postgresUrl, resourceServers, features = 'demo', more = {} },
+) {
+  const demo = {
     userDir: '.',
     uiHost: '127.0.0.1',
     ...(postgresUrl ? { storage: 'postgres', postgres: { url: postgresUrl } } : {}),
@@ -51,10 +56,91 @@ export function writeFlowadminSettings(userDir, { username, passwordHash, postgr
       ...(resourceServers ? { resourceServers } : {}),
     },
     auditLog: 'off',
+    ...more,
   }
+  const settings = features === 'full' ? everyFeature(demo) : demo
   const file = join(userDir, 'settings.json')
   writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`)
   return file
+}
+
+/** Where nothing answers: the identity provider's and the directory's address in the full settings. */
+const NOWHERE = '127.0.0.1:9'
+/** The second factors' key of this run (the examples' published key is refused at start). */
+const MFA_KEY = randomBytes(36).toString('base64url')
+
+/**
+ * `demo` with every optional feature flowadmin has configured besides: single sign-on (an OpenID
+ * provider), a directory (LDAP with StartTLS), second factors, passkeys, fleet mode with its
+ * resource server (a machine secret's digest), the audit trail's bounds and an audit log file,
+ * metrics on a listener of their own, CORS, trusted proxies, connection limits, API token
+ * lifetimes, the throttle, the login queue and the palette's policy. The provider and the
+ * directory are at an address where nothing answers: flowadmin asks neither before a sign-in
+ * needs it, so a start must not wait for them.
+ */
+export function everyFeature(demo) {
+  const digest = `sha256:${createHash('sha256').update(RESOURCE_SERVER.secret).digest('hex')}`
+  return {
+    ...demo,
+    adminAuth: {
+      ...demo.adminAuth,
+      oidc: {
+        issuer: `http://${NOWHERE}/realms/bench`,
+        clientId: 'flowadmin',
+        clientSecret: 'bench-oidc-client-secret',
+        label: 'Sign in with the bench provider',
+        permissions: { claim: 'groups', map: { admins: '*', operators: ['read', 'nodes.write'] } },
+      },
+      ldap: {
+        url: `ldap://${NOWHERE}`,
+        startTls: true,
+        bindDn: 'cn=flowadmin,ou=services,dc=bench,dc=example',
+        bindPassword: 'bench-directory-password',
+        userSearch: { base: 'ou=people,dc=bench,dc=example', filter: '(uid={username})' },
+        groups: { base: 'ou=groups,dc=bench,dc=example', nested: true },
+        permissions: { map: { 'cn=admins,ou=groups,dc=bench,dc=example': '*' } },
+      },
+      // Second factors required of no one: the password grant keeps working for a scenario that logs in.
+      mfa: { key: MFA_KEY, issuer: 'flowadmin bench', require: 'none' },
+      webauthn: { rpId: 'localhost', rpName: 'flowadmin bench', origins: ['http://localhost:1880'] },
+      resourceServers: [
+        ...(demo.adminAuth.resourceServers ?? []).filter((server) => server.id !== RESOURCE_SERVER.id),
+        {
+          id: RESOURCE_SERVER.id,
+          secret: digest,
+          redirectUris: ['https://nodered.bench.example/auth/strategy/callback'],
+          fleet: true,
+        },
+      ],
+      clients: ['node-red-admin'],
+      sessionExpiryTime: 86_400,
+      throttle: { windowSeconds: 600, maxFailuresPerUser: 5, maxFailuresPerAddress: 20 },
+      loginQueue: { maxWaiting: 64, maxWaitingKnown: 16 },
+      apiTokens: { expiryTime: 2_592_000, maxExpiryTime: 31_536_000 },
+    },
+    auditLog: { file: 'audit.log' },
+    auditTrail: { maxAgeDays: 30, maxEvents: 1_000_000, reported: { maxAgeDays: 7, eventsPerMinute: 600 } },
+    trustProxy: ['127.0.0.1', '10.0.0.0/8'],
+    httpAdminCors: { origin: ['https://editor.bench.example'] },
+    httpServer: {
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      keepAliveTimeout: 5000,
+      maxHeaderSize: 16_384,
+    },
+    apiMaxLength: '1mb',
+    metrics: { host: '127.0.0.1', port: 0 },
+    externalModules: {
+      palette: {
+        allowList: ['node-red-contrib-*', '@flowadmin/*'],
+        denyList: ['node-red-contrib-unwanted@<2'],
+        registry: 'https://registry.npmjs.org/',
+        timeout: 120,
+        wait: 10,
+      },
+    },
+    fleet: { modules: true, prune: false, wait: 5, hold: 15 },
+  }
 }
 
 /** The database file flowadmin keeps in the user folder. */

@@ -42,6 +42,23 @@ export async function createLineUp(
     cpuProfDir,
   })
   const targets = [flowadmin]
+  if (named.has('flowadmin-full')) {
+    // flowadmin with every optional feature configured, on the run's store, in the scenarios that name it.
+    targets.push(
+      createFlowadminTarget({
+        name: 'flowadmin-full',
+        namedOnly: true,
+        features: 'full',
+        postgres,
+        root: work,
+        serverRoot,
+        serverEnv,
+        username: credentials.username,
+        passwordHash: await argon2.hash(credentials.password, ARGON2_OPTIONS),
+        cpuProfDir,
+      }),
+    )
+  }
   if (postgres) {
     // flowadmin on SQLite beside, in the scenarios that compare the stores (besideSqlite, or named).
     targets.push(

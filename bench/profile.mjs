@@ -42,6 +42,19 @@ export function selfTime(profile) {
   return { totalMs: total / 1000, byFunction: sorted(byFunction), byPlace: sorted(byPlace) }
 }
 
+/**
+ * The profile with only the samples taken from `fromUs` to `toUs` (microseconds on the monotonic
+ * clock, as `process.hrtime` reads it: V8 stamps its samples on the same clock) charged any time.
+ */
+export function within(profile, fromUs, toUs) {
+  let at = profile.startTime
+  const timeDeltas = profile.timeDeltas.map((delta) => {
+    at += delta
+    return at >= fromUs && at <= toUs ? delta : 0
+  })
+  return { ...profile, timeDeltas }
+}
+
 function main() {
   const [file, topArg] = process.argv.slice(2)
   if (!file) {

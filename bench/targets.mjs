@@ -49,7 +49,8 @@ function newUserDir(root, name) {
  * flowadmin: the built CLI, SQLite in the user folder (or, given `postgres`, a PostgreSQL database
  * of its own per start), argon2id at OWASP parameters. `seed(count)` makes (once) a database
  * holding `count` live tokens; `start({ seed })` starts on a copy of it; `startPeer(instance)`
- * starts a second instance on the same database as `instance`, stopped with it.
+ * starts a second instance on the same database as `instance`, stopped with it. `features`: the
+ * settings' ('demo' or 'full', see writeFlowadminSettings).
  */
 export function createFlowadminTarget({
   name = 'flowadmin',
@@ -61,6 +62,8 @@ export function createFlowadminTarget({
   passwordHash,
   cpuProfDir,
   postgres = null,
+  features = 'demo',
+  settings: more = {},
 }) {
   const seeds = new Map()
   const bin = flowadminBin(serverRoot)
@@ -79,6 +82,8 @@ export function createFlowadminTarget({
       passwordHash,
       postgresUrl,
       resourceServers,
+      features,
+      more,
     })
     prepare?.(userDir)
     const args = ['start', '--settings', settings, '--port', '0']
@@ -106,7 +111,8 @@ export function createFlowadminTarget({
   }
   if (postgres) {
     return {
-      name: 'flowadmin',
+      name,
+      namedOnly,
       clientId: FLOWADMIN_CLIENT,
       async seed(count, audience) {
         const key = `${count} ${audience ?? 'flowadmin'}`

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `pnpm start:fleet`: flowadmin and two stock Node-RED 4.1 editors that log in through it, on this
-// machine, from the files of examples/fleet. With --sso, also a local OpenID provider
+// machine, from the files of examples/fleet. The editors run fleet mode (editor-1 and editor-2 in the
+// console's Fleet view; both have the module node-red-contrib-fleet-demo, which the console's Node
+// modules view decides for both) and report their audit events to the console's Activity view. With --sso, also a local OpenID provider
 // (oidc-provider with its development login pages, no network needed): the console and the
 // editors then show "Sign in with …". Builds what changed first; each program gets a userDir of its
 // own in a temporary folder, removed at the end. Ctrl-C stops everything; when one program ends on
@@ -8,7 +10,7 @@
 //
 //   node scripts/fleet.mjs [--port 1880] [--editors 1881,1882] [--sso] [--provider-port 1890]
 import { spawn } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { copyFile, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -21,6 +23,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const EXAMPLE = path.join(ROOT, 'examples', 'fleet')
 const BIN = path.join(ROOT, 'packages', 'server', 'bin', 'flowadmin.cjs')
 const HELPER = path.join(ROOT, 'packages', 'node-red')
+/** The node module both editors have, for the console to decide (examples/fleet). */
+const DEMO_MODULE = 'node-red-contrib-fleet-demo'
 const NODE_RED = createRequire(path.join(ROOT, 'package.json')).resolve('node-red/red.js')
 const fromServer = createRequire(path.join(ROOT, 'packages', 'server', 'package.json'))
 
@@ -253,12 +257,15 @@ try {
   }
 
   // The editors: each a userDir with the example's settings.js and the helper in node_modules, as
-  // `npm install` of the helper's tarball puts it there.
+  // `npm install` of the helper's tarball puts it there, and the demo's node module.
   const editors = await Promise.all(
-    editorPorts.map(async (editor) => {
+    editorPorts.map(async (editor, index) => {
       const userDir = path.join(work, `node-red-${editor}`)
       await mkdir(path.join(userDir, 'node_modules', '@flowadmin'), { recursive: true })
       await symlink(HELPER, path.join(userDir, 'node_modules', '@flowadmin', 'node-red'), 'dir')
+      await cp(path.join(EXAMPLE, DEMO_MODULE), path.join(userDir, 'node_modules', DEMO_MODULE), {
+        recursive: true,
+      })
       await copyFile(path.join(EXAMPLE, 'settings.js'), path.join(userDir, 'settings.js'))
       const [, url] = await start(
         `node-red ${editor}`,
@@ -275,6 +282,7 @@ try {
           PORT: String(editor),
           FLOWADMIN_URL: flowadmin,
           FLOWADMIN_SECRET: FLEET_SECRET,
+          FLOWADMIN_INSTANCE: `editor-${index + 1}`,
           ...(values.sso && { FLOWADMIN_SSO_LABEL: EDITOR_LABEL }),
         },
         /Server now running at (http:\/\/\S+?)\/?$/,
@@ -286,7 +294,7 @@ try {
     '',
     'fleet: ready',
     `  flowadmin (console and API)  ${flowadmin}/`,
-    ...editors.map((url, index) => `  Node-RED editor ${index + 1}            ${url}/`),
+    ...editors.map((url, index) => `  Node-RED editor ${index + 1} (editor-${index + 1}) ${url}/`),
     ...(values.sso ? [`  OpenID provider              ${provider.issuer}/`] : []),
     `  sign in with                 ${USERS}`,
     ...(values.sso
@@ -294,6 +302,7 @@ try {
           `  or "${SSO_LABEL}" (in an editor, "${EDITOR_LABEL}" first): any name, any password at the provider's login page (all rights)`,
         ]
       : []),
+    `  in the console               Fleet: the editors, by name; Node modules: ${DEMO_MODULE}, for both; Activity: their deploys and logins`,
     `  settings                     examples/fleet (the editors' secret: ${FLEET_SECRET})`,
     `  pids                         ${[...children].map(([name, child]) => `${name} ${child.pid}`).join(', ')}`,
     '  Ctrl-C stops everything',

@@ -25,9 +25,19 @@ export type Middleware = (...args: never[]) => unknown
 export interface FlowadminOptions {
   /** flowadmin's address, e.g. `https://flowadmin.example:1880` (a path prefix is kept). */
   url: string
-  /** The flowadmin client this instance authenticates as. */
-  clientId: string
-  clientSecret: string
+  /**
+   * The resource server's client id, shared by its instances (give clientSecret with it). Leave both
+   * out when the instance has a credential of its own (enrolled with `enrolmentToken`); with both,
+   * a credential of its own in the userDir still wins.
+   */
+  clientId?: string
+  clientSecret?: string
+  /**
+   * A one-time enrolment token (`flowadmin instances enrol`): with no credential in
+   * `<userDir>/.flowadmin-credential`, the instance trades it for one of its own. Default: the
+   * environment variable `FLOWADMIN_ENROLMENT_TOKEN`.
+   */
+  enrolmentToken?: string
   /** How long an active introspection is reused, 0 to 5000 ms; a revoked token stays usable that long. Default 0. */
   cacheMs?: number
   /** The longest a login or token check waits for flowadmin, 1 to 60000 ms. Default 3000. */
@@ -56,7 +66,8 @@ export interface FlowadminOptions {
   fleet?: boolean
   /**
    * This instance's id in the fleet (1 to 128 letters, digits, `.`, `_` or `-`), and its name in
-   * the trail. Default: one made on first start and kept in `<userDir>/.flowadmin-instance`.
+   * the trail. Default: one made on first start and kept in `<userDir>/.flowadmin-instance`. With
+   * a credential of its own, the id it was enrolled as (this option is the id it asks for).
    */
   instanceId?: string
 }

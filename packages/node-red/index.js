@@ -4,12 +4,28 @@ const { createAdminAuth } = require('./lib/admin-auth')
 const { createAuditLogger } = require('./lib/audit')
 const { startFleetAgent } = require('./lib/fleet')
 const { createMiddleware } = require('./lib/middleware')
-const { settledUserDir, watchSettings } = require('./lib/node-red-settings')
+const { nodeRedSettingsOf, settledUserDir, watchSettings } = require('./lib/node-red-settings')
 const { parseOptions } = require('./lib/options')
 const { stateOf } = require('./lib/state')
 
 /** How long the logouts' userDir is looked for (Node-RED listens well within it). */
 const USER_DIR_LOOK_MS = 60_000
+/** How often the credential's userDir is looked for until Node-RED listens. */
+const CREDENTIAL_LOOK_MS = 250
+
+/**
+ * This instance's own credential is looked for in Node-RED's userDir once Node-RED listens (or it
+ * enrols, with its enrolment token). Looked for until found when the instance needs it (no shared
+ * secret, or fleet mode), else as long as the logouts' userDir.
+ */
+function findCredential(settings, state, auth) {
+  const userDirOf = () => {
+    const nodeRed = nodeRedSettingsOf(auth)
+    return nodeRed === null || nodeRed.serverPort === undefined ? null : settledUserDir(nodeRed)
+  }
+  const needed = settings.clientId === null || settings.enrolmentToken !== null || settings.fleet
+  state.credentials.start(userDirOf, CREDENTIAL_LOOK_MS, needed ? null : USER_DIR_LOOK_MS)
+}
 
 /**
  * The logouts waiting for flowadmin are kept in Node-RED's userDir once it is known (and those of
@@ -52,6 +68,7 @@ function adminAuth(options) {
   if (state.adminAuth === null) {
     state.adminAuth = auth
     keepLogoutsInUserDir(state, auth)
+    findCredential(settings, state, auth)
   }
   // Fleet mode: the agent starts once Node-RED listens, and finds its settings by this object.
   if (settings.fleet && state.fleet === null) state.fleet = startFleetAgent(settings, auth, state)

@@ -194,7 +194,9 @@ const mapping: Mapping = {
       'reauthentication_required',
       error.action === 'add_factor'
         ? `Sign in again to add a second factor: your session began more than ${error.minutes} minutes ago`
-        : `Sign in again with your second factor (a code of your authenticator app, a recovery code or a passkey) to remove one: your session began more than ${error.minutes} minutes ago, or its sign-in used no second factor`,
+        : error.action === 'fleet_install'
+          ? `Sign in again to install or upgrade on the fleet (it runs the package's code on every instance): your session began more than ${error.minutes} minutes ago`
+          : `Sign in again with your second factor (a code of your authenticator app, a recovery code or a passkey) to remove one: your session began more than ${error.minutes} minutes ago, or its sign-in used no second factor`,
     ),
   provider_sign_in: () => ({
     status: 409,

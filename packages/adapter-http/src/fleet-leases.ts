@@ -14,6 +14,11 @@ export interface FleetLeases {
   started(id: string, resourceServer: string): void
   /** A poll of this instance ended; `lost`: its connection closed before its answer. Never rejects. */
   ended(id: string, resourceServer: string, lost: boolean): Promise<void>
+  /**
+   * The instance is about to be forgotten: a lease of it waiting to be written is dropped (or, being
+   * written, done first), so that no poll that came before brings it back. Never rejects.
+   */
+  forget(id: string): Promise<void>
   /** The instance says it leaves (its Node-RED stops): its lease ends now. Never rejects. */
   left(id: string, resourceServer: string): Promise<void>
   /** Polls held now, of how many instances. */
@@ -78,6 +83,10 @@ export function createFleetLeases(writer: LeaseWriter, flushMs = FLUSH_MS): Flee
       // A new poll of it came meanwhile: it is back.
       if (polls.has(id)) return
       await writer.release(id, resourceServer).catch(() => {})
+    },
+    async forget(id) {
+      batch.delete(id)
+      if (writing?.ids.has(id)) await writing.done
     },
     async left(id, resourceServer) {
       if (closed) return

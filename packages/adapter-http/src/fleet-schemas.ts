@@ -129,6 +129,16 @@ export const DesiredStateSchema = v.pipe(
           v.nullable(v.string()),
           v.description('As installed at flowadmin; null in old records.'),
         ),
+        integrity: v.pipe(
+          v.optional(v.string()),
+          v.description(
+            'The integrity (`sha512-…`, SRI) of the exact tarball flowadmin installed: the instance installs a tarball only when its SHA-512 is this. Absent in old records (the instance installs by name and version), and always together with `tarball`.',
+          ),
+        ),
+        tarball: v.pipe(
+          v.optional(v.string()),
+          v.description('The URL flowadmin fetched that tarball from; the instance downloads it there.'),
+        ),
       }),
     ),
     removals: v.array(v.string()),

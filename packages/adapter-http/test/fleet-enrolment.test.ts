@@ -111,6 +111,18 @@ describe('fleet: malformed enrolments', () => {
     const listed = (await (await world.get('/fleet/enrolments', admin)).json()) as Array<{ left: number }>
     expect(listed.map((entry) => entry.left)).toEqual([1])
   })
+
+  it('many refused enrolments from one address are throttled, saying so', async () => {
+    const world = await fleetWorld()
+    let last: Response | null = null
+    for (let i = 0; i < 12; i++) last = await enrol(world, { token: `fae_guess-${i}` })
+    expect(last?.status).toBe(429)
+    expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(await last?.json()).toMatchObject({
+      error: 'temporarily_unavailable',
+      error_description: expect.stringContaining('Too many refused enrolments from this address'),
+    })
+  })
 })
 
 describe('fleet: an instance enrols and acts as itself alone', () => {
@@ -166,7 +178,7 @@ describe('fleet: an instance enrols and acts as itself alone', () => {
     expect(reasons).toEqual(['instance_conflict', 'expired'])
   })
 
-  it("an instance's credential acting as another instance is refused and audited; its trail events are its own", async () => {
+  it("an instance's credential acting as another instance is refused and audited, its trail events too", async () => {
     const world = await fleetWorld()
     const one = await enrolled(world, 'nr-1')
     const two = await enrolled(world, 'nr-2')
@@ -184,12 +196,32 @@ describe('fleet: an instance enrols and acts as itself alone', () => {
         events: [{ time: 1, instance: 'nr-1', actor: 'bob', event: 'flows.set', address: null, details: {} }],
       }),
     })
-    expect(posted.status).toBe(200)
+    expect(posted.status).toBe(403)
+    expect(await posted.json()).toEqual({
+      code: 'instance_mismatch',
+      message: "This credential is not instance nr-1's",
+    })
+    expect(world.events.ofType('fleet.instance_mismatch').at(-1)).toMatchObject({
+      instance: 'nr-2',
+      requested: 'nr-1',
+      clientId: 'fleet/nr-2',
+    })
     const admin = await world.login()
     const asTwo = await (await world.get('/audit?instance=fleet/nr-2&event=flows.', admin)).json()
     const asOne = await (await world.get('/audit?instance=fleet/nr-1&event=flows.', admin)).json()
-    expect(JSON.stringify(asTwo)).toContain('flows.set')
+    expect(JSON.stringify(asTwo)).not.toContain('flows.set')
     expect(JSON.stringify(asOne)).not.toContain('flows.set')
+    // Its own events are kept, under its id.
+    const own = await world.request('/audit/events', {
+      method: 'POST',
+      headers: { authorization: basicOf(two), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        events: [{ time: 1, instance: 'nr-2', actor: 'bob', event: 'flows.set', address: null, details: {} }],
+      }),
+    })
+    expect(own.status).toBe(200)
+    const kept = await (await world.get('/audit?instance=fleet/nr-2&event=flows.', admin)).json()
+    expect(JSON.stringify(kept)).toContain('flows.set')
     expect((await pollAs(world, 'nr-1', basicOf(one))).status).toBe(200)
   })
 

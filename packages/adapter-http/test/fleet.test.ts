@@ -107,6 +107,13 @@ describe('fleet mode: the instances’ routes', () => {
     await edge.poll()
     await leased(world, 'edge-1')
     expect(await listed()).toEqual([expect.objectContaining({ id: 'edge-1', connected: true })])
+    // One never seen leaves nothing behind.
+    const ghost = await world.request('/fleet/instances/ghost/lease', {
+      method: 'DELETE',
+      headers: { authorization: fleetBasic() },
+    })
+    expect(ghost.status).toBe(204)
+    expect((await listed()).map((one) => one.id)).toEqual(['edge-1'])
     // Another resource server may not speak for it (checked at the core, the world has one server).
     expect(await world.core.fleet?.leave('edge-1', 'another')).toEqual({
       ok: false,

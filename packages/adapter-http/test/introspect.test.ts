@@ -254,10 +254,14 @@ describe('GET /auth/resource-servers', () => {
     const world = await createWorld()
     const admin = await world.login()
     const list = async () => (await (await world.get('/auth/resource-servers', admin)).json()) as unknown
-    expect(await list()).toEqual({ resource_servers: [{ id: 'fleet', last_call_at: null }] })
+    expect(await list()).toEqual({
+      resource_servers: [{ id: 'fleet', last_call_at: null, secret: 'password_hash' }],
+    })
     await world.introspect(admin)
     expect(await list()).toEqual({
-      resource_servers: [{ id: 'fleet', last_call_at: new Date(world.clock.now()).toISOString() }],
+      resource_servers: [
+        { id: 'fleet', last_call_at: new Date(world.clock.now()).toISOString(), secret: 'password_hash' },
+      ],
     })
     const reader = await world.login('reader', 'read')
     expect((await world.get('/auth/resource-servers', reader)).status).toBe(401)

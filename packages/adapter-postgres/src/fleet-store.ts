@@ -40,12 +40,14 @@ export const FLEET_SQL = {
   reports: `SELECT ${INSTANCE_COLUMNS}, report FROM ${TABLE} WHERE id = ANY($1) ORDER BY id`,
   digests: `SELECT ${INSTANCE_COLUMNS} FROM ${TABLE} ORDER BY id`,
   remove: `DELETE FROM ${TABLE} WHERE id = $1`,
-  setInstall: `INSERT INTO flowadmin_fleet_installs (module, action, version, at) VALUES ($1, $2, $3, $4)
+  setInstall: `INSERT INTO flowadmin_fleet_installs (module, action, version, integrity, tarball, at)
+               VALUES ($1, $2, $3, $4, $5, $6)
                ON CONFLICT (module) DO UPDATE SET action = excluded.action, version = excluded.version,
-                 at = excluded.at`,
+                 integrity = excluded.integrity, tarball = excluded.tarball, at = excluded.at`,
   // One statement, so one snapshot: the revision and the installs it counts.
   desired: `SELECT s.revision, s.prune, COALESCE((
-              SELECT json_agg(json_build_object('module', module, 'action', action, 'version', version, 'at', at)
+              SELECT json_agg(json_build_object('module', module, 'action', action, 'version', version,
+                                                'integrity', integrity, 'tarball', tarball, 'at', at)
                               ORDER BY module)
               FROM flowadmin_fleet_installs), '[]') AS installs
             FROM flowadmin_fleet_state s`,
@@ -124,7 +126,14 @@ export function createFleetStore(db: Database): FleetStore {
     },
     async setInstall(entry) {
       await db.transaction(async (client) => {
-        await client.query(FLEET_SQL.setInstall, [entry.module, entry.action, entry.version, entry.at])
+        await client.query(FLEET_SQL.setInstall, [
+          entry.module,
+          entry.action,
+          entry.version,
+          entry.integrity ?? null,
+          entry.tarball ?? null,
+          entry.at,
+        ])
         await bumpRevision(client)
       })
     },

@@ -267,6 +267,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   `,
   `
+  -- The exact tarball flowadmin installed for the fleet: its integrity (sha512-…) and its URL.
+  ALTER TABLE flowadmin_fleet_installs ADD COLUMN integrity text;
+  ALTER TABLE flowadmin_fleet_installs ADD COLUMN tarball text;
+  `,
+  `
   -- Enrolment tokens: kept by their SHA-256 only; each enrols up to uses instances.
   CREATE TABLE flowadmin_fleet_enrolments (
     id text PRIMARY KEY,            -- public name, unrelated to the token

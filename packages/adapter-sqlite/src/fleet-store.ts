@@ -32,10 +32,11 @@ export const FLEET_SQL = {
             WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
   digests: `SELECT ${INSTANCE_COLUMNS} FROM fleet_instances ORDER BY id`,
   remove: 'DELETE FROM fleet_instances WHERE id = ?',
-  setInstall: `INSERT INTO fleet_installs (module, action, version, at) VALUES (?, ?, ?, ?)
+  setInstall: `INSERT INTO fleet_installs (module, action, version, integrity, tarball, at)
+               VALUES (?, ?, ?, ?, ?, ?)
                ON CONFLICT (module) DO UPDATE SET action = excluded.action, version = excluded.version,
-                 at = excluded.at`,
-  installs: 'SELECT module, action, version, at FROM fleet_installs ORDER BY module',
+                 integrity = excluded.integrity, tarball = excluded.tarball, at = excluded.at`,
+  installs: 'SELECT module, action, version, integrity, tarball, at FROM fleet_installs ORDER BY module',
   state: 'SELECT revision, prune FROM fleet_state',
   setPrune: 'UPDATE fleet_state SET prune = ?, revision = revision + 1 WHERE prune <> ?',
   note: 'INSERT INTO fleet_reported (module, at) VALUES (?, ?) ON CONFLICT (module) DO NOTHING',
@@ -138,7 +139,14 @@ export function createFleetStore(db: SqliteDatabase): FleetStore {
     },
     async setInstall(entry) {
       await transaction(() => {
-        sql.setInstall.run(entry.module, entry.action, entry.version, entry.at)
+        sql.setInstall.run(
+          entry.module,
+          entry.action,
+          entry.version,
+          entry.integrity ?? null,
+          entry.tarball ?? null,
+          entry.at,
+        )
         bump.run()
       }, ['fleet-installs', FLEET_STATE_KEY])
     },

@@ -282,6 +282,11 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   `,
   `
+  -- The exact tarball flowadmin installed for the fleet: its integrity (sha512-…) and its URL.
+  ALTER TABLE fleet_installs ADD COLUMN integrity TEXT;
+  ALTER TABLE fleet_installs ADD COLUMN tarball TEXT;
+  `,
+  `
   -- Enrolment tokens: kept by their SHA-256 only; each enrols up to \`uses\` instances.
   CREATE TABLE fleet_enrolments (
     id TEXT PRIMARY KEY,          -- public name, unrelated to the token

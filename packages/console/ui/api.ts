@@ -421,6 +421,8 @@ export interface ResourceServer {
   id: string
   /** null: not since the server's start or last reload. */
   last_call_at: string | null
+  /** What the settings hold; absent from servers before it was told. */
+  secret?: 'digest' | 'password_hash'
 }
 
 /** The configured resource servers, by id, with their last call (needs `*`). */

@@ -95,6 +95,8 @@ export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
                   ['Node-RED', instance.nodeRedVersion ?? 'not reported yet'],
                   [instance.connected ? 'Last seen' : 'Not seen since', <Time at={instance.lastSeen} />],
                   ['Last report', <Time at={instance.lastReport} otherwise="none yet" />],
+                  // Its Node-RED's own events (deploys, logins) are filed under this in Activity.
+                  ['In Activity', `${instance.resourceServer}/${instance.id}`],
                   ['Drift', <Drift instance={instance} />],
                   [
                     'Enrolled',

@@ -1,5 +1,5 @@
 import { listResourceServers, type Notice, type ResourceServer } from './api.js'
-import { ListView } from './list-view.js'
+import { type Fact, ListView } from './list-view.js'
 import { Time } from './time.js'
 
 /**
@@ -17,9 +17,21 @@ export function ResourceServers(props: { onSessionEnded: (notice: Notice) => voi
       load={listResourceServers}
       card={(server: ResourceServer) => ({
         id: server.id,
-        facts: [['Last call', <Time at={server.last_call_at} otherwise="never since start" />]],
+        ...(server.secret === 'password_hash' && {
+          tags: <span class="tag warn">password hash</span>,
+        }),
+        facts: [
+          ['Last call', <Time at={server.last_call_at} otherwise="never since start" />],
+          ...(server.secret === undefined ? [] : [['Secret', secretOf(server.secret)] as Fact]),
+        ],
       })}
       onSessionEnded={props.onSessionEnded}
     />
   )
 }
+
+/** What a server's secret is, and what to do about a password hash. */
+const secretOf = (secret: 'digest' | 'password_hash') =>
+  secret === 'digest'
+    ? 'a machine secret'
+    : 'a password hash: after each start or reload, five wrong secrets lock this server out for 15 minutes. Replace it with one from flowadmin secret.'

@@ -259,6 +259,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     tokens,
     trail,
     identities,
+    events,
+    clock,
     observer: ports.observer,
   })
   const fleetIdentities =

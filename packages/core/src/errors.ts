@@ -94,7 +94,11 @@ export type DomainError =
    * them cannot add a factor of its own; removing one (`remove_factor`) a session begun within
    * `minutes` whose sign-in used a second factor, so less than a second factor cannot strip one.
    */
-  | { code: 'reauthentication_required'; minutes: number; action: 'add_factor' | 'remove_factor' }
+  | {
+      code: 'reauthentication_required'
+      minutes: number
+      action: 'add_factor' | 'remove_factor' | 'fleet_install'
+    }
   /**
    * The person signs in with the identity provider (single sign-on), where a second factor of
    * flowadmin's is never asked for: one cannot be set up for them here.

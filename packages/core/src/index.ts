@@ -168,6 +168,11 @@ export {
   instanceClientId,
   MAX_ENROLMENT_GROUPS,
 } from './fleet/identity-rules.js'
+export {
+  FLEET_INSTALL_PERMISSION,
+  type FleetInstallRefusal,
+  mayInstallOnFleet,
+} from './fleet/install-policy.js'
 export type { EnrolmentState } from './fleet/instance-identities.js'
 export type { InstanceModuleState } from './fleet/instance-states.js'
 export { type ModuleView, NOT_INSTALLED, type NodeSetView } from './modules/local-state.js'

@@ -82,6 +82,25 @@ describe('drift, judged on the instance’s own report', () => {
     ])
     await send('edge-1', report({ modules: [kit(), newModule()], applied: await version() }))
     expect(await driftOf('edge-1')).toEqual([])
+    // It runs the desired version, and another one, installed by hand, loads at its next start.
+    const at = Date.UTC(2026, 0, 1, 8)
+    await send(
+      'edge-1',
+      report({
+        modules: [kit(), newModule('2.0.0', '1.0.0')],
+        applied: await version(),
+        changes: [{ module: NEW, action: 'upgrade', version: '1.0.0', by: 'alice', at }],
+      }),
+    )
+    expect(await driftOf('edge-1')).toEqual([
+      {
+        module: NEW,
+        reason: 'version_mismatch',
+        message: 'runs 2.0.0, desired 2.0.0; 1.0.0 is installed and loads when Node-RED restarts',
+        by: 'alice',
+        at,
+      },
+    ])
   })
 
   it('hand changes: who and when, kept from report to report while they hold, gone once reverted', async () => {
@@ -119,6 +138,18 @@ describe('drift, judged on the instance’s own report', () => {
           { module: KIT, action: 'disable' },
           { module: NEW, action: 'remove' },
         ],
+      }),
+    )
+    expect(await driftOf('edge-1')).toEqual([
+      { module: 'by-hand', reason: 'installed_by_hand', by: 'bob', at: at + 2 },
+    ])
+    // A set of it disabled by hand later (no one decided it): who installed it is still shown.
+    await send(
+      'edge-1',
+      report({
+        modules: [kit(), newModule(), { ...kit(true, false), name: 'by-hand' }],
+        applied,
+        changes: [{ module: 'by-hand', action: 'disable', by: 'carol', at: at + 3 }],
       }),
     )
     expect(await driftOf('edge-1')).toEqual([

@@ -33,7 +33,7 @@ function setup(secret?: string) {
 describe('resource servers', () => {
   it('verify a secret once; later calls with it cost no verification and are remembered as the last call', async () => {
     const { clock, hasher, events, servers } = setup()
-    expect(servers.activity()).toEqual([{ id: 'fleet', lastCallAt: null }])
+    expect(servers.activity()).toEqual([{ id: 'fleet', lastCallAt: null, secret: 'password_hash' }])
     expect(await servers.authenticate('fleet', 's3cret', '10.0.0.1')).toEqual({
       ok: true,
       value: { id: 'fleet' },
@@ -45,7 +45,7 @@ describe('resource servers', () => {
     })
     expect(hasher.verified).toHaveLength(1)
     expect(events.ofType('client.authenticated')).toHaveLength(1)
-    expect(servers.activity()).toEqual([{ id: 'fleet', lastCallAt: clock.now() }])
+    expect(servers.activity()).toEqual([{ id: 'fleet', lastCallAt: clock.now(), secret: 'password_hash' }])
   })
 
   it('refuse a wrong secret or an unknown id alike, each at the cost of one verification, and audit it', async () => {
@@ -218,6 +218,8 @@ describe('resource servers with a machine secret (its digest in the settings)', 
     }
     expect(hasher.verified).toEqual([])
     expect(events.ofType('client.authenticated')).toHaveLength(1)
+    // Told apart from a password hash, for the console to mark the latter.
+    expect(servers.activity()).toEqual([expect.objectContaining({ id: 'fleet', secret: 'digest' })])
   })
 
   it('refuse a wrong secret and an unknown id without a verification, audit them, throttle them, and never the right one', async () => {

@@ -48,6 +48,12 @@ process.stdin.on('end', async () => {
 function sendAtExit(forwarder, audit, settings, budgetMs = EXIT_BUDGET_MS) {
   const { events, dropped, name, endpoint, authorization } = forwarder.leftAtExit()
   if (events.length === 0 && dropped === 0) return
+  if (authorization === null) {
+    settings.log(
+      `${events.length} audit events could not be sent to flowadmin at ${settings.url}: this instance has no credential (it is not enrolled); they are lost`,
+    )
+    return
+  }
   const batches = batchesOf(events, audit.batchSize, dropped > 0 ? dropNote(dropped, name) : null)
   const run = spawnSync(process.execPath, ['-e', SEND_AT_EXIT], {
     input: JSON.stringify({

@@ -11,7 +11,6 @@ const {
   AUDIT_LEVEL,
   MAX_BATCH,
 } = require('./audit-events')
-const { basicAuthorization } = require('./client')
 const { request } = require('./http')
 
 // Node-RED's audit events, forwarded to flowadmin's trail. Node-RED calls the handler
@@ -39,11 +38,12 @@ function retryAfterMs(header, now = Date.now()) {
  * @param {import('./audit-options').AuditSettings} audit
  * @param {{now(): string | null, atExit(): string}} naming this instance's name in the trail: now
  *   (null while not known), and at exit (known or not)
+ * @param {ReturnType<import('./credentials').createCredentials>} credentials the credential the
+ *   events are sent with, asked at every request
  */
-function createForwarder(settings, audit, naming) {
+function createForwarder(settings, audit, naming, credentials) {
   const nameNow = () => naming.now()
   const { url, timeoutMs, log } = settings
-  const authorization = basicAuthorization(settings.clientId, settings.clientSecret)
   const endpoint = `${url}/audit/events`
   /** @type {object[]} */
   const buffer = []
@@ -90,8 +90,9 @@ function createForwarder(settings, audit, naming) {
     return { events, note, notedDrops: dropped }
   }
 
+  /** A failure: `message` logged when it begins (null: told elsewhere); tried again later. */
   function trouble(message, waitMs = null) {
-    if (!failing) log(message)
+    if (!failing && message !== null) log(message)
     failing = true
     if (waitMs !== null) {
       schedule(waitMs)
@@ -107,8 +108,9 @@ function createForwarder(settings, audit, naming) {
     try {
       while (buffer.length > 0 || dropped > 0) {
         const name = named()
-        // Sent once this instance's name is known (see audit.js).
-        if (name === null) return
+        // Sent once this instance's name is known (see audit.js), and it has a credential.
+        const authorization = credentials.authorization()
+        if (name === null || authorization === null) return
         const { events, note, notedDrops } = nextBatch(name)
         const before = shifted
         const answer = await request(endpoint, {
@@ -174,10 +176,14 @@ function createForwarder(settings, audit, naming) {
           retryMs = 1000
           continue
         }
+        // This instance's own credential refused (revoked) is told by the credentials, once.
+        const revoked = status === 401 && credentials.rejected()
         trouble(
-          status === 401
-            ? `flowadmin at ${url} refused client ${JSON.stringify(settings.clientId)} for audit events (HTTP 401): check clientId and clientSecret; events wait`
-            : `flowadmin at ${url} answers HTTP ${status} to audit events: they wait and are sent again`,
+          revoked
+            ? null
+            : status === 401
+              ? `flowadmin at ${url} refused client ${JSON.stringify(credentials.clientId())} for audit events (HTTP 401): check clientId and clientSecret; events wait`
+              : `flowadmin at ${url} answers HTTP ${status} to audit events: they wait and are sent again`,
         )
         return
       }
@@ -253,7 +259,7 @@ function createForwarder(settings, audit, naming) {
     leftAtExit() {
       const name = naming.atExit()
       for (const report of buffer) if (report.instance === null) report.instance = name
-      return { events: buffer.slice(), dropped, name, endpoint, authorization }
+      return { events: buffer.slice(), dropped, name, endpoint, authorization: credentials.authorization() }
     },
   }
 }

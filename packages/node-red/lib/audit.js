@@ -35,7 +35,20 @@ function hostName() {
  */
 function createNaming(settings, audit, state, known) {
   const fallback = audit.instance ?? hostName()
+  const { credentials } = state
   let waited = !settings.fleet || audit.instance !== null
+  let told = false
+  // A credential of its own names the instance: flowadmin takes its events under that id only.
+  credentials.onChange(() => {
+    const own = credentials.instance
+    if (!told && audit.instance !== null && own !== null && own !== audit.instance) {
+      told = true
+      settings.log(
+        `audit.instance ${JSON.stringify(audit.instance)} is not this instance's enrolled id ${JSON.stringify(own)}: its Node-RED events are filed under ${JSON.stringify(own)}`,
+      )
+    }
+    known()
+  })
   state.identity.onSettled((id) => {
     if (audit.instance !== null && id !== null && id !== audit.instance) {
       settings.log(
@@ -58,11 +71,16 @@ function createNaming(settings, audit, state, known) {
   }
   return {
     now() {
+      if (credentials.instance !== null) return credentials.instance
+      // Without the shared secret, events wait for the credential (and its id).
+      if (settings.clientId === null) return null
       if (audit.instance !== null || !settings.fleet) return fallback
       if (state.identity.id !== null) return state.identity.id
       return waited || state.identity.settled ? fallback : null
     },
-    atExit: () => (audit.instance !== null || !settings.fleet ? fallback : (state.identity.id ?? fallback)),
+    atExit: () =>
+      credentials.instance ??
+      (audit.instance !== null || !settings.fleet ? fallback : (state.identity.id ?? fallback)),
   }
 }
 
@@ -84,7 +102,7 @@ function createAuditLogger(settings, state, options) {
     handler() {
       if (forwarder === null) {
         const naming = createNaming(settings, audit, state, () => forwarder?.flush())
-        forwarder = createForwarder(settings, audit, naming)
+        forwarder = createForwarder(settings, audit, naming, state.credentials)
         state.trail = forwarder
         flushAtExit(forwarder, audit, settings)
       }

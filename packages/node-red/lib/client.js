@@ -38,19 +38,33 @@ function permissionsOf(scope) {
 /**
  * @param {import('./options').Settings} settings
  * @param {ReturnType<import('./health').createHealth>} health
+ * @param {ReturnType<import('./credentials').createCredentials>} credentials the client id and
+ *   secret the calls carry (this instance's own, or the shared ones), asked at every call
  */
-function createClient(settings, health) {
-  const { url, clientId, timeoutMs } = settings
-  const clientAuthorization = basicAuthorization(clientId, settings.clientSecret)
+function createClient(settings, health, credentials) {
+  const { url, timeoutMs } = settings
   const reachable = `flowadmin at ${url} is reachable again`
+  /** The client credentials of a call now: its Authorization header, or null (none yet). */
+  const clientAuthorization = () => credentials.authorization()
 
   /**
    * POSTs a form: the answer (status, JSON body or null, and the health ticket of the request), or
    * null when there was none, already told to the health state. Redirects are not followed: the
    * client's credentials go to `url` and nowhere else.
    */
-  async function post(path, form, authorization, signal) {
+  async function post(path, form, authorize, signal) {
     const ticket = health.begin()
+    const authorization = authorize()
+    if (authorization === null) {
+      // Not enrolled yet: nothing to call flowadmin with.
+      health.fail(
+        ticket,
+        'unenrolled',
+        `this instance has no credential for flowadmin at ${url} yet (it is not enrolled): logins and tokens are refused until it has one`,
+        `this instance has its credential for flowadmin at ${url}: logins and tokens are checked again`,
+      )
+      return null
+    }
     const answer = await request(`${url}${path}`, {
       method: 'POST',
       headers: {
@@ -77,6 +91,7 @@ function createClient(settings, health) {
     const { status, body } = answer
     if (status !== 200 || typeof body?.access_token !== 'string' || body.access_token === '') return null
     health.ok(answer.ticket)
+    credentials.accepted()
     return { outcome: 'issued', token: body.access_token }
   }
 
@@ -91,6 +106,9 @@ function createClient(settings, health) {
         reachable,
       )
     } else if (status === 401 && (path === '/auth/introspect' || body?.error === 'invalid_client')) {
+      // This instance's own credential refused: revoked, said once by the credentials.
+      if (credentials.rejected()) return
+      const clientId = credentials.clientId()
       health.fail(
         ticket,
         'client',
@@ -120,6 +138,7 @@ function createClient(settings, health) {
       const { status, body } = answer
       if (status === 200 && body?.active === false) {
         health.ok(answer.ticket)
+        credentials.accepted()
         return { outcome: 'inactive' }
       }
       if (
@@ -129,6 +148,7 @@ function createClient(settings, health) {
         body.username !== ''
       ) {
         health.ok(answer.ticket)
+        credentials.accepted()
         const expiresAt = typeof body.exp === 'number' ? body.exp * 1000 : null
         return {
           outcome: 'active',
@@ -147,7 +167,13 @@ function createClient(settings, health) {
      * @returns {Promise<{outcome: 'issued', token: string} | {outcome: 'refused'} | {outcome: 'failed'}>}
      */
     async login(username, password, signal) {
-      const form = { grant_type: 'password', client_id: clientId, username, password, scope: '' }
+      const form = {
+        grant_type: 'password',
+        client_id: credentials.clientId() ?? '',
+        username,
+        password,
+        scope: '',
+      }
       const answer = await post('/auth/token', form, clientAuthorization, signal)
       if (answer === null) return { outcome: 'failed' }
       const { status, body } = answer
@@ -174,7 +200,7 @@ function createClient(settings, health) {
     async redeem(code, redirectUri, codeVerifier, signal) {
       const form = {
         grant_type: 'authorization_code',
-        client_id: clientId,
+        client_id: credentials.clientId() ?? '',
         code,
         redirect_uri: redirectUri,
         code_verifier: codeVerifier,
@@ -198,7 +224,7 @@ function createClient(settings, health) {
      * @returns {Promise<'revoked' | 'invalid' | 'failed'>}
      */
     async revoke(token, signal) {
-      const answer = await post('/auth/revoke', { token }, `Bearer ${token}`, signal)
+      const answer = await post('/auth/revoke', { token }, () => `Bearer ${token}`, signal)
       if (answer === null) return 'failed'
       if (answer.status === 200) {
         health.ok(answer.ticket)

@@ -6,6 +6,9 @@
 // meanwhile, so a long npm install never makes this instance look gone. What it did to undo a hand
 // change is told as `reverted`.
 
+/** Whether an install entry names a tarball flowadmin vetted (checked, and refused when malformed). */
+const namesTarball = (entry) => entry.integrity !== undefined || entry.tarball !== undefined
+
 /** After this long a run is told to flowadmin as under way (`applying: true`). */
 const APPLYING_NOTICE_MS = 1000
 
@@ -95,11 +98,13 @@ function createApplier({ local, watcher, changed, reverted, log }) {
         refused.push({ module: entry.module, action, message: before })
         continue
       }
+      // The tarball flowadmin vetted when it names one (checked before Node-RED sees it); else by name.
       const message = await act(entry.module, action, () =>
-        local.install(entry.module, entry.version ?? null),
+        namesTarball(entry) ? local.installVetted(entry) : local.install(entry.module, entry.version ?? null),
       )
       if (message === null) altered = true
       else {
+        if (message.startsWith('integrity mismatch')) log(`fleet: ${message}`)
         refusedInstalls.set(key, message)
         refused.push({ module: entry.module, action, message })
       }

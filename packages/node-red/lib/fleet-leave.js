@@ -27,10 +27,14 @@ process.stdin.on('end', async () => {
 const leaving = new Map()
 let hooked = false
 
-/** Sends one leave, within the budget; the HTTP status, or 0 when there was no answer. */
+/**
+ * Sends one leave, within the budget; the HTTP status, or 0 when there was no answer.
+ * `authorization` is the header, or a function giving it at exit (the credential may be rotated).
+ */
 function sendLeave({ endpoint, authorization }, budgetMs = LEAVE_BUDGET_MS) {
+  const header = typeof authorization === 'function' ? authorization() : authorization
   const run = spawnSync(process.execPath, ['-e', SEND_LEAVE], {
-    input: JSON.stringify({ endpoint, authorization, timeoutMs: budgetMs }),
+    input: JSON.stringify({ endpoint, authorization: header, timeoutMs: budgetMs }),
     timeout: budgetMs + 1000,
     stdio: ['pipe', 'pipe', 'ignore'],
   })
@@ -42,7 +46,7 @@ function sendLeave({ endpoint, authorization }, budgetMs = LEAVE_BUDGET_MS) {
  * From now on, this instance says it leaves when the process exits; the returned function takes
  * that back (the agent stopped, so it is not connected anyway, or another agent took the key).
  * @param {string} key one per agent
- * @param {{endpoint: string, authorization: string}} leave
+ * @param {{endpoint: string, authorization: string | (() => string)}} leave
  */
 function leaveAtExit(key, leave) {
   leaving.set(key, leave)

@@ -33,7 +33,10 @@ function isDesired(body) {
     body.installs.every(
       (entry) =>
         typeof entry?.module === 'string' &&
-        (entry.version === null || entry.version === undefined || typeof entry.version === 'string'),
+        (entry.version === null || entry.version === undefined || typeof entry.version === 'string') &&
+        // The tarball flowadmin vetted, when it names one.
+        (entry.integrity === undefined || typeof entry.integrity === 'string') &&
+        (entry.tarball === undefined || typeof entry.tarball === 'string'),
     ) &&
     Array.isArray(body.removals) &&
     body.removals.every((name) => typeof name === 'string')
@@ -54,7 +57,8 @@ const isFlowadminError = (body) =>
 
 /**
  * @param {object} parts
- * @param {(path: string, headers: object, timeoutMs: number) => Promise<{status: number, body: unknown, etag: string | null, failure?: string}>} parts.poll
+ * @param {(path: string, headers: object, timeoutMs: number) => Promise<{status: number, body: unknown, etag: string | null, failure?: string, revoked?: boolean}>} parts.poll
+ *   revoked: the answer refused this instance's own credential, and that was told
  * @param {(answer: object) => void} parts.reachable tells the log of an answer that is not a cut
  * @param {(desired: object) => void} parts.onDesired
  * @param {ReturnType<import('./timing').createStopper>} parts.stopper
@@ -122,7 +126,8 @@ function createPollLoop({ poll, reachable, onDesired, stopper, log, url, now = D
       malformed.say(
         'fleet: flowadmin answered the poll with no desired state (version, modules, installs and removals as lists): nothing applied; tried again',
       )
-    } else if (answer.status !== 0) {
+    } else if (answer.status !== 0 && !answer.revoked) {
+      // A credential of its own refused (revoked) is told by the credentials, once.
       const message = answer.body?.message
       refusal.say(
         `fleet: flowadmin answered HTTP ${answer.status} to the poll${typeof message === 'string' ? `: ${message.split('\n')[0].slice(0, 500)}` : ''}`,

@@ -32,7 +32,7 @@ function cleanText(_key, value) {
 
 /**
  * @param {object} parts
- * @param {(body: string) => Promise<{status: number, body: unknown} | null>} parts.send
+ * @param {(body: string) => Promise<{status: number, body: unknown, revoked?: boolean} | null>} parts.send
  * @param {() => {nodeRedVersion: string, modules: object[], typesInUse: string[]} | null} parts.facts
  *   what the watcher read; null before the first reading
  * @param {() => {applied: string | null, applying: boolean, failures: object[]}} parts.applier
@@ -99,7 +99,8 @@ function createReporter({ send, facts, applier, stopper, log }) {
           refusal.clear()
           continue
         }
-        if (answer !== null) {
+        // A credential of its own refused (revoked) is told by the credentials, once.
+        if (answer !== null && !answer.revoked) {
           refusal.say(
             `fleet: flowadmin refused the report (HTTP ${answer.status})${typeof answer.body?.message === 'string' ? `: ${answer.body.message.split('\n')[0].slice(0, 500)}` : ''}`,
           )

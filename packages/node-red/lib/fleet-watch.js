@@ -10,6 +10,14 @@ const { onceEach } = require('./timing')
 
 const NODES_EVERY_MS = 1000
 const FLOWS_EVERY_MS = 5000
+/**
+ * Node-RED audits an install or a removal once its admin API answers, after the module is seen
+ * (a removal unloads it first, then runs npm): while its audit reaches the helper, such a change
+ * is told once its event names who made it, or after this long without one.
+ */
+const ATTRIBUTION_MS = 60_000
+/** The changes Node-RED always audits when they succeed (a whole module's flags are not). */
+const AUDITED = new Set(['install', 'upgrade', 'remove'])
 
 /**
  * The hand changes between what a module was (`before`) and is (`after`), either undefined when
@@ -61,6 +69,22 @@ function createWatcher({ local, events, stopper, changed, handChanges, log, now 
   let flowsDue = true
   let wake = null
   const answered = []
+  /** Changes seen before Node-RED's audit of them, by module and action: told once it came. */
+  const unnamed = new Map()
+
+  /** The unnamed changes whose event came (or whose wait is over), as changes to tell. */
+  function named() {
+    const found = []
+    for (const [key, change] of unnamed) {
+      const event = events.latest(change.module, change.action)
+      if (event === null && now() < change.until) continue
+      unnamed.delete(key)
+      if (event?.username === AGENT_USER) continue
+      const { until: _until, ...rest } = change
+      found.push({ ...rest, by: event?.username ?? null, ...(event !== null && { at: event.at }) })
+    }
+    return found
+  }
 
   /** One reading of GET /nodes; `settle` names held modules it takes as they are. */
   async function readNodes(settle = []) {
@@ -100,6 +124,16 @@ function createWatcher({ local, events, stopper, changed, handChanges, log, now 
         const event = events.latest(name, difference.action)
         // The agent's own change, seen before it settled it.
         if (event?.username === AGENT_USER) continue
+        if (event === null && AUDITED.has(difference.action) && events.hearing?.()) {
+          unnamed.set(`${name}\n${difference.action}`, {
+            module: name,
+            action: difference.action,
+            ...(difference.version !== undefined && { version: difference.version }),
+            at: now(),
+            until: now() + ATTRIBUTION_MS,
+          })
+          continue
+        }
         found.push({
           module: name,
           action: difference.action,
@@ -109,6 +143,7 @@ function createWatcher({ local, events, stopper, changed, handChanges, log, now 
         })
       }
     }
+    found.push(...named())
     if (found.length > 0) handChanges(found)
     changed()
   }

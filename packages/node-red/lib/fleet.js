@@ -7,7 +7,6 @@
 // changed. It never throws into Node-RED, and while flowadmin cannot be reached it changes nothing.
 
 const { createAgentToken, AGENT_PERMISSIONS } = require('./agent-token')
-const { basicAuthorization } = require('./client')
 const { createApplier } = require('./fleet-apply')
 const { leaveAtExit } = require('./fleet-leave')
 const { createPollLoop } = require('./fleet-poll')
@@ -15,7 +14,7 @@ const { cleanText, createReporter } = require('./fleet-report')
 const { createWatcher } = require('./fleet-watch')
 const { objectOf, request } = require('./http')
 const { adminAddressOf, createLocalAdmin } = require('./local-admin')
-const { instanceIdOf, nodeRedSettingsOf, settledUserDir } = require('./node-red-settings')
+const { instanceIdOf, keptInstanceIdOf, nodeRedSettingsOf, settledUserDir } = require('./node-red-settings')
 const { createStopper } = require('./timing')
 
 /** How often the agent looks for Node-RED's settings until Node-RED listens. */
@@ -41,11 +40,14 @@ const short = (text) =>
 function startFleetAgent(settings, adminAuth, state) {
   const { log, url } = settings
   const agentToken = createAgentToken()
-  const authorization = basicAuthorization(settings.clientId, settings.clientSecret)
+  const { credentials } = state
   const stopper = createStopper()
   let unreachable = false
-  // The id is known at once when the options give it: the audit logger files events under it.
-  if (settings.instanceId !== null) state.identity.settle(settings.instanceId)
+  // The id is known at once when the options give it and no credential of its own may replace it:
+  // the audit logger files events under it.
+  if (settings.instanceId !== null && settings.clientId !== null && settings.enrolmentToken === null) {
+    state.identity.settle(settings.instanceId)
+  }
 
   /** flowadmin answered or not: one line per change. */
   const reachable = (ok, why) => {
@@ -66,7 +68,11 @@ function startFleetAgent(settings, adminAuth, state) {
   async function call(method, pathname, options) {
     const answer = await request(`${url}${pathname}`, {
       method,
-      headers: { Authorization: authorization, Accept: 'application/json', ...options.headers },
+      headers: {
+        Authorization: credentials.authorization() ?? '',
+        Accept: 'application/json',
+        ...options.headers,
+      },
       body: options.body,
       timeoutMs: options.timeoutMs,
       signal: stopper.signal,
@@ -81,7 +87,37 @@ function startFleetAgent(settings, adminAuth, state) {
             etag: typeof answer.headers.etag === 'string' ? answer.headers.etag : null,
           }
     if (!options.polling) reachableOf(outcome)
+    if (outcome.status === 401 && outcome.body?.error === 'invalid_client')
+      outcome.revoked = credentials.rejected()
+    else if (outcome.status > 0 && outcome.status < 400) credentials.accepted()
     return outcome
+  }
+
+  /**
+   * This instance's id: its own credential's, else the instanceId option, else the one kept in
+   * the userDir. Null when it has none, or no credential to poll with: fleet mode is off.
+   */
+  async function idOf(userDir) {
+    await Promise.race([
+      credentials.ready(),
+      new Promise((resolve) => stopper.signal.addEventListener('abort', resolve, { once: true })),
+    ])
+    if (stopper.stopped) return null
+    const own = credentials.instance
+    if (own !== null) {
+      const other = settings.instanceId ?? keptInstanceIdOf(userDir)
+      if (other !== null && other !== own) {
+        log(
+          `fleet: this instance is ${JSON.stringify(own)} as its credential says, not ${JSON.stringify(other)} (${settings.instanceId !== null ? 'the instanceId option' : '.flowadmin-instance'})`,
+        )
+      }
+      return own
+    }
+    if (credentials.authorization() === null) {
+      log('fleet: this instance has no credential for flowadmin (it is not enrolled): fleet mode is off')
+      return null
+    }
+    return instanceIdOf(settings.instanceId, userDir, log)
   }
 
   /** Tells the log whether flowadmin answered as it should. */
@@ -126,7 +162,7 @@ function startFleetAgent(settings, adminAuth, state) {
     }
     if (stopper.stopped) return
     const userDir = settledUserDir(nodeRed)
-    const id = instanceIdOf(settings.instanceId, userDir, log)
+    const id = await idOf(userDir)
     if (id === null) return
     state.identity.settle(id)
     const local = createLocalAdmin(
@@ -171,8 +207,20 @@ function startFleetAgent(settings, adminAuth, state) {
       log,
     })
     const poller = createPollLoop({
-      poll: (path, headers, timeoutMs) =>
-        call('GET', `${base}${path}`, { headers, timeoutMs, polling: true }),
+      poll: async (path, headers, timeoutMs) => {
+        const sentWith = credentials.authorization()
+        const answer = await call('GET', `${base}${path}`, { headers, timeoutMs, polling: true })
+        // flowadmin asks for a new credential: rotated beside the polls (not again for a poll that
+        // went out with the credential before the rotation).
+        if (
+          answer.status === 200 &&
+          answer.body?.rotate === true &&
+          sentWith === credentials.authorization()
+        ) {
+          credentials.rotate()
+        }
+        return answer
+      },
       reachable: reachableOf,
       onDesired: (desired) => applier.want(desired),
       stopper,
@@ -180,7 +228,10 @@ function startFleetAgent(settings, adminAuth, state) {
       url,
     })
     // Stopping Node-RED ends its process: flowadmin hears that it leaves, between polls too.
-    const stay = leaveAtExit(id, { endpoint: `${url}${base}/lease`, authorization })
+    const stay = leaveAtExit(id, {
+      endpoint: `${url}${base}/lease`,
+      authorization: () => credentials.authorization() ?? '',
+    })
     try {
       await Promise.all([poller.run(), watcher.run()])
     } finally {
@@ -209,6 +260,7 @@ function startFleetAgent(settings, adminAuth, state) {
     /** Stops the agent: its calls are aborted; settles once it has stopped, never rejects. */
     stop() {
       stopper.stop()
+      credentials.stop()
       return finished
     },
   }

@@ -1,9 +1,10 @@
 'use strict'
 
 /**
- * @typedef {'unreachable' | 'unavailable' | 'client' | 'unexpected'} Problem
+ * @typedef {'unreachable' | 'unavailable' | 'client' | 'unexpected' | 'unenrolled'} Problem
  * unreachable: no answer (network, timeout); unavailable: 5xx or 429; client: the client id or
- * secret refused; unexpected: an answer outside the contract (a wrong url, a redirect).
+ * secret refused; unexpected: an answer outside the contract (a wrong url, a redirect); unenrolled:
+ * this instance has no credential yet (it enrols).
  */
 
 /**

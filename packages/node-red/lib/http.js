@@ -22,6 +22,7 @@ const STALE_WITHIN_MS = 1000
  * @property {number} status
  * @property {Record<string, string | string[] | undefined>} headers lower-case names
  * @property {string} text
+ * @property {Buffer} [bytes] the answer's bytes, when asked for (`binary`); `text` is then empty
  */
 
 /**
@@ -54,6 +55,9 @@ function failureOf(error) {
  * @param {string | Buffer} [options.body]
  * @param {number} [options.timeoutMs] the deadline of the whole exchange
  * @param {AbortSignal} [options.signal] ends it too (a timeout signal counts as a timeout)
+ * @param {number} [options.maxBytes] the largest answer read (default 4 MiB); a larger one, said or
+ *   sent, is a `too-large` failure
+ * @param {boolean} [options.binary] the answer as `bytes`, not as text
  * @returns {Promise<Answer | Failure>} never rejects
  */
 function request(address, options = {}) {
@@ -134,21 +138,28 @@ function send(url, options, deadline, mayRetry, resolve) {
       (response) => {
         const chunks = []
         let size = 0
+        const most = options.maxBytes ?? MAX_ANSWER_BYTES
+        const tooLarge = { status: 0, failure: 'too-large', reason: `an answer over ${most} bytes` }
+        if (Number(response.headers['content-length']) > most) {
+          end(tooLarge)
+          return
+        }
         response.on('data', (chunk) => {
           size += chunk.length
-          if (size > MAX_ANSWER_BYTES) {
-            end({ status: 0, failure: 'too-large', reason: `an answer over ${MAX_ANSWER_BYTES} bytes` })
+          if (size > most) {
+            end(tooLarge)
             return
           }
           chunks.push(chunk)
         })
-        response.on('end', () =>
+        response.on('end', () => {
+          const bytes = Buffer.concat(chunks)
           finish({
             status: response.statusCode ?? 0,
             headers: response.headers,
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        )
+            ...(options.binary ? { text: '', bytes } : { text: bytes.toString('utf8') }),
+          })
+        })
         response.on('error', (error) => finish(failureOf(error)))
         response.on('aborted', () => finish({ status: 0, failure: 'reset', reason: 'the answer was cut' }))
       },

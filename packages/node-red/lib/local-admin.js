@@ -8,6 +8,8 @@ const http = require('node:http')
 const https = require('node:https')
 const net = require('node:net')
 const os = require('node:os')
+const { randomBytes } = require('node:crypto')
+const { fetchVetted } = require('./fleet-tarball')
 
 /** How long a call may take; an install runs npm, which may take minutes. */
 const CALL_TIMEOUT_MS = 30_000
@@ -145,10 +147,13 @@ function createLocalAdmin(nodeRed, token, signal) {
   const base = adminBase(nodeRed)
   const transport = base.secure ? https : http
 
+  /** `body` is sent as JSON, or as it is when it is `{bytes, type}` (a form). */
   function call(method, pathname, body, timeoutMs = CALL_TIMEOUT_MS) {
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve(null)
-      const payload = body === undefined ? null : Buffer.from(JSON.stringify(body))
+      const raw = Buffer.isBuffer(body?.bytes)
+      const payload = body === undefined ? null : raw ? body.bytes : Buffer.from(JSON.stringify(body))
+      const type = raw ? body.type : 'application/json'
       const request = transport.request(
         {
           method,
@@ -159,7 +164,7 @@ function createLocalAdmin(nodeRed, token, signal) {
             Authorization: `Bearer ${token}`,
             Accept: 'application/json',
             'Node-RED-API-Version': 'v1',
-            ...(payload && { 'Content-Type': 'application/json', 'Content-Length': payload.length }),
+            ...(payload && { 'Content-Type': type, 'Content-Length': payload.length }),
           },
           // Its own certificate, on its own address: whatever names it carries.
           rejectUnauthorized: false,
@@ -223,6 +228,21 @@ function createLocalAdmin(nodeRed, token, signal) {
       const answer = await call('POST', '/nodes', request, INSTALL_TIMEOUT_MS)
       return done(answer) ? null : messageOf(answer)
     },
+    /**
+     * An install or upgrade of the exact tarball flowadmin vetted (`entry`: module, version,
+     * integrity, tarball): downloaded and checked here, then uploaded to Node-RED, which installs
+     * it with its npm. Nothing reaches Node-RED when the tarball is not the one vetted.
+     */
+    async installVetted(entry, fetchOptions = {}) {
+      const fetched = await fetchVetted(entry, { signal, ...fetchOptions })
+      if (fetched.bytes === undefined) return fetched.refused
+      const file = `${entry.module.replace(/^@/, '').replace(/\//g, '-')}-${entry.version ?? 'vetted'}.tgz`
+      const answer = await call('POST', '/nodes', formOf(fetched.bytes, file), INSTALL_TIMEOUT_MS)
+      if (done(answer)) return null
+      return uploadRefused(answer)
+        ? 'Node-RED refused the upload of the tarball flowadmin vetted: its palette uploads are off (externalModules.palette.allowUpload or editorTheme.palette.upload is false); installs from flowadmin need them on'
+        : messageOf(answer)
+    },
     /** A whole module's sets (`set` null), or one set. */
     async setEnabled(name, set, enabled) {
       const where = set === null ? modulePath(name) : `${modulePath(name)}/${encodeURIComponent(set)}`
@@ -231,6 +251,26 @@ function createLocalAdmin(nodeRed, token, signal) {
     },
   }
 }
+
+/** A multipart/form-data body with the file field `tarball`, as the palette editor uploads one. */
+function formOf(bytes, file) {
+  const boundary = `----flowadmin${randomBytes(12).toString('hex')}`
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="tarball"; filename="${file.replace(/["\r\n\\]/g, '_')}"\r\n` +
+      'Content-Type: application/gzip\r\n\r\n',
+  )
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
+  return { bytes: Buffer.concat([head, bytes, tail]), type: `multipart/form-data; boundary=${boundary}` }
+}
+
+/**
+ * Whether Node-RED's answer to an upload says its settings turn uploads off: the file is dropped
+ * (editorTheme.palette.upload false, or no upload route with externalModules.palette.allowUpload
+ * false), so the request names nothing (`invalid_request`), or the installer says it outright.
+ */
+const uploadRefused = (answer) =>
+  answer?.status === 400 &&
+  (answer.body?.code === 'invalid_request' || /upload disabled/i.test(String(answer.body?.message ?? '')))
 
 /** Node-RED's message of a refusal, one line. */
 const messageOf = (answer) =>

@@ -43,6 +43,8 @@ function createNodeRedEvents(now = Date.now) {
   /** @type {Array<{action: string, module: string, version: string | null, username: string | null, at: number}>} */
   const kept = []
   const listeners = new Set()
+  /** When Node-RED last handed an audit message over (its audit logger is on), or null. */
+  let heard = null
 
   const tell = (what) => {
     for (const listener of listeners) {
@@ -59,6 +61,7 @@ function createNodeRedEvents(now = Date.now) {
     take(msg) {
       try {
         if (msg === null || typeof msg !== 'object' || typeof msg.event !== 'string') return
+        heard = now()
         if (msg.event === 'flows.set') return tell('flows')
         if (!msg.event.startsWith('nodes.') || msg.event.endsWith('.get')) return
         const action = actionOf(msg)
@@ -88,6 +91,14 @@ function createNodeRedEvents(now = Date.now) {
         if (event.module === module && event.action === wanted) return event
       }
       return null
+    },
+
+    /**
+     * Whether Node-RED's audit messages reach this (the helper's audit logger is in its settings,
+     * and one came within the last minute; the fleet agent's own readings are audited too).
+     */
+    hearing() {
+      return heard !== null && now() - heard < MATCH_MS
     },
 
     /** `listener('nodes' | 'flows')` at each such event; returns the unsubscribe. */

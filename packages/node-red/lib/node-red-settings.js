@@ -115,4 +115,46 @@ function instanceIdOf(instanceId, userDir, log) {
   }
 }
 
-module.exports = { instanceIdOf, nodeRedSettingsOf, settledUserDir, watchSettings }
+/**
+ * The id kept in `<userDir>/.flowadmin-instance`, if any; never creates it.
+ */
+function keptInstanceIdOf(userDir) {
+  try {
+    const kept = fs.readFileSync(path.join(userDir, ID_FILE), 'utf8').trim()
+    return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(kept) ? kept : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The version of the Node-RED this runs in, from the package of its launcher (`red.js`) or of any
+ * of its modules loaded; 'unknown' when none is found.
+ */
+function nodeRedVersionOf() {
+  const files = [require.main?.filename, ...Object.keys(require.cache)]
+  const tried = new Set()
+  for (const file of files) {
+    if (typeof file !== 'string') continue
+    const match = /^(.*[\\/]node-red)[\\/](?:red\.js$|lib[\\/])/.exec(file)
+    const root = match?.[1] ?? (path.basename(file) === 'red.js' ? path.dirname(file) : null)
+    if (root === null || tried.has(root)) continue
+    tried.add(root)
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
+      if (pkg?.name === 'node-red' && typeof pkg.version === 'string') return pkg.version.slice(0, 64)
+    } catch {
+      // Not Node-RED's.
+    }
+  }
+  return 'unknown'
+}
+
+module.exports = {
+  instanceIdOf,
+  keptInstanceIdOf,
+  nodeRedSettingsOf,
+  nodeRedVersionOf,
+  settledUserDir,
+  watchSettings,
+}

@@ -23,6 +23,7 @@ const KNOWN = [
   'audit',
   'fleet',
   'instanceId',
+  'enrolmentToken',
 ]
 const SSO_KNOWN = ['redirectUri', 'label', 'icon', 'url']
 const DEFAULT_SSO_LABEL = 'Sign in with single sign-on'
@@ -30,8 +31,10 @@ const DEFAULT_SSO_LABEL = 'Sign in with single sign-on'
 /**
  * @typedef {object} Settings
  * @property {string} url flowadmin's base address, without a trailing slash
- * @property {string} clientId
- * @property {string} clientSecret
+ * @property {string | null} clientId the resource server's, shared by its instances; null: none
+ *   given, this instance uses a credential of its own (credentials.js)
+ * @property {string | null} clientSecret
+ * @property {string | null} enrolmentToken the one-time token this instance enrols with, or null
  * @property {number} cacheMs
  * @property {number} timeoutMs
  * @property {Function[]} middleware the instance's own httpAdminMiddleware, flattened
@@ -233,10 +236,17 @@ function parseOptions(options) {
   }
   const allowInsecureHttp = parseBoolean(options, 'allowInsecureHttp')
   const url = parseUrl(options.url, 'url', allowInsecureHttp)
+  // The shared clientId and clientSecret go together; without both, the instance's own credential.
+  const shared = options.clientId !== undefined || options.clientSecret !== undefined
   return {
     url,
-    clientId: parseString(options, 'clientId', ': the id of the flowadmin client this instance uses'),
-    clientSecret: parseString(options, 'clientSecret', ' (is the environment variable that holds it set?)'),
+    clientId: shared
+      ? parseString(options, 'clientId', ': the id of the flowadmin client this instance uses')
+      : null,
+    clientSecret: shared
+      ? parseString(options, 'clientSecret', ' (is the environment variable that holds it set?)')
+      : null,
+    enrolmentToken: parseEnrolmentToken(options.enrolmentToken),
     cacheMs: parseMs(
       options,
       'cacheMs',
@@ -266,4 +276,23 @@ function parseInstanceId(value) {
   return value
 }
 
-module.exports = { parseOptions, MAX_CACHE_MS }
+/** The environment variable read when the enrolmentToken option is absent. */
+const ENROLMENT_TOKEN_ENV = 'FLOWADMIN_ENROLMENT_TOKEN'
+
+/**
+ * The enrolment token: the option, else the environment variable (empty counts as absent); null
+ * without one. Printable, without spaces; never shown in a message.
+ */
+function parseEnrolmentToken(value) {
+  const from = value === undefined ? ENROLMENT_TOKEN_ENV : 'enrolmentToken'
+  const token = value === undefined ? process.env[ENROLMENT_TOKEN_ENV] || undefined : value
+  if (token === undefined) return null
+  if (typeof token !== 'string' || !/^[\x21-\x7e]{1,1024}$/.test(token)) {
+    throw invalid(
+      `${from} must be the enrolment token flowadmin gave (printable, without spaces, at most 1024 characters)`,
+    )
+  }
+  return token
+}
+
+module.exports = { parseOptions, MAX_CACHE_MS, ENROLMENT_TOKEN_ENV }

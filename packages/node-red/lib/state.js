@@ -2,6 +2,7 @@
 
 const { createTokenCache } = require('./cache')
 const { createClient } = require('./client')
+const { createCredentials } = require('./credentials')
 const { createHealth } = require('./health')
 const { createIdentity } = require('./identity')
 const { createNodeRedEvents } = require('./node-red-events')
@@ -9,6 +10,8 @@ const { createRevocations } = require('./revocations')
 
 /**
  * @typedef {object} State
+ * @property {ReturnType<typeof createCredentials>} credentials which credential the calls to
+ *   flowadmin carry: this instance's own, or the shared one
  * @property {ReturnType<typeof createClient>} client
  * @property {ReturnType<typeof createTokenCache>} cache
  * @property {ReturnType<typeof createRevocations>} revocations
@@ -41,9 +44,11 @@ function stateOf(options, settings) {
   if (state === undefined) {
     // flowadmin answering again starts the revocations that wait for it.
     const health = createHealth(settings.log, () => revocations.recovered())
-    const client = createClient(settings, health)
+    const credentials = createCredentials(settings)
+    const client = createClient(settings, health, credentials)
     const revocations = createRevocations(settings, client)
     state = {
+      credentials,
       client,
       cache: createTokenCache(settings),
       revocations,

@@ -36,7 +36,7 @@ function single(req, name) {
  * @param {(token: string, signal: AbortSignal) => Promise<object | null>} userOf the token's user now
  */
 function createStrategyClass(settings, shared, userOf) {
-  const { clientId, timeoutMs } = settings
+  const { timeoutMs } = settings
   const sso = /** @type {import('./options').SsoSettings} */ (settings.sso)
 
   /** Starts a sign-in: the PKCE verifier and state kept in this browser's session, then to flowadmin. */
@@ -47,6 +47,12 @@ function createStrategyClass(settings, shared, userOf) {
     const verifier = secret()
     pending.push([state, { verifier, expiresAt: now + SIGN_IN_MS }])
     session[SESSION_KEY] = Object.fromEntries(pending.slice(-MAX_PENDING))
+    // This instance's own client id once enrolled (a code is for the client that asked for it).
+    const clientId = shared.credentials.clientId()
+    if (clientId === null) {
+      strategy.error(new Error('This instance is not enrolled at flowadmin yet: try again later'))
+      return
+    }
     const query = new URLSearchParams({
       response_type: 'code',
       client_id: clientId,

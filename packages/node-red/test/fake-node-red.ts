@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { NodeRedLogMessage } from '../index.js'
+import { manifestOf } from './tarball-fixture.js'
 
 export interface FakeModule {
   name: string
@@ -22,6 +23,17 @@ export interface FakeOptions {
   installMs?: number
 }
 
+/** The file field `tarball` of a multipart/form-data body, as Node-RED's multer takes it; null without. */
+function uploadOf(type: string | undefined, body: Buffer): Buffer | null {
+  const boundary = /^multipart\/form-data;\s*boundary=(.+)$/i.exec(type ?? '')?.[1]
+  if (boundary === undefined) return null
+  const start = body.indexOf(Buffer.from('\r\n\r\n'))
+  const end = body.lastIndexOf(Buffer.from(`\r\n--${boundary}--`))
+  const head = body.subarray(0, Math.max(start, 0)).toString('latin1')
+  if (start < 0 || end < start || !/name="tarball"/.test(head)) return null
+  return body.subarray(start + 4, end)
+}
+
 export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptions = {}) {
   const modules = new Map<string, FakeModule>(initial.map((module) => [module.name, structuredClone(module)]))
   let flows: Array<{ id: string; type: string }> = [{ id: 't', type: 'tab' }]
@@ -32,6 +44,10 @@ export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptio
   let authenticate: ((token: string) => Promise<User>) | null = null
   let audit: ((msg: NodeRedLogMessage) => void) | null = null
   let installing = 0
+  /** Whether uploads are taken (false: `editorTheme.palette.upload` is false). */
+  let uploads = true
+  /** Each tarball uploaded, as received. */
+  const uploaded: Buffer[] = []
 
   const log = (msg: Record<string, unknown>, user?: User) =>
     audit?.({ level: AUDIT, timestamp: Date.now(), ...msg, ...(user !== undefined && { user }) } as never)
@@ -66,7 +82,23 @@ export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptio
     })
   }
 
-  async function route(req: IncomingMessage, body: string, user: User): Promise<[number, unknown]> {
+  /** POST /nodes with a tarball: its package installed; refused as Node-RED does when uploads are off. */
+  function upload(tarball: Buffer, user: User): [number, unknown] {
+    if (!uploads) {
+      // Node-RED drops the file, so the request names no module.
+      log({ event: 'nodes.install', error: 'invalid_request' }, user)
+      return [400, { code: 'invalid_request', message: 'Invalid request' }]
+    }
+    uploaded.push(tarball)
+    const manifest = manifestOf(tarball)
+    if (manifest === null) return [400, { code: 'unexpected_error', message: 'Error: not a module' }]
+    install(manifest.name, manifest.version)
+    log({ event: 'nodes.install', module: manifest.name, path: '/nodes' }, user)
+    return [200, { name: manifest.name }]
+  }
+
+  async function route(req: IncomingMessage, raw: Buffer, user: User): Promise<[number, unknown]> {
+    const body = raw.toString('utf8')
     const url = req.url ?? ''
     const method = req.method ?? ''
     if (method === 'GET' && url === '/nodes') {
@@ -94,6 +126,8 @@ export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptio
       return [200, {}]
     }
     if (method === 'POST' && url === '/nodes') {
+      const tarball = uploadOf(req.headers['content-type'], raw)
+      if (tarball !== null) return upload(tarball, user)
       const request = JSON.parse(body) as { module: string; version?: string }
       installing++
       try {
@@ -127,11 +161,15 @@ export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptio
   }
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = ''
-    req.on('data', (chunk) => {
-      body += chunk
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => {
+      chunks.push(chunk)
     })
     req.on('end', async () => {
+      const raw = Buffer.concat(chunks)
+      const body = /^multipart\//.test(req.headers['content-type'] ?? '')
+        ? `(upload of ${raw.length} bytes)`
+        : raw.toString('utf8')
       calls.push(`${req.method} ${req.url}${body ? ` ${body}` : ''}`)
       const header = req.headers.authorization ?? ''
       const token = /^bearer /i.test(header) ? header.slice(7) : ''
@@ -140,7 +178,7 @@ export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptio
       log({ event: 'auth.invalid-token' })
       const user = authenticate === null ? null : await authenticate(token)
       if (authenticate !== null && user === null) return res.writeHead(401).end()
-      const [status, answer] = await route(req, body, user)
+      const [status, answer] = await route(req, raw, user)
       res.writeHead(status, { 'Content-Type': 'application/json' })
       res.end(answer === undefined ? '' : JSON.stringify(answer))
     })
@@ -165,6 +203,11 @@ export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptio
     refuse(what: string, message: string) {
       refusals.set(what, message)
     },
+    /** Whether uploads are taken, as `editorTheme.palette.upload` says. */
+    setUploads(on: boolean) {
+      uploads = on
+    },
+    uploaded,
     setInstallMs(ms: number) {
       installMs = ms
     },
@@ -204,12 +247,19 @@ export async function startFakeNodeRed(initial: FakeModule[], options: FakeOptio
           { username, permissions: '*' },
         )
       },
-      remove(name: string, username: string) {
+      /**
+       * As Node-RED 4.1 removes: the module is unloaded at once, and the audit message comes once
+       * npm is done (`auditAfterMs` later).
+       */
+      remove(name: string, username: string, auditAfterMs = 0) {
         modules.delete(name)
-        log(
-          { event: 'nodes.remove', module: name, path: `/nodes/${name}`, ip: '10.0.0.9' },
-          { username, permissions: '*' },
-        )
+        const audit = () =>
+          log(
+            { event: 'nodes.remove', module: name, path: `/nodes/${name}`, ip: '10.0.0.9' },
+            { username, permissions: '*' },
+          )
+        if (auditAfterMs === 0) audit()
+        else setTimeout(audit, auditAfterMs)
       },
     },
     async close() {

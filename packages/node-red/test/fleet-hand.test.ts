@@ -77,8 +77,8 @@ describe('upgrades', () => {
       { module: 'wave', action: 'upgrade', message: 'npm error code ETARGET' },
     ])
     // Many rounds (flowadmin holds nothing), one attempt.
-    await sleep(2500)
-    expect(fleet.polls().length).toBeGreaterThan(4)
+    const after = fleet.polls().length
+    while (fleet.polls().length < after + 5) await sleep(100)
     expect(fleet.nodeRed.changes()).toHaveLength(1)
     fleet.stub.fleet.setDesired(desiredState('8', { installs: [{ module: 'wave', version: '2.0.0' }] }))
     await reportWhere(fleet, (r) => r.applied === '8')
@@ -107,6 +107,20 @@ describe('changes made by hand', () => {
     await sleep(1500)
     expect(fleet.reports().flatMap((r) => r.changes as unknown[])).toHaveLength(1)
     expect(fleet.reports().flatMap((r) => r.reverted as unknown[])).toHaveLength(1)
+  }, 30_000)
+
+  test('a module removed by hand, whose audit comes once npm is done: told with who removed it, once', async () => {
+    fleet = await startFleetInstance({
+      hold: 15,
+      modules: [wave('1.0.0'), kit],
+      desired: desiredState('5', { modules: [kitEnabled] }),
+    })
+    await reportWhere(fleet, (r) => r.applied === '5')
+    // Gone from GET /nodes at once; Node-RED names who removed it 2.5 s later (npm's time).
+    fleet.nodeRed.byHand.remove('wave', 'dave', 2500)
+    const told = await reportWhere(fleet, (r) => (r.changes as unknown[]).length > 0)
+    expect(told.changes).toEqual([{ module: 'wave', action: 'remove', by: 'dave', at: expect.any(Number) }])
+    expect(fleet.reports().flatMap((r) => r.changes as unknown[])).toHaveLength(1)
   }, 30_000)
 
   test('a module removed by hand is installed again; one installed by hand that nothing decides stays', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { type Caller, createStubIdentity } from './stub-identity.js'
 
 /** A request the stub received. */
 export interface Received {
@@ -24,9 +25,12 @@ export interface Desired {
   prune: boolean
   hold?: number
   modules: Array<{ name: string; sets: Array<{ name: string; enabled: boolean }> }>
-  installs: Array<{ module: string; version: string | null }>
+  installs: Array<{ module: string; version: string | null; integrity?: string; tarball?: string }>
   removals: string[]
 }
+
+/** A tarball's Content-Length: its own ('true'), none (chunked), or this number (the rest never sent). */
+export type TarballLength = 'true' | 'unsaid' | number
 
 /** A report an instance sent, with its id. */
 export interface Report {
@@ -110,7 +114,9 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
   const clientId = options.clientId ?? CLIENT_ID
   const clientSecret = options.clientSecret ?? CLIENT_SECRET
   const users = options.users ?? USERS
-  const live = new Map<string, { username: string; scope: string; exp: number }>()
+  /** Live tokens; `instance`: issued through that instance's credential (inactive at others). */
+  const live = new Map<string, { username: string; scope: string; exp: number; instance: string | null }>()
+  const identity = createStubIdentity(clientId)
   const received: Received[] = []
   const waiters: Array<{ test: (r: Received) => boolean; resolve: (r: Received) => void }> = []
   let mode: Mode = 'up'
@@ -129,26 +135,59 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     /** Held polls, woken when the desired state changes. */
     held: new Set<() => void>(),
   }
+  /** Tarballs served at `/tarballs/…`, as a registry would. */
+  const tarballs = new Map<string, { bytes: Buffer; length: TarballLength }>()
+  /** Paths answered with a redirect to their location. */
+  const redirects = new Map<string, string>()
   const audit = {
     events: [] as Array<Record<string, unknown>>,
     /** The statuses of the next answers to `POST /audit/events`, then 200. */
     statuses: [] as Array<{ status: number; retryAfter?: string }>,
   }
 
-  function clientOk(req: IncomingMessage) {
+  /** The shared resource server, an instance by its own credential, or null (refused). */
+  function callerOf(req: IncomingMessage): Caller {
     const pair = decodeBasic(req.headers.authorization)
-    return pair !== null && pair[0] === clientId && pair[1] === clientSecret
+    if (pair === null) return null
+    if (pair[0] === clientId && pair[1] === clientSecret) return { kind: 'shared' }
+    return identity.callerOf(pair[0], pair[1])
   }
 
-  function issue(username: string, scope: string) {
+  const clientOk = (req: IncomingMessage) => callerOf(req) !== null
+
+  function issue(username: string, scope: string, instance: string | null = null) {
     const token = randomBytes(32).toString('base64url')
-    live.set(token, { username, scope, exp: Math.floor(Date.now() / 1000) + 3600 })
+    live.set(token, { username, scope, exp: Math.floor(Date.now() / 1000) + 3600, instance })
     return token
   }
 
+  /** The instance a caller is bound to, or null (the shared secret). */
+  const instanceOf = (caller: Caller) => (caller?.kind === 'instance' ? caller.instance : null)
+
+  /** An instance's credential used for another instance's route: 403, as flowadmin refuses it. */
+  function mismatch(res: ServerResponse, caller: Caller, id: string) {
+    if (caller?.kind !== 'instance' || caller.instance === id) return false
+    refusedAs.push({ caller: caller.instance, claimed: id })
+    json(res, 403, { code: 'instance_mismatch', message: 'The credential is for another instance' })
+    return true
+  }
+  /** Requests refused as instance_mismatch: whose credential, which id it named. */
+  const refusedAs: Array<{ caller: string; claimed: string }> = []
+
   /** `GET /fleet/instances/{id}/desired`: held while `If-None-Match` names the version. */
-  async function poll(req: IncomingMessage, res: ServerResponse) {
-    if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' })
+  async function poll(req: IncomingMessage, res: ServerResponse, id: string) {
+    const caller = callerOf(req)
+    if (caller === null) return json(res, 401, { error: 'invalid_client' })
+    if (mismatch(res, caller, id)) return
+    // Asked to rotate its credential: answered at once, with the flag.
+    if (caller.kind === 'instance' && identity.rotateAsked(caller.instance) && fleet.desired !== null) {
+      return json(
+        res,
+        200,
+        { hold: fleet.hold, ...fleet.desired, rotate: true },
+        { ETag: `"${fleet.desired.version}"` },
+      )
+    }
     const known = /"([^"]*)"/.exec(req.headers['if-none-match'] ?? '')?.[1] ?? null
     const deadline = Date.now() + Math.min(waitOf(String(req.headers.prefer ?? '')), fleet.hold) * 1000
     while (known !== null && fleet.desired?.version === known && Date.now() < deadline) {
@@ -200,11 +239,27 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     if (mode === 'hang') return
     if (mode === 'unavailable') return json(res, 503, { error: 'temporarily_unavailable' })
     if (mode === 'notFound') return json(res, 404, { message: 'Not Found' })
+    const moved = req.method === 'GET' ? redirects.get(path) : undefined
+    if (moved !== undefined) return res.writeHead(302, { location: moved }).end()
+    const tarball = req.method === 'GET' ? tarballs.get(path) : undefined
+    if (tarball !== undefined) {
+      const { bytes, length } = tarball
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        ...(length !== 'unsaid' && { 'content-length': String(length === 'true' ? bytes.length : length) }),
+      })
+      // A length said larger than what is sent: the rest never comes.
+      return typeof length === 'number' ? res.write(bytes.subarray(0, 1)) : res.end(bytes)
+    }
     const instance = /^\/fleet\/instances\/([^/]+)\/(desired|report)$/.exec(path)
-    if (instance?.[2] === 'desired' && req.method === 'GET') return poll(req, res)
+    const named = decodeURIComponent(instance?.[1] ?? '')
+    if (instance?.[2] === 'desired' && req.method === 'GET') return poll(req, res, named)
+    if (identity.handle(req, res, path, text, callerOf(req))) return
     if (req.method !== 'POST') return json(res, 404, { message: 'Not Found' })
     if (instance?.[2] === 'report') {
-      if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' })
+      const caller = callerOf(req)
+      if (caller === null) return json(res, 401, { error: 'invalid_client' })
+      if (mismatch(res, caller, named)) return
       fleet.reports.push({
         id: decodeURIComponent(instance[1] ?? ''),
         body: JSON.parse(text),
@@ -213,7 +268,8 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
       return res.writeHead(fleet.reportStatus).end()
     }
     if (path === '/audit/events') {
-      if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' })
+      const caller = callerOf(req)
+      if (caller === null) return json(res, 401, { error: 'invalid_client' })
       const next = audit.statuses.shift()
       if (next !== undefined && next.status !== 200) {
         return json(
@@ -224,6 +280,8 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
         )
       }
       const { events } = JSON.parse(text) as { events: Array<Record<string, unknown>> }
+      // Kept as sent (flowadmin files an enrolled instance's events under its own id, whatever
+      // they say; the tests look at what the helper said).
       audit.events.push(...events)
       return json(res, 200, { accepted: events.length })
     }
@@ -237,7 +295,7 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
         return json(res, 400, { error: 'invalid_grant', error_description: 'unknown code' })
       }
       return json(res, 200, {
-        access_token: issue(username, user.scope),
+        access_token: issue(username, user.scope, instanceOf(callerOf(req))),
         expires_in: 3600,
         token_type: 'Bearer',
       })
@@ -255,7 +313,7 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
         return res.writeHead(401).end()
       }
       return json(res, 200, {
-        access_token: issue(form.username ?? '', user.scope),
+        access_token: issue(form.username ?? '', user.scope, instanceOf(callerOf(req))),
         expires_in: 3600,
         token_type: 'Bearer',
       })
@@ -263,7 +321,14 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     if (path === '/auth/introspect') {
       if (!clientOk(req)) return json(res, 401, { error: 'invalid_client' }, { 'WWW-Authenticate': 'Basic' })
       const record = live.get(form.token ?? '')
-      if (record === undefined) return json(res, 200, { active: false })
+      const asking = instanceOf(callerOf(req))
+      // A token issued through one instance is inactive at another.
+      if (
+        record === undefined ||
+        (record.instance !== null && asking !== null && record.instance !== asking)
+      ) {
+        return json(res, 200, { active: false })
+      }
       return json(res, 200, {
         active: true,
         username: record.username,
@@ -314,6 +379,16 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
       setReportStatus(status: number) {
         fleet.reportStatus = status
       },
+      /** Answers `/moved/<file>` with a redirect to `location`; its URL. */
+      redirect(file: string, location: string) {
+        redirects.set(`/moved/${file}`, location)
+        return `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}/moved/${file}`
+      },
+      /** Serves `bytes` at `/tarballs/<file>`, saying their length as `length` tells; its URL. */
+      serveTarball(file: string, bytes: Buffer, length: TarballLength = 'true') {
+        tarballs.set(`/tarballs/${file}`, { bytes, length })
+        return `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}/tarballs/${file}`
+      },
     },
     /** The trail's side: the events taken, and the statuses of the next answers. */
     audit: {
@@ -322,6 +397,8 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
         audit.statuses.push(...statuses)
       },
     },
+    /** The instances' identities: enrolment tokens, credentials, rotation, revocation. */
+    identity: { ...identity.api, refusedAs },
     /** A code of a sign-in by `username`, as flowadmin's /auth/authorize gives the browser. */
     code(username: string) {
       const code = randomBytes(16).toString('base64url')

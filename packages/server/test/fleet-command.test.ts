@@ -1,15 +1,19 @@
 // `pnpm start:fleet` as a user runs it, in a process group of its own as a shell runs a job: two
-// stock Node-RED editors log in with the same flowadmin user, Ctrl-C (SIGINT to the group) stops
-// every program it started, one program ending stops the others, and with --sso the editor's
-// "Sign in with …" goes through flowadmin and the local provider.
+// stock Node-RED editors log in with the same flowadmin user, run fleet mode and report to the
+// trail (the console's Fleet, Node modules and Activity views show them by one name), Ctrl-C
+// (SIGINT to the group) stops every program it started, one program ending stops the others, and
+// with --sso the editor's "Sign in with …" goes through flowadmin and the local provider.
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { requireBuild } from './cli-process.js'
+import { eventually } from './fleet-setup.js'
 import { freePort } from './node-red-process.js'
 import { browse, createCookieJar, walkSignIn } from './oidc-provider.js'
 import { type ProgramRun, runProgram, stopGroups, until } from './program-process.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+/** The node module both editors have (examples/fleet). */
+const DEMO = 'node-red-contrib-fleet-demo'
 
 interface Fleet {
   run: ProgramRun
@@ -119,6 +123,97 @@ describe('pnpm start:fleet', () => {
     expect(await fleet.run.exited).toBe(0)
     expect(fleet.run.stdout).toContain('fleet: stopped')
     expect(fleet.run.stderr).not.toContain('ELIFECYCLE')
+    await until('every program to end', () => (fleet.pids.some(alive) ? undefined : true))
+  })
+
+  it('the console sees both editors as a newcomer would: Fleet lists them, a module disabled there is disabled in both palettes, a deploy is in Activity under the Fleet name', async () => {
+    const fleet = await startFleet([])
+    expect(fleet.run.stdout).toMatch(/^ {2}Node-RED editor 1 \(editor-1\) http/m)
+    const operator = await fetch(`${fleet.flowadmin}/auth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        client_id: 'service-admin',
+        grant_type: 'password',
+        scope: '*',
+        username: 'admin',
+        password: 'flowadmin-demo',
+      }),
+    })
+    expect(operator.status).toBe(200)
+    const bearer = {
+      authorization: `Bearer ${((await operator.json()) as { access_token: string }).access_token}`,
+    }
+    // The console's Fleet view: both editors, by the names the summary printed, reporting.
+    type Listed = Array<{ id: string; resourceServer: string; connected: boolean; lastReport: string | null }>
+    const listed = await eventually(
+      async () =>
+        (await (await fetch(`${fleet.flowadmin}/fleet/instances`, { headers: bearer })).json()) as Listed,
+      (list) => list.length === 2 && list.every((one) => one.connected && one.lastReport !== null),
+    )
+    expect(listed.map((one) => `${one.resourceServer}/${one.id}`)).toEqual([
+      'fleet/editor-1',
+      'fleet/editor-2',
+    ])
+
+    const tokens = await Promise.all(
+      fleet.editors.map(async (editor) => {
+        const login = await editorLogin(editor, 'admin', 'flowadmin-demo')
+        expect(login.status, editor).toBe(200)
+        return ((await login.json()) as { access_token: string }).access_token
+      }),
+    )
+    /** The demo module's sets as each editor's palette reads them (GET /nodes/<module>). */
+    const palettes = () =>
+      Promise.all(
+        fleet.editors.map(async (editor, index) => {
+          const res = await fetch(`${editor}/nodes/${DEMO}`, {
+            headers: { authorization: `Bearer ${tokens[index]}`, accept: 'application/json' },
+          })
+          const body = (await res.json()) as { nodes: Array<{ name: string; enabled: boolean }> }
+          return body.nodes.map((set) => `${set.name}=${set.enabled}`).join(' ')
+        }),
+      )
+    expect(await palettes()).toEqual(['shout=true', 'shout=true'])
+    // The console's Node modules view lists it from the editors' reports, and disables it.
+    const disabled = await fetch(`${fleet.flowadmin}/nodes/${DEMO}`, {
+      method: 'PUT',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: false }),
+    })
+    expect(disabled.status).toBe(200)
+    expect(await eventually(palettes, (now) => now.every((one) => one === 'shout=false'))).toEqual([
+      'shout=false',
+      'shout=false',
+    ])
+
+    // A deploy in either editor: in Activity under the name Fleet lists it by.
+    for (const [index, editor] of fleet.editors.entries()) {
+      const deploy = await fetch(`${editor}/flows`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens[index]}`,
+          'content-type': 'application/json',
+          'Node-RED-Deployment-Type': 'full',
+        },
+        body: JSON.stringify([{ id: `tab-${index}`, type: 'tab', label: `Flow of editor ${index + 1}` }]),
+      })
+      expect(deploy.status).toBe(204)
+      const name = `${listed[index]?.resourceServer}/${listed[index]?.id}`
+      const events = await eventually(
+        async () => {
+          const query = `instance=${encodeURIComponent(name)}&event=flows.set`
+          const res = await fetch(`${fleet.flowadmin}/audit?${query}`, { headers: bearer })
+          return ((await res.json()) as { events: Array<Record<string, unknown>> }).events
+        },
+        (found) => found.length > 0,
+      )
+      expect(events).toEqual([
+        expect.objectContaining({ instance: name, actor: 'admin', event: 'flows.set' }),
+      ])
+    }
+
+    process.kill(-fleet.group, 'SIGINT')
+    expect(await fleet.run.exited).toBe(0)
     await until('every program to end', () => (fleet.pids.some(alive) ? undefined : true))
   })
 

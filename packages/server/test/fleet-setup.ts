@@ -7,6 +7,7 @@ import { expect } from 'vitest'
 import { hashPassword } from '../src/adapters/argon2.js'
 import { SHOUT, TOOLS, writeNodeModulePackage } from './ecosystem.js'
 import type { NodeRedRun } from './node-red-process.js'
+import { logIn } from './password-grant.js'
 
 export const HELPER = fileURLToPath(new URL('../../node-red/index.js', import.meta.url))
 /** The resource server the instances authenticate as. */
@@ -18,8 +19,12 @@ export const SECRET = randomBytes(24).toString('base64url')
 /** Generous: several Node-REDs and npm on a busy shared machine. Not a timing assertion. */
 export const PATIENCE_MS = 120_000
 
-/** A settings.js's parts for the helper in fleet mode; without an id, the helper keeps one. */
-export function helperSettings(url: string, instanceId: string | null) {
+/**
+ * A settings.js's parts for the helper in fleet mode; without an id, the helper keeps one. With
+ * `audit`, Node-RED's audit events go to flowadmin's trail too (the helper's auditLogger), so the
+ * agent knows who changed a module by hand.
+ */
+export function helperSettings(url: string, instanceId: string | null, audit = false) {
   return {
     preamble: `
 const flowadmin = require(${JSON.stringify(HELPER)})
@@ -32,6 +37,9 @@ const options = {
 `,
     adminAuth: 'flowadmin.adminAuth(options)',
     httpAdminMiddleware: 'flowadmin.httpAdminMiddleware(options)',
+    ...(audit && {
+      logging: `{ console: { level: 'info', metrics: false, audit: false }, flowadmin: flowadmin.auditLogger(options) }`,
+    }),
   }
 }
 
@@ -89,12 +97,80 @@ export async function ownState(run: NodeRedRun, token: string, module: string): 
   return body.nodes.map((set) => `${set.name}=${set.enabled}`).join(' ')
 }
 
+/** An instance's own view of a module's version (GET /nodes/:module): `version`, `pending_version`. */
+export async function ownVersion(
+  run: NodeRedRun,
+  token: string,
+  module: string,
+): Promise<{ version?: string; pending_version?: string } | number> {
+  const res = await fetch(`${run.url}/nodes/${module}`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+  })
+  if (res.status !== 200) return res.status
+  const { version, pending_version } = (await res.json()) as { version?: string; pending_version?: string }
+  return { version, ...(pending_version !== undefined && { pending_version }) }
+}
+
 /** Polls `read` until `done` holds of its value, up to PATIENCE_MS; returns the last value. */
 export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   const deadline = Date.now() + PATIENCE_MS
   let value = await read()
   while (!done(value) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 200))
+    value = await read()
+  }
+  return value
+}
+
+/** A token for flowadmin's own API as `admin` (the console's login); a busy machine may shed one. */
+export async function operatorToken(url: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await logIn(url, PASSWORD)
+    if (res.status === 200 || attempt === 10) {
+      expect(res.status).toBe(200)
+      return ((await res.json()) as { access_token: string }).access_token
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
+}
+
+export interface TrailEvent {
+  instance: string
+  actor: string | null
+  event: string
+  details: Record<string, unknown>
+}
+
+/** GET /audit?<query> at flowadmin, as an operator. */
+export async function trailOf(url: string, token: string, query: string): Promise<TrailEvent[]> {
+  const res = await fetch(`${url}/audit?${query}`, { headers: { authorization: `Bearer ${token}` } })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { events: TrailEvent[] }).events
+}
+
+export interface FleetInstance {
+  id: string
+  resourceServer: string
+  connected: boolean
+  applied: string | null
+  lastSeen: string
+  lastReport: string | null
+  drift: Array<{ module: string; reason: string; message?: string; by?: string | null; at?: number }>
+}
+
+/** GET /fleet/instances at flowadmin, as an operator. */
+export async function fleetInstances(url: string, token: string): Promise<FleetInstance[]> {
+  const res = await fetch(`${url}/fleet/instances`, { headers: { authorization: `Bearer ${token}` } })
+  expect(res.status).toBe(200)
+  return (await res.json()) as FleetInstance[]
+}
+
+/** Polls `read` until `done` holds of its value, up to `ms`; returns the last value (the test then asserts it). */
+export async function within<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + ms
+  let value = await read()
+  while (!done(value) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
     value = await read()
   }
   return value

@@ -64,10 +64,45 @@ function personProblem(route: Route, status: number, body: unknown, response: Ra
     : 'code or message is not text'
 }
 
+/**
+ * The shape of an answer of fleet mode's routes: the instances' (a desired state, 304, 204, a
+ * refusal as for reports, `{code, message}`) and the people's (a list, 204, empty 401 and 404).
+ */
+function fleetProblem(request: SeenRequest, route: Route, response: RawResponse): string | null {
+  const { status } = response
+  const empty = response.body.length === 0
+  if (status === 304 || status === 204 || status === 404)
+    return empty ? null : `${status} of ${route.kind} with a body`
+  // A HEAD is answered as its GET would be, without the body.
+  if (request.method === 'HEAD')
+    return [200, 400, 401, 409, 429].includes(status) ? null : `HEAD answered ${status}`
+  const instance = route.kind === 'fleet-instance'
+  if (instance && (status === 401 || status === 429)) return reportRefusalProblem(response)
+  if (!instance && status === 401) return empty ? null : '401 with a body'
+  const parsed = parseJson(response)
+  if (parsed === null) return `${status} of ${route.kind} whose body is not JSON`
+  const body = parsed.value
+  if (status === 200) {
+    if (!instance) return Array.isArray(body) ? null : 'GET /fleet/instances 200 is not an array'
+    return isObject(body) && typeof body.version === 'string' && Array.isArray(body.modules)
+      ? null
+      : 'a poll 200 is not a desired state'
+  }
+  if ([400, 409, 413, 415].includes(status)) {
+    const keys = isObject(body) ? Object.keys(body).sort().join(',') : ''
+    return ['code,message', 'code,instance,message'].includes(keys)
+      ? null
+      : `${status} of ${route.kind} is not {code, message}`
+  }
+  return `undocumented status ${status} for ${route.kind}`
+}
+
 /** The body shape of an app response, or a problem. */
 function shapeProblem(request: SeenRequest, route: Route, response: RawResponse): string | null {
   const { status } = response
   const empty = response.body.length === 0
+  if (route.kind === 'fleet-instance' || route.kind === 'fleet-people')
+    return fleetProblem(request, route, response)
   if (route.kind === 'report' && (status === 401 || status === 429)) return reportRefusalProblem(response)
   // Only a passkey not found says so in a body (`passkey_not_found`).
   if (status === 404 && !empty && route.kind === 'passkeys' && request.method === 'DELETE') {

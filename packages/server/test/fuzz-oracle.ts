@@ -25,6 +25,8 @@ export type Route =
   | { kind: 'signin' }
   /** JSON routes: the passkey button's calls, a person's second factor, their passkeys. */
   | { kind: 'signin-passkey' | 'mfa' | 'passkeys' }
+  /** Fleet mode: an instance's own routes (HTTP Basic), and the people's (a bearer token). */
+  | { kind: 'fleet-instance' | 'fleet-people' }
   /** The console's page (GET and HEAD of `/`): HTML, not the API. */
   | { kind: 'console' }
   | { kind: 'node'; module: string; set: string | null }

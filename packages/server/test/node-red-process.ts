@@ -24,6 +24,8 @@ export interface NodeRedSettings {
   httpAdminMiddleware?: string
   /** The source of the `logging` value; default: the console at info, no audit. */
   logging?: string
+  /** The source of more settings, e.g. `externalModules: { … },`. */
+  more?: string
 }
 
 /**
@@ -45,7 +47,7 @@ module.exports = {
   editorTheme: { tours: false },
   logging: ${settings.logging ?? "{ console: { level: 'info', metrics: false, audit: false } }"},
   adminAuth: ${settings.adminAuth},
-${middleware}}
+${middleware}${settings.more === undefined ? '' : `  ${settings.more}\n`}}
 `
 }
 

@@ -42,6 +42,9 @@ export interface InstallRow {
   module: string
   action: FleetInstall['action']
   version: string | null
+  /** The tarball flowadmin installed; null in rows written before it was recorded. */
+  integrity?: string | null
+  tarball?: string | null
   at: Integer
 }
 
@@ -49,6 +52,8 @@ export const installFromRow = (row: InstallRow): FleetInstall => ({
   module: row.module,
   action: row.action,
   version: row.version,
+  ...(typeof row.integrity === 'string' &&
+    typeof row.tarball === 'string' && { integrity: row.integrity, tarball: row.tarball }),
   at: Number(row.at),
 })
 

@@ -3,6 +3,7 @@ import type {
   DomainEvent,
   EventSink,
   IdentityProvider,
+  InstalledArtifact,
   InstallFailure,
   InstallRequest,
   LoadOutcome,
@@ -162,12 +163,13 @@ export function createEventRecorder() {
 }
 
 /**
- * An installer over a pretend registry: `publish` puts a module in it, `failNext` makes the next
- * install or removal fail with that failure. It records each call as `install <spec>` or
- * `remove <name>`.
+ * An installer over a pretend registry: `publish` puts a module in it (with the tarball an install
+ * of it says it fetched, when given), `failNext` makes the next install or removal fail with that
+ * failure. It records each call as `install <spec>` or `remove <name>`.
  */
 export function createFakeInstaller() {
   const registry = new Map<string, ModuleDescriptor>()
+  const artifacts = new Map<string, InstalledArtifact>()
   const calls: string[] = []
   let failure: InstallFailure | null = null
   const takeFailure = () => {
@@ -177,8 +179,10 @@ export function createFakeInstaller() {
   }
   return {
     calls,
-    publish(module: ModuleDescriptor) {
+    publish(module: ModuleDescriptor, artifact?: InstalledArtifact) {
       registry.set(module.name, module)
+      if (artifact === undefined) artifacts.delete(module.name)
+      else artifacts.set(module.name, artifact)
     },
     failNext(next: InstallFailure) {
       failure = next
@@ -200,7 +204,8 @@ export function createFakeInstaller() {
           error: { code: 'install_failed' as const, message: `${name} is not in the registry` },
         }
       }
-      return { ok: true as const, module }
+      const artifact = request.tarball === undefined ? artifacts.get(name) : undefined
+      return { ok: true as const, module, ...(artifact !== undefined && { artifact }) }
     },
     async remove(name: string) {
       calls.push(`remove ${name}`)

@@ -224,6 +224,30 @@ export const describeFleetContract: ContractPart = (stores, twoConnections) => {
       expect(await fleet.revision()).toBe(start.revision + 3)
     })
 
+    it('keeps the tarball an install was vetted as, and forgets it when the module is installed again without one or removed', async () => {
+      const fleet = stores().fleet
+      const vetted = {
+        integrity: `sha512-${'A'.repeat(86)}==`,
+        tarball: 'https://registry.example/@acme/flow-tools/-/flow-tools-1.2.0.tgz',
+      }
+      await fleet.setInstall({
+        module: '@acme/flow-tools',
+        action: 'install',
+        version: '1.2.0',
+        ...vetted,
+        at: T0,
+      })
+      await fleet.setInstall({ module: 'wave', action: 'install', version: '2.0.0', ...vetted, at: T0 })
+      await fleet.setInstall({ module: 'wave', action: 'install', version: '2.0.1', at: T0 + 1 })
+      await fleet.setInstall({ module: 'gone', action: 'install', version: '1.0.0', ...vetted, at: T0 })
+      await fleet.setInstall({ module: 'gone', action: 'remove', version: null, at: T0 + 2 })
+      expect((await fleet.desired()).installs).toEqual([
+        { module: '@acme/flow-tools', action: 'install', version: '1.2.0', ...vetted, at: T0 },
+        { module: 'gone', action: 'remove', version: null, at: T0 + 2 },
+        { module: 'wave', action: 'install', version: '2.0.1', at: T0 + 1 },
+      ])
+    })
+
     it('keeps prune, bumping the revision when it changes only', async () => {
       const fleet = stores().fleet
       const start = await fleet.revision()

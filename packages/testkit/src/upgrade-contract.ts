@@ -263,5 +263,27 @@ export function describeUpgradeContract(name: string, dialect: UpgradeDialect): 
       await stores.modules.upsert({ name: 'kit', version: '1.0.0', sets: [] })
       expect(await stores.fleet.revision()).toBe(desired.revision + 1)
     })
+
+    it('upgrades fleet installs from before they recorded the tarball: old ones read without it, new ones keep it', async () => {
+      const version = versionBefore('ADD COLUMN integrity')
+      expect(version).toBeGreaterThan(0)
+      const old = await oldDatabase(version)
+      await old.insert('fleet_installs', { module: 'm', action: 'install', version: '1.0.0', at: T0 })
+      const stores = await upgrade(old, version)
+      expect((await stores.fleet.desired()).installs).toEqual([
+        { module: 'm', action: 'install', version: '1.0.0', at: T0 },
+      ])
+      const vetted = { integrity: 'sha512-AAAA', tarball: 'https://registry.example/m/-/m-1.0.1.tgz' }
+      await stores.fleet.setInstall({
+        module: 'm',
+        action: 'install',
+        version: '1.0.1',
+        ...vetted,
+        at: T0 + 1,
+      })
+      expect((await stores.fleet.desired()).installs).toEqual([
+        { module: 'm', action: 'install', version: '1.0.1', ...vetted, at: T0 + 1 },
+      ])
+    })
   })
 }

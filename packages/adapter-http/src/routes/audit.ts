@@ -71,7 +71,8 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
         'all of them are kept or none. Each resource server may send `auditTrail.reported.eventsPerMinute` ' +
         'events a minute (a minute’s worth at once), across every flowadmin sharing the store; past that, 429 ' +
         'with `Retry-After`, and nothing of the report is kept. Each event keeps the time it claims beside the ' +
-        'time flowadmin received it.',
+        'time flowadmin received it. An enrolled instance (its own credential) reports its own events only: a ' +
+        'report with an event naming another instance is refused whole (403 `instance_mismatch`) and audited.',
       tags: ['audit'],
       security: [{ basicAuth: [] }],
       requestBody: {
@@ -108,6 +109,12 @@ export function auditRoutes(deps: RouteDeps): Hono<AppEnv> {
           content: adminErrorContent(['payload_too_large']),
         },
         ...clientRefusals('client'),
+        ...(deps.core.fleet !== null && {
+          403: {
+            description: 'An enrolled instance’s report names another instance; nothing was kept.',
+            content: adminErrorContent(['instance_mismatch']),
+          },
+        }),
         429: {
           description:
             'Past the resource server’s allowance of events (or too many wrong secrets from its address: ' +

@@ -9,7 +9,7 @@ import {
   EnrolRequestSchema,
 } from '../enrolment-schemas.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { adminError, emptyResponse, errorAnswerOf, oauthError, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
 import { ID_PARAMETER, INSTANCE_REFUSALS, instanceCaller } from '../fleet-caller.js'
 import { noStore } from '../no-store.js'
@@ -188,11 +188,18 @@ export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortCont
       const enrolled = await identities.enrolments.enrol(fields.value, deps.clientAddress(c))
       if (!enrolled.ok) {
         const { error } = enrolled
-        return toResponse(
-          error.code === 'invalid_request'
-            ? adminError(400, 'invalid_request', error.message)
-            : errorAnswerOf(error),
-        )
+        if (error.code === 'invalid_request')
+          return toResponse(adminError(400, 'invalid_request', error.message))
+        if (error.code === 'throttled')
+          return toResponse({
+            ...oauthError(
+              429,
+              'temporarily_unavailable',
+              `Too many refused enrolments from this address. Try again in ${error.retryAfter} seconds.`,
+            ),
+            headers: { 'Retry-After': String(error.retryAfter) },
+          })
+        return toResponse(errorAnswerOf(error))
       }
       return c.json(enrolled.value, 201)
     },

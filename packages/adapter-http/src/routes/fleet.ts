@@ -95,6 +95,7 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
     requirePermission(deps, 'nodes.write'),
     async (c) => {
       const id = c.req.param('id')
+      await leases.forget(id)
       const removed = await fleet.remove(id, actorOf(c.get('principal'), c.get('address')))
       return removed ? emptyResponse(204) : emptyResponse(404)
     },

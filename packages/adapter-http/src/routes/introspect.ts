@@ -172,6 +172,14 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
                   last_call_at: NullableTime(
                     'When it last called this instance; null: not since start or reload.',
                   ),
+                  secret: v.pipe(
+                    v.picklist(['digest', 'password_hash']),
+                    v.description(
+                      'What the settings hold: `digest`, a machine secret’s (`flowadmin secret`); `password_hash`, ' +
+                        'a password hash from before them, which five wrong secrets lock out for 15 minutes after each ' +
+                        'start or reload: replace it with `flowadmin secret`.',
+                    ),
+                  ),
                 }),
               ),
             }),
@@ -185,9 +193,10 @@ export function introspectRoutes(deps: RouteDeps): Hono<AppEnv> {
     requirePermission(deps, '*'),
     (c) =>
       c.json({
-        resource_servers: core.resourceServers.activity().map(({ id, lastCallAt }) => ({
+        resource_servers: core.resourceServers.activity().map(({ id, lastCallAt, secret }) => ({
           id,
           last_call_at: lastCallAt === null ? null : new Date(lastCallAt).toISOString(),
+          secret,
         })),
       }),
   )

@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import { isMultipart, readBody, readUpload } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminBodyError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
+import { adminBodyError, emptyResponse, errorAnswerOf, signedInRefusal, toResponse } from '../errors.js'
 import { parseFields, readFields } from '../fields.js'
 import { awaitOutcomes } from '../fleet-outcomes.js'
 import {
@@ -199,7 +199,10 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
         '(only with `externalModules.palette.allowUpload`). A `version` and a `url` together are refused. ' +
         'The settings’ policy is decided before anything is fetched. Its node ' +
         'sets are loaded; a module new to the service starts enabled, one it knows keeps its stored ' +
-        'state. A failed install changes nothing. One install or removal runs at a time.',
+        'state. A failed install changes nothing. One install or removal runs at a time. In fleet mode, ' +
+        'where an install runs the package’s code on every instance, it also needs `installs.write`: an API ' +
+        'token only when its scope names it (`*` and `write` do not), a person’s session only within 10 ' +
+        'minutes of signing in (then `403 reauthentication_required`).',
       tags: ['nodes'],
       requestBody: {
         required: true,
@@ -236,6 +239,13 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
             'module (`install_failed`). Nothing was changed.',
           content: adminErrorContent(['invalid_request', 'module_not_allowed', 'install_failed']),
         },
+        ...(deps.core.fleet !== null && {
+          403: {
+            description:
+              'Fleet mode: the session began more than 10 minutes ago (`reauthentication_required`); sign in again.',
+            content: adminErrorContent(['reauthentication_required']),
+          },
+        }),
         409: use('Busy'),
         413: use('AdminPayloadTooLarge'),
         504: use('InstallTimeout'),
@@ -243,6 +253,9 @@ export function nodesRoutes(deps: RouteDeps): Hono<AppEnv> {
     }),
     requirePermission(deps, 'nodes.write'),
     async (c) => {
+      // On the fleet an install is code on every instance: it needs more (see mayInstallOnFleet).
+      const may = deps.core.fleet?.mayInstall(c.get('principal'))
+      if (may !== undefined && !may.ok) return signedInRefusal(may.error)
       const actor = actorOf(c.get('principal'), c.get('address'))
       if (isMultipart(c.req.raw)) {
         const upload = await readUpload(c.req.raw, deps.maxUploadBytes, 'tarball')

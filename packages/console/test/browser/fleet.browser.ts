@@ -70,6 +70,8 @@ describe('the fleet view', () => {
     const card = (id: string) =>
       list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: id }) })
     expect(await card('edge-1').textContent()).toMatch(/connected.*Node-RED\s*4\.1\.2.*Drift\s*none/)
+    // The name its Node-RED's own events have in the Activity view.
+    expect(await card('edge-2').textContent()).toMatch(/In Activity\s*fleet\/edge-2/)
     await expect(page.getByRole('list', { name: 'Drift of edge-2' }).textContent()).resolves.toBe(
       'by-hand: installed by hand',
     )

@@ -5,7 +5,7 @@ import { apiToken, axeFindings, open, USERS, useBrowserAndServer, useServer } fr
 import { itReadsWell, resourceServer, showView, signedIn, signIn, type TabOptions } from './views.js'
 
 const FLEET = resourceServer('fleet')
-const SPARE = resourceServer('spare')
+const SPARE = resourceServer('spare', 'digest')
 
 const env = useBrowserAndServer(async () => ({
   adminAuth: { resourceServers: [await FLEET.setting(), await SPARE.setting()] },
@@ -57,6 +57,11 @@ describe('resource servers', () => {
       await expect(row(page, id).getByRole('heading', { name: id, exact: true }).count()).resolves.toBe(1)
       expect(await row(page, id).textContent()).toMatch(/Last call\s*never since start/)
     }
+    // A secret kept as a password hash is marked, with what to do; a machine secret is not.
+    await expect(row(page, FLEET.id).locator('.tag.warn').textContent()).resolves.toBe('password hash')
+    expect(await row(page, FLEET.id).textContent()).toContain('Replace it with one from flowadmin secret.')
+    await expect(row(page, SPARE.id).locator('.tag.warn').count()).resolves.toBe(0)
+    expect(await row(page, SPARE.id).textContent()).toMatch(/Secret\s*a machine secret/)
     expect(await axeFindings(page)).toEqual([])
 
     const before = Date.now()

@@ -1,5 +1,6 @@
 // The console as a person reaches its views (signed in, a tab chosen), the resource servers its
 // tests configure, and the check every view passes at two widths in both schemes.
+import { createHash } from 'node:crypto'
 import type { Browser, Page } from 'playwright-core'
 import { expect, it } from 'vitest'
 import { axeFindings, hash, logIn, open, screenshot, type Tab, USERS } from './harness.js'
@@ -34,12 +35,19 @@ export async function showView(page: Page, name: string, heading = name): Promis
  * A resource server (a Node-RED instance) with its secret: its entry in
  * `adminAuth.resourceServers` and the HTTP Basic header it calls flowadmin with.
  */
-export function resourceServer(id: string) {
+export function resourceServer(id: string, kept: 'password_hash' | 'digest' = 'password_hash') {
   const secret = `${id}-secret`
   return {
     id,
     basic: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
-    setting: async () => ({ id, secret: await hash(secret), fleet: true }),
+    setting: async () => ({
+      id,
+      secret:
+        kept === 'digest'
+          ? `sha256:${createHash('sha256').update(secret).digest('hex')}`
+          : await hash(secret),
+      fleet: true,
+    }),
   }
 }
 

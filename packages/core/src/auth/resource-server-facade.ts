@@ -1,8 +1,8 @@
 import type { Place } from '../access/rights.js'
 import { err, ok, type Result } from '../errors.js'
-import { type ClientIdentity, instanceOfClientId } from '../fleet/identity-rules.js'
+import { type ClientIdentity, type InstanceMismatch, instanceOfClientId } from '../fleet/identity-rules.js'
 import type { InstanceIdentities } from '../fleet/instance-identities.js'
-import type { CoreObserver, TokenKind } from '../ports/index.js'
+import type { Clock, CoreObserver, EventSink, TokenKind } from '../ports/index.js'
 import type { Audiences } from '../tokens/audience.js'
 import type { IssuedToken, Tokens } from '../tokens/tokens.js'
 import type { TooManyEvents, Trail, TrailReport } from '../trail/trail.js'
@@ -60,6 +60,9 @@ export interface ResourceServerFacadeDeps {
   trail: Trail
   /** Enrolled instances' own credentials (client id `<resource server>/<instance>`). */
   identities: InstanceIdentities
+  /** Where a report naming another instance than its credential's is told. */
+  events: EventSink
+  clock: Clock
   observer?: CoreObserver | undefined
 }
 
@@ -218,7 +221,9 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
       address: string,
     ): Promise<
       Result<
-        { report(reports: readonly TrailReport[]): Promise<Result<number, TooManyEvents>> },
+        {
+          report(reports: readonly TrailReport[]): Promise<Result<number, TooManyEvents | InstanceMismatch>>
+        },
         ClientError | TooManyEvents
       >
     > {
@@ -230,7 +235,28 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
       const source = { reporter: clientId, server: resourceServer, instance }
       const wait = deps.trail.waitOf(source.reporter)
       if (wait !== null) return err({ code: 'too_many_events', retryAfter: wait })
-      return ok({ report: (reports: readonly TrailReport[]) => deps.trail.ingest(source, reports) })
+      return ok({
+        report: async (reports: readonly TrailReport[]) => {
+          // An enrolled instance reports its own events only: one naming another is refused whole.
+          const other = instance === null ? undefined : reports.find((report) => report.instance !== instance)
+          if (other === undefined) return deps.trail.ingest(source, reports)
+          deps.events.emit({
+            type: 'fleet.instance_mismatch',
+            at: deps.clock.now(),
+            instance: instance as string,
+            resourceServer,
+            requested: other.instance,
+            username: null,
+            clientId,
+            address,
+          })
+          return err({
+            code: 'instance_mismatch' as const,
+            instance: other.instance,
+            where: 'request' as const,
+          })
+        },
+      })
     },
   }
 

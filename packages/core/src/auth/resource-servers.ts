@@ -50,6 +50,11 @@ export interface ResourceServerActivity {
   id: string
   /** When it last authenticated (ms since the epoch), or null when not since start or reload. */
   lastCallAt: number | null
+  /**
+   * What its settings hold: a machine secret's digest (`flowadmin secret`), or a password hash from
+   * before them, which wrong secrets can lock out for a while after each start or reload.
+   */
+  secret: 'digest' | 'password_hash'
 }
 
 /** Seconds a call shed because too many attempts of its key are in flight is told to wait. */
@@ -251,7 +256,13 @@ export function createResourceServers(
 
     /** Every configured server with its last call in this process, by id. */
     activity(): ResourceServerActivity[] {
-      return [...servers.keys()].sort().map((id) => ({ id, lastCallAt: lastCall.get(id) ?? null }))
+      return [...servers.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([id, configured]) => ({
+          id,
+          lastCallAt: lastCall.get(id) ?? null,
+          secret: configured.digest === null ? 'password_hash' : 'digest',
+        }))
     },
   }
 }

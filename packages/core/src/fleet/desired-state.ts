@@ -9,8 +9,12 @@ export interface DesiredState {
   hold: number
   /** Each decided module's node sets and whether they are enabled, on every instance that has it. */
   modules: Array<{ name: string; sets: Array<{ name: string; enabled: boolean }> }>
-  /** Modules flowadmin installed, at the version installed: every instance installs them. */
-  installs: Array<{ module: string; version: string | null }>
+  /**
+   * Modules flowadmin installed, at the version installed: every instance installs them. With
+   * `integrity` and `tarball` (the exact tarball flowadmin installed), an instance installs that
+   * tarball, checked, and no other; without (old records), by name and version.
+   */
+  installs: Array<{ module: string; version: string | null; integrity?: string; tarball?: string }>
   /** Modules flowadmin removed: every instance that has them removes them. */
   removals: string[]
 }
@@ -43,7 +47,12 @@ export function createDesiredState(modules: ModuleStore, fleet: FleetStore, hold
       })),
       installs: installs
         .filter((entry) => entry.action === 'install')
-        .map((entry) => ({ module: entry.module, version: entry.version })),
+        .map((entry) => ({
+          module: entry.module,
+          version: entry.version,
+          ...(entry.integrity !== undefined &&
+            entry.tarball !== undefined && { integrity: entry.integrity, tarball: entry.tarball }),
+        })),
       removals: installs.filter((entry) => entry.action === 'remove').map((entry) => entry.module),
     }
     const view: DesiredView = {

@@ -26,7 +26,8 @@ export type DriftReason =
  * A module where an instance differs from the desired state: `pending` (it has not applied the
  * current revision yet), `applying` (it says it is at it), `refused`, `install_failed`,
  * `remove_failed` (`message` is Node-RED's or npm's), `version_mismatch` (it runs another version
- * than flowadmin installed), `restart_needed` (the version is installed, Node-RED loads it at its
+ * than flowadmin installed, or another version waits for its next start; `by` and `at` when a
+ * hand change put it there), `restart_needed` (the version is installed, Node-RED loads it at its
  * next start), `changed_by_hand`, `removed_by_hand`, `installed_by_hand` (with `by` and `at` when
  * its report told of the hand change; an undecided module is `installed_by_hand` too).
  */
@@ -82,7 +83,7 @@ const FAILED: Partial<Record<FleetAction, DriftReason>> = {
 export function driftOf(report: InstanceReport | null, desired: DesiredView, only?: string): Drift[] {
   if (report === null) return []
   const drift: Drift[] = []
-  const { mine, hands } = indexOf(report)
+  const { mine, hands, flags } = indexOf(report)
   const behind = !caughtUp(report, desired.revision)
 
   /** Why module `name` differs, on the evidence the report gives; `otherwise` when it gives none. */
@@ -90,8 +91,10 @@ export function driftOf(report: InstanceReport | null, desired: DesiredView, onl
     const failed = report.failures.find((entry) => entry.module === name && actions.includes(entry.action))
     const reason = failed && FAILED[failed.action]
     if (failed && reason) return { module: name, reason, message: failed.message }
-    const hand = hands.get(name)
-    if (hand !== undefined && actions.includes(hand.action)) return handDrift(hand)
+    const hand = [flags.get(name), hands.get(name)].find(
+      (change) => change !== undefined && actions.includes(change.action),
+    )
+    if (hand !== undefined) return handDrift(hand)
     if (report.applying === true) return { module: name, reason: 'applying' }
     return behind ? { module: name, reason: 'pending' } : otherwise
   }
@@ -124,6 +127,17 @@ export function driftOf(report: InstanceReport | null, desired: DesiredView, onl
         message: `runs ${here.version}, desired ${wanted}`,
       })
     }
+    if (wanted !== null && here.pendingVersion !== undefined && here.pendingVersion !== wanted) {
+      // It runs the desired version, and another one waits for its next start (installed by hand).
+      const hand = hands.get(name)
+      return {
+        module: name,
+        reason: 'version_mismatch',
+        message: `runs ${here.version}, desired ${wanted}; ${here.pendingVersion} is installed and loads when Node-RED restarts`,
+        ...(hand !== undefined &&
+          (hand.action === 'upgrade' || hand.action === 'install') && { by: hand.by, at: hand.at }),
+      }
+    }
     if (decided !== undefined && setsDiffer(decided, here)) return why(name, ['enable', 'disable'], pending)
     if (install?.action === 'install') return null
     const hand = hands.get(name)
@@ -151,17 +165,27 @@ export function driftOf(report: InstanceReport | null, desired: DesiredView, onl
   return drift
 }
 
+interface ReportIndex {
+  mine: ReadonlyMap<string, ReportedModule>
+  /** The latest hand install, upgrade or removal of each module. */
+  hands: ReadonlyMap<string, HandChange>
+  /** The latest hand enable or disable of each module. */
+  flags: ReadonlyMap<string, HandChange>
+}
+
 /** A report's modules and hand changes by module name, made once per report (reports are not changed once read). */
-const indexes = new WeakMap<
-  InstanceReport,
-  { mine: ReadonlyMap<string, ReportedModule>; hands: ReadonlyMap<string, HandChange> }
->()
-function indexOf(report: InstanceReport) {
+const indexes = new WeakMap<InstanceReport, ReportIndex>()
+function indexOf(report: InstanceReport): ReportIndex {
   let index = indexes.get(report)
   if (index === undefined) {
     const mine = new Map<string, ReportedModule>()
     for (const module of report.modules) if (!mine.has(module.name)) mine.set(module.name, module)
-    index = { mine, hands: new Map((report.handChanges ?? []).map((change) => [change.module, change])) }
+    const hands = new Map<string, HandChange>()
+    const flags = new Map<string, HandChange>()
+    for (const change of report.handChanges ?? []) {
+      ;(change.action === 'enable' || change.action === 'disable' ? flags : hands).set(change.module, change)
+    }
+    index = { mine, hands, flags }
     indexes.set(report, index)
   }
   return index

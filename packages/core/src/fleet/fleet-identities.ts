@@ -5,7 +5,7 @@ import type { Actor, Clock, EventSink } from '../ports/index.js'
 import type { DesiredState } from './desired-state.js'
 import type { Enrolments } from './enrolments.js'
 import type { Fleet, InstanceConflict, InstanceView } from './fleet.js'
-import type { ClientIdentity } from './identity-rules.js'
+import type { ClientIdentity, InstanceMismatch } from './identity-rules.js'
 import type { EnrolmentState, InstanceIdentities } from './instance-identities.js'
 
 // The fleet's routes and its identities together: who may act as which instance, the instances'
@@ -13,8 +13,6 @@ import type { EnrolmentState, InstanceIdentities } from './instance-identities.j
 
 /** An instance as the fleet view shows it, with its enrolment (null: it uses the shared secret). */
 export type IdentifiedInstanceView = InstanceView & { revoked: boolean; enrolment: EnrolmentState | null }
-
-export type InstanceMismatch = { code: 'instance_mismatch'; instance: string; where: 'request' }
 
 /** The instance a request acts as, once its credential and the id it names agree. */
 export interface InstanceCaller {
@@ -122,3 +120,5 @@ export function createFleetIdentities(deps: FleetIdentityDeps) {
 }
 
 export type FleetIdentities = ReturnType<typeof createFleetIdentities>
+
+export type { InstanceMismatch }

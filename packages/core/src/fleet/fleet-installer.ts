@@ -4,8 +4,9 @@ import type { Fleet } from './fleet.js'
 /**
  * The installer of fleet mode: a module is installed here first (the palette policy, the
  * registry, and its node sets become known), then recorded for every instance to install, at the
- * version installed here. Only registry installs: an instance cannot fetch an upload. A removal is
- * recorded for every instance; the copy here goes too.
+ * version installed here, with the exact tarball npm fetched (its integrity and URL): each instance
+ * installs that tarball and no other. Only registry installs: an instance cannot fetch an upload.
+ * A removal is recorded for every instance; the copy here goes too.
  */
 export function fleetInstaller(
   fleet: Fleet,
@@ -24,7 +25,14 @@ export function fleetInstaller(
         }
       }
       const outcome = await local.install(request)
-      if (outcome.ok) await fleet.recordInstall(outcome.module.name, 'install', outcome.module.version)
+      if (outcome.ok) {
+        await fleet.recordInstall(
+          outcome.module.name,
+          'install',
+          outcome.module.version,
+          outcome.artifact ?? null,
+        )
+      }
       return outcome
     },
     async remove(name) {

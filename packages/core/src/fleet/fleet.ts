@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.js'
 import { err, ok, type Result } from '../errors.js'
 import type { ModuleView, NodeSetView } from '../modules/local-state.js'
 import type {
@@ -5,6 +6,7 @@ import type {
   Clock,
   EventSink,
   FleetStore,
+  InstalledArtifact,
   InstanceReport,
   ModuleRecord,
   ModuleStore,
@@ -12,6 +14,7 @@ import type {
 } from '../ports/index.js'
 import { createDesiredState, type DesiredState } from './desired-state.js'
 import { type Drift, driftOf } from './drift.js'
+import { type FleetInstallRefusal, mayInstallOnFleet } from './install-policy.js'
 import {
   connectedAt,
   type InstanceModuleState,
@@ -148,8 +151,14 @@ export function createFleet({ store, fleet, clock, events }: FleetDeps, options:
 
     /** An instance says it leaves: whether it may (it is its resource server's); see createLeases. */
     async leave(id: string, resourceServer: string): Promise<Result<null, InstanceConflict>> {
-      return (await owns(id, resourceServer)) ? ok(null) : conflict(id)
+      // One never seen leaves nothing: no record is made for it.
+      const owner = bindings.get(id) ?? (await fleet.find(id))?.resourceServer
+      return owner === undefined || owner === resourceServer ? ok(null) : conflict(id)
     },
+
+    /** Whether the caller may install or upgrade a module on the fleet now: see mayInstallOnFleet. */
+    mayInstall: (principal: Principal): Result<null, FleetInstallRefusal> =>
+      mayInstallOnFleet(principal, clock.now()),
 
     /** Leases: see createLeases. */
     touch: leases.touch,
@@ -247,9 +256,16 @@ export function createFleet({ store, fleet, clock, events }: FleetDeps, options:
       return true
     },
 
-    /** Records that flowadmin installed (at `version`) or removed a module on the fleet. */
-    recordInstall: (module: string, action: 'install' | 'remove', version: string | null) =>
-      fleet.setInstall({ module, action, version, at: clock.now() }),
+    /**
+     * Records that flowadmin installed (at `version`, from the tarball `artifact` when known) or
+     * removed a module on the fleet.
+     */
+    recordInstall: (
+      module: string,
+      action: 'install' | 'remove',
+      version: string | null,
+      artifact: InstalledArtifact | null = null,
+    ) => fleet.setInstall({ module, action, version, ...artifact, at: clock.now() }),
 
     /**
      * Writes this flowadmin's `prune` to the store when it differs (at start: the last flowadmin

@@ -1,6 +1,10 @@
 import type { HandChange, InstanceReport } from '../ports/index.js'
 import { type DesiredView, setsDiffer } from './drift.js'
 
+/** Flags (enable, disable) apart from the rest (install, upgrade, remove), by module. */
+const keyOf = (change: { module: string; action: string }) =>
+  `${change.action === 'enable' || change.action === 'disable' ? 'flags' : 'module'}\n${change.module}`
+
 /**
  * The hand changes still in effect on an instance after this report: those kept from its previous
  * report and those it tells of now, the latest of each module, less what its agent reverted and
@@ -12,10 +16,13 @@ export function handChangesAfter(
   report: InstanceReport,
   desired: DesiredView,
 ): HandChange[] {
-  const latest = new Map((previous?.handChanges ?? []).map((change) => [change.module, change]))
-  for (const change of report.changes ?? []) latest.set(change.module, change)
+  // The latest of each module's installs (upgrades, removals) and of its flags, apart: a set
+  // disabled after a hand install does not hide who installed it.
+  const latest = new Map((previous?.handChanges ?? []).map((change) => [keyOf(change), change]))
+  for (const change of report.changes ?? []) latest.set(keyOf(change), change)
   for (const undone of report.reverted ?? []) {
-    if (latest.get(undone.module)?.action === undone.action) latest.delete(undone.module)
+    const key = keyOf(undone)
+    if (latest.get(key)?.action === undone.action) latest.delete(key)
   }
   const here = new Map(report.modules.map((module) => [module.name, module]))
   return [...latest.values()].filter((change) => {

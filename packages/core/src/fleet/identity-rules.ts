@@ -63,3 +63,6 @@ export interface ClientIdentity {
   instance: string | null
   audience: string
 }
+
+/** A request whose credential is one instance's names another. */
+export type InstanceMismatch = { code: 'instance_mismatch'; instance: string; where: 'request' }

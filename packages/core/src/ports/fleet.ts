@@ -90,11 +90,18 @@ export interface InstanceRecord extends InstanceDigest {
   report: InstanceReport | null
 }
 
-/** A module flowadmin installed on the fleet (`version` as installed at flowadmin; null in old records), or removed. */
+/**
+ * A module flowadmin installed on the fleet (`version` as installed at flowadmin; null in old
+ * records), or removed. An install records the exact tarball flowadmin installed, when npm said
+ * which: its `integrity` (`sha512-…`) and the `tarball` URL it came from; both or neither (old
+ * records, and installs whose lockfile named none).
+ */
 export interface FleetInstall {
   module: string
   action: 'install' | 'remove'
   version: string | null
+  integrity?: string
+  tarball?: string
   at: number
 }
 

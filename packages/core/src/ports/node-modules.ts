@@ -38,14 +38,24 @@ export type InstallFailure =
   /** Another install or removal kept running past the wait allowed. */
   | { code: 'busy' }
 
+/** The exact tarball an install fetched: its integrity (`sha512-…`, SRI) and its URL. */
+export interface InstalledArtifact {
+  integrity: string
+  tarball: string
+}
+
 export interface ModuleInstaller {
   /**
    * Installs a module, all or nothing, and makes its node sets loadable. Returns the installed
-   * module as discovery sees it; on failure the runtime's modules are exactly as they were.
+   * module as discovery sees it, and for a registry install the tarball fetched when the package
+   * manager recorded it; on failure the runtime's modules are exactly as they were.
    */
   install(
     request: InstallRequest,
-  ): Promise<{ ok: true; module: ModuleDescriptor } | { ok: false; error: InstallFailure }>
+  ): Promise<
+    | { ok: true; module: ModuleDescriptor; artifact?: InstalledArtifact }
+    | { ok: false; error: InstallFailure }
+  >
   /** Uninstalls an installed module, all or nothing. */
   remove(name: string): Promise<{ ok: true } | { ok: false; error: InstallFailure }>
 }

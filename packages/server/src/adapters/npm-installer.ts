@@ -3,6 +3,7 @@ import { cp, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import * as path from 'node:path'
 import {
   createTaskQueue,
+  type InstalledArtifact,
   type InstallFailure,
   type InstallRequest,
   type ModuleDescriptor,
@@ -10,6 +11,7 @@ import {
 } from '@flowadmin/core'
 import type { Log } from '../log.js'
 import { type DiscoveredModule, discoverModules, toDescriptors } from './modules-on-disk.js'
+import { installedArtifact } from './npm-artifact.js'
 import { describeNpmFailure } from './npm-failure.js'
 import { claimStaging } from './npm-staging.js'
 import type { PalettePolicy } from './palette-policy.js'
@@ -233,15 +235,19 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
         spec = `./${UPLOAD}`
       }
       const wanted = name as string
+      const fromRegistry = request.url === undefined && request.tarball === undefined
       const install = [
         'install',
         ...common(),
+        // The lockfile names the tarball it came from, whatever npm's configuration says: the
+        // fleet's instances fetch that one (npm-artifact.ts).
+        '--omit-lockfile-registry-resolved=false',
         request.tarball === undefined ? '--save' : '--no-save',
         '--',
         spec,
       ]
-      return oneAtATime(async () =>
-        change<{ module: ModuleDescriptor }>(
+      return oneAtATime(async () => {
+        const outcome = await change<{ module: ModuleDescriptor }>(
           install,
           wanted,
           null,
@@ -263,8 +269,12 @@ export function createNpmInstaller(options: NpmInstallerOptions): ModuleInstalle
           async (dir) => {
             if (request.tarball !== undefined) await writeFile(path.join(dir, UPLOAD), request.tarball)
           },
-        ),
-      ) as Promise<Outcome<{ module: ModuleDescriptor }>>
+        )
+        if (!outcome.ok || !fromRegistry) return outcome
+        // The exact tarball npm fetched and checked, which the fleet's instances install.
+        const artifact = await installedArtifact(userDir, wanted, outcome.module.version)
+        return artifact === null ? outcome : { ...outcome, artifact }
+      }) as Promise<Outcome<{ module: ModuleDescriptor; artifact?: InstalledArtifact }>>
     },
 
     async remove(name: string) {
