@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { accessRows } from './access.mjs'
 import { directoryRows } from './directory.mjs'
 import { identityRows } from './fleet-identity.mjs'
 import { fleetRows } from './fleet-modules.mjs'
@@ -115,6 +116,10 @@ function scenarioRows(scenario) {
 
 function scenarioSection(scenario) {
   const lines = [`### ${scenario.title}`, '', `\`${scenario.id}\``, '']
+  if (scenario.combined.local?.kind === 'access') {
+    lines.push(table(['', 'flowadmin'], accessRows(scenario.combined.local)))
+    return lines.join('\n')
+  }
   if (scenario.combined.local?.kind === 'fleet-identity') {
     lines.push(table(['', 'flowadmin'], identityRows(scenario.combined.local)))
     return lines.join('\n')

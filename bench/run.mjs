@@ -4,6 +4,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { createAccessScenario } from './access.mjs'
 import { trackFolder } from './cleanup.mjs'
 import { writeDocs } from './docs.mjs'
 import { createIdentityScenario } from './fleet-identity.mjs'
@@ -62,6 +63,7 @@ async function main() {
           createFleetScenario({ quick, log }),
           createIdentityScenario(),
           createFleetScaleScenario({ quick, log, serverEnv }),
+          createAccessScenario(),
         ]),
   ]
   const scenarios = all.filter((s) => !options.only || options.only.has(s.id))

@@ -5,9 +5,11 @@ import { type CorsOptions, cors } from './cors.js'
 import type { RouteDeps } from './env.js'
 import { emptyResponse, thrownAnswer, toResponse } from './errors.js'
 import { createFleetSignals, type FleetSignals } from './fleet-signals.js'
+import { accessRoutes } from './routes/access.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
 import { fleetRoutes } from './routes/fleet.js'
+import { groupRoutes } from './routes/groups.js'
 import { healthRoutes, type MetricsExposition, type Readiness } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
 import { mfaRoutes } from './routes/mfa.js'
@@ -137,6 +139,8 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', signInRoutes(deps))
     .route('/', tokensRoutes(deps))
     .route('/', mfaRoutes(deps))
+    .route('/', accessRoutes(deps))
+    .route('/', groupRoutes(deps))
     .route('/', passkeyRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))

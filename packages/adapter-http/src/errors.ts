@@ -34,7 +34,7 @@ export const oauthError = (
 })
 
 /** The `{code, message}` body of every other route. */
-export const adminError = (status: 400 | 403 | 413, code: string, message: string): ErrorAnswer => ({
+export const adminError = (status: 400 | 403 | 404 | 413, code: string, message: string): ErrorAnswer => ({
   status,
   body: { code, message },
 })
@@ -132,6 +132,18 @@ const mapping: Mapping = {
           `The enrolment token names another instance than ${error.instance}; leave the instance out, or ask for another token`,
         )
       : adminError(403, 'instance_mismatch', `This credential is not instance ${error.instance}'s`),
+  group_not_found: (error) =>
+    adminError(
+      404,
+      'group_not_found',
+      `No group ${error.group}: groups are declared in the settings (fleet.groups)`,
+    ),
+  assignment_not_found: (error) =>
+    adminError(
+      404,
+      'assignment_not_found',
+      `Instance ${error.instance} was not put in group ${error.group} (a rule of the settings may still hold it there)`,
+    ),
   invalid_enrolment: () => ({
     status: 401,
     body: {

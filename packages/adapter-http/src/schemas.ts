@@ -93,7 +93,7 @@ export const CreateTokenRequestSchema = v.object(
       v.pipe(
         v.string((issue) => `Invalid field: scope must be a string, not ${kindOf(issue.input)}`),
         v.description(
-          'Space-separated permission words (`*`, `read`, `write`, `*.read`, `*.write`, `<resource>.read|write`), within the owner’s rights. Default: the caller’s rights.',
+          'Space-separated permission words (`*`, `read`, `write`, `*.read`, `*.write`, `<resource>.read|write`) or roles (`role:<name>`), each alone (everywhere) or ending in `@flowadmin` or `@<group>`, within the owner’s rights. Default: the caller’s rights.',
         ),
       ),
     ),

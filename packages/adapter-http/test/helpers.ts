@@ -1,10 +1,12 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import type {
+  AccessOptions,
   AdminAuthOptions,
   FleetOptions,
   LocalSignInMethod,
   ModuleDescriptor,
   Stores,
+  UserOptions,
 } from '@flowadmin/core'
 import { createCoreWithDoubles } from '@flowadmin/testkit'
 import { expect } from 'vitest'
@@ -51,6 +53,10 @@ export interface WorldOptions {
   secondFactor?: AdminAuthOptions['secondFactor']
   /** false: passkeys not configured (no relying party). */
   passkeys?: boolean
+  /** Roles and groups of instances; absent: the built-in roles alone. */
+  access?: AccessOptions
+  /** Users besides admin, reader and editor (password `pw`), with their permissions and grants. */
+  users?: Array<Omit<UserOptions, 'password'>>
 }
 
 /**
@@ -77,6 +83,7 @@ export async function createWorld(options: WorldOptions = {}) {
               { username: 'admin', password: hasher.hash('pw'), permissions: '*' },
               { username: 'reader', password: hasher.hash('pw'), permissions: 'read' },
               { username: 'editor', password: hasher.hash('pw'), permissions: ['nodes.read', 'nodes.write'] },
+              ...(options.users ?? []).map((user) => ({ ...user, password: hasher.hash('pw') })),
             ],
             default: options.defaultPermissions ? { permissions: options.defaultPermissions } : undefined,
             sessionExpiryTime: options.sessionExpiryTime,
@@ -99,6 +106,7 @@ export async function createWorld(options: WorldOptions = {}) {
     typesInUse: options.typesInUse,
     fleet: options.fleet,
     passkeys: options.passkeys,
+    access: options.access,
   })
   const { core, clock, hasher, events, loader, typeUsage, stores, installer, totp, webauthn } = doubles
   await core.modules.sync([PLAIN, SCOPED])

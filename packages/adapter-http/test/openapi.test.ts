@@ -866,6 +866,8 @@ describe('every response the app gives conforms to the document', () => {
     const person = await world.login('reader', 'read')
     await tokens('GET', '/auth/mfa', undefined, person)
     await tokens('GET', '/auth/mfa', undefined, null)
+    await tokens('GET', '/auth/access', undefined, person)
+    await tokens('GET', '/auth/access', undefined, null)
     await tokens('POST', '/auth/mfa/totp/confirm', '{"code":"123456"}', person)
     await tokens('POST', '/auth/mfa/totp/confirm', '{"code":"123456"}', null)
     await tokens('POST', '/auth/mfa/totp', undefined, null)
@@ -1144,6 +1146,7 @@ async function brokenChecks(
       },
     ],
     ['GET', '/auth/mfa', { headers: auth }],
+    ['GET', '/auth/access', { headers: auth }],
     ['POST', '/auth/mfa/totp', { method: 'POST', headers: auth }],
     [
       'POST',

@@ -3,6 +3,7 @@ import { createEnrolmentStore } from './enrolment-store.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetRevision } from './fleet-revision.js'
 import { createFleetStore } from './fleet-store.js'
+import { createGroupStore } from './group-store.js'
 import { createModuleStore } from './module-store.js'
 import { createPasskeyStore } from './passkey-store.js'
 import { createSsoStore } from './sso-store.js'
@@ -45,6 +46,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     trail: createTrailStore(),
     fleet: createFleetStore(revision),
     enrolments: createEnrolmentStore(),
+    groups: createGroupStore(),
     factors: createFactorStore(),
     passkeys: createPasskeyStore(),
     async close() {},

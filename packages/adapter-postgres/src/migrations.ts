@@ -300,6 +300,16 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX flowadmin_fleet_credentials_live ON flowadmin_fleet_credentials (resource_server)
     WHERE revoked_at IS NULL;
   `,
+  `
+  -- Instances put in groups of instances over the API, besides the settings' rules.
+  CREATE TABLE flowadmin_access_group_assignments (
+    group_name text NOT NULL,
+    instance text NOT NULL,
+    assigned_by text,               -- username, or null (command line)
+    assigned_at bigint NOT NULL,    -- ms since the epoch
+    PRIMARY KEY (group_name, instance)
+  );
+  `,
 ]
 
 /** The schema version this code writes. */

@@ -8,6 +8,7 @@ import { toOpenError } from './errors.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'
 import { type FleetWatchHandlers, watchFleet } from './fleet-watch.js'
+import { createGroupStore } from './group-store.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
@@ -115,6 +116,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     trail: createTrailStore(db),
     fleet: createFleetStore(db),
     enrolments: createEnrolmentStore(db),
+    groups: createGroupStore(db),
     factors: createFactorStore(db),
     passkeys: createPasskeyStore(db),
     target,

@@ -41,6 +41,9 @@ export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_spent_challenges') IS NOT NULL THEN
     TRUNCATE flowadmin_spent_challenges, flowadmin_sign_in_key;
   END IF;
+  IF to_regclass('flowadmin_access_group_assignments') IS NOT NULL THEN
+    TRUNCATE flowadmin_access_group_assignments;
+  END IF;
 END $$`
 
 /** A server the tests may create databases on: its maintenance-database URL and how to stop it. */

@@ -314,6 +314,16 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX fleet_credentials_live ON fleet_credentials (resource_server) WHERE revoked_at IS NULL;
   `,
+  `
+  -- Instances put in groups of instances over the API, besides the settings' rules.
+  CREATE TABLE access_group_assignments (
+    group_name TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    assigned_by TEXT,             -- username, or NULL (command line)
+    assigned_at INTEGER NOT NULL, -- ms since the epoch
+    PRIMARY KEY (group_name, instance)
+  ) WITHOUT ROWID;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -5,6 +5,7 @@ import { createEnrolmentStore } from './enrolment-store.js'
 import { toStoreError } from './errors.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'
+import { createGroupStore } from './group-store.js'
 import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
@@ -49,6 +50,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       trail: createTrailStore(db),
       fleet: createFleetStore(db),
       enrolments: createEnrolmentStore(db),
+      groups: createGroupStore(db),
       factors: createFactorStore(db),
       passkeys: createPasskeyStore(db),
     }

@@ -86,6 +86,7 @@ describe('openDatabase: settings and migrations', () => {
     expect(pragma(db, 'cache_size')).toBe(pragma(new Database(':memory:'), 'cache_size'))
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all()
     expect(tables).toEqual([
+      { name: 'access_group_assignments' },
       { name: 'fleet_credentials' },
       { name: 'fleet_enrolments' },
       { name: 'fleet_installs' },

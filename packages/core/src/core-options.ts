@@ -1,3 +1,4 @@
+import type { AccessOptions } from './access/rights.js'
 import type { DirectoryOptions } from './auth/directory.js'
 import type { LoginQueueOptions } from './auth/login-queue.js'
 import type { ResourceServerOptions } from './auth/resource-servers.js'
@@ -74,6 +75,11 @@ export interface CoreOptions {
   fleet?: FleetOptions | null | undefined
   /** How long and how many events the trail keeps, and how fast reporters may add them; default DEFAULT_TRAIL_OPTIONS. */
   trail?: TrailOptions | undefined
+  /**
+   * Who may do what where: the settings' roles (beside the built-in ones) and groups of instances
+   * (each group's instance id patterns). Grants name them (see access/grants.ts).
+   */
+  access?: AccessOptions | undefined
 }
 
 export interface CorePorts {

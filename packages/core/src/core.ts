@@ -1,3 +1,6 @@
+import { createGroupAssignments } from './access/assignments.js'
+import { createAccessRights } from './access/rights.js'
+import { type AccessView, accessView, tokenRightsAt } from './access/view.js'
 import { createAccess } from './auth/access.js'
 import { createCarriedChallenges } from './auth/carried-challenges.js'
 import { createDirectoryPeople, directoryThrottleOptions } from './auth/directory.js'
@@ -13,6 +16,8 @@ import {
 } from './auth/login-queue.js'
 import { type LoginScheme, loginSchemeOf } from './auth/login-scheme.js'
 import { createPasskeys } from './auth/passkeys.js'
+import { hasPermission } from './auth/permissions.js'
+import { actorOf, type Principal, type UserPrincipal } from './auth/principal.js'
 import { createResourceServerFacade } from './auth/resource-server-facade.js'
 import { createResourceServers } from './auth/resource-servers.js'
 import { createSignIn } from './auth/sign-in.js'
@@ -67,6 +72,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   checkApiTokenOptions(apiTokenOptions)
   const digest = ports.digest ?? webDigest
   const random = ports.random ?? systemRandom
+  const rights = createAccessRights(options.access)
   const tokens = createTokens({
     store: ports.stores.tokens,
     clock,
@@ -81,6 +87,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
         ? undefined
         : { recheck: async (record) => (directory === null ? record : directory.recheck(record)) },
     isResourceServer: audiences.isResourceServer,
+    rights,
   })
   const handover = createHandover({
     store: ports.stores.sso,
@@ -200,6 +207,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     factors,
     hasPasskey: (username) => passkeys.has(username),
     policy: auth?.secondFactor?.require ?? 'none',
+    anywhere: rights.anywhere,
     store: ports.stores.factors,
     digest,
     random,
@@ -343,6 +351,64 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     modules,
+
+    /**
+     * The roles and groups of instances that make a person's rights at each place: `set` takes
+     * new ones (a reload), `setAssignments` the groups' assignments; `membership` says which
+     * groups an instance is in (see createAccessRights).
+     */
+    rights,
+
+    /**
+     * The groups of instances: the settings' with the assignments over the API (`assign`,
+     * `unassign`: `*` on flowadmin, audited), read from the store at `refresh` (at start, then now
+     * and again, for the changes of other flowadmins sharing it).
+     */
+    groups: createGroupAssignments({ store: ports.stores.groups, rights, events, clock }),
+
+    /**
+     * What `person` sees of their own access: their grants (a configured user's now; a person
+     * signed in elsewhere, those of their token), the roles named, and what the token in use may
+     * do on each scope.
+     */
+    accessOf(person: UserPrincipal): AccessView {
+      const scope = person.scope ?? person.permissions
+      const owner = users.get(person.username)?.permissions ?? scope
+      return accessView(rights, person.username, owner, scope, clock.now() - person.signedInAt)
+    },
+
+    /**
+     * Whether `principal` may `permission` where `instance` is concerned (its entry in a list, its
+     * events in the trail): with that right on flowadmin, which shows the whole fleet, or at the
+     * instance itself (the grants whose scope holds it).
+     */
+    permits(principal: Principal, permission: string, instance: string): boolean {
+      if (hasPermission(principal.permissions, permission)) return true
+      if (principal.kind !== 'user') return false
+      const scope = principal.scope ?? principal.permissions
+      const owner = users.get(principal.username)?.permissions ?? scope
+      const place = { kind: 'instance' as const, instance }
+      return hasPermission(
+        tokenRightsAt(rights, owner, scope, place, clock.now() - principal.signedInAt),
+        permission,
+      )
+    },
+
+    /**
+     * Whether `principal` may `permission` anywhere: on flowadmin, or at some instance through a
+     * grant. When not, the refusal is recorded (`permission.denied`, from `address`) and false.
+     */
+    permitsSomewhere(principal: Principal, permission: string, address: string | null): boolean {
+      if (hasPermission(principal.permissions, permission)) return true
+      if (principal.kind === 'user') {
+        const scope = principal.scope ?? principal.permissions
+        const owner = users.get(principal.username)?.permissions ?? scope
+        const anywhere = (words: readonly string[]) => hasPermission(rights.anywhere(words), permission)
+        if (anywhere(owner) && anywhere(scope)) return true
+      }
+      events.emit({ type: 'permission.denied', at: clock.now(), permission, ...actorOf(principal, address) })
+      return false
+    },
 
     /**
      * Fleet mode (the `fleet` option), or null when it is off: the desired state the instances

@@ -67,6 +67,10 @@ export type DomainError =
    * another), or in a request (`request`: the path names another than its credential's).
    */
   | { code: 'instance_mismatch'; instance: string; where: 'enrolment' | 'request' }
+  /** No group of instances of this name is declared (`fleet.groups`). */
+  | { code: 'group_not_found'; group: string }
+  /** The instance is not in the group by an assignment (a rule of the settings may still hold it). */
+  | { code: 'assignment_not_found'; group: string; instance: string }
   /** An enrolment token unknown, spent, expired or cancelled. Carries no detail (the trail has it). */
   | { code: 'invalid_enrolment' }
   /** The resource server holds as many enrolled instances as `fleet.maxInstances` allows. */

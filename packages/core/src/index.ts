@@ -1,3 +1,40 @@
+export {
+  type AssignmentError,
+  createGroupAssignments,
+  type GroupAssignments,
+  type GroupView,
+} from './access/assignments.js'
+export {
+  EVERYWHERE,
+  FLOWADMIN_SCOPE,
+  type Grant,
+  grantProblem,
+  grantWord,
+  groupOfScope,
+  isRightsWord,
+  parseRightsWord,
+  RESERVED_SCOPES,
+  type RightsWord,
+} from './access/grants.js'
+export {
+  createMembership,
+  GROUP_PATTERN_FORM,
+  type GroupAssignment,
+  type GroupRules,
+  groupNameProblem,
+  groupPatternProblem,
+  type Membership,
+  patternMatcher,
+} from './access/groups.js'
+export {
+  type AccessOptions,
+  type AccessRights,
+  AT_FLOWADMIN,
+  createAccessRights,
+  type Place,
+} from './access/rights.js'
+export { BUILT_IN_ROLES, ROLE_NAME_FORM, type Role, type RoleOptions, rolesOf } from './access/roles.js'
+export { type AccessView, accessView, type GrantView, tokenRightsAt } from './access/view.js'
 export { addressScope } from './auth/address-scope.js'
 export { attemptCounters, type CounterState, throttleRefusal } from './auth/counters.js'
 export {
@@ -75,10 +112,10 @@ export {
   type Sso,
   type SsoOptions,
 } from './auth/sso.js'
-export { permissionsOfGroups } from './auth/sso-groups.js'
+export { type GroupRights, permissionsOfGroups } from './auth/sso-groups.js'
 export type { SsoRefusal } from './auth/sso-refusal.js'
 export { DEFAULT_THROTTLE, IN_FLIGHT_LEASE_MS, type ThrottleOptions } from './auth/throttle.js'
-export type { User, UserOptions } from './auth/users.js'
+export { rightsOfUser, type User, type UserOptions } from './auth/users.js'
 export {
   type AbortSignalLike,
   createKeyedQueue,

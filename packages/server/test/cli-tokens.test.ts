@@ -83,7 +83,7 @@ describe('flowadmin tokens, refusing', () => {
       'an unsupported scope lists the valid scopes',
       'x',
       ['--scope', 'read,write'],
-      'flowadmin: Unsupported scope: read,write (a scope is permission words separated by spaces: *, read, write, *.read, *.write or <resource>.read|write)\n',
+      'flowadmin: Unsupported scope: read,write (a scope is permission words separated by spaces: *, read, write, *.read, *.write or <resource>.read|write, or role:<name>; each may end in @flowadmin or @<group>)\n',
     ],
   ])('%s', async (_, name, options, stderr) => {
     await writeSettings()

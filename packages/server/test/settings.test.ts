@@ -74,6 +74,7 @@ describe('parseSettings', () => {
         wait: 30,
       },
       fleet: null,
+      access: { roles: {}, groups: {} },
     })
   })
 

@@ -18,6 +18,7 @@ export {
   installFromRow,
   instanceFromRow,
 } from './fleet.js'
+export { ASSIGNMENT_COLUMNS, type AssignmentRow, assignmentFromRow } from './groups.js'
 export {
   PASSKEY_COLUMNS,
   type PasskeyRow,

@@ -1,4 +1,5 @@
 import {
+  type AccessOptions,
   type AdminAuthOptions,
   createCore,
   type FleetOptions,
@@ -33,6 +34,8 @@ export interface CoreWithDoublesOptions {
   passkeys?: boolean | undefined
   /** The trail's retention and reporters' pace; absent: the core's defaults. */
   trail?: TrailOptions | undefined
+  /** Roles and groups of instances (see CoreOptions.access); absent: the built-in roles alone. */
+  access?: AccessOptions | undefined
 }
 
 /**
@@ -63,7 +66,12 @@ export function createCoreWithDoubles(options: CoreWithDoublesOptions) {
       ...(options.passkeys !== false && { webauthn }),
       random: createSeededRandom(options.seed ?? 7),
     },
-    { adminAuth: options.adminAuth(hasher), fleet: options.fleet, trail: options.trail },
+    {
+      adminAuth: options.adminAuth(hasher),
+      fleet: options.fleet,
+      trail: options.trail,
+      access: options.access,
+    },
   )
   return { core, clock, hasher, loader, typeUsage, events, stores, installer, totp, webauthn }
 }

@@ -4,6 +4,7 @@ import type { ContractPart } from './contract-part.js'
 import { describeEnrolmentContract } from './enrolment-contract.js'
 import { describeFactorContract } from './factor-contract.js'
 import { describeFleetContract } from './fleet-contract.js'
+import { describeGroupContract } from './group-contract.js'
 import { describeModuleContract } from './module-contract.js'
 import { describePasskeyContract } from './passkey-contract.js'
 import { describeSsoContract } from './sso-contract.js'
@@ -37,6 +38,7 @@ const PARTS: readonly ContractPart[] = [
   describeModuleContract,
   describeFleetContract,
   describeEnrolmentContract,
+  describeGroupContract,
   describePasskeyContract,
   describeThrottleContract,
   describeSsoContract,

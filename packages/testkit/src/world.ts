@@ -1,6 +1,8 @@
 import {
+  type AccessOptions,
   type AdminAuthOptions,
   createCore,
+  type FleetOptions,
   type IdentityProvider,
   type LocalSignInMethod,
   type Stores,
@@ -37,6 +39,10 @@ export interface CoreWorldOptions {
   webauthn?: boolean | undefined
   /** The organisation's OpenID provider, for `adminAuth.oidc`. */
   identityProvider?: IdentityProvider | undefined
+  /** Fleet mode (see CoreOptions.fleet); off by default. */
+  fleet?: FleetOptions | undefined
+  /** Roles and groups of instances (see CoreOptions.access). */
+  access?: AccessOptions | undefined
 }
 
 /**
@@ -73,7 +79,7 @@ export function createCoreWorld(options: CoreWorldOptions) {
       ...(options.webauthn === true && { webauthn }),
       ...(options.identityProvider !== undefined && { identityProvider: options.identityProvider }),
     },
-    { adminAuth },
+    { adminAuth, fleet: options.fleet ?? null, access: options.access },
   )
 
   /** The password grant of `username` (password `pw`): its token, or a throw naming the refusal. */

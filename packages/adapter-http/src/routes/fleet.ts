@@ -47,7 +47,8 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       operationId: 'listFleetInstances',
       summary: 'The fleet’s Node-RED instances, with their drift',
       description:
-        'Needs `nodes.read`. Each instance that polled or reported here: whether it is in touch (its lease), its ' +
+        'Each instance the caller may read (`nodes.read` on flowadmin, or at that instance through a grant on a group ' +
+        'it is in) that polled or reported here: whether it is in touch (its lease), its ' +
         'Node-RED version, its last report, and each module where it differs from the desired state, with the reason.',
       tags: ['fleet'],
       responses: {
@@ -57,8 +58,20 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
         503: use('StorageUnavailable'),
       },
     }),
-    requirePermission(deps, 'nodes.read'),
-    async (c) => c.json((await fleet.identities.instances()).map(instanceJson)),
+    requirePermission(deps, ''),
+    async (c) => {
+      const principal = c.get('principal')
+      if (!deps.core.permitsSomewhere(principal, 'nodes.read', c.get('address')))
+        return toResponse(
+          errorAnswerOf(
+            { code: 'forbidden', permission: 'nodes.read' },
+            { tokenSent: principal.kind === 'user' },
+          ),
+        )
+      const instances = await fleet.identities.instances()
+      const readable = instances.filter((view) => deps.core.permits(principal, 'nodes.read', view.id))
+      return c.json(readable.map(instanceJson))
+    },
   )
 
   routes.delete(

@@ -50,6 +50,7 @@ export function createAccess({ authEnabled, anonymous, tokens, providers, events
       username: live.record.username,
       clientId: live.record.clientId,
       permissions: live.permissions,
+      scope: live.record.scope,
       tokenId: live.record.id,
       tokenKind: live.record.kind,
       audience: live.record.audience ?? FLOWADMIN_AUDIENCE,

@@ -22,7 +22,7 @@ import type {
 } from '../ports/index.js'
 import { DIRECTORY_FINGERPRINT_PREFIX, directoryPersonOf, type SsoUser } from '../tokens/owner.js'
 import type { Tokens } from '../tokens/tokens.js'
-import { permissionsOfGroups } from './sso-groups.js'
+import { type GroupRights, permissionsOfGroups } from './sso-groups.js'
 import type { ThrottleOptions } from './throttle.js'
 
 /** `adminAuth.ldap` as the core needs it. */
@@ -30,7 +30,7 @@ export interface DirectoryOptions {
   /** How sessions and the audit name the directory, e.g. "Example AD"; default "the directory". */
   label?: string | undefined
   /** What each group (its DN or its name, matched without regard to case or spacing) may do here. */
-  permissions: { map: Readonly<Record<string, string | readonly string[]>> }
+  permissions: { map: Readonly<Record<string, GroupRights>> }
   /** Minutes between two re-checks of a person with live tokens; 0: only at sign-in. Default 15. */
   recheckMinutes?: number | undefined
   /** The throttle of passwords the directory checks, counted per account from any address. */
@@ -121,7 +121,7 @@ export interface DirectoryPeopleDeps {
 export function createDirectoryPeople(deps: DirectoryPeopleDeps) {
   const { directory, tokens, store, digest, clock, events, observer, options } = deps
   const label = options.label ?? DEFAULT_DIRECTORY_LABEL
-  const map: Record<string, string | readonly string[]> = {}
+  const map: Record<string, GroupRights> = {}
   for (const [group, permissions] of Object.entries(options.permissions.map))
     map[directoryGroupKey(group)] = permissions
   const interval = (options.recheckMinutes ?? DEFAULT_RECHECK_MINUTES) * 60_000

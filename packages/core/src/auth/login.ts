@@ -236,7 +236,7 @@ export function createLogin({
     if (!verified.ok) return verified
     const { user } = verified.value
     const refusal = 'refusal' in verified.value ? verified.value.refusal : undefined
-    const granted = user === null ? null : grantScope(scope, user.permissions)
+    const granted = user === null ? null : grantScope(scope, user.permissions, tokens.rights.covers)
     const knownClient = clientId !== null && (clients.has(clientId) || clientId === authenticatedClient)
     if (user === null || granted === null || !knownClient) {
       events.emit({ type: 'login.failed', at: clock.now(), ...actor, ...(refusal && { reason: refusal }) })

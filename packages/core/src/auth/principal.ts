@@ -7,8 +7,13 @@ export type Principal =
       kind: 'user'
       username: string
       clientId: string
-      /** The token's scope ∩ the user's permissions now. */
+      /** The token's scope ∩ the user's permissions now, at flowadmin (see access/rights.ts). */
       permissions: string[]
+      /**
+       * The token's scope as words (a ceiling of its rights anywhere): what a token it makes may
+       * hold at most. Absent (a principal made by hand): its permissions.
+       */
+      scope?: string[] | undefined
       /** The public id of the token in use. */
       tokenId: string
       /** A session (a sign-in) or an API token. */

@@ -1,3 +1,4 @@
+import type { Place } from '../access/rights.js'
 import { err, ok, type Result } from '../errors.js'
 import { type ClientIdentity, type InstanceMismatch, instanceOfClientId } from '../fleet/identity-rules.js'
 import type { InstanceIdentities } from '../fleet/instance-identities.js'
@@ -29,7 +30,10 @@ export type Introspection =
   | {
       active: true
       username: string
-      /** The token's rights now: its scope ∩ its user's permissions. Never empty. */
+      /**
+       * The token's rights now at the asking instance: its scope ∩ its user's rights there (the
+       * grants whose scope holds that instance). Never empty: without any it is not active.
+       */
       permissions: string[]
       clientId: string
       /**
@@ -108,10 +112,14 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
   async function introspectFor(asker: ClientIdentity, token: string): Promise<Introspection> {
     // Only the token's own audience learns that it is live; to any other it is as unknown. An
     // enrolled instance is its own audience, and one of its resource server's instances: a token
-    // for all of them (an API token, a session of the shared secret) is live there too.
+    // for all of them (an API token, a session of the shared secret) is live there too. Its rights
+    // are those at the asking instance (known from its credential); a resource server asking with
+    // its shared secret could be any of its instances: only grants everywhere count.
     const audiences =
       asker.audience === asker.resourceServer ? asker.audience : [asker.audience, asker.resourceServer]
-    const live = await deps.tokens.authenticate(token, null, audiences)
+    const place: Place =
+      asker.instance === null ? { kind: 'fleet' } : { kind: 'instance', instance: asker.instance }
+    const live = await deps.tokens.authenticate(token, null, audiences, place)
     const active = live !== null && live.permissions.length > 0
     deps.observer?.introspection?.(active ? 'active' : 'inactive')
     if (!active) return { active: false }

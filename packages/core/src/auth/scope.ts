@@ -1,5 +1,6 @@
+import { isRightsWord } from '../access/grants.js'
 import { err, ok, type Result } from '../errors.js'
-import { hasPermission, PERMISSION_WORD } from './permissions.js'
+import { hasPermission } from './permissions.js'
 
 /** The scope words a client may request. */
 export const SCOPE_WORDS: readonly string[] = ['*', 'read']
@@ -36,25 +37,30 @@ export function parseScope(scope: string): Result<string[], ScopeError> {
 }
 
 /**
- * Parses the scope of a named API token: permission words separated by spaces (any word of
- * PERMISSION_WORD, so a token may carry any subset of its owner's rights). Empty: the owner's.
+ * Parses the scope of a named API token: rights words separated by spaces (any permission word,
+ * alone or on a scope, or a role on a scope: see access/grants.ts), so a token may carry any subset
+ * of its owner's rights. Empty: the owner's.
  */
 export function parsePermissionScope(scope: string): Result<string[], ScopeError> {
   return parseWords(
     scope,
-    (word) => PERMISSION_WORD.test(word),
-    'a scope is permission words separated by spaces: *, read, write, *.read, *.write or <resource>.read|write',
+    isRightsWord,
+    'a scope is permission words separated by spaces: *, read, write, *.read, *.write or <resource>.read|write, or role:<name>; each may end in @flowadmin or @<group>',
   )
 }
 
 /**
  * The permissions a token gets: the requested words when the user holds every one of them,
  * the user's own permissions for an empty request, and null when the request exceeds them.
+ * `covers` says whether the user's words hold a requested word somewhere (given the roles); by
+ * default, as a permission. The token's rights at each place are its scope ∩ its user's rights
+ * there, so a scope is a ceiling, never more than the user holds where it is used.
  */
 export function grantScope(
   requested: readonly string[],
   userPermissions: readonly string[],
+  covers: (words: readonly string[], word: string) => boolean = hasPermission,
 ): string[] | null {
   if (requested.length === 0) return [...userPermissions]
-  return requested.every((word) => hasPermission(userPermissions, word)) ? [...requested] : null
+  return requested.every((word) => covers(userPermissions, word)) ? [...requested] : null
 }

@@ -95,6 +95,8 @@ export interface SignInDeps {
   /** Whether the person has a passkey (they may then use it instead of a code). */
   hasPasskey: (username: string) => Promise<boolean>
   policy: SecondFactorPolicy
+  /** Every permission a person's words may give (see AccessRights.anywhere); default: the words. */
+  anywhere?: ((words: readonly string[]) => readonly string[]) | undefined
   store: FactorStore
   digest: Digest
   random: RandomSource
@@ -102,10 +104,17 @@ export interface SignInDeps {
   events: EventSink
 }
 
-/** Whether `policy` says a person with these permissions must have a second factor. */
-export const policyRequires = (policy: SecondFactorPolicy, user: Pick<User, 'permissions'>): boolean =>
+/**
+ * Whether `policy` says a person with these permissions must have a second factor: any of them,
+ * wherever it holds (`anywhere` reads the person's words, roles and scoped ones included).
+ */
+export const policyRequires = (
+  policy: SecondFactorPolicy,
+  user: Pick<User, 'permissions'>,
+  anywhere: (words: readonly string[]) => readonly string[] = (words) => words,
+): boolean =>
   policy === 'everyone' ||
-  (policy !== 'none' && policy.some((permission) => hasPermission(user.permissions, permission)))
+  (policy !== 'none' && policy.some((permission) => hasPermission(anywhere(user.permissions), permission)))
 
 /**
  * A person's sign-in on flowadmin's own page, in steps: the password, then, for a person with a
@@ -188,7 +197,8 @@ export function createSignIn(deps: SignInDeps) {
       const passkey = await deps.hasPasskey(user.username)
       if (totp || passkey)
         return ok({ step: 'second_factor', totp, passkey, ...(await park('code', binding, passed)) })
-      if (!policyRequires(deps.policy, user)) return ok(verified(user, clientId, address, 'password'))
+      if (!policyRequires(deps.policy, user, deps.anywhere))
+        return ok(verified(user, clientId, address, 'password'))
       const started = await enrolment(user.username)
       if (!started.ok) return started
       return ok({ step: 'enrol', enrolment: started.value, ...(await park('enrol', binding, passed)) })
@@ -256,7 +266,7 @@ export function createSignIn(deps: SignInDeps) {
     /** Whether the person must give a second factor to sign in: they have one, or the policy says so. */
     async needsSecondFactor(user: TokenOwner): Promise<boolean> {
       return (
-        policyRequires(deps.policy, user) ||
+        policyRequires(deps.policy, user, deps.anywhere) ||
         (await factors.required(user.username)) ||
         (await deps.hasPasskey(user.username))
       )

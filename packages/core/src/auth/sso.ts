@@ -21,7 +21,7 @@ import { base64url } from '../tokens/encoding.js'
 import type { Tokens } from '../tokens/tokens.js'
 import type { CarriedChallenges } from './carried-challenges.js'
 import { type Handover, SIGN_IN_BOUNDS } from './handover.js'
-import { groupsOf, permissionsOfGroups } from './sso-groups.js'
+import { type GroupRights, groupsOf, permissionsOfGroups } from './sso-groups.js'
 import { ssoIdentities } from './sso-identity.js'
 import { createSsoLogout } from './sso-logout.js'
 import type { SsoRefusal } from './sso-refusal.js'
@@ -34,7 +34,7 @@ export interface SsoOptions {
   /** The claim that names the person; default `preferred_username`. */
   usernameClaim?: string | undefined
   /** Which claim holds the person's groups, and what each group may do here. */
-  permissions: { claim: string; map: Readonly<Record<string, string | readonly string[]>> }
+  permissions: { claim: string; map: Readonly<Record<string, GroupRights>> }
   /** Seconds a token of a signed-in person lives at most; default 28800 (eight hours). */
   maxSessionSeconds?: number | undefined
   /** Whether their API tokens may outlive the session they were created in; default false. */

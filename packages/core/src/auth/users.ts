@@ -1,3 +1,4 @@
+import { type Grant, grantWord } from '../access/grants.js'
 import type { PasswordVerifier } from '../ports/index.js'
 import { toPermissionList } from './permissions.js'
 
@@ -5,15 +6,27 @@ import { toPermissionList } from './permissions.js'
 export interface User {
   username: string
   passwordHash: string
+  /**
+   * Their rights as words (see access/grants.ts): their permissions, which hold everywhere, and a
+   * word for each of their grants.
+   */
   permissions: string[]
 }
 
-/** A configured user as settings give it. */
+/** A configured user as settings give it: permissions (everywhere), grants, or both. */
 export interface UserOptions {
   username: string
   password: string
-  permissions: string | readonly string[]
+  permissions?: string | readonly string[] | undefined
+  /** Roles on scopes (everywhere, flowadmin, a group). */
+  grants?: readonly Grant[] | undefined
 }
+
+/** A configured user's rights as words: their permissions, then their grants'. */
+export const rightsOfUser = (user: Pick<UserOptions, 'permissions' | 'grants'>): string[] => [
+  ...toPermissionList(user.permissions),
+  ...(user.grants ?? []).map(grantWord),
+]
 
 /**
  * The configured users: one map for the life of the core, refilled in place, so every part that
@@ -28,7 +41,7 @@ export function createUsers(verifier: PasswordVerifier, list: readonly UserOptio
       users.set(user.username, {
         username: user.username,
         passwordHash: user.password,
-        permissions: toPermissionList(user.permissions),
+        permissions: rightsOfUser(user),
       })
     }
   }

@@ -283,6 +283,10 @@ export type DomainEvent =
   | ({ type: 'fleet.credential_rotated'; at: number; instance: string; resourceServer: string } & Actor)
   /** This flowadmin wrote its `fleet` setting to the store, where another's was. */
   | ({ type: 'fleet.settings_changed'; at: number; setting: 'prune'; from: boolean; to: boolean } & Actor)
+  /** An operator put an instance in a group of instances. */
+  | ({ type: 'access.group_assigned'; at: number; group: string; instance: string } & Actor)
+  /** An operator took an instance out of a group it was put in. */
+  | ({ type: 'access.group_unassigned'; at: number; group: string; instance: string } & Actor)
 
 export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */
@@ -346,4 +350,6 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'fleet.instance_revoked': 'success',
   'fleet.rotation_asked': 'success',
   'fleet.credential_rotated': 'success',
+  'access.group_assigned': 'success',
+  'access.group_unassigned': 'success',
 }

@@ -4,6 +4,7 @@
 import type { EnrolmentStore } from './enrolments.js'
 import type { FactorStore } from './factors.js'
 import type { FleetStore } from './fleet.js'
+import type { GroupStore } from './groups.js'
 import type { ModuleStore } from './modules.js'
 import type { PasskeyStore } from './passkeys.js'
 import type { SsoStore } from './sso.js'
@@ -16,6 +17,7 @@ export type * from './enrolments.js'
 export type * from './events.js'
 export type * from './factors.js'
 export type * from './fleet.js'
+export type * from './groups.js'
 export type * from './identity.js'
 export type * from './modules.js'
 export type * from './node-modules.js'
@@ -41,6 +43,8 @@ export interface Stores {
   fleet: FleetStore
   /** The fleet's enrolment tokens and each enrolled instance's credential. */
   enrolments: EnrolmentStore
+  /** Instances put in groups of instances over the API. */
+  groups: GroupStore
   /** People's second factors: TOTP secrets (sealed), last used steps, recovery codes (hashed). */
   factors: FactorStore
   /** People's passkeys (public keys, counters) and the challenges of their ceremonies. */

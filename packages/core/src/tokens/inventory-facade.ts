@@ -7,6 +7,7 @@ function callerOf(principal: Principal, address: string | null): InventoryCaller
     username: principal.kind === 'user' ? principal.username : null,
     tokenId: principal.kind === 'user' ? principal.tokenId : null,
     permissions: principal.permissions,
+    scope: principal.kind === 'user' ? (principal.scope ?? principal.permissions) : null,
     actor: actorOf(principal, address),
   }
 }

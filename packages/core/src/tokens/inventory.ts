@@ -42,8 +42,10 @@ export interface TokenView {
 export interface InventoryCaller {
   username: string | null
   tokenId: string | null
-  /** The caller's rights now. */
+  /** The caller's rights now, at flowadmin. */
   permissions: readonly string[]
+  /** The words of the caller's token's scope (see Principal.scope); null without a token. */
+  scope: readonly string[] | null
   actor: Actor
 }
 
@@ -145,7 +147,7 @@ export function createTokenInventory({
       record = live.at(-1) ?? null
     }
     if (record === null) return null
-    const rights = caller.username === ownerName ? caller.permissions : record.scope
+    const rights = caller.username === ownerName ? (caller.scope ?? caller.permissions) : record.scope
     return {
       owner: { username: ownerName, permissions: [...rights], fingerprint: record.fingerprint },
       rights,
@@ -240,13 +242,12 @@ export function createTokenInventory({
       }
       const requested = parsePermissionScope(request.scope ?? '')
       if (!requested.ok) return requested
-      const rights =
-        signedIn != null
-          ? signedIn.rights
-          : ownerName === caller.username
-            ? caller.permissions
-            : owner.permissions
-      const scope = grantScope(requested.value, rights)
+      // A token made with another: no more than that one's scope either.
+      const ceiling = ownerName === caller.username ? caller.scope : null
+      const covers = (words: readonly string[], word: string) =>
+        tokens.rights.covers(words, word) && (ceiling === null || tokens.rights.covers(ceiling, word))
+      const rights = signedIn != null ? signedIn.rights : (ceiling ?? owner.permissions)
+      const scope = grantScope(requested.value, rights, covers)
       if (scope === null || scope.length === 0) {
         return err({ code: 'invalid_scope', message: 'The scope exceeds the rights of the token owner' })
       }

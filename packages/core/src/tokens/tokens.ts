@@ -1,3 +1,4 @@
+import { type AccessRights, AT_FLOWADMIN, createAccessRights, type Place } from '../access/rights.js'
 import { intersectPermissions } from '../auth/permissions.js'
 import type { User } from '../auth/users.js'
 import type {
@@ -57,6 +58,8 @@ export interface TokenDeps {
    * an audience is that server's when its client is one, flowadmin's otherwise. None by default.
    */
   isResourceServer?: ((clientId: string) => boolean) | undefined
+  /** The roles and groups that make a token's rights at each place; none but the built-in roles by default. */
+  rights?: AccessRights | undefined
 }
 
 export function createTokens({
@@ -70,6 +73,7 @@ export function createTokens({
   sso = false,
   directory,
   isResourceServer = () => false,
+  rights = createAccessRights(),
 }: TokenDeps) {
   const hashOf = (token: string) => digest.sha256(token)
 
@@ -133,12 +137,14 @@ export function createTokens({
      * revoked, for another audience than `audience` (flowadmin unless said; a list: any of them;
      * null: any), or its
      * user is gone or changed password (then the record is deleted). A use is written at most
-     * once a minute per token. The record's audience is always set.
+     * once a minute per token. The record's audience is always set. Its rights are those at
+     * `place`: flowadmin's own API unless said (see access/rights.ts).
      */
     async authenticate(
       token: string,
       address: string | null,
       audience: string | readonly string[] | null = FLOWADMIN_AUDIENCE,
+      place: Place = AT_FLOWADMIN,
     ): Promise<Authenticated | null> {
       if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null
       const found = await store.findByHash(await hashOf(token))
@@ -172,7 +178,7 @@ export function createTokens({
         if (current === null) return null
         record = current
         if (address !== null && uses.due(record, now)) await uses.note(record, address, now)
-        return { record, permissions: [...record.scope] }
+        return { record, permissions: [...rights.at(record.scope, place, now - record.createdAt)] }
       }
       if (isSsoRecord(record)) {
         if (!sso) {
@@ -186,7 +192,7 @@ export function createTokens({
         }
         // Their rights were narrowed in the record at their latest sign-in (see narrow).
         if (address !== null && uses.due(record, now)) await uses.note(record, address, now)
-        return { record, permissions: [...record.scope] }
+        return { record, permissions: [...rights.at(record.scope, place, now - record.createdAt)] }
       }
       const user = users.get(record.username)
       if (user === undefined) {
@@ -199,7 +205,16 @@ export function createTokens({
         return null
       }
       if (address !== null && uses.due(record, now)) await uses.note(record, address, now)
-      return { record, permissions: intersectPermissions(record.scope, user.permissions) }
+      const age = now - record.createdAt
+      const held = rights.at(user.permissions, place, age)
+      // A token with its user's own words (an empty request) has just what the user has there.
+      const same =
+        record.scope.length === user.permissions.length &&
+        record.scope.every((word, i) => word === user.permissions[i])
+      return {
+        record,
+        permissions: same ? [...held] : intersectPermissions(rights.at(record.scope, place, age), held),
+      }
     },
 
     revoke: revocation.revoke,
@@ -251,13 +266,13 @@ export function createTokens({
     },
 
     /**
-     * Narrows each record's scope to `permissions` (what the person may do now): a record whose
-     * scope keeps nothing is deleted. Returns how many records were deleted.
+     * Narrows each record's scope to `permissions` (the words of what the person may do now; see
+     * AccessRights.narrow): a record whose scope keeps nothing is deleted. Returns how many records were deleted.
      */
     async narrow(records: readonly TokenRecord[], permissions: readonly string[]): Promise<number> {
       let deleted = 0
       for (const record of records) {
-        const scope = intersectPermissions(record.scope, permissions)
+        const scope = rights.narrow(record.scope, permissions)
         if (scope.length === 0) {
           if (await store.delete(record.id)) deleted++
         } else if (
@@ -282,6 +297,9 @@ export function createTokens({
     invalidate: revocation.invalidate,
 
     audienceOf,
+
+    /** The roles and groups that make rights at each place. */
+    rights,
 
     /**
      * Gives every record saved before tokens had an audience the audience of its client (a

@@ -178,6 +178,10 @@ export function decodeTrailCursor(cursor: string): TrailPosition | null {
 /** Events read per store call while exporting: memory stays bounded by one page. */
 const EXPORT_PAGE = 1000
 
+/** Most events one page of a search looks at past those the caller may not read, and per read. */
+const MAX_SCANNED = 10_000
+const SCAN_BATCH = 200
+
 export function createTrail(store: TrailStore, clock: Clock, options: TrailOptions = DEFAULT_TRAIL_OPTIONS) {
   const pace = createReporterPace(options.reportedPerMinute)
   return {
@@ -207,25 +211,57 @@ export function createTrail(store: TrailStore, clock: Clock, options: TrailOptio
       })
     },
 
-    /** A page of matches, newest first, and the cursor of the next page (null: none). */
+    /**
+     * A page of matches, newest first, and the cursor of the next page (null: none). With
+     * `visible`, only the events it accepts (what the caller may read): the store is read on past
+     * the others, at most MAX_SCANNED events a page, so such a page may hold fewer than `limit`
+     * events while `next` says there are more to look at.
+     */
     async search(
       filter: TrailFilter,
       limit: number,
       after: TrailPosition | null,
+      visible?: (event: TrailEvent) => boolean,
     ): Promise<{ events: TrailEvent[]; next: string | null }> {
-      // One more than asked tells whether another page follows.
-      const found = await store.search(filter, limit + 1, after)
-      const events = found.slice(0, limit)
-      const last = events.at(-1)
-      return { events, next: found.length > limit && last !== undefined ? encodeTrailCursor(last) : null }
+      if (visible === undefined) {
+        // One more than asked tells whether another page follows.
+        const found = await store.search(filter, limit + 1, after)
+        const events = found.slice(0, limit)
+        const last = events.at(-1)
+        return { events, next: found.length > limit && last !== undefined ? encodeTrailCursor(last) : null }
+      }
+      const events: TrailEvent[] = []
+      let position = after
+      for (let scanned = 0; scanned < MAX_SCANNED; ) {
+        const batch = Math.max(limit + 1, SCAN_BATCH)
+        const found = await store.search(filter, batch, position)
+        for (const event of found) {
+          scanned++
+          if (!visible(event)) {
+            position = event
+            continue
+          }
+          // One more than asked: another page follows, from the last one shown.
+          if (events.length === limit) return { events, next: encodeTrailCursor(position ?? event) }
+          events.push(event)
+          position = event
+        }
+        if (found.length < batch) return { events, next: null }
+      }
+      return { events, next: position === null ? null : encodeTrailCursor(position) }
     },
 
-    /** Every match, newest first, read a page at a time as the consumer pulls. */
-    async *export(filter: TrailFilter, pageSize = EXPORT_PAGE): AsyncGenerator<TrailEvent[]> {
+    /** Every match (that `visible` accepts, when given), newest first, read a page at a time as the consumer pulls. */
+    async *export(
+      filter: TrailFilter,
+      pageSize = EXPORT_PAGE,
+      visible?: (event: TrailEvent) => boolean,
+    ): AsyncGenerator<TrailEvent[]> {
       let after: TrailPosition | null = null
       for (;;) {
         const page: TrailEvent[] = await store.search(filter, pageSize, after)
-        if (page.length > 0) yield page
+        const shown = visible === undefined ? page : page.filter(visible)
+        if (shown.length > 0) yield shown
         if (page.length < pageSize) return
         after = page.at(-1) as TrailEvent
       }

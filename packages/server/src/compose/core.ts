@@ -140,6 +140,7 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
     {
       fleet: settings.fleet,
       trail: trailOptionsOf(settings.auditTrail),
+      access: settings.access,
       adminAuth: adminAuth && {
         ...adminAuth,
         ...(loginQueue && {

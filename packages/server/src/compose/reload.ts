@@ -6,16 +6,27 @@ import type { Log } from '../log.js'
 import type { ReloadOutcome, RunningServer, ServerOptions } from './options.js'
 
 /**
- * Settings a running server takes from its file again: the users, their passwords and their
- * permissions. Every other setting needs a restart.
+ * Settings a running server takes from its file again: the users, their passwords, permissions
+ * and grants, the resource servers, the roles and the groups of instances. Every other setting
+ * needs a restart.
  */
-export const RELOADED_SETTINGS: readonly string[] = ['adminAuth.users', 'adminAuth.resourceServers']
+export const RELOADED_SETTINGS: readonly string[] = [
+  'adminAuth.users',
+  'adminAuth.resourceServers',
+  'adminAuth.roles',
+  'fleet.groups',
+]
 
 /** The dotted names of the settings whose values differ, `adminAuth` looked into one level. */
 function changedSettings(before: Settings, after: Settings): string[] {
   const changed: string[] = []
   const differ = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b)
   for (const key of Object.keys(after) as Array<keyof Settings>) {
+    // The roles are adminAuth's, looked into below; the groups are the fleet section's.
+    if (key === 'access') {
+      if (differ(before.access.groups, after.access.groups)) changed.push('fleet.groups')
+      continue
+    }
     if (key !== 'adminAuth') {
       // Named as in the settings file.
       if (differ(before[key], after[key])) changed.push(key === 'palette' ? 'externalModules.palette' : key)
@@ -64,9 +75,13 @@ export async function reloadSettings(
         ...server.settings.adminAuth,
         users: next.adminAuth.users,
         resourceServers: next.adminAuth.resourceServers,
+        roles: next.adminAuth.roles,
       },
     }
   }
+  // Roles and groups count from the next request on (the settings checked every grant against them).
+  server.core.rights.set(next.access)
+  server.settings = { ...server.settings, access: next.access }
   const users = next.adminAuth?.users.length ?? 0
   log('info', 'settings reloaded', { users })
   if (needRestart.length > 0)

@@ -30,7 +30,7 @@ import type { RunningServer, ServerOptions } from './options.js'
 import { createOutageLog } from './outage-log.js'
 import { refuseReload, reloadSettings, reopenAuditLog } from './reload.js'
 import { openStores } from './stores.js'
-import { startSweeper } from './sweeper.js'
+import { GROUP_REFRESH_MS, startSweeper } from './sweeper.js'
 
 /**
  * Starts the service: settings, stores, core, HTTP app, listener. Start-up failures are
@@ -154,6 +154,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // In fleet mode the module store holds the fleet's desired modules, not this userDir's.
     if (fleet === null) await core.modules.sync(toDescriptors(modules))
     await core.sweep()
+    // The groups' assignments count from the first request on.
+    await core.groups.refresh()
     // Users removed from the settings since the last run lose every token now, not on next use.
     await core.tokens.purgeRemovedUsers()
     // Tokens saved before tokens had an audience get their client's, for good.
@@ -240,6 +242,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const stopTrailSweeper = startSweeper(() => core.trail.sweep(Date.now()), log, {
       what: 'the audit trail',
     })
+    // Another flowadmin sharing the store may change the groups' assignments: read them again.
+    const stopGroupRefresh = startSweeper(() => core.groups.refresh(), log, {
+      everyMs: GROUP_REFRESH_MS,
+      what: 'the groups of instances (reading their assignments)',
+    })
 
     if (!core.authEnabled) {
       warn('adminAuth is not set: the admin API is open to anyone who can reach it')
@@ -271,6 +278,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         closing ??= (async () => {
           stopSweeper()
           stopTrailSweeper()
+          stopGroupRefresh()
           // Held polls answer now, so that the instances do not hold up the stop.
           fleetRunning?.signals.close()
           const grace = options.shutdownGraceMs ?? settings.shutdownTimeout

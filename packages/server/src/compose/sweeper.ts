@@ -4,6 +4,9 @@ import type { Log } from '../log.js'
 /** How often expired tokens and ended throttle windows are deleted. */
 export const SWEEP_INTERVAL_MS = 60_000
 
+/** How often the groups' assignments are read again (another flowadmin sharing the store may change them). */
+export const GROUP_REFRESH_MS = 5_000
+
 /** Calls `run` every `everyMs` until the returned function is called; `run` settles when the run ends. */
 export type Schedule = (run: () => Promise<void>, everyMs: number) => () => void
 

@@ -1,8 +1,11 @@
 // `adminAuth`: who may sign in and how (passwords, single sign-on, the directory, second factors, passkeys), the
 // programs that ask about tokens, and the bounds of sessions, tokens and the login queue.
+
+import type { Grant, RoleOptions } from '@flowadmin/core'
 import { DEFAULT_API_TOKENS } from '@flowadmin/core'
 import * as v from 'valibot'
 import { SettingsError } from '../../errors.js'
+import { roles } from './access.js'
 import { type FieldProblem, onOff, permissions, strictObject, text, whole } from './fields.js'
 import { type LdapSettings, ldap, ldapOf } from './ldap.js'
 import { type MfaSettings, mfa, mfaOf } from './mfa.js'
@@ -15,7 +18,14 @@ export interface AdminAuthSettings {
   /** `credentials` (passwords) or `strategy` (Node-RED's word for a sign-in elsewhere). */
   type: 'credentials' | 'strategy'
   /** Empty when everyone signs in with the identity provider. */
-  users: Array<{ username: string; password: string; permissions: string | string[] }>
+  users: Array<{
+    username: string
+    password: string
+    permissions?: string | string[] | undefined
+    grants?: Grant[] | undefined
+  }>
+  /** Roles beside the built-in ones (or replacing one of them): each role's permissions and lifetime. */
+  roles?: Record<string, RoleOptions> | undefined
   /** Single sign-on with the organisation's OpenID provider. */
   oidc?: OidcSettings | undefined
   /** The people of the organisation's directory (LDAP, Active Directory). */
@@ -66,6 +76,7 @@ export const adminAuth = strictObject({
     v.picklist(['credentials', 'strategy'], 'must be "credentials" (passwords) or "strategy" (oidc)'),
   ),
   users: v.optional(users),
+  roles: v.optional(roles),
   oidc: v.optional(oidc),
   ldap: v.optional(ldap),
   default: v.optional(strictObject({ permissions })),

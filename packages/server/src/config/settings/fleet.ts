@@ -1,6 +1,7 @@
 // `fleet`: fleet mode, where the module routes state the desired modules of Node-RED instances.
 import { DEFAULT_HOLD_SECONDS, DEFAULT_MAX_INSTANCES } from '@flowadmin/core'
 import * as v from 'valibot'
+import { groups } from './access.js'
 import { onOff, strictObject, whole } from './fields.js'
 
 /**
@@ -22,6 +23,8 @@ export const fleet = strictObject({
   wait: v.optional(whole(0, 60)),
   hold: v.optional(whole(5, 120)),
   maxInstances: v.optional(whole(1, 1_000_000)),
+  /** Groups of instances by id patterns (see access.ts); they count where the fleet's instances have identities. */
+  groups: v.optional(groups),
 })
 
 /** Fleet mode's settings, or null when `fleet.modules` is not true. */

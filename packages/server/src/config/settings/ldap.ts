@@ -1,9 +1,11 @@
 // `adminAuth.ldap`: the people of the organisation's directory (OpenLDAP, Active Directory).
 import { readFileSync } from 'node:fs'
 import * as path from 'node:path'
+import type { GroupRights } from '@flowadmin/core'
 import { DEFAULT_DIRECTORY_LABEL, DEFAULT_RECHECK_MINUTES } from '@flowadmin/core'
 import * as v from 'valibot'
-import { type FieldProblem, issueOf, onOff, permissions, strictObject, text, whole } from './fields.js'
+import { groupRights } from './access.js'
+import { type FieldProblem, issueOf, onOff, strictObject, text, whole } from './fields.js'
 
 /** The directory's groups: an attribute of the person's entry, or a search for groups that name them. */
 export type LdapGroups =
@@ -36,7 +38,7 @@ export interface LdapSettings {
   /** The attribute that is the entry's lasting identity (`entryUUID`, `objectGUID`), or `dn`. */
   identityAttribute: string
   groups: LdapGroups
-  permissions: { map: Record<string, string | string[]> }
+  permissions: { map: Record<string, GroupRights> }
   /** Milliseconds a sign-in may wait for the directory in all. */
   timeout: number
   /** Connections kept for the service account (searches), and as many for the people's binds. */
@@ -107,7 +109,7 @@ export const ldap = strictObject({
   ),
   permissions: strictObject({
     map: v.pipe(
-      v.record(v.string(), permissions, 'must map group DNs or names to permissions'),
+      v.record(v.string(), groupRights, 'must map group DNs or names to permissions and grants'),
       v.check((map) => Object.keys(map).length > 0, 'must map at least one group'),
     ),
   }),

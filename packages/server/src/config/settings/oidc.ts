@@ -1,15 +1,8 @@
 // `adminAuth.oidc`: single sign-on with the organisation's OpenID provider.
+import type { GroupRights } from '@flowadmin/core'
 import * as v from 'valibot'
-import {
-  type FieldProblem,
-  issueOf,
-  LOOPBACK_HOSTS,
-  onOff,
-  permissions,
-  strictObject,
-  text,
-  whole,
-} from './fields.js'
+import { groupRights } from './access.js'
+import { type FieldProblem, issueOf, LOOPBACK_HOSTS, onOff, strictObject, text, whole } from './fields.js'
 
 /** `adminAuth.oidc`, with the client secret resolved (from the file or the environment). */
 export interface OidcSettings {
@@ -26,7 +19,7 @@ export interface OidcSettings {
   /** Default 28800 (eight hours). */
   maxSessionSeconds?: number | undefined
   apiTokensOutliveSessions?: boolean | undefined
-  permissions: { claim: string; map: Record<string, string | string[]> }
+  permissions: { claim: string; map: Record<string, GroupRights> }
 }
 
 /** Where the client secret comes from when the settings file does not hold it. */
@@ -67,7 +60,7 @@ export const oidc = strictObject({
   permissions: strictObject({
     claim: text('the claim that lists the person’s groups, e.g. "groups"'),
     map: v.pipe(
-      v.record(v.string(), permissions, 'must map group names to permissions'),
+      v.record(v.string(), groupRights, 'must map group names to permissions and grants'),
       v.check((map) => Object.keys(map).length > 0, 'must map at least one group'),
     ),
   }),

@@ -3,7 +3,9 @@
 import * as path from 'node:path'
 import { DEFAULT_MAX_BODY_BYTES, normaliseBasePath } from '@flowadmin/adapter-http'
 import * as v from 'valibot'
+import { SettingsError } from '../../errors.js'
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../../http/listen.js'
+import { type AccessSettings, accessOf } from './access.js'
 import { type AdminAuthSettings, adminAuth, adminAuthOf } from './admin-auth.js'
 import { type AuditTrailSettings, auditLog, auditLogOf, auditTrail, auditTrailOf } from './audit.js'
 import { onOff, strictObject, text } from './fields.js'
@@ -65,6 +67,11 @@ export interface Settings {
    * helper reports here; null: off, the module routes manage `userDir`.
    */
   fleet: FleetSettings | null
+  /**
+   * Who may do what where: `adminAuth.roles` and `fleet.groups` (see access.ts); every grant of
+   * the settings names a role and a group of these.
+   */
+  access: AccessSettings
 }
 
 export const schema = strictObject({
@@ -116,5 +123,14 @@ export function settingsOf(parsed: v.InferOutput<typeof schema>, source: string,
     console: parsed.console ?? true,
     palette: { ...DEFAULT_PALETTE, ...parsed.externalModules?.palette },
     fleet: fleetOf(parsed.fleet),
+    access: accessOf(
+      { roles: parsed.adminAuth?.roles, groups: parsed.fleet?.groups },
+      {
+        users: parsed.adminAuth?.users ?? [],
+        oidc: parsed.adminAuth?.oidc?.permissions.map,
+        ldap: parsed.adminAuth?.ldap?.permissions.map,
+      },
+      (field, message) => new SettingsError(`${source}: ${field}: ${message}`),
+    ),
   }
 }

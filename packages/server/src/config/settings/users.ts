@@ -1,5 +1,6 @@
-// `adminAuth.users`: people who sign in with a password, each with a hash and permissions.
+// `adminAuth.users`: people who sign in with a password, each with a hash, permissions and grants.
 import * as v from 'valibot'
+import { grants } from './access.js'
 import { permissions, strictObject, text } from './fields.js'
 
 /**
@@ -26,11 +27,19 @@ const passwordHash = (what: string) =>
     ),
   )
 
-const user = strictObject({
-  username: text('a username'),
-  password: passwordHash('an argon2 hash'),
-  permissions,
-})
+const user = v.pipe(
+  strictObject({
+    username: text('a username'),
+    password: passwordHash('an argon2 hash'),
+    // Permissions hold everywhere; grants give a role on a scope. At least one of them.
+    permissions: v.optional(permissions),
+    grants: v.optional(grants),
+  }),
+  v.check(
+    (entry) => entry.permissions !== undefined || (entry.grants ?? []).length > 0,
+    'needs permissions (everywhere) or grants ({ role, on }), or both',
+  ),
+)
 
 /** The usernames listed more than once, comma-separated. */
 function duplicates(users: Array<{ username: string }>): string {
