@@ -56,7 +56,8 @@ const find = (list: FleetInstance[], id: string) => list.find((instance) => inst
 const connected = async (id: string) => find(await listed(), id)?.connected
 /** The instance's fleet.connected and fleet.disconnected events, oldest first. */
 const presence = async (id: string) =>
-  (await trailOf(flowadmin.url, admin, `instance=fleet/${id}`))
+  // Its presence events alone, all of them: an install's many events never push them off the page.
+  (await trailOf(flowadmin.url, admin, `instance=fleet/${id}&event=fleet.&limit=1000`))
     .filter((entry) => entry.event === 'fleet.connected' || entry.event === 'fleet.disconnected')
     .map((entry) => entry.event)
     .reverse()
