@@ -148,8 +148,8 @@ describe('versions in a fleet of real Node-RED instances', () => {
       expect(
         await eventually(
           () => driftOf(name),
-          // Past `applying`, which a busy machine shows for a while.
-          (drift) => drift?.length === 1 && drift[0]?.reason !== 'applying',
+          // Past `pending` and `applying`, which a busy machine shows for a while.
+          (drift) => drift?.length === 1 && drift[0]?.reason === 'restart_needed',
         ),
       ).toEqual([restartNeeded])
     }
