@@ -1,5 +1,5 @@
 import { useState } from 'hono/jsx/dom'
-import { type CreatedEnrolment, createEnrolment } from './api.js'
+import { type CreatedEnrolment, createEnrolment } from './api-fleet.js'
 
 /** What the form's lifetimes offer, in seconds. */
 const LIFETIMES = [

@@ -1,5 +1,6 @@
 import { useEffect } from 'hono/jsx/dom'
-import { type FleetInstance, listFleetInstances, type Notice } from './api.js'
+import type { Notice } from './api.js'
+import { type FleetInstance, listFleetInstances } from './api-fleet.js'
 import { EnrolForm } from './enrol.js'
 import { Feedback, useRefreshedList } from './feedback.js'
 import { ItemCard, Listed } from './list-view.js'

@@ -1,4 +1,5 @@
-import { listResourceServers, type Notice, type ResourceServer } from './api.js'
+import type { Notice } from './api.js'
+import { listResourceServers, type ResourceServer } from './api-fleet.js'
 import { type Fact, ListView } from './list-view.js'
 import { Time } from './time.js'
 

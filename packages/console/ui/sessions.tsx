@@ -6,13 +6,13 @@ import {
   endToken,
   FLOWADMIN_AUDIENCE,
   isAdmin,
-  listResourceServers,
   listTokens,
   type Notice,
   type TokenEntry,
   token,
   type User,
 } from './api.js'
+import { listResourceServers } from './api-fleet.js'
 import { Feedback, useFeedback } from './feedback.js'
 import { ItemCard } from './list-view.js'
 import { when } from './time.js'
