@@ -228,6 +228,9 @@ describe('the served OpenAPI document', () => {
     expect(listed.status).toBe(200)
     const all = ((await listed.json()) as { tokens: Array<{ id: string; name: string | null }> }).tokens
     expect((await tokens('GET', '/auth/tokens', null)).status).toBe(401)
+    // A person's own access: each place and what they may do there.
+    expect((await tokens('GET', '/auth/access', reader)).status).toBe(200)
+    expect((await tokens('GET', '/auth/access', null)).status).toBe(401)
     const api = all.find((token) => token.name === 'ci job')
     expect((await tokens('DELETE', `/auth/tokens/${api?.id}`, admin)).status).toBe(204)
     expect((await tokens('DELETE', `/auth/tokens/${api?.id}`, admin)).status).toBe(404)

@@ -11,6 +11,8 @@ import { type BuiltServer, startBuiltServer, useServerFolder } from './cli-proce
 import { SHOUT } from './ecosystem.js'
 import {
   CLIENT_ID,
+  callFlowadmin,
+  desiredVersionAt,
   eventually,
   type FleetInstance,
   fleetAdminAuth,
@@ -65,21 +67,10 @@ async function atInstance(name: Name, method: string, route: string, body?: unkn
   return res.status
 }
 /** A call to flowadmin's module routes, as an operator. */
-async function atFlowadmin(method: string, route: string, body?: unknown): Promise<Response> {
-  return fetch(`${flowadmin.url}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  })
-}
+const atFlowadmin = (method: string, route: string, body?: unknown) =>
+  callFlowadmin(flowadmin.url, admin, method, route, body)
 /** The desired state's version, as an instance's poll is answered. */
-async function desiredVersion(): Promise<string> {
-  const basic = `Basic ${Buffer.from(`${CLIENT_ID}:${SECRET}`).toString('base64')}`
-  const res = await fetch(`${flowadmin.url}/fleet/instances/edge-a/desired`, {
-    headers: { authorization: basic },
-  })
-  return ((await res.json()) as { version: string }).version
-}
+const desiredVersion = () => desiredVersionAt(flowadmin.url, 'edge-a')
 /** Resolves once every instance finished working on the current desired state. */
 async function everyApplied(): Promise<void> {
   const version = await desiredVersion()

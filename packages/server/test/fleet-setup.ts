@@ -175,3 +175,20 @@ export async function within<T>(ms: number, read: () => Promise<T>, done: (value
   }
   return value
 }
+
+/** A call to flowadmin's API with `token`, a JSON body when given: the response. */
+export function callFlowadmin(url: string, token: string, method: string, route: string, body?: unknown) {
+  return fetch(`${url}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  })
+}
+
+/** The desired state's version, as an instance's poll (with the shared secret) is answered. */
+export async function desiredVersionAt(url: string, instance: string): Promise<string> {
+  const basic = `Basic ${Buffer.from(`${CLIENT_ID}:${SECRET}`).toString('base64')}`
+  const res = await fetch(`${url}/fleet/instances/${instance}/desired`, { headers: { authorization: basic } })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { version: string }).version
+}

@@ -8,7 +8,8 @@ import * as path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BuiltServer, startBuiltServer, useServerFolder, writeSettings } from './cli-process.js'
 import {
-  CLIENT_ID,
+  callFlowadmin,
+  desiredVersionAt,
   eventually,
   fleetAdminAuth,
   fleetInstances,
@@ -60,22 +61,10 @@ const versions = (module: string) => () =>
 const states = (module: string) => () =>
   Promise.all(NAMES.map((name) => ownState(run(name), token(name), module)))
 
-async function call(method: string, route: string, body?: unknown): Promise<Response> {
-  return fetch(`${flowadmin.url}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  })
-}
+const call = (method: string, route: string, body?: unknown) =>
+  callFlowadmin(flowadmin.url, admin, method, route, body)
 /** The desired state's version, as an instance's poll is answered. */
-async function desiredVersion(): Promise<string> {
-  const basic = `Basic ${Buffer.from(`${CLIENT_ID}:${SECRET}`).toString('base64')}`
-  const res = await fetch(`${flowadmin.url}/fleet/instances/edge-a/desired`, {
-    headers: { authorization: basic },
-  })
-  expect(res.status).toBe(200)
-  return ((await res.json()) as { version: string }).version
-}
+const desiredVersion = () => desiredVersionAt(flowadmin.url, 'edge-a')
 const instancesNow = () => fleetInstances(flowadmin.url, admin)
 const driftOf = async (name: Name) => (await instancesNow()).find((i) => i.id === name)?.drift
 const applied = async (version: string) =>
