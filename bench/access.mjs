@@ -6,34 +6,13 @@
 import { createHash } from 'node:crypto'
 import { startBuiltServer } from './built-server.mjs'
 import { ARGON2_OPTIONS, argon2, RESOURCE_SERVER } from './flowadmin.mjs'
-import { runLoad, waitForIdle } from './load.mjs'
+import { editorToken, enrolledCaller, introspectPair } from './introspect-pair.mjs'
 
 const PASSWORD = 'bench-password-0123'
-const FORM = 'application/x-www-form-urlencoded'
-const CONNECTIONS = 10
 const GROUPS = 20
 const PEOPLE = 20
 const GRANTS_EACH = 50
 const ROLES = ['viewer', 'deployer', 'palette-admin']
-
-const basic = (id, secret) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
-
-async function post(url, headers, body) {
-  const response = await fetch(url, { method: 'POST', headers, body })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`POST ${url} answered ${response.status} ${text}`)
-  return JSON.parse(text)
-}
-
-/** A session of `username` issued through `authorization` (a Node-RED editor's login form). */
-const editorToken = async (url, authorization, username) =>
-  (
-    await post(
-      `${url}/auth/token`,
-      { authorization, 'content-type': FORM },
-      new URLSearchParams({ grant_type: 'password', scope: '', username, password: PASSWORD }).toString(),
-    )
-  ).access_token
 
 /** Twenty groups of ten instances each (`g<n>-<i>`), and twenty people with fifty grants each. */
 function accessSettings(hash) {
@@ -71,61 +50,23 @@ export function createAccessScenario() {
         },
       })
       try {
-        const json = { 'content-type': 'application/json' }
-        const admin = (
-          await post(
-            `${server.url}/auth/token`,
-            { 'content-type': FORM },
-            new URLSearchParams({
-              grant_type: 'password',
-              client_id: 'service-admin',
-              scope: '*',
-              username: 'plain',
-              password: PASSWORD,
-            }).toString(),
-          )
-        ).access_token
-        const { token } = await post(
-          `${server.url}/fleet/enrolments`,
-          { ...json, authorization: `Bearer ${admin}` },
-          JSON.stringify({ resourceServer: RESOURCE_SERVER.id, instance: 'g7-3' }),
-        )
-        const own = await post(`${server.url}/fleet/enrol`, json, JSON.stringify({ token }))
-        const caller = basic(own.clientId, own.clientSecret)
-        const tokens = {
-          plain: await editorToken(server.url, caller, 'plain'),
-          granted: await editorToken(server.url, caller, 'person-0'),
-        }
-        const window = (who, ms) =>
-          runLoad({
-            url: `${server.url}/auth/introspect`,
-            pid: server.child.pid,
-            durationMs: ms,
-            connections: CONNECTIONS,
-            method: 'POST',
-            headers: { authorization: caller, 'content-type': FORM },
-            body: `token=${encodeURIComponent(tokens[who])}`,
-          })
-        await window('plain', 500)
-        await window('granted', 500)
-        const result = {}
-        for (const who of ['plain', 'granted', 'granted', 'plain']) {
-          await waitForIdle(server.child.pid)
-          const measured = await window(who, durationMs / 2)
-          if (measured.non2xx + measured.errors > 0)
-            throw new Error(`${who}: ${measured.non2xx} non-2xx answers`)
-          const sum = result[who] ?? { count: 0, elapsedMs: 0, cpuMs: 0 }
-          result[who] = {
-            count: sum.count + measured.count,
-            elapsedMs: sum.elapsedMs + measured.elapsedMs,
-            cpuMs: sum.cpuMs + measured.cpuMs,
-          }
-        }
-        const of = (who) => ({
-          rps: (result[who].count * 1000) / result[who].elapsedMs,
-          cpuUs: (result[who].cpuMs * 1000) / result[who].count,
+        const caller = await enrolledCaller(server.url, {
+          username: 'plain',
+          password: PASSWORD,
+          resourceServer: RESOURCE_SERVER.id,
+          instance: 'g7-3',
         })
-        return { plain: of('plain'), granted: of('granted') }
+        return await introspectPair(
+          server,
+          {
+            plain: { authorization: caller, token: await editorToken(server.url, caller, 'plain', PASSWORD) },
+            granted: {
+              authorization: caller,
+              token: await editorToken(server.url, caller, 'person-0', PASSWORD),
+            },
+          },
+          durationMs,
+        )
       } finally {
         await server.stop()
       }

@@ -5,35 +5,9 @@
 import { createHash } from 'node:crypto'
 import { startBuiltServer } from './built-server.mjs'
 import { ARGON2_OPTIONS, argon2, RESOURCE_SERVER } from './flowadmin.mjs'
-import { runLoad, waitForIdle } from './load.mjs'
+import { basic, editorToken, enrolledCaller, introspectPair } from './introspect-pair.mjs'
 
 const USER = { username: 'admin', password: 'bench-password-0123' }
-const FORM = 'application/x-www-form-urlencoded'
-const CONNECTIONS = 10
-
-const basic = (id, secret) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
-
-async function post(url, headers, body) {
-  const response = await fetch(url, { method: 'POST', headers, body })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`POST ${url} answered ${response.status} ${text}`)
-  return JSON.parse(text)
-}
-
-/** A token of the bench user issued through `authorization` (a Node-RED editor's login form). */
-const editorToken = async (url, authorization) =>
-  (
-    await post(
-      `${url}/auth/token`,
-      { authorization, 'content-type': FORM },
-      new URLSearchParams({
-        grant_type: 'password',
-        scope: '',
-        ...USER,
-      }).toString(),
-    )
-  ).access_token
-
 /** The scenario, for run.mjs's local scenarios. */
 export function createIdentityScenario() {
   return {
@@ -54,64 +28,23 @@ export function createIdentityScenario() {
         },
       })
       try {
-        const json = { 'content-type': 'application/json' }
-        const admin = (
-          await post(
-            `${server.url}/auth/token`,
-            { 'content-type': FORM },
-            new URLSearchParams({
-              grant_type: 'password',
-              client_id: 'service-admin',
-              scope: '*',
-              ...USER,
-            }).toString(),
-          )
-        ).access_token
-        const { token } = await post(
-          `${server.url}/fleet/enrolments`,
-          { ...json, authorization: `Bearer ${admin}` },
-          JSON.stringify({ resourceServer: RESOURCE_SERVER.id, instance: 'nr-1' }),
-        )
-        const own = await post(`${server.url}/fleet/enrol`, json, JSON.stringify({ token }))
         const callers = {
           shared: basic(RESOURCE_SERVER.id, RESOURCE_SERVER.secret),
-          enrolled: basic(own.clientId, own.clientSecret),
+          enrolled: await enrolledCaller(server.url, {
+            ...USER,
+            resourceServer: RESOURCE_SERVER.id,
+            instance: 'nr-1',
+          }),
         }
-        const tokens = {
-          shared: await editorToken(server.url, callers.shared),
-          enrolled: await editorToken(server.url, callers.enrolled),
-        }
-        const window = (who, ms) =>
-          runLoad({
-            url: `${server.url}/auth/introspect`,
-            pid: server.child.pid,
-            durationMs: ms,
-            connections: CONNECTIONS,
-            method: 'POST',
-            headers: { authorization: callers[who], 'content-type': FORM },
-            body: `token=${encodeURIComponent(tokens[who])}`,
-          })
-        // Warm-up: both, briefly.
-        await window('shared', 500)
-        await window('enrolled', 500)
-        const result = {}
-        for (const who of ['shared', 'enrolled', 'enrolled', 'shared']) {
-          await waitForIdle(server.child.pid)
-          const measured = await window(who, durationMs / 2)
-          if (measured.non2xx + measured.errors > 0)
-            throw new Error(`${who}: ${measured.non2xx} non-2xx answers`)
-          const sum = result[who] ?? { count: 0, elapsedMs: 0, cpuMs: 0 }
-          result[who] = {
-            count: sum.count + measured.count,
-            elapsedMs: sum.elapsedMs + measured.elapsedMs,
-            cpuMs: sum.cpuMs + measured.cpuMs,
-          }
-        }
-        const of = (who) => ({
-          rps: (result[who].count * 1000) / result[who].elapsedMs,
-          cpuUs: (result[who].cpuMs * 1000) / result[who].count,
-        })
-        return { shared: of('shared'), enrolled: of('enrolled') }
+        const token = (who) => editorToken(server.url, callers[who], USER.username, USER.password)
+        return await introspectPair(
+          server,
+          {
+            shared: { authorization: callers.shared, token: await token('shared') },
+            enrolled: { authorization: callers.enrolled, token: await token('enrolled') },
+          },
+          durationMs,
+        )
       } finally {
         await server.stop()
       }

@@ -337,6 +337,18 @@ describe('second factors of people of the identity provider', () => {
     // A session saved before sessions recorded their provider is known by its method alone.
     expect(await core.mfa.startTotp({ ...session, signIn: 'provider' })).toEqual(refused)
   })
+
+  it('people of the directory can: they sign in with their password on flowadmin’s page', async () => {
+    const { core, login, principalOf } = world()
+    const session = await principalOf(await login('alice'))
+    const person = { ...session, provider: 'Example directory', signIn: 'password' as const }
+    expect(await core.mfa.startTotp(person)).toMatchObject({ ok: true })
+    // One whose session says nothing of how it signed in but names a provider is refused.
+    expect(await core.mfa.startTotp({ ...person, signIn: null })).toEqual({
+      ok: false,
+      error: { code: 'provider_sign_in' },
+    })
+  })
 })
 
 describe('sign-in in two steps', () => {

@@ -91,7 +91,10 @@ describe('activity', () => {
     expect(download.suggestedFilename()).toBe('flowadmin-audit.csv')
     const csv = await readFile((await download.path()) as string, 'utf8')
     const lines = csv.trimEnd().split('\r\n')
-    expect(lines[0]).toBe('time,instance,actor,event,outcome,address,address_reported,details')
+    // The columns docs/audit.md names, the time flowadmin received each event and its check last.
+    expect(lines[0]).toBe(
+      'time,instance,actor,event,outcome,address,address_reported,details,received,time_suspect',
+    )
     expect(lines.slice(1).every((line) => line.includes(',failure,'))).toBe(true)
     expect(lines.some((line) => line.includes('fleet/line-1,mallory,auth.login.fail.credentials'))).toBe(true)
     expect(problems).toEqual([])

@@ -26,9 +26,14 @@ export type ProviderSignInError = Extract<DomainError, { code: 'provider_sign_in
 const ownSession = (principal: UserPrincipal) =>
   principal.tokenKind === 'session' && principal.audience === FLOWADMIN_AUDIENCE
 
-/** True when the person signs in with the identity provider, which never asks for flowadmin's factors. */
+/**
+ * True when the person signs in with the identity provider, which never asks for flowadmin's
+ * factors. People of the directory sign in with their password on flowadmin's page, which does:
+ * their sessions name the directory (`provider`) but say how they signed in (`signIn`). A session
+ * saved before sessions recorded how they signed in is known by its provider alone.
+ */
 const ofProvider = (principal: UserPrincipal) =>
-  principal.provider !== undefined || principal.signIn === 'provider'
+  principal.signIn === 'provider' || (principal.signIn === null && principal.provider !== undefined)
 
 /** The refusal of what only a person's own session may do. */
 const notOwnSession = err({ code: 'forbidden', permission: 'session' } as const)
