@@ -24,16 +24,71 @@ function named<T>(work: () => T): T {
   }
 }
 
+/**
+ * Some `node:sqlite` implementations (Deno's) store a text with a NUL whole but read it back cut
+ * at the NUL. Where the probe at open finds that, texts with a NUL are kept escaped: the escape
+ * character U+0001 becomes U+0001 U+0002, a NUL U+0001 U+0001, which keeps SQLite's order of texts
+ * (a NUL still sorts first); reads undo it. Texts without either, nearly all, are stored as they
+ * are, so the file stays the same for every driver.
+ */
+const ESCAPE = '\u0001'
+const escapeText = (value: unknown): unknown =>
+  typeof value === 'string' && (value.includes('\u0000') || value.includes(ESCAPE))
+    ? value.replaceAll(ESCAPE, '\u0001\u0002').replaceAll('\u0000', '\u0001\u0001')
+    : value
+const unescapeText = (value: unknown): unknown => {
+  if (typeof value !== 'string' || !value.includes(ESCAPE)) return value
+  let text = ''
+  for (let at = 0; at < value.length; at++) {
+    const char = value[at] as string
+    const next = value[at + 1]
+    if (char === ESCAPE && (next === '\u0001' || next === '\u0002')) {
+      text += next === '\u0001' ? '\u0000' : ESCAPE
+      at++
+    } else text += char
+  }
+  return text
+}
+
+/** Parameters with their texts escaped: positional values, or one object of named ones. */
+const escapeParams = (params: unknown[]): unknown[] =>
+  params.map((param) =>
+    param !== null && typeof param === 'object' && !(param instanceof Uint8Array)
+      ? Object.fromEntries(Object.entries(param).map(([key, value]) => [key, escapeText(value)]))
+      : escapeText(param),
+  )
+
+const unescapeRow = (row: unknown): unknown =>
+  row !== null && typeof row === 'object'
+    ? Object.fromEntries(Object.entries(row).map(([key, value]) => [key, unescapeText(value)]))
+    : row
+
+/** Whether this `node:sqlite` reads back a text with a NUL whole. */
+function keepsNul(db: DatabaseSync): boolean {
+  const row = db.prepare('SELECT ? AS v').get('a\u0000b') as { v?: unknown } | undefined
+  return row?.v === 'a\u0000b'
+}
+
 /** The `node:sqlite` module (Deno, Bun, Node 22.5+) as a driver of the SQLite stores. */
 export const nodeSqlite: SqliteDriver = (file, { readonly }) => {
   const db = named(() => new DatabaseSync(file, { readOnly: readonly }))
+  const escaping = !keepsNul(db)
+  const input = (params: unknown[]) => (escaping ? escapeParams(params) : params) as never[]
   return {
     prepare(sql) {
       const statement = named(() => db.prepare(sql))
       return {
-        run: (...params) => named(() => ({ changes: Number(statement.run(...params).changes) })),
-        get: (...params) => named(() => statement.get(...params)),
-        all: (...params) => named(() => statement.all(...params)),
+        run: (...params) => named(() => ({ changes: Number(statement.run(...input(params)).changes) })),
+        get: (...params) =>
+          named(() => {
+            const row = statement.get(...input(params))
+            return escaping ? unescapeRow(row) : row
+          }),
+        all: (...params) =>
+          named(() => {
+            const rows = statement.all(...input(params))
+            return escaping ? rows.map(unescapeRow) : rows
+          }),
       }
     },
     exec: (sql) => named(() => db.exec(sql)),
