@@ -115,7 +115,7 @@ export function fleetScaleRows(local) {
       'change → every agent, from the PUT answered: p50 / p99 / max ms',
       p((f) => f.delivery),
     ),
-    row('  p99 ms', (f) => f.delivery.p99, 0, true),
+    row('↳ p99 ms', (f) => f.delivery.p99, 0, true),
     text(
       'change → every agent, from the PUT sent: p50 / p99 / max ms',
       p((f) => f.fromSend),
@@ -126,10 +126,10 @@ export function fleetScaleRows(local) {
     row('RSS with the polls held MB (largest instance)', (f) => largest(f.rssHeldMb), 1),
     row('RSS growth MB (largest of the instances)', (f) => f.growthMb, 1, true),
     row('CPU over the idle fleet, % of one core (largest instance)', (f) => largest(f.idleCpuPct), 2, true),
-    row('  all instances together, % of one core', (f) => f.idleCpuPct.reduce((a, b) => a + b, 0), 2),
-    row('  polls answered per second meanwhile (all instances)', (f) => f.idlePollsPerSecond, 1),
+    row('↳ all instances together, % of one core', (f) => f.idleCpuPct.reduce((a, b) => a + b, 0), 2),
+    row('↳ polls answered per second meanwhile (all instances)', (f) => f.idlePollsPerSecond, 1),
     row(
-      '  CPU per poll (all instances), ms',
+      '↳ CPU per poll (all instances), ms',
       (f) =>
         perPoll(
           f.idleCpuPct.reduce((a, b) => a + b, 0),
@@ -138,16 +138,16 @@ export function fleetScaleRows(local) {
       3,
       true,
     ),
-    floorRow('  the floor: a bare node:http server holding the same polls, % of one core', (floor) =>
+    floorRow('↳ the floor: a bare node:http server holding the same polls, % of one core', (floor) =>
       fmt(floor.idleCpuPct, 2),
     ),
-    floorRow('  the floor: CPU per poll, ms', (floor) =>
+    floorRow('↳ the floor: CPU per poll, ms', (floor) =>
       fmt(perPoll(floor.idleCpuPct, floor.idlePollsPerSecond), 3),
     ),
-    floorRow('  flowadmin ÷ the floor', (floor) =>
+    floorRow('↳ flowadmin ÷ the floor', (floor) =>
       usable(one) && floor.idleCpuPct > 0 ? `${fmt(largest(one.idleCpuPct) / floor.idleCpuPct, 2)}×` : '-',
     ),
-    row("  the agents' own CPU, % of one core", (f) => f.agentsCpuPct, 2),
+    row("↳ the agents' own CPU, % of one core", (f) => f.agentsCpuPct, 2),
     row(
       'introspections/s without the agents (mean of before and after)',
       (f) => f.introspect.without,
@@ -155,7 +155,7 @@ export function fleetScaleRows(local) {
       true,
     ),
     row('introspections/s with the agents holding polls', (f) => f.introspect.with, 0, true),
-    row('  with ÷ without', (f) => f.introspect.ratio, 2),
+    row('↳ with ÷ without', (f) => f.introspect.ratio, 2),
     row('poll requests that got no answer', (f) => f.pollErrors, 0),
     ...GOALS.map(verdict),
   ]

@@ -63,16 +63,29 @@ const unescapeRow = (row: unknown): unknown =>
     ? Object.fromEntries(Object.entries(row).map(([key, value]) => [key, unescapeText(value)]))
     : row
 
-/** Whether this `node:sqlite` reads back a text with a NUL whole. */
-function keepsNul(db: DatabaseSync): boolean {
-  const row = db.prepare('SELECT ? AS v').get('a\u0000b') as { v?: unknown } | undefined
-  return row?.v === 'a\u0000b'
+let nulKept: boolean | undefined
+
+/**
+ * Whether this `node:sqlite` reads back a text with a NUL whole: a property of the driver, asked
+ * once of a database in memory, so that opening a file that is not a database fails as such.
+ */
+function keepsNul(): boolean {
+  if (nulKept === undefined) {
+    const probe = new DatabaseSync(':memory:')
+    try {
+      const row = probe.prepare('SELECT ? AS v').get('a\u0000b') as { v?: unknown } | undefined
+      nulKept = row?.v === 'a\u0000b'
+    } finally {
+      probe.close()
+    }
+  }
+  return nulKept
 }
 
 /** The `node:sqlite` module (Deno, Bun, Node 22.5+) as a driver of the SQLite stores. */
 export const nodeSqlite: SqliteDriver = (file, { readonly }) => {
   const db = named(() => new DatabaseSync(file, { readOnly: readonly }))
-  const escaping = !keepsNul(db)
+  const escaping = !keepsNul()
   const input = (params: unknown[]) => (escaping ? escapeParams(params) : params) as never[]
   return {
     prepare(sql) {
