@@ -1,4 +1,5 @@
 import { createGroupAssignments } from './access/assignments.js'
+import { type Holding, holdingsOf } from './access/holders.js'
 import { createAccessRights } from './access/rights.js'
 import { type AccessView, accessView, tokenRightsAt } from './access/view.js'
 import { createAccess } from './auth/access.js'
@@ -17,7 +18,7 @@ import {
 import { type LoginScheme, loginSchemeOf } from './auth/login-scheme.js'
 import { createPasskeys } from './auth/passkeys.js'
 import { hasPermission } from './auth/permissions.js'
-import { actorOf, type Principal, type UserPrincipal } from './auth/principal.js'
+import { type AccessError, actorOf, type Principal, type UserPrincipal } from './auth/principal.js'
 import { createResourceServerFacade } from './auth/resource-server-facade.js'
 import { createResourceServers } from './auth/resource-servers.js'
 import { createSignIn } from './auth/sign-in.js'
@@ -26,6 +27,7 @@ import { createSso, ssoSessionSeconds } from './auth/sso.js'
 import { createThrottle, DEFAULT_THROTTLE } from './auth/throttle.js'
 import { createUsers, type UserOptions } from './auth/users.js'
 import { type CoreOptions, type CorePorts, DEFAULT_CLIENTS, DEFAULT_SESSION_EXPIRY } from './core-options.js'
+import { err, ok, type Result } from './errors.js'
 import { createEnrolments } from './fleet/enrolments.js'
 import { createFleet } from './fleet/fleet.js'
 import { createFleetIdentities } from './fleet/fleet-identities.js'
@@ -375,6 +377,25 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       const scope = person.scope ?? person.permissions
       const owner = users.get(person.username)?.permissions ?? scope
       return accessView(rights, person.username, owner, scope, clock.now() - person.signedInAt)
+    },
+
+    /**
+     * Who holds which role where (see holdingsOf): the settings' grants and the API tokens'. Only
+     * for `*` on flowadmin, as it shows everyone's.
+     */
+    async holdings(
+      principal: Principal,
+    ): Promise<Result<Holding[], Extract<AccessError, { code: 'forbidden' }>>> {
+      if (!hasPermission(principal.permissions, '*')) return err({ code: 'forbidden', permission: '*' })
+      const records = await tokens.list(null)
+      return ok(
+        holdingsOf(rights, {
+          users: users.values(),
+          identityProvider: ssoOptions?.permissions.map ?? null,
+          directory: directoryOptions?.permissions.map ?? null,
+          apiTokens: records.filter((record) => record.kind === 'api'),
+        }),
+      )
     },
 
     /**

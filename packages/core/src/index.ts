@@ -26,6 +26,7 @@ export {
   type Membership,
   patternMatcher,
 } from './access/groups.js'
+export { type HolderKind, type Holding, type HoldingSources, holdingsOf } from './access/holders.js'
 export {
   type AccessOptions,
   type AccessRights,
