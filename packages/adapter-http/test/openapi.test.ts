@@ -868,6 +868,8 @@ describe('every response the app gives conforms to the document', () => {
     await tokens('GET', '/auth/mfa', undefined, null)
     await tokens('GET', '/auth/access', undefined, person)
     await tokens('GET', '/auth/access', undefined, null)
+    await tokens('GET', '/auth/grants')
+    await tokens('GET', '/auth/grants', undefined, person)
     await tokens('POST', '/auth/mfa/totp/confirm', '{"code":"123456"}', person)
     await tokens('POST', '/auth/mfa/totp/confirm', '{"code":"123456"}', null)
     await tokens('POST', '/auth/mfa/totp', undefined, null)
@@ -1147,6 +1149,7 @@ async function brokenChecks(
     ],
     ['GET', '/auth/mfa', { headers: auth }],
     ['GET', '/auth/access', { headers: auth }],
+    ['GET', '/auth/grants', { headers: auth }],
     ['POST', '/auth/mfa/totp', { method: 'POST', headers: auth }],
     [
       'POST',

@@ -231,6 +231,9 @@ describe('the served OpenAPI document', () => {
     // A person's own access: each place and what they may do there.
     expect((await tokens('GET', '/auth/access', reader)).status).toBe(200)
     expect((await tokens('GET', '/auth/access', null)).status).toBe(401)
+    // Who holds which role where: for `*` on flowadmin alone.
+    expect((await tokens('GET', '/auth/grants', admin)).status).toBe(200)
+    expect((await tokens('GET', '/auth/grants', reader)).status).toBe(401)
     const api = all.find((token) => token.name === 'ci job')
     expect((await tokens('DELETE', `/auth/tokens/${api?.id}`, admin)).status).toBe(204)
     expect((await tokens('DELETE', `/auth/tokens/${api?.id}`, admin)).status).toBe(404)

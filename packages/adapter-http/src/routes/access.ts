@@ -1,7 +1,8 @@
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePerson } from '../auth.js'
+import { requirePermission, requirePerson } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
+import { signedInRefusal } from '../errors.js'
 import { noStore } from '../no-store.js'
 import { describe, json, NO_STORE, signedInAnswers } from '../openapi.js'
 import { Permissions } from '../schemas.js'
@@ -46,7 +47,45 @@ const AccessSchema = v.strictObject({
   ),
 })
 
-/** `GET /auth/access`: the caller's own grants, roles and rights on each scope. Only when auth is on. */
+/** `GET /auth/grants` 200. */
+const HoldingsSchema = v.strictObject({
+  grants: v.pipe(
+    v.array(
+      v.strictObject({
+        kind: v.pipe(
+          v.picklist(['user', 'identity-provider-group', 'directory-group', 'api-token']),
+          v.description(
+            'Who holds it: a user of `adminAuth.users`, a group of `adminAuth.oidc.permissions.map` or `adminAuth.ldap.permissions.map`, or an API token.',
+          ),
+        ),
+        holder: v.pipe(v.string(), v.description('The username, the group’s name, or the API token’s name.')),
+        owner: v.pipe(v.nullable(v.string()), v.description('An API token’s owner; null for the others.')),
+        role: v.pipe(v.nullable(v.string()), v.description('The role; null for permissions given as such.')),
+        permissions: v.pipe(
+          Permissions,
+          v.description(
+            'The role’s permissions now (none for a role the settings no longer have), or those given.',
+          ),
+        ),
+        on: Scope,
+        from: v.pipe(
+          v.picklist(['settings', 'token']),
+          v.description(
+            '`settings`: the settings file decides it (read again on a reload); `token`: an API token’s scope.',
+          ),
+        ),
+      }),
+    ),
+    v.description(
+      'The users in the settings’ order, then the identity provider’s groups, the directory’s and the API tokens, each by name.',
+    ),
+  ),
+})
+
+/**
+ * `GET /auth/access`: the caller's own grants, roles and rights on each scope; `GET /auth/grants`:
+ * everyone's, for `*` on flowadmin. Only when auth is on.
+ */
 export function accessRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { core } = deps
   const routes = new Hono<AppEnv>()
@@ -66,6 +105,29 @@ export function accessRoutes(deps: RouteDeps): Hono<AppEnv> {
     noStore,
     requirePerson(deps),
     (c) => c.json(core.accessOf(c.get('person'))),
+  )
+
+  routes.get(
+    '/auth/grants',
+    describe({
+      operationId: 'listGrants',
+      summary: 'Who holds which role where: every grant of the settings and of the API tokens',
+      description:
+        'Needs `*` on flowadmin (else 401 `insufficient_scope`, as every route a right is missing for). Each user’s ' +
+        'permissions (on `everywhere`) and grants, each group of the identity provider’s and the directory’s maps, ' +
+        'and each unexpired API token whose scope carries a role or a permission on a scope.',
+      tags: ['auth'],
+      responses: {
+        200: { description: 'Every grant.', ...NO_STORE, content: json(HoldingsSchema) },
+        ...signedInAnswers(),
+      },
+    }),
+    noStore,
+    requirePermission(deps, '*'),
+    async (c) => {
+      const listed = await core.holdings(c.get('principal'))
+      return listed.ok ? c.json({ grants: listed.value }) : signedInRefusal(listed.error)
+    },
   )
 
   return routes
