@@ -120,7 +120,7 @@ function failure(response: Response, body: Record<string, unknown>): ApiError {
 }
 
 /** Resolves when the answer is a success; an ApiError with the server's message otherwise. */
-async function succeed(path: string, init: RequestInit): Promise<void> {
+export async function succeed(path: string, init: RequestInit): Promise<void> {
   const response = await call(path, init)
   if (!response.ok) throw failure(response, await bodyOf(response))
 }
@@ -237,6 +237,10 @@ export interface Offers {
   fleet: boolean
   /** People's second factor (`/auth/mfa`): only when auth is on. */
   mfa: boolean
+  /** A person's own access (`/auth/access`): only when auth is on. */
+  access: boolean
+  /** The groups of instances (`/fleet/groups`): fleet mode with auth on. */
+  groups: boolean
 }
 
 export async function offers(): Promise<Offers> {
@@ -250,6 +254,8 @@ export async function offers(): Promise<Offers> {
       audit: paths['/audit']?.get !== undefined,
       fleet: paths['/fleet/instances']?.get !== undefined,
       mfa: paths['/auth/mfa']?.get !== undefined,
+      access: paths['/auth/access']?.get !== undefined,
+      groups: paths['/fleet/groups']?.get !== undefined,
     }
   } catch {
     return {
@@ -260,6 +266,8 @@ export async function offers(): Promise<Offers> {
       audit: false,
       fleet: false,
       mfa: false,
+      access: false,
+      groups: false,
     }
   }
 }
@@ -404,6 +412,9 @@ export const canWriteNodes = (permissions: string[]): boolean => hasPermission(p
 
 /** True when these permissions are everything (`*`), which instance-wide views need. */
 export const isAdmin = (permissions: string[]): boolean => hasPermission(permissions, '*')
+
+/** True when these permissions let the user read flowadmin's own lists (`read`). */
+export const canRead = (permissions: string[]): boolean => hasPermission(permissions, 'read')
 
 /** True when these permissions let the user read the trail. */
 export const canReadAudit = (permissions: string[]): boolean => hasPermission(permissions, 'audit.read')

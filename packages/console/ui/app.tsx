@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useState } from 'hono/jsx/dom'
+import { Access } from './access.js'
 import { Activity } from './activity.js'
 import {
   ApiError,
+  canRead,
   canReadAudit,
   exchangeSignInCode,
   isAdmin,
@@ -18,6 +20,7 @@ import {
   whoAmI,
 } from './api.js'
 import { Fleet } from './fleet.js'
+import { Groups } from './groups.js'
 import { Modules } from './modules.js'
 import { ResourceServers } from './resource-servers.js'
 import { Security } from './security.js'
@@ -29,14 +32,16 @@ type Screen =
   | { name: 'signing-in' }
   | { name: 'ready'; user: User; version: string; auth: boolean; offers: Offers }
 
-type View = 'modules' | 'fleet' | 'sessions' | 'security' | 'servers' | 'activity'
+type View = 'modules' | 'fleet' | 'groups' | 'sessions' | 'security' | 'access' | 'servers' | 'activity'
 
 /** The views' tabs, in their order. */
 const TABS: ReadonlyArray<[View, string]> = [
   ['modules', 'Node modules'],
   ['fleet', 'Fleet'],
+  ['groups', 'Groups'],
   ['sessions', 'Sessions and tokens'],
   ['security', 'Security'],
+  ['access', 'Access'],
   ['servers', 'Resource servers'],
   ['activity', 'Activity'],
 ]
@@ -50,8 +55,12 @@ function viewsOf(ready: Extract<Screen, { name: 'ready' }>): Record<View, boolea
     modules: true,
     // Fleet mode's instances, for whoever may read the node modules they apply.
     fleet: offers.fleet,
+    // The groups of instances (fleet mode with auth), for whoever may read flowadmin's own API.
+    groups: offers.groups && canRead(user.permissions),
     sessions: person && offers.tokens,
     security: person && offers.mfa,
+    // Their own grants and rights; everyone's besides for whoever holds `*` on flowadmin.
+    access: person && offers.access,
     // The resource servers are the instance's, for whoever holds `*`.
     servers: offers.resourceServers && isAdmin(user.permissions),
     // The trail, for whoever may read it (`audit.read`).
@@ -175,6 +184,8 @@ export function App() {
         {screen.name === 'ready' && view === 'servers' && <ResourceServers onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'activity' && <Activity onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'fleet' && <Fleet onSessionEnded={ended} />}
+        {screen.name === 'ready' && view === 'groups' && <Groups user={screen.user} onSessionEnded={ended} />}
+        {screen.name === 'ready' && view === 'access' && <Access user={screen.user} onSessionEnded={ended} />}
       </main>
       {screen.name === 'ready' && <footer class="foot muted">flowadmin {screen.version}</footer>}
     </div>
