@@ -123,7 +123,7 @@ export function Groups(props: { user: User; onSessionEnded: (notice: Notice) => 
         show={(entries) => (
           <ul class="cards" aria-label="Groups">
             {entries.map(({ group, members }) => (
-              <li class="card token" key={group.name}>
+              <li class="card token group" key={group.name}>
                 <div class="token-main">
                   <div class="title">
                     <h3>{group.name}</h3>
@@ -161,7 +161,7 @@ export function Groups(props: { user: User; onSessionEnded: (notice: Notice) => 
                             <button
                               type="button"
                               class="button"
-                              aria-label={`Take ${member.id} out of ${group.name}`}
+                              aria-label={`Take out ${member.id} from ${group.name}`}
                               disabled={busy}
                               onClick={() => setConfirming({ group: group.name, instance: member.id })}
                             >
