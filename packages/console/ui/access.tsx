@@ -20,13 +20,13 @@ function Own(props: { access: OwnAccess }) {
   const { access } = props
   const scopes = Object.entries(access.scopes)
   return (
-    <section class="card security" aria-labelledby="own-title">
+    <section class="card security access" aria-labelledby="own-title">
       <h3 id="own-title">Your access</h3>
       <h4>What this session may do</h4>
       {scopes.length === 0 ? (
         <p>Nothing yet, on any scope.</p>
       ) : (
-        <table class="activity" aria-label="What this session may do">
+        <table class="activity" tabindex={0} aria-label="What this session may do">
           <thead>
             <tr>
               <th scope="col">Scope</th>
@@ -58,7 +58,7 @@ function Own(props: { access: OwnAccess }) {
       {Object.keys(access.roles).length > 0 && (
         <>
           <h4>The roles they name</h4>
-          <table class="activity" aria-label="Your roles">
+          <table class="activity" tabindex={0} aria-label="Your roles">
             <thead>
               <tr>
                 <th scope="col">Role</th>
@@ -85,7 +85,7 @@ function Own(props: { access: OwnAccess }) {
 /** Everyone's grants, read-only: the settings decide them, and API tokens carry theirs. */
 function Everyone(props: { grants: Grant[] }) {
   return (
-    <section class="card security" aria-labelledby="everyone-title">
+    <section class="card security access" aria-labelledby="everyone-title">
       <h3 id="everyone-title">Who holds which role where</h3>
       <p class="muted hint">
         Read-only: the settings decide these (<code>adminAuth.users</code>, the identity provider's and the
@@ -94,7 +94,7 @@ function Everyone(props: { grants: Grant[] }) {
       {props.grants.length === 0 ? (
         <p>No grant.</p>
       ) : (
-        <table class="activity" aria-label="Who holds which role where">
+        <table class="activity" tabindex={0} aria-label="Who holds which role where">
           <thead>
             <tr>
               <th scope="col">Who</th>
