@@ -1,8 +1,11 @@
 // Who holds which role where: the rows of the settings' users, the identity provider's and the
 // directory's group maps, and the API tokens that carry grants.
+import { createMemoryStores } from '@flowadmin/adapter-memory'
+import { createCoreWorld, createFakeIdentityProvider } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
 import { holdingsOf } from '../src/access/holders.js'
 import { createAccessRights } from '../src/access/rights.js'
+import { operator } from '../src/auth/principal.js'
 import { rightsOfUser } from '../src/auth/users.js'
 
 const rights = createAccessRights({
@@ -110,5 +113,32 @@ describe('holdingsOf', () => {
 
   it('lists nothing when there is no grant anywhere', () => {
     expect(holdingsOf(rights, { ...none, users: [] })).toEqual([])
+  })
+})
+
+describe('core.holdings', () => {
+  it("lists the settings' users and the identity provider's map to `*` on flowadmin, and refuses anyone else", async () => {
+    const { core } = createCoreWorld({
+      stores: createMemoryStores(),
+      seed: 17,
+      identityProvider: createFakeIdentityProvider('https://id.example/realms/ops').provider,
+      access: { groups: { 'line-1': ['press-*'] } },
+      adminAuth: (hasher) => ({
+        users: [
+          { username: 'olga', password: hasher.hash('pw'), grants: [{ role: 'viewer', on: 'line-1' }] },
+        ],
+        oidc: {
+          label: 'Example ID',
+          permissions: { claim: 'groups', map: { 'nr-ops': [{ role: 'admin', on: 'flowadmin' }] } },
+        },
+      }),
+    })
+    const listed = await core.holdings(operator)
+    expect(listed.ok && listed.value.map(({ kind, holder, role, on }) => [kind, holder, role, on])).toEqual([
+      ['user', 'olga', 'viewer', 'line-1'],
+      ['identity-provider-group', 'nr-ops', 'admin', 'flowadmin'],
+    ])
+    const reader = { ...operator, permissions: ['read'] }
+    expect(await core.holdings(reader)).toEqual({ ok: false, error: { code: 'forbidden', permission: '*' } })
   })
 })
