@@ -205,7 +205,20 @@ export async function logOut(): Promise<void> {
   }
 }
 
-export const whoAmI = (): Promise<{ version: string; user: User }> => json('settings')
+/**
+ * Who this tab's token is, and the server's version: from `GET /settings`, or, for a person whose
+ * grants give no `settings.read` on flowadmin (a contractor with a role on one group of instances),
+ * from their own access (`GET /auth/access`), without the version.
+ */
+export async function whoAmI(): Promise<{ version: string | null; user: User }> {
+  try {
+    return await json<{ version: string; user: User }>('settings')
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === 'insufficient_scope')) throw error
+    const own = await json<{ username: string; scopes: Record<string, string[]> }>('auth/access')
+    return { version: null, user: { username: own.username, permissions: own.scopes.flowadmin ?? [] } }
+  }
+}
 
 export const listNodeSets = (): Promise<NodeSet[]> => json('nodes')
 
@@ -412,6 +425,9 @@ export const canWriteNodes = (permissions: string[]): boolean => hasPermission(p
 
 /** True when these permissions are everything (`*`), which instance-wide views need. */
 export const isAdmin = (permissions: string[]): boolean => hasPermission(permissions, '*')
+
+/** True when these permissions let the user read flowadmin's node modules (`nodes.read`). */
+export const canReadNodes = (permissions: string[]): boolean => hasPermission(permissions, 'nodes.read')
 
 /** True when these permissions let the user read flowadmin's own lists (`read`). */
 export const canRead = (permissions: string[]): boolean => hasPermission(permissions, 'read')

@@ -5,6 +5,7 @@ import {
   ApiError,
   canRead,
   canReadAudit,
+  canReadNodes,
   exchangeSignInCode,
   isAdmin,
   loginScheme,
@@ -30,7 +31,7 @@ type Screen =
   | { name: 'loading' }
   | { name: 'unreachable'; message: string }
   | { name: 'signing-in' }
-  | { name: 'ready'; user: User; version: string; auth: boolean; offers: Offers }
+  | { name: 'ready'; user: User; version: string | null; auth: boolean; offers: Offers }
 
 type View = 'modules' | 'fleet' | 'groups' | 'sessions' | 'security' | 'access' | 'servers' | 'activity'
 
@@ -52,7 +53,8 @@ function viewsOf(ready: Extract<Screen, { name: 'ready' }>): Record<View, boolea
   // Sessions, tokens and second factors belong to a person who signed in.
   const person = ready.auth && user.username !== undefined
   return {
-    modules: true,
+    // flowadmin's node modules, for whoever may read them (everyone where no login is configured).
+    modules: !ready.auth || canReadNodes(user.permissions),
     // Fleet mode's instances, for whoever may read the node modules they apply.
     fleet: offers.fleet,
     // The groups of instances (fleet mode with auth), for whoever may read flowadmin's own API.
@@ -93,7 +95,11 @@ export function App() {
       if (auth && token.get() === null) return toSignIn(notice)
       try {
         const [{ user, version }, offered] = await Promise.all([whoAmI(), offers()])
-        setScreen({ name: 'ready', user, version, auth, offers: offered })
+        const ready = { name: 'ready', user, version, auth, offers: offered } as const
+        setScreen(ready)
+        // The first view this person may open: the node modules, unless they may not read them.
+        const views = viewsOf(ready)
+        setView(TABS.find(([name]) => views[name])?.[0] ?? 'modules')
       } catch (error) {
         if (error instanceof SessionEnded) toSignIn('session_ended')
         else throw error
@@ -187,7 +193,9 @@ export function App() {
         {screen.name === 'ready' && view === 'groups' && <Groups user={screen.user} onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'access' && <Access user={screen.user} onSessionEnded={ended} />}
       </main>
-      {screen.name === 'ready' && <footer class="foot muted">flowadmin {screen.version}</footer>}
+      {screen.name === 'ready' && screen.version !== null && (
+        <footer class="foot muted">flowadmin {screen.version}</footer>
+      )}
     </div>
   )
 }

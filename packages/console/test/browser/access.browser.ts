@@ -5,6 +5,8 @@ import {
   apiToken,
   axeFindings,
   hash,
+  logIn,
+  open,
   screenshot,
   sessionToken,
   USERS,
@@ -15,6 +17,7 @@ import { itReadsWell, resourceServer, showView, signedIn, type TabOptions } from
 
 const FLEET = resourceServer('fleet')
 const ALICE = { username: 'alice', password: 'alice-pw' }
+const CARL = { username: 'carl', password: 'carl-pw' }
 const DEPLOYER = 'read, flows.write, inject.write, debug.write, library.write'
 
 const env = useBrowserAndServer(async () => ({
@@ -31,6 +34,8 @@ const env = useBrowserAndServer(async () => ({
           { role: 'deployer', on: 'line-1' },
         ],
       },
+      // A contractor: a role on one group of instances, nothing on flowadmin itself.
+      { username: 'carl', password: await hash(CARL.password), grants: [{ role: 'viewer', on: 'line-1' }] },
     ],
     resourceServers: [await FLEET.setting()],
   },
@@ -75,6 +80,7 @@ describe('the access view', () => {
       'viewer userreadeverywherethe settings',
       'alice userviewer (read)everywherethe settings',
       `alice userdeployer (${DEPLOYER})line-1the settings`,
+      'carl userviewer (read)line-1the settings',
       `ci API token of admindeployer (${DEPLOYER})line-1its scope`,
     ])
     await tab.page.getByText('Read-only: the settings decide these').waitFor()
@@ -114,6 +120,24 @@ describe('the access view', () => {
     await showView(tab.page, 'Groups')
     await tab.page.getByRole('list', { name: 'Groups' }).waitFor()
     expect(await tab.page.getByRole('form').count()).toBe(0)
+    expect(await axeFindings(tab.page)).toEqual([])
+    expect(tab.problems).toEqual([])
+    await tab.context.close()
+  })
+
+  it('lets in a person with a role on one group and nothing on flowadmin, and shows them their access', async () => {
+    const tab = await open(env.browser, `${env.server.url}/`)
+    await logIn(tab.page, CARL.username, CARL.password)
+    // flowadmin's own settings are not theirs to read: the console knows them from their access,
+    // and opens on the first view they may use, the fleet's instances they may read.
+    await tab.page.getByRole('heading', { name: 'Fleet', level: 2 }).waitFor()
+    await showView(tab.page, 'Access')
+    await expect(rowsOf(tab, 'What this session may do')).resolves.toEqual(['ScopePermissions', 'line-1read'])
+    await expect(tab.page.locator('.user').textContent()).resolves.toBe('carl')
+    // No view of flowadmin's own that would only say "not allowed".
+    for (const name of ['Node modules', 'Groups', 'Resource servers', 'Activity']) {
+      await expect(tab.page.getByRole('button', { name, exact: true }).count()).resolves.toBe(0)
+    }
     expect(await axeFindings(tab.page)).toEqual([])
     expect(tab.problems).toEqual([])
     await tab.context.close()
