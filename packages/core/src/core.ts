@@ -1,4 +1,5 @@
 import { createGroupAssignments } from './access/assignments.js'
+import { createAccessAudit } from './access/audit.js'
 import { createAccessRights } from './access/rights.js'
 import { type AccessView, accessView, tokenRightsAt } from './access/view.js'
 import { createAccess } from './auth/access.js'
@@ -73,6 +74,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   const digest = ports.digest ?? webDigest
   const random = ports.random ?? systemRandom
   const rights = createAccessRights(options.access)
+  const accessAudit = createAccessAudit({ events, clock })
   const tokens = createTokens({
     store: ports.stores.tokens,
     clock,
@@ -262,6 +264,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     events,
     clock,
     observer: ports.observer,
+    accessAudit,
   })
   const fleetIdentities =
     fleet === null
@@ -358,6 +361,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
      * groups an instance is in (see createAccessRights).
      */
     rights,
+
+    /**
+     * Writes `access.reloaded`, naming what changed, when a reload of the settings changed any
+     * role, group or user's grants (`before` and `after`: the settings' readings); says whether.
+     */
+    accessReloaded: accessAudit.reloaded,
 
     /**
      * The groups of instances: the settings' with the assignments over the API (`assign`,
