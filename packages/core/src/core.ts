@@ -1,4 +1,5 @@
 import { createGroupAssignments } from './access/assignments.js'
+import { createAccessAudit } from './access/audit.js'
 import { type Holding, holdingsOf } from './access/holders.js'
 import { createAccessRights } from './access/rights.js'
 import { type AccessView, accessView, tokenRightsAt } from './access/view.js'
@@ -75,6 +76,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
   const digest = ports.digest ?? webDigest
   const random = ports.random ?? systemRandom
   const rights = createAccessRights(options.access)
+  const accessAudit = createAccessAudit({ events, clock })
   const tokens = createTokens({
     store: ports.stores.tokens,
     clock,
@@ -264,6 +266,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     events,
     clock,
     observer: ports.observer,
+    accessAudit,
   })
   const fleetIdentities =
     fleet === null
@@ -360,6 +363,12 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
      * groups an instance is in (see createAccessRights).
      */
     rights,
+
+    /**
+     * Writes `access.reloaded`, naming what changed, when a reload of the settings changed any
+     * role, group or user's grants (`before` and `after`: the settings' readings); says whether.
+     */
+    accessReloaded: accessAudit.reloaded,
 
     /**
      * The groups of instances: the settings' with the assignments over the API (`assign`,

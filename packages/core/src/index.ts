@@ -5,6 +5,13 @@ export {
   type GroupView,
 } from './access/assignments.js'
 export {
+  type AccessChanges,
+  type AccessSettings,
+  accessChanges,
+  type GrantChange,
+  REFUSAL_QUIET_MS,
+} from './access/audit.js'
+export {
   EVERYWHERE,
   FLOWADMIN_SCOPE,
   type Grant,

@@ -58,6 +58,15 @@ const failures: DomainEvent[] = [
     requested: 'nr-1',
     ...instance,
   },
+  {
+    type: 'access.refused',
+    at: 1,
+    resourceServer: 'fleet',
+    instance: 'weld-1',
+    username: 'otto',
+    clientId: 'fleet/weld-1',
+    address: '10.0.0.9',
+  },
 ]
 
 describe('trailEntryOf', () => {

@@ -218,3 +218,25 @@ export async function walkSignIn(
   }
   throw new Error(`the sign-in did not end: ${visited.join(' → ')}`)
 }
+
+/**
+ * Presses the identity provider's button on flowadmin's sign-in page (`html`, served at `pageUrl`),
+ * as a browser posts its form: the page's hidden fields carry the sign-in's request. The response
+ * (a redirect to the provider).
+ */
+export async function pressProviderButton(jar: CookieJar, pageUrl: string, html: string): Promise<Response> {
+  const form = /<form method="post" action="([^"]+\/provider)">([\s\S]*?)<\/form>/.exec(html)
+  if (form === null) throw new Error('the sign-in page shows no provider button')
+  // The page escapes every character HTML gives a meaning to as a numeric reference.
+  const text = (value = '') => value.replace(/&#(\d+);/g, (_all, code) => String.fromCharCode(Number(code)))
+  const fields = new URLSearchParams()
+  for (const [, name, value] of (form[2] ?? '').matchAll(
+    /<input type="hidden" name="([^"]+)" value="([^"]*)">/g,
+  ))
+    fields.set(text(name), text(value))
+  return browse(jar, new URL(text(form[1]), pageUrl).href, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: fields,
+  })
+}

@@ -1,3 +1,4 @@
+import type { AccessAudit } from '../access/audit.js'
 import type { Place } from '../access/rights.js'
 import { err, ok, type Result } from '../errors.js'
 import { type ClientIdentity, type InstanceMismatch, instanceOfClientId } from '../fleet/identity-rules.js'
@@ -64,6 +65,8 @@ export interface ResourceServerFacadeDeps {
   events: EventSink
   clock: Clock
   observer?: CoreObserver | undefined
+  /** Where a live token refused for want of a grant at the asking place is written. */
+  accessAudit?: AccessAudit | undefined
 }
 
 /** What resource servers (a fleet's Node-RED instances) call, each once its credentials are proven. */
@@ -109,7 +112,11 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
    * every request (expired, revoked, user removed, password changed, or no rights left: not
    * active). Asking is not a use of the token: its last use stays as its own requests wrote it.
    */
-  async function introspectFor(asker: ClientIdentity, token: string): Promise<Introspection> {
+  async function introspectFor(
+    asker: ClientIdentity,
+    token: string,
+    address: string | null,
+  ): Promise<Introspection> {
     // Only the token's own audience learns that it is live; to any other it is as unknown. An
     // enrolled instance is its own audience, and one of its resource server's instances: a token
     // for all of them (an API token, a session of the shared secret) is live there too. Its rights
@@ -122,6 +129,16 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
     const live = await deps.tokens.authenticate(token, null, audiences, place)
     const active = live !== null && live.permissions.length > 0
     deps.observer?.introspection?.(active ? 'active' : 'inactive')
+    // Live, but its person holds no grant here: a refusal because of scope, for the trail.
+    if (live !== null && !active)
+      deps.accessAudit?.refused({
+        tokenId: live.record.id,
+        username: live.record.username,
+        clientId: asker.clientId,
+        resourceServer: asker.resourceServer,
+        instance: asker.instance,
+        address,
+      })
     if (!active) return { active: false }
     const { record } = live
     return {
@@ -196,7 +213,7 @@ export function createResourceServerFacade(deps: ResourceServerFacadeDeps) {
         deps.observer?.introspection?.(code === 'temporarily_unavailable' ? 'shed' : code)
         return id
       }
-      return ok({ introspect: (token: string) => introspectFor(id.value, token) })
+      return ok({ introspect: (token: string) => introspectFor(id.value, token, address) })
     },
 
     /** Token introspection in one call: see `introspector`. */

@@ -287,6 +287,23 @@ export type DomainEvent =
   | ({ type: 'access.group_assigned'; at: number; group: string; instance: string } & Actor)
   /** An operator took an instance out of a group it was put in. */
   | ({ type: 'access.group_unassigned'; at: number; group: string; instance: string } & Actor)
+  /**
+   * A settings reload changed who may do what: the roles and groups added, removed or changed, by
+   * name, and each user's rights words added and removed. No actor: the reload asked.
+   */
+  | ({
+      type: 'access.reloaded'
+      at: number
+      roles: string[]
+      groups: string[]
+      grants: Array<{ username: string; added: string[]; removed: string[] }>
+    } & Actor)
+  /**
+   * A live token of `username` answered not active to the client `clientId` (an enrolled instance,
+   * or a resource server with its shared secret): its person holds no grant there. Once per token
+   * and client in a while (see access/audit.ts).
+   */
+  | ({ type: 'access.refused'; at: number; resourceServer: string; instance: string | null } & Actor)
 
 export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */
@@ -352,4 +369,6 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'fleet.credential_rotated': 'success',
   'access.group_assigned': 'success',
   'access.group_unassigned': 'success',
+  'access.reloaded': 'success',
+  'access.refused': 'failure',
 }

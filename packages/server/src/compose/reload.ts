@@ -59,6 +59,7 @@ export async function reloadSettings(
     return refuse('adminAuth: turning authentication on or off needs a restart')
   }
   const changed = changedSettings(server.settings, next)
+  const before = { ...server.settings.access, users: server.settings.adminAuth?.users ?? [] }
   const needRestart = changed.filter((name) => !RELOADED_SETTINGS.includes(name))
   if (next.adminAuth !== null && server.settings.adminAuth !== null) {
     try {
@@ -82,6 +83,8 @@ export async function reloadSettings(
   // Roles and groups count from the next request on (the settings checked every grant against them).
   server.core.rights.set(next.access)
   server.settings = { ...server.settings, access: next.access }
+  // The trail names what the reload changed of who may do what, when it changed anything.
+  server.core.accessReloaded(before, { ...next.access, users: next.adminAuth?.users ?? [] })
   const users = next.adminAuth?.users.length ?? 0
   log('info', 'settings reloaded', { users })
   if (needRestart.length > 0)
