@@ -16,6 +16,17 @@ const { backoff, createStopper, onceEach } = require('./timing')
 // rotation takes effect at once.
 
 /**
+ * The instance an instance's own client id names (`<resource server>/<instance>`, as flowadmin
+ * makes them at enrolment); null for a resource server's id, which has no `/`.
+ *
+ * @param {string} clientId
+ */
+function instanceOfClientId(clientId) {
+  const slash = clientId.indexOf('/')
+  return slash > 0 && slash < clientId.length - 1 ? clientId.slice(slash + 1) : null
+}
+
+/**
  * @param {import('./options').Settings} settings
  */
 function createCredentials(settings) {
@@ -138,9 +149,13 @@ function createCredentials(settings) {
     authorization: () => own?.authorization ?? shared?.authorization ?? null,
     /** The client id its calls name (a login's `client_id`); null while it has none. */
     clientId: () => own?.credential.clientId ?? shared?.clientId ?? null,
-    /** The instance id of its own credential; null without one. */
+    /**
+     * The instance id of its own credential: the one it enrolled for, or the one its clientId
+     * names when an instance's credential is given as clientId and clientSecret
+     * (`<resource server>/<instance>`); null with a resource server's shared secret or none.
+     */
     get instance() {
-      return own?.credential.instance ?? null
+      return own?.credential.instance ?? (shared === null ? null : instanceOfClientId(shared.clientId))
     },
     /** Whether its calls carry a credential of its own. */
     get own() {

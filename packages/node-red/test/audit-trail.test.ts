@@ -109,6 +109,22 @@ describe('a quiet fleet', () => {
 })
 
 describe('one name', () => {
+  test("an instance's own credential given as clientId and clientSecret names it, not the host", async () => {
+    // A stub that takes this pair, as flowadmin takes an enrolled instance's.
+    const stub = await startStubFlowadmin({ clientId: 'fleet/press-3', clientSecret: 'fai_secret' })
+    closing.push(() => stub.close())
+    const logger = flowadmin.auditLogger({
+      url: stub.url,
+      clientId: 'fleet/press-3',
+      clientSecret: 'fai_secret',
+      log: () => {},
+      audit: { delayMs: 0 },
+    })
+    logger.handler(logger)(event('flows.set', { user: { username: 'alice' } }))
+    await waitFor(() => stub.audit.events.length > 0, 'the event')
+    expect(stub.audit.events.map((e) => [e.event, e.instance])).toEqual([['flows.set', 'press-3']])
+  })
+
   test('in fleet mode the events go under the fleet’s id, the one its polls use', async () => {
     const fleet = await fleetInstance({ instanceId: 'line-7', desired: desiredState('1') })
     fleet.nodeRed.setFlows([{ id: 't', type: 'tab' }])

@@ -80,10 +80,9 @@ export interface AccessFleet {
 
 /**
  * The helper's settings on the instance's own credential (from the environment), no cache; its
- * audit logger files Node-RED's events under the instance's id (its credential's: outside fleet
- * mode the logger's default is the host name, which flowadmin refuses from this credential) at once.
+ * audit logger files Node-RED's events under the id that credential names, at once.
  */
-function helperSettings(url: string, name: InstanceName, clientId: string) {
+function helperSettings(url: string, clientId: string) {
   return {
     preamble: `
 const flowadmin = require(${JSON.stringify(HELPER)})
@@ -93,7 +92,7 @@ const options = {
   clientSecret: process.env.FLOWADMIN_SECRET,
   cacheMs: 0,
   timeoutMs: 5000,
-  audit: { delayMs: 0, instance: ${JSON.stringify(name)} },
+  audit: { delayMs: 0 },
 }
 `,
     adminAuth: 'flowadmin.adminAuth(options)',
@@ -187,7 +186,7 @@ export async function startAccessFleet(): Promise<AccessFleet> {
       const { clientId, clientSecret } = await enrol({ instance: name })
       const run = await startNodeRed(
         path.join(work.dir, name),
-        helperSettings(flowadmin.url, name, clientId),
+        helperSettings(flowadmin.url, clientId),
         { FLOWADMIN_SECRET: clientSecret },
         ports[i],
       )
