@@ -36,6 +36,14 @@ async function signInToEditor(instance: Instance, username: string) {
   await page.locator('#node-dialog-login-password').fill(PASSWORD)
   await page.locator('#node-dialog-login-submit').click()
   await page.locator('#red-ui-header-button-deploy').waitFor({ state: 'visible', timeout: 30_000 })
+  // Its flows loaded (they carry a revision): loading them marks the workspace clean, so a change
+  // made before would be undone.
+  await page.waitForFunction(
+    () =>
+      (window as unknown as { RED: { nodes: { version(): string | null } } }).RED.nodes.version() !== null,
+    undefined,
+    { timeout: 30_000 },
+  )
   return tab
 }
 
