@@ -287,6 +287,15 @@ export type DomainEvent =
   | ({ type: 'access.group_assigned'; at: number; group: string; instance: string } & Actor)
   /** An operator took an instance out of a group it was put in. */
   | ({ type: 'access.group_unassigned'; at: number; group: string; instance: string } & Actor)
+  /** Someone made a snapshot of flows: version `version` of `name`, `snapshot` its id. */
+  | ({
+      type: 'fleet.snapshot_created'
+      at: number
+      snapshot: string
+      name: string
+      version: number
+      nodes: number
+    } & Actor)
 
 export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */
@@ -352,4 +361,5 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'fleet.credential_rotated': 'success',
   'access.group_assigned': 'success',
   'access.group_unassigned': 'success',
+  'fleet.snapshot_created': 'success',
 }
