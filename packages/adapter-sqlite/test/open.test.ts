@@ -93,6 +93,7 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'fleet_instances' },
       { name: 'fleet_reported' },
       { name: 'fleet_state' },
+      { name: 'flow_snapshots' },
       { name: 'known_clients' },
       { name: 'modules' },
       { name: 'node_sets' },

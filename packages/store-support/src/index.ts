@@ -34,6 +34,14 @@ export {
   type TokenRow,
   tokenFromRow,
 } from './rows.js'
+export {
+  SNAPSHOT_META_COLUMNS,
+  type SnapshotMetaRow,
+  type SnapshotRow,
+  snapshotFromRow,
+  snapshotMetaFromRow,
+  snapshotValues,
+} from './snapshots.js'
 export { codeFromRow, codeRecord, type WaitingCount, type WaitingRow, waitingVerdict } from './sso.js'
 export {
   TRAIL_COLUMNS,
