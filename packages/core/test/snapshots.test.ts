@@ -12,7 +12,11 @@ const alice: UserPrincipal = {
   username: 'alice',
   clientId: 'node-red-admin',
   permissions: ['flows.write'],
+  tokenId: 't1',
+  tokenKind: 'api',
+  audience: 'flowadmin',
   signedInAt: 0,
+  signIn: null,
 }
 
 const tab = { id: 't1', type: 'tab', label: 'Line 1' }
