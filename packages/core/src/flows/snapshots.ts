@@ -63,6 +63,9 @@ const notFound = (id: string): Result<never, SnapshotError> => err({ code: 'snap
 
 export function createSnapshots(deps: SnapshotDeps) {
   const { store, clock, events, maxBytes } = deps
+  if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) {
+    throw new RangeError('fleet.snapshots.maxBytes must be a positive whole number of bytes')
+  }
 
   /** What the fleet knows of modules and their types: the decided modules, then those reported. */
   async function knownModules(): Promise<KnownModule[]> {
