@@ -55,7 +55,7 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
         'none). Never changed afterwards. The snapshot’s file may have `fleet.snapshots.maxBytes` bytes; the body ' +
         `may be ${UPLOAD_ROOM} times that, for its formatting. Audited as \`fleet.snapshot_created\`.`,
       tags: ['fleet'],
-      requestBody: { required: true, content: json(SnapshotFileSchema) },
+      requestBody: { required: true, content: json(v.object(SnapshotFileSchema.entries)) },
       responses: {
         201: { description: 'Made. Its metadata.', content: json(SnapshotCreatedSchema) },
         400: {
