@@ -1,4 +1,4 @@
-import type { SnapshotMeta, SnapshotRecord, SnapshotStore } from '@flowadmin/core'
+import type { SnapshotAsk, SnapshotMeta, SnapshotRecord, SnapshotStore } from '@flowadmin/core'
 
 const copy = (record: SnapshotRecord): SnapshotRecord => ({
   ...record,
@@ -11,6 +11,7 @@ const byNameThenVersion = (a: SnapshotMeta, b: SnapshotMeta) =>
 /** The snapshots of flows over a Map; each call is one synchronous pass. */
 export function createSnapshotStore(): SnapshotStore {
   const snapshots = new Map<string, SnapshotRecord>()
+  const asks = new Map<string, SnapshotAsk>()
   return {
     async create(snapshot) {
       let version = 1
@@ -29,6 +30,19 @@ export function createSnapshotStore(): SnapshotStore {
         ...meta,
         modules: meta.modules.map((module) => ({ ...module })),
       }))
+    },
+    async ask(ask) {
+      asks.set(ask.instance, { ...ask })
+    },
+    async asked(instance) {
+      const found = asks.get(instance)
+      return found === undefined ? null : { ...found }
+    },
+    async take(instance, name) {
+      const found = asks.get(instance)
+      if (found === undefined || found.name !== name) return null
+      asks.delete(instance)
+      return found
     },
   }
 }

@@ -324,6 +324,13 @@ export const MIGRATIONS: readonly string[] = [
     flows text NOT NULL,            -- the flows array, as JSON text
     UNIQUE (name, version)
   );
+  -- An operator's ask that an instance send the flows it runs, one an instance.
+  CREATE TABLE flowadmin_fleet_snapshot_asks (
+    instance text PRIMARY KEY,
+    name text NOT NULL,
+    asked_by text,                  -- username, or null (command line, open API)
+    asked_at bigint NOT NULL        -- ms since the epoch
+  );
   `,
 ]
 

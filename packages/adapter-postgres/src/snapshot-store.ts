@@ -1,5 +1,9 @@
 import type { SnapshotStore } from '@flowadmin/core'
 import {
+  ASK_COLUMNS,
+  type AskRow,
+  askFromRow,
+  askValues,
   SNAPSHOT_META_COLUMNS,
   type SnapshotMetaRow,
   type SnapshotRow,
@@ -10,6 +14,7 @@ import {
 import type { Database } from './database.js'
 
 const SNAPSHOTS = 'flowadmin_flow_snapshots'
+const ASKS = 'flowadmin_fleet_snapshot_asks'
 
 /** The statements of the snapshot store. */
 export const SNAPSHOT_SQL = {
@@ -23,6 +28,11 @@ export const SNAPSHOT_SQL = {
   find: `SELECT ${SNAPSHOT_META_COLUMNS}, flows FROM ${SNAPSHOTS} WHERE id = $1`,
   // Byte order, as the other stores sort: the database's collation would not.
   list: `SELECT ${SNAPSHOT_META_COLUMNS} FROM ${SNAPSHOTS} ORDER BY name COLLATE "C", version`,
+  ask: `INSERT INTO ${ASKS} (${ASK_COLUMNS}) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (instance) DO UPDATE SET name = excluded.name, asked_by = excluded.asked_by,
+          asked_at = excluded.asked_at`,
+  asked: `SELECT ${ASK_COLUMNS} FROM ${ASKS} WHERE instance = $1`,
+  take: `DELETE FROM ${ASKS} WHERE instance = $1 AND name = $2 RETURNING ${ASK_COLUMNS}`,
 } as const
 
 /** Tries a save makes before it gives up: each one lost to a racing save of the same name. */
@@ -45,6 +55,17 @@ export function createSnapshotStore(db: Database): SnapshotStore {
     },
     async list() {
       return (await db.query<SnapshotMetaRow>(SNAPSHOT_SQL.list)).rows.map(snapshotMetaFromRow)
+    },
+    async ask(ask) {
+      await db.query(SNAPSHOT_SQL.ask, askValues(ask))
+    },
+    async asked(instance) {
+      const row = (await db.query<AskRow>(SNAPSHOT_SQL.asked, [instance])).rows[0]
+      return row === undefined ? null : askFromRow(row)
+    },
+    async take(instance, name) {
+      const row = (await db.query<AskRow>(SNAPSHOT_SQL.take, [instance, name])).rows[0]
+      return row === undefined ? null : askFromRow(row)
     },
   }
 }

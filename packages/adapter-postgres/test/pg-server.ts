@@ -45,7 +45,7 @@ export const EMPTY_TABLES = `DO $$ BEGIN
     TRUNCATE flowadmin_access_group_assignments;
   END IF;
   IF to_regclass('flowadmin_flow_snapshots') IS NOT NULL THEN
-    TRUNCATE flowadmin_flow_snapshots;
+    TRUNCATE flowadmin_flow_snapshots, flowadmin_fleet_snapshot_asks;
   END IF;
 END $$`
 

@@ -338,6 +338,13 @@ export const MIGRATIONS: readonly string[] = [
     flows TEXT NOT NULL,          -- the flows array, as JSON text
     UNIQUE (name, version)
   );
+  -- An operator's ask that an instance send the flows it runs, one an instance.
+  CREATE TABLE fleet_snapshot_asks (
+    instance TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    asked_by TEXT,                -- username, or NULL (command line, open API)
+    asked_at INTEGER NOT NULL     -- ms since the epoch
+  ) WITHOUT ROWID;
   `,
 ]
 

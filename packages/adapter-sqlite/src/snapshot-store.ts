@@ -1,5 +1,9 @@
 import type { SnapshotStore } from '@flowadmin/core'
 import {
+  ASK_COLUMNS,
+  type AskRow,
+  askFromRow,
+  askValues,
   SNAPSHOT_META_COLUMNS,
   type SnapshotMetaRow,
   type SnapshotRow,
@@ -21,9 +25,15 @@ export const SNAPSHOT_SQL = {
   version: 'SELECT version FROM flow_snapshots WHERE id = ?',
   find: `SELECT ${SNAPSHOT_META_COLUMNS}, flows FROM flow_snapshots WHERE id = ?`,
   list: `SELECT ${SNAPSHOT_META_COLUMNS} FROM flow_snapshots ORDER BY name, version`,
+  ask: `INSERT INTO fleet_snapshot_asks (${ASK_COLUMNS}) VALUES (?, ?, ?, ?)
+        ON CONFLICT (instance) DO UPDATE SET name = excluded.name, asked_by = excluded.asked_by,
+          asked_at = excluded.asked_at`,
+  asked: `SELECT ${ASK_COLUMNS} FROM fleet_snapshot_asks WHERE instance = ?`,
+  take: 'DELETE FROM fleet_snapshot_asks WHERE instance = ? AND name = ?',
 } as const
 
 const SNAPSHOTS = 'flow-snapshots'
+const ASKS = 'snapshot-asks'
 
 /** The snapshots of flows; each is written once, in one statement. */
 export function createSnapshotStore(db: SqliteDatabase): SnapshotStore {
@@ -46,6 +56,26 @@ export function createSnapshotStore(db: SqliteDatabase): SnapshotStore {
     },
     async list() {
       return reader(() => (sql.list.all() as SnapshotMetaRow[]).map(snapshotMetaFromRow), affected)
+    },
+    async ask(ask) {
+      await transaction(() => sql.ask.run(...askValues(ask)), [ASKS])
+    },
+    async asked(instance) {
+      return reader(
+        () => {
+          const row = sql.asked.get(instance) as AskRow | undefined
+          return row === undefined ? null : askFromRow(row)
+        },
+        (touched) => touched === ASKS,
+      )
+    },
+    async take(instance, name) {
+      return transaction(() => {
+        const row = sql.asked.get(instance) as AskRow | undefined
+        if (row === undefined || row.name !== name) return null
+        sql.take.run(instance, name)
+        return askFromRow(row)
+      }, [ASKS])
     },
   }
 }

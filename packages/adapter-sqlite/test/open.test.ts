@@ -92,6 +92,7 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'fleet_installs' },
       { name: 'fleet_instances' },
       { name: 'fleet_reported' },
+      { name: 'fleet_snapshot_asks' },
       { name: 'fleet_state' },
       { name: 'flow_snapshots' },
       { name: 'known_clients' },

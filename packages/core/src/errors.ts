@@ -73,6 +73,8 @@ export type DomainError =
   | { code: 'assignment_not_found'; group: string; instance: string }
   /** No snapshot of flows with that id. */
   | { code: 'snapshot_not_found'; id: string }
+  /** An instance sent flows for a snapshot nobody asked it for (or asked for under another name). */
+  | { code: 'snapshot_not_asked'; instance: string; name: string }
   /** A snapshot's file would have `bytes` bytes, past the bound (`fleet.snapshots.maxBytes`). */
   | { code: 'snapshot_too_large'; bytes: number; limit: number }
   /** An enrolment token unknown, spent, expired or cancelled. Carries no detail (the trail has it). */

@@ -172,6 +172,7 @@ describe('snapshots', () => {
         name: 'line-1',
         version: 1,
         nodes: 3,
+        instance: null,
         username: 'alice',
         clientId: 'node-red-admin',
         address: ADDRESS,
@@ -342,5 +343,80 @@ describe('snapshots', () => {
       ok: false,
       error: { code: 'snapshot_not_found', id: 'gone' },
     })
+  })
+
+  it('asks a known instance for its flows, and keeps what it sends as the asker’s snapshot; once', async () => {
+    const { fleet, send, events, clock } = fleetWorld()
+    await send('press-1', report())
+    expect(await fleet.snapshots.ask(alice, 'press-9', 'line-1', ADDRESS)).toEqual({ ok: true, value: null })
+    expect(await fleet.snapshots.ask(alice, 'press-1', 'line 1', ADDRESS)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_request' },
+    })
+    const asked = await fleet.snapshots.ask(alice, 'press-1', 'line-1', ADDRESS)
+    expect(asked).toEqual({
+      ok: true,
+      value: { instance: 'press-1', name: 'line-1', by: 'alice', at: clock.now() },
+    })
+    expect(await fleet.snapshots.asked('press-1')).toEqual(asked.ok ? asked.value : null)
+    expect(await fleet.snapshots.fromInstance('press-1', { name: 'other', flows: FLOWS }, null)).toEqual({
+      ok: false,
+      error: { code: 'snapshot_not_asked', instance: 'press-1', name: 'other' },
+    })
+    const made = await fleet.snapshots.fromInstance('press-1', { name: 'line-1', flows: FLOWS }, '10.0.0.7')
+    expect(made).toMatchObject({
+      ok: true,
+      value: { name: 'line-1', version: 1, nodes: 3, createdBy: 'alice' },
+    })
+    expect(await fleet.snapshots.asked('press-1')).toBeNull()
+    expect(
+      await fleet.snapshots.fromInstance('press-1', { name: 'line-1', flows: FLOWS }, null),
+    ).toMatchObject({
+      ok: false,
+      error: { code: 'snapshot_not_asked' },
+    })
+    expect(events.ofType('fleet.snapshot_asked')).toEqual([
+      {
+        type: 'fleet.snapshot_asked',
+        at: clock.now(),
+        instance: 'press-1',
+        name: 'line-1',
+        username: 'alice',
+        clientId: 'node-red-admin',
+        address: ADDRESS,
+      },
+    ])
+    expect(events.ofType('fleet.snapshot_created')).toMatchObject([
+      {
+        name: 'line-1',
+        version: 1,
+        instance: 'press-1',
+        username: 'alice',
+        clientId: null,
+        address: '10.0.0.7',
+      },
+    ])
+  })
+
+  it('spends the ask on flows it refuses, and says why in the trail', async () => {
+    const { fleet, send, events } = fleetWorld()
+    await send('press-1', report())
+    await fleet.snapshots.ask(alice, 'press-1', 'line-1', ADDRESS)
+    expect(
+      await fleet.snapshots.fromInstance('press-1', { name: 'line-1', flows: [{ id: 'n1' }] }, null),
+    ).toEqual({
+      ok: false,
+      error: { code: 'invalid_request', message: 'flows[0] (id "n1"): type must be a non-empty string' },
+    })
+    expect(await fleet.snapshots.asked('press-1')).toBeNull()
+    expect(await fleet.snapshots.list()).toEqual([])
+    expect(events.ofType('fleet.snapshot_refused')).toMatchObject([
+      {
+        instance: 'press-1',
+        name: 'line-1',
+        message: 'flows[0] (id "n1"): type must be a non-empty string',
+        username: 'alice',
+      },
+    ])
   })
 })

@@ -58,6 +58,7 @@ const failures: DomainEvent[] = [
     requested: 'nr-1',
     ...instance,
   },
+  { type: 'fleet.snapshot_refused', at: 1, instance: 'nr-1', name: 'line-1', message: 'flows: …', ...actor },
 ]
 
 describe('trailEntryOf', () => {

@@ -35,6 +35,10 @@ export {
   tokenFromRow,
 } from './rows.js'
 export {
+  ASK_COLUMNS,
+  type AskRow,
+  askFromRow,
+  askValues,
   SNAPSHOT_META_COLUMNS,
   type SnapshotMetaRow,
   type SnapshotRow,

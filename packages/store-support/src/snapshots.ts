@@ -1,6 +1,6 @@
 // Rows of the snapshots of flows, as SQLite and PostgreSQL give them (numbers may come as bigint or
 // text), and their records. The modules are kept as a JSON array, the flows as the JSON text given.
-import type { NewSnapshot, SnapshotMeta, SnapshotRecord } from '@flowadmin/core'
+import type { NewSnapshot, SnapshotAsk, SnapshotMeta, SnapshotRecord } from '@flowadmin/core'
 
 /** The columns of a snapshot without its flows, in the order of snapshotValues. */
 export const SNAPSHOT_META_COLUMNS = 'id, name, version, modules, nodes, bytes, created_by, created_at'
@@ -45,3 +45,22 @@ export const snapshotValues = (snapshot: NewSnapshot): unknown[] => [
   snapshot.createdAt,
   snapshot.flows,
 ]
+
+/** The columns of an instance's ask, in the order of askValues. */
+export const ASK_COLUMNS = 'instance, name, asked_by, asked_at'
+
+export interface AskRow {
+  instance: string
+  name: string
+  asked_by: string | null
+  asked_at: number | bigint | string
+}
+
+export const askFromRow = (row: AskRow): SnapshotAsk => ({
+  instance: row.instance,
+  name: row.name,
+  by: row.asked_by,
+  at: Number(row.asked_at),
+})
+
+export const askValues = (ask: SnapshotAsk): unknown[] => [ask.instance, ask.name, ask.by, ask.at]

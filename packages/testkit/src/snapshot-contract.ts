@@ -71,5 +71,44 @@ export const describeSnapshotContract: ContractPart = (stores, twoConnections) =
         expect(listed.find((each) => each.id === `r${i}`)?.version).toBe(version)
       }
     })
+
+    it('keeps one ask an instance, the latest, until it is taken for its name', async () => {
+      const { snapshots } = stores()
+      expect(await snapshots.asked('press-1')).toBeNull()
+      await snapshots.ask({ instance: 'press-1', name: 'line-1', by: 'alice', at: T0 })
+      await snapshots.ask({ instance: 'press-2', name: 'line-2', by: null, at: T0 })
+      await snapshots.ask({ instance: 'press-1', name: 'line-1b', by: 'bob', at: T0 + MINUTE })
+      expect(await snapshots.asked('press-1')).toEqual({
+        instance: 'press-1',
+        name: 'line-1b',
+        by: 'bob',
+        at: T0 + MINUTE,
+      })
+      expect(await snapshots.take('press-1', 'line-1')).toBeNull()
+      expect(await snapshots.take('press-1', 'line-1b')).toEqual({
+        instance: 'press-1',
+        name: 'line-1b',
+        by: 'bob',
+        at: T0 + MINUTE,
+      })
+      expect(await snapshots.asked('press-1')).toBeNull()
+      expect(await snapshots.take('press-1', 'line-1b')).toBeNull()
+      expect(await snapshots.asked('press-2')).toEqual({
+        instance: 'press-2',
+        name: 'line-2',
+        by: null,
+        at: T0,
+      })
+    })
+
+    it('gives an ask to exactly one of racing takes', async () => {
+      const racing = await twoConnections()
+      await stores().snapshots.ask({ instance: 'press-1', name: 'line-1', by: 'alice', at: T0 })
+      const taken = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => racing(i).snapshots.take('press-1', 'line-1')),
+      )
+      expect(taken.filter((each) => each !== null)).toHaveLength(1)
+      expect(await stores().snapshots.asked('press-1')).toBeNull()
+    })
   })
 }

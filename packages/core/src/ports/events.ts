@@ -287,7 +287,10 @@ export type DomainEvent =
   | ({ type: 'access.group_assigned'; at: number; group: string; instance: string } & Actor)
   /** An operator took an instance out of a group it was put in. */
   | ({ type: 'access.group_unassigned'; at: number; group: string; instance: string } & Actor)
-  /** Someone made a snapshot of flows: version `version` of `name`, `snapshot` its id. */
+  /**
+   * Someone made a snapshot of flows: version `version` of `name`, `snapshot` its id; `instance`
+   * the instance whose flows it holds, sent as they asked, or null for an upload.
+   */
   | ({
       type: 'fleet.snapshot_created'
       at: number
@@ -295,7 +298,12 @@ export type DomainEvent =
       name: string
       version: number
       nodes: number
+      instance: string | null
     } & Actor)
+  /** Someone asked an instance to send the flows it runs, to be kept as a snapshot of `name`. */
+  | ({ type: 'fleet.snapshot_asked'; at: number; instance: string; name: string } & Actor)
+  /** The flows an instance sent as asked were refused (`message` says why); the ask is spent. */
+  | ({ type: 'fleet.snapshot_refused'; at: number; instance: string; name: string; message: string } & Actor)
 
 export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */
@@ -362,4 +370,6 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'access.group_assigned': 'success',
   'access.group_unassigned': 'success',
   'fleet.snapshot_created': 'success',
+  'fleet.snapshot_asked': 'success',
+  'fleet.snapshot_refused': 'failure',
 }

@@ -34,6 +34,16 @@ export interface SnapshotRecord extends SnapshotMeta {
 /** A snapshot to save: everything but its version, which the store gives. */
 export type NewSnapshot = Omit<SnapshotRecord, 'version'>
 
+/** An operator's ask that an instance send the flows it runs, to be kept as a snapshot of `name`. */
+export interface SnapshotAsk {
+  instance: string
+  name: string
+  /** Who asked: a username, or null (the command line, or an open API). */
+  by: string | null
+  /** When (ms since the epoch). */
+  at: number
+}
+
 export interface SnapshotStore {
   /**
    * Saves the snapshot as the next version of its name: one more than the greatest saved of that
@@ -44,4 +54,13 @@ export interface SnapshotStore {
   find(id: string): Promise<SnapshotRecord | null>
   /** Every snapshot without its flows, sorted by name (byte order), then version. */
   list(): Promise<SnapshotMeta[]>
+  /** Saves the ask, in place of the instance's earlier one. */
+  ask(ask: SnapshotAsk): Promise<void>
+  /** The instance's ask, or null. */
+  asked(instance: string): Promise<SnapshotAsk | null>
+  /**
+   * Deletes the instance's ask when it is for `name`, and returns it; null (nothing changes)
+   * otherwise. Of racing calls, exactly one gets it.
+   */
+  take(instance: string, name: string): Promise<SnapshotAsk | null>
 }
