@@ -145,6 +145,13 @@ const mapping: Mapping = {
       `Instance ${error.instance} was not put in group ${error.group} (a rule of the settings may still hold it there)`,
     ),
   snapshot_not_found: (error) => adminError(404, 'snapshot_not_found', `No snapshot ${error.id}`),
+  snapshot_not_asked: (error) => ({
+    status: 409,
+    body: {
+      code: 'snapshot_not_asked',
+      message: `Nobody asked instance ${error.instance} for its flows as ${error.name}, or they were sent already`,
+    },
+  }),
   snapshot_too_large: (error) =>
     adminError(
       413,

@@ -93,3 +93,24 @@ export const SnapshotDiffSchema = v.strictObject({
     v.description('Nodes both hold that differ (as `to` has them); the order of keys does not count.'),
   ),
 })
+
+/** `POST /fleet/instances/{id}/snapshots`: the name the instance's flows are kept under. */
+export const SnapshotAskSchema = v.object({
+  name: v.pipe(
+    v.string('Invalid field: name must be a string'),
+    v.description('1 to 64 letters, digits, `.`, `_` or `-`, starting with a letter or digit.'),
+  ),
+})
+
+export const SnapshotAskedSchema = v.strictObject({
+  instance: v.string(),
+  name: v.string(),
+  askedBy: v.pipe(v.nullable(v.string()), v.description('Who asked; null when the API is open.')),
+  askedAt: Time,
+})
+
+/** `POST /fleet/instances/{id}/flows`: the flows an instance runs, under the name it was asked. */
+export const SnapshotSentSchema = v.object({
+  name: v.pipe(v.string(), v.description('The name its poll said (`snapshot.name`).')),
+  flows: SnapshotFileSchema.entries.flows,
+})

@@ -60,6 +60,7 @@ describe('snapshots of flows over the API', () => {
         name: 'line-1',
         version: 1,
         nodes: 4,
+        instance: null,
         username: 'deployer',
         clientId: 'service-admin',
         address: expect.any(String),

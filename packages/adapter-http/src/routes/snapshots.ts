@@ -1,16 +1,21 @@
-import type { SnapshotMeta } from '@flowadmin/core'
+import { INSTANCE_ID_FORM, type SnapshotError, type SnapshotMeta } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
 import { requirePermission } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
-import { adminError, errorAnswerOf, toResponse } from '../errors.js'
+import { adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
+import { ID_PARAMETER as INSTANCE_PARAMETER, INSTANCE_REFUSALS, instanceCaller } from '../fleet-caller.js'
+import { noStore } from '../no-store.js'
 import { adminErrorContent, describe, json, use } from '../openapi.js'
 import {
+  SnapshotAskedSchema,
+  SnapshotAskSchema,
   SnapshotCreatedSchema,
   SnapshotDiffSchema,
   SnapshotFileSchema,
   SnapshotSchema,
+  SnapshotSentSchema,
   SnapshotUploadFields,
 } from '../snapshot-schemas.js'
 
@@ -31,6 +36,24 @@ const ID_PARAMETER = {
 }
 const ANSWERS = { 401: use('Unauthorized'), 500: use('Unexpected'), 503: use('StorageUnavailable') }
 const NOT_FOUND = { description: 'No such snapshot.', content: adminErrorContent(['snapshot_not_found']) }
+const REFUSED_FLOWS = {
+  400: {
+    description: 'A malformed body, name, node or module, named.',
+    content: adminErrorContent(['invalid_request']),
+  },
+  413: {
+    description: 'The body, or the snapshot’s file, is larger than the bound.',
+    content: adminErrorContent(['payload_too_large']),
+  },
+}
+
+/** A refused snapshot: a malformed request in the admin routes' shape, anything else as mapped. */
+const refusal = (error: SnapshotError): Response =>
+  toResponse(
+    error.code === 'invalid_request'
+      ? adminError(400, 'invalid_request', error.message)
+      : errorAnswerOf(error, { tokenSent: true }),
+  )
 
 /**
  * The snapshots of flows: `POST /fleet/snapshots` (an upload: `flows.write` on flowadmin, audited),
@@ -58,14 +81,7 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
       requestBody: { required: true, content: json(v.object(SnapshotFileSchema.entries)) },
       responses: {
         201: { description: 'Made. Its metadata.', content: json(SnapshotCreatedSchema) },
-        400: {
-          description: 'A malformed body, name, node or module, named.',
-          content: adminErrorContent(['invalid_request']),
-        },
-        413: {
-          description: 'The body, or the snapshot’s file, is larger than the bound.',
-          content: adminErrorContent(['payload_too_large']),
-        },
+        ...REFUSED_FLOWS,
         ...ANSWERS,
       },
     }),
@@ -75,14 +91,7 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
       const fields = await readFields(c, limit, ['json'], SnapshotUploadFields, 'admin')
       if (!fields.ok) return fields.error
       const made = await snapshots.create(c.get('principal'), fields.value, c.get('address'))
-      if (!made.ok) {
-        const { error } = made
-        return toResponse(
-          error.code === 'invalid_request'
-            ? adminError(400, 'invalid_request', error.message)
-            : errorAnswerOf(error, { tokenSent: true }),
-        )
-      }
+      if (!made.ok) return refusal(made.error)
       const { unknownTypes, ...meta } = made.value
       return c.json({ ...metaJson(meta), unknownTypes }, 201)
     },
@@ -176,6 +185,91 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
       const diff = await snapshots.diff(from, against)
       if (!diff.ok) return toResponse(errorAnswerOf(diff.error))
       return c.json({ from, to: against, ...diff.value })
+    },
+  )
+
+  routes.post(
+    '/fleet/instances/:id/snapshots',
+    describe({
+      operationId: 'askFlowSnapshot',
+      summary: 'Ask an instance for the flows it runs',
+      description:
+        'Needs `flows.write` and `flows.read` on flowadmin. The instance’s next poll (within the `fleet.hold` ' +
+        'setting’s seconds while it is connected) asks its helper to read the flows it runs (Node-RED’s own ' +
+        '`GET /flows`) and send them; they are kept as the next version of `name`, made by the caller. An earlier ' +
+        'ask of the same instance not yet answered is replaced. Audited as `fleet.snapshot_asked`, then ' +
+        '`fleet.snapshot_created` (or `fleet.snapshot_refused`).',
+      tags: ['fleet'],
+      parameters: [INSTANCE_PARAMETER],
+      requestBody: { required: true, content: json(SnapshotAskSchema) },
+      responses: {
+        202: { description: 'Asked.', content: json(SnapshotAskedSchema) },
+        400: {
+          description: 'A malformed instance id or name.',
+          content: adminErrorContent(['invalid_request']),
+        },
+        404: { description: 'The fleet knows no such instance. Empty body.' },
+        ...ANSWERS,
+      },
+    }),
+    requirePermission(deps, 'flows.write'),
+    requirePermission(deps, 'flows.read'),
+    async (c) => {
+      const id = c.req.param('id')
+      if (!INSTANCE_ID_FORM.test(id))
+        return toResponse(
+          adminError(
+            400,
+            'invalid_request',
+            'id: 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit',
+          ),
+        )
+      const fields = await readFields(c, deps.maxBodyBytes, ['json'], SnapshotAskSchema, 'admin')
+      if (!fields.ok) return fields.error
+      const asked = await snapshots.ask(c.get('principal'), id, fields.value.name, c.get('address'))
+      if (!asked.ok) return refusal(asked.error)
+      if (asked.value === null) return emptyResponse(404)
+      const { instance, name, by, at } = asked.value
+      return c.json({ instance, name, askedBy: by, askedAt: new Date(at).toISOString() }, 202)
+    },
+  )
+
+  routes.post(
+    '/fleet/instances/:id/flows',
+    describe({
+      operationId: 'sendFlowSnapshot',
+      summary: 'An instance sends the flows it runs, as asked',
+      description:
+        'For the fleet’s instances, authenticated as their resource server with HTTP Basic: the flows its ' +
+        'Node-RED runs (its `GET /flows`), under the name its poll said (`snapshot.name`). Kept as a snapshot made ' +
+        'by whoever asked; the ask is spent, also when the flows are refused (audited as `fleet.snapshot_refused`).',
+      tags: ['fleet'],
+      security: [{ basicAuth: [] }],
+      parameters: [INSTANCE_PARAMETER],
+      requestBody: { required: true, content: json(SnapshotSentSchema) },
+      responses: {
+        201: { description: 'Kept. Its metadata.', content: json(SnapshotCreatedSchema) },
+        ...REFUSED_FLOWS,
+        409: {
+          description:
+            'Nobody asked for these flows (or they were sent already), or the id is another resource server’s instance.',
+          content: adminErrorContent(['snapshot_not_asked', 'instance_conflict']),
+        },
+        ...INSTANCE_REFUSALS,
+      },
+    }),
+    noStore,
+    instanceCaller(deps),
+    async (c) => {
+      const caller = c.get('instance')
+      const limit = snapshots.maxBytes * UPLOAD_ROOM
+      const fields = await readFields(c, limit, ['json'], SnapshotUploadFields, 'admin')
+      if (!fields.ok) return fields.error
+      const { name, flows } = fields.value
+      const made = await snapshots.fromInstance(caller.id, { name, flows }, deps.clientAddress(c))
+      if (!made.ok) return refusal(made.error)
+      const { unknownTypes, ...meta } = made.value
+      return c.json({ ...metaJson(meta), unknownTypes }, 201)
     },
   )
 
