@@ -18,6 +18,7 @@ import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
 import { passkeyRoutes } from './routes/passkeys.js'
 import { settingsRoutes } from './routes/settings.js'
 import { signInRoutes } from './routes/signin.js'
+import { snapshotRoutes } from './routes/snapshots.js'
 import { ssoRoutes } from './routes/sso.js'
 import { tokensRoutes } from './routes/tokens.js'
 
@@ -141,6 +142,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', mfaRoutes(deps))
     .route('/', accessRoutes(deps))
     .route('/', groupRoutes(deps))
+    .route('/', snapshotRoutes(deps))
     .route('/', passkeyRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))

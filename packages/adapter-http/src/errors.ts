@@ -144,6 +144,20 @@ const mapping: Mapping = {
       'assignment_not_found',
       `Instance ${error.instance} was not put in group ${error.group} (a rule of the settings may still hold it there)`,
     ),
+  snapshot_not_found: (error) => adminError(404, 'snapshot_not_found', `No snapshot ${error.id}`),
+  snapshot_not_asked: (error) => ({
+    status: 409,
+    body: {
+      code: 'snapshot_not_asked',
+      message: `Nobody asked instance ${error.instance} for its flows as ${error.name}, or they were sent already`,
+    },
+  }),
+  snapshot_too_large: (error) =>
+    adminError(
+      413,
+      'payload_too_large',
+      `The snapshot's file would be ${error.bytes} bytes, more than fleet.snapshots.maxBytes (${error.limit})`,
+    ),
   invalid_enrolment: () => ({
     status: 401,
     body: {

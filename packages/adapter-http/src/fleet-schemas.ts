@@ -151,6 +151,15 @@ export const DesiredStateSchema = v.pipe(
         ),
       ),
     ),
+    snapshot: v.optional(
+      v.pipe(
+        v.strictObject({ name: v.string() }),
+        v.description(
+          'Only when someone asked the instance for the flows it runs: it sends them to ' +
+            '`POST /fleet/instances/{id}/flows` under this name. Such a poll ends with a 200, also when the version is unchanged.',
+        ),
+      ),
+    ),
   }),
   v.metadata({ ref: 'FleetDesiredState' }),
 )

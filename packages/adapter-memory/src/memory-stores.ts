@@ -6,6 +6,7 @@ import { createFleetStore } from './fleet-store.js'
 import { createGroupStore } from './group-store.js'
 import { createModuleStore } from './module-store.js'
 import { createPasskeyStore } from './passkey-store.js'
+import { createSnapshotStore } from './snapshot-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
@@ -47,6 +48,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     fleet: createFleetStore(revision),
     enrolments: createEnrolmentStore(),
     groups: createGroupStore(),
+    snapshots: createSnapshotStore(),
     factors: createFactorStore(),
     passkeys: createPasskeyStore(),
     async close() {},

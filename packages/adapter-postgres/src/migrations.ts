@@ -310,6 +310,28 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (group_name, instance)
   );
   `,
+  `
+  -- Snapshots of flows: named, versioned per name, never changed once written.
+  CREATE TABLE flowadmin_flow_snapshots (
+    id text PRIMARY KEY,
+    name text NOT NULL,
+    version integer NOT NULL,       -- 1, then one more for each snapshot of the name
+    modules text NOT NULL,          -- JSON array of {name, version}
+    nodes integer NOT NULL,
+    bytes integer NOT NULL,         -- the size of its file, as a download gives it
+    created_by text,                -- username, or null (command line, open API)
+    created_at bigint NOT NULL,     -- ms since the epoch
+    flows text NOT NULL,            -- the flows array, as JSON text
+    UNIQUE (name, version)
+  );
+  -- An operator's ask that an instance send the flows it runs, one an instance.
+  CREATE TABLE flowadmin_fleet_snapshot_asks (
+    instance text PRIMARY KEY,
+    name text NOT NULL,
+    asked_by text,                  -- username, or null (command line, open API)
+    asked_at bigint NOT NULL        -- ms since the epoch
+  );
+  `,
 ]
 
 /** The schema version this code writes. */

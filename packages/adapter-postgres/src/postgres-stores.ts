@@ -13,6 +13,7 @@ import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
 import { createPasskeyStore } from './passkey-store.js'
+import { createSnapshotStore } from './snapshot-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenCache, TOKEN_CHANNEL } from './token-cache.js'
@@ -117,6 +118,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     fleet: createFleetStore(db),
     enrolments: createEnrolmentStore(db),
     groups: createGroupStore(db),
+    snapshots: createSnapshotStore(db),
     factors: createFactorStore(db),
     passkeys: createPasskeyStore(db),
     target,

@@ -44,6 +44,9 @@ export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_access_group_assignments') IS NOT NULL THEN
     TRUNCATE flowadmin_access_group_assignments;
   END IF;
+  IF to_regclass('flowadmin_flow_snapshots') IS NOT NULL THEN
+    TRUNCATE flowadmin_flow_snapshots, flowadmin_fleet_snapshot_asks;
+  END IF;
 END $$`
 
 /** A server the tests may create databases on: its maintenance-database URL and how to stop it. */

@@ -324,6 +324,28 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (group_name, instance)
   ) WITHOUT ROWID;
   `,
+  `
+  -- Snapshots of flows: named, versioned per name, never changed once written.
+  CREATE TABLE flow_snapshots (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,     -- 1, then one more for each snapshot of the name
+    modules TEXT NOT NULL,        -- JSON array of {name, version}
+    nodes INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,       -- the size of its file, as a download gives it
+    created_by TEXT,              -- username, or NULL (command line, open API)
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    flows TEXT NOT NULL,          -- the flows array, as JSON text
+    UNIQUE (name, version)
+  );
+  -- An operator's ask that an instance send the flows it runs, one an instance.
+  CREATE TABLE fleet_snapshot_asks (
+    instance TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    asked_by TEXT,                -- username, or NULL (command line, open API)
+    asked_at INTEGER NOT NULL     -- ms since the epoch
+  ) WITHOUT ROWID;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

@@ -10,6 +10,7 @@ import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { createPasskeyStore } from './passkey-store.js'
+import { createSnapshotStore } from './snapshot-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenStore } from './token-store.js'
@@ -51,6 +52,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       fleet: createFleetStore(db),
       enrolments: createEnrolmentStore(db),
       groups: createGroupStore(db),
+      snapshots: createSnapshotStore(db),
       factors: createFactorStore(db),
       passkeys: createPasskeyStore(db),
     }

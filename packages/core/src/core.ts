@@ -35,6 +35,7 @@ import { createFleetIdentities } from './fleet/fleet-identities.js'
 import { fleetInstaller } from './fleet/fleet-installer.js'
 import { DEFAULT_MAX_INSTANCES } from './fleet/identity-rules.js'
 import { createInstanceIdentities } from './fleet/instance-identities.js'
+import { createSnapshots, DEFAULT_SNAPSHOT_MAX_BYTES } from './flows/snapshots.js'
 import { createModules } from './modules/modules.js'
 import type { EventSink } from './ports/index.js'
 import { createSweep } from './sweep.js'
@@ -284,6 +285,15 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
           clock,
           events,
         })
+  const snapshots = createSnapshots({
+    store: ports.stores.snapshots,
+    modules: ports.stores.modules,
+    fleet: ports.stores.fleet,
+    clock,
+    random,
+    events,
+    maxBytes: options.fleet?.snapshots?.maxBytes ?? DEFAULT_SNAPSHOT_MAX_BYTES,
+  })
 
   return {
     /** True when `adminAuth` is configured; false means every route is open. */
@@ -443,9 +453,13 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     /**
      * Fleet mode (the `fleet` option), or null when it is off: the desired state the instances
      * poll, their reports and drift; `identities` who may act as which instance, enrolment,
-     * rotation and revocation (see createFleetIdentities).
+     * rotation and revocation (see createFleetIdentities); `snapshots` the snapshots of flows
+     * (see createSnapshots).
      */
-    fleet: fleet === null || fleetIdentities === null ? null : { ...fleet, identities: fleetIdentities },
+    fleet:
+      fleet === null || fleetIdentities === null
+        ? null
+        : { ...fleet, identities: fleetIdentities, snapshots },
 
     /** A person's sign-in on flowadmin's own page (see createSignInFacade). */
     signIn: createSignInFacade({

@@ -71,6 +71,12 @@ export type DomainError =
   | { code: 'group_not_found'; group: string }
   /** The instance is not in the group by an assignment (a rule of the settings may still hold it). */
   | { code: 'assignment_not_found'; group: string; instance: string }
+  /** No snapshot of flows with that id. */
+  | { code: 'snapshot_not_found'; id: string }
+  /** An instance sent flows for a snapshot nobody asked it for (or asked for under another name). */
+  | { code: 'snapshot_not_asked'; instance: string; name: string }
+  /** A snapshot's file would have `bytes` bytes, past the bound (`fleet.snapshots.maxBytes`). */
+  | { code: 'snapshot_too_large'; bytes: number; limit: number }
   /** An enrolment token unknown, spent, expired or cancelled. Carries no detail (the trail has it). */
   | { code: 'invalid_enrolment' }
   /** The resource server holds as many enrolled instances as `fleet.maxInstances` allows. */

@@ -183,6 +183,25 @@ export {
 } from './fleet/install-policy.js'
 export type { EnrolmentState } from './fleet/instance-identities.js'
 export type { InstanceModuleState } from './fleet/instance-states.js'
+export { type DiffedNode, diffFlows, type FlowsDiff, sameJson } from './flows/flow-diff.js'
+export {
+  CORE_TYPES,
+  checkFlows,
+  type FlowNode,
+  type KnownModule,
+  modulesForTypes,
+  moduleTypesOf,
+  SNAPSHOT_NAME_FORM,
+  snapshotFile,
+} from './flows/flow-rules.js'
+export {
+  createSnapshots,
+  DEFAULT_SNAPSHOT_MAX_BYTES,
+  type SnapshotError,
+  type SnapshotMade,
+  type Snapshots,
+  type SnapshotUpload,
+} from './flows/snapshots.js'
 export { type ModuleView, NOT_INSTALLED, type NodeSetView } from './modules/local-state.js'
 export type { ModuleError, PaletteError } from './modules/modules.js'
 export type * from './ports/index.js'

@@ -4,10 +4,12 @@
 // loop (fleet-poll.js) holds a poll of flowadmin's desired state, the applier (fleet-apply.js) makes
 // this Node-RED's modules what it says through its own admin API over loopback, and the watcher
 // (fleet-watch.js) reads what Node-RED has; reports (fleet-report.js) tell flowadmin when that
-// changed. It never throws into Node-RED, and while flowadmin cannot be reached it changes nothing.
+// changed; asked for the flows it runs, it sends them (fleet-flows.js). It never throws into
+// Node-RED, and while flowadmin cannot be reached it changes nothing.
 
 const { createAgentToken, AGENT_PERMISSIONS } = require('./agent-token')
 const { createApplier } = require('./fleet-apply')
+const { createFlowsSender } = require('./fleet-flows')
 const { leaveAtExit } = require('./fleet-leave')
 const { createPollLoop } = require('./fleet-poll')
 const { cleanText, createReporter } = require('./fleet-report')
@@ -206,10 +208,24 @@ function startFleetAgent(settings, adminAuth, state) {
       reverted: (entries) => reporter.noteReverted(entries),
       log,
     })
+    const sender = createFlowsSender({
+      flows: () => local.flows(),
+      send: (body) =>
+        call('POST', `${base}/flows`, {
+          headers: { 'Content-Type': 'application/json' },
+          body,
+          timeoutMs: settings.timeoutMs * 3,
+        }),
+      log,
+    })
     const poller = createPollLoop({
       poll: async (path, headers, timeoutMs) => {
         const sentWith = credentials.authorization()
         const answer = await call('GET', `${base}${path}`, { headers, timeoutMs, polling: true })
+        // Someone asked for the flows this instance runs: sent beside the polls.
+        if (answer.status === 200 && typeof answer.body?.snapshot?.name === 'string') {
+          sender.send(answer.body.snapshot.name)
+        }
         // flowadmin asks for a new credential: rotated beside the polls (not again for a poll that
         // went out with the credential before the rotation).
         if (

@@ -205,6 +205,11 @@ function createLocalAdmin(nodeRed, token, signal) {
         ? new Map(modulesOf(answer.body).map((module) => [module.name, module]))
         : null
     },
+    /** Its deployed flows (GET /flows: Node-RED's flow JSON, an array), or null. */
+    async flows() {
+      const answer = await call('GET', '/flows')
+      return answer?.status === 200 && Array.isArray(answer.body) ? answer.body : null
+    },
     /** The types its deployed flows use (GET /flows), or null. */
     async typesInUse() {
       const answer = await call('GET', '/flows')

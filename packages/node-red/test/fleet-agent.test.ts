@@ -230,3 +230,64 @@ it('stopped before Node-RED’s settings are found (embedded Node-RED): no error
     process.off('unhandledRejection', onRejection)
   }
 }, 30_000)
+
+it('asked for its flows in a poll, sends what its Node-RED runs under that name; a failure is a line of the log', async () => {
+  const flows = [
+    { id: 't1', type: 'tab', label: 'Line 1' },
+    { id: 'n1', type: 'inject', z: 't1', wires: [] },
+  ]
+  const sent: Array<{ authorization: string | undefined; body: unknown }> = []
+  let answer = 201
+  const flowadmin = await serve((req, body) => {
+    if (req.url === '/fleet/instances/agent-4/desired') {
+      return {
+        status: 200,
+        body: {
+          version: 'v1',
+          prune: false,
+          modules: [],
+          installs: [],
+          removals: [],
+          snapshot: { name: 'line-1' },
+        },
+      }
+    }
+    if (req.url === '/fleet/instances/agent-4/flows' && req.method === 'POST') {
+      sent.push({ authorization: req.headers.authorization, body: JSON.parse(body) })
+      return answer === 201
+        ? { status: 201, body: { name: 'line-1', version: sent.length } }
+        : { status: answer, body: { code: 'payload_too_large', message: 'too large\nsecond line' } }
+    }
+    if (req.url === '/fleet/instances/agent-4/report') return { status: 204 }
+    return { status: 404 }
+  })
+  let readable = true
+  const nodeRed = await serve((req) => {
+    if (req.url === '/nodes') return { status: 200, body: [] }
+    if (req.url === '/flows') return readable ? { status: 200, body: flows } : { status: 500, body: {} }
+    if (req.url === '/settings') return { status: 200, body: { version: '4.1.2' } }
+    return { status: 404 }
+  })
+  const settings = settingsModule(flowadmin, 'agent-4', { uiHost: '127.0.0.1', serverPort: nodeRed })
+  await until(() => sent.length > 0)
+  expect(sent[0]).toEqual({
+    authorization: `Basic ${Buffer.from('fleet:s3cret').toString('base64')}`,
+    body: { name: 'line-1', flows },
+  })
+  await until(() => settings.lines.some((line) => line.includes('kept at flowadmin')))
+  // Refused, then not readable: each said in the log; the agent goes on.
+  answer = 413
+  const before = sent.length
+  await until(() => sent.length > before)
+  await until(() => settings.lines.some((line) => line.includes('refused')))
+  readable = false
+  await until(() => settings.lines.some((line) => line.includes('cannot be read')))
+  await agentOf(settings.options).stop()
+  expect(new Set(settings.lines.filter((line) => line.includes('line-1')))).toEqual(
+    new Set([
+      'fleet: the flows this instance runs are kept at flowadmin as a snapshot of line-1',
+      'fleet: flowadmin refused the flows asked for as line-1 (HTTP 413: too large)',
+      'fleet: the flows asked for as line-1 cannot be read from this Node-RED; tried again at the next poll',
+    ]),
+  )
+}, 60_000)

@@ -84,17 +84,29 @@ describe('parseSettings', () => {
       answerWaitMs: 5000,
       holdSeconds: 15,
       maxInstances: 1000,
+      snapshots: { maxBytes: 5 * 1024 * 1024 },
     })
     expect(parse({ fleet: { modules: true, prune: true, wait: 0, hold: 120 } }).fleet).toEqual({
       prune: true,
       answerWaitMs: 0,
       holdSeconds: 120,
       maxInstances: 1000,
+      snapshots: { maxBytes: 5 * 1024 * 1024 },
     })
     expect(parse({ fleet: { modules: true, maxInstances: 3 } }).fleet?.maxInstances).toBe(3)
     expect(() => parse({ fleet: { modules: true, maxInstances: 0 } })).toThrow(
       'fleet.maxInstances: must be at least 1',
     )
+    expect(parse({ fleet: { modules: true, snapshots: { maxBytes: 2048 } } }).fleet?.snapshots).toEqual({
+      maxBytes: 2048,
+    })
+    expect(() => parse({ fleet: { modules: true, snapshots: { maxBytes: 100 } } })).toThrow(
+      'fleet.snapshots.maxBytes: must be at least 1024',
+    )
+    expect(() => parse({ fleet: { modules: true, snapshots: { maxBytes: 60 * 1024 * 1024 } } })).toThrow(
+      'fleet.snapshots.maxBytes: must be at most 52428800',
+    )
+    expect(() => parse({ fleet: { modules: true, snapshots: { max: 1 } } })).toThrow('fleet.snapshots')
     expect(parse({ fleet: { modules: true, hold: 5 } }).fleet?.holdSeconds).toBe(5)
     expect(() => parse({ fleet: { modules: true, wait: 61 } })).toThrow('fleet.wait: must be at most 60')
     expect(() => parse({ fleet: { modules: true, hold: 4 } })).toThrow('fleet.hold: must be at least 5')

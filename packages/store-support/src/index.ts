@@ -34,6 +34,18 @@ export {
   type TokenRow,
   tokenFromRow,
 } from './rows.js'
+export {
+  ASK_COLUMNS,
+  type AskRow,
+  askFromRow,
+  askValues,
+  SNAPSHOT_META_COLUMNS,
+  type SnapshotMetaRow,
+  type SnapshotRow,
+  snapshotFromRow,
+  snapshotMetaFromRow,
+  snapshotValues,
+} from './snapshots.js'
 export { codeFromRow, codeRecord, type WaitingCount, type WaitingRow, waitingVerdict } from './sso.js'
 export {
   TRAIL_COLUMNS,

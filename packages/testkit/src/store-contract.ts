@@ -7,6 +7,7 @@ import { describeFleetContract } from './fleet-contract.js'
 import { describeGroupContract } from './group-contract.js'
 import { describeModuleContract } from './module-contract.js'
 import { describePasskeyContract } from './passkey-contract.js'
+import { describeSnapshotContract } from './snapshot-contract.js'
 import { describeSsoContract } from './sso-contract.js'
 import { describeThrottleContract } from './throttle-contract.js'
 import { describeTokenContract } from './token-contract.js'
@@ -39,6 +40,7 @@ const PARTS: readonly ContractPart[] = [
   describeFleetContract,
   describeEnrolmentContract,
   describeGroupContract,
+  describeSnapshotContract,
   describePasskeyContract,
   describeThrottleContract,
   describeSsoContract,

@@ -170,7 +170,13 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
         await leases.ended(caller.id, caller.resourceServer, signal.aborted)
       }
       c.header('ETag', etagOf(desired))
-      if (rotate) return c.json({ ...desired, rotate: true })
+      // Someone asked for the flows it runs: said in a 200, which a 304 could not carry.
+      const asked = await fleet.snapshots.asked(caller.id)
+      const extra = {
+        ...(rotate && { rotate: true }),
+        ...(asked !== null && { snapshot: { name: asked.name } }),
+      }
+      if (rotate || asked !== null) return c.json({ ...desired, ...extra })
       if (known !== null && desired.version === known) return c.body(null, 304)
       return c.json(desired)
     },

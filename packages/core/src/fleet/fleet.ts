@@ -51,6 +51,8 @@ export interface FleetOptions {
   answerWaitMs?: number | undefined
   /** Enrolled instances (not revoked) one resource server may hold. Default 1000. */
   maxInstances?: number | undefined
+  /** Snapshots of flows: `maxBytes`, the most bytes of a snapshot's file (default 5 MB). */
+  snapshots?: { maxBytes?: number | undefined } | undefined
 }
 
 export interface InstanceView {

@@ -304,6 +304,23 @@ export type DomainEvent =
    * and client in a while (see access/audit.ts).
    */
   | ({ type: 'access.refused'; at: number; resourceServer: string; instance: string | null } & Actor)
+  /**
+   * Someone made a snapshot of flows: version `version` of `name`, `snapshot` its id; `instance`
+   * the instance whose flows it holds, sent as they asked, or null for an upload.
+   */
+  | ({
+      type: 'fleet.snapshot_created'
+      at: number
+      snapshot: string
+      name: string
+      version: number
+      nodes: number
+      instance: string | null
+    } & Actor)
+  /** Someone asked an instance to send the flows it runs, to be kept as a snapshot of `name`. */
+  | ({ type: 'fleet.snapshot_asked'; at: number; instance: string; name: string } & Actor)
+  /** The flows an instance sent as asked were refused (`message` says why); the ask is spent. */
+  | ({ type: 'fleet.snapshot_refused'; at: number; instance: string; name: string; message: string } & Actor)
 
 export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */
@@ -371,4 +388,7 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'access.group_unassigned': 'success',
   'access.reloaded': 'success',
   'access.refused': 'failure',
+  'fleet.snapshot_created': 'success',
+  'fleet.snapshot_asked': 'success',
+  'fleet.snapshot_refused': 'failure',
 }

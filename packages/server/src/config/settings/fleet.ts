@@ -1,5 +1,5 @@
 // `fleet`: fleet mode, where the module routes state the desired modules of Node-RED instances.
-import { DEFAULT_HOLD_SECONDS, DEFAULT_MAX_INSTANCES } from '@flowadmin/core'
+import { DEFAULT_HOLD_SECONDS, DEFAULT_MAX_INSTANCES, DEFAULT_SNAPSHOT_MAX_BYTES } from '@flowadmin/core'
 import * as v from 'valibot'
 import { groups } from './access.js'
 import { onOff, strictObject, whole } from './fields.js'
@@ -7,7 +7,8 @@ import { onOff, strictObject, whole } from './fields.js'
 /**
  * Fleet mode's settings: drop modules no longer desired (the store keeps the value every flowadmin
  * sharing it acts on), how long a change's answer waits for the outcomes (ms), and how long a poll
- * is held at most (seconds), and how many instances each resource server may enrol.
+ * is held at most (seconds), how many instances each resource server may enrol, and the bound on
+ * a snapshot of flows.
  */
 export interface FleetSettings {
   prune: boolean
@@ -15,7 +16,12 @@ export interface FleetSettings {
   holdSeconds: number
   /** Enrolled instances one resource server may hold. */
   maxInstances: number
+  /** The most bytes of a snapshot's file. */
+  snapshots: { maxBytes: number }
 }
+
+/** The largest bound a snapshot may be given: 50 MiB (an upload's body may be four times that). */
+export const MAX_SNAPSHOT_BYTES = 50 * 1024 * 1024
 
 export const fleet = strictObject({
   modules: onOff,
@@ -23,6 +29,8 @@ export const fleet = strictObject({
   wait: v.optional(whole(0, 60)),
   hold: v.optional(whole(5, 120)),
   maxInstances: v.optional(whole(1, 1_000_000)),
+  /** Snapshots of flows: the most bytes of one's file (Node-RED's apiMaxLength, 5 MiB, by default). */
+  snapshots: v.optional(strictObject({ maxBytes: v.optional(whole(1024, MAX_SNAPSHOT_BYTES)) })),
   /** Groups of instances by id patterns (see access.ts); they count where the fleet's instances have identities. */
   groups: v.optional(groups),
 })
@@ -35,5 +43,6 @@ export const fleetOf = (parsed: v.InferOutput<typeof fleet> | undefined): FleetS
         answerWaitMs: (parsed.wait ?? 5) * 1000,
         holdSeconds: parsed.hold ?? DEFAULT_HOLD_SECONDS,
         maxInstances: parsed.maxInstances ?? DEFAULT_MAX_INSTANCES,
+        snapshots: { maxBytes: parsed.snapshots?.maxBytes ?? DEFAULT_SNAPSHOT_MAX_BYTES },
       }
     : null
