@@ -4,6 +4,7 @@
 import { type AccessSettings, accessChanges, REFUSAL_QUIET_MS } from '@flowadmin/core'
 import { WORLD_ADDRESS as ADDRESS } from '@flowadmin/testkit'
 import { describe, expect, it } from 'vitest'
+import { createAccessAudit, MAX_REMEMBERED } from '../src/access/audit.js'
 import { world } from './access-world.js'
 
 const before: AccessSettings = {
@@ -115,5 +116,35 @@ describe('a live token refused at an instance where its person holds no grant', 
     expect(await rightsAt(press, 'not-a-token-of-anyone')).toBe('inactive')
     expect(await rightsAt(press, await editorLogin('alice'))).not.toBe('inactive')
     expect(events.ofType('access.refused')).toEqual([])
+  })
+})
+
+describe('the refusals remembered, at most MAX_REMEMBERED (token, client) pairs', () => {
+  it('forgets the longest unwritten pair first, and keeps the others quiet', () => {
+    const emitted: unknown[] = []
+    let now = 0
+    const audit = createAccessAudit({
+      events: { emit: (event) => emitted.push(event) },
+      clock: { now: () => now },
+    })
+    const refusal = (tokenId: string) => ({
+      tokenId,
+      username: 'carl',
+      clientId: 'fleet/press-2',
+      resourceServer: 'fleet',
+      instance: 'press-2',
+      address: ADDRESS,
+    })
+    for (let pair = 0; pair < MAX_REMEMBERED; pair++) {
+      now++
+      expect(audit.refused(refusal(`t${pair}`))).toBe(true)
+    }
+    now++
+    expect(audit.refused(refusal('one-more'))).toBe(true)
+    // The second pair is still remembered: quiet. The first was forgotten: written again.
+    expect(audit.refused(refusal('t1'))).toBe(false)
+    expect(audit.refused(refusal('t0'))).toBe(true)
+    expect(audit.refused(refusal('t2'))).toBe(false)
+    expect(emitted).toHaveLength(MAX_REMEMBERED + 2)
   })
 })

@@ -57,8 +57,8 @@ export function accessChanges(before: AccessSettings, after: AccessSettings): Ac
 
 /** How long a refusal of one token at one asking client is not written again, in ms. */
 export const REFUSAL_QUIET_MS = 10 * 60_000
-/** Most (token, client) pairs remembered; past it they are forgotten, and may be written again. */
-const MAX_REMEMBERED = 10_000
+/** Most (token, client) pairs remembered; past it the longest unwritten are forgotten first. */
+export const MAX_REMEMBERED = 10_000
 
 /** Who was refused where: the token's id and person, and the client that asked about it. */
 export interface ScopeRefusal {
@@ -73,7 +73,7 @@ export interface ScopeRefusal {
 }
 
 export function createAccessAudit({ events, clock }: { events: EventSink; clock: Clock }) {
-  /** When each (token, client) refusal was last written. */
+  /** When each (token, client) refusal was last written, the longest ago first. */
   const written = new Map<string, number>()
   return {
     /** Writes `access.reloaded` when the reload changed any role, group or grant; says whether. */
@@ -102,7 +102,11 @@ export function createAccessAudit({ events, clock }: { events: EventSink; clock:
       const key = `${refusal.tokenId} ${refusal.clientId}`
       const last = written.get(key)
       if (last !== undefined && now - last < REFUSAL_QUIET_MS) return false
-      if (written.size >= MAX_REMEMBERED) written.clear()
+      written.delete(key)
+      if (written.size >= MAX_REMEMBERED) {
+        const oldest = written.keys().next()
+        if (!oldest.done) written.delete(oldest.value)
+      }
       written.set(key, now)
       const { username, clientId, resourceServer, instance, address } = refusal
       events.emit({ type: 'access.refused', at: now, resourceServer, instance, username, clientId, address })
