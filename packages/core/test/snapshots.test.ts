@@ -3,7 +3,13 @@
 import { describe, expect, it } from 'vitest'
 import { operator, type UserPrincipal } from '../src/auth/principal.js'
 import { diffFlows } from '../src/flows/flow-diff.js'
-import { byteLength, checkFlows, moduleTypesOf, snapshotFile } from '../src/flows/flow-rules.js'
+import {
+  byteLength,
+  checkFlows,
+  MAX_NODE_DEPTH,
+  moduleTypesOf,
+  snapshotFile,
+} from '../src/flows/flow-rules.js'
 import { fleetWorld, KIT, kit, report } from './fleet-fixtures.js'
 
 const ADDRESS = '10.0.0.1'
@@ -55,6 +61,39 @@ describe('checkFlows', () => {
     ],
   ])('refuses %j: %s', (flows, message) => {
     expect(checkFlows(flows)).toEqual({ ok: false, error: message })
+  })
+
+  it('refuses a node holding credentials, whatever they hold: an instance keeps its own', () => {
+    const broker = {
+      id: 'b1',
+      type: 'mqtt-broker',
+      broker: 'localhost',
+      credentials: { user: 'u', password: 'p' },
+    }
+    for (const credentials of [{ user: 'u', password: 'p' }, {}]) {
+      expect(checkFlows([tab, { ...broker, credentials }])).toEqual({
+        ok: false,
+        error:
+          'flows[1] (id "b1"): holds credentials; credentials never travel in a snapshot (each instance keeps its own): remove the node\'s "credentials"',
+      })
+    }
+  })
+
+  it(`takes a node nesting ${MAX_NODE_DEPTH} levels, and refuses one nesting deeper, without running out of stack`, () => {
+    const nested = (levels: number) => {
+      let value: unknown = 'x'
+      for (let level = 0; level < levels; level++) value = [value]
+      return value
+    }
+    // The node is the first level, its `payload` the second.
+    const fits = { ...inject, payload: nested(MAX_NODE_DEPTH - 1) }
+    expect(checkFlows([tab, fits])).toEqual({ ok: true, value: [tab, fits] })
+    const refusal = {
+      ok: false,
+      error: `flows[1] (id "n1"): nests arrays and objects more than ${MAX_NODE_DEPTH} levels deep`,
+    }
+    expect(checkFlows([tab, { ...inject, payload: nested(MAX_NODE_DEPTH) }])).toEqual(refusal)
+    expect(checkFlows([tab, { ...inject, payload: nested(20_000) }])).toEqual(refusal)
   })
 })
 

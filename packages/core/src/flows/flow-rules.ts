@@ -79,6 +79,21 @@ const MODULE_NAME = /^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/
 const MAX_MODULE_NAME = 214
 const MAX_VERSION = 64
 
+/** The most levels of arrays and objects a node may hold, the node itself the first. */
+export const MAX_NODE_DEPTH = 512
+
+/** Whether `node` holds arrays and objects more than `limit` levels deep; walked without recursion. */
+function deeperThan(node: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[node, 1]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, depth] = next
+    if (typeof value !== 'object' || value === null) continue
+    if (depth > limit) return true
+    for (const item of Array.isArray(value) ? value : Object.values(value)) pending.push([item, depth + 1])
+  }
+  return false
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
@@ -86,7 +101,8 @@ const quoted = (text: string) => JSON.stringify(text.length > 64 ? `${text.slice
 
 /**
  * The flows when `value` is Node-RED's flow JSON whose references hold within it: every node's
- * `z` names one of its tabs or subflows, every `subflow:<id>` one of its subflows. Otherwise the
+ * `z` names one of its tabs or subflows, every `subflow:<id>` one of its subflows; no node holds
+ * `credentials`, nor nests deeper than MAX_NODE_DEPTH. Otherwise the
  * first problem, naming the node (`flows[3]`, with its id when it has one).
  */
 export function checkFlows(value: unknown): Result<FlowNode[], string> {
@@ -101,6 +117,12 @@ export function checkFlows(value: unknown): Result<FlowNode[], string> {
     const named = `${at} (id ${quoted(node.id)})`
     if (typeof node.type !== 'string' || node.type === '')
       return err(`${named}: type must be a non-empty string`)
+    if (Object.hasOwn(node, 'credentials'))
+      return err(
+        `${named}: holds credentials; credentials never travel in a snapshot (each instance keeps its own): remove the node's "credentials"`,
+      )
+    if (deeperThan(node, MAX_NODE_DEPTH))
+      return err(`${named}: nests arrays and objects more than ${MAX_NODE_DEPTH} levels deep`)
     const before = seen.get(node.id)
     if (before !== undefined) return err(`${named}: the id of flows[${before}] too; ids must be unique`)
     seen.set(node.id, index)
