@@ -90,6 +90,12 @@ export interface CorePorts {
   events?: EventSink | undefined
   /** Installs and removes node modules; without it every install is refused as not allowed. */
   installer?: ModuleInstaller | undefined
+  /**
+   * Why a module's version is not one an install takes (a semver version or range), or null: the
+   * same check as the installer's, for the versions a snapshot names. Without it, any version of at
+   * most 64 characters.
+   */
+  versionProblem?: ((version: string) => string | null) | undefined
   /** Defaults to the system clock. */
   clock?: Clock | undefined
   /** Defaults to the platform CSPRNG. */

@@ -293,6 +293,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     random,
     events,
     maxBytes: options.fleet?.snapshots?.maxBytes ?? DEFAULT_SNAPSHOT_MAX_BYTES,
+    versionProblem: ports.versionProblem,
   })
 
   return {

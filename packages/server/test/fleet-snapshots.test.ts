@@ -85,6 +85,26 @@ describe('snapshots of flows on the built server', () => {
       message: 'flows[0] (id "n1"): z names "t9", no tab or subflow of these flows',
     })
 
+    // A module's version is what an install takes (a semver version or range), nothing else.
+    for (const version of ['file:../x', 'github:evil/x', 'https://example.com/x.tgz', 'latest']) {
+      const odd = await upload(
+        server.url,
+        ci,
+        JSON.stringify({ name: 'odd', modules: [{ name: 'node-red-x', version }], flows: [] }),
+      )
+      expect(odd.status).toBe(400)
+      expect(await odd.json()).toEqual({
+        code: 'invalid_request',
+        message: 'modules[0]: Invalid version: use a semver version or range such as 1.2.3 or ^1.2',
+      })
+    }
+    const ranged = await upload(
+      server.url,
+      ci,
+      JSON.stringify({ name: 'ranged', modules: [{ name: 'node-red-x', version: '^1.2' }], flows: [] }),
+    )
+    expect(ranged.status).toBe(201)
+
     const before = await call(server.url, ci, `/fleet/snapshots/${first.id}`)
     const file = await before.text()
     expect(await server.stop()).toBe(0)
@@ -94,7 +114,10 @@ describe('snapshots of flows on the built server', () => {
     const listed = await call(server.url, admin, '/fleet/snapshots')
     expect(
       ((await listed.json()) as Array<{ id: string; name: string }>).map((each) => [each.id, each.name]),
-    ).toEqual([[first.id, 'line-1']])
+    ).toEqual([
+      [first.id, 'line-1'],
+      [expect.any(String), 'ranged'],
+    ])
     const after = await call(server.url, admin, `/fleet/snapshots/${first.id}`)
     expect(after.headers.get('content-disposition')).toBe('attachment; filename="line-1-v1.json"')
     expect(await after.text()).toBe(file)
@@ -119,10 +142,11 @@ describe('snapshots of flows on the built server', () => {
           events: Array<{ actor: string; details: Record<string, unknown> }>
         }
       ).events
-    const events = await within(10_000, trailed, (found) => found.length >= 2)
+    const events = await within(10_000, trailed, (found) => found.length >= 3)
     expect(events.map((event) => [event.actor, event.details.name, event.details.version]).sort()).toEqual([
       ['admin', 'line-1', 2],
       ['ci', 'line-1', 1],
+      ['ci', 'ranged', 1],
     ])
   })
 })

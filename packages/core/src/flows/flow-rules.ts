@@ -142,8 +142,14 @@ export function checkFlows(value: unknown): Result<FlowNode[], string> {
   return ok(value as FlowNode[])
 }
 
-/** The modules an upload names, sorted by name; or the first problem. */
-export function checkModules(value: unknown): Result<SnapshotModule[], string> {
+/**
+ * The modules an upload names, sorted by name; or the first problem. `versionProblem` says why a
+ * version is not one an install takes.
+ */
+export function checkModules(
+  value: unknown,
+  versionProblem: (version: string) => string | null = () => null,
+): Result<SnapshotModule[], string> {
   if (!Array.isArray(value)) return err('modules: must be an array of {name, version}')
   const byName = new Map<string, SnapshotModule>()
   for (const [index, entry] of value.entries()) {
@@ -154,6 +160,8 @@ export function checkModules(value: unknown): Result<SnapshotModule[], string> {
       return err(`${at}: name must be a node module's name`)
     if (typeof version !== 'string' || version === '' || version.length > MAX_VERSION)
       return err(`${at}: version must be 1 to ${MAX_VERSION} characters`)
+    const problem = versionProblem(version)
+    if (problem !== null) return err(`${at}: ${problem}`)
     if (byName.has(name)) return err(`${at}: ${name} is listed twice`)
     byName.set(name, { name, version })
   }

@@ -59,6 +59,8 @@ export interface SnapshotDeps {
   events: EventSink
   /** The most bytes a snapshot's file may have. */
   maxBytes: number
+  /** Why a module's version is not one an install takes, or null (see CorePorts.versionProblem). */
+  versionProblem?: ((version: string) => string | null) | undefined
 }
 
 const notFound = (id: string): Result<never, SnapshotError> => err({ code: 'snapshot_not_found', id })
@@ -103,7 +105,7 @@ export function createSnapshots(deps: SnapshotDeps) {
     if (!SNAPSHOT_NAME_FORM.test(upload.name)) return err(invalid(`name: ${SNAPSHOT_NAME_RULE}`))
     const flows = checkFlows(upload.flows)
     if (!flows.ok) return err(invalid(flows.error))
-    const given = upload.modules === undefined ? null : checkModules(upload.modules)
+    const given = upload.modules === undefined ? null : checkModules(upload.modules, deps.versionProblem)
     if (given !== null && !given.ok) return err(invalid(given.error))
     const derived = modulesForTypes(moduleTypesOf(flows.value), await knownModules())
     const modules: SnapshotModule[] = given === null ? derived.modules : given.value

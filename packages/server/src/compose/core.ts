@@ -19,6 +19,7 @@ import {
 import { createArgon2Verifier } from '../adapters/argon2.js'
 import { createFlowsTypeUsage } from '../adapters/flows.js'
 import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
+import { rangeProblem } from '../adapters/palette-policy.js'
 import { trailOptionsOf } from '../config/settings/audit.js'
 import type { LdapSettings } from '../config/settings/ldap.js'
 import type { MfaSettings } from '../config/settings/mfa.js'
@@ -123,6 +124,7 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
       digest: nodeDigest,
       loader: options.loader ?? createDiskLoader(options.modules ?? []),
       installer: options.installer,
+      versionProblem: rangeProblem,
       typeUsage: createFlowsTypeUsage(path.join(settings.userDir, 'flows.json'), (message) =>
         log('error', 'flows file unreadable; disabling modules is refused until it is fixed', {
           reason: message,
