@@ -1,5 +1,6 @@
 // Snapshots of flows over the API: uploaded (flows.write on flowadmin, audited), listed,
 // downloaded as the file an upload takes, compared; refusals in the API's error shape.
+import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { describe, expect, it } from 'vitest'
 import { createWorld, expectChallenge, type World } from './helpers.js'
 import { createResponseValidator } from './openapi-validate.js'
@@ -213,6 +214,28 @@ describe('snapshots of flows over the API', () => {
       code: 'invalid_request',
       message: 'Missing required parameter: against',
     })
+  })
+
+  it('answers 404 for an id no snapshot could have, without asking the store (PostgreSQL text holds no NUL)', async () => {
+    const stores = createMemoryStores()
+    const find = stores.snapshots.find
+    // As PostgreSQL does: a NUL in a text parameter is an error, not a row.
+    stores.snapshots.find = (id) => (id.includes('\u0000') ? Promise.reject(new Error('22021')) : find(id))
+    const w = await createWorld({ fleet: { answerWaitMs: 0 }, stores })
+    const admin = await w.login()
+    const made = (await (await w.post('/fleet/snapshots', { name: 'a', flows: FLOWS }, admin)).json()) as {
+      id: string
+    }
+    for (const [url, id] of [
+      ['/fleet/snapshots/%00', '\u0000'],
+      [`/fleet/snapshots/${made.id}/diff?against=%00`, '\u0000'],
+      [`/fleet/snapshots/a%00b/diff?against=${made.id}`, 'a\u0000b'],
+      [`/fleet/snapshots/${'x'.repeat(300)}`, 'x'.repeat(300)],
+    ] as const) {
+      const res = await w.get(url, admin)
+      expect(res.status, url).toBe(404)
+      expect(await res.json()).toEqual({ code: 'snapshot_not_found', message: `No snapshot ${id}` })
+    }
   })
 
   it('needs flows.write on flowadmin to make one and flows.read to read them; refusals are audited', async () => {

@@ -1,4 +1,4 @@
-import type { SnapshotStore } from '@flowadmin/core'
+import type { SnapshotAsk, SnapshotStore } from '@flowadmin/core'
 import {
   ASK_COLUMNS,
   type AskRow,
@@ -12,6 +12,7 @@ import {
   snapshotValues,
 } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { fromStored, storedKey } from './stored-text.js'
 
 const SNAPSHOTS = 'flowadmin_flow_snapshots'
 const ASKS = 'flowadmin_fleet_snapshot_asks'
@@ -35,6 +36,12 @@ export const SNAPSHOT_SQL = {
   take: `DELETE FROM ${ASKS} WHERE instance = $1 AND name = $2 RETURNING ${ASK_COLUMNS}`,
 } as const
 
+// Who made a snapshot, and who asked, are usernames: any text, stored as storedKey writes it.
+const storedBy = (by: string | null) => (by === null ? null : storedKey(by))
+const byOf = (by: string | null) => (by === null ? null : fromStored(by))
+const metaOf = (row: SnapshotMetaRow) => ({ ...snapshotMetaFromRow(row), createdBy: byOf(row.created_by) })
+const askOf = (row: AskRow): SnapshotAsk => ({ ...askFromRow(row), by: byOf(row.asked_by) })
+
 /** Tries a save makes before it gives up: each one lost to a racing save of the same name. */
 const ATTEMPTS = 50
 
@@ -43,7 +50,10 @@ export function createSnapshotStore(db: Database): SnapshotStore {
   return {
     async create(snapshot) {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-        const saved = await db.query<{ version: number }>(SNAPSHOT_SQL.create, snapshotValues(snapshot))
+        const saved = await db.query<{ version: number }>(
+          SNAPSHOT_SQL.create,
+          snapshotValues({ ...snapshot, createdBy: storedBy(snapshot.createdBy) }),
+        )
         const row = saved.rows[0]
         if (row !== undefined) return Number(row.version)
       }
@@ -51,21 +61,21 @@ export function createSnapshotStore(db: Database): SnapshotStore {
     },
     async find(id) {
       const row = (await db.query<SnapshotRow>(SNAPSHOT_SQL.find, [id])).rows[0]
-      return row === undefined ? null : snapshotFromRow(row)
+      return row === undefined ? null : { ...snapshotFromRow(row), createdBy: byOf(row.created_by) }
     },
     async list() {
-      return (await db.query<SnapshotMetaRow>(SNAPSHOT_SQL.list)).rows.map(snapshotMetaFromRow)
+      return (await db.query<SnapshotMetaRow>(SNAPSHOT_SQL.list)).rows.map(metaOf)
     },
     async ask(ask) {
-      await db.query(SNAPSHOT_SQL.ask, askValues(ask))
+      await db.query(SNAPSHOT_SQL.ask, askValues({ ...ask, by: storedBy(ask.by) }))
     },
     async asked(instance) {
       const row = (await db.query<AskRow>(SNAPSHOT_SQL.asked, [instance])).rows[0]
-      return row === undefined ? null : askFromRow(row)
+      return row === undefined ? null : askOf(row)
     },
     async take(instance, name) {
       const row = (await db.query<AskRow>(SNAPSHOT_SQL.take, [instance, name])).rows[0]
-      return row === undefined ? null : askFromRow(row)
+      return row === undefined ? null : askOf(row)
     },
   }
 }

@@ -59,6 +59,19 @@ export const describeSnapshotContract: ContractPart = (stores, twoConnections) =
       expect((await snapshots.find('big'))?.flows).toBe(big)
     })
 
+    it('keeps who made a snapshot, and who asked, as they were written, whatever the text', async () => {
+      const { snapshots } = stores()
+      for (const [index, by] of ['a\u0000b', 'c\\u0041d', 'Zoë 👋'].entries()) {
+        await snapshots.create(snapshot(`by${index}`, `by-${index}`, { createdBy: by }))
+        expect((await snapshots.find(`by${index}`))?.createdBy).toBe(by)
+        expect((await snapshots.list()).find((each) => each.id === `by${index}`)?.createdBy).toBe(by)
+        const ask = { instance: `press-${index}`, name: 'line-1', by, at: T0 }
+        await snapshots.ask(ask)
+        expect(await snapshots.asked(`press-${index}`)).toEqual(ask)
+        expect(await snapshots.take(`press-${index}`, 'line-1')).toEqual(ask)
+      }
+    })
+
     it('gives racing saves of one name distinct versions, one after another', async () => {
       const racing = await twoConnections()
       const versions = await Promise.all(

@@ -31,7 +31,7 @@ const ID_PARAMETER = {
   name: 'id',
   in: 'path' as const,
   required: true,
-  description: 'A snapshot’s id.',
+  description: 'A snapshot’s id: 16 letters, digits, `-` or `_`; any other is no snapshot’s (404).',
   schema: { type: 'string' as const },
 }
 const ANSWERS = { 401: use('Unauthorized'), 500: use('Unexpected'), 503: use('StorageUnavailable') }

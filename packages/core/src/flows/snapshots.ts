@@ -63,6 +63,12 @@ export interface SnapshotDeps {
   versionProblem?: ((version: string) => string | null) | undefined
 }
 
+/** What a snapshot's id looks like: 12 random bytes in base64url. */
+export const SNAPSHOT_ID_FORM = /^[A-Za-z0-9_-]{16}$/
+
+/** The snapshot of `id`; null for an id not of SNAPSHOT_ID_FORM, which the store is never asked about. */
+const findIn = (store: SnapshotStore, id: string) => (SNAPSHOT_ID_FORM.test(id) ? store.find(id) : null)
+
 const notFound = (id: string): Result<never, SnapshotError> => err({ code: 'snapshot_not_found', id })
 
 export function createSnapshots(deps: SnapshotDeps) {
@@ -222,7 +228,7 @@ export function createSnapshots(deps: SnapshotDeps) {
 
     /** The snapshot and its file (what an upload takes), or `snapshot_not_found`. */
     async file(id: string): Promise<Result<{ meta: SnapshotMeta; file: string }, SnapshotError>> {
-      const found = await store.find(id)
+      const found = await findIn(store, id)
       if (found === null) return notFound(id)
       const { flows, ...meta } = found
       return ok({ meta, file: snapshotFile(meta.name, meta.modules, flows) })
@@ -230,7 +236,7 @@ export function createSnapshots(deps: SnapshotDeps) {
 
     /** The nodes added, removed and changed from snapshot `id` to snapshot `against`. */
     async diff(id: string, against: string): Promise<Result<FlowsDiff, SnapshotError>> {
-      const [before, after] = await Promise.all([store.find(id), store.find(against)])
+      const [before, after] = await Promise.all([findIn(store, id), findIn(store, against)])
       if (before === null) return notFound(id)
       if (after === null) return notFound(against)
       return ok(diffFlows(flowsOf(before.flows), flowsOf(after.flows)))
