@@ -2,7 +2,7 @@
 // instance sends its flows, kept as the asker's snapshot; once.
 import { describe, expect, it } from 'vitest'
 import { instance, report } from './fleet-world.js'
-import { createWorld, expectChallenge, fleetBasic, type World } from './helpers.js'
+import { ADDRESS, createWorld, expectChallenge, fleetBasic, type World } from './helpers.js'
 import { createResponseValidator } from './openapi-validate.js'
 
 const FLOWS = [
@@ -77,13 +77,53 @@ describe('a snapshot of the flows an instance runs', () => {
       modules: [],
       flows: FLOWS,
     })
+    // The asker made it, from no address of theirs; the instance sent it, from its own.
     expect(w.events.ofType('fleet.snapshot_created')).toMatchObject([
-      { name: 'line-1', instance: 'press-1', username: 'admin' },
+      {
+        name: 'line-1',
+        instance: 'press-1',
+        username: 'admin',
+        clientId: null,
+        address: null,
+        sender: { client: 'fleet', address: ADDRESS },
+      },
     ])
 
     // Spent: the poll is a 304 again, and the same flows sent again are refused.
     expect((await press.poll(unchanged)).status).toBe(304)
     expect((await send(w, 'press-1', { name: 'line-1', flows: FLOWS })).status).toBe(409)
+  })
+
+  it('spends the ask on flows too large to read, and says why in the trail; the poll no longer carries it', async () => {
+    const w = await createWorld({ fleet: { answerWaitMs: 0, snapshots: { maxBytes: 1000 } } })
+    const admin = await w.login()
+    const press = instance(w, 'press-1')
+    await press.send(report())
+    const version = ((await (await press.poll()).json()) as { version: string }).version
+    const unchanged = { 'if-none-match': `"${version}"`, prefer: 'wait=0' }
+    await w.post('/fleet/instances/press-1/snapshots', { name: 'line-1' }, admin)
+    expect((await press.poll(unchanged)).status).toBe(200)
+    const flows = [{ id: 'c1', type: 'comment', info: 'x'.repeat(4000) }]
+    const big = await send(w, 'press-1', { name: 'line-1', flows })
+    expect(big.status).toBe(413)
+    expect(await big.json()).toMatchObject({ code: 'payload_too_large' })
+    expect((await press.poll(unchanged)).status).toBe(304)
+    expect(w.events.ofType('fleet.snapshot_refused')).toEqual([
+      {
+        type: 'fleet.snapshot_refused',
+        at: w.clock.now(),
+        instance: 'press-1',
+        name: 'line-1',
+        message: 'the flows sent were more than 4000 bytes, the most a body may have',
+        sender: { client: 'fleet', address: ADDRESS },
+        username: 'admin',
+        clientId: null,
+        address: null,
+      },
+    ])
+    // Sent again, it is no longer asked for, and nothing more is written.
+    expect((await send(w, 'press-1', { name: 'line-1', flows })).status).toBe(413)
+    expect(w.events.ofType('fleet.snapshot_refused')).toHaveLength(1)
   })
 
   it('spends the ask on flows it refuses; needs flows.write and flows.read on flowadmin to ask', async () => {

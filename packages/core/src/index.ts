@@ -195,10 +195,13 @@ export {
   snapshotFile,
 } from './flows/flow-rules.js'
 export {
+  ASK_LIFETIME_MS,
   createSnapshots,
   DEFAULT_SNAPSHOT_MAX_BYTES,
+  SNAPSHOT_ID_FORM,
   type SnapshotError,
   type SnapshotMade,
+  type SnapshotSender,
   type Snapshots,
   type SnapshotUpload,
 } from './flows/snapshots.js'

@@ -1,5 +1,6 @@
 // Snapshots of flows in the core: the flow JSON's rules, names, versions per name, the modules a
 // snapshot's types need, its bound in bytes, its file and the diff of two.
+import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { describe, expect, it } from 'vitest'
 import { operator, type UserPrincipal } from '../src/auth/principal.js'
 import { diffFlows } from '../src/flows/flow-diff.js'
@@ -10,9 +11,12 @@ import {
   moduleTypesOf,
   snapshotFile,
 } from '../src/flows/flow-rules.js'
+import { ASK_LIFETIME_MS } from '../src/flows/snapshots.js'
 import { fleetWorld, KIT, kit, report } from './fleet-fixtures.js'
 
 const ADDRESS = '10.0.0.1'
+/** press-1 sending its flows, as its own client, from its address. */
+const PRESS = { instance: 'press-1', client: 'fleet/press-1', address: '10.0.0.7' }
 const alice: UserPrincipal = {
   kind: 'user',
   username: 'alice',
@@ -398,19 +402,17 @@ describe('snapshots', () => {
       value: { instance: 'press-1', name: 'line-1', by: 'alice', at: clock.now() },
     })
     expect(await fleet.snapshots.asked('press-1')).toEqual(asked.ok ? asked.value : null)
-    expect(await fleet.snapshots.fromInstance('press-1', { name: 'other', flows: FLOWS }, null)).toEqual({
+    expect(await fleet.snapshots.fromInstance(PRESS, { name: 'other', flows: FLOWS })).toEqual({
       ok: false,
       error: { code: 'snapshot_not_asked', instance: 'press-1', name: 'other' },
     })
-    const made = await fleet.snapshots.fromInstance('press-1', { name: 'line-1', flows: FLOWS }, '10.0.0.7')
+    const made = await fleet.snapshots.fromInstance(PRESS, { name: 'line-1', flows: FLOWS })
     expect(made).toMatchObject({
       ok: true,
       value: { name: 'line-1', version: 1, nodes: 3, createdBy: 'alice' },
     })
     expect(await fleet.snapshots.asked('press-1')).toBeNull()
-    expect(
-      await fleet.snapshots.fromInstance('press-1', { name: 'line-1', flows: FLOWS }, null),
-    ).toMatchObject({
+    expect(await fleet.snapshots.fromInstance(PRESS, { name: 'line-1', flows: FLOWS })).toMatchObject({
       ok: false,
       error: { code: 'snapshot_not_asked' },
     })
@@ -430,9 +432,11 @@ describe('snapshots', () => {
         name: 'line-1',
         version: 1,
         instance: 'press-1',
+        // The asker acts, from no address of theirs; the instance's address is the sender's.
+        sender: { client: 'fleet/press-1', address: '10.0.0.7' },
         username: 'alice',
         clientId: null,
-        address: '10.0.0.7',
+        address: null,
       },
     ])
   })
@@ -441,9 +445,7 @@ describe('snapshots', () => {
     const { fleet, send, events } = fleetWorld()
     await send('press-1', report())
     await fleet.snapshots.ask(alice, 'press-1', 'line-1', ADDRESS)
-    expect(
-      await fleet.snapshots.fromInstance('press-1', { name: 'line-1', flows: [{ id: 'n1' }] }, null),
-    ).toEqual({
+    expect(await fleet.snapshots.fromInstance(PRESS, { name: 'line-1', flows: [{ id: 'n1' }] })).toEqual({
       ok: false,
       error: { code: 'invalid_request', message: 'flows[0] (id "n1"): type must be a non-empty string' },
     })
@@ -454,6 +456,77 @@ describe('snapshots', () => {
         instance: 'press-1',
         name: 'line-1',
         message: 'flows[0] (id "n1"): type must be a non-empty string',
+        sender: { client: 'fleet/press-1', address: '10.0.0.7' },
+        username: 'alice',
+        address: null,
+      },
+    ])
+  })
+
+  it('leaves the ask in place when the flows cannot be checked or kept, and says so in the trail', async () => {
+    const stores = createMemoryStores()
+    const { fleet, send, events } = fleetWorld({}, stores)
+    await send('press-1', report())
+    await fleet.snapshots.ask(alice, 'press-1', 'line-1', ADDRESS)
+    const { create } = stores.snapshots
+    stores.snapshots.create = () => Promise.reject(new Error('the disk is full'))
+    await expect(fleet.snapshots.fromInstance(PRESS, { name: 'line-1', flows: FLOWS })).rejects.toThrow(
+      'the disk is full',
+    )
+    expect(await fleet.snapshots.asked('press-1')).toMatchObject({ name: 'line-1', by: 'alice' })
+    expect(events.ofType('fleet.snapshot_refused')).toMatchObject([
+      {
+        instance: 'press-1',
+        name: 'line-1',
+        message: 'the store did not keep the snapshot; the ask awaits the flows again',
+        sender: { client: 'fleet/press-1', address: '10.0.0.7' },
+        username: 'alice',
+      },
+    ])
+    // Checking the flows needs the fleet's modules: a store failing there spends nothing.
+    stores.snapshots.create = create
+    const { reports } = stores.fleet
+    stores.fleet.reports = () => Promise.reject(new Error('the database is away'))
+    await expect(fleet.snapshots.fromInstance(PRESS, { name: 'line-1', flows: FLOWS })).rejects.toThrow(
+      'the database is away',
+    )
+    expect(await fleet.snapshots.asked('press-1')).toMatchObject({ name: 'line-1' })
+    stores.fleet.reports = reports
+    expect(await fleet.snapshots.fromInstance(PRESS, { name: 'line-1', flows: FLOWS })).toMatchObject({
+      ok: true,
+      value: { name: 'line-1', version: 1, createdBy: 'alice' },
+    })
+    expect(await fleet.snapshots.asked('press-1')).toBeNull()
+  })
+
+  it(`drops an ask not answered within ${ASK_LIFETIME_MS / 60_000} minutes: polls no longer carry it`, async () => {
+    const { fleet, send, clock } = fleetWorld()
+    await send('press-1', report())
+    await fleet.snapshots.ask(alice, 'press-1', 'line-1', ADDRESS)
+    clock.advance(ASK_LIFETIME_MS - 1)
+    expect(await fleet.snapshots.asked('press-1')).toMatchObject({ name: 'line-1' })
+    clock.advance(1)
+    expect(await fleet.snapshots.asked('press-1')).toBeNull()
+    expect(await fleet.snapshots.fromInstance(PRESS, { name: 'line-1', flows: FLOWS })).toEqual({
+      ok: false,
+      error: { code: 'snapshot_not_asked', instance: 'press-1', name: 'line-1' },
+    })
+  })
+
+  it('spends the ask on flows too large to read, and says why in the trail', async () => {
+    const { fleet, send, events } = fleetWorld()
+    await send('press-1', report())
+    await fleet.snapshots.tooLarge(PRESS, 1000)
+    expect(events.ofType('fleet.snapshot_refused')).toEqual([])
+    await fleet.snapshots.ask(alice, 'press-1', 'line-1', ADDRESS)
+    await fleet.snapshots.tooLarge(PRESS, 1000)
+    expect(await fleet.snapshots.asked('press-1')).toBeNull()
+    expect(events.ofType('fleet.snapshot_refused')).toMatchObject([
+      {
+        instance: 'press-1',
+        name: 'line-1',
+        message: 'the flows sent were more than 1000 bytes, the most a body may have',
+        sender: { client: 'fleet/press-1', address: '10.0.0.7' },
         username: 'alice',
       },
     ])

@@ -67,7 +67,15 @@ const failures: DomainEvent[] = [
     clientId: 'fleet/weld-1',
     address: '10.0.0.9',
   },
-  { type: 'fleet.snapshot_refused', at: 1, instance: 'nr-1', name: 'line-1', message: 'flows: …', ...actor },
+  {
+    type: 'fleet.snapshot_refused',
+    at: 1,
+    instance: 'nr-1',
+    name: 'line-1',
+    message: 'flows: …',
+    sender: { client: 'fleet/nr-1', address: null },
+    ...actor,
+  },
 ]
 
 describe('trailEntryOf', () => {

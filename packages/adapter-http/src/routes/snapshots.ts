@@ -242,7 +242,8 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
       description:
         'For the fleet’s instances, authenticated as their resource server with HTTP Basic: the flows its ' +
         'Node-RED runs (its `GET /flows`), under the name its poll said (`snapshot.name`). Kept as a snapshot made ' +
-        'by whoever asked; the ask is spent, also when the flows are refused (audited as `fleet.snapshot_refused`).',
+        'by whoever asked; the ask is spent, also when the flows are refused, a body too large too (audited as ' +
+        '`fleet.snapshot_refused`). An ask not answered within 10 minutes is dropped.',
       tags: ['fleet'],
       security: [{ basicAuth: [] }],
       parameters: [INSTANCE_PARAMETER],
@@ -262,11 +263,16 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
     instanceCaller(deps),
     async (c) => {
       const caller = c.get('instance')
+      const sender = { instance: caller.id, client: caller.identity.clientId, address: deps.clientAddress(c) }
       const limit = snapshots.maxBytes * UPLOAD_ROOM
       const fields = await readFields(c, limit, ['json'], SnapshotUploadFields, 'admin')
-      if (!fields.ok) return fields.error
+      if (!fields.ok) {
+        // Flows too large to read spend the ask: sent again, they would be again.
+        if (fields.error.status === 413) await snapshots.tooLarge(sender, limit)
+        return fields.error
+      }
       const { name, flows } = fields.value
-      const made = await snapshots.fromInstance(caller.id, { name, flows }, deps.clientAddress(c))
+      const made = await snapshots.fromInstance(sender, { name, flows })
       if (!made.ok) return refusal(made.error)
       const { unknownTypes, ...meta } = made.value
       return c.json({ ...metaJson(meta), unknownTypes }, 201)

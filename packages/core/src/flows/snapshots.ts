@@ -40,6 +40,26 @@ export interface SnapshotUpload {
   modules?: unknown
 }
 
+/** How long an instance's ask awaits its flows: 10 minutes. Polls no longer carry an older ask. */
+export const ASK_LIFETIME_MS = 10 * 60 * 1000
+
+/** The instance that sends its flows: its id, the client it authenticated as, and its address. */
+export interface SnapshotSender {
+  instance: string
+  client: string
+  address: string | null
+}
+
+/** A snapshot checked and measured, not yet kept. */
+interface Prepared {
+  name: string
+  modules: SnapshotModule[]
+  flowsText: string
+  nodes: number
+  bytes: number
+  unknownTypes: string[]
+}
+
 /** A snapshot just made, and the types of its flows that no module the fleet knows provides. */
 export type SnapshotMade = SnapshotMeta & { unknownTypes: string[] }
 
@@ -98,16 +118,8 @@ export function createSnapshots(deps: SnapshotDeps) {
   /** The flows of a stored snapshot. */
   const flowsOf = (text: string) => JSON.parse(text) as FlowNode[]
 
-  /**
-   * Makes a snapshot of `upload`, made by `createdBy` (`actor` in the trail; `instance` when the
-   * flows are the ones it sent).
-   */
-  async function make(
-    upload: SnapshotUpload,
-    createdBy: string | null,
-    actor: Actor,
-    instance?: string,
-  ): Promise<Result<SnapshotMade, SnapshotError>> {
+  /** A snapshot checked and measured, ready to keep; or why it is refused. Keeps nothing. */
+  async function prepare(upload: SnapshotUpload): Promise<Result<Prepared, SnapshotError>> {
     if (!SNAPSHOT_NAME_FORM.test(upload.name)) return err(invalid(`name: ${SNAPSHOT_NAME_RULE}`))
     const flows = checkFlows(upload.flows)
     if (!flows.ok) return err(invalid(flows.error))
@@ -118,15 +130,22 @@ export function createSnapshots(deps: SnapshotDeps) {
     const flowsText = JSON.stringify(flows.value)
     const bytes = byteLength(snapshotFile(upload.name, modules, flowsText))
     if (bytes > maxBytes) return err({ code: 'snapshot_too_large', bytes, limit: maxBytes })
-    const meta = {
-      id: base64url(deps.random.bytes(12)),
-      name: upload.name,
-      modules,
-      nodes: flows.value.length,
-      bytes,
-      createdBy,
-      createdAt: clock.now(),
-    }
+    const nodes = flows.value.length
+    return ok({ name: upload.name, modules, flowsText, nodes, bytes, unknownTypes: derived.unknownTypes })
+  }
+
+  /**
+   * Keeps `prepared` as made by `createdBy` (`actor` in the trail; `sender` the instance that
+   * sent the flows, as asked).
+   */
+  async function save(
+    prepared: Prepared,
+    createdBy: string | null,
+    actor: Actor,
+    sender: SnapshotSender | null,
+  ): Promise<SnapshotMade> {
+    const { flowsText, unknownTypes, ...rest } = prepared
+    const meta = { id: base64url(deps.random.bytes(12)), ...rest, createdBy, createdAt: clock.now() }
     const version = await store.create({ ...meta, flows: flowsText })
     events.emit({
       type: 'fleet.snapshot_created',
@@ -135,11 +154,43 @@ export function createSnapshots(deps: SnapshotDeps) {
       name: meta.name,
       version,
       nodes: meta.nodes,
-      instance: instance ?? null,
+      instance: sender?.instance ?? null,
+      ...(sender !== null && { sender: { client: sender.client, address: sender.address } }),
       ...actor,
     })
-    return ok({ ...meta, version, unknownTypes: derived.unknownTypes })
+    return { ...meta, version, unknownTypes }
   }
+
+  /** The instance's ask, unless it is older than ASK_LIFETIME_MS: then it is dropped. */
+  async function current(instance: string): Promise<SnapshotAsk | null> {
+    const ask = await store.asked(instance)
+    if (ask === null || clock.now() - ask.at < ASK_LIFETIME_MS) return ask
+    await store.take(instance, ask.name)
+    return null
+  }
+
+  /** The asker, who acts in the trail for the flows an instance sends; from no address of theirs. */
+  const askerOf = (ask: SnapshotAsk): Actor => ({ username: ask.by, clientId: null, address: null })
+
+  /** Writes `fleet.snapshot_refused`: the flows `sender` sent as `ask` asked were refused. */
+  const refused = (ask: SnapshotAsk, sender: SnapshotSender, message: string) =>
+    events.emit({
+      type: 'fleet.snapshot_refused',
+      at: clock.now(),
+      instance: ask.instance,
+      name: ask.name,
+      message,
+      sender: { client: sender.client, address: sender.address },
+      ...askerOf(ask),
+    })
+
+  /** Why a snapshot was refused, as the trail says it. */
+  const why = (error: SnapshotError) =>
+    error.code === 'snapshot_too_large'
+      ? `the snapshot's file would be ${error.bytes} bytes, more than fleet.snapshots.maxBytes (${error.limit})`
+      : error.code === 'invalid_request'
+        ? error.message
+        : error.code
 
   return {
     /** The bound on a snapshot's file, in bytes. */
@@ -150,12 +201,16 @@ export function createSnapshots(deps: SnapshotDeps) {
      * when it names none, those the fleet knows to provide its types. Audited as
      * `fleet.snapshot_created`.
      */
-    create: (
+    create: async (
       principal: Principal,
       upload: SnapshotUpload,
       address: string | null,
-    ): Promise<Result<SnapshotMade, SnapshotError>> =>
-      make(upload, principal.kind === 'user' ? principal.username : null, actorOf(principal, address)),
+    ): Promise<Result<SnapshotMade, SnapshotError>> => {
+      const prepared = await prepare(upload)
+      if (!prepared.ok) return prepared
+      const by = principal.kind === 'user' ? principal.username : null
+      return ok(await save(prepared.value, by, actorOf(principal, address), null))
+    },
 
     /**
      * Asks `instance` to send the flows it runs, to be kept as a snapshot of `name` by whoever
@@ -187,40 +242,48 @@ export function createSnapshots(deps: SnapshotDeps) {
       return ok(ask)
     },
 
-    /** The instance's ask, or null: its polls carry it. */
-    asked: (instance: string): Promise<SnapshotAsk | null> => store.asked(instance),
+    /** The instance's ask, or null: its polls carry it. An ask lives ASK_LIFETIME_MS. */
+    asked: current,
 
     /**
-     * The flows `instance` runs, sent as it was asked: kept as a snapshot of the ask's name, made
-     * by whoever asked. The ask is spent either way; a refusal is audited as
-     * `fleet.snapshot_refused`. `snapshot_not_asked` when no ask of that name awaits.
+     * The flows `sender` runs, sent as it was asked: kept as a snapshot of the ask's name, made by
+     * whoever asked. Checked before the ask is spent; refused flows spend it, and the refusal is
+     * audited as `fleet.snapshot_refused`. A store that fails to keep them leaves the ask in place,
+     * and is audited too. `snapshot_not_asked` when no ask of that name awaits.
      */
     async fromInstance(
-      instance: string,
+      sender: SnapshotSender,
       upload: { name: string; flows: unknown },
-      address: string | null,
     ): Promise<Result<SnapshotMade, SnapshotError>> {
-      const ask = await store.take(instance, upload.name)
-      if (ask === null) return err({ code: 'snapshot_not_asked', instance, name: upload.name })
-      const actor = { username: ask.by, clientId: null, address }
-      const made = await make({ name: ask.name, flows: upload.flows }, ask.by, actor, instance)
-      if (!made.ok) {
-        const { error } = made
-        events.emit({
-          type: 'fleet.snapshot_refused',
-          at: clock.now(),
-          instance,
-          name: ask.name,
-          message:
-            error.code === 'snapshot_too_large'
-              ? `the snapshot's file would be ${error.bytes} bytes, more than fleet.snapshots.maxBytes (${error.limit})`
-              : error.code === 'invalid_request'
-                ? error.message
-                : error.code,
-          ...actor,
-        })
+      const { instance } = sender
+      const notAsked = err({ code: 'snapshot_not_asked', instance, name: upload.name } as const)
+      const ask = await current(instance)
+      if (ask === null || ask.name !== upload.name) return notAsked
+      const prepared = await prepare({ name: ask.name, flows: upload.flows })
+      const taken = await store.take(instance, ask.name)
+      if (taken === null) return notAsked
+      if (!prepared.ok) {
+        refused(taken, sender, why(prepared.error))
+        return prepared
       }
-      return made
+      try {
+        return ok(await save(prepared.value, taken.by, askerOf(taken), sender))
+      } catch (error) {
+        refused(taken, sender, 'the store did not keep the snapshot; the ask awaits the flows again')
+        await store.ask(taken).catch(() => undefined)
+        throw error
+      }
+    },
+
+    /**
+     * The flows `sender` sent were more than `limit` bytes, refused unread: its ask, if any, is
+     * spent, audited as `fleet.snapshot_refused`.
+     */
+    async tooLarge(sender: SnapshotSender, limit: number): Promise<void> {
+      const ask = await current(sender.instance)
+      const taken = ask === null ? null : await store.take(sender.instance, ask.name)
+      if (taken !== null)
+        refused(taken, sender, `the flows sent were more than ${limit} bytes, the most a body may have`)
     },
 
     /** Every snapshot without its flows, by name, then version. */

@@ -316,11 +316,29 @@ export type DomainEvent =
       version: number
       nodes: number
       instance: string | null
+      /** The instance that sent the flows (the client it authenticated as, its address); absent for an upload. */
+      sender?: SnapshotSenderOf
     } & Actor)
   /** Someone asked an instance to send the flows it runs, to be kept as a snapshot of `name`. */
   | ({ type: 'fleet.snapshot_asked'; at: number; instance: string; name: string } & Actor)
-  /** The flows an instance sent as asked were refused (`message` says why); the ask is spent. */
-  | ({ type: 'fleet.snapshot_refused'; at: number; instance: string; name: string; message: string } & Actor)
+  /**
+   * The flows an instance sent as asked were refused (`message` says why), or not kept; the actor
+   * is who asked, `sender` the instance.
+   */
+  | ({
+      type: 'fleet.snapshot_refused'
+      at: number
+      instance: string
+      name: string
+      message: string
+      sender: SnapshotSenderOf
+    } & Actor)
+
+/** The instance that sent flows to be kept as a snapshot: its client id and address. */
+export interface SnapshotSenderOf {
+  client: string
+  address: string | null
+}
 
 export interface EventSink {
   /** Receives an event. Must not throw; a slow sink should buffer. */
