@@ -223,8 +223,9 @@ function startFleetAgent(settings, adminAuth, state) {
         const sentWith = credentials.authorization()
         const answer = await call('GET', `${base}${path}`, { headers, timeoutMs, polling: true })
         // Someone asked for the flows this instance runs: sent beside the polls.
-        if (answer.status === 200 && typeof answer.body?.snapshot?.name === 'string') {
-          sender.send(answer.body.snapshot.name)
+        if (answer.status === 200 || answer.status === 304) {
+          const name = answer.body?.snapshot?.name
+          sender.asked(answer.status === 200 && typeof name === 'string' ? name : null)
         }
         // flowadmin asks for a new credential: rotated beside the polls (not again for a poll that
         // went out with the credential before the rotation).

@@ -238,8 +238,11 @@ it('asked for its flows in a poll, sends what its Node-RED runs under that name;
   ]
   const sent: Array<{ authorization: string | undefined; body: unknown }> = []
   let answer = 201
+  let asking = true
+  let polls = 0
   const flowadmin = await serve((req, body) => {
     if (req.url === '/fleet/instances/agent-4/desired') {
+      polls += 1
       return {
         status: 200,
         body: {
@@ -248,7 +251,7 @@ it('asked for its flows in a poll, sends what its Node-RED runs under that name;
           modules: [],
           installs: [],
           removals: [],
-          snapshot: { name: 'line-1' },
+          ...(asking && { snapshot: { name: 'line-1' } }),
         },
       }
     }
@@ -280,13 +283,23 @@ it('asked for its flows in a poll, sends what its Node-RED runs under that name;
   const before = sent.length
   await until(() => sent.length > before)
   await until(() => settings.lines.some((line) => line.includes('refused')))
+  // Refused: not sent again while the polls still carry that name.
+  const refusedAt = sent.length
+  const pollsThen = polls
+  await until(() => polls >= pollsThen + 3)
+  expect(sent.length).toBe(refusedAt)
+  // A poll that asks for nothing, then one that asks again: sent again.
+  asking = false
+  const quiet = polls
+  await until(() => polls > quiet + 1)
   readable = false
+  asking = true
   await until(() => settings.lines.some((line) => line.includes('cannot be read')))
   await agentOf(settings.options).stop()
   expect(new Set(settings.lines.filter((line) => line.includes('line-1')))).toEqual(
     new Set([
       'fleet: the flows this instance runs are kept at flowadmin as a snapshot of line-1',
-      'fleet: flowadmin refused the flows asked for as line-1 (HTTP 413: too large)',
+      'fleet: flowadmin refused the flows asked for as line-1 (HTTP 413: too large); not sent again',
       'fleet: the flows asked for as line-1 cannot be read from this Node-RED; tried again at the next poll',
     ]),
   )
