@@ -18,6 +18,13 @@ export interface FleetChanges {
    * store), nothing is checked when that is the version the last check read.
    */
   notify(version?: string): void
+  /**
+   * The version the last check read, when it began at most `intervalMs` ago and no change was told
+   * of since: a poll of that version may be held on it without reading it again, since the next
+   * check, or the notice of a change, ends its wait as it ends the wait of one that read it just
+   * before the change. Null otherwise.
+   */
+  current(): string | null
   /** How many polls are waiting now. */
   waiting(): number
   /** Ends every wait and stops checking; later waits end at once. */
@@ -80,8 +87,10 @@ export function createFleetChanges(
   let again = false
   let closed = false
   let generation = 0
-  /** The version the last check read. */
+  /** The version the last check read, when that read began and at which generation. */
   let seen: string | null = null
+  let seenAt = 0
+  let seenGeneration = -1
 
   const stopTimer = () => {
     if (timer !== null) clearInterval(timer)
@@ -98,12 +107,16 @@ export function createFleetChanges(
         again = false
         if (waiters.size === 0) break
         let current: string
+        const at = Date.now()
+        const told = generation
         try {
           current = await version()
         } catch {
           break
         }
         seen = current
+        seenAt = at
+        seenGeneration = told
         for (const waiter of [...waiters]) if (waiter.known !== current) waiter.done(false)
       } while (again)
     } finally {
@@ -132,6 +145,8 @@ export function createFleetChanges(
       generation++
       void check()
     },
+    current: () =>
+      seen !== null && seenGeneration === generation && Date.now() - seenAt <= intervalMs ? seen : null,
     waiting: () => waiters.size,
     close() {
       closed = true

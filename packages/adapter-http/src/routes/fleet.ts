@@ -67,6 +67,13 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { changes, reports, leases } = deps.fleet ?? createFleetSignals(fleet)
 
   const callerCheck = instanceCaller(deps)
+  /**
+   * `known` when it is the version the polls' last check read and nothing was told of since (see
+   * FleetChanges.current): a poll of it is answered 304 or held without reading the revision. Any
+   * other version is read, so that an answer with a body is never older than the store's.
+   */
+  const unchanged = (known: string | null) =>
+    known !== null && changes.current() === known ? known : undefined
   /** The poll held here of each instance: a second one ends the first. */
   const held = new Map<string, HeldPoll>()
 
@@ -166,7 +173,8 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       const known = knownVersion(c.req.header('If-None-Match'))
       const wait = waitOf(c.req.header('Prefer'), fleet.holdSeconds)
       let since = changes.generation()
-      const polled = await fleet.identities.poll(caller)
+      // Its version is the one the polls' last check read: it is held on it without reading it.
+      const polled = await fleet.identities.poll(caller, unchanged(known))
       if (!polled.ok) return toResponse(errorAnswerOf(polled.error))
       let desired = polled.value.state
       const { rotate } = polled.value
@@ -188,7 +196,7 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
           const over = await changes.wait(known, deadline - Date.now(), poll, since)
           since = changes.generation()
           if (poll.lost) break
-          desired = await fleet.desired()
+          desired = await fleet.desired(unchanged(known))
           if (over || poll.ended) break
         }
       } finally {
