@@ -32,25 +32,25 @@ export class HeldPoll implements WaitEnd {
   ended = false
   /** The wait listening now (one at a time). */
   private listener: { handleEvent(): void } | null = null
-  private readonly detach: () => void
+  /** What tells it that its connection closed: Node's response, or the web request's signal. */
+  private readonly outgoing: NodeOutgoing | null
+  private readonly signal: AbortSignal | null = null
+  private readonly closed = () => this.lose()
 
   /**
    * Held on the request of `env` (Node's response, through @hono/node-server), else on `signal`
    * (the web request's, read only when there is no Node response).
    */
   constructor(env: unknown, signal: () => AbortSignal) {
-    const outgoing = nodeOutgoingOf(env)
-    if (outgoing !== null) {
+    this.outgoing = nodeOutgoingOf(env)
+    if (this.outgoing !== null) {
       // Nothing was written yet: a response closed now closed before its answer.
-      const closed = () => this.lose()
-      if (outgoing.closed && !outgoing.writableFinished) this.lost = true
-      else outgoing.once('close', closed)
-      this.detach = () => outgoing.off('close', closed)
+      if (this.outgoing.closed && !this.outgoing.writableFinished) this.lost = true
+      else this.outgoing.once('close', this.closed)
     } else {
-      const request = signal()
-      if (request.aborted) this.lost = true
-      else request.addEventListener('abort', this)
-      this.detach = () => request.removeEventListener('abort', this)
+      this.signal = signal()
+      if (this.signal.aborted) this.lost = true
+      else this.signal.addEventListener('abort', this)
     }
   }
 
@@ -80,7 +80,8 @@ export class HeldPoll implements WaitEnd {
 
   /** Its answer is being made: its connection no longer concerns it. */
   release(): void {
-    this.detach()
+    this.outgoing?.off('close', this.closed)
+    this.signal?.removeEventListener('abort', this)
   }
 
   private lose() {
