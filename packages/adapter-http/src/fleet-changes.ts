@@ -12,22 +12,66 @@ export interface FleetChanges {
    * for good (`ms` passed, `signal` aborted, or closed), `false` when something may have changed.
    * Never rejects.
    */
-  wait(known: string, ms: number, signal?: AbortSignal, since?: number): Promise<boolean>
+  wait(known: string, ms: number, signal?: WaitEnd, since?: number): Promise<boolean>
   /**
    * Something may have changed: check now. Given the version it changed to (a notice from the
    * store), nothing is checked when that is the version the last check read.
    */
   notify(version?: string): void
+  /**
+   * The version the last check read, when it began at most `intervalMs` ago and no change was told
+   * of since: a poll of that version may be held on it without reading it again, since the next
+   * check, or the notice of a change, ends its wait as it ends the wait of one that read it just
+   * before the change. Null otherwise.
+   */
+  current(): string | null
   /** How many polls are waiting now. */
   waiting(): number
   /** Ends every wait and stops checking; later waits end at once. */
   close(): void
 }
 
-interface Waiter {
-  known: string
-  done(over: boolean): void
+/**
+ * What ends a wait early: an AbortSignal, or anything that tells of its end the same way (a held
+ * poll, see fleet-held.ts). One listener at a time is enough here.
+ */
+export interface WaitEnd {
+  readonly aborted: boolean
+  addEventListener(type: 'abort', listener: { handleEvent(): void }): void
+  removeEventListener(type: 'abort', listener: { handleEvent(): void }): void
 }
+
+/**
+ * One waiting poll. Its own timer and end listener call it back (`handleEvent`, a timer argument),
+ * so a wait allocates this object and its promise, and no closures: a thousand polls held make a
+ * wait every few milliseconds.
+ */
+class Waiter {
+  timeout: ReturnType<typeof setTimeout> | undefined
+  constructor(
+    readonly known: string,
+    private readonly waiters: Set<Waiter>,
+    private readonly resolve: (over: boolean) => void,
+    private readonly signal: WaitEnd | undefined,
+    private readonly emptied: () => void,
+  ) {}
+  /** Its end (the signal's abort event). */
+  handleEvent() {
+    this.done(true)
+  }
+  done(over: boolean) {
+    if (!this.waiters.delete(this)) return
+    clearTimeout(this.timeout)
+    this.signal?.removeEventListener('abort', this)
+    if (this.waiters.size === 0) this.emptied()
+    this.resolve(over)
+  }
+}
+
+const expire = (waiter: Waiter) => waiter.done(true)
+
+const ENDED = Promise.resolve(true)
+const MAY_HAVE_CHANGED = Promise.resolve(false)
 
 /** Default milliseconds between checks while polls wait. */
 export const FLEET_CHECK_MS = 1000
@@ -43,8 +87,10 @@ export function createFleetChanges(
   let again = false
   let closed = false
   let generation = 0
-  /** The version the last check read. */
+  /** The version the last check read, when that read began and at which generation. */
   let seen: string | null = null
+  let seenAt = 0
+  let seenGeneration = -1
 
   const stopTimer = () => {
     if (timer !== null) clearInterval(timer)
@@ -61,12 +107,16 @@ export function createFleetChanges(
         again = false
         if (waiters.size === 0) break
         let current: string
+        const at = Date.now()
+        const told = generation
         try {
           current = await version()
         } catch {
           break
         }
         seen = current
+        seenAt = at
+        seenGeneration = told
         for (const waiter of [...waiters]) if (waiter.known !== current) waiter.done(false)
       } while (again)
     } finally {
@@ -77,22 +127,12 @@ export function createFleetChanges(
   return {
     generation: () => generation,
     wait(known, ms, signal, since) {
+      if (closed || signal?.aborted) return ENDED
+      if (since !== undefined && since !== generation) return MAY_HAVE_CHANGED
       return new Promise<boolean>((resolve) => {
-        if (closed || signal?.aborted) return resolve(true)
-        if (since !== undefined && since !== generation) return resolve(false)
-        const abort = () => waiter.done(true)
-        const waiter: Waiter = {
-          known,
-          done: (over) => {
-            clearTimeout(timeout)
-            signal?.removeEventListener('abort', abort)
-            waiters.delete(waiter)
-            if (waiters.size === 0) stopTimer()
-            resolve(over)
-          },
-        }
-        const timeout = setTimeout(abort, ms)
-        signal?.addEventListener('abort', abort, { once: true })
+        const waiter = new Waiter(known, waiters, resolve, signal, stopTimer)
+        waiter.timeout = setTimeout(expire, ms, waiter)
+        signal?.addEventListener('abort', waiter)
         waiters.add(waiter)
         if (timer === null) {
           timer = setInterval(() => void check(), intervalMs)
@@ -105,6 +145,8 @@ export function createFleetChanges(
       generation++
       void check()
     },
+    current: () =>
+      seen !== null && seenGeneration === generation && Date.now() - seenAt <= intervalMs ? seen : null,
     waiting: () => waiters.size,
     close() {
       closed = true

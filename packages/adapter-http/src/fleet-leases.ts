@@ -27,6 +27,8 @@ export interface FleetLeases {
   close(): void
 }
 
+const DONE = Promise.resolve()
+
 /** Milliseconds a poll's start waits, at most, for its lease to be written with others. */
 export const FLUSH_MS = 250
 
@@ -66,23 +68,29 @@ export function createFleetLeases(writer: LeaseWriter, flushMs = FLUSH_MS): Flee
     writing = { ids: new Set(entries.map(([id]) => id)), done }
   }
 
+  /** The lost poll's instance is released, unless a new poll of it came meanwhile. */
+  async function release(id: string, resourceServer: string): Promise<void> {
+    batch.delete(id)
+    // A lease being written now would outlast the release: released after it.
+    if (writing?.ids.has(id)) await writing.done
+    // A new poll of it came meanwhile: it is back.
+    if (polls.has(id)) return
+    await writer.release(id, resourceServer).catch(() => {})
+  }
+
   return {
     started(id, resourceServer) {
       polls.set(id, (polls.get(id) ?? 0) + 1)
       batch.set(id, resourceServer)
       schedule()
     },
-    async ended(id, resourceServer, lost) {
+    ended(id, resourceServer, lost) {
       const left = (polls.get(id) ?? 1) - 1
       if (left > 0) polls.set(id, left)
       else polls.delete(id)
-      if (!lost || left > 0 || closed) return
-      batch.delete(id)
-      // A lease being written now would outlast the release: released after it.
-      if (writing?.ids.has(id)) await writing.done
-      // A new poll of it came meanwhile: it is back.
-      if (polls.has(id)) return
-      await writer.release(id, resourceServer).catch(() => {})
+      // The usual end of a poll (answered) costs no promise of its own.
+      if (!lost || left > 0 || closed) return DONE
+      return release(id, resourceServer)
     },
     async forget(id) {
       batch.delete(id)

@@ -23,6 +23,28 @@ describe('the held polls’ changes', () => {
     expect(reads).toBe(1)
     changes.close()
   })
+
+  it('the version its last look read is current until a change is told of, or a look is due', async () => {
+    let version = '1'
+    const changes = createFleetChanges(async () => version, 60_000)
+    expect(changes.current()).toBe(null)
+    const waited = changes.wait('0', 5000)
+    changes.notify('0')
+    expect(await waited).toBe(false)
+    expect(changes.current()).toBe('1')
+    version = '2'
+    changes.notify()
+    expect(changes.current()).toBe(null)
+    changes.close()
+    // Unless looked at within its interval, what the last look read is not taken as current.
+    const stale = createFleetChanges(async () => version, 1)
+    const held = stale.wait('1', 5000)
+    stale.notify('1')
+    expect(await held).toBe(false)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    stale.close()
+    expect(stale.current()).toBe(null)
+  })
 })
 
 describe('the answers’ pulse', () => {

@@ -282,6 +282,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
           }),
           authenticateClient: resourceServerFacade.authenticateClient,
           server: identityDeps.server,
+          called: resourceServers.called,
           clock,
           events,
         })

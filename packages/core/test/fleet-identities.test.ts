@@ -253,6 +253,25 @@ describe('an instance’s credential', () => {
     expect((await there.authenticate(clientId, clientSecret)).ok).toBe(false)
   })
 
+  it('the shared secret, accepted again and again, notes each call; a reload refuses the old one at once', async () => {
+    const w = world()
+    const lastCall = () =>
+      w.core.resourceServers.activity().find((server) => server.id === 'fleet')?.lastCallAt
+    expect((await w.authenticate('fleet', 'shared')).ok).toBe(true)
+    w.clock.advance(400)
+    expect(await w.authenticate('fleet', 'shared')).toMatchObject({
+      ok: true,
+      value: { resourceServer: 'fleet' },
+    })
+    expect(lastCall()).toBe(w.clock.now())
+    // A wrong secret is no more accepted for the right one having been.
+    expect(await w.authenticate('fleet', 'sharex')).toEqual({ ok: false, error: { code: 'invalid_client' } })
+    expect(w.events.ofType('client.failed')).toHaveLength(1)
+    w.core.resourceServers.set([{ id: 'fleet', secret: w.hasher.hash('renewed'), fleet: true }])
+    expect((await w.authenticate('fleet', 'shared')).ok).toBe(false)
+    expect((await w.authenticate('fleet', 'renewed')).ok).toBe(true)
+  })
+
   it('rotation: the old secret works until the new one is first used, then stops', async () => {
     const w = world()
     const enrolled = await w.enrol(await w.token({ instance: 'nr-1' }))

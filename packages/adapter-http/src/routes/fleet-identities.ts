@@ -12,6 +12,7 @@ import type { AppEnv, RouteDeps } from '../env.js'
 import { adminError, emptyResponse, errorAnswerOf, oauthError, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
 import { ID_PARAMETER, INSTANCE_REFUSALS, instanceCaller } from '../fleet-caller.js'
+import type { HeldPoll } from '../fleet-held.js'
 import { noStore } from '../no-store.js'
 import {
   adminErrorContent,
@@ -45,7 +46,7 @@ const NOT_FOUND = { description: 'No such instance. Empty body.' }
  * secret, and an operator's rotation and revocation of one instance. `held` names each instance's
  * poll held here, which a revocation ends.
  */
-export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortController>): Hono<AppEnv> {
+export function fleetIdentityRoutes(deps: RouteDeps, held: ReadonlyMap<string, HeldPoll>): Hono<AppEnv> {
   const routes = new Hono<AppEnv>()
   const fleet = deps.core.fleet
   if (fleet === null) return routes
@@ -280,7 +281,7 @@ export function fleetIdentityRoutes(deps: RouteDeps, held: Map<string, AbortCont
       const id = c.req.param('id')
       const revoked = await identities.revoke(id, actorOf(c.get('principal'), c.get('address')))
       if (revoked === null) return emptyResponse(404)
-      held.get(id)?.abort()
+      held.get(id)?.end()
       return emptyResponse(204)
     },
   )

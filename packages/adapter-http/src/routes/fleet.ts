@@ -6,6 +6,7 @@ import { readBody } from '../body.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminBodyError, adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import { ID_PARAMETER, INSTANCE_REFUSALS, instanceCaller } from '../fleet-caller.js'
+import { HeldPoll } from '../fleet-held.js'
 import { DesiredStateSchema, InstanceReportSchema, InstanceSchema, instanceJson } from '../fleet-schemas.js'
 import { createFleetSignals } from '../fleet-signals.js'
 import { noStore } from '../no-store.js'
@@ -26,6 +27,34 @@ const waitOf = (header: string | undefined, hold: number) => {
   return seconds === undefined ? 0 : Math.min(Number(seconds), hold)
 }
 
+/** Each desired state as JSON, written once however many polls it answers. */
+const texts = new WeakMap<DesiredState, string>()
+const textOf = (state: DesiredState) => {
+  let text = texts.get(state)
+  if (text === undefined) {
+    text = JSON.stringify(state)
+    texts.set(state, text)
+  }
+  return text
+}
+
+/**
+ * A poll's answer: `text` (200) or none (304), with the headers the context would give it (the
+ * no-store middleware's, the app's nosniff) as a plain record, which @hono/node-server writes as
+ * it is: no Headers object is made and read back for each of the fleet's answers.
+ */
+function desiredAnswer(state: DesiredState, text: string | null): Response {
+  const headers: Record<string, string> = {
+    ETag: etagOf(state),
+    'Cache-Control': 'no-store',
+    Pragma: 'no-cache',
+    'X-Content-Type-Options': 'nosniff',
+  }
+  if (text === null) return new Response(null, { status: 304, headers })
+  headers['Content-Type'] = 'application/json'
+  return new Response(text, { status: 200, headers })
+}
+
 /**
  * Fleet mode's routes: `GET /fleet/instances` for people, and the instances' own
  * `GET /fleet/instances/{id}/desired` (a long poll) and `POST /fleet/instances/{id}/report`,
@@ -38,8 +67,15 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
   const { changes, reports, leases } = deps.fleet ?? createFleetSignals(fleet)
 
   const callerCheck = instanceCaller(deps)
+  /**
+   * `known` when it is the version the polls' last check read and nothing was told of since (see
+   * FleetChanges.current): a poll of it is answered 304 or held without reading the revision. Any
+   * other version is read, so that an answer with a body is never older than the store's.
+   */
+  const unchanged = (known: string | null) =>
+    known !== null && changes.current() === known ? known : undefined
   /** The poll held here of each instance: a second one ends the first. */
-  const held = new Map<string, AbortController>()
+  const held = new Map<string, HeldPoll>()
 
   routes.get(
     '/fleet/instances',
@@ -137,16 +173,15 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       const known = knownVersion(c.req.header('If-None-Match'))
       const wait = waitOf(c.req.header('Prefer'), fleet.holdSeconds)
       let since = changes.generation()
-      const polled = await fleet.identities.poll(caller)
+      // Its version is the one the polls' last check read: it is held on it without reading it.
+      const polled = await fleet.identities.poll(caller, unchanged(known))
       if (!polled.ok) return toResponse(errorAnswerOf(polled.error))
       let desired = polled.value.state
       const { rotate } = polled.value
-      const signal = c.req.raw.signal
+      const poll = new HeldPoll(c.env, () => c.req.raw.signal)
       // One held poll per instance here: a second one ends the first, answered as if its hold ended.
-      held.get(caller.id)?.abort()
-      const own = new AbortController()
-      held.set(caller.id, own)
-      const ended = AbortSignal.any([signal, own.signal])
+      held.get(caller.id)?.end()
+      held.set(caller.id, poll)
       leases.started(caller.id, caller.resourceServer)
       try {
         // Held until the version changes; not when the instance is to rotate its credential.
@@ -156,29 +191,31 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
           known !== null &&
           desired.version === known &&
           Date.now() < deadline &&
-          !ended.aborted
+          !poll.aborted
         ) {
-          const over = await changes.wait(known, deadline - Date.now(), ended, since)
+          const over = await changes.wait(known, deadline - Date.now(), poll, since)
           since = changes.generation()
-          if (signal.aborted) break
-          desired = await fleet.desired()
-          if (over || own.signal.aborted) break
+          if (poll.lost) break
+          desired = await fleet.desired(unchanged(known))
+          if (over || poll.ended) break
         }
       } finally {
-        if (held.get(caller.id) === own) held.delete(caller.id)
+        if (held.get(caller.id) === poll) held.delete(caller.id)
+        poll.release()
         // Its connection closed before the answer: the instance went away.
-        await leases.ended(caller.id, caller.resourceServer, signal.aborted)
+        await leases.ended(caller.id, caller.resourceServer, poll.lost)
       }
-      c.header('ETag', etagOf(desired))
       // Someone asked for the flows it runs: said in a 200, which a 304 could not carry.
       const asked = await fleet.snapshots.asked(caller.id)
-      const extra = {
-        ...(rotate && { rotate: true }),
-        ...(asked !== null && { snapshot: { name: asked.name } }),
+      if (rotate || asked !== null) {
+        const extra = {
+          ...(rotate && { rotate: true }),
+          ...(asked !== null && { snapshot: { name: asked.name } }),
+        }
+        return desiredAnswer(desired, JSON.stringify({ ...desired, ...extra }))
       }
-      if (rotate || asked !== null) return c.json({ ...desired, ...extra })
-      if (known !== null && desired.version === known) return c.body(null, 304)
-      return c.json(desired)
+      if (known !== null && desired.version === known) return desiredAnswer(desired, null)
+      return desiredAnswer(desired, textOf(desired))
     },
   )
 

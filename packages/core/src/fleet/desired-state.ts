@@ -87,6 +87,12 @@ export function createDesiredState(modules: ModuleStore, fleet: FleetStore, hold
   return {
     /** The current desired state: one read of the revision, and a rebuild when it moved. */
     current: async (): Promise<DesiredSnapshot> => at(await fleet.revision()),
+    /**
+     * The snapshot last built when it is of `version`, read from nothing: for a caller that knows
+     * otherwise that `version` is current. Null when it is not that one.
+     */
+    built: (version: string | undefined): DesiredSnapshot | null =>
+      cached !== null && cached.state.version === version ? cached : null,
     /** The revision, read now. */
     revision: () => fleet.revision(),
   }

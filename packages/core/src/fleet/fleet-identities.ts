@@ -1,3 +1,4 @@
+import { equalInConstantTime } from '../auth/machine-secret.js'
 import type { ClientCredentials } from '../auth/resource-server-facade.js'
 import type { ClientError, ResourceServerOptions } from '../auth/resource-servers.js'
 import { err, ok, type Result } from '../errors.js'
@@ -32,13 +33,27 @@ export interface FleetIdentityDeps {
     address: string,
   ) => Promise<Result<ClientIdentity, ClientError>>
   server: (id: string) => ResourceServerOptions | null
+  /** Notes a call of resource server `id` (see ResourceServers.called). */
+  called: (id: string) => void
   clock: Clock
   events: EventSink
 }
 
+/**
+ * How long a resource server's shared secret, once accepted, is taken again without hashing it,
+ * in ms: every poll of each of its instances presents it. A reload that changes the server
+ * forgets it at once.
+ */
+export const SHARED_SECRET_CACHE_MS = 1000
+
 /** The fleet with its instances' identities: see the file's first comment. */
 export function createFleetIdentities(deps: FleetIdentityDeps) {
   const { fleet, identities, clock, events } = deps
+  /** Each resource server's shared secret last accepted, with its options then, until when. */
+  const accepted = new Map<
+    string,
+    { secret: string; options: ResourceServerOptions; identity: ClientIdentity; until: number }
+  >()
 
   /**
    * Authenticates a caller of the fleet's routes: a resource server marked for the fleet (its
@@ -48,11 +63,26 @@ export function createFleetIdentities(deps: FleetIdentityDeps) {
     client: ClientCredentials | null,
     address: string,
   ): Promise<Result<ClientIdentity, ClientError>> {
+    const known = client === null ? undefined : accepted.get(client.id)
+    if (
+      known !== undefined &&
+      known.until > clock.now() &&
+      deps.server(known.identity.resourceServer) === known.options &&
+      equalInConstantTime(known.secret, (client as ClientCredentials).secret)
+    ) {
+      deps.called(known.identity.resourceServer)
+      return ok(known.identity)
+    }
     const identity = await deps.authenticateClient(client, address)
     if (!identity.ok) return identity
-    return deps.server(identity.value.resourceServer)?.fleet === true
-      ? identity
-      : err({ code: 'invalid_client' })
+    const options = deps.server(identity.value.resourceServer)
+    if (options?.fleet !== true) return err({ code: 'invalid_client' })
+    // A shared secret (an enrolled instance's credential has its own, shorter-lived proof).
+    if (client !== null && identity.value.instance === null) {
+      const until = clock.now() + SHARED_SECRET_CACHE_MS
+      accepted.set(client.id, { secret: client.secret, options, identity: identity.value, until })
+    }
+    return identity
   }
 
   /**
@@ -85,11 +115,15 @@ export function createFleetIdentities(deps: FleetIdentityDeps) {
     authenticateClient,
     callerOf,
 
-    /** A poll's desired state, and whether the instance is asked to rotate its credential. */
+    /**
+     * A poll's desired state, and whether the instance is asked to rotate its credential.
+     * `current`: see Fleet.poll.
+     */
     async poll(
       caller: InstanceCaller,
+      current?: string,
     ): Promise<Result<{ state: DesiredState; rotate: boolean }, InstanceConflict>> {
-      const state = await fleet.poll(caller.id, caller.resourceServer)
+      const state = await fleet.poll(caller.id, caller.resourceServer, current)
       if (!state.ok) return state
       const rotate = caller.enrolled && (await identities.credential(caller.id))?.rotateAsked === true
       return ok({ state: state.value, rotate })

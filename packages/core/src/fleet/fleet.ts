@@ -140,15 +140,25 @@ export function createFleet({ store, fleet, clock, events }: FleetDeps, options:
     /** See FleetOptions.holdSeconds. */
     holdSeconds,
 
-    /** The current desired state (built once per revision). */
-    desired: async (): Promise<DesiredState> => (await desired.current()).state,
+    /** The current desired state (built once per revision); `current`: see poll. */
+    desired: async (current?: string): Promise<DesiredState> =>
+      (desired.built(current) ?? (await desired.current())).state,
     /** The revision, read now: one small read. */
     revision: (): Promise<number> => desired.revision(),
 
-    /** An instance polls: its id is its resource server's (bound at its first contact), or a conflict. */
-    async poll(id: string, resourceServer: string): Promise<Result<DesiredState, InstanceConflict>> {
+    /**
+     * An instance polls: its id is its resource server's (bound at its first contact), or a conflict.
+     * `current`: the version the caller knows is current without reading it again (it read it
+     * lately and was told of no change since); when the desired state built last is that version's,
+     * it is the answer and the revision is not read.
+     */
+    async poll(
+      id: string,
+      resourceServer: string,
+      current?: string,
+    ): Promise<Result<DesiredState, InstanceConflict>> {
       if (!(await owns(id, resourceServer))) return conflict(id)
-      return ok((await desired.current()).state)
+      return ok((desired.built(current) ?? (await desired.current())).state)
     },
 
     /** An instance says it leaves: whether it may (it is its resource server's); see createLeases. */
