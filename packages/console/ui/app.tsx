@@ -189,7 +189,7 @@ export function App() {
         )}
         {screen.name === 'ready' && view === 'servers' && <ResourceServers onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'activity' && <Activity onSessionEnded={ended} />}
-        {screen.name === 'ready' && view === 'fleet' && <Fleet onSessionEnded={ended} />}
+        {screen.name === 'ready' && view === 'fleet' && <Fleet user={screen.user} onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'groups' && <Groups user={screen.user} onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'access' && <Access user={screen.user} onSessionEnded={ended} />}
       </main>

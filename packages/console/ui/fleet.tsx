@@ -1,5 +1,5 @@
 import { useEffect } from 'hono/jsx/dom'
-import type { Notice } from './api.js'
+import { canWriteNodes, type Notice, type User } from './api.js'
 import { type FleetInstance, listFleetInstances } from './api-fleet.js'
 import { EnrolForm } from './enrol.js'
 import { Feedback, useRefreshedList } from './feedback.js'
@@ -45,7 +45,7 @@ function Drift(props: { instance: FleetInstance }) {
  * when not), its Node-RED version, its last report, and each module where it differs from the
  * desired state, with the reason. Refreshed by itself every REFRESH_MS, and on its button.
  */
-export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
+export function Fleet(props: { user: User; onSessionEnded: (notice: Notice) => void }) {
   const { items, refresh, alert, status, guard, setStatus } = useRefreshedList<FleetInstance>(
     listFleetInstances,
     'Instances refreshed.',
@@ -68,11 +68,14 @@ export function Fleet(props: { onSessionEnded: (notice: Notice) => void }) {
         module where an instance differs from what the Node modules page says.
       </p>
       <Feedback alert={alert} status={status} />
-      <EnrolForm
-        servers={[...new Set((items ?? []).map((instance) => instance.resourceServer))]}
-        guard={guard}
-        setStatus={setStatus}
-      />
+      {/* Enrolment tokens are made with `nodes.write` on flowadmin: offered only to those who hold it. */}
+      {canWriteNodes(props.user.permissions) && (
+        <EnrolForm
+          servers={[...new Set((items ?? []).map((instance) => instance.resourceServer))]}
+          guard={guard}
+          setStatus={setStatus}
+        />
+      )}
       <Listed
         items={items}
         alert={alert}

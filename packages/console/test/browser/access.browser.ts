@@ -131,6 +131,8 @@ describe('the access view', () => {
     // flowadmin's own settings are not theirs to read: the console knows them from their access,
     // and opens on the first view they may use, the fleet's instances they may read.
     await tab.page.getByRole('heading', { name: 'Fleet', level: 2 }).waitFor()
+    // Nothing offered there that they may not do: enrolment tokens need nodes.write on flowadmin.
+    expect(await tab.page.getByRole('form', { name: 'Enrol an instance' }).count()).toBe(0)
     await showView(tab.page, 'Access')
     await expect(rowsOf(tab, 'What this session may do')).resolves.toEqual(['ScopePermissions', 'line-1read'])
     await expect(tab.page.locator('.user').textContent()).resolves.toBe('carl')
