@@ -107,7 +107,7 @@ export function createFleetChanges(
         again = false
         if (waiters.size === 0) break
         let current: string
-        const at = Date.now()
+        const at = performance.now()
         const told = generation
         try {
           current = await version()
@@ -145,8 +145,14 @@ export function createFleetChanges(
       generation++
       void check()
     },
+    // Only while the checks run (polls wait): a version read before they stopped may be older.
     current: () =>
-      seen !== null && seenGeneration === generation && Date.now() - seenAt <= intervalMs ? seen : null,
+      timer !== null &&
+      seen !== null &&
+      seenGeneration === generation &&
+      performance.now() - seenAt <= intervalMs
+        ? seen
+        : null,
     waiting: () => waiters.size,
     close() {
       closed = true

@@ -45,6 +45,11 @@ const NO_STORE_JSON: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
 }
 
+/** NO_STORE_JSON but its type: what any answer made apart from the context that is never stored carries. */
+export const NO_STORE_APART: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(NO_STORE_JSON).filter(([name]) => name !== 'Content-Type'),
+)
+
 /** A JSON answer that is never stored, made apart from the context with a plain record of headers. */
 export const noStoreJson = (status: number, body: unknown): Response =>
   new Response(JSON.stringify(body), { status, headers: NO_STORE_JSON })

@@ -50,3 +50,25 @@ describe('fleet: held polls', () => {
     expect((await poll()).status).toBe(401)
   })
 })
+
+describe('fleet: what another flowadmin sharing the store changed', () => {
+  it('a poll that asks not to be held reads the revision, even while held polls take it as known', async () => {
+    const world = await fleetWorld({ holdSeconds: 30 })
+    const edge = instance(world, 'edge-1')
+    const other = instance(world, 'edge-2')
+    const etag = (await edge.poll()).headers.get('etag') as string
+    // A held poll keeps this flowadmin's looks at the revision going.
+    const holding = new AbortController()
+    const held = other.poll({ 'if-none-match': etag, prefer: 'wait=30' }, holding.signal).catch(() => null)
+    await leased(world, 'edge-2')
+    // Past one look (once a second while polls wait): the revision it read is taken as known.
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    // Another flowadmin on the same store changes the desired state: no notice reaches this one.
+    expect(await world.stores.fleet.setPrune(true)).toBe(true)
+    const answer = await edge.poll({ 'if-none-match': etag })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('etag')).not.toBe(etag)
+    holding.abort()
+    await held
+  })
+})

@@ -24,17 +24,29 @@ describe('the held polls’ changes', () => {
     changes.close()
   })
 
-  it('the version its last look read is current until a change is told of, or a look is due', async () => {
+  it('the version its last look read is current while looks run, until a change is told of, or a look is due', async () => {
     let version = '1'
     const changes = createFleetChanges(async () => version, 60_000)
     expect(changes.current()).toBe(null)
+    // A poll held on the current version keeps the looks going.
+    const holding = new AbortController()
+    const holder = changes.wait('1', 60_000, holding.signal)
     const waited = changes.wait('0', 5000)
     changes.notify('0')
     expect(await waited).toBe(false)
     expect(changes.current()).toBe('1')
+    // Once no poll waits, nothing looks: what the last look read is no longer taken as current.
+    holding.abort()
+    await holder
+    expect(changes.current()).toBe(null)
+    const again = changes.wait('1', 60_000)
+    changes.notify('0')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(changes.current()).toBe('1')
     version = '2'
     changes.notify()
     expect(changes.current()).toBe(null)
+    expect(await again).toBe(false)
     changes.close()
     // Unless looked at within its interval, what the last look read is not taken as current.
     const stale = createFleetChanges(async () => version, 1)

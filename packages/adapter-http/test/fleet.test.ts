@@ -9,7 +9,20 @@ describe('fleet mode: the instances’ routes', () => {
     const edge = instance(world, 'edge-1')
     const first = await edge.poll()
     expect(first.status).toBe(200)
-    expect(first.headers.get('cache-control')).toBe('no-store')
+    // The headers every never-stored JSON answer of the API carries.
+    expect(
+      Object.fromEntries(
+        ['cache-control', 'pragma', 'x-content-type-options', 'content-type'].map((name) => [
+          name,
+          first.headers.get(name),
+        ]),
+      ),
+    ).toEqual({
+      'cache-control': 'no-store',
+      pragma: 'no-cache',
+      'x-content-type-options': 'nosniff',
+      'content-type': 'application/json',
+    })
     const state = (await first.json()) as { version: string; hold: number; modules: Array<{ name: string }> }
     expect(state.version).toBe(String(await world.stores.fleet.revision()))
     expect(first.headers.get('etag')).toBe(`"${state.version}"`)
@@ -17,6 +30,11 @@ describe('fleet mode: the instances’ routes', () => {
     expect(state.modules.map((module) => module.name)).toEqual(['@acme/flow-kit', PLAIN.name])
     const again = await edge.poll({ 'if-none-match': `"${state.version}"` })
     expect(again.status).toBe(304)
+    expect([
+      again.headers.get('etag'),
+      again.headers.get('cache-control'),
+      again.headers.get('pragma'),
+    ]).toEqual([`"${state.version}"`, 'no-store', 'no-cache'])
   })
 
   it('a held poll is answered as soon as the desired state changes, not by a report', async () => {

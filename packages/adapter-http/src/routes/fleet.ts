@@ -9,7 +9,7 @@ import { ID_PARAMETER, INSTANCE_REFUSALS, instanceCaller } from '../fleet-caller
 import { HeldPoll } from '../fleet-held.js'
 import { DesiredStateSchema, InstanceReportSchema, InstanceSchema, instanceJson } from '../fleet-schemas.js'
 import { createFleetSignals } from '../fleet-signals.js'
-import { noStore } from '../no-store.js'
+import { NO_STORE_APART, noStore } from '../no-store.js'
 import { adminErrorContent, describe, json, NO_STORE_HEADERS, use } from '../openapi.js'
 import { firstIssueMessage } from '../schemas.js'
 import { fleetIdentityRoutes } from './fleet-identities.js'
@@ -44,12 +44,7 @@ const textOf = (state: DesiredState) => {
  * it is: no Headers object is made and read back for each of the fleet's answers.
  */
 function desiredAnswer(state: DesiredState, text: string | null): Response {
-  const headers: Record<string, string> = {
-    ETag: etagOf(state),
-    'Cache-Control': 'no-store',
-    Pragma: 'no-cache',
-    'X-Content-Type-Options': 'nosniff',
-  }
+  const headers: Record<string, string> = { ETag: etagOf(state), ...NO_STORE_APART }
   if (text === null) return new Response(null, { status: 304, headers })
   headers['Content-Type'] = 'application/json'
   return new Response(text, { status: 200, headers })
@@ -173,8 +168,9 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       const known = knownVersion(c.req.header('If-None-Match'))
       const wait = waitOf(c.req.header('Prefer'), fleet.holdSeconds)
       let since = changes.generation()
-      // Its version is the one the polls' last check read: it is held on it without reading it.
-      const polled = await fleet.identities.poll(caller, unchanged(known))
+      // Its version is the one the polls' last check read: it is held on it without reading it. A
+      // poll that will not be held reads the revision, so its 304 is the store's word.
+      const polled = await fleet.identities.poll(caller, wait > 0 ? unchanged(known) : undefined)
       if (!polled.ok) return toResponse(errorAnswerOf(polled.error))
       let desired = polled.value.state
       const { rotate } = polled.value

@@ -64,21 +64,26 @@ export function createFleetIdentities(deps: FleetIdentityDeps) {
     address: string,
   ): Promise<Result<ClientIdentity, ClientError>> {
     const known = client === null ? undefined : accepted.get(client.id)
-    if (
-      known !== undefined &&
-      known.until > clock.now() &&
-      deps.server(known.identity.resourceServer) === known.options &&
-      equalInConstantTime(known.secret, (client as ClientCredentials).secret)
-    ) {
-      deps.called(known.identity.resourceServer)
-      return ok(known.identity)
+    if (known !== undefined) {
+      if (
+        known.until > clock.now() &&
+        deps.server(known.identity.resourceServer) === known.options &&
+        equalInConstantTime(known.secret, (client as ClientCredentials).secret)
+      ) {
+        deps.called(known.identity.resourceServer)
+        return ok(known.identity)
+      }
+      // Ended, reloaded or another secret: forgotten, and checked the whole way below.
+      accepted.delete((client as ClientCredentials).id)
     }
+    // The settings as they are when the secret is checked: a reload meanwhile is not cached as them.
+    const before = client === null ? null : deps.server(client.id)
     const identity = await deps.authenticateClient(client, address)
     if (!identity.ok) return identity
     const options = deps.server(identity.value.resourceServer)
     if (options?.fleet !== true) return err({ code: 'invalid_client' })
     // A shared secret (an enrolled instance's credential has its own, shorter-lived proof).
-    if (client !== null && identity.value.instance === null) {
+    if (client !== null && identity.value.instance === null && options === before) {
       const until = clock.now() + SHARED_SECRET_CACHE_MS
       accepted.set(client.id, { secret: client.secret, options, identity: identity.value, until })
     }
