@@ -1,4 +1,4 @@
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Listener, listen, StartupError } from '../src/index.js'
 
@@ -65,6 +65,38 @@ describe('listen', () => {
     await listener.close(100)
     expect(Date.now() - started).toBeLessThan(5_000)
     await expect(slow).rejects.toThrow()
+  })
+
+  it('answers a request it cannot read, and keeps the answer readable while the client still sends', async () => {
+    const { listener } = await slowServer()
+    const socket = connect(listener.address.port, '127.0.0.1')
+    // A reset of the connection (the server cut it while the body still came) is what loses answers.
+    const errors: string[] = []
+    socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message))
+    // Nothing is read until the client has sent more: a reset would have dropped the answer by then.
+    socket.pause()
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    await new Promise((resolve) => socket.once('connect', resolve))
+    // The request line is refused at once, while much of the body is already on its way.
+    socket.write(
+      Buffer.concat([
+        Buffer.from(
+          'PUT2 /audit/events HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\n',
+        ),
+        Buffer.alloc(262_144, 0x61),
+      ]),
+    )
+    await pause(200)
+    socket.write(Buffer.alloc(65_536, 0x61))
+    await pause(200)
+    const received: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => received.push(chunk))
+    socket.resume()
+    await new Promise((resolve) => socket.once('close', resolve))
+    expect(errors).toEqual([])
+    expect(Buffer.concat(received).toString('latin1')).toBe(
+      'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n',
+    )
   })
 
   it('fails with a clear message when the port is in use', async () => {

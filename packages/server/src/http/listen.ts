@@ -1,5 +1,6 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { serve } from '@hono/node-server'
 import { StartupError } from '../errors.js'
 
@@ -78,6 +79,7 @@ export async function listen(
     // A bind failure is reported after serve() returns, so it is caught here.
     started.once('error', onError)
   })
+  server.on('clientError', answerClientError)
 
   let closing: Promise<void> | null = null
   return {
@@ -99,6 +101,42 @@ export async function listen(
       return closing
     },
   }
+}
+
+/** How long a connection whose request could not be read is still read from after its answer. */
+const LINGER_MS = 2_000
+
+/** The answers Node gives a request it cannot read, by the parser's error code; 400 otherwise. */
+const CLIENT_ERROR_ANSWERS: Readonly<Record<string, string>> = {
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n',
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+}
+const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n'
+
+/** Connections already answered for a request that could not be read. */
+const answered = new WeakSet<Duplex>()
+
+/**
+ * A request Node's parser refused (a malformed request line, headers too large, too slow): the same
+ * answer Node gives, then a lingering close. Node's own handling destroys the connection at once,
+ * and a client still sending its body then gets a reset that can discard the answer before it is
+ * read; here the connection is half-closed after the answer, and what the client still sends is
+ * read and dropped for LINGER_MS before it is cut.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (answered.has(socket)) return
+  answered.add(socket)
+  const started = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (error.code === 'ECONNRESET' || !socket.writable || started?.headersSent === true) {
+    socket.destroy()
+    return
+  }
+  // What the lingering connection meets later (a reset, a write after the end) is of no concern.
+  socket.on('error', () => {})
+  socket.end(CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? BAD_REQUEST)
+  socket.resume()
+  setTimeout(() => socket.destroy(), LINGER_MS).unref()
 }
 
 /**
