@@ -7,6 +7,7 @@ import type { FleetStore } from './fleet.js'
 import type { GroupStore } from './groups.js'
 import type { ModuleStore } from './modules.js'
 import type { PasskeyStore } from './passkeys.js'
+import type { RolloutStore } from './rollouts.js'
 import type { SnapshotStore } from './snapshots.js'
 import type { SsoStore } from './sso.js'
 import type { ThrottleStore } from './throttle.js'
@@ -23,6 +24,7 @@ export type * from './identity.js'
 export type * from './modules.js'
 export type * from './node-modules.js'
 export type * from './passkeys.js'
+export type * from './rollouts.js'
 export type * from './snapshots.js'
 export type * from './sso.js'
 export type * from './system.js'
@@ -49,6 +51,8 @@ export interface Stores {
   groups: GroupStore
   /** Snapshots of flows: named, versioned, never changed once made. */
   snapshots: SnapshotStore
+  /** Rollouts of snapshots to groups, each instance's flows, groups' modes and flow variables. */
+  rollouts: RolloutStore
   /** People's second factors: TOTP secrets (sealed), last used steps, recovery codes (hashed). */
   factors: FactorStore
   /** People's passkeys (public keys, counters) and the challenges of their ceremonies. */
