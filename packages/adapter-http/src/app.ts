@@ -16,6 +16,7 @@ import { mfaRoutes } from './routes/mfa.js'
 import { nodesRoutes } from './routes/nodes.js'
 import { openApiRoutes, type RoutesOf } from './routes/openapi.js'
 import { passkeyRoutes } from './routes/passkeys.js'
+import { rolloutRoutes } from './routes/rollouts.js'
 import { settingsRoutes } from './routes/settings.js'
 import { signInRoutes } from './routes/signin.js'
 import { snapshotRoutes } from './routes/snapshots.js'
@@ -143,6 +144,7 @@ export function createHttpApp(core: Core, options: HttpAppOptions): Hono {
     .route('/', accessRoutes(deps))
     .route('/', groupRoutes(deps))
     .route('/', snapshotRoutes(deps))
+    .route('/', rolloutRoutes(deps))
     .route('/', passkeyRoutes(deps))
     .route('/', introspectRoutes(deps))
     .route('/', settingsRoutes(deps))

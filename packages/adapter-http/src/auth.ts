@@ -75,3 +75,30 @@ export function requirePerson(deps: RouteDeps) {
     await next()
   })
 }
+
+/**
+ * A caller who may `permission` on every instance of the group the request names (`groupOf`): any
+ * caller the credentials let in, then the core's check at that group (see Core.permitsInGroup),
+ * refused as a missing permission is (401 `insufficient_scope`, recorded as `permission.denied`).
+ */
+export function requirePermissionInGroup(
+  deps: RouteDeps,
+  permission: string,
+  groupOf: (c: Context<AppEnv>) => string,
+) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const admitted = await admit(c, deps, '', {})
+    if (!admitted.ok) return admitted.error
+    const { principal, address } = admitted.value
+    if (!deps.core.permitsInGroup(principal, permission, groupOf(c), address))
+      return toResponse(
+        errorAnswerOf(
+          { code: 'forbidden', permission },
+          { tokenSent: bearerTokenOf(c.req.header('Authorization')) !== null },
+        ),
+      )
+    c.set('principal', principal)
+    c.set('address', address)
+    await next()
+  })
+}

@@ -34,7 +34,11 @@ export const oauthError = (
 })
 
 /** The `{code, message}` body of every other route. */
-export const adminError = (status: 400 | 403 | 404 | 413, code: string, message: string): ErrorAnswer => ({
+export const adminError = (
+  status: 400 | 403 | 404 | 409 | 413,
+  code: string,
+  message: string,
+): ErrorAnswer => ({
   status,
   body: { code, message },
 })
@@ -145,6 +149,25 @@ const mapping: Mapping = {
       `Instance ${error.instance} was not put in group ${error.group} (a rule of the settings may still hold it there)`,
     ),
   snapshot_not_found: (error) => adminError(404, 'snapshot_not_found', `No snapshot ${error.id}`),
+  rollout_not_found: (error) => adminError(404, 'rollout_not_found', `No rollout ${error.id}`),
+  no_previous_target: (error) =>
+    adminError(
+      409,
+      'no_previous_target',
+      `Group ${error.group} has no earlier snapshot rolled out to go back to`,
+    ),
+  no_target: (error) =>
+    adminError(404, 'no_target', `No rollout reaches instance ${error.instance}: it has no flows to deploy`),
+  not_targeted: (error) =>
+    adminError(409, 'not_targeted', `Rollout ${error.rollout} does not reach instance ${error.instance}`),
+  variable_not_found: (error) =>
+    adminError(404, 'variable_not_found', `No variable ${error.name} is set for ${error.scope}`),
+  sealing_not_configured: () =>
+    adminError(
+      409,
+      'sealing_not_configured',
+      'A secret variable needs a key to seal it with: set fleet.flows.key (or FLOWADMIN_FLOWS_KEY)',
+    ),
   snapshot_not_asked: (error) => ({
     status: 409,
     body: {

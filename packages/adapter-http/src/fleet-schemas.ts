@@ -160,6 +160,22 @@ export const DesiredStateSchema = v.pipe(
         ),
       ),
     ),
+    flows: v.optional(
+      v.pipe(
+        v.strictObject({
+          rollout: v.string(),
+          snapshot: v.string(),
+          mode: v.picklist(['report', 'enforce']),
+          variables: v.string(),
+        }),
+        v.description(
+          'Only when a rollout reaches the instance: the rollout its flows should be. When the rollout or the ' +
+            '`variables` digest differ from what it deployed last, it fetches `GET /fleet/instances/{id}/flows/target`, ' +
+            'deploys it and reports to `POST /fleet/instances/{id}/flows/report`. `enforce`: flows changed on the ' +
+            'instance are deployed again.',
+        ),
+      ),
+    ),
   }),
   v.metadata({ ref: 'FleetDesiredState' }),
 )

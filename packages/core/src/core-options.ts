@@ -21,6 +21,7 @@ import type {
   Stores,
   TotpVerifier,
   TypeUsage,
+  VariableSealer,
   WebAuthn,
 } from './ports/index.js'
 import type { ApiTokenOptions } from './tokens/api-token-lifetime.js'
@@ -110,6 +111,11 @@ export interface CorePorts {
   directory?: Directory | undefined
   /** TOTP secrets and codes; without it no one can enrol a second factor. */
   totp?: TotpVerifier | undefined
+  /**
+   * Seals secret flow variables for the store and opens them for a deploy (see VariableSealer).
+   * Without it, secret variables cannot be set; plain ones can.
+   */
+  variableSealer?: VariableSealer | undefined
   /** Passkey ceremonies (the relying party); without it no one can register or use a passkey. */
   webauthn?: WebAuthn | undefined
 }

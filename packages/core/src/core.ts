@@ -35,7 +35,9 @@ import { createFleetIdentities } from './fleet/fleet-identities.js'
 import { fleetInstaller } from './fleet/fleet-installer.js'
 import { DEFAULT_MAX_INSTANCES } from './fleet/identity-rules.js'
 import { createInstanceIdentities } from './fleet/instance-identities.js'
+import { createRollouts } from './flows/rollouts.js'
 import { createSnapshots, DEFAULT_SNAPSHOT_MAX_BYTES } from './flows/snapshots.js'
+import { createFlowVariables } from './flows/variables.js'
 import { createModules } from './modules/modules.js'
 import type { EventSink } from './ports/index.js'
 import { createSweep } from './sweep.js'
@@ -296,6 +298,23 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     maxBytes: options.fleet?.snapshots?.maxBytes ?? DEFAULT_SNAPSHOT_MAX_BYTES,
     versionProblem: ports.versionProblem,
   })
+  const variables = createFlowVariables({
+    store: ports.stores.rollouts,
+    sealer: ports.variableSealer ?? null,
+    hasGroup: (group) => rights.membership.has(group),
+    clock,
+    events,
+  })
+  const rollouts = createRollouts({
+    store: ports.stores.rollouts,
+    snapshots: ports.stores.snapshots,
+    fleet: ports.stores.fleet,
+    membership: rights.membership,
+    variables,
+    clock,
+    random,
+    events,
+  })
 
   return {
     /** True when `adminAuth` is configured; false means every route is open. */
@@ -437,6 +456,25 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     /**
+     * Whether `principal` may `permission` on every instance of `group`: a person by a grant
+     * everywhere or on the group itself (one on flowadmin alone does not reach instances); the
+     * command line and an open API by their permissions. When not, the refusal is recorded
+     * (`permission.denied`, from `address`) and false.
+     */
+    permitsInGroup(principal: Principal, permission: string, group: string, address: string | null): boolean {
+      if (principal.kind !== 'user' && hasPermission(principal.permissions, permission)) return true
+      if (principal.kind === 'user') {
+        const scope = principal.scope ?? principal.permissions
+        const owner = users.get(principal.username)?.permissions ?? scope
+        const place = { kind: 'group' as const, group }
+        const age = clock.now() - principal.signedInAt
+        if (hasPermission(tokenRightsAt(rights, owner, scope, place, age), permission)) return true
+      }
+      events.emit({ type: 'permission.denied', at: clock.now(), permission, ...actorOf(principal, address) })
+      return false
+    },
+
+    /**
      * Whether `principal` may `permission` anywhere: on flowadmin, or at some instance through a
      * grant. When not, the refusal is recorded (`permission.denied`, from `address`) and false.
      */
@@ -461,7 +499,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     fleet:
       fleet === null || fleetIdentities === null
         ? null
-        : { ...fleet, identities: fleetIdentities, snapshots },
+        : { ...fleet, identities: fleetIdentities, snapshots, rollouts, variables },
 
     /** A person's sign-in on flowadmin's own page (see createSignInFacade). */
     signIn: createSignInFacade({

@@ -77,6 +77,18 @@ export type DomainError =
   | { code: 'snapshot_not_asked'; instance: string; name: string }
   /** A snapshot's file would have `bytes` bytes, past the bound (`fleet.snapshots.maxBytes`). */
   | { code: 'snapshot_too_large'; bytes: number; limit: number }
+  /** No rollout with that id. */
+  | { code: 'rollout_not_found'; id: string }
+  /** The group has had no other snapshot rolled out before its latest: there is nothing to go back to. */
+  | { code: 'no_previous_target'; group: string }
+  /** No rollout reaches the instance: there are no flows for it to deploy. */
+  | { code: 'no_target'; instance: string }
+  /** An instance reported on a rollout that does not reach it. */
+  | { code: 'not_targeted'; instance: string; rollout: string }
+  /** No flow variable of that name in that scope. */
+  | { code: 'variable_not_found'; scope: string; name: string }
+  /** A secret variable cannot be set: no key to seal it with is configured. */
+  | { code: 'sealing_not_configured' }
   /** An enrolment token unknown, spent, expired or cancelled. Carries no detail (the trail has it). */
   | { code: 'invalid_enrolment' }
   /** The resource server holds as many enrolled instances as `fleet.maxInstances` allows. */

@@ -195,6 +195,27 @@ export {
   snapshotFile,
 } from './flows/flow-rules.js'
 export {
+  firstStage,
+  groupTarget,
+  previousSnapshot,
+  ROLLOUT_ID_FORM,
+  reaches,
+  stateOf as rolloutStateOf,
+  targetOf as rolloutTargetOf,
+  VARIABLE_NAME_FORM,
+  variablesDigest,
+  variablesOf,
+} from './flows/rollout-rules.js'
+export {
+  createRollouts,
+  type FlowsReport,
+  type FlowsTarget,
+  type RolloutError,
+  type Rollouts,
+  type RolloutView,
+  strategyOf,
+} from './flows/rollouts.js'
+export {
   ASK_LIFETIME_MS,
   createSnapshots,
   DEFAULT_SNAPSHOT_MAX_BYTES,
@@ -205,6 +226,13 @@ export {
   type Snapshots,
   type SnapshotUpload,
 } from './flows/snapshots.js'
+export {
+  createFlowVariables,
+  type DeliveredVariable,
+  type FlowVariables,
+  type VariableError,
+  type VariableView,
+} from './flows/variables.js'
 export { type ModuleView, NOT_INSTALLED, type NodeSetView } from './modules/local-state.js'
 export type { ModuleError, PaletteError } from './modules/modules.js'
 export type * from './ports/index.js'

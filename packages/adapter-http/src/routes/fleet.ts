@@ -204,13 +204,18 @@ export function fleetRoutes(deps: RouteDeps): Hono<AppEnv> {
       // Someone asked for the flows it runs: said in a 200, which a 304 could not carry.
       const asked = await fleet.snapshots.asked(caller.id)
       if (rotate || asked !== null) {
+        const flows = await fleet.rollouts.target(caller.id, desired.version)
         const extra = {
           ...(rotate && { rotate: true }),
           ...(asked !== null && { snapshot: { name: asked.name } }),
+          ...(flows !== null && { flows }),
         }
         return desiredAnswer(desired, JSON.stringify({ ...desired, ...extra }))
       }
       if (known !== null && desired.version === known) return desiredAnswer(desired, null)
+      // The rollout its flows should be: every change of it bumps the version, so a 304 holds.
+      const flows = await fleet.rollouts.target(caller.id, desired.version)
+      if (flows !== null) return desiredAnswer(desired, JSON.stringify({ ...desired, flows }))
       return desiredAnswer(desired, textOf(desired))
     },
   )

@@ -333,6 +333,58 @@ export type DomainEvent =
       message: string
       sender: SnapshotSenderOf
     } & Actor)
+  /** Someone rolled a snapshot out to a group (`kind` rollback: a group's rollback). */
+  | ({
+      type: 'fleet.rollout_started'
+      at: number
+      rollout: string
+      group: string
+      snapshot: string
+      kind: 'rollout' | 'rollback'
+      /** `all`, or `staged:N` (the first N instances first). */
+      strategy: string
+      /** How many instances it reaches. */
+      instances: number
+    } & Actor)
+  /**
+   * An instance applied a rollout (`fleet.rollout_outcome`), or restored its target's flows after
+   * they changed on it (`fleet.flows_restored`, a group in `enforce` mode): what it said.
+   */
+  | ({
+      type: 'fleet.rollout_outcome' | 'fleet.flows_restored'
+      at: number
+      rollout: string
+      instance: string
+      outcome: 'succeeded' | 'failed'
+      rev: string | null
+      message: string | null
+      /** Ids of nodes that need credentials the instance does not have. */
+      missingCredentials: string[]
+    } & Actor)
+  /** A rollout ended: `succeeded`, `failed`, or `stopped` (`reason` says why). */
+  | ({
+      type: 'fleet.rollout_finished'
+      at: number
+      rollout: string
+      group: string
+      state: 'succeeded' | 'stopped' | 'failed' | 'pending' | 'running'
+      reason: string | null
+    } & Actor)
+  /** An instance's flows changed on it, away from what its last rollout deployed; `by` who deployed. */
+  | ({
+      type: 'fleet.flows_drifted'
+      at: number
+      instance: string
+      rollout: string | null
+      rev: string
+      by: string | null
+    } & Actor)
+  /** A group's flows mode was set: `report` changes made on its instances, or `enforce` its target. */
+  | ({ type: 'fleet.flows_mode_set'; at: number; group: string; mode: 'report' | 'enforce' } & Actor)
+  /** A flow variable was set (`scope`: `group:<name>` or `instance:<id>`); never its value. */
+  | ({ type: 'fleet.variable_set'; at: number; scope: string; name: string; secret: boolean } & Actor)
+  /** A flow variable was removed. */
+  | ({ type: 'fleet.variable_removed'; at: number; scope: string; name: string } & Actor)
 
 /** The instance that sent flows to be kept as a snapshot: its client id and address. */
 export interface SnapshotSenderOf {
@@ -409,4 +461,12 @@ export const EVENT_OUTCOMES: Readonly<Record<DomainEvent['type'], 'success' | 'f
   'fleet.snapshot_created': 'success',
   'fleet.snapshot_asked': 'success',
   'fleet.snapshot_refused': 'failure',
+  'fleet.rollout_started': 'success',
+  'fleet.rollout_outcome': 'success',
+  'fleet.flows_restored': 'success',
+  'fleet.rollout_finished': 'success',
+  'fleet.flows_drifted': 'success',
+  'fleet.flows_mode_set': 'success',
+  'fleet.variable_set': 'success',
+  'fleet.variable_removed': 'success',
 }

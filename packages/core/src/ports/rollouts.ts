@@ -104,11 +104,7 @@ export interface RolloutStore {
    * Changes the rollout when its state and `released` are still `from`'s (else false, nothing
    * changes); bumps the fleet's revision when `released` changes.
    */
-  update(
-    id: string,
-    from: Pick<RolloutRecord, 'state' | 'released'>,
-    change: RolloutChange,
-  ): Promise<boolean>
+  update(id: string, from: Pick<RolloutRecord, 'state' | 'released'>, change: RolloutChange): Promise<boolean>
   /** The rollout, or null. */
   find(id: string): Promise<RolloutRecord | null>
   /** Every rollout, by sequence. */

@@ -1,55 +1,33 @@
 // TOTP (RFC 6238) with otpauth: SHA-1, six digits, 30-second steps (what every authenticator app
 // reads from a QR code), a window of one step. Each secret is sealed with AES-256-GCM under a key
 // derived from the configured one and bound to its person, so the store holds no usable secret.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import type { NewTotpSecret, TotpVerifier } from '@flowadmin/core'
 import { Secret, TOTP } from 'otpauth'
 // Its types say `export =`, its ES module exports the same function as default (what Node loads).
 // @ts-expect-error TS1259: a default import of an `export =` declaration, without esModuleInterop.
 import qrcode from 'qrcode-generator'
 import { MIN_MFA_KEY_LENGTH } from '../config/settings/mfa.js'
+import { derivedKey, openText, sealText } from './sealing.js'
 
 /** Seconds of one time step. */
 export const TOTP_PERIOD = 30
 const DIGITS = 6
 /** Bytes of a new secret: 160 bits, as RFC 4226 recommends for SHA-1. */
 const SECRET_BYTES = 20
-const SEALED_VERSION = 'v1'
 
-/** The AES-256 key of sealed secrets, derived (HKDF-SHA-256) from the configured key text. */
-function sealingKey(key: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', key, 'flowadmin', 'totp secrets v1', 32))
-}
+/** The AES-256 key of sealed secrets, derived from the configured key text. */
+const sealingKey = (key: string): Buffer => derivedKey(key, 'totp secrets v1')
 
 /** The data each sealed secret is bound to: a secret moved to another person's row does not open. */
 const boundTo = (username: string) => Buffer.from(`flowadmin totp\n${username}`, 'utf8')
 
 /** Seals `secret` (base32) for `username`: `v1.<iv>.<ciphertext and tag>`, base64url. */
-export function sealSecret(key: Buffer, username: string, secret: string): string {
-  const iv = randomBytes(12)
-  const cipher = createCipheriv('aes-256-gcm', key, iv)
-  cipher.setAAD(boundTo(username))
-  const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final(), cipher.getAuthTag()])
-  return `${SEALED_VERSION}.${iv.toString('base64url')}.${sealed.toString('base64url')}`
-}
+export const sealSecret = (key: Buffer, username: string, secret: string): string =>
+  sealText(key, boundTo(username), secret)
 
 /** The secret sealed for `username`, or null when it does not open (another key, person or a damaged value). */
-export function openSecret(key: Buffer, username: string, sealed: string): string | null {
-  const [version, iv, body] = sealed.split('.')
-  if (version !== SEALED_VERSION || iv === undefined || body === undefined) return null
-  try {
-    const data = Buffer.from(body, 'base64url')
-    if (data.length < 17) return null
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
-    decipher.setAAD(boundTo(username))
-    decipher.setAuthTag(data.subarray(data.length - 16))
-    return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString(
-      'utf8',
-    )
-  } catch {
-    return null
-  }
-}
+export const openSecret = (key: Buffer, username: string, sealed: string): string | null =>
+  openText(key, boundTo(username), sealed)
 
 /** The URI as a QR code, an SVG document drawn here. */
 function qrSvgOf(uri: string): string {

@@ -20,6 +20,7 @@ import { createArgon2Verifier } from '../adapters/argon2.js'
 import { createFlowsTypeUsage } from '../adapters/flows.js'
 import { createDiskLoader, type DiscoveredModule } from '../adapters/modules-on-disk.js'
 import { rangeProblem } from '../adapters/palette-policy.js'
+import { createVariableSealer } from '../adapters/variable-sealer.js'
 import { trailOptionsOf } from '../config/settings/audit.js'
 import type { LdapSettings } from '../config/settings/ldap.js'
 import type { MfaSettings } from '../config/settings/mfa.js'
@@ -137,6 +138,7 @@ export async function createServerCore(options: ServerCoreOptions): Promise<Core
         (settings.adminAuth?.oidc === undefined ? undefined : identityProviderOf(settings.adminAuth.oidc)),
       directory: options.directory ?? (ldap === undefined ? undefined : directoryOf(ldap)),
       totp: mfa === undefined ? undefined : totpOf(mfa),
+      variableSealer: settings.fleet?.flowsKey ? createVariableSealer(settings.fleet.flowsKey) : undefined,
       webauthn: webauthn === undefined ? undefined : webAuthnOf(webauthn),
     },
     {

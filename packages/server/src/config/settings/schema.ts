@@ -122,7 +122,10 @@ export function settingsOf(parsed: v.InferOutput<typeof schema>, source: string,
     shutdownTimeout: parsed.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT,
     console: parsed.console ?? true,
     palette: { ...DEFAULT_PALETTE, ...parsed.externalModules?.palette },
-    fleet: fleetOf(parsed.fleet),
+    fleet: fleetOf(
+      parsed.fleet,
+      (field, message) => new SettingsError(`${source}: fleet${field}: ${message}`),
+    ),
     access: accessOf(
       { roles: parsed.adminAuth?.roles, groups: parsed.fleet?.groups },
       {
