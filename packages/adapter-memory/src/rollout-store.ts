@@ -57,12 +57,13 @@ export function createRolloutStore(revision: FleetRevision = createFleetRevision
     async update(id, from, change) {
       const kept = rollouts.get(id)
       if (kept === undefined || kept.state !== from.state || kept.released !== from.released) return false
-      const released = kept.released !== change.released
+      const reaches =
+        kept.released !== change.released || (change.state === 'stopped' && kept.state !== 'stopped')
       kept.state = change.state
       kept.released = change.released
       kept.reason = change.reason
       kept.updatedAt = change.updatedAt
-      if (released) revision.value += 1
+      if (reaches) revision.value += 1
       return true
     },
     async find(id) {

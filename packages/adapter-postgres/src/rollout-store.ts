@@ -99,7 +99,8 @@ export function createRolloutStore(db: Database): RolloutStore {
           from.released,
         ])
         if (!changed(updated)) return false
-        if (change.released !== from.released) await bumpRevision(client)
+        if (change.released !== from.released || (change.state === 'stopped' && from.state !== 'stopped'))
+          await bumpRevision(client)
         return true
       })
     },

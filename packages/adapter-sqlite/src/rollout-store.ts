@@ -95,7 +95,8 @@ export function createRolloutStore(db: SqliteDatabase): RolloutStore {
           from.released ? 1 : 0,
         )
         if (changes === 0) return false
-        if (change.released !== from.released) bump.run()
+        if (change.released !== from.released || (change.state === 'stopped' && from.state !== 'stopped'))
+          bump.run()
         return true
       }, [ROLLOUTS, FLEET_STATE_KEY])
     },

@@ -115,7 +115,7 @@ export const describeRolloutContract: ContractPart = (stores, twoConnections) =>
       expect(await bumps(current, () => current.rollouts.create(rollout('r2', { released: false })))).toBe(1)
     })
 
-    it('changes a rollout only from the state and release it still has, bumping the revision when released changes', async () => {
+    it('changes a rollout only from the state and release it still has, bumping the revision when released changes or it stops', async () => {
       const current = stores()
       const { rollouts } = current
       const made = rollout('r1', {
@@ -159,6 +159,15 @@ export const describeRolloutContract: ContractPart = (stores, twoConnections) =>
         updatedAt: T0 + 3,
       })
       expect(await release()).toBe(false)
+      // Stopped (replaced by a newer one): instances joining later are no longer reached.
+      await rollouts.create(rollout('r2', { released: true, state: 'running' }))
+      const replaced = () =>
+        rollouts.update(
+          'r2',
+          { state: 'running', released: true },
+          { state: 'stopped', released: true, reason: 'replaced by rollout r3', updatedAt: T0 + 4 },
+        )
+      expect(await bumps(current, async () => expect(await replaced()).toBe(true))).toBe(1)
       expect(
         await rollouts.update('nope', { state: 'pending', released: false }, { ...running, released: true }),
       ).toBe(false)
