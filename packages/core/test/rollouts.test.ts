@@ -74,7 +74,7 @@ async function rolloutWorld() {
   return { ...world, fleet, join, snapshot, target, succeed, fail, state }
 }
 
-const valueOf = <T>(result: { ok: true; value: T } | { ok: false; error: { code: string } }): T => {
+const accepted = <T>(result: { ok: true; value: T } | { ok: false; error: { code: string } }): T => {
   if (!result.ok) throw new Error(result.error.code)
   return result.value
 }
@@ -83,7 +83,7 @@ describe('rollouts', () => {
   it('reaches the group’s known instances at once, and succeeds once each said so', async () => {
     const w = await rolloutWorld()
     const s1 = await w.snapshot('line')
-    const r = valueOf(await w.fleet.rollouts.start(operator, null, 'line', s1, { kind: 'all' }))
+    const r = accepted(await w.fleet.rollouts.start(operator, null, 'line', s1, { kind: 'all' }))
     expect(r).toMatchObject({
       instances: ['press-1', 'press-2', 'press-3'],
       released: true,
@@ -91,7 +91,7 @@ describe('rollouts', () => {
     })
     expect(await w.target('press-2')).toEqual({ rollout: r.id, snapshot: s1, mode: 'report', variables: '0' })
     expect(await w.target('source-1')).toBeNull()
-    expect(valueOf(await w.succeed('press-1', r.id))).toBeUndefined()
+    expect(accepted(await w.succeed('press-1', r.id))).toBeUndefined()
     expect(await w.state(r.id)).toMatchObject({ state: 'running', waiting: ['press-2', 'press-3'] })
     await w.succeed('press-2', r.id)
     await w.succeed('press-3', r.id)
@@ -108,9 +108,9 @@ describe('rollouts', () => {
     const w = await rolloutWorld()
     const s1 = await w.snapshot('line')
     const s2 = await w.snapshot('line')
-    const first = valueOf(await w.fleet.rollouts.start(operator, null, 'line', s1, { kind: 'all' }))
+    const first = accepted(await w.fleet.rollouts.start(operator, null, 'line', s1, { kind: 'all' }))
     for (const id of ['press-1', 'press-2', 'press-3']) await w.succeed(id, first.id)
-    const staged = valueOf(
+    const staged = accepted(
       await w.fleet.rollouts.start(operator, null, 'line', s2, { kind: 'staged', first: 1 }),
     )
     expect((await w.target('press-1'))?.rollout).toBe(staged.id)
@@ -124,7 +124,7 @@ describe('rollouts', () => {
     expect((await w.target('press-2'))?.rollout).toBe(staged.id)
 
     const s3 = await w.snapshot('line')
-    const broken = valueOf(
+    const broken = accepted(
       await w.fleet.rollouts.start(operator, null, 'line', s3, { kind: 'staged', first: 1 }),
     )
     // The unfinished staged rollout is replaced.
@@ -147,7 +147,7 @@ describe('rollouts', () => {
 
   it('fails a rollout made at once when an instance fails, and refuses an outcome of a rollout not its own', async () => {
     const w = await rolloutWorld()
-    const r = valueOf(
+    const r = accepted(
       await w.fleet.rollouts.start(operator, null, 'line', await w.snapshot('line'), { kind: 'all' }),
     )
     await w.fail('press-2', r.id)
@@ -175,9 +175,9 @@ describe('rollouts', () => {
     const s2 = await w.snapshot('line')
     await w.fleet.rollouts.start(operator, null, 'line', s1, { kind: 'all' })
     await w.fleet.rollouts.start(operator, null, 'line', s2, { kind: 'all' })
-    const back = valueOf(await w.fleet.rollouts.rollback(operator, null, 'line'))
+    const back = accepted(await w.fleet.rollouts.rollback(operator, null, 'line'))
     expect(back).toMatchObject({ kind: 'rollback', snapshot: s1, strategy: { kind: 'all' } })
-    expect(valueOf(await w.fleet.rollouts.rollback(operator, null, 'line')).snapshot).toBe(s2)
+    expect(accepted(await w.fleet.rollouts.rollback(operator, null, 'line')).snapshot).toBe(s2)
     expect(await w.fleet.rollouts.rollback(operator, null, 'nope')).toEqual({
       ok: false,
       error: { code: 'group_not_found', group: 'nope' },
@@ -186,12 +186,12 @@ describe('rollouts', () => {
 
   it('reports drift from what the last rollout deployed, once a rev, and who deployed', async () => {
     const w = await rolloutWorld()
-    const r = valueOf(
+    const r = accepted(
       await w.fleet.rollouts.start(operator, null, 'line', await w.snapshot('line'), { kind: 'all' }),
     )
     await w.succeed('press-1', r.id, 'rev-a')
-    valueOf(await w.fleet.rollouts.report('press-1', { rev: 'rev-a', by: null }))
-    const group = async () => valueOf(await w.fleet.rollouts.group('line')).instances[0]
+    accepted(await w.fleet.rollouts.report('press-1', { rev: 'rev-a', by: null }))
+    const group = async () => accepted(await w.fleet.rollouts.group('line')).instances[0]
     expect(await group()).toMatchObject({ instance: 'press-1', rollout: r.id, rev: 'rev-a', drift: null })
     await w.fleet.rollouts.report('press-1', { rev: 'rev-b', by: 'bob' })
     await w.fleet.rollouts.report('press-1', { rev: 'rev-b', by: 'bob' })
@@ -218,16 +218,16 @@ describe('rollouts', () => {
 
   it('says a group’s mode in every poll of its instances, and the variables’ digest changes with them', async () => {
     const w = await rolloutWorld()
-    const r = valueOf(
+    const r = accepted(
       await w.fleet.rollouts.start(operator, null, 'line', await w.snapshot('line'), { kind: 'all' }),
     )
-    valueOf(await w.fleet.rollouts.setMode(operator, null, 'line', 'enforce'))
+    accepted(await w.fleet.rollouts.setMode(operator, null, 'line', 'enforce'))
     expect(await w.target('press-1')).toMatchObject({ rollout: r.id, mode: 'enforce', variables: '0' })
-    valueOf(
+    accepted(
       await w.fleet.variables.set(operator, null, { kind: 'group', group: 'line' }, 'SPEED', { value: '5' }),
     )
     const one = (await w.target('press-1'))?.variables
-    valueOf(
+    accepted(
       await w.fleet.variables.set(operator, null, { kind: 'instance', instance: 'press-1' }, 'SPEED', {
         value: '7',
       }),
@@ -235,7 +235,7 @@ describe('rollouts', () => {
     const two = (await w.target('press-1'))?.variables
     expect(new Set([one, two, '0']).size).toBe(3)
     expect((await w.target('press-2'))?.variables).toBe(one)
-    const file = valueOf(await w.fleet.rollouts.targetFile('press-1'))
+    const file = accepted(await w.fleet.rollouts.targetFile('press-1'))
     expect(file).toMatchObject({
       rollout: r.id,
       flows: FLOWS,
@@ -264,16 +264,16 @@ describe('rollouts', () => {
       ok: false,
       error: { code: 'sealing_not_configured' },
     })
-    valueOf(await set('OK', { value: 'x' }))
-    expect(valueOf(await w.fleet.variables.list(line))).toEqual([
+    accepted(await set('OK', { value: 'x' }))
+    expect(accepted(await w.fleet.variables.list(line))).toEqual([
       { name: 'OK', value: 'x', secret: false, by: null, at: expect.any(Number) },
     ])
     expect(await w.fleet.variables.remove(operator, null, line, 'GONE')).toEqual({
       ok: false,
       error: { code: 'variable_not_found', scope: 'group:line', name: 'GONE' },
     })
-    valueOf(await w.fleet.variables.remove(operator, null, line, 'OK'))
-    expect(valueOf(await w.fleet.variables.list(line))).toEqual([])
+    accepted(await w.fleet.variables.remove(operator, null, line, 'OK'))
+    expect(accepted(await w.fleet.variables.list(line))).toEqual([])
   })
 
   it('lets a person act on a group by a grant on it or everywhere, not on flowadmin or another group alone', async () => {
