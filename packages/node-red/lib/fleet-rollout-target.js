@@ -32,7 +32,9 @@ function isTarget(body) {
     Array.isArray(body.flows) &&
     body.flows.every((node) => node !== null && typeof node === 'object' && !Array.isArray(node)) &&
     Array.isArray(body.modules) &&
-    body.modules.every((module) => isText(module?.name) && isText(module.version)) &&
+    body.modules.every(
+      (module) => isText(module?.name) && (isText(module.version) || module.version === null),
+    ) &&
     Array.isArray(body.env) &&
     body.env.every(
       (entry) =>

@@ -2,6 +2,7 @@
 
 const { readKept, writeKept } = require('./fleet-rollout-file')
 const { isTarget, isTargetRef, withVariables } = require('./fleet-rollout-target')
+const { cleanText } = require('./fleet-report')
 const { missingCredentialsOf } = require('./node-red-credentials')
 const { backoff, onceEach } = require('./timing')
 
@@ -64,7 +65,8 @@ function createRollouts({
   let driftTold = null
   let running = false
   let current = Promise.resolve()
-  let fetchFailures = 0
+  /** Applies that could not be made in a row (flowadmin or Node-RED did not answer). */
+  let failures = 0
   let retry = null
   const reports = []
   let sending = false
@@ -126,36 +128,44 @@ function createRollouts({
     }
   }
 
+  /** The apply (or restore) tried again later, after more failures in a row the later. */
+  function tryAgain(restoring) {
+    failures += 1
+    if (retry !== null) return
+    retry = later(backoff(failures), () => {
+      retry = null
+      if (restoring) restoreDue = true
+      else applyDue = true
+      wake()
+    })
+  }
+
   /** Fetches the target and applies it: when it is new, or to restore it (`restoring`). */
   async function apply(restoring) {
     const answer = await fetchTarget()
     if (stopper.stopped) return
     if (answer.status === 404) return
     if (answer.status !== 200 || !isTarget(answer.body)) {
-      fetchFailures += 1
       if (answer.status === 200) {
-        trouble.say('fleet: flowadmin answered the rollout target with no flows, modules and env as lists')
+        trouble.say(
+          'fleet: flowadmin answered the rollout target without its flows, modules and env as lists: tried again',
+        )
       } else if (answer.status !== 0 && !answer.revoked) {
-        trouble.say(`fleet: flowadmin answered HTTP ${answer.status} to the rollout target`)
+        trouble.say(`fleet: flowadmin answered HTTP ${answer.status} to the rollout target: tried again`)
       }
-      if (retry === null) {
-        retry = later(backoff(fetchFailures), () => {
-          retry = null
-          if (restoring) restoreDue = true
-          else applyDue = true
-          wake()
-        })
-      }
-      return
+      return tryAgain(restoring)
     }
-    fetchFailures = 0
     const target = answer.body
-    if (!restoring && isApplied(target)) {
+    const again = isApplied(target)
+    if (!restoring && again) {
       if (kept.mode !== target.mode) keep({ ...kept, mode: target.mode })
       return
     }
     const outcome = await deployTarget(target)
     if (stopper.stopped) return
+    // Node-RED did not answer before it changed anything: tried again, not a failure of the target.
+    if (outcome === null) return tryAgain(restoring)
+    failures = 0
     keep({
       rollout: target.rollout,
       variables: target.variables,
@@ -179,7 +189,7 @@ function createRollouts({
       rev: outcome.rev,
       message: outcome.message,
       missingCredentials: outcome.missing,
-      ...(restoring && outcome.outcome === 'succeeded' && { restored: true }),
+      ...(restoring && again && outcome.outcome === 'succeeded' && { restored: true }),
     })
   }
 
@@ -234,7 +244,8 @@ function createRollouts({
 
   /** Queues a report; sent in order, tried again while flowadmin cannot be told. */
   function report(body) {
-    reports.push(JSON.stringify(body))
+    // npm's and Node-RED's messages as flowadmin takes them (no control characters).
+    reports.push(JSON.stringify(body, cleanText))
     if (reports.length > MAX_WAITING_REPORTS) reports.shift()
     if (!sending && sendRetry === null) flush().catch(() => {})
   }

@@ -365,4 +365,34 @@ describe('a rollout on a real Node-RED', () => {
     ])
     expect(await runningFlows()).toEqual(applied)
   }, 120_000)
+
+  it('at its start, reports flows changed while it was stopped, and restores them in enforce mode', async () => {
+    const applied = await runningFlows()
+    await run.stop()
+    const file = path.join(userDir, 'flows.json')
+    const edited = (JSON.parse(readFileSync(file, 'utf8')) as Node[]).filter((node) => node.id !== 'req2')
+    writeFileSync(file, JSON.stringify(edited))
+    const before = flowReports().length
+    run = await start()
+    await logIn()
+    await waitFor(
+      () => flowReports().length >= before + 2,
+      () => `reports: ${JSON.stringify(flowReports())}`,
+      { timeoutMs: 30_000 },
+    )
+    expect(flowReports().slice(before)).toEqual([
+      { rev: expect.stringMatching(/^[0-9a-f]{64}$/), by: null },
+      {
+        rollout: 'r3',
+        variables: 'v2',
+        outcome: 'succeeded',
+        rev: applied.rev,
+        message: null,
+        missingCredentials: ['req2'],
+        restored: true,
+      },
+    ])
+    expect(flowReports()[before]?.rev).not.toBe(applied.rev)
+    expect(await runningFlows()).toEqual(applied)
+  }, 120_000)
 })
