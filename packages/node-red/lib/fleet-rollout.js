@@ -117,7 +117,8 @@ function createRollouts({
   async function run() {
     while (!stopper.stopped && (applyDue || restoreDue || driftDue)) {
       if (applyDue || restoreDue) {
-        const restoring = restoreDue && !applyDue
+        // A restore deploys the target even when it is the one applied; a new target is applied anyway.
+        const restoring = restoreDue
         applyDue = false
         restoreDue = false
         await apply(restoring)
@@ -227,18 +228,18 @@ function createRollouts({
   /** Reads the rev Node-RED runs: another than the one deployed is drift, reported (and undone in enforce). */
   async function checkDrift() {
     if (kept === null || kept.rev === null) return
-    const running = await local.flowsWithRev()
-    if (running === null || stopper.stopped) return
-    if (running.rev === kept.rev) {
+    const deployed = await local.flowsWithRev()
+    if (deployed === null || stopper.stopped) return
+    if (deployed.rev === kept.rev) {
       driftTold = null
       return
     }
-    if (running.rev === driftTold) return
-    driftTold = running.rev
+    if (deployed.rev === driftTold) return
+    driftTold = deployed.rev
     log(
-      `fleet: the flows running here (rev ${running.rev}) are not those of rollout ${kept.rollout}${driftBy === null ? '' : `: deployed by ${driftBy}`}`,
+      `fleet: the flows running here (rev ${deployed.rev}) are not those of rollout ${kept.rollout}${driftBy === null ? '' : `: deployed by ${driftBy}`}`,
     )
-    report({ rev: running.rev, by: driftBy })
+    report({ rev: deployed.rev, by: driftBy })
     if (modeNow() === 'enforce') restoreDue = true
   }
 
