@@ -17,7 +17,8 @@ const isText = (value) => typeof value === 'string' && value !== ''
 
 /**
  * Whether `value` is what the file keeps: the rollout and variables digest applied (`outcome`
- * succeeded or failed), the rev the agent deployed (null when none), and the mode of the target.
+ * succeeded or failed), the rev the agent deployed (null when none), the mode of the target, and
+ * the modules its flows need (absent in older files).
  */
 function isKept(value) {
   return (
@@ -27,7 +28,8 @@ function isKept(value) {
     typeof value.variables === 'string' &&
     (value.outcome === 'succeeded' || value.outcome === 'failed') &&
     (value.rev === null || isText(value.rev)) &&
-    (value.mode === 'report' || value.mode === 'enforce')
+    (value.mode === 'report' || value.mode === 'enforce') &&
+    (value.modules === undefined || (Array.isArray(value.modules) && value.modules.every(isText)))
   )
 }
 

@@ -174,6 +174,8 @@ function createRollouts({
       // A failed apply changed no flows: those running are the ones deployed before.
       rev: outcome.rev ?? kept?.rev ?? null,
       mode: target.mode,
+      modules:
+        outcome.outcome === 'succeeded' ? target.modules.map((module) => module.name) : (kept?.modules ?? []),
     })
     driftTold = null
     if (outcome.outcome === 'succeeded') {
@@ -328,6 +330,8 @@ function createRollouts({
     },
     /** What was applied last (tests). */
     kept: () => kept,
+    /** The modules the flows deployed here need: a prune of the fleet's modules spares them. */
+    spared: () => new Set(kept?.modules ?? []),
     /** Stops the timers; settles once no apply is under way. */
     stop() {
       for (const timer of timers) clearTimeout(timer)

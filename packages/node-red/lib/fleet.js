@@ -210,6 +210,8 @@ function startFleetAgent(settings, adminAuth, state) {
       changed: () => reporter.update(),
       reverted: (entries) => reporter.noteReverted(entries),
       log,
+      // The modules a rollout's flows need stay, whatever prune says.
+      spared: () => rollouts.spared(),
     })
     const sender = createFlowsSender({
       flows: () => local.flows(),

@@ -220,3 +220,23 @@ describe('the rollout agent', () => {
     await agent.stop()
   })
 })
+
+describe('prune beside rollouts', () => {
+  const { removalsOf } = require('../lib/fleet-apply.js') as {
+    removalsOf(desired: Record<string, unknown>, local: Map<string, unknown>, spared?: Set<string>): string[]
+  }
+  const here = new Map([
+    ['node-red-contrib-wave', {}],
+    ['node-red-contrib-by-hand', {}],
+    ['node-red-contrib-fleet', {}],
+  ])
+  const desired = { prune: true, removals: [], installs: [{ module: 'node-red-contrib-fleet' }] }
+
+  it('removes what the fleet did not install, but spares the modules a deployed rollout needs', () => {
+    expect(removalsOf(desired, here)).toEqual(['node-red-contrib-wave', 'node-red-contrib-by-hand'])
+    expect(removalsOf(desired, here, new Set(['node-red-contrib-wave']))).toEqual([
+      'node-red-contrib-by-hand',
+    ])
+    expect(removalsOf({ ...desired, prune: false }, here, new Set())).toEqual([])
+  })
+})

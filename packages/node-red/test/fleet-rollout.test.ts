@@ -234,6 +234,7 @@ describe('a rollout on a real Node-RED', () => {
       outcome: 'succeeded',
       rev: running.rev,
       mode: 'report',
+      modules: ['node-red-contrib-wave'],
     })
     // Its own deploy is no drift.
     await new Promise((resolve) => setTimeout(resolve, 2500))
