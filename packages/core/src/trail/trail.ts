@@ -122,11 +122,22 @@ export function trailEntryOf(event: DomainEvent): TrailEntry {
     instance: fleet && 'instance' in event ? event.instance : null,
     actor: username ?? clientId,
     event: type,
-    outcome: EVENT_OUTCOMES[type],
+    outcome: outcomeOf(event),
     address,
     addressReported: false,
     details,
   }
+}
+
+/**
+ * How the event ends: its type's, but for what an instance said of a rollout, which failed or not
+ * (see EVENT_OUTCOMES), and a rollout's end.
+ */
+function outcomeOf(event: DomainEvent): 'success' | 'failure' {
+  if (event.type === 'fleet.rollout_outcome' || event.type === 'fleet.flows_restored')
+    return event.outcome === 'failed' ? 'failure' : 'success'
+  if (event.type === 'fleet.rollout_finished') return event.state === 'succeeded' ? 'success' : 'failure'
+  return EVENT_OUTCOMES[event.type]
 }
 
 /** The entry of an instance's report from `source`, received at `received`. */
