@@ -289,3 +289,34 @@ describe('rollouts', () => {
     expect(w.events.ofType('permission.denied')).toHaveLength(3)
   })
 })
+
+describe('rollouts in the trail', () => {
+  it('files an instance’s failed outcome and a rollout that did not succeed as failures', async () => {
+    const { trailEntryOf } = await import('../src/trail/trail.js')
+    const actor = { username: null, clientId: null, address: null }
+    const outcome = (result: 'succeeded' | 'failed') =>
+      trailEntryOf({
+        type: 'fleet.rollout_outcome',
+        at: 1,
+        rollout: 'r1',
+        instance: 'press-1',
+        outcome: result,
+        rev: null,
+        message: null,
+        missingCredentials: [],
+        ...actor,
+      }).outcome
+    expect([outcome('succeeded'), outcome('failed')]).toEqual(['success', 'failure'])
+    const finished = (state: 'succeeded' | 'stopped') =>
+      trailEntryOf({
+        type: 'fleet.rollout_finished',
+        at: 1,
+        rollout: 'r1',
+        group: 'line',
+        state,
+        reason: null,
+        ...actor,
+      }).outcome
+    expect([finished('succeeded'), finished('stopped')]).toEqual(['success', 'failure'])
+  })
+})
