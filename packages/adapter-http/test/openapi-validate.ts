@@ -2,6 +2,7 @@
 // required headers are there, and the body has the listed media type and validates against its
 // schema. Used by this package's tests (app.request) and the server's (a real socket).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import { expect } from 'vitest'
 
 // The parts of an OpenAPI 3.1 document this file reads.
 type JsonSchema = { [keyword: string]: unknown }
@@ -250,3 +251,16 @@ export function createResponseValidator(served: object) {
 }
 
 export type ResponseValidator = ReturnType<typeof createResponseValidator>
+
+/**
+ * A check of each answer against the OpenAPI document the app serves (`GET /openapi.json`): gives
+ * the answer back, and fails the test on any problem, naming the method and URL.
+ */
+export async function answersChecked(app: { request(path: string): Response | Promise<Response> }) {
+  const validator = createResponseValidator(await (await app.request('/openapi.json')).json())
+  return async (method: string, url: string, res: Response): Promise<Response> => {
+    const result = await validator.check(method, `http://localhost${url}`, res.clone())
+    expect(result.problems, `${method} ${url}`).toEqual([])
+    return res
+  }
+}

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { instance, report } from './fleet-world.js'
 import { createWorld, expectChallenge, fleetBasic, type World } from './helpers.js'
-import { createResponseValidator } from './openapi-validate.js'
+import { answersChecked } from './openapi-validate.js'
 
 const FLOWS = [
   { id: 't1', type: 'tab', label: 'Line 1' },
@@ -21,16 +21,6 @@ const world = () =>
     ],
   })
 
-/** Checks each answer against the served OpenAPI document, then gives it back. */
-async function validated(w: World) {
-  const validator = createResponseValidator(await (await w.request('/openapi.json')).json())
-  return async (method: string, url: string, res: Response) => {
-    const result = await validator.check(method, `http://localhost${url}`, res.clone())
-    expect(result.problems, `${method} ${url}`).toEqual([])
-    return res
-  }
-}
-
 const asInstance = (w: World, method: string, url: string, body?: unknown) =>
   w.request(url, {
     method,
@@ -41,7 +31,7 @@ const asInstance = (w: World, method: string, url: string, body?: unknown) =>
 describe('rollouts over the API', () => {
   it('rolls a snapshot out to a group, named in its instances’ polls, and follows their reports to the end', async () => {
     const w = await world()
-    const checked = await validated(w)
+    const checked = await answersChecked(w)
     const admin = await w.login()
     for (const id of ['press-1', 'press-2', 'weld-1']) await instance(w, id).send(report())
     const made = await w.post('/fleet/snapshots', { name: 'line', flows: FLOWS }, admin)
@@ -151,7 +141,7 @@ describe('rollouts over the API', () => {
 
   it('sets, lists and removes variables; a secret needs a key', async () => {
     const w = await world()
-    const checked = await validated(w)
+    const checked = await answersChecked(w)
     const admin = await w.login()
     const url = '/fleet/groups/line/variables/GREETING'
     const set = await checked('PUT', url, await w.put(url, { value: 'hello' }, admin))

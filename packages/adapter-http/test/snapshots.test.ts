@@ -3,7 +3,7 @@
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { describe, expect, it } from 'vitest'
 import { createWorld, expectChallenge, type World } from './helpers.js'
-import { createResponseValidator } from './openapi-validate.js'
+import { answersChecked } from './openapi-validate.js'
 
 const tab = { id: 't1', type: 'tab', label: 'Line 1' }
 const inject = { id: 'n1', type: 'inject', z: 't1', name: 'tick', wires: [['n2']] }
@@ -20,20 +20,10 @@ const world = (maxBytes?: number) =>
     ],
   })
 
-/** Checks each answer against the served OpenAPI document, then gives it back. */
-async function validated(w: World) {
-  const validator = createResponseValidator(await (await w.request('/openapi.json')).json())
-  return async (method: string, url: string, res: Response) => {
-    const result = await validator.check(method, `http://localhost${url}`, res.clone())
-    expect(result.problems, `${method} ${url}`).toEqual([])
-    return res
-  }
-}
-
 describe('snapshots of flows over the API', () => {
   it('makes versions of a name, lists them, gives back each file as an upload takes it, and compares two', async () => {
     const w = await world()
-    const checked = await validated(w)
+    const checked = await answersChecked(w)
     const deployer = await w.login('deployer', '')
     const first = await checked(
       'POST',
@@ -128,7 +118,7 @@ describe('snapshots of flows over the API', () => {
 
   it('refuses bad flows, naming what is wrong, and keeps nothing', async () => {
     const w = await world()
-    const checked = await validated(w)
+    const checked = await answersChecked(w)
     const admin = await w.login()
     const cases: Array<[unknown, string]> = [
       [{ flows: FLOWS }, 'Missing required field: name'],
@@ -159,7 +149,7 @@ describe('snapshots of flows over the API', () => {
 
   it('refuses with 413 a snapshot whose file passes fleet.snapshots.maxBytes, and a body past four times it', async () => {
     const w = await world(1000)
-    const checked = await validated(w)
+    const checked = await answersChecked(w)
     const admin = await w.login()
     const big = { name: 'big', flows: [{ id: 'c1', type: 'comment', info: 'x'.repeat(1000) }] }
     const res = await checked('POST', '/fleet/snapshots', await w.post('/fleet/snapshots', big, admin))
@@ -193,7 +183,7 @@ describe('snapshots of flows over the API', () => {
 
   it('answers 404 for a snapshot it does not have, and 400 for a diff against nothing', async () => {
     const w = await world()
-    const checked = await validated(w)
+    const checked = await answersChecked(w)
     const admin = await w.login()
     const made = (await (await w.post('/fleet/snapshots', { name: 'a', flows: FLOWS }, admin)).json()) as {
       id: string

@@ -6,12 +6,9 @@
 // still carries the ask tries again; but flows flowadmin refused (a 4xx but 408 and 429) are
 // not sent again under that name until a poll carries no ask.
 
-const short = (text) =>
-  String(text ?? '')
-    .split('\n')
-    .find((line) => line.trim() !== '')
-    ?.trim()
-    .slice(0, 300) ?? ''
+const { firstLine } = require('./text')
+
+const short = (text) => firstLine(text, 300)
 
 /**
  * `flows()` reads the deployed flows (an array, or null); `send(body)` posts them to flowadmin and

@@ -1,5 +1,6 @@
 'use strict'
 
+const { firstLine } = require('./text')
 const { readKept, writeKept } = require('./fleet-rollout-file')
 const { isTarget, isTargetRef, withVariables } = require('./fleet-rollout-target')
 const { cleanText } = require('./fleet-report')
@@ -21,12 +22,7 @@ const DRIFT_READS_MS = [150, 1000]
 /** Reports waiting while flowadmin cannot be told; past it the oldest go. */
 const MAX_WAITING_REPORTS = 20
 
-const short = (text) =>
-  String(text ?? '')
-    .split('\n')
-    .find((line) => line.trim() !== '')
-    ?.trim()
-    .slice(0, 1000) ?? ''
+const short = firstLine
 
 /**
  * @param {object} parts

@@ -9,6 +9,7 @@
 // (fleet-rollout.js). It never throws into Node-RED, and while flowadmin cannot be reached it
 // changes nothing.
 
+const { firstLine } = require('./text')
 const { createAgentToken, AGENT_PERMISSIONS, AGENT_USER } = require('./agent-token')
 const { createApplier } = require('./fleet-apply')
 const { createFlowsSender } = require('./fleet-flows')
@@ -27,12 +28,7 @@ const SETTINGS_LOOK_MS = 250
 /** After this long without Node-RED's settings, the log says so (once). */
 const SETTINGS_NOTICE_MS = 30_000
 
-const short = (text) =>
-  String(text ?? '')
-    .split('\n')
-    .find((line) => line.trim() !== '')
-    ?.trim()
-    .slice(0, 1000) ?? ''
+const short = firstLine
 
 /**
  * Starts the agent once Node-RED listens.
