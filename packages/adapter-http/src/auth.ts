@@ -77,20 +77,21 @@ export function requirePerson(deps: RouteDeps) {
 }
 
 /**
- * A caller who may `permission` on every instance of the group the request names (`groupOf`): any
- * caller the credentials let in, then the core's check at that group (see Core.permitsInGroup),
- * refused as a missing permission is (401 `insufficient_scope`, recorded as `permission.denied`).
+ * A caller who may `permission` at the place the request names (`placeOf`: every instance of a
+ * group, or one instance): any caller the credentials let in, then the core's check there (see
+ * Core.permitsAt), refused as a missing permission is (401 `insufficient_scope`, recorded as
+ * `permission.denied`).
  */
-export function requirePermissionInGroup(
+export function requirePermissionAt(
   deps: RouteDeps,
   permission: string,
-  groupOf: (c: Context<AppEnv>) => string,
+  placeOf: (c: Context<AppEnv>) => { kind: 'group'; group: string } | { kind: 'instance'; instance: string },
 ) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const admitted = await admit(c, deps, '', {})
     if (!admitted.ok) return admitted.error
     const { principal, address } = admitted.value
-    if (!deps.core.permitsInGroup(principal, permission, groupOf(c), address))
+    if (!deps.core.permitsAt(principal, permission, placeOf(c), address))
       return toResponse(
         errorAnswerOf(
           { code: 'forbidden', permission },

@@ -1,6 +1,6 @@
 /**
- * The fleet's revision and `prune` setting, shared by the module and fleet stores that
- * createMemoryStores makes: a change of either store's part of the desired state bumps it.
+ * The fleet's revision and `prune` setting, shared by the module, fleet and rollout stores that
+ * createMemoryStores makes: a change of any store's part of the desired state bumps it.
  */
 export interface FleetRevision {
   value: number

@@ -6,6 +6,7 @@ import { createFleetStore } from './fleet-store.js'
 import { createGroupStore } from './group-store.js'
 import { createModuleStore } from './module-store.js'
 import { createPasskeyStore } from './passkey-store.js'
+import { createRolloutStore } from './rollout-store.js'
 import { createSnapshotStore } from './snapshot-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
@@ -37,7 +38,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
   if (!Number.isSafeInteger(maxThrottleEntries) || maxThrottleEntries < 1) {
     throw new RangeError('maxThrottleEntries must be a whole number from 1')
   }
-  // The module and fleet stores change one desired state, under one revision.
+  // The module, fleet and rollout stores change one desired state, under one revision.
   const revision = createFleetRevision()
   return {
     tokens: createTokenStore(),
@@ -51,6 +52,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     snapshots: createSnapshotStore(),
     factors: createFactorStore(),
     passkeys: createPasskeyStore(),
+    rollouts: createRolloutStore(revision),
     async close() {},
   }
 }

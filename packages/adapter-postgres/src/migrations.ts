@@ -332,6 +332,65 @@ export const MIGRATIONS: readonly string[] = [
     asked_at bigint NOT NULL        -- ms since the epoch
   );
   `,
+  `
+  -- Rollouts of snapshots to groups of instances, numbered in the order they were made. Who made
+  -- one, why it ended, what an instance said, its revs, who set a variable and its value are
+  -- written as storedKey writes keys, so that any text can be kept.
+  CREATE TABLE flowadmin_fleet_rollouts (
+    id text PRIMARY KEY,
+    sequence integer NOT NULL UNIQUE, -- 1, then one more for each rollout
+    group_name text NOT NULL,
+    snapshot text NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('rollout', 'rollback')),
+    strategy text NOT NULL CHECK (strategy IN ('all', 'staged')),
+    first integer,                  -- a staged rollout's first stage, else null
+    instances text NOT NULL,        -- JSON array of instance ids, the first stage first
+    released boolean NOT NULL,
+    state text NOT NULL CHECK (state IN ('pending', 'running', 'succeeded', 'stopped', 'failed')),
+    reason text,
+    created_by text,                -- username, or null (command line, open API)
+    created_at bigint NOT NULL,     -- ms since the epoch
+    updated_at bigint NOT NULL      -- ms since the epoch
+  );
+  -- What each instance did with a rollout, the latest only.
+  CREATE TABLE flowadmin_fleet_rollout_outcomes (
+    rollout text NOT NULL,
+    instance text NOT NULL,
+    outcome text NOT NULL CHECK (outcome IN ('succeeded', 'failed')),
+    rev text,
+    message text,
+    missing_credentials text NOT NULL, -- JSON array of node ids
+    at bigint NOT NULL,             -- ms since the epoch
+    PRIMARY KEY (rollout, instance)
+  );
+  -- Each instance's flows: the rollout it deployed last, the rev it runs, its drift (or nulls).
+  CREATE TABLE flowadmin_fleet_instance_flows (
+    instance text PRIMARY KEY,
+    rollout text,
+    deployed_rev text,
+    rev text,
+    drift_rev text,
+    drift_by text,
+    drift_at bigint,
+    at bigint NOT NULL              -- ms since the epoch
+  );
+  -- Variables delivered with a deploy, set for a group's instances or for one instance.
+  CREATE TABLE flowadmin_fleet_flow_variables (
+    scope_kind text NOT NULL CHECK (scope_kind IN ('group', 'instance')),
+    scope_name text NOT NULL,       -- the group's name or the instance's id
+    name text NOT NULL,
+    value text NOT NULL,            -- a secret's as sealed
+    secret boolean NOT NULL,
+    set_by text,                    -- username, or null (command line, open API)
+    set_at bigint NOT NULL,         -- ms since the epoch
+    PRIMARY KEY (scope_kind, scope_name, name)
+  );
+  -- Each group's flows mode; a group without a row reports.
+  CREATE TABLE flowadmin_fleet_flow_modes (
+    group_name text PRIMARY KEY,
+    mode text NOT NULL CHECK (mode IN ('report', 'enforce'))
+  );
+  `,
 ]
 
 /** The schema version this code writes. */

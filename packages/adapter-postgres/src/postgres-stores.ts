@@ -13,6 +13,7 @@ import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
 import { createPasskeyStore } from './passkey-store.js'
+import { createRolloutStore } from './rollout-store.js'
 import { createSnapshotStore } from './snapshot-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
@@ -121,6 +122,7 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     snapshots: createSnapshotStore(db),
     factors: createFactorStore(db),
     passkeys: createPasskeyStore(db),
+    rollouts: createRolloutStore(db),
     target,
     schema,
     watchModules(onChange, watchOptions) {

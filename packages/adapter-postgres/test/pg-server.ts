@@ -47,6 +47,10 @@ export const EMPTY_TABLES = `DO $$ BEGIN
   IF to_regclass('flowadmin_flow_snapshots') IS NOT NULL THEN
     TRUNCATE flowadmin_flow_snapshots, flowadmin_fleet_snapshot_asks;
   END IF;
+  IF to_regclass('flowadmin_fleet_rollouts') IS NOT NULL THEN
+    TRUNCATE flowadmin_fleet_rollouts, flowadmin_fleet_rollout_outcomes, flowadmin_fleet_instance_flows,
+      flowadmin_fleet_flow_variables, flowadmin_fleet_flow_modes;
+  END IF;
 END $$`
 
 /** A server the tests may create databases on: its maintenance-database URL and how to stop it. */

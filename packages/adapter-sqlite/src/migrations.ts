@@ -346,6 +346,63 @@ export const MIGRATIONS: readonly string[] = [
     asked_at INTEGER NOT NULL     -- ms since the epoch
   ) WITHOUT ROWID;
   `,
+  `
+  -- Rollouts of snapshots to groups of instances, numbered in the order they were made.
+  CREATE TABLE fleet_rollouts (
+    id TEXT PRIMARY KEY,
+    sequence INTEGER NOT NULL UNIQUE, -- 1, then one more for each rollout
+    group_name TEXT NOT NULL,
+    snapshot TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('rollout', 'rollback')),
+    strategy TEXT NOT NULL CHECK (strategy IN ('all', 'staged')),
+    first INTEGER,                -- a staged rollout's first stage, else NULL
+    instances TEXT NOT NULL,      -- JSON array of instance ids, the first stage first
+    released INTEGER NOT NULL CHECK (released IN (0, 1)),
+    state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'succeeded', 'stopped', 'failed')),
+    reason TEXT,
+    created_by TEXT,              -- username, or NULL (command line, open API)
+    created_at INTEGER NOT NULL,  -- ms since the epoch
+    updated_at INTEGER NOT NULL   -- ms since the epoch
+  );
+  -- What each instance did with a rollout, the latest only.
+  CREATE TABLE fleet_rollout_outcomes (
+    rollout TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('succeeded', 'failed')),
+    rev TEXT,
+    message TEXT,
+    missing_credentials TEXT NOT NULL, -- JSON array of node ids
+    at INTEGER NOT NULL,          -- ms since the epoch
+    PRIMARY KEY (rollout, instance)
+  ) WITHOUT ROWID;
+  -- Each instance's flows: the rollout it deployed last, the rev it runs, its drift (or NULLs).
+  CREATE TABLE fleet_instance_flows (
+    instance TEXT PRIMARY KEY,
+    rollout TEXT,
+    deployed_rev TEXT,
+    rev TEXT,
+    drift_rev TEXT,
+    drift_by TEXT,
+    drift_at INTEGER,
+    at INTEGER NOT NULL           -- ms since the epoch
+  ) WITHOUT ROWID;
+  -- Variables delivered with a deploy, set for a group's instances or for one instance.
+  CREATE TABLE fleet_flow_variables (
+    scope_kind TEXT NOT NULL CHECK (scope_kind IN ('group', 'instance')),
+    scope_name TEXT NOT NULL,     -- the group's name or the instance's id
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,          -- a secret's as sealed
+    secret INTEGER NOT NULL CHECK (secret IN (0, 1)),
+    set_by TEXT,                  -- username, or NULL (command line, open API)
+    set_at INTEGER NOT NULL,      -- ms since the epoch
+    PRIMARY KEY (scope_kind, scope_name, name)
+  ) WITHOUT ROWID;
+  -- Each group's flows mode; a group without a row reports.
+  CREATE TABLE fleet_flow_modes (
+    group_name TEXT PRIMARY KEY,
+    mode TEXT NOT NULL CHECK (mode IN ('report', 'enforce'))
+  ) WITHOUT ROWID;
+  `,
 ]
 
 /** The schema version this code writes, recorded in `PRAGMA user_version`. */

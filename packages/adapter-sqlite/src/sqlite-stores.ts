@@ -10,6 +10,7 @@ import { createLogSync } from './log-sync.js'
 import { migrate } from './migrations.js'
 import { createModuleStore } from './module-store.js'
 import { createPasskeyStore } from './passkey-store.js'
+import { createRolloutStore } from './rollout-store.js'
 import { createSnapshotStore } from './snapshot-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
@@ -55,6 +56,7 @@ export function createSqliteStores(database: SqliteDatabase | string): SqliteSto
       snapshots: createSnapshotStore(db),
       factors: createFactorStore(db),
       passkeys: createPasskeyStore(db),
+      rollouts: createRolloutStore(db),
     }
     let open = true
     return {

@@ -309,6 +309,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     store: ports.stores.rollouts,
     snapshots: ports.stores.snapshots,
     fleet: ports.stores.fleet,
+    enrolments: ports.stores.enrolments,
     membership: rights.membership,
     variables,
     clock,
@@ -456,17 +457,21 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     },
 
     /**
-     * Whether `principal` may `permission` on every instance of `group`: a person by a grant
-     * everywhere or on the group itself (one on flowadmin alone does not reach instances); the
-     * command line and an open API by their permissions. When not, the refusal is recorded
-     * (`permission.denied`, from `address`) and false.
+     * Whether `principal` may `permission` on every instance of a group, or on one instance: a
+     * person by a grant everywhere or on a group that holds the place (one on flowadmin alone does
+     * not reach instances); the command line and an open API by their permissions. When not, the
+     * refusal is recorded (`permission.denied`, from `address`) and false.
      */
-    permitsInGroup(principal: Principal, permission: string, group: string, address: string | null): boolean {
+    permitsAt(
+      principal: Principal,
+      permission: string,
+      place: { kind: 'group'; group: string } | { kind: 'instance'; instance: string },
+      address: string | null,
+    ): boolean {
       if (principal.kind !== 'user' && hasPermission(principal.permissions, permission)) return true
       if (principal.kind === 'user') {
         const scope = principal.scope ?? principal.permissions
         const owner = users.get(principal.username)?.permissions ?? scope
-        const place = { kind: 'group' as const, group }
         const age = clock.now() - principal.signedInAt
         if (hasPermission(tokenRightsAt(rights, owner, scope, place, age), permission)) return true
       }

@@ -25,6 +25,27 @@ export {
   passkeyFromRow,
 } from './passkeys.js'
 export {
+  FLOWS_COLUMNS,
+  type FlowsRow,
+  flowsFromRow,
+  flowsValues,
+  OUTCOME_COLUMNS,
+  type OutcomeRow,
+  outcomeFromRow,
+  outcomeValues,
+  ROLLOUT_COLUMNS,
+  ROLLOUT_VALUE_COLUMNS,
+  type RolloutRow,
+  rolloutFromRow,
+  rolloutValues,
+  scopeValues,
+  VARIABLE_COLUMNS,
+  type VariableRow,
+  variableFromRow,
+  variableValues,
+  type WriteText,
+} from './rollouts.js'
+export {
   byModuleName,
   type CounterRow,
   counterFromRow,

@@ -7,6 +7,7 @@ import { describeFleetContract } from './fleet-contract.js'
 import { describeGroupContract } from './group-contract.js'
 import { describeModuleContract } from './module-contract.js'
 import { describePasskeyContract } from './passkey-contract.js'
+import { describeRolloutContract } from './rollout-contract.js'
 import { describeSnapshotContract } from './snapshot-contract.js'
 import { describeSsoContract } from './sso-contract.js'
 import { describeThrottleContract } from './throttle-contract.js'
@@ -41,6 +42,7 @@ const PARTS: readonly ContractPart[] = [
   describeEnrolmentContract,
   describeGroupContract,
   describeSnapshotContract,
+  describeRolloutContract,
   describePasskeyContract,
   describeThrottleContract,
   describeSsoContract,

@@ -2,7 +2,7 @@ import type { DomainError, FlowsReport, VariableScope } from '@flowadmin/core'
 import { strategyOf } from '@flowadmin/core'
 import { type Context, Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission, requirePermissionInGroup } from '../auth.js'
+import { requirePermission, requirePermissionAt } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
@@ -52,6 +52,10 @@ const refusal = (error: DomainError): Response =>
   )
 
 const groupOf = (c: Context<AppEnv>) => c.req.param('group') ?? ''
+/** Every instance of the group the path names. */
+const inGroup = (c: Context<AppEnv>) => ({ kind: 'group' as const, group: groupOf(c) })
+/** The instance the path names. */
+const atInstance = (c: Context<AppEnv>) => ({ kind: 'instance' as const, instance: c.req.param('id') ?? '' })
 const variableJson = (variable: { at: number }) => ({ ...variable, at: new Date(variable.at).toISOString() })
 
 /**
@@ -88,7 +92,7 @@ export function rolloutRoutes(deps: RouteDeps): Hono<AppEnv> {
         ...ANSWERS,
       },
     }),
-    requirePermissionInGroup(deps, 'flows.write', groupOf),
+    requirePermissionAt(deps, 'flows.write', inGroup),
     async (c) => {
       const fields = await readFields(c, deps.maxBodyBytes, ['json'], RolloutRequestFields, 'admin')
       if (!fields.ok) return fields.error
@@ -123,7 +127,7 @@ export function rolloutRoutes(deps: RouteDeps): Hono<AppEnv> {
         ...ANSWERS,
       },
     }),
-    requirePermissionInGroup(deps, 'flows.write', groupOf),
+    requirePermissionAt(deps, 'flows.write', inGroup),
     async (c) => {
       const made = await rollouts.rollback(c.get('principal'), c.get('address'), groupOf(c))
       if (!made.ok) return refusal(made.error)
@@ -183,7 +187,7 @@ export function rolloutRoutes(deps: RouteDeps): Hono<AppEnv> {
         ...ANSWERS,
       },
     }),
-    requirePermissionInGroup(deps, 'flows.read', groupOf),
+    requirePermissionAt(deps, 'flows.read', inGroup),
     async (c) => {
       const found = await rollouts.group(groupOf(c))
       if (!found.ok) return refusal(found.error)
@@ -219,7 +223,7 @@ export function rolloutRoutes(deps: RouteDeps): Hono<AppEnv> {
         ...ANSWERS,
       },
     }),
-    requirePermissionInGroup(deps, 'flows.write', groupOf),
+    requirePermissionAt(deps, 'flows.write', inGroup),
     async (c) => {
       const fields = await readFields(c, deps.maxBodyBytes, ['json'], ModeSchema, 'admin')
       if (!fields.ok) return fields.error
@@ -322,9 +326,7 @@ function variableRoutes(routes: Hono<AppEnv>, deps: RouteDeps, kind: 'group' | '
   const parameters = [kind === 'group' ? GROUP_PARAMETER : INSTANCE_PARAMETER]
   /** Needs the permission on every instance the variable reaches. */
   const check = (permission: string) =>
-    kind === 'group'
-      ? requirePermissionInGroup(deps, permission, groupOf)
-      : requirePermission(deps, permission)
+    requirePermissionAt(deps, permission, kind === 'group' ? inGroup : atInstance)
   const tag = kind === 'group' ? 'Group' : 'Instance'
 
   routes.get(

@@ -6,6 +6,7 @@ import { actorOf, type Principal } from '../auth/principal.js'
 import { type DomainError, err, invalid, ok, type Result } from '../errors.js'
 import type {
   Clock,
+  EnrolmentStore,
   EventSink,
   FleetStore,
   FlowsMode,
@@ -54,6 +55,8 @@ export interface RolloutDeps {
   store: RolloutStore
   snapshots: SnapshotStore
   fleet: FleetStore
+  /** The enrolled instances' credentials: a revoked instance is reached by no new rollout. */
+  enrolments: EnrolmentStore
   membership: GroupMembership
   variables: FlowVariables
   clock: Clock
@@ -191,9 +194,12 @@ export function createRollouts(deps: RolloutDeps) {
     if (!membership.has(group)) return err({ code: 'group_not_found', group })
     if ((await deps.snapshots.find(snapshot)) === null)
       return err({ code: 'snapshot_not_found', id: snapshot })
+    const revoked = new Set(
+      (await deps.enrolments.credentials()).filter((c) => c.revokedAt !== null).map((c) => c.instance),
+    )
     const instances = (await deps.fleet.digests())
       .map((digest) => digest.id)
-      .filter((instance) => membership.groupsOf(instance).includes(group))
+      .filter((instance) => !revoked.has(instance) && membership.groupsOf(instance).includes(group))
       .sort()
     const now = clock.now()
     const actor = actorOf(principal, address)

@@ -102,7 +102,8 @@ export interface RolloutStore {
   create(rollout: NewRollout): Promise<number>
   /**
    * Changes the rollout when its state and `released` are still `from`'s (else false, nothing
-   * changes); bumps the fleet's revision when `released` changes.
+   * changes); bumps the fleet's revision when `released` changes or the state becomes `stopped`
+   * (both change which instances it reaches).
    */
   update(id: string, from: Pick<RolloutRecord, 'state' | 'released'>, change: RolloutChange): Promise<boolean>
   /** The rollout, or null. */
