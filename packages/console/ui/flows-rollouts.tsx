@@ -1,5 +1,5 @@
 import type { RolloutState, RolloutView, Strategy } from './api-flows.js'
-import { rolloutName, type SnapshotName } from './flows-shared.js'
+import type { SnapshotName } from './flows-shared.js'
 import { Time } from './time.js'
 
 /** The badge of each state: done well, done badly, or under way. */
@@ -68,7 +68,7 @@ export function Rollouts(props: { total: number; details: RolloutView[]; name: S
       ) : (
         <ul class="cards" aria-label="Rollouts">
           {props.details.map((rollout) => {
-            const label = `${rollout.kind === 'rollback' ? 'Rollback' : 'Rollout'} ${rollout.sequence}: ${rolloutName(rollout, props.name)} to ${rollout.group}`
+            const label = `${rollout.kind === 'rollback' ? 'Rollback' : 'Rollout'} ${rollout.sequence}: ${props.name(rollout.snapshot)} to ${rollout.group}`
             const titleId = `rollout-${rollout.id}`
             return (
               <li class="card token group" key={rollout.id} aria-labelledby={titleId}>

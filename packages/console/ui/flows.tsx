@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'hono/jsx/dom'
-import { canRead, canReadFlows, canWriteFlows, type Notice, type User } from './api.js'
+import { canRead, canReadFlows, canWriteFlows, type Notice, SessionEnded, type User } from './api.js'
 import { listGroups } from './api-access.js'
 import {
   getRollout,
@@ -51,8 +51,8 @@ export function Flows(props: {
   const rights = rightsOf(props.user, props.scopes)
   const overall = canReadFlows(rights.flowadmin)
   const underWay = useRef(false)
-  const loading = useRef(false)
-  const again = useRef(false)
+  const queue = useRef<Promise<void>>(Promise.resolve())
+  const inFlight = useRef(0)
 
   /** The groups whose flows the caller may read: those the Groups view lists, else their grants'. */
   const groupNames = async (): Promise<string[]> => {
@@ -63,34 +63,37 @@ export function Flows(props: {
     return listed.filter((group) => canReadFlows(rights.at(group)))
   }
 
-  const load = async (announce: boolean): Promise<void> => {
-    // One load at a time; one asked for meanwhile (after a change) runs once this one is done.
-    if (loading.current) {
-      again.current = true
-      return
-    }
-    loading.current = true
-    const got = await guard(async (): Promise<Loaded> => {
-      const [snapshots, rollouts, names] = await Promise.all([
-        overall ? listSnapshots() : null,
-        overall ? listRollouts() : null,
-        groupNames(),
-      ])
-      const [details, groups] = await Promise.all([
-        Promise.all((rollouts ?? []).slice(0, SHOWN_ROLLOUTS).map(({ id }) => getRollout(id))),
-        Promise.all(
-          names.map(async (group) => {
-            const [flows, variables] = await Promise.all([groupFlows(group), listVariables(group)])
-            return { flows, variables }
-          }),
-        ),
-      ])
-      return { snapshots, rollouts, details, groups }
-    })
-    loading.current = false
-    if (again.current) {
-      again.current = false
-      return load(announce)
+  const fetchAll = async (): Promise<Loaded> => {
+    const [snapshots, rollouts, names] = await Promise.all([
+      overall ? listSnapshots() : null,
+      overall ? listRollouts() : null,
+      groupNames(),
+    ])
+    const [details, groups] = await Promise.all([
+      Promise.all((rollouts ?? []).slice(0, SHOWN_ROLLOUTS).map(({ id }) => getRollout(id))),
+      Promise.all(
+        names.map(async (group) => {
+          const [flows, variables] = await Promise.all([groupFlows(group), listVariables(group)])
+          return { flows, variables }
+        }),
+      ),
+    ])
+    return { snapshots, rollouts, details, groups }
+  }
+
+  /**
+   * Loads everything the view shows. `polled`: a refresh of its own, which leaves the alert as it
+   * is (a refusal stays said) and a failure unsaid (the next refresh tries again).
+   */
+  const loadOnce = async (announce: boolean, polled: boolean): Promise<void> => {
+    let got: Loaded | undefined
+    if (!polled) got = await guard(fetchAll)
+    else {
+      try {
+        got = await fetchAll()
+      } catch (error) {
+        if (error instanceof SessionEnded) props.onSessionEnded('session_ended')
+      }
     }
     if (got === undefined) return
     setLoaded(got)
@@ -100,20 +103,33 @@ export function Flows(props: {
     if (announce) setStatus('Flows refreshed.')
   }
 
+  /** Loads the view, one load at a time: one asked for meanwhile (after a change) runs next. */
+  const load = (announce: boolean, polled = false): Promise<void> => {
+    inFlight.current += 1
+    const next = queue.current
+      .then(() => loadOnce(announce, polled))
+      .finally(() => {
+        inFlight.current -= 1
+      })
+    queue.current = next
+    return next
+  }
+
   useEffect(() => {
     void load(false)
     const timer = setInterval(() => {
-      if (underWay.current && !document.hidden) void load(false)
+      if (underWay.current && inFlight.current === 0 && !document.hidden) void load(false, true)
     }, POLL_MS)
     return () => clearInterval(timer)
   }, [])
 
-  /** Runs a change, says what was done, and loads the view again; false: it was refused. */
+  /** Runs a change, loads the view again and says what was done; false: it was refused. */
   const change: Change = async (work, done) => {
-    const changed = await guard(work)
+    // Wrapped: a change whose answer is empty (a removal) succeeded too.
+    const changed = await guard(async () => ({ answer: await work() }))
     if (changed === undefined) return false
-    setStatus(typeof done === 'string' ? done : done(changed))
     await load(false)
+    setStatus(typeof done === 'string' ? done : done(changed.answer))
     return true
   }
 
