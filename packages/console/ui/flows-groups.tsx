@@ -194,7 +194,7 @@ export function GroupCard(props: {
           </dd>
           <dt>Target</dt>
           <dd>
-            {target === null ? 'none: no rollout reaches its instances' : describeRollout(target, props.name)}
+            {target === null ? 'none released to the whole group' : describeRollout(target, props.name)}
           </dd>
           {latest !== null && latest.id !== target?.id && (
             <>

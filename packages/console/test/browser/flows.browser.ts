@@ -307,6 +307,21 @@ describe('the flows view', () => {
       (await api<Array<{ name: string }>>('/fleet/groups/line-1/variables')).map(({ name }) => name),
     ).toEqual(['TOKEN'])
 
+    // Staged: the first instance first; weld-1 is that stage.
+    const staged = page.getByRole('form', { name: 'Roll out to line-2' })
+    await staged.getByLabel('Snapshot').selectOption({ label: 'line-1@2' })
+    await staged.getByLabel('Staged').check()
+    await staged.getByLabel('Instances first').fill('1')
+    await staged.getByRole('button', { name: 'Roll out' }).click()
+    await page.getByRole('status').filter({ hasText: 'line-1@2 is rolling out to line-2.' }).waitFor()
+    await expect(rolloutCard(page, 'Rollout 4: line-1@2 to line-2').textContent()).resolves.toMatch(
+      /pending.*staged: the first 1 instance first \(first stage\).*Waiting for weld-1\./,
+    )
+    expect((await api<Array<{ strategy: unknown }>>('/fleet/rollouts'))[0]?.strategy).toEqual({
+      kind: 'staged',
+      first: 1,
+    })
+
     expect(await axeFindings(page)).toEqual([])
     await screenshot(page, 'flows')
     expect(problems).toEqual([])
@@ -326,7 +341,7 @@ describe('the flows view', () => {
     await page.getByRole('table', { name: 'Snapshots' }).waitFor()
     await page.getByRole('list', { name: 'Rollouts' }).waitFor()
     await expect(page.getByRole('listitem', { name: 'line-2', exact: true }).textContent()).resolves.toMatch(
-      /Target\s*none.*weld-1.*none yet/,
+      /Target\s*none released to the whole group\s*Latest rollout\s*line-1@2, pending.*weld-1.*none yet/,
     )
     await expect(page.getByRole('form').count()).resolves.toBe(0)
     await expect(page.getByRole('switch').count()).resolves.toBe(0)
