@@ -61,7 +61,8 @@ export interface FlowadminOptions {
   /**
    * Fleet mode: this instance polls flowadmin for the fleet's desired node modules, applies them
    * through its own admin API (upgrades included), and reports its modules, the types its flows
-   * use and the changes made at the instance by hand. Default false.
+   * use and the changes made at the instance by hand; it deploys the flows of its rollout target
+   * and reports deploys made at the instance (drift). Default false.
    */
   fleet?: boolean
   /**

@@ -93,7 +93,12 @@ describe('stateOf', () => {
   it('counts only the outcomes of this rollout, and keeps a stopped one stopped', () => {
     expect(stateOf(rollout(), [outcome('a', 'failed', 'r0')]).state).toBe('pending')
     const stopped = rollout({ state: 'stopped', reason: 'replaced by rollout r2' })
-    expect(stateOf(stopped, ['a', 'b', 'c'].map((i) => outcome(i, 'succeeded')))).toEqual({
+    expect(
+      stateOf(
+        stopped,
+        ['a', 'b', 'c'].map((i) => outcome(i, 'succeeded')),
+      ),
+    ).toEqual({
       state: 'stopped',
       released: true,
       reason: 'replaced by rollout r2',

@@ -5,8 +5,8 @@ const crypto = require('node:crypto')
 // The fleet agent's own token for its own Node-RED's admin API: random, made at start, never
 // leaving this process; `adminAuth.tokens` answers it with the agent's user.
 
-/** What applying and reporting need, and nothing more. */
-const AGENT_PERMISSIONS = ['nodes.read', 'nodes.write', 'flows.read', 'settings.read']
+/** What applying (modules and flows) and reporting need, and nothing more. */
+const AGENT_PERMISSIONS = ['nodes.read', 'nodes.write', 'flows.read', 'flows.write', 'settings.read']
 /** The agent's user name in Node-RED: its audit messages name it, so they are told from people's. */
 const AGENT_USER = '@flowadmin/fleet'
 

@@ -14,12 +14,14 @@ const APPLYING_NOTICE_MS = 1000
 
 /**
  * One run's plan against what Node-RED has (`local`, modules by name): the removals, the installs
- * and upgrades, and the node sets to enable or disable.
+ * and upgrades, and the node sets to enable or disable. Prune spares the modules the flows a
+ * rollout deployed here need (`spared`).
  */
-function removalsOf(desired, local) {
+function removalsOf(desired, local, spared = new Set()) {
   const installs = new Set(desired.installs.map((entry) => entry.module))
   const removals = new Set(desired.removals)
-  if (desired.prune) for (const name of local.keys()) if (!installs.has(name)) removals.add(name)
+  if (desired.prune)
+    for (const name of local.keys()) if (!installs.has(name) && !spared.has(name)) removals.add(name)
   return [...removals].filter((name) => local.has(name))
 }
 
@@ -52,8 +54,9 @@ function setCallsOf(module, here) {
  * @param {() => void} parts.changed the applier's state changed (a report may be due)
  * @param {(entries: Array<{module: string, action: string}>) => void} parts.reverted hand changes undone
  * @param {(line: string) => void} parts.log
+ * @param {() => Set<string>} [parts.spared] modules the deployed rollout's flows need: never pruned
  */
-function createApplier({ local, watcher, changed, reverted, log }) {
+function createApplier({ local, watcher, changed, reverted, log, spared = () => new Set() }) {
   let latest = null
   let running = false
   let again = false
@@ -84,7 +87,7 @@ function createApplier({ local, watcher, changed, reverted, log }) {
       return null
     }
     let altered = false
-    for (const name of removalsOf(desired, here)) {
+    for (const name of removalsOf(desired, here, spared())) {
       const message = await act(name, 'remove', () => local.remove(name))
       if (message === null) altered = true
       else refused.push({ module: name, action: 'remove', message })

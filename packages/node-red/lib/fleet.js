@@ -4,15 +4,18 @@
 // loop (fleet-poll.js) holds a poll of flowadmin's desired state, the applier (fleet-apply.js) makes
 // this Node-RED's modules what it says through its own admin API over loopback, and the watcher
 // (fleet-watch.js) reads what Node-RED has; reports (fleet-report.js) tell flowadmin when that
-// changed; asked for the flows it runs, it sends them (fleet-flows.js). It never throws into
-// Node-RED, and while flowadmin cannot be reached it changes nothing.
+// changed; asked for the flows it runs, it sends them (fleet-flows.js); a rollout's target it
+// deploys, and it tells flowadmin when the flows running here are no longer those
+// (fleet-rollout.js). It never throws into Node-RED, and while flowadmin cannot be reached it
+// changes nothing.
 
-const { createAgentToken, AGENT_PERMISSIONS } = require('./agent-token')
+const { createAgentToken, AGENT_PERMISSIONS, AGENT_USER } = require('./agent-token')
 const { createApplier } = require('./fleet-apply')
 const { createFlowsSender } = require('./fleet-flows')
 const { leaveAtExit } = require('./fleet-leave')
 const { createPollLoop } = require('./fleet-poll')
 const { cleanText, createReporter } = require('./fleet-report')
+const { createRollouts } = require('./fleet-rollout')
 const { createWatcher } = require('./fleet-watch')
 const { objectOf, request } = require('./http')
 const { adminAddressOf, createLocalAdmin } = require('./local-admin')
@@ -207,6 +210,8 @@ function startFleetAgent(settings, adminAuth, state) {
       changed: () => reporter.update(),
       reverted: (entries) => reporter.noteReverted(entries),
       log,
+      // The modules a rollout's flows need stay, whatever prune says.
+      spared: () => rollouts.spared(),
     })
     const sender = createFlowsSender({
       flows: () => local.flows(),
@@ -218,6 +223,25 @@ function startFleetAgent(settings, adminAuth, state) {
         }),
       log,
     })
+    const rollouts = createRollouts({
+      local,
+      watcher,
+      fetchTarget: () => call('GET', `${base}/flows/target`, { timeoutMs: settings.timeoutMs * 3 }),
+      send: (body) =>
+        call('POST', `${base}/flows/report`, {
+          headers: { 'Content-Type': 'application/json' },
+          body,
+          timeoutMs: settings.timeoutMs * 3,
+        }),
+      userDir,
+      stopper,
+      log,
+    })
+    // A deploy Node-RED audits: its rev is read (the agent's own deploys are its rollouts').
+    const unsubscribe = state.nodeRedEvents.subscribe((what, detail) => {
+      if (what === 'flows' && detail?.by !== AGENT_USER) rollouts.deployed(detail?.by ?? null)
+    })
+    rollouts.start()
     const poller = createPollLoop({
       poll: async (path, headers, timeoutMs) => {
         const sentWith = credentials.authorization()
@@ -239,7 +263,10 @@ function startFleetAgent(settings, adminAuth, state) {
         return answer
       },
       reachable: reachableOf,
-      onDesired: (desired) => applier.want(desired),
+      onDesired: (desired) => {
+        applier.want(desired)
+        rollouts.want(desired.flows)
+      },
       stopper,
       log,
       url,
@@ -253,8 +280,9 @@ function startFleetAgent(settings, adminAuth, state) {
       await Promise.all([poller.run(), watcher.run()])
     } finally {
       stay()
+      unsubscribe()
       reporter.stop()
-      await applier.idle()
+      await Promise.all([applier.idle(), rollouts.stop()])
     }
   }
 

@@ -14,6 +14,10 @@ const { fetchVetted } = require('./fleet-tarball')
 /** How long a call may take; an install runs npm, which may take minutes. */
 const CALL_TIMEOUT_MS = 30_000
 const INSTALL_TIMEOUT_MS = 10 * 60_000
+/** A deploy stops and starts every node of the flows. */
+const DEPLOY_TIMEOUT_MS = 2 * 60_000
+/** Node-RED's admin API version 2: flows as `{rev, flows}`. */
+const V2 = { 'Node-RED-API-Version': 'v2' }
 
 const firstLine = (text) =>
   String(text ?? '')
@@ -148,7 +152,7 @@ function createLocalAdmin(nodeRed, token, signal) {
   const transport = base.secure ? https : http
 
   /** `body` is sent as JSON, or as it is when it is `{bytes, type}` (a form). */
-  function call(method, pathname, body, timeoutMs = CALL_TIMEOUT_MS) {
+  function call(method, pathname, body, timeoutMs = CALL_TIMEOUT_MS, headers = {}) {
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve(null)
       const raw = Buffer.isBuffer(body?.bytes)
@@ -164,6 +168,7 @@ function createLocalAdmin(nodeRed, token, signal) {
             Authorization: `Bearer ${token}`,
             Accept: 'application/json',
             'Node-RED-API-Version': 'v1',
+            ...headers,
             ...(payload && { 'Content-Type': type, 'Content-Length': payload.length }),
           },
           // Its own certificate, on its own address: whatever names it carries.
@@ -209,6 +214,28 @@ function createLocalAdmin(nodeRed, token, signal) {
     async flows() {
       const answer = await call('GET', '/flows')
       return answer?.status === 200 && Array.isArray(answer.body) ? answer.body : null
+    },
+    /** Its deployed flows and their revision (GET /flows, API v2: `{rev, flows}`), or null. */
+    async flowsWithRev() {
+      const answer = await call('GET', '/flows', undefined, CALL_TIMEOUT_MS, V2)
+      return answer?.status === 200 &&
+        typeof answer.body?.rev === 'string' &&
+        Array.isArray(answer.body.flows)
+        ? { rev: answer.body.rev, flows: answer.body.flows }
+        : null
+    },
+    /**
+     * A full deploy of `flows` (POST /flows, API v2): `{rev}`, or `{message}` (Node-RED's refusal,
+     * or that it did not answer).
+     */
+    async deploy(flows) {
+      const answer = await call('POST', '/flows', { flows }, DEPLOY_TIMEOUT_MS, {
+        ...V2,
+        'Node-RED-Deployment-Type': 'full',
+      })
+      return answer?.status === 200 && typeof answer.body?.rev === 'string'
+        ? { rev: answer.body.rev }
+        : { message: messageOf(answer) }
     },
     /** The types its deployed flows use (GET /flows), or null. */
     async typesInUse() {

@@ -7,7 +7,7 @@
 //   nodes.remove {module}                      a removal (DELETE /nodes/<module>)
 //   nodes.info.set {id: "<module>/<set>", enabled}   a set enabled or disabled
 //   nodes.module.set {module, enabled}         a whole module, but only when that fails
-//   flows.set {type}                           a deploy
+//   flows.set {type}                           a deploy (logged as it begins)
 // each with `user` (the request's) and `error` when it failed.
 
 /** Events kept, the latest first to go. */
@@ -46,10 +46,10 @@ function createNodeRedEvents(now = Date.now) {
   /** When Node-RED last handed an audit message over (its audit logger is on), or null. */
   let heard = null
 
-  const tell = (what) => {
+  const tell = (what, detail = {}) => {
     for (const listener of listeners) {
       try {
-        listener(what)
+        listener(what, detail)
       } catch {
         // A listener's trouble is its own.
       }
@@ -62,7 +62,11 @@ function createNodeRedEvents(now = Date.now) {
       try {
         if (msg === null || typeof msg !== 'object' || typeof msg.event !== 'string') return
         heard = now()
-        if (msg.event === 'flows.set') return tell('flows')
+        if (msg.event === 'flows.set') {
+          // Logged as the deploy begins (runtime lib/api/flows.js), with the request's user.
+          const username = typeof msg.user?.username === 'string' ? msg.user.username : null
+          return tell('flows', { by: username === '' ? null : username })
+        }
         if (!msg.event.startsWith('nodes.') || msg.event.endsWith('.get')) return
         const action = actionOf(msg)
         const module = moduleOf(msg)
@@ -101,7 +105,10 @@ function createNodeRedEvents(now = Date.now) {
       return heard !== null && now() - heard < MATCH_MS
     },
 
-    /** `listener('nodes' | 'flows')` at each such event; returns the unsubscribe. */
+    /**
+     * `listener('nodes' | 'flows', detail)` at each such event (a deploy's detail: `{by}`, the
+     * user who deployed, or null); returns the unsubscribe.
+     */
     subscribe(listener) {
       listeners.add(listener)
       return () => listeners.delete(listener)

@@ -106,7 +106,7 @@ module.exports = { lines: [], options, adminAuth: flowadmin.adminAuth(options), 
   const token = ([...tokens][0] ?? '').replace(/^Bearer /, '')
   await expect(settings.adminAuth.tokens(token)).resolves.toEqual({
     username: '@flowadmin/fleet',
-    permissions: ['nodes.read', 'nodes.write', 'flows.read', 'settings.read'],
+    permissions: ['nodes.read', 'nodes.write', 'flows.read', 'flows.write', 'settings.read'],
   })
   const { stateOf } = require('../lib/state.js') as {
     stateOf(options: object): { fleet: { isAgentToken(token: string): boolean; stop(): void } }

@@ -27,6 +27,19 @@ export interface Desired {
   modules: Array<{ name: string; sets: Array<{ name: string; enabled: boolean }> }>
   installs: Array<{ module: string; version: string | null; integrity?: string; tarball?: string }>
   removals: string[]
+  /** The instance's rollout target, when it has one. */
+  flows?: { rollout: string; snapshot: string; mode: 'report' | 'enforce'; variables: string }
+}
+
+/** A rollout's target as `GET /fleet/instances/{id}/flows/target` answers it. */
+export interface FlowsTarget {
+  rollout: string
+  snapshot: string
+  mode: 'report' | 'enforce'
+  variables: string
+  flows: Array<Record<string, unknown>>
+  modules: Array<{ name: string; version: string }>
+  env: Array<{ name: string; value: string; type: 'str' | 'cred' }>
 }
 
 /** A tarball's Content-Length: its own ('true'), none (chunked), or this number (the rest never sent). */
@@ -134,6 +147,9 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
     reportStatus: 204,
     /** Held polls, woken when the desired state changes. */
     held: new Set<() => void>(),
+    /** Each instance's rollout target (none: 404 no_target), and the flows reports received. */
+    targets: new Map<string, FlowsTarget>(),
+    flowReports: [] as Report[],
   }
   /** Tarballs served at `/tarballs/…`, as a registry would. */
   const tarballs = new Map<string, { bytes: Buffer; length: TarballLength }>()
@@ -251,9 +267,22 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
       // A length said larger than what is sent: the rest never comes.
       return typeof length === 'number' ? res.write(bytes.subarray(0, 1)) : res.end(bytes)
     }
-    const instance = /^\/fleet\/instances\/([^/]+)\/(desired|report)$/.exec(path)
+    const instance = /^\/fleet\/instances\/([^/]+)\/(desired|report|flows\/target|flows\/report)$/.exec(path)
     const named = decodeURIComponent(instance?.[1] ?? '')
     if (instance?.[2] === 'desired' && req.method === 'GET') return poll(req, res, named)
+    if (instance?.[2]?.startsWith('flows/')) {
+      const caller = callerOf(req)
+      if (caller === null) return json(res, 401, { error: 'invalid_client' })
+      if (mismatch(res, caller, named)) return
+      if (instance[2] === 'flows/report' && req.method === 'POST') {
+        fleet.flowReports.push({ id: named, body: JSON.parse(text), at: Date.now() })
+        return res.writeHead(204).end()
+      }
+      const target = fleet.targets.get(named)
+      if (instance[2] === 'flows/target' && req.method === 'GET' && target !== undefined)
+        return json(res, 200, target)
+      return json(res, 404, { code: 'no_target', message: 'No target' })
+    }
     if (identity.handle(req, res, path, text, callerOf(req))) return
     if (req.method !== 'POST') return json(res, 404, { message: 'Not Found' })
     if (instance?.[2] === 'report') {
@@ -376,6 +405,16 @@ export async function startStubFlowadmin(options: StubOptions = {}) {
       setHold(seconds: number) {
         fleet.hold = seconds
       },
+      /** An instance's rollout target (null: none). */
+      setTarget(id: string, target: FlowsTarget | null) {
+        if (target === null) fleet.targets.delete(id)
+        else fleet.targets.set(id, target)
+      },
+      /** Every flows report, with its instance and when it came. */
+      flowReports: fleet.flowReports,
+      /** The flows reports of one instance, their bodies. */
+      flowReportsOf: (id: string) =>
+        fleet.flowReports.filter((report) => report.id === id).map((report) => report.body),
       setReportStatus(status: number) {
         fleet.reportStatus = status
       },

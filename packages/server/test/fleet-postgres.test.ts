@@ -35,7 +35,7 @@ beforeAll(async () => {
     storage: 'postgres',
     postgres: { url: database.current().url, pool: 4 },
     auditLog: 'off',
-    fleet: { modules: true, hold: HOLD },
+    fleet: { modules: true, hold: HOLD, groups: { edges: ['edge'] } },
     adminAuth: await fleetAdminAuth(),
   }
   for (const name of ['flowadmin-a', 'flowadmin-b']) {
@@ -126,6 +126,39 @@ describe('fleet mode on two flowadmin instances sharing PostgreSQL', () => {
       { id: 'edge', connected: true, version: SHOUT.version, enabled: { shout: false } },
     ])
   }, 300_000)
+
+  it('a snapshot rolled out at one is deployed by the Node-RED connected to the other', async () => {
+    const [urlA, urlB] = urls as [string, string]
+    const [tokenA, tokenB] = [await adminToken(urlA), await adminToken(urlB)]
+    const flows = [
+      { id: 'tab-r', type: 'tab', label: 'Rolled out' },
+      { id: 'tick-r', type: 'inject', z: 'tab-r', name: 'from A', wires: [] },
+    ]
+    const at = (url: string, token: string, method: string, route: string, body?: unknown) =>
+      fetch(`${url}${route}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      })
+    const made = await at(urlA, tokenA, 'POST', '/fleet/snapshots', { name: 'edges', flows })
+    expect(made.status).toBe(201)
+    const snapshot = ((await made.json()) as { id: string }).id
+    const started = await at(urlA, tokenA, 'POST', '/fleet/groups/edges/rollouts', { snapshot })
+    expect(started.status).toBe(201)
+    const rollout = (await started.json()) as { id: string; instances: string[] }
+    expect(rollout.instances).toEqual(['edge'])
+    const seenAtB = await eventually(
+      async () =>
+        (await (await at(urlB, tokenB, 'GET', `/fleet/rollouts/${rollout.id}`)).json()) as { state: string },
+      (view) => view.state !== 'pending' && view.state !== 'running',
+    )
+    expect(seenAtB.state).toBe('succeeded')
+    const own = await instanceToken(nodeRed)
+    const running = (await (
+      await fetch(`${nodeRed.url}/flows`, { headers: { authorization: `Bearer ${own}` } })
+    ).json()) as Array<{ id: string }>
+    expect(running).toEqual(flows)
+  }, 120_000)
 
   it('a poll whose connection closes disconnects its instance at once, at both; each change is one event', async () => {
     const [urlA, urlB] = urls as [string, string]

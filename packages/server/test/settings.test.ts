@@ -85,6 +85,7 @@ describe('parseSettings', () => {
       holdSeconds: 15,
       maxInstances: 1000,
       snapshots: { maxBytes: 5 * 1024 * 1024 },
+      flowsKey: null,
     })
     expect(parse({ fleet: { modules: true, prune: true, wait: 0, hold: 120 } }).fleet).toEqual({
       prune: true,
@@ -92,6 +93,7 @@ describe('parseSettings', () => {
       holdSeconds: 120,
       maxInstances: 1000,
       snapshots: { maxBytes: 5 * 1024 * 1024 },
+      flowsKey: null,
     })
     expect(parse({ fleet: { modules: true, maxInstances: 3 } }).fleet?.maxInstances).toBe(3)
     expect(() => parse({ fleet: { modules: true, maxInstances: 0 } })).toThrow(
@@ -107,6 +109,11 @@ describe('parseSettings', () => {
       'fleet.snapshots.maxBytes: must be at most 52428800',
     )
     expect(() => parse({ fleet: { modules: true, snapshots: { max: 1 } } })).toThrow('fleet.snapshots')
+    const key = 'k'.repeat(32)
+    expect(parse({ fleet: { modules: true, flows: { key } } }).fleet?.flowsKey).toBe(key)
+    expect(() => parse({ fleet: { modules: true, flows: { key: 'short' } } })).toThrow(
+      'fleet.flows.key: must have at least 32 characters',
+    )
     expect(parse({ fleet: { modules: true, hold: 5 } }).fleet?.holdSeconds).toBe(5)
     expect(() => parse({ fleet: { modules: true, wait: 61 } })).toThrow('fleet.wait: must be at most 60')
     expect(() => parse({ fleet: { modules: true, hold: 4 } })).toThrow('fleet.hold: must be at least 5')

@@ -391,7 +391,9 @@ export function createRollouts(deps: RolloutDeps) {
       if ('outcome' in report) {
         const rollout = ROLLOUT_ID_FORM.test(report.rollout) ? await store.find(report.rollout) : null
         if (rollout === null) return err({ code: 'rollout_not_found', id: report.rollout })
-        if (!reaches(rollout, instance) && kept.rollout !== rollout.id)
+        const inGroup =
+          rollout.instances.includes(instance) || membership.groupsOf(instance).includes(rollout.group)
+        if (!(inGroup && reaches(rollout, instance)) && kept.rollout !== rollout.id)
           return err({ code: 'not_targeted', instance, rollout: rollout.id })
         await store.saveOutcome({
           rollout: rollout.id,

@@ -1,0 +1,77 @@
+'use strict'
+
+const crypto = require('node:crypto')
+const fs = require('node:fs')
+const path = require('node:path')
+
+// What the fleet agent last applied of a rollout, kept beside its credential in
+// `<userDir>/.flowadmin-flows.json` (mode 0600, written whole or not at all: a temporary file,
+// synced, then renamed over it), so a restart of Node-RED does not deploy the same target again.
+
+/** The file in the userDir. */
+const FLOWS_FILE = '.flowadmin-flows.json'
+/** The largest file read; a real one is a few hundred bytes. */
+const MAX_FILE_BYTES = 64 * 1024
+
+const isText = (value) => typeof value === 'string' && value !== ''
+
+/**
+ * Whether `value` is what the file keeps: the rollout and variables digest applied (`outcome`
+ * succeeded or failed), the rev the agent deployed (null when none), the mode of the target, and
+ * the modules its flows need (absent in older files).
+ */
+function isKept(value) {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    isText(value.rollout) &&
+    typeof value.variables === 'string' &&
+    (value.outcome === 'succeeded' || value.outcome === 'failed') &&
+    (value.rev === null || isText(value.rev)) &&
+    (value.mode === 'report' || value.mode === 'enforce') &&
+    (value.modules === undefined || (Array.isArray(value.modules) && value.modules.every(isText)))
+  )
+}
+
+/** What `userDir` keeps, or null (none, unreadable, or not such a file). */
+function readKept(userDir) {
+  try {
+    const file = path.join(userDir, FLOWS_FILE)
+    const stat = fs.statSync(file)
+    if (!stat.isFile() || stat.size > MAX_FILE_BYTES) return null
+    const value = JSON.parse(fs.readFileSync(file, 'utf8'))
+    return isKept(value) ? value : null
+  } catch {
+    return null
+  }
+}
+
+/** Keeps `kept` in `userDir`, replacing the file whole. Null when written, else why not (a code). */
+function writeKept(userDir, kept) {
+  const file = path.join(userDir, FLOWS_FILE)
+  const temporary = `${file}.${crypto.randomBytes(6).toString('hex')}.tmp`
+  let fd = null
+  try {
+    fd = fs.openSync(temporary, 'wx', 0o600)
+    fs.writeFileSync(fd, `${JSON.stringify(kept, null, 2)}\n`)
+    fs.fsyncSync(fd)
+    fs.closeSync(fd)
+    fd = null
+    fs.renameSync(temporary, file)
+    return null
+  } catch (error) {
+    try {
+      if (fd !== null) fs.closeSync(fd)
+    } catch {
+      // Closed or never opened.
+    }
+    try {
+      fs.unlinkSync(temporary)
+    } catch {
+      // Not made.
+    }
+    return String(error?.code ?? 'error')
+  }
+}
+
+module.exports = { isKept, readKept, writeKept, FLOWS_FILE }
