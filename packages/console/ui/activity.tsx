@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'hono/jsx/dom'
 import { type AuditEvent, type AuditFilters, exportAudit, type Notice, searchAudit } from './api.js'
 import { Feedback, useFeedback } from './feedback.js'
 import { Listed } from './list-view.js'
+import { save } from './save.js'
 import { Time } from './time.js'
 
 const FIELDS = [
@@ -12,16 +13,6 @@ const FIELDS = [
 
 /** A `datetime-local` value (the browser's time zone) as ISO 8601 in UTC; '' stays ''. */
 const isoOf = (local: string) => (local === '' ? '' : new Date(local).toISOString())
-
-/** Saves `blob` as a file named `name`. */
-function save(blob: Blob, name: string) {
-  const url = URL.createObjectURL(blob)
-  const link = document.createElement('a')
-  link.href = url
-  link.download = name
-  link.click()
-  setTimeout(() => URL.revokeObjectURL(url), 1000)
-}
 
 /**
  * The trail: flowadmin's own audit events and its instances', newest first, with the filters of

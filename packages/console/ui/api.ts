@@ -119,6 +119,13 @@ function failure(response: Response, body: Record<string, unknown>): ApiError {
   )
 }
 
+/** The body of a successful answer as a file (an export, a download); an ApiError otherwise. */
+export async function blobOf(path: string, init?: RequestInit): Promise<Blob> {
+  const response = await call(path, init)
+  if (!response.ok) throw failure(response, await bodyOf(response))
+  return response.blob()
+}
+
 /** Resolves when the answer is a success; an ApiError with the server's message otherwise. */
 export async function succeed(path: string, init: RequestInit): Promise<void> {
   const response = await call(path, init)
@@ -254,6 +261,8 @@ export interface Offers {
   access: boolean
   /** The groups of instances (`/fleet/groups`): fleet mode with auth on. */
   groups: boolean
+  /** Snapshots of flows and their rollouts to groups (`/fleet/rollouts`): fleet mode. */
+  flows: boolean
 }
 
 export async function offers(): Promise<Offers> {
@@ -269,6 +278,7 @@ export async function offers(): Promise<Offers> {
       mfa: paths['/auth/mfa']?.get !== undefined,
       access: paths['/auth/access']?.get !== undefined,
       groups: paths['/fleet/groups']?.get !== undefined,
+      flows: paths['/fleet/rollouts']?.get !== undefined,
     }
   } catch {
     return {
@@ -281,6 +291,7 @@ export async function offers(): Promise<Offers> {
       mfa: false,
       access: false,
       groups: false,
+      flows: false,
     }
   }
 }
@@ -432,6 +443,12 @@ export const canReadNodes = (permissions: string[]): boolean => hasPermission(pe
 /** True when these permissions let the user read flowadmin's own lists (`read`). */
 export const canRead = (permissions: string[]): boolean => hasPermission(permissions, 'read')
 
+/** True when these permissions let the user read flows (`flows.read`; `read` covers it). */
+export const canReadFlows = (permissions: string[]): boolean => hasPermission(permissions, 'flows.read')
+
+/** True when these permissions let the user upload and roll out flows (`flows.write`). */
+export const canWriteFlows = (permissions: string[]): boolean => hasPermission(permissions, 'flows.write')
+
 /** True when these permissions let the user read the trail. */
 export const canReadAudit = (permissions: string[]): boolean => hasPermission(permissions, 'audit.read')
 
@@ -467,11 +484,7 @@ export const searchAudit = (
   json(`audit?${auditQuery(filters, cursor === null ? { limit: '50' } : { limit: '50', cursor })}`)
 
 /** Every match, as the server streams it in `format` (CSV or NDJSON). */
-export async function exportAudit(
+export const exportAudit = (
   filters: AuditFilters,
   format: 'text/csv' | 'application/x-ndjson',
-): Promise<Blob> {
-  const response = await call(`audit?${auditQuery(filters)}`, { headers: { Accept: format } })
-  if (!response.ok) throw failure(response, await bodyOf(response))
-  return response.blob()
-}
+): Promise<Blob> => blobOf(`audit?${auditQuery(filters)}`, { headers: { Accept: format } })

@@ -5,6 +5,7 @@ import {
   ApiError,
   canRead,
   canReadAudit,
+  canReadFlows,
   canReadNodes,
   exchangeSignInCode,
   isAdmin,
@@ -20,7 +21,9 @@ import {
   type User,
   whoAmI,
 } from './api.js'
+import { ownAccess } from './api-access.js'
 import { Fleet } from './fleet.js'
+import { Flows } from './flows.js'
 import { Groups } from './groups.js'
 import { Modules } from './modules.js'
 import { ResourceServers } from './resource-servers.js'
@@ -31,15 +34,33 @@ type Screen =
   | { name: 'loading' }
   | { name: 'unreachable'; message: string }
   | { name: 'signing-in' }
-  | { name: 'ready'; user: User; version: string | null; auth: boolean; offers: Offers }
+  | {
+      name: 'ready'
+      user: User
+      version: string | null
+      auth: boolean
+      offers: Offers
+      /** What this session may do on each scope (its own access); null: no login, or not told. */
+      scopes: Record<string, string[]> | null
+    }
 
-type View = 'modules' | 'fleet' | 'groups' | 'sessions' | 'security' | 'access' | 'servers' | 'activity'
+type View =
+  | 'modules'
+  | 'fleet'
+  | 'groups'
+  | 'flows'
+  | 'sessions'
+  | 'security'
+  | 'access'
+  | 'servers'
+  | 'activity'
 
 /** The views' tabs, in their order. */
 const TABS: ReadonlyArray<[View, string]> = [
   ['modules', 'Node modules'],
   ['fleet', 'Fleet'],
   ['groups', 'Groups'],
+  ['flows', 'Flows'],
   ['sessions', 'Sessions and tokens'],
   ['security', 'Security'],
   ['access', 'Access'],
@@ -59,6 +80,12 @@ function viewsOf(ready: Extract<Screen, { name: 'ready' }>): Record<View, boolea
     fleet: offers.fleet,
     // The groups of instances (fleet mode with auth), for whoever may read flowadmin's own API.
     groups: offers.groups && canRead(user.permissions),
+    // Snapshots and rollouts (fleet mode), for whoever may read flows somewhere: on flowadmin or a group.
+    flows:
+      offers.flows &&
+      (!ready.auth ||
+        canReadFlows(user.permissions) ||
+        Object.values(ready.scopes ?? {}).some((permissions) => canReadFlows(permissions))),
     sessions: person && offers.tokens,
     security: person && offers.mfa,
     // Their own grants and rights; everyone's besides for whoever holds `*` on flowadmin.
@@ -67,6 +94,20 @@ function viewsOf(ready: Extract<Screen, { name: 'ready' }>): Record<View, boolea
     servers: offers.resourceServers && isAdmin(user.permissions),
     // The trail, for whoever may read it (`audit.read`).
     activity: offers.audit && canReadAudit(user.permissions),
+  }
+}
+
+/**
+ * What a person's session may do on each scope, where the views need more than flowadmin's own
+ * rights (the Flows view: a grant on a group reaches that group's flows); null where not needed.
+ */
+async function scopesOf(auth: boolean, offered: Offers): Promise<Record<string, string[]> | null> {
+  if (!auth || !offered.access || !offered.flows) return null
+  try {
+    return (await ownAccess()).scopes
+  } catch (error) {
+    if (error instanceof SessionEnded) throw error
+    return null
   }
 }
 
@@ -95,7 +136,8 @@ export function App() {
       if (auth && token.get() === null) return toSignIn(notice)
       try {
         const [{ user, version }, offered] = await Promise.all([whoAmI(), offers()])
-        const ready = { name: 'ready', user, version, auth, offers: offered } as const
+        const scopes = await scopesOf(auth, offered)
+        const ready = { name: 'ready', user, version, auth, offers: offered, scopes } as const
         setScreen(ready)
         // The first view this person may open: the node modules, unless they may not read them.
         const views = viewsOf(ready)
@@ -191,6 +233,13 @@ export function App() {
         {screen.name === 'ready' && view === 'activity' && <Activity onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'fleet' && <Fleet user={screen.user} onSessionEnded={ended} />}
         {screen.name === 'ready' && view === 'groups' && <Groups user={screen.user} onSessionEnded={ended} />}
+        {screen.name === 'ready' && view === 'flows' && (
+          <Flows
+            user={screen.user}
+            scopes={screen.auth ? (screen.scopes ?? { flowadmin: screen.user.permissions }) : null}
+            onSessionEnded={ended}
+          />
+        )}
         {screen.name === 'ready' && view === 'access' && <Access user={screen.user} onSessionEnded={ended} />}
       </main>
       {screen.name === 'ready' && screen.version !== null && (
