@@ -2,7 +2,7 @@
 // downloaded as the file an upload takes, compared; refusals in the API's error shape.
 import { createMemoryStores } from '@flowadmin/adapter-memory'
 import { describe, expect, it } from 'vitest'
-import { createWorld, expectChallenge, type World } from './helpers.js'
+import { createWorld, expectChallenge } from './helpers.js'
 import { answersChecked } from './openapi-validate.js'
 
 const tab = { id: 't1', type: 'tab', label: 'Line 1' }
