@@ -103,3 +103,25 @@ export function requirePermissionAt(
     await next()
   })
 }
+
+/**
+ * A caller who may `permission` somewhere: on flowadmin, or at some instance through a grant (see
+ * Core.permitsSomewhere); refused as a missing permission is, recorded as `permission.denied`.
+ */
+export function requirePermissionSomewhere(deps: RouteDeps, permission: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const admitted = await admit(c, deps, '', {})
+    if (!admitted.ok) return admitted.error
+    const { principal, address } = admitted.value
+    if (!deps.core.permitsSomewhere(principal, permission, address))
+      return toResponse(
+        errorAnswerOf(
+          { code: 'forbidden', permission },
+          { tokenSent: bearerTokenOf(c.req.header('Authorization')) !== null },
+        ),
+      )
+    c.set('principal', principal)
+    c.set('address', address)
+    await next()
+  })
+}

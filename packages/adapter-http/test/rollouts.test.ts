@@ -18,6 +18,7 @@ const world = () =>
     users: [
       { username: 'lena', permissions: [], grants: [{ role: 'deployer', on: 'line' }] },
       { username: 'walt', permissions: [], grants: [{ role: 'deployer', on: 'weld' }] },
+      { username: 'nobody', permissions: ['nodes.read'] },
     ],
   })
 
@@ -192,6 +193,22 @@ describe('rollouts over the API', () => {
     expect((await w.put('/fleet/groups/line/flows/mode', { mode: 'enforce' }, walt)).status).toBe(401)
     expect((await w.get('/fleet/groups/line/flows', walt)).status).toBe(401)
     expect((await w.post('/fleet/groups/nope/rollouts', { snapshot }, admin)).status).toBe(404)
+    // Reading: each sees the rollouts of the groups they may read, and the snapshots to roll out.
+    await w.post('/fleet/groups/weld/rollouts', { snapshot }, walt)
+    const ofLena = (await (await w.get('/fleet/rollouts', lena)).json()) as Array<{
+      id: string
+      group: string
+    }>
+    expect(ofLena.map((each) => each.group)).toEqual(['line'])
+    const ofAdmin = (await (await w.get('/fleet/rollouts', admin)).json()) as Array<{ group: string }>
+    expect(ofAdmin.map((each) => each.group)).toEqual(['weld', 'line'])
+    const lines = ofLena[0] as { id: string }
+    expect((await w.get(`/fleet/rollouts/${lines.id}`, lena)).status).toBe(200)
+    expect((await w.get(`/fleet/rollouts/${lines.id}`, walt)).status).toBe(401)
+    expect((await w.get('/fleet/snapshots', walt)).status).toBe(200)
+    const nobody = await w.login('nobody', '')
+    expectChallenge(await w.get('/fleet/rollouts', nobody), 'insufficient_scope')
+    expectChallenge(await w.get('/fleet/snapshots', nobody), 'insufficient_scope')
     const badStrategy = await w.post(
       '/fleet/groups/line/rollouts',
       { snapshot, strategy: { kind: 'staged' } },

@@ -1,8 +1,9 @@
 import { createGroupAssignments } from './access/assignments.js'
 import { createAccessAudit } from './access/audit.js'
+import { createRightChecks } from './access/checks.js'
 import { type Holding, holdingsOf } from './access/holders.js'
 import { createAccessRights } from './access/rights.js'
-import { type AccessView, accessView, tokenRightsAt } from './access/view.js'
+import { type AccessView, accessView } from './access/view.js'
 import { createAccess } from './auth/access.js'
 import { createCarriedChallenges } from './auth/carried-challenges.js'
 import { createDirectoryPeople, directoryThrottleOptions } from './auth/directory.js'
@@ -439,61 +440,8 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       )
     },
 
-    /**
-     * Whether `principal` may `permission` where `instance` is concerned (its entry in a list, its
-     * events in the trail): with that right on flowadmin, which shows the whole fleet, or at the
-     * instance itself (the grants whose scope holds it).
-     */
-    permits(principal: Principal, permission: string, instance: string): boolean {
-      if (hasPermission(principal.permissions, permission)) return true
-      if (principal.kind !== 'user') return false
-      const scope = principal.scope ?? principal.permissions
-      const owner = users.get(principal.username)?.permissions ?? scope
-      const place = { kind: 'instance' as const, instance }
-      return hasPermission(
-        tokenRightsAt(rights, owner, scope, place, clock.now() - principal.signedInAt),
-        permission,
-      )
-    },
-
-    /**
-     * Whether `principal` may `permission` on every instance of a group, or on one instance: a
-     * person by a grant everywhere or on a group that holds the place (one on flowadmin alone does
-     * not reach instances); the command line and an open API by their permissions. When not, the
-     * refusal is recorded (`permission.denied`, from `address`) and false.
-     */
-    permitsAt(
-      principal: Principal,
-      permission: string,
-      place: { kind: 'group'; group: string } | { kind: 'instance'; instance: string },
-      address: string | null,
-    ): boolean {
-      if (principal.kind !== 'user' && hasPermission(principal.permissions, permission)) return true
-      if (principal.kind === 'user') {
-        const scope = principal.scope ?? principal.permissions
-        const owner = users.get(principal.username)?.permissions ?? scope
-        const age = clock.now() - principal.signedInAt
-        if (hasPermission(tokenRightsAt(rights, owner, scope, place, age), permission)) return true
-      }
-      events.emit({ type: 'permission.denied', at: clock.now(), permission, ...actorOf(principal, address) })
-      return false
-    },
-
-    /**
-     * Whether `principal` may `permission` anywhere: on flowadmin, or at some instance through a
-     * grant. When not, the refusal is recorded (`permission.denied`, from `address`) and false.
-     */
-    permitsSomewhere(principal: Principal, permission: string, address: string | null): boolean {
-      if (hasPermission(principal.permissions, permission)) return true
-      if (principal.kind === 'user') {
-        const scope = principal.scope ?? principal.permissions
-        const owner = users.get(principal.username)?.permissions ?? scope
-        const anywhere = (words: readonly string[]) => hasPermission(rights.anywhere(words), permission)
-        if (anywhere(owner) && anywhere(scope)) return true
-      }
-      events.emit({ type: 'permission.denied', at: clock.now(), permission, ...actorOf(principal, address) })
-      return false
-    },
+    /** Rights where a request acts: at an instance, a group, anywhere (see createRightChecks). */
+    ...createRightChecks({ rights, users, clock, events }),
 
     /**
      * Fleet mode (the `fleet` option), or null when it is off: the desired state the instances

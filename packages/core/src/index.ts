@@ -11,6 +11,7 @@ export {
   type GrantChange,
   REFUSAL_QUIET_MS,
 } from './access/audit.js'
+export { createRightChecks, type GroupOrInstance, type RightChecksDeps } from './access/checks.js'
 export {
   EVERYWHERE,
   FLOWADMIN_SCOPE,

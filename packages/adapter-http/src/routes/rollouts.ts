@@ -67,6 +67,20 @@ export function rolloutRoutes(deps: RouteDeps): Hono<AppEnv> {
   const fleet = deps.core.fleet
   if (fleet === null) return routes
   const { rollouts } = fleet
+  /** The groups whose rollouts the caller may read; null (recorded) when none. */
+  const readableGroups = (c: Context<AppEnv>): ReadonlySet<string> | null => {
+    const principal = c.get('principal')
+    if (!deps.core.permitsSomewhere(principal, 'flows.read', c.get('address'))) return null
+    return new Set(deps.core.groupsWhere(principal, 'flows.read'))
+  }
+  /** Refused for a missing `flows.read`, as the other routes refuse. */
+  const refused = (c: Context<AppEnv>) =>
+    toResponse(
+      errorAnswerOf(
+        { code: 'forbidden', permission: 'flows.read' },
+        { tokenSent: c.get('principal').kind === 'user' },
+      ),
+    )
 
   routes.post(
     '/fleet/groups/:group/rollouts',
@@ -140,12 +154,18 @@ export function rolloutRoutes(deps: RouteDeps): Hono<AppEnv> {
     describe({
       operationId: 'listRollouts',
       summary: 'The rollouts',
-      description: 'Needs `flows.read` on flowadmin. Every rollout, newest first.',
+      description:
+        'Needs `flows.read` on flowadmin, which shows every rollout, or on every instance of a group, which shows ' +
+        'that group’s. Newest first.',
       tags: ['fleet'],
       responses: { 200: { description: 'Newest first.', content: json(v.array(RolloutSchema)) }, ...ANSWERS },
     }),
-    requirePermission(deps, 'flows.read'),
-    async (c) => c.json((await rollouts.list()).map(rolloutJson)),
+    requirePermission(deps, ''),
+    async (c) => {
+      const readable = readableGroups(c)
+      if (readable === null) return refused(c)
+      return c.json((await rollouts.list(readable)).map(rolloutJson))
+    },
   )
 
   routes.get(
@@ -153,7 +173,7 @@ export function rolloutRoutes(deps: RouteDeps): Hono<AppEnv> {
     describe({
       operationId: 'getRollout',
       summary: 'A rollout and its instances’ outcomes',
-      description: 'Needs `flows.read` on flowadmin.',
+      description: 'Needs `flows.read` on flowadmin, or on every instance of its group.',
       tags: ['fleet'],
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
       responses: {
@@ -162,10 +182,13 @@ export function rolloutRoutes(deps: RouteDeps): Hono<AppEnv> {
         ...ANSWERS,
       },
     }),
-    requirePermission(deps, 'flows.read'),
+    requirePermission(deps, ''),
     async (c) => {
+      const readable = readableGroups(c)
+      if (readable === null) return refused(c)
       const found = await rollouts.find(c.req.param('id'))
       if (!found.ok) return refusal(found.error)
+      if (!readable.has(found.value.group)) return refused(c)
       const { outcomes, waiting, ...rollout } = found.value
       return c.json({ ...rolloutJson(rollout), outcomes: outcomes.map(outcomeJson), waiting })
     },

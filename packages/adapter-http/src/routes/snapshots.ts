@@ -1,7 +1,7 @@
 import { INSTANCE_ID_FORM, type SnapshotError, type SnapshotMeta } from '@flowadmin/core'
 import { Hono } from 'hono'
 import * as v from 'valibot'
-import { requirePermission } from '../auth.js'
+import { requirePermission, requirePermissionSomewhere } from '../auth.js'
 import type { AppEnv, RouteDeps } from '../env.js'
 import { adminError, emptyResponse, errorAnswerOf, toResponse } from '../errors.js'
 import { readFields } from '../fields.js'
@@ -102,14 +102,15 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
     describe({
       operationId: 'listFlowSnapshots',
       summary: 'The snapshots of flows',
-      description: 'Needs `flows.read` on flowadmin. Every snapshot’s metadata, without its flows.',
+      description:
+        'Needs `flows.read` on flowadmin or on a group of instances. Every snapshot’s metadata, without its flows.',
       tags: ['fleet'],
       responses: {
         200: { description: 'By name, then version.', content: json(v.array(SnapshotSchema)) },
         ...ANSWERS,
       },
     }),
-    requirePermission(deps, 'flows.read'),
+    requirePermissionSomewhere(deps, 'flows.read'),
     async (c) => c.json((await snapshots.list()).map(metaJson)),
   )
 
@@ -119,7 +120,7 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
       operationId: 'downloadFlowSnapshot',
       summary: 'Download a snapshot of flows',
       description:
-        'Needs `flows.read` on flowadmin. Its file, as `POST /fleet/snapshots` takes it: one module and one node a ' +
+        'Needs `flows.read` on flowadmin or on a group of instances. Its file, as `POST /fleet/snapshots` takes it: one module and one node a ' +
         'line, so that two files compare line by line. Named `<name>-v<version>.json`.',
       tags: ['fleet'],
       parameters: [ID_PARAMETER],
@@ -138,7 +139,7 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
         ...ANSWERS,
       },
     }),
-    requirePermission(deps, 'flows.read'),
+    requirePermissionSomewhere(deps, 'flows.read'),
     async (c) => {
       const read = await snapshots.file(c.req.param('id'))
       if (!read.ok) return toResponse(errorAnswerOf(read.error))
@@ -156,7 +157,7 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
       operationId: 'diffFlowSnapshots',
       summary: 'Compare two snapshots of flows',
       description:
-        'Needs `flows.read` on flowadmin. The nodes added, removed and changed from this snapshot to `against`, ' +
+        'Needs `flows.read` on flowadmin or on a group of instances. The nodes added, removed and changed from this snapshot to `against`, ' +
         'matched by id; two nodes whose keys hold the same values in another order are the same.',
       tags: ['fleet'],
       parameters: [
@@ -176,7 +177,7 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
         ...ANSWERS,
       },
     }),
-    requirePermission(deps, 'flows.read'),
+    requirePermissionSomewhere(deps, 'flows.read'),
     async (c) => {
       const from = c.req.param('id')
       const against = c.req.query('against')
