@@ -64,10 +64,12 @@ export function Flows(props: {
   }
 
   const fetchAll = async (): Promise<Loaded> => {
-    const [snapshots, rollouts, names] = await Promise.all([
-      overall ? listSnapshots() : null,
-      overall ? listRollouts() : null,
-      groupNames(),
+    const names = await groupNames()
+    // Snapshots and the rollouts of the groups one may read: with flows.read on flowadmin or a group.
+    const readsAny = overall || names.length > 0
+    const [snapshots, rollouts] = await Promise.all([
+      readsAny ? listSnapshots() : null,
+      readsAny ? listRollouts() : null,
     ])
     const [details, groups] = await Promise.all([
       Promise.all((rollouts ?? []).slice(0, SHOWN_ROLLOUTS).map(({ id }) => getRollout(id))),
@@ -160,7 +162,7 @@ export function Flows(props: {
       {loaded !== null && (
         <>
           {loaded.snapshots === null ? (
-            <p class="muted">Snapshots and rollouts need flows.read on flowadmin.</p>
+            <p class="muted">Snapshots and rollouts need flows.read on flowadmin or on a group.</p>
           ) : (
             <Snapshots
               snapshots={loaded.snapshots}

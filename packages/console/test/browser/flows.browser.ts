@@ -364,7 +364,15 @@ describe('the flows view', () => {
         .getByRole('heading', { level: 4 })
         .allTextContents(),
     ).resolves.toEqual(['line-1'])
-    await carl.page.getByText('Snapshots and rollouts need flows.read on flowadmin.').waitFor()
+    // Snapshots to choose from, and the rollouts of line-1 alone; no upload for a viewer.
+    await carl.page.getByRole('table', { name: 'Snapshots' }).waitFor()
+    await expect(carl.page.getByRole('form', { name: 'Upload a snapshot' }).count()).resolves.toBe(0)
+    const rolloutTitles = await carl.page
+      .getByRole('list', { name: 'Rollouts' })
+      .getByRole('heading', { level: 4 })
+      .allTextContents()
+    expect(rolloutTitles.length).toBeGreaterThan(0)
+    expect(rolloutTitles.every((title) => title.endsWith(' to line-1'))).toBe(true)
     await expect(rowsOf(carl.page, 'Flows of the instances of line-1')).resolves.toEqual([
       'InstanceRollout deployedRevDrift',
       expect.stringMatching(/^press-1/),
