@@ -20,7 +20,7 @@ import {
 import { type LoginScheme, loginSchemeOf } from './auth/login-scheme.js'
 import { createPasskeys } from './auth/passkeys.js'
 import { hasPermission } from './auth/permissions.js'
-import { type AccessError, actorOf, type Principal, type UserPrincipal } from './auth/principal.js'
+import type { AccessError, Principal, UserPrincipal } from './auth/principal.js'
 import { createResourceServerFacade } from './auth/resource-server-facade.js'
 import { createResourceServers } from './auth/resource-servers.js'
 import { createSignIn } from './auth/sign-in.js'
