@@ -140,6 +140,25 @@ describe('rollouts over the API', () => {
     expect(await refused.json()).toMatchObject({ code: 'no_previous_target' })
   })
 
+  it('tells an instance put in a group over the API its group’s flows at its next poll', async () => {
+    const w = await world()
+    const admin = await w.login()
+    const odd = instance(w, 'odd-1')
+    await odd.send(report())
+    const made = await w.post('/fleet/snapshots', { name: 'line', flows: FLOWS }, admin)
+    const snapshot = ((await made.json()) as { id: string }).id
+    const rollout = (await (await w.post('/fleet/groups/line/rollouts', { snapshot }, admin)).json()) as {
+      id: string
+    }
+    const before = await odd.poll()
+    const version = ((await before.json()) as { version: string; flows?: unknown }).version
+    expect((await odd.poll({ 'if-none-match': `"${version}"`, prefer: 'wait=0' })).status).toBe(304)
+    expect((await w.put('/fleet/groups/line/instances/odd-1', {}, admin)).status).toBe(204)
+    const after = await odd.poll({ 'if-none-match': `"${version}"`, prefer: 'wait=0' })
+    expect(after.status).toBe(200)
+    expect(((await after.json()) as { flows?: { rollout: string } }).flows?.rollout).toBe(rollout.id)
+  })
+
   it('sets, lists and removes variables; a secret needs a key', async () => {
     const w = await world()
     const checked = await answersChecked(w)

@@ -119,6 +119,9 @@ export function createFleetStore(revision: FleetRevision = createFleetRevision()
     async revision() {
       return revision.value
     },
+    async bump() {
+      revision.value += 1
+    },
     async setPrune(prune) {
       if (revision.prune === prune) return false
       revision.prune = prune

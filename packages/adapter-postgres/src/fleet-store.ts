@@ -146,6 +146,9 @@ export function createFleetStore(db: Database): FleetStore {
       const row = (await db.query<{ revision: string }>(FLEET_SQL.revision)).rows[0]
       return Number(row?.revision)
     },
+    async bump() {
+      await bumpRevision(db)
+    },
     async setPrune(prune) {
       return ((await db.query(FLEET_SQL.setPrune, [prune])).rowCount ?? 0) > 0
     },

@@ -159,6 +159,11 @@ export function createFleetStore(db: SqliteDatabase): FleetStore {
         (touched) => touched === FLEET_STATE_KEY,
       )
     },
+    async bump() {
+      transaction(() => {
+        bump.run()
+      }, [FLEET_STATE_KEY])
+    },
     async setPrune(prune) {
       const flag = prune ? 1 : 0
       return transaction(() => sql.setPrune.run(flag, flag).changes > 0, [FLEET_STATE_KEY])

@@ -408,7 +408,14 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
      * `unassign`: `*` on flowadmin, audited), read from the store at `refresh` (at start, then now
      * and again, for the changes of other flowadmins sharing it).
      */
-    groups: createGroupAssignments({ store: ports.stores.groups, rights, events, clock }),
+    groups: createGroupAssignments({
+      store: ports.stores.groups,
+      rights,
+      events,
+      clock,
+      // Which rollout an instance's flows should be follows its groups.
+      changed: fleet === null ? undefined : () => ports.stores.fleet.bump(),
+    }),
 
     /**
      * What `person` sees of their own access: their grants (a configured user's now; a person

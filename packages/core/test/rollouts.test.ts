@@ -145,6 +145,29 @@ describe('rollouts', () => {
     expect((await w.target('press-9'))?.rollout).toBe(first.id)
   })
 
+  it('never releases a rollout a newer one of its group replaced, though another flowadmin moved it meanwhile', async () => {
+    const w = await rolloutWorld()
+    const s1 = await w.snapshot('line')
+    const older = accepted(
+      await w.fleet.rollouts.start(operator, null, 'line', s1, { kind: 'staged', first: 1 }),
+    )
+    // A newer rollout saved as another flowadmin would, whose stop of the older one lost a race.
+    await w.stores.rollouts.create({
+      ...older,
+      id: 'BBBBBBBBBBBBBBBB',
+      strategy: { kind: 'all' },
+      released: true,
+      state: 'pending',
+    })
+    await w.succeed('press-1', older.id)
+    expect(await w.state(older.id)).toMatchObject({
+      state: 'stopped',
+      released: false,
+      reason: 'replaced by rollout BBBBBBBBBBBBBBBB',
+    })
+    expect((await w.target('press-2'))?.rollout).toBe('BBBBBBBBBBBBBBBB')
+  })
+
   it('fails a rollout made at once when an instance fails, and refuses an outcome of a rollout not its own', async () => {
     const w = await rolloutWorld()
     const r = accepted(

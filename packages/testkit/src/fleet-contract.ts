@@ -257,6 +257,14 @@ export const describeFleetContract: ContractPart = (stores, twoConnections) => {
       expect(await fleet.desired()).toMatchObject({ revision: start + 1, prune: true })
     })
 
+    it('bumps the revision when told to, for a change outside the stores', async () => {
+      const fleet = stores().fleet
+      const start = await fleet.revision()
+      await fleet.bump()
+      await fleet.bump()
+      expect(await fleet.desired()).toMatchObject({ revision: start + 2 })
+    })
+
     it('bumps the revision with every change of the modules, and with nothing else', async () => {
       const { modules, fleet } = stores()
       const bumps = async (change: () => Promise<unknown>) => {

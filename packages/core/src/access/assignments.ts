@@ -23,9 +23,11 @@ export interface AssignmentDeps {
   rights: AccessRights
   events: EventSink
   clock: Clock
+  /** Told after each change: the fleet's revision moves, so instances' polls see their groups' flows. */
+  changed?: (() => Promise<void>) | undefined
 }
 
-export function createGroupAssignments({ store, rights, events, clock }: AssignmentDeps) {
+export function createGroupAssignments({ store, rights, events, clock, changed }: AssignmentDeps) {
   let known: GroupAssignment[] = []
   /** Reads the assignments from the store and makes them count. */
   const refresh = async (): Promise<void> => {
@@ -62,6 +64,7 @@ export function createGroupAssignments({ store, rights, events, clock }: Assignm
       if (added) {
         events.emit({ type: 'access.group_assigned', at, group, instance, ...actorOf(principal, address) })
         await refresh()
+        await changed?.()
       }
       return ok(added)
     },
@@ -85,6 +88,7 @@ export function createGroupAssignments({ store, rights, events, clock }: Assignm
         ...actorOf(principal, address),
       })
       await refresh()
+      await changed?.()
       return ok(undefined)
     },
 

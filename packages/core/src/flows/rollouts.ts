@@ -12,6 +12,7 @@ import type {
   FlowsMode,
   InstanceFlows,
   RandomSource,
+  RolloutChange,
   RolloutOutcome,
   RolloutRecord,
   RolloutStore,
@@ -153,30 +154,45 @@ export function createRollouts(deps: RolloutDeps) {
     return (await store.list()).filter((rollout) => rollout.group === group).reverse()
   }
 
-  /** Moves the rollout to the state its outcomes make, however many change it at once. */
+  const finished = (rollout: RolloutRecord, change: RolloutChange) =>
+    events.emit({
+      type: 'fleet.rollout_finished',
+      at: change.updatedAt,
+      rollout: rollout.id,
+      group: rollout.group,
+      state: change.state,
+      reason: change.reason,
+      username: null,
+      clientId: null,
+      address: null,
+    })
+
+  /**
+   * The newest rollout of the rollout's group made after it, or null: a rollout replaced by a
+   * newer one only stops (another flowadmin may have moved it on before the newer one stopped it).
+   */
+  const newerOf = async (rollout: RolloutRecord) =>
+    (await ofGroup(rollout.group)).find((other) => other.sequence > rollout.sequence) ?? null
+
+  /**
+   * Moves the rollout to the state its outcomes make, or stops it when a newer rollout of its
+   * group replaced it: a compare-and-set, tried again from what it is now when another flowadmin
+   * changed it meanwhile.
+   */
   async function advance(id: string): Promise<RolloutRecord | null> {
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let attempt = 0; attempt < 10; attempt++) {
       const rollout = await store.find(id)
       if (rollout === null || FINISHED.has(rollout.state)) return rollout
-      const next = stateOf(rollout, await store.outcomes(id))
+      const newer = await newerOf(rollout)
+      const next: Omit<RolloutChange, 'updatedAt'> =
+        newer === null
+          ? stateOf(rollout, await store.outcomes(id))
+          : { state: 'stopped', released: rollout.released, reason: `replaced by rollout ${newer.id}` }
       if (next.state === rollout.state && next.released === rollout.released) return rollout
       const change = { ...next, updatedAt: clock.now() }
       if (await store.update(id, rollout, change)) {
-        const after = { ...rollout, ...change }
-        if (FINISHED.has(after.state)) {
-          events.emit({
-            type: 'fleet.rollout_finished',
-            at: change.updatedAt,
-            rollout: id,
-            group: rollout.group,
-            state: after.state,
-            reason: after.reason,
-            username: null,
-            clientId: null,
-            address: null,
-          })
-        }
-        return after
+        if (FINISHED.has(change.state)) finished(rollout, change)
+        return { ...rollout, ...change }
       }
     }
     return store.find(id)
@@ -220,26 +236,10 @@ export function createRollouts(deps: RolloutDeps) {
     }
     // A staged rollout to no instance is released at once: there is no first stage to wait for.
     if (instances.length === 0) record.released = true
-    const earlier = await ofGroup(group)
     const sequence = await store.create(record)
-    for (const old of earlier) {
-      if (FINISHED.has(old.state)) continue
-      const reason = `replaced by rollout ${id}`
-      if (
-        await store.update(old.id, old, { state: 'stopped', released: old.released, reason, updatedAt: now })
-      ) {
-        events.emit({
-          type: 'fleet.rollout_finished',
-          at: now,
-          rollout: old.id,
-          group,
-          state: 'stopped',
-          reason,
-          username: null,
-          clientId: null,
-          address: null,
-        })
-      }
+    // Every unfinished rollout made before it in the group stops, however it moved meanwhile.
+    for (const old of await ofGroup(group)) {
+      if (old.sequence < sequence && !FINISHED.has(old.state)) await advance(old.id)
     }
     events.emit({
       type: 'fleet.rollout_started',
@@ -363,6 +363,12 @@ export function createRollouts(deps: RolloutDeps) {
     },
 
     target,
+
+    /**
+     * Instances were put in or out of groups elsewhere (the settings' groups reloaded): the fleet's
+     * revision moves, so their polls answer which rollout their flows should be now.
+     */
+    membershipChanged: () => deps.fleet.bump(),
 
     /** What an instance deploys for its target: the snapshot's flows and modules, and its variables opened. */
     async targetFile(instance: string) {

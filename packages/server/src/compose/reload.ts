@@ -81,7 +81,18 @@ export async function reloadSettings(
     }
   }
   // Roles and groups count from the next request on (the settings checked every grant against them).
+  const groupsChanged = JSON.stringify(server.core.rights.groups()) !== JSON.stringify(next.access.groups)
   server.core.rights.set(next.access)
+  // The instances' polls see the groups' flows anew: which rollout an instance runs follows its groups.
+  if (groupsChanged && server.core.fleet !== null) {
+    try {
+      await server.core.fleet.rollouts.membershipChanged()
+    } catch (error) {
+      log('warning', "the instances' polls see the new groups at the next change", {
+        reason: messageOf(error),
+      })
+    }
+  }
   server.settings = { ...server.settings, access: next.access }
   // The trail names what the reload changed of who may do what, when it changed anything.
   server.core.accessReloaded(before, { ...next.access, users: next.adminAuth?.users ?? [] })
