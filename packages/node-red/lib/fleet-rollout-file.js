@@ -18,7 +18,8 @@ const isText = (value) => typeof value === 'string' && value !== ''
 /**
  * Whether `value` is what the file keeps: the rollout and variables digest applied (`outcome`
  * succeeded or failed), the rev the agent deployed (null when none), the mode of the target, and
- * the modules its flows need (absent in older files).
+ * the modules its flows need (absent in older files), and the outcome report flowadmin has not
+ * taken yet (absent once it did).
  */
 function isKept(value) {
   return (
@@ -29,7 +30,12 @@ function isKept(value) {
     (value.outcome === 'succeeded' || value.outcome === 'failed') &&
     (value.rev === null || isText(value.rev)) &&
     (value.mode === 'report' || value.mode === 'enforce') &&
-    (value.modules === undefined || (Array.isArray(value.modules) && value.modules.every(isText)))
+    (value.modules === undefined || (Array.isArray(value.modules) && value.modules.every(isText))) &&
+    (value.unreported === undefined ||
+      (typeof value.unreported === 'object' &&
+        value.unreported !== null &&
+        value.unreported.rollout === value.rollout &&
+        value.unreported.variables === value.variables))
   )
 }
 

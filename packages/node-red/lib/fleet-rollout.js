@@ -18,7 +18,7 @@ const { backoff, onceEach } = require('./timing')
 // time; a newer target that comes during an apply is applied after it. Never throws.
 
 /** After a deploy's audit event (logged as it begins), the rev is read this long after it. */
-const DRIFT_READS_MS = [150, 1000]
+const DRIFT_READS_MS = [150, 1000, 3000, 6000]
 /** Reports waiting while flowadmin cannot be told; past it the oldest go. */
 const MAX_WAITING_REPORTS = 20
 
@@ -163,6 +163,15 @@ function createRollouts({
     // Node-RED did not answer before it changed anything: tried again, not a failure of the target.
     if (outcome === null) return tryAgain(restoring)
     failures = 0
+    const told = {
+      rollout: target.rollout,
+      variables: target.variables,
+      outcome: outcome.outcome,
+      rev: outcome.rev,
+      message: outcome.message,
+      missingCredentials: outcome.missing,
+      ...(restoring && again && outcome.outcome === 'succeeded' && { restored: true }),
+    }
     keep({
       rollout: target.rollout,
       variables: target.variables,
@@ -172,6 +181,8 @@ function createRollouts({
       mode: target.mode,
       modules:
         outcome.outcome === 'succeeded' ? target.modules.map((module) => module.name) : (kept?.modules ?? []),
+      // Kept until flowadmin took it: a restart meanwhile sends it again.
+      unreported: told,
     })
     driftTold = null
     if (outcome.outcome === 'succeeded') {
@@ -181,22 +192,15 @@ function createRollouts({
     } else {
       log(`fleet: rollout ${target.rollout} (snapshot ${target.snapshot}) failed: ${outcome.message}`)
     }
-    report({
-      rollout: target.rollout,
-      variables: target.variables,
-      outcome: outcome.outcome,
-      rev: outcome.rev,
-      message: outcome.message,
-      missingCredentials: outcome.missing,
-      ...(restoring && again && outcome.outcome === 'succeeded' && { restored: true }),
-    })
+    report(told)
   }
 
   /** Installs what Node-RED lacks, then deploys: `{outcome, rev, message, missing}`. */
   async function deployTarget(target) {
     const failed = (message) => ({ outcome: 'failed', rev: null, message, missing: [] })
     const here = await local.modules()
-    if (here === null) return failed('Node-RED did not answer its own admin API (GET /nodes)')
+    // Node-RED did not answer: nothing changed, tried again later.
+    if (here === null) return null
     for (const module of target.modules) {
       const has = here.get(module.name)
       if (has !== undefined && (has.version === module.version || has.pendingVersion === module.version))
@@ -207,6 +211,8 @@ function createRollouts({
       if (message !== null) return failed(`${module.name}@${module.version} was not installed: ${message}`)
     }
     const deployed = await local.deploy(withVariables(target.flows, target.env))
+    // No answer: deployed or not, a full deploy again is the same; tried again later.
+    if (deployed.unanswered === true) return null
     if (deployed.rev === undefined) return failed(`Node-RED refused the deploy: ${deployed.message}`)
     let missing = null
     try {
@@ -247,20 +253,35 @@ function createRollouts({
   /** Queues a report; sent in order, tried again while flowadmin cannot be told. */
   function report(body) {
     // npm's and Node-RED's messages as flowadmin takes them (no control characters).
-    reports.push(JSON.stringify(body, cleanText))
-    if (reports.length > MAX_WAITING_REPORTS) reports.shift()
+    reports.push({ text: JSON.stringify(body, cleanText), outcome: 'outcome' in body, body })
+    if (reports.length > MAX_WAITING_REPORTS) {
+      // Past the bound, the oldest report of drift goes (a newer one says more); outcomes stay.
+      const drift = reports.findIndex((each) => !each.outcome)
+      if (drift !== -1) reports.splice(drift, 1)
+    }
     if (!sending && sendRetry === null) flush().catch(() => {})
+  }
+
+  /** flowadmin took (or refused for good) the outcome kept as unreported: no longer kept. */
+  function told(body) {
+    const pending = kept?.unreported
+    if (pending !== undefined && pending.rollout === body.rollout && pending.variables === body.variables) {
+      const { unreported: _sent, ...rest } = kept
+      keep(rest)
+    }
   }
 
   async function flush() {
     sending = true
     try {
       while (reports.length > 0 && !stopper.stopped) {
-        const answer = await send(reports[0])
+        const head = reports[0]
+        const answer = await send(head.text)
         if (stopper.stopped) return
         const status = answer?.status ?? 0
         if (status >= 200 && status < 300) {
           reports.shift()
+          told(head.body)
           sendFailures = 0
           refusal.clear()
           continue
@@ -268,6 +289,7 @@ function createRollouts({
         if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
           // Sent again, it would be refused again.
           reports.shift()
+          told(head.body)
           if (!answer.revoked) {
             const why = typeof answer.body?.message === 'string' ? `: ${short(answer.body.message)}` : ''
             refusal.say(`fleet: flowadmin refused the rollout report (HTTP ${status})${why}`)
@@ -318,8 +340,12 @@ function createRollouts({
         })
       }
     },
-    /** At the agent's start: the rev Node-RED runs is read once. */
+    /**
+     * At the agent's start: an outcome flowadmin did not take before a restart is sent again, and
+     * the rev Node-RED runs is read once.
+     */
     start() {
+      if (kept?.unreported !== undefined) report(kept.unreported)
       driftBy = null
       driftDue = true
       wake()

@@ -225,15 +225,16 @@ function createLocalAdmin(nodeRed, token, signal) {
         : null
     },
     /**
-     * A full deploy of `flows` (POST /flows, API v2): `{rev}`, or `{message}` (Node-RED's refusal,
-     * or that it did not answer).
+     * A full deploy of `flows` (POST /flows, API v2): `{rev}`, or `{message}` (Node-RED's refusal),
+     * with `unanswered: true` when it did not answer (deployed or not).
      */
     async deploy(flows) {
       const answer = await call('POST', '/flows', { flows }, DEPLOY_TIMEOUT_MS, {
         ...V2,
         'Node-RED-Deployment-Type': 'full',
       })
-      return answer?.status === 200 && typeof answer.body?.rev === 'string'
+      if (answer === null) return { unanswered: true, message: messageOf(answer) }
+      return answer.status === 200 && typeof answer.body?.rev === 'string'
         ? { rev: answer.body.rev }
         : { message: messageOf(answer) }
     },

@@ -1,7 +1,7 @@
 // The parts of the agent's rollouts on their own: the variables merged into the flows, the nodes
 // named as lacking credentials, one apply at a time (a newer target after the one under way),
 // reports tried again, and nothing that rejects when Node-RED's admin API misbehaves.
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
@@ -140,6 +140,7 @@ function agentWith(local: Record<string, unknown>, answers: { send?: number[]; k
   })
   return {
     rollouts,
+    userDir,
     lines,
     sent,
     target(rollout: string) {
@@ -187,6 +188,47 @@ describe('the rollout agent', () => {
     agent.rollouts.want(ref('r1'))
     await waitFor(() => agent.sent.length === 1, 'the report taken', { timeoutMs: 10_000 })
     expect(agent.sent[0]).toMatchObject({ rollout: 'r1', outcome: 'succeeded', rev: 'rev-1' })
+    await agent.stop()
+  })
+
+  it('sends at its start an outcome flowadmin did not take before a restart, and deploys nothing again', async () => {
+    const first = agentWith({ deploy: async () => ({ rev: 'rev-1' }) }, { send: [503, 503, 503, 503, 503] })
+    first.rollouts.want(ref('r1'))
+    await waitFor(() => first.lines.some((line) => line.includes('deployed')), 'the deploy')
+    await first.stop()
+    expect(first.sent).toEqual([])
+    const kept = readFileSync(path.join(first.userDir, '.flowadmin-flows.json'), 'utf8')
+    const deploys: unknown[] = []
+    const second = agentWith(
+      {
+        deploy: async () => {
+          deploys.push(1)
+          return { rev: 'rev-2' }
+        },
+      },
+      { kept },
+    )
+    second.rollouts.start()
+    second.rollouts.want(ref('r1'))
+    await waitFor(() => second.sent.length === 1, 'the outcome sent again')
+    expect(second.sent[0]).toMatchObject({ rollout: 'r1', outcome: 'succeeded', rev: 'rev-1' })
+    expect(deploys).toEqual([])
+    expect(
+      JSON.parse(readFileSync(path.join(second.userDir, '.flowadmin-flows.json'), 'utf8')),
+    ).not.toHaveProperty('unreported')
+    await second.stop()
+  })
+
+  it('tries again, failing nothing, while Node-RED does not answer', async () => {
+    let answers = 0
+    const agent = agentWith({
+      modules: async () => (++answers < 2 ? null : new Map()),
+      deploy: async () => ({ rev: 'rev-1' }),
+    })
+    agent.rollouts.want(ref('r1'))
+    await waitFor(() => agent.sent.length === 1, 'the report', { timeoutMs: 10_000 })
+    expect(agent.sent[0]).toMatchObject({ rollout: 'r1', outcome: 'succeeded' })
+    expect(answers).toBe(2)
     await agent.stop()
   })
 
