@@ -7,7 +7,10 @@ import { Time } from './schemas.js'
 const Strategy = v.pipe(
   v.union([
     v.strictObject({ kind: v.literal('all') }),
-    v.strictObject({ kind: v.literal('staged'), first: v.pipe(v.number(), v.integer(), v.minValue(1)) }),
+    v.strictObject({
+      kind: v.literal('staged'),
+      first: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000)),
+    }),
   ]),
   v.description('All at once, or the first `first` instances (by id) before the rest.'),
 )
@@ -111,7 +114,7 @@ export const VariableSchema = v.strictObject({
 })
 
 export const VariableInputSchema = v.strictObject({
-  value: v.pipe(v.string(), v.description('At most 4096 characters.')),
+  value: v.pipe(v.string(), v.maxLength(4096), v.description('At most 4096 characters.')),
   secret: v.optional(
     v.pipe(v.boolean(), v.description('Sealed at rest, never shown, delivered as a credential (`cred`).')),
   ),

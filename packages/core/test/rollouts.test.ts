@@ -297,6 +297,12 @@ describe('rollouts', () => {
     })
     accepted(await w.fleet.variables.remove(operator, null, line, 'OK'))
     expect(accepted(await w.fleet.variables.list(line))).toEqual([])
+    for (let i = 0; i < 200; i++) accepted(await set(`V${i}`, { value: 'x' }))
+    expect(await set('ONE_MORE', { value: 'x' })).toEqual({
+      ok: false,
+      error: { code: 'invalid_request', message: 'a group or an instance has at most 200 variables' },
+    })
+    accepted(await set('V7', { value: 'changed' }))
   })
 
   it('lets a person act on a group by a grant on it or everywhere, not on flowadmin or another group alone', async () => {

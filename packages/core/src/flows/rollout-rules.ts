@@ -17,6 +17,9 @@ export const VARIABLE_NAME_FORM = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
 /** The longest value a variable may have, in characters. */
 export const MAX_VARIABLE_LENGTH = 4096
 
+/** The most variables one group or instance may have. */
+export const MAX_VARIABLES = 200
+
 /** States after which nothing changes. */
 export const FINISHED: ReadonlySet<RolloutState> = new Set(['succeeded', 'stopped', 'failed'])
 
@@ -140,13 +143,16 @@ export function variablesOf(
 }
 
 /**
- * A short digest of the variables a deploy delivers (64-bit FNV-1a of their names, values and
- * secrecy, in hex): it changes when any of them changes, so an instance deploys again. It only
- * tells versions apart; it protects nothing.
+ * A short digest of the variables a deploy delivers (64-bit FNV-1a, in hex) of what changes when
+ * one is set: its scope, name, secrecy, when it was set and its value's length (not the value: a
+ * poll answer computes it, and values are long), so an instance deploys again. It only tells
+ * versions apart; it protects nothing.
  */
 export function variablesDigest(variables: readonly FlowVariable[]): string {
   if (variables.length === 0) return '0'
-  const text = JSON.stringify(variables.map((v) => [v.name, v.value, v.secret, v.at]))
+  const text = JSON.stringify(
+    variables.map((v) => [scopeKey(v.scope), v.name, v.secret, v.at, v.value.length]),
+  )
   let hash = 0xcbf29ce484222325n
   for (let i = 0; i < text.length; i++) {
     hash ^= BigInt(text.charCodeAt(i))

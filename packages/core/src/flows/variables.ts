@@ -12,7 +12,7 @@ import type {
   VariableScope,
   VariableSealer,
 } from '../ports/index.js'
-import { MAX_VARIABLE_LENGTH, scopeKey, VARIABLE_NAME_FORM } from './rollout-rules.js'
+import { MAX_VARIABLE_LENGTH, MAX_VARIABLES, scopeKey, VARIABLE_NAME_FORM } from './rollout-rules.js'
 
 export type VariableError = Extract<
   DomainError,
@@ -103,6 +103,9 @@ export function createFlowVariables(deps: VariableDeps) {
         return err(invalid('secret must be true or false'))
       const secret = input.secret === true
       if (secret && sealer === null) return err({ code: 'sealing_not_configured' })
+      const own = (await store.variables()).filter((v) => sameScope(v.scope, scope))
+      if (own.length >= MAX_VARIABLES && !own.some((v) => v.name === name))
+        return err(invalid(`a group or an instance has at most ${MAX_VARIABLES} variables`))
       const actor = actorOf(principal, address)
       const variable: FlowVariable = {
         scope,
