@@ -234,13 +234,16 @@ function createRollouts({
       driftTold = null
       return
     }
-    if (deployed.rev === driftTold) return
-    driftTold = deployed.rev
-    log(
-      `fleet: the flows running here (rev ${deployed.rev}) are not those of rollout ${kept.rollout}${driftBy === null ? '' : `: deployed by ${driftBy}`}`,
-    )
-    report({ rev: deployed.rev, by: driftBy })
-    if (modeNow() === 'enforce') restoreDue = true
+    if (deployed.rev !== driftTold) {
+      driftTold = deployed.rev
+      log(
+        `fleet: the flows running here (rev ${deployed.rev}) are not those of rollout ${kept.rollout}${driftBy === null ? '' : `: deployed by ${driftBy}`}`,
+      )
+      report({ rev: deployed.rev, by: driftBy })
+    }
+    // Enforced, the flows last deployed are deployed again (also for a change told before the
+    // group was enforced); a target that failed here deployed nothing to restore.
+    if (modeNow() === 'enforce' && kept.outcome === 'succeeded') restoreDue = true
   }
 
   /** Queues a report; sent in order, tried again while flowadmin cannot be told. */
@@ -294,7 +297,14 @@ function createRollouts({
       }
       latest = flows
       if (isApplied(flows)) {
-        if (kept.mode !== flows.mode) keep({ ...kept, mode: flows.mode })
+        if (kept.mode !== flows.mode) {
+          keep({ ...kept, mode: flows.mode })
+          // Enforced now: flows changed here before are restored.
+          if (flows.mode === 'enforce') {
+            driftDue = true
+            wake()
+          }
+        }
         return
       }
       applyDue = true

@@ -25,7 +25,7 @@ import {
 } from './fleet-setup.js'
 import { type LocalRegistry, startLocalRegistry } from './local-registry.js'
 import { type NodeRedRun, startNodeRed, stopNodeReds } from './node-red-process.js'
-import { logIn } from './password-grant.js'
+import { logInAs } from './password-grant.js'
 
 const work = useServerFolder('fleet-rollouts')
 /** A module in the local registry that the second snapshot's flows need. */
@@ -116,10 +116,19 @@ async function deployAt(name: string, flows: Node[]) {
   return (res.body as { rev: string }).rev
 }
 /** What the instance's `/hello` answers (its flows running), or the status. */
-async function hello(name: string) {
+async function helloNow(name: string) {
   const res = await fetch(`${run(name).url}/hello`)
   return res.status === 200 ? await res.text() : `HTTP ${res.status}`
 }
+/**
+ * What `/hello` answers once it answers `expected` (or the last answer when it never does): a
+ * deploy's answer comes before Node-RED has started the new flows' HTTP routes.
+ */
+const hello = (name: string, expected: string) =>
+  eventually(
+    () => helloNow(name),
+    (text) => text === expected,
+  )
 /** Sorted by id, without key order: a node-for-node comparison. */
 const byId = (flows: Node[]) => [...flows].sort((a, b) => (a.id < b.id ? -1 : 1))
 const withoutVariables = (flows: Node[]) => flows.filter((node) => node.id !== 'flowadmin-variables')
@@ -216,7 +225,7 @@ describe('flows rolled out across three real Node-RED instances', () => {
   let firstRollout: string
 
   it('makes a snapshot from nr-1 and rolls it out to line: nr-2 and nr-3 run its flows, node for node', async () => {
-    expect(await hello('nr-2')).toBe('hello from nobody')
+    expect(await hello('nr-2', 'hello from nobody')).toBe('hello from nobody')
     const asked = await api('POST', '/fleet/instances/nr-1/snapshots', { name: 'hello' })
     expect(asked.status).toBe(202)
     const listed = await eventually(
@@ -234,7 +243,7 @@ describe('flows rolled out across three real Node-RED instances', () => {
           n.id === 'fn1' ? { ...n, func: "msg.payload = 'old'; return msg;" } : n,
         ),
       ])
-    expect(await hello('nr-3')).toBe('old')
+    expect(await hello('nr-3', 'old')).toBe('old')
 
     firstRollout = await rollOut(first)
     const done = await finished(firstRollout)
@@ -247,16 +256,16 @@ describe('flows rolled out across three real Node-RED instances', () => {
         rev,
         missingCredentials: [],
       })
-      expect(await hello(name)).toBe('hello from nobody')
+      expect(await hello(name, 'hello from nobody')).toBe('hello from nobody')
     }
-  })
+  }, 150_000)
 
   it('keeps the credentials each target had for the nodes it keeps', async () => {
     for (const name of ['nr-2', 'nr-3']) {
       const res = await fetch(`${run(name).url}/ask`)
       expect(await res.text()).toBe('authenticated')
     }
-  })
+  }, 150_000)
 
   it('delivers variables per instance: the same flow answers differently on two instances', async () => {
     expect((await api('PUT', '/fleet/groups/line/variables/GREETING', { value: 'the line' })).status).toBe(
@@ -270,18 +279,8 @@ describe('flows rolled out across three real Node-RED instances', () => {
       secret: true,
     })
     expect(secret.body).toMatchObject({ name: 'TOKEN', value: null, secret: true })
-    expect(
-      await eventually(
-        () => hello('nr-2'),
-        (text) => text === 'hello from the line',
-      ),
-    ).toBe('hello from the line')
-    expect(
-      await eventually(
-        () => hello('nr-3'),
-        (text) => text === 'hello from press three',
-      ),
-    ).toBe('hello from press three')
+    expect(await hello('nr-2', 'hello from the line')).toBe('hello from the line')
+    expect(await hello('nr-3', 'hello from press three')).toBe('hello from press three')
     const { flows } = await flowsAt('nr-2')
     expect(byId(withoutVariables(flows))).toEqual(byId(firstFlows))
     expect(JSON.stringify(flows)).not.toContain('never shown')
@@ -293,7 +292,7 @@ describe('flows rolled out across three real Node-RED instances', () => {
       expect.objectContaining({ name: 'GREETING', value: 'the line', secret: false }),
       expect.objectContaining({ name: 'TOKEN', value: null, secret: true }),
     ])
-  })
+  }, 150_000)
 
   let second: string
 
@@ -316,7 +315,7 @@ describe('flows rolled out across three real Node-RED instances', () => {
     for (const name of ['nr-2', 'nr-3']) {
       expect(byId(withoutVariables((await flowsAt(name)).flows))).toEqual(byId(firstFlows))
     }
-  })
+  }, 150_000)
 
   it('shows a deploy by hand in nr-2’s editor as drift within 2 s, and with enforce undoes it', async () => {
     const changed = (await flowsAt('nr-2')).flows.map((n) =>
@@ -335,21 +334,22 @@ describe('flows rolled out across three real Node-RED instances', () => {
       rev,
       by: 'admin',
     })
-    expect(await hello('nr-2')).toBe('by hand')
-    const trail = await trailOf(flowadmin.url, admin, 'event=fleet.flows_drifted')
-    expect(trail.some((event) => event.details.rev === rev)).toBe(true)
+    expect(await hello('nr-2', 'by hand')).toBe('by hand')
+    const trail = await eventually(
+      () => trailOf(flowadmin.url, admin, 'event=fleet.flows_drifted'),
+      (events) => events.some((event) => event.details.rev === rev),
+    )
+    expect(trail.find((event) => event.details.rev === rev)?.details).toMatchObject({
+      instance: 'nr-2',
+      by: 'admin',
+    })
 
     expect((await api('PUT', '/fleet/groups/line/flows/mode', { mode: 'enforce' })).status).toBe(200)
     await deployAt('nr-2', changed)
-    expect(
-      await eventually(
-        () => hello('nr-2'),
-        (text) => text === 'hello from the line',
-      ),
-    ).toBe('hello from the line')
+    expect(await hello('nr-2', 'hello from the line')).toBe('hello from the line')
     expect(byId(withoutVariables((await flowsAt('nr-2')).flows))).toEqual(byId(firstFlows))
     expect((await api('PUT', '/fleet/groups/line/flows/mode', { mode: 'report' })).status).toBe(200)
-  })
+  }, 150_000)
 
   it('stops a staged rollout at its first instance’s failure and leaves the others untouched', async () => {
     const revBefore = (await flowsAt('nr-3')).rev
@@ -367,7 +367,7 @@ describe('flows rolled out across three real Node-RED instances', () => {
     ])
     expect((await flowsAt('nr-3')).rev).toBe(revBefore)
     expect(byId(withoutVariables((await flowsAt('nr-2')).flows))).toEqual(byId(firstFlows))
-  })
+  }, 150_000)
 
   it('brings an instance stopped during a rollout to the group’s target when it starts', async () => {
     await run('nr-3').stop()
@@ -380,11 +380,11 @@ describe('flows rolled out across three real Node-RED instances', () => {
     await startInstance('nr-3')
     tokens.set('nr-3', await instanceToken(run('nr-3')))
     expect((await finished(id)).state).toBe('succeeded')
-    expect(await hello('nr-3')).toBe('hello from press three')
-  })
+    expect(await hello('nr-3', 'hello from press three')).toBe('hello from press three')
+  }, 150_000)
 
   it('refuses a person whose flows.write is on another group', async () => {
-    const res = await logIn(flowadmin.url, DORA_PASSWORD, 'dora')
+    const res = await logInAs(flowadmin.url, 'dora', DORA_PASSWORD, '')
     const dora = ((await res.json()) as { access_token: string }).access_token
     const refused = await api('POST', '/fleet/groups/line/rollouts', { snapshot: first }, dora)
     expect(refused.status).toBe(401)
@@ -393,5 +393,5 @@ describe('flows rolled out across three real Node-RED instances', () => {
     const own = await api('POST', '/fleet/groups/source/rollouts', { snapshot: first }, dora)
     expect(own.status).toBe(201)
     expect(own.body).toMatchObject({ group: 'source', instances: ['nr-1'], createdBy: 'dora' })
-  })
+  }, 150_000)
 })
