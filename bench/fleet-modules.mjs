@@ -38,7 +38,7 @@ function writeModule(userDir) {
 }
 
 /**
- * Starts a Node-RED with the helper in fleet mode; resolves with its URL once it listens.
+ * Starts a Node-RED with the helper in fleet mode; resolves with its URL (and pid) once it listens.
  * `module`: the bench's node module is in its node_modules.
  */
 export async function startInstance({ redJs, folder, name, url, helper, module = true }) {
@@ -94,7 +94,7 @@ export async function startInstance({ redJs, folder, name, url, helper, module =
     child.kill('SIGTERM')
     await exited
   }
-  return { name, url: address, stop }
+  return { name, url: address, pid: child.pid, stop }
 }
 
 /** A token of the bench's user from the server at `url`, as client `clientId`. */

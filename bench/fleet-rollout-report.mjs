@@ -18,7 +18,10 @@ request to its answer; one node's name differs at each. **Rollout**: after a fir
 every instance to the flows, each round uploads a new version (one node's name changed) and times
 \`POST /fleet/groups/bench/rollouts\` until \`GET /fleet/rollouts/{id}\`, asked every 50 ms, says
 \`succeeded\`: flowadmin wakes the held polls, every helper fetches the target, deploys it
-(\`full\`) and reports. The bound: 2 × the median own POST /flows + 1 s. **RSS per snapshot**:
+(\`full\`) and reports. The bound: 2 × the median own POST /flows + 1 s. **CPU ms** (medians,
+\`/proc/<pid>/stat\`): of the instance over its own POST /flows, and of every instance together and
+of flowadmin over a rollout; with more instances than cores they share the cores, and a rollout's
+time is at least its instances' CPU ÷ the cores. **RSS per snapshot**:
 flowadmin's resident memory 3 s after its last request, before and after K more uploads of the
 flows, the growth ÷ K; on that flowadmin (memory store), then on one with SQLite and no instance.
 The server's garbage cannot be collected on demand: this is RSS growth, not what a snapshot keeps.`
@@ -34,7 +37,12 @@ export function combineRollouts(rounds) {
     bytes: rounds[0].bytes,
     stored: rounds[0].stored,
     directMs: all('directMs'),
+    directCpuMs: all('directCpuMs'),
     rolloutMs: all('rolloutMs'),
+    rolloutCpuMs: {
+      flowadmin: rounds.flatMap((round) => round.rolloutCpuMs.flowadmin),
+      nodeRed: rounds.flatMap((round) => round.rolloutCpuMs.nodeRed),
+    },
     uploadMs: all('uploadMs'),
     rssPerSnapshotKb: {
       memory: mean(rounds.map((round) => round.rssPerSnapshotKb.memory)),
@@ -86,6 +94,10 @@ export function rolloutRows(local) {
     [
       `rollout to ${local.instances} until succeeded, median / max ms (${local.rolloutMs.length})`,
       `${fmt(rolloutMedian, 0)} / ${fmt(rolloutMax, 0)}`,
+    ],
+    [
+      'CPU ms: own POST /flows / rollout: Node-REDs, flowadmin',
+      `${fmt(median(local.directCpuMs), 0)} / ${fmt(median(local.rolloutCpuMs.nodeRed), 0)}, ${fmt(median(local.rolloutCpuMs.flowadmin), 0)}`,
     ],
     ['bound: 2 × own POST /flows median + 1000 ms', fmt(bound, 0)],
     ['rollout median ÷ the bound', `${fmt(rolloutMedian / bound, 2)}×`],

@@ -12,7 +12,7 @@ import { startInstance, tokenAt } from './fleet-modules.mjs'
 import { combineRollouts, rolloutRows } from './fleet-rollout-report.mjs'
 import { ARGON2_OPTIONS, argon2, RESOURCE_SERVER } from './flowadmin.mjs'
 import { installNodeRed } from './node-red.mjs'
-import { memory } from './proc.mjs'
+import { cpuMs, memory } from './proc.mjs'
 
 const USER = { username: 'admin', password: 'bench-password-0123' }
 const GROUP = 'bench'
@@ -285,17 +285,26 @@ export function createRolloutScenario({ quick, log }) {
         const own = await tokenAt(instances[0].url, 'node-red-admin')
         await deployDirect(instances[0].url, own, variant(flows, 'direct warm-up'))
         const directMs = []
-        for (let i = 0; i < directRuns; i++)
+        const directCpuMs = []
+        for (let i = 0; i < directRuns; i++) {
+          const cpu = cpuMs(instances[0].pid)
           directMs.push(await deployDirect(instances[0].url, own, variant(flows, `direct ${i}`)))
+          directCpuMs.push(cpuMs(instances[0].pid) - cpu)
+        }
         // A first rollout brings every instance to the flows; then each timed one replaces them.
         const first = await upload(server.url, token, 'bench-rollout', variant(flows, 'rollout warm-up'))
         await rollOut(server.url, token, first.id, size)
         const rolloutMs = []
         const uploadMs = []
+        const rolloutCpuMs = { flowadmin: [], nodeRed: [] }
+        const nodeRedCpu = () => instances.reduce((sum, instance) => sum + cpuMs(instance.pid), 0)
         for (let i = 0; i < rollouts; i++) {
           const snapshot = await upload(server.url, token, 'bench-rollout', variant(flows, `rollout ${i}`))
           uploadMs.push(snapshot.ms)
+          const [flowadminBefore, nodeRedBefore] = [cpuMs(server.child.pid), nodeRedCpu()]
           rolloutMs.push(await rollOut(server.url, token, snapshot.id, size))
+          rolloutCpuMs.flowadmin.push(cpuMs(server.child.pid) - flowadminBefore)
+          rolloutCpuMs.nodeRed.push(nodeRedCpu() - nodeRedBefore)
           log(`fleet-rollout: rollout ${i + 1} of ${rollouts}: ${rolloutMs.at(-1).toFixed(0)} ms`)
         }
         await runs(instances.at(-1), `rollout ${rollouts - 1}`)
@@ -305,7 +314,9 @@ export function createRolloutScenario({ quick, log }) {
           nodes: first.nodes,
           bytes: first.bytes,
           directMs,
+          directCpuMs,
           rolloutMs,
+          rolloutCpuMs,
           uploadMs,
           stored,
           rssPerSnapshotKb: { memory: memoryKb },
