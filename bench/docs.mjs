@@ -11,6 +11,7 @@ import { accessRows } from './access.mjs'
 import { directoryRows } from './directory.mjs'
 import { identityRows } from './fleet-identity.mjs'
 import { fleetRows } from './fleet-modules.mjs'
+import { FLEET_ROLLOUT_NOTE, rolloutRows } from './fleet-rollout-report.mjs'
 import { FLEET_SCALE_NOTE, fleetScaleRows } from './fleet-scale-report.mjs'
 import { trailRows } from './trail.mjs'
 
@@ -142,6 +143,10 @@ function scenarioSection(scenario) {
         ),
       )
     }
+    return lines.join('\n')
+  }
+  if (scenario.combined.local?.kind === 'fleet-rollout') {
+    lines.push(FLEET_ROLLOUT_NOTE, '', table(['', 'flowadmin'], rolloutRows(scenario.combined.local)))
     return lines.join('\n')
   }
   if (scenario.combined.local?.kind === 'fleet-modules') {

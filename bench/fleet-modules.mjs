@@ -37,11 +37,14 @@ function writeModule(userDir) {
   )
 }
 
-/** Starts a Node-RED with the helper in fleet mode; resolves with its URL once it listens. */
-async function startInstance({ redJs, folder, name, url, helper }) {
+/**
+ * Starts a Node-RED with the helper in fleet mode; resolves with its URL (and pid) once it listens.
+ * `module`: the bench's node module is in its node_modules.
+ */
+export async function startInstance({ redJs, folder, name, url, helper, module = true }) {
   const userDir = join(folder, name)
   mkdirSync(userDir, { recursive: true })
-  writeModule(userDir)
+  if (module) writeModule(userDir)
   const options = {
     url,
     clientId: RESOURCE_SERVER.id,
@@ -91,10 +94,11 @@ async function startInstance({ redJs, folder, name, url, helper }) {
     child.kill('SIGTERM')
     await exited
   }
-  return { name, url: address, stop }
+  return { name, url: address, pid: child.pid, stop }
 }
 
-async function tokenAt(url, clientId) {
+/** A token of the bench's user from the server at `url`, as client `clientId`. */
+export async function tokenAt(url, clientId) {
   for (let attempt = 0; attempt < 20; attempt++) {
     const res = await fetch(`${url}/auth/token`, {
       method: 'POST',

@@ -17,8 +17,8 @@ const HELP = `Usage: pnpm bench [options]
   --fleet-rate N      introspections per second the whole fleet sends (default 2000; --quick 250)
   --only ID,ID        run only these scenarios (ids: start sqlite-commits trail login-page healthz settings
                       introspect nr-flows settings-1 toggle-1 toggle-10 login directory logins-100 revoke login-N
-                      revoke-N fleet storm fleet-modules fleet-identity fleet-scale access; with --storage postgres also fleet-2i
-                      propagation login-2i toggle-2i)
+                      revoke-N fleet storm fleet-modules fleet-rollout fleet-identity fleet-scale access; with
+                      --storage postgres also fleet-2i propagation login-2i toggle-2i)
   --cpu-prof DIR      after each scenario's measured rounds, one more flowadmin round with the V8
                       CPU profiler on, its profile written into DIR and its top frames reported
                       (the figures come from the unprofiled rounds; for nr-flows, the flowadmin

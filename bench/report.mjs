@@ -1,4 +1,5 @@
 // Combining rounds, the tables, and the targets.
+import { rolloutTargets } from './fleet-rollout-report.mjs'
 import { fleetScaleTargets } from './fleet-scale-report.mjs'
 import { summarise } from './load.mjs'
 
@@ -359,6 +360,8 @@ export function evaluateTargets(results, { floor, sessionSizes }) {
   )
   figure('fleet: p99, two instances', fa('fleet-2i')?.p99 ?? null, ' ms')
   for (const goal of fleetScaleTargets(results['fleet-scale']?.local))
+    add(goal.name, goal.value, goal.limit, goal.held, goal.unit)
+  for (const goal of rolloutTargets(results['fleet-rollout']?.local))
     add(goal.name, goal.value, goal.limit, goal.held, goal.unit)
   const flows = (name) => results['nr-flows']?.[name]
   for (const cacheMs of [0, 1000]) {

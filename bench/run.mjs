@@ -9,6 +9,7 @@ import { trackFolder } from './cleanup.mjs'
 import { writeDocs } from './docs.mjs'
 import { createIdentityScenario } from './fleet-identity.mjs'
 import { createFleetScenario } from './fleet-modules.mjs'
+import { createRolloutScenario } from './fleet-rollout.mjs'
 import { createFleetScaleScenario } from './fleet-scale.mjs'
 import { ARGON2_OPTIONS, checkBuilt, measureArgon2Floor, repositoryRoot } from './flowadmin.mjs'
 import { createLineUp } from './line-up.mjs'
@@ -61,6 +62,7 @@ async function main() {
       ? []
       : [
           createFleetScenario({ quick, log }),
+          createRolloutScenario({ quick, log }),
           createIdentityScenario(),
           createFleetScaleScenario({ quick, log, serverEnv }),
           createAccessScenario(),
