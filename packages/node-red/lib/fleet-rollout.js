@@ -198,7 +198,8 @@ function createRollouts({
   /** Installs what Node-RED lacks, then deploys: `{outcome, rev, message, missing}`. */
   async function deployTarget(target) {
     const failed = (message) => ({ outcome: 'failed', rev: null, message, missing: [] })
-    const here = await local.modules()
+    // The modules Node-RED has, read only when the flows need some.
+    const here = target.modules.length === 0 ? new Map() : await local.modules()
     // Node-RED did not answer: nothing changed, tried again later.
     if (here === null) return null
     for (const module of target.modules) {

@@ -117,12 +117,15 @@ const TARGET = (rollout: string) => ({
 })
 const ref = (rollout: string) => ({ rollout, snapshot: 's1', mode: 'report', variables: 'v1' })
 
-function agentWith(local: Record<string, unknown>, answers: { send?: number[]; kept?: string } = {}) {
+function agentWith(
+  local: Record<string, unknown>,
+  answers: { send?: number[]; kept?: string; modules?: Array<{ name: string; version: string }> } = {},
+) {
   const userDir = mkdtempSync(path.join(tmpdir(), 'flowadmin-rollout-parts-'))
   if (answers.kept !== undefined) writeFileSync(path.join(userDir, '.flowadmin-flows.json'), answers.kept)
   const lines: string[] = []
   const sent: Array<Record<string, unknown>> = []
-  let current = TARGET('r1')
+  let current = { ...TARGET('r1'), modules: answers.modules ?? [] }
   const stopper = createStopper()
   const rollouts = createRollouts({
     local: { modules: async () => new Map(), flowsWithRev: async () => null, ...local },
@@ -222,9 +225,25 @@ describe('the rollout agent', () => {
   it('tries again, failing nothing, while Node-RED does not answer', async () => {
     let answers = 0
     const agent = agentWith({
-      modules: async () => (++answers < 2 ? null : new Map()),
-      deploy: async () => ({ rev: 'rev-1' }),
+      deploy: async () => (++answers < 2 ? { unanswered: true, message: 'no answer' } : { rev: 'rev-1' }),
     })
+    agent.rollouts.want(ref('r1'))
+    await waitFor(() => agent.sent.length === 1, 'the report', { timeoutMs: 10_000 })
+    expect(agent.sent[0]).toMatchObject({ rollout: 'r1', outcome: 'succeeded' })
+    expect(answers).toBe(2)
+    await agent.stop()
+  })
+
+  it('tries again while Node-RED does not say which modules it has, when the flows need one', async () => {
+    let answers = 0
+    const wave = { name: 'node-red-contrib-wave', version: '1.0.0' }
+    const agent = agentWith(
+      {
+        modules: async () => (++answers < 2 ? null : new Map([[wave.name, { version: '1.0.0' }]])),
+        deploy: async () => ({ rev: 'rev-1' }),
+      },
+      { modules: [wave] },
+    )
     agent.rollouts.want(ref('r1'))
     await waitFor(() => agent.sent.length === 1, 'the report', { timeoutMs: 10_000 })
     expect(agent.sent[0]).toMatchObject({ rollout: 'r1', outcome: 'succeeded' })
@@ -234,7 +253,7 @@ describe('the rollout agent', () => {
 
   it('never rejects: an admin API that throws is a line in the log', async () => {
     const agent = agentWith({
-      modules: () => {
+      deploy: () => {
         throw new Error('broken\nstack')
       },
     })
