@@ -91,21 +91,21 @@ function readCredential(userDir, url, machine) {
 }
 
 /**
- * Writes the credential into `userDir`, replacing any: the whole new file or the old one, never a
- * part. Null when written, else why not (an error code).
+ * Writes `value` as JSON to `file` (mode 0600), replacing any: the whole new file or the old one,
+ * never a part (a temporary file, synced, renamed over it, the folder synced). Null when written,
+ * else why not (an error code).
  */
-function writeCredential(userDir, credential) {
-  const file = path.join(userDir, CREDENTIAL_FILE)
+function writePrivateJson(file, value) {
   const temporary = `${file}.${crypto.randomBytes(6).toString('hex')}.tmp`
   let fd = null
   try {
     fd = fs.openSync(temporary, 'wx', 0o600)
-    fs.writeFileSync(fd, `${JSON.stringify(credential, null, 2)}\n`)
+    fs.writeFileSync(fd, `${JSON.stringify(value, null, 2)}\n`)
     fs.fsyncSync(fd)
     fs.closeSync(fd)
     fd = null
     fs.renameSync(temporary, file)
-    syncFolder(userDir)
+    syncFolder(path.dirname(file))
     return null
   } catch (error) {
     if (fd !== null) {
@@ -123,6 +123,13 @@ function writeCredential(userDir, credential) {
     return String(error?.code ?? 'error')
   }
 }
+
+/**
+ * Writes the credential into `userDir`, replacing any: the whole new file or the old one, never a
+ * part. Null when written, else why not (an error code).
+ */
+const writeCredential = (userDir, credential) =>
+  writePrivateJson(path.join(userDir, CREDENTIAL_FILE), credential)
 
 /** Mode 0600, where this user may set it. */
 function tighten(file) {
@@ -150,4 +157,11 @@ function syncFolder(folder) {
   }
 }
 
-module.exports = { machineOf, readCredential, writeCredential, CREDENTIAL_FILE, isCredential }
+module.exports = {
+  machineOf,
+  readCredential,
+  writeCredential,
+  writePrivateJson,
+  CREDENTIAL_FILE,
+  isCredential,
+}

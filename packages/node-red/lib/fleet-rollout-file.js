@@ -1,8 +1,8 @@
 'use strict'
 
-const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
+const { writePrivateJson } = require('./credential-file')
 
 // What the fleet agent last applied of a rollout, kept beside its credential in
 // `<userDir>/.flowadmin-flows.json` (mode 0600, written whole or not at all: a temporary file,
@@ -53,31 +53,6 @@ function readKept(userDir) {
 }
 
 /** Keeps `kept` in `userDir`, replacing the file whole. Null when written, else why not (a code). */
-function writeKept(userDir, kept) {
-  const file = path.join(userDir, FLOWS_FILE)
-  const temporary = `${file}.${crypto.randomBytes(6).toString('hex')}.tmp`
-  let fd = null
-  try {
-    fd = fs.openSync(temporary, 'wx', 0o600)
-    fs.writeFileSync(fd, `${JSON.stringify(kept, null, 2)}\n`)
-    fs.fsyncSync(fd)
-    fs.closeSync(fd)
-    fd = null
-    fs.renameSync(temporary, file)
-    return null
-  } catch (error) {
-    try {
-      if (fd !== null) fs.closeSync(fd)
-    } catch {
-      // Closed or never opened.
-    }
-    try {
-      fs.unlinkSync(temporary)
-    } catch {
-      // Not made.
-    }
-    return String(error?.code ?? 'error')
-  }
-}
+const writeKept = (userDir, kept) => writePrivateJson(path.join(userDir, FLOWS_FILE), kept)
 
 module.exports = { isKept, readKept, writeKept, FLOWS_FILE }

@@ -301,3 +301,22 @@ describe('prune beside rollouts', () => {
     expect(removalsOf({ ...desired, prune: false }, here, new Set())).toEqual([])
   })
 })
+
+describe('what the agent keeps of a rollout', () => {
+  const { readKept, writeKept } = require('../lib/fleet-rollout-file.js') as {
+    readKept(userDir: string): unknown
+    writeKept(userDir: string, kept: unknown): string | null
+  }
+  const kept = { rollout: 'r1', variables: 'v1', outcome: 'succeeded', rev: 'rev-1', mode: 'report' }
+
+  it('is written whole, read back, and a folder it cannot be written to says why and leaves nothing', () => {
+    const userDir = mkdtempSync(path.join(tmpdir(), 'flowadmin-kept-'))
+    expect(writeKept(userDir, kept)).toBeNull()
+    expect(readKept(userDir)).toEqual(kept)
+    const missing = path.join(userDir, 'gone')
+    expect(writeKept(missing, kept)).toBe('ENOENT')
+    expect(readKept(missing)).toBeNull()
+    writeFileSync(path.join(userDir, '.flowadmin-flows.json'), '{"rollout":')
+    expect(readKept(userDir)).toBeNull()
+  })
+})
