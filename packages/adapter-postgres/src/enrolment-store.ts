@@ -1,4 +1,4 @@
-import type { EnrolmentStore } from '@flowadmin/core'
+import type { EnrolmentStore, InstanceCredential } from '@flowadmin/core'
 import {
   CREDENTIAL_COLUMNS,
   type CredentialRow,
@@ -9,9 +9,18 @@ import {
   enrolmentFromRow,
 } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { FLEET_CHANNEL } from './fleet-state.js'
+import { createHeardCache, type HeardCache } from './heard-cache.js'
 
 const ENROLMENTS = 'flowadmin_fleet_enrolments'
 const CREDENTIALS = 'flowadmin_fleet_credentials'
+
+/**
+ * A change of an instance's credential, announced on FLEET_CHANNEL when its transaction commits
+ * (`credential:<instance>`), so that every flowadmin sharing the database forgets what it kept.
+ */
+const announced = (change: string) =>
+  `WITH changed AS (${change} RETURNING instance) SELECT pg_notify('${FLEET_CHANNEL}', 'credential:' || instance) FROM changed`
 
 /** The statements of the enrolment store. */
 export const ENROLMENT_SQL = {
@@ -35,19 +44,47 @@ export const ENROLMENT_SQL = {
         WHERE ${CREDENTIALS}.revoked_at IS NOT NULL`,
   credential: `SELECT ${CREDENTIAL_COLUMNS} FROM ${CREDENTIALS} WHERE instance = $1`,
   credentials: `SELECT ${CREDENTIAL_COLUMNS} FROM ${CREDENTIALS} ORDER BY instance`,
-  setNext: `UPDATE ${CREDENTIALS} SET next_hash = $2 WHERE instance = $1 AND revoked_at IS NULL`,
-  promote: `UPDATE ${CREDENTIALS} SET secret_hash = next_hash, next_hash = NULL, rotate_asked = false, rotated_at = $3
-            WHERE instance = $1 AND next_hash = $2 AND revoked_at IS NULL`,
-  askRotate: `UPDATE ${CREDENTIALS} SET rotate_asked = true WHERE instance = $1 AND revoked_at IS NULL`,
-  revoke: `UPDATE ${CREDENTIALS} SET revoked_at = $2, next_hash = NULL, rotate_asked = false
-           WHERE instance = $1 AND revoked_at IS NULL`,
-  revokeUnknown: `INSERT INTO ${CREDENTIALS} (${CREDENTIAL_COLUMNS}) VALUES ($1, $2, '', NULL, $3, NULL, false, NULL, $3)
-                  ON CONFLICT (instance) DO NOTHING`,
+  announce: `SELECT pg_notify('${FLEET_CHANNEL}', 'credential:' || $1)`,
+  setNext: announced(`UPDATE ${CREDENTIALS} SET next_hash = $2 WHERE instance = $1 AND revoked_at IS NULL`),
+  promote:
+    announced(`UPDATE ${CREDENTIALS} SET secret_hash = next_hash, next_hash = NULL, rotate_asked = false,
+                        rotated_at = $3
+                      WHERE instance = $1 AND next_hash = $2 AND revoked_at IS NULL`),
+  askRotate: announced(
+    `UPDATE ${CREDENTIALS} SET rotate_asked = true WHERE instance = $1 AND revoked_at IS NULL`,
+  ),
+  revoke: announced(`UPDATE ${CREDENTIALS} SET revoked_at = $2, next_hash = NULL, rotate_asked = false
+                     WHERE instance = $1 AND revoked_at IS NULL`),
+  revokeUnknown: announced(`INSERT INTO ${CREDENTIALS} (${CREDENTIAL_COLUMNS})
+                            VALUES ($1, $2, '', NULL, $3, NULL, false, NULL, $3)
+                            ON CONFLICT (instance) DO NOTHING`),
 } as const
 
-/** Enrolment tokens and instance credentials; an enrolment is one transaction. */
-export function createEnrolmentStore(db: Database): EnrolmentStore {
+/** What the store keeps of the credentials it read: a record, or that the instance has none. */
+export type CredentialCache = HeardCache<InstanceCredential | null>
+
+/** A credential cache that keeps nothing until its channel is heard (see watchFleet). */
+export const createCredentialCache = (): CredentialCache =>
+  createHeardCache<InstanceCredential | null>({ copy: (record) => (record === null ? null : { ...record }) })
+
+/**
+ * Enrolment tokens and instance credentials; an enrolment is one transaction. Each change of a
+ * credential is announced (`credential:<instance>`), and `cache` answers lookups of credentials
+ * from memory while the fleet's channel is heard.
+ */
+export function createEnrolmentStore(
+  db: Database,
+  cache: CredentialCache = createCredentialCache(),
+): EnrolmentStore {
   const changed = (result: { rowCount: number | null }) => (result.rowCount ?? 0) > 0
+  /** Runs a change of `instance`'s credential; what was kept of it is forgotten once it is done. */
+  const change = async <T>(instance: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run()
+    } finally {
+      cache.forget(instance)
+    }
+  }
   return {
     async saveEnrolment(record) {
       await db.query(ENROLMENT_SQL.save, [
@@ -93,33 +130,38 @@ export function createEnrolmentStore(db: Database): EnrolmentStore {
             // Another resource server's enrolment took the id meanwhile: the use is not spent.
             throw new ConflictRollback()
           }
+          await client.query(ENROLMENT_SQL.announce, [credential.instance])
           return 'enrolled'
         })
         .catch((error: unknown) => {
           if (error instanceof ConflictRollback) return 'conflict' as const
           throw error
         })
+        .finally(() => cache.forget(credential.instance))
     },
     async credential(instance) {
+      const kept = cache.get(instance)
+      if (kept !== undefined) return kept.value
+      const generation = cache.generation
       const row = (await db.query<CredentialRow>(ENROLMENT_SQL.credential, [instance])).rows[0]
-      return row === undefined ? null : credentialFromRow(row)
+      const record = row === undefined ? null : credentialFromRow(row)
+      cache.keep(instance, record, generation)
+      return record
     },
     async credentials() {
       return (await db.query<CredentialRow>(ENROLMENT_SQL.credentials)).rows.map(credentialFromRow)
     },
-    async setNext(instance, nextHash) {
-      return changed(await db.query(ENROLMENT_SQL.setNext, [instance, nextHash]))
-    },
-    async promote(instance, nextHash, now) {
-      return changed(await db.query(ENROLMENT_SQL.promote, [instance, nextHash, now]))
-    },
-    async askRotate(instance) {
-      return changed(await db.query(ENROLMENT_SQL.askRotate, [instance]))
-    },
-    async revoke(instance, resourceServer, now) {
-      if (changed(await db.query(ENROLMENT_SQL.revoke, [instance, now]))) return true
-      return changed(await db.query(ENROLMENT_SQL.revokeUnknown, [instance, resourceServer, now]))
-    },
+    setNext: (instance, nextHash) =>
+      change(instance, async () => changed(await db.query(ENROLMENT_SQL.setNext, [instance, nextHash]))),
+    promote: (instance, nextHash, now) =>
+      change(instance, async () => changed(await db.query(ENROLMENT_SQL.promote, [instance, nextHash, now]))),
+    askRotate: (instance) =>
+      change(instance, async () => changed(await db.query(ENROLMENT_SQL.askRotate, [instance]))),
+    revoke: (instance, resourceServer, now) =>
+      change(instance, async () => {
+        if (changed(await db.query(ENROLMENT_SQL.revoke, [instance, now]))) return true
+        return changed(await db.query(ENROLMENT_SQL.revokeUnknown, [instance, resourceServer, now]))
+      }),
   }
 }
 

@@ -1,5 +1,6 @@
 import { type ChannelWatch, type ChannelWatchOptions, watchChannel } from './channel-watch.js'
 import { FLEET_CHANNEL } from './fleet-state.js'
+import type { HeardCache } from './heard-cache.js'
 
 /** What a fleet watch tells its owner. */
 export interface FleetWatchHandlers {
@@ -12,6 +13,13 @@ export interface FleetWatchHandlers {
 }
 
 /**
+ * The instances' lookups a fleet watch keeps true, by the kind their changes are announced as
+ * (`credential:<instance>`, `ask:<instance>`): each is forgotten when announced, and kept only
+ * while the channel is heard.
+ */
+export type FleetLookups = Readonly<Record<'credential' | 'ask', HeardCache<unknown>>>
+
+/**
  * Listens for the fleet's announcements (FLEET_CHANNEL) on a connection of its own, which is
  * dropped and opened again, with backoff, when it errs, ends or stops answering the heartbeat.
  */
@@ -19,7 +27,9 @@ export function watchFleet(
   config: Parameters<typeof watchChannel>[0],
   handlers: FleetWatchHandlers,
   options: ChannelWatchOptions = {},
+  lookups?: FleetLookups,
 ): ChannelWatch {
+  const kept = lookups === undefined ? [] : Object.values(lookups)
   return watchChannel(
     config,
     FLEET_CHANNEL,
@@ -29,9 +39,22 @@ export function watchFleet(
         const [kind, value] = [payload.slice(0, colon), payload.slice(colon + 1)]
         if (kind === 'revision' && /^\d+$/.test(value)) handlers.revision(Number(value))
         else if (kind === 'report') handlers.report(value)
+        else if (kind === 'credential' || kind === 'ask') lookups?.[kind].forget(value)
       },
-      listening: () => handlers.listening(),
-      lost: () => {},
+      listening: () => {
+        for (const cache of kept) cache.listening()
+        handlers.listening()
+      },
+      lost: () => {
+        for (const cache of kept) cache.lost()
+      },
+      beat: () => {
+        const now = Date.now()
+        for (const cache of kept) cache.beat(now)
+      },
+      alive: () => {
+        for (const cache of kept) cache.alive()
+      },
     },
     'fleet changes',
     options,

@@ -14,6 +14,7 @@ export { MODULE_CHANNEL } from './module-store.js'
 export type { ModuleWatch, ModuleWatchOptions } from './module-watch.js'
 export {
   createPostgresStores,
+  FLEET_LISTENER_NAME,
   type PostgresStores,
   TOKEN_LISTENER_NAME,
   type TokenCacheOptions,

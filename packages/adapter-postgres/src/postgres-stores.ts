@@ -3,7 +3,7 @@ import pg from 'pg'
 import { type ChannelWatch, type ChannelWatchOptions, watchChannel } from './channel-watch.js'
 import { clientConfig, describeTarget, type PostgresOptions, poolConfig } from './connection.js'
 import { createDatabase } from './database.js'
-import { createEnrolmentStore } from './enrolment-store.js'
+import { createCredentialCache, createEnrolmentStore } from './enrolment-store.js'
 import { toOpenError } from './errors.js'
 import { createFactorStore } from './factor-store.js'
 import { createFleetStore } from './fleet-store.js'
@@ -14,7 +14,7 @@ import { createModuleStore } from './module-store.js'
 import { type ModuleWatch, type ModuleWatchOptions, watchModules } from './module-watch.js'
 import { createPasskeyStore } from './passkey-store.js'
 import { createRolloutStore } from './rollout-store.js'
-import { createSnapshotStore } from './snapshot-store.js'
+import { createAskCache, createSnapshotStore } from './snapshot-store.js'
 import { createSsoStore } from './sso-store.js'
 import { createThrottleStore } from './throttle-store.js'
 import { createTokenCache, TOKEN_CHANNEL } from './token-cache.js'
@@ -22,8 +22,13 @@ import { createTokenStore } from './token-store.js'
 import { createTrailStore } from './trail-store.js'
 
 const DEFAULT_TOKEN_HEARTBEAT_MS = 1000
+const DEFAULT_FLEET_HEARTBEAT_MS = 2000
+/** How long a heartbeat may be out while what its channel keeps true is still used. */
+const staleAfter = (heartbeatMs: number) => 4 * heartbeatMs + 1000
 /** The application_name of the connection that listens for token changes. */
 export const TOKEN_LISTENER_NAME = 'flowadmin token changes'
+/** The application_name of the connection that listens for the fleet's changes. */
+export const FLEET_LISTENER_NAME = 'flowadmin fleet changes'
 
 /** How the token lookups are kept in memory (see PostgresStores.cacheTokens). */
 export interface TokenCacheOptions {
@@ -51,7 +56,9 @@ export interface PostgresStores extends Stores {
   /**
    * Tells `handlers` of the fleet's changes at any instance on this database: each revision of the
    * desired state, each instance's report saved, and each (re)start of listening, after which
-   * what was announced meanwhile is lost.
+   * what was announced meanwhile is lost. While it listens, the instances' credentials and the
+   * asks for their flows, which each of their polls looks up, are answered from memory once read:
+   * every change of one is announced, and forgotten when heard.
    */
   watchFleet(handlers: FleetWatchHandlers, options?: ChannelWatchOptions): ChannelWatch
   /**
@@ -109,6 +116,8 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
   }
   // Keeps nothing until cacheTokens listens.
   const tokenCache = createTokenCache()
+  // Keep nothing until watchFleet listens.
+  const lookups = { credential: createCredentialCache(), ask: createAskCache() }
   let closing: Promise<void> | null = null
   return {
     tokens: createTokenStore(db, tokenCache),
@@ -117,9 +126,9 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     sso: createSsoStore(db),
     trail: createTrailStore(db),
     fleet: createFleetStore(db),
-    enrolments: createEnrolmentStore(db),
+    enrolments: createEnrolmentStore(db, lookups.credential),
     groups: createGroupStore(db),
-    snapshots: createSnapshotStore(db),
+    snapshots: createSnapshotStore(db, lookups.ask),
     factors: createFactorStore(db),
     passkeys: createPasskeyStore(db),
     rollouts: createRolloutStore(db),
@@ -128,13 +137,23 @@ export async function createPostgresStores(options: PostgresOptions = {}): Promi
     watchModules(onChange, watchOptions) {
       return watched(watchModules(clientConfig(options), onChange, watchOptions))
     },
-    watchFleet(handlers, watchOptions) {
-      return watched(watchFleet(clientConfig(options), handlers, watchOptions))
+    watchFleet(handlers, watchOptions = {}) {
+      const heartbeatMs = watchOptions.heartbeatMs ?? DEFAULT_FLEET_HEARTBEAT_MS
+      for (const cache of Object.values(lookups)) cache.staleMs = staleAfter(heartbeatMs)
+      return watched(
+        watchFleet(
+          // Named apart in pg_stat_activity, as the token changes' connection is.
+          { ...clientConfig(options), application_name: FLEET_LISTENER_NAME },
+          handlers,
+          { ...watchOptions, heartbeatMs },
+          lookups,
+        ),
+      )
     },
     cacheTokens(cacheOptions = {}) {
       const heartbeatMs = cacheOptions.heartbeatMs ?? DEFAULT_TOKEN_HEARTBEAT_MS
       // A heartbeat out this long (a busy server answers late), and the kept records are no longer trusted.
-      tokenCache.staleMs = 4 * heartbeatMs + 1000
+      tokenCache.staleMs = staleAfter(heartbeatMs)
       return watched(
         watchChannel(
           // Named apart in pg_stat_activity: the connection every instance's token changes reach.

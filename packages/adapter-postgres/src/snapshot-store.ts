@@ -12,6 +12,8 @@ import {
   snapshotValues,
 } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { FLEET_CHANNEL } from './fleet-state.js'
+import { createHeardCache, type HeardCache } from './heard-cache.js'
 import { fromStored, storedKey } from './stored-text.js'
 
 const SNAPSHOTS = 'flowadmin_flow_snapshots'
@@ -29,11 +31,16 @@ export const SNAPSHOT_SQL = {
   find: `SELECT ${SNAPSHOT_META_COLUMNS}, flows FROM ${SNAPSHOTS} WHERE id = $1`,
   // Byte order, as the other stores sort: the database's collation would not.
   list: `SELECT ${SNAPSHOT_META_COLUMNS} FROM ${SNAPSHOTS} ORDER BY name COLLATE "C", version`,
-  ask: `INSERT INTO ${ASKS} (${ASK_COLUMNS}) VALUES ($1, $2, $3, $4)
-        ON CONFLICT (instance) DO UPDATE SET name = excluded.name, asked_by = excluded.asked_by,
-          asked_at = excluded.asked_at`,
+  // Each change of an ask is announced when it commits (`ask:<instance>`): whoever kept it forgets.
+  ask: `WITH changed AS (
+          INSERT INTO ${ASKS} (${ASK_COLUMNS}) VALUES ($1, $2, $3, $4)
+          ON CONFLICT (instance) DO UPDATE SET name = excluded.name, asked_by = excluded.asked_by,
+            asked_at = excluded.asked_at
+          RETURNING instance)
+        SELECT pg_notify('${FLEET_CHANNEL}', 'ask:' || instance) FROM changed`,
   asked: `SELECT ${ASK_COLUMNS} FROM ${ASKS} WHERE instance = $1`,
-  take: `DELETE FROM ${ASKS} WHERE instance = $1 AND name = $2 RETURNING ${ASK_COLUMNS}`,
+  take: `WITH taken AS (DELETE FROM ${ASKS} WHERE instance = $1 AND name = $2 RETURNING ${ASK_COLUMNS})
+         SELECT ${ASK_COLUMNS}, pg_notify('${FLEET_CHANNEL}', 'ask:' || instance) FROM taken`,
 } as const
 
 // Who made a snapshot, and who asked, are usernames: any text, stored as storedKey writes it.
@@ -45,8 +52,19 @@ const askOf = (row: AskRow): SnapshotAsk => ({ ...askFromRow(row), by: byOf(row.
 /** Tries a save makes before it gives up: each one lost to a racing save of the same name. */
 const ATTEMPTS = 50
 
-/** The snapshots of flows; each is written once, in one statement. */
-export function createSnapshotStore(db: Database): SnapshotStore {
+/** What the store keeps of the asks it read: an instance's ask, or that it has none. */
+export type AskCache = HeardCache<SnapshotAsk | null>
+
+/** An ask cache that keeps nothing until its channel is heard (see watchFleet). */
+export const createAskCache = (): AskCache =>
+  createHeardCache<SnapshotAsk | null>({ copy: (ask) => (ask === null ? null : { ...ask }) })
+
+/**
+ * The snapshots of flows, each written once, in one statement; and the asks for an instance's
+ * flows, which `cache` answers from memory while the fleet's channel is heard (every instance's
+ * polls look for one).
+ */
+export function createSnapshotStore(db: Database, cache: AskCache = createAskCache()): SnapshotStore {
   return {
     async create(snapshot) {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -67,15 +85,28 @@ export function createSnapshotStore(db: Database): SnapshotStore {
       return (await db.query<SnapshotMetaRow>(SNAPSHOT_SQL.list)).rows.map(metaOf)
     },
     async ask(ask) {
-      await db.query(SNAPSHOT_SQL.ask, askValues({ ...ask, by: storedBy(ask.by) }))
+      try {
+        await db.query(SNAPSHOT_SQL.ask, askValues({ ...ask, by: storedBy(ask.by) }))
+      } finally {
+        cache.forget(ask.instance)
+      }
     },
     async asked(instance) {
+      const kept = cache.get(instance)
+      if (kept !== undefined) return kept.value
+      const generation = cache.generation
       const row = (await db.query<AskRow>(SNAPSHOT_SQL.asked, [instance])).rows[0]
-      return row === undefined ? null : askOf(row)
+      const ask = row === undefined ? null : askOf(row)
+      cache.keep(instance, ask, generation)
+      return ask
     },
     async take(instance, name) {
-      const row = (await db.query<AskRow>(SNAPSHOT_SQL.take, [instance, name])).rows[0]
-      return row === undefined ? null : askOf(row)
+      try {
+        const row = (await db.query<AskRow>(SNAPSHOT_SQL.take, [instance, name])).rows[0]
+        return row === undefined ? null : askOf(row)
+      } finally {
+        cache.forget(instance)
+      }
     },
   }
 }

@@ -1,4 +1,5 @@
 import type { TokenRecord } from '@flowadmin/core'
+import { createHeardCache } from './heard-cache.js'
 
 /** The channel on which the hash of every token record changed or deleted is announced. */
 export const TOKEN_CHANNEL = 'flowadmin_tokens'
@@ -53,74 +54,54 @@ export interface TokenCache {
 
 /** A cache that keeps nothing until `listening` is called; `now` is the clock. */
 export function createTokenCache(now: () => number = Date.now): TokenCache {
-  const byHash = new Map<string, TokenRecord>()
   const hashOfId = new Map<string, string>()
-  let heard = false
-  /** When the heartbeat that has not come back yet was sent; null when none is out. */
-  let beatSince: number | null = null
-  let generation = 0
-  const usable = () => heard && (beatSince === null || now() - beatSince <= cache.staleMs)
-  const clear = () => {
-    byHash.clear()
-    hashOfId.clear()
-    generation++
-  }
+  const kept = createHeardCache<TokenRecord>({
+    copy: copyOf,
+    max: MAX_KEPT,
+    now,
+    onClear: () => hashOfId.clear(),
+  })
   const forget = (hash: string) => {
-    generation++
-    const record = byHash.get(hash)
-    if (record === undefined) return
-    byHash.delete(hash)
-    hashOfId.delete(record.id)
+    const record = kept.peek(hash)
+    kept.forget(hash)
+    if (record !== undefined) hashOfId.delete(record.id)
   }
-  const cache: TokenCache = {
-    staleMs: 3000,
-    get(hash) {
-      if (!usable()) return undefined
-      const record = byHash.get(hash)
-      return record === undefined ? undefined : copyOf(record)
-    },
+  return {
+    get: (hash) => kept.get(hash)?.value,
     get generation() {
-      return generation
+      return kept.generation
     },
     keep(record, at) {
-      if (at !== generation || !usable()) return
-      if (byHash.size >= MAX_KEPT) clear()
       const previous = hashOfId.get(record.id)
-      if (previous !== undefined && previous !== record.hash) byHash.delete(previous)
-      byHash.set(record.hash, copyOf(record))
+      if (!kept.keep(record.hash, record, at)) return
+      if (previous !== undefined && previous !== record.hash) kept.drop(previous)
       hashOfId.set(record.id, record.hash)
     },
     forget,
     forgetId(id) {
       const hash = hashOfId.get(id)
-      if (hash === undefined) generation++
+      if (hash === undefined) kept.changed()
       else forget(hash)
     },
     used(id, at, address) {
       const hash = hashOfId.get(id)
-      const record = hash === undefined ? undefined : byHash.get(hash)
+      const record = hash === undefined ? undefined : kept.peek(hash)
       if (record === undefined) return
       record.lastUsedAt = at
       record.lastAddress = address
     },
-    listening() {
-      clear()
-      heard = true
-      beatSince = null
-    },
-    beat(at) {
-      beatSince ??= at
-    },
-    alive() {
-      beatSince = null
-    },
-    lost() {
-      heard = false
-      clear()
-    },
+    listening: () => kept.listening(),
+    beat: (at) => kept.beat(at),
+    alive: () => kept.alive(),
+    lost: () => kept.lost(),
     get size() {
-      return byHash.size
+      return kept.size
+    },
+    get staleMs() {
+      return kept.staleMs
+    },
+    set staleMs(ms) {
+      kept.staleMs = ms
     },
   }
-  return cache
 }
