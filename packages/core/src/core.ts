@@ -36,6 +36,7 @@ import { createFleetIdentities } from './fleet/fleet-identities.js'
 import { fleetInstaller } from './fleet/fleet-installer.js'
 import { DEFAULT_MAX_INSTANCES } from './fleet/identity-rules.js'
 import { createInstanceIdentities } from './fleet/instance-identities.js'
+import { leaving } from './flows/rollout-upkeep.js'
 import { createRollouts } from './flows/rollouts.js'
 import { createSnapshots, DEFAULT_SNAPSHOT_MAX_BYTES } from './flows/snapshots.js'
 import { createFlowVariables } from './flows/variables.js'
@@ -414,7 +415,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       events,
       clock,
       // Which rollout an instance's flows should be follows its groups.
-      changed: fleet === null ? undefined : () => ports.stores.fleet.bump(),
+      changed: fleet === null ? undefined : () => rollouts.membershipChanged(),
     }),
 
     /**
@@ -459,7 +460,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
     fleet:
       fleet === null || fleetIdentities === null
         ? null
-        : { ...fleet, identities: fleetIdentities, snapshots, rollouts, variables },
+        : { ...leaving(fleet, fleetIdentities, rollouts), snapshots, rollouts, variables },
 
     /** A person's sign-in on flowadmin's own page (see createSignInFacade). */
     signIn: createSignInFacade({

@@ -90,6 +90,31 @@ describe('stateOf', () => {
     })
   })
 
+  it('waits only for the instances still present, and keeps the word of those that left after saying', () => {
+    const present = new Set(['a', 'b'])
+    expect(stateOf(rollout(), [outcome('a', 'succeeded')], present).state).toBe('running')
+    expect(stateOf(rollout(), [outcome('a', 'succeeded'), outcome('b', 'succeeded')], present)).toEqual({
+      state: 'succeeded',
+      released: true,
+      reason: null,
+    })
+    // a said, then left: its success still counts.
+    expect(stateOf(rollout(), [outcome('a', 'succeeded')], new Set(['b'])).state).toBe('running')
+    expect(stateOf(rollout(), [], new Set())).toEqual({
+      state: 'stopped',
+      released: true,
+      reason: 'every instance it reached left before saying',
+    })
+    // A staged rollout whose first stage left is not released to the rest.
+    expect(stateOf(staged(), [], new Set(['b', 'c']))).toEqual({
+      state: 'stopped',
+      released: false,
+      reason: 'every instance of its first stage left before saying',
+    })
+    // Its first stage is the one it was made with: b does not take a's place.
+    expect(stateOf(staged(), [outcome('b', 'succeeded')], new Set(['a', 'b', 'c'])).state).toBe('pending')
+  })
+
   it('counts only the outcomes of this rollout, and keeps a stopped one stopped', () => {
     expect(stateOf(rollout(), [outcome('a', 'failed', 'r0')]).state).toBe('pending')
     const stopped = rollout({ state: 'stopped', reason: 'replaced by rollout r2' })

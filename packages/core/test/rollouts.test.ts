@@ -145,6 +145,41 @@ describe('rollouts', () => {
     expect((await w.target('press-9'))?.rollout).toBe(first.id)
   })
 
+  it('stops waiting for an instance removed or revoked before it said, and stops when all its first stage left', async () => {
+    const w = await rolloutWorld()
+    const s1 = await w.snapshot('line')
+    const r = accepted(await w.fleet.rollouts.start(operator, null, 'line', s1, { kind: 'all' }))
+    await w.succeed('press-1', r.id)
+    expect(await w.fleet.remove('press-2', { username: 'admin', clientId: null, address: null })).toBe(true)
+    expect(await w.state(r.id)).toMatchObject({ state: 'running', waiting: ['press-3'] })
+    expect(
+      await w.fleet.identities.revoke('press-3', { username: 'admin', clientId: null, address: null }),
+    ).toBe('fleet')
+    expect(await w.state(r.id)).toMatchObject({ state: 'succeeded', waiting: [] })
+    expect(w.events.ofType('fleet.rollout_finished')).toEqual([
+      expect.objectContaining({ rollout: r.id, state: 'succeeded' }),
+    ])
+
+    // Staged: its only first-stage instance leaves before saying; the rest are left alone.
+    await w.join('press-5')
+    await w.join('press-6')
+    const staged = accepted(
+      await w.fleet.rollouts.start(operator, null, 'line', s1, { kind: 'staged', first: 1 }),
+    )
+    expect(staged.instances).toEqual(['press-1', 'press-5', 'press-6'])
+    await w.fleet.remove('press-1', { username: 'admin', clientId: null, address: null })
+    // Read straight from the store: the removal itself moved it on.
+    expect(await w.fleet.rollouts.list()).toContainEqual(
+      expect.objectContaining({
+        id: staged.id,
+        state: 'stopped',
+        released: false,
+        reason: 'every instance of its first stage left before saying',
+      }),
+    )
+    expect((await w.target('press-5'))?.rollout).toBe(r.id)
+  })
+
   it('never releases a rollout a newer one of its group replaced, though another flowadmin moved it meanwhile', async () => {
     const w = await rolloutWorld()
     const s1 = await w.snapshot('line')

@@ -42,10 +42,15 @@ export function reaches(rollout: RolloutRecord, instance: string): boolean {
   return rollout.released && rollout.state !== 'stopped'
 }
 
-/** The rollout's state, `released` and reason, from its instances' outcomes. */
+/**
+ * The rollout's state, `released` and reason, from its instances' outcomes; given `present` (the
+ * instances its group holds now), one that left without saying is not waited for, and a rollout
+ * whose instances (or first stage) all left so stops.
+ */
 export function stateOf(
   rollout: RolloutRecord,
   outcomes: readonly RolloutOutcome[],
+  present?: ReadonlySet<string>,
 ): Pick<RolloutRecord, 'state' | 'released' | 'reason'> {
   if (rollout.state === 'stopped') {
     return { state: 'stopped', released: rollout.released, reason: rollout.reason }
@@ -53,8 +58,16 @@ export function stateOf(
   const byInstance = new Map(
     outcomes.filter((outcome) => outcome.rollout === rollout.id).map((o) => [o.instance, o]),
   )
-  const stage = firstStage(rollout)
-  const reached = rollout.released ? rollout.instances : stage
+  // An instance that left (removed, revoked, out of the group) before it said is not waited for.
+  const stays = (instance: string) =>
+    present === undefined || present.has(instance) || byInstance.has(instance)
+  const stage = firstStage(rollout).filter(stays)
+  const all = rollout.instances.filter(stays)
+  const reached = rollout.released ? all : stage
+  if (reached.length === 0 && rollout.instances.length > 0) {
+    const which = rollout.released ? 'every instance it reached' : 'every instance of its first stage'
+    return { state: 'stopped', released: rollout.released, reason: `${which} left before saying` }
+  }
   const failed = reached.find((instance) => byInstance.get(instance)?.outcome === 'failed')
   if (failed !== undefined) {
     const message = byInstance.get(failed)?.message
@@ -66,8 +79,7 @@ export function stateOf(
   const succeeded = (instance: string) => byInstance.get(instance)?.outcome === 'succeeded'
   if (!rollout.released && stage.every(succeeded)) {
     // The first stage went well: every instance is reached now.
-    const rest = rollout.instances.slice(stage.length)
-    return rest.every(succeeded)
+    return all.every(succeeded)
       ? { state: 'succeeded', released: true, reason: null }
       : { state: 'running', released: true, reason: null }
   }

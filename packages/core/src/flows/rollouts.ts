@@ -174,6 +174,18 @@ export function createRollouts(deps: RolloutDeps) {
   const newerOf = async (rollout: RolloutRecord) =>
     (await ofGroup(rollout.group)).find((other) => other.sequence > rollout.sequence) ?? null
 
+  /** The instances of `group` now: known to the fleet, not revoked, in the group. */
+  async function membersOf(group: string): Promise<Set<string>> {
+    const revoked = new Set(
+      (await deps.enrolments.credentials()).filter((c) => c.revokedAt !== null).map((c) => c.instance),
+    )
+    return new Set(
+      (await deps.fleet.digests())
+        .map((digest) => digest.id)
+        .filter((instance) => !revoked.has(instance) && membership.groupsOf(instance).includes(group)),
+    )
+  }
+
   /**
    * Moves the rollout to the state its outcomes make, or stops it when a newer rollout of its
    * group replaced it: a compare-and-set, tried again from what it is now when another flowadmin
@@ -186,7 +198,7 @@ export function createRollouts(deps: RolloutDeps) {
       const newer = await newerOf(rollout)
       const next: Omit<RolloutChange, 'updatedAt'> =
         newer === null
-          ? stateOf(rollout, await store.outcomes(id))
+          ? stateOf(rollout, await store.outcomes(id), await membersOf(rollout.group))
           : { state: 'stopped', released: rollout.released, reason: `replaced by rollout ${newer.id}` }
       if (next.state === rollout.state && next.released === rollout.released) return rollout
       const change = { ...next, updatedAt: clock.now() }
@@ -210,13 +222,7 @@ export function createRollouts(deps: RolloutDeps) {
     if (!membership.has(group)) return err({ code: 'group_not_found', group })
     if ((await deps.snapshots.find(snapshot)) === null)
       return err({ code: 'snapshot_not_found', id: snapshot })
-    const revoked = new Set(
-      (await deps.enrolments.credentials()).filter((c) => c.revokedAt !== null).map((c) => c.instance),
-    )
-    const instances = (await deps.fleet.digests())
-      .map((digest) => digest.id)
-      .filter((instance) => !revoked.has(instance) && membership.groupsOf(instance).includes(group))
-      .sort()
+    const instances = [...(await membersOf(group))].sort()
     const now = clock.now()
     const actor = actorOf(principal, address)
     const id = base64url(deps.random.bytes(12))
@@ -308,14 +314,15 @@ export function createRollouts(deps: RolloutDeps) {
 
     /** The rollout with its outcomes and the instances it reached that did not say yet. */
     async find(id: string): Promise<Result<RolloutView, RolloutError>> {
-      const rollout = ROLLOUT_ID_FORM.test(id) ? await store.find(id) : null
+      // Moved on first, should its instances have left meanwhile.
+      const rollout = ROLLOUT_ID_FORM.test(id) ? await advance(id) : null
       if (rollout === null) return err({ code: 'rollout_not_found', id })
       const outcomes = await store.outcomes(id)
-      const reached = rollout.released
-        ? rollout.instances
-        : rollout.instances.filter((i) => reaches(rollout, i))
+      const members = await membersOf(rollout.group)
       const said = new Set(outcomes.map((outcome) => outcome.instance))
-      const waiting = FINISHED.has(rollout.state) ? [] : reached.filter((instance) => !said.has(instance))
+      const waiting = FINISHED.has(rollout.state)
+        ? []
+        : rollout.instances.filter((i) => reaches(rollout, i) && members.has(i) && !said.has(i))
       return ok({ ...rollout, outcomes, waiting })
     },
 
@@ -365,10 +372,14 @@ export function createRollouts(deps: RolloutDeps) {
     target,
 
     /**
-     * Instances were put in or out of groups elsewhere (the settings' groups reloaded): the fleet's
-     * revision moves, so their polls answer which rollout their flows should be now.
+     * Instances were put in or out of groups (over the API, or the settings' groups reloaded), or
+     * left the fleet (removed, revoked): the fleet's revision moves, so their polls answer which
+     * rollout their flows should be now, and every unfinished rollout stops waiting for those gone.
      */
-    membershipChanged: () => deps.fleet.bump(),
+    async membershipChanged(): Promise<void> {
+      await deps.fleet.bump()
+      for (const rollout of await store.list()) if (!FINISHED.has(rollout.state)) await advance(rollout.id)
+    },
 
     /** What an instance deploys for its target: the snapshot's flows and modules, and its variables opened. */
     async targetFile(instance: string) {
