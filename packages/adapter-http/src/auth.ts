@@ -77,21 +77,19 @@ export function requirePerson(deps: RouteDeps) {
 }
 
 /**
- * A caller who may `permission` at the place the request names (`placeOf`: every instance of a
- * group, or one instance): any caller the credentials let in, then the core's check there (see
- * Core.permitsAt), refused as a missing permission is (401 `insufficient_scope`, recorded as
- * `permission.denied`).
+ * Any caller the credentials let in for whom `holds` is true, else refused as a missing
+ * `permission` is (401 `insufficient_scope`; the core's check records `permission.denied`).
  */
-export function requirePermissionAt(
+function requireWhere(
   deps: RouteDeps,
   permission: string,
-  placeOf: (c: Context<AppEnv>) => { kind: 'group'; group: string } | { kind: 'instance'; instance: string },
+  holds: (principal: Principal, address: string, c: Context<AppEnv>) => boolean,
 ) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const admitted = await admit(c, deps, '', {})
     if (!admitted.ok) return admitted.error
     const { principal, address } = admitted.value
-    if (!deps.core.permitsAt(principal, permission, placeOf(c), address))
+    if (!holds(principal, address, c))
       return toResponse(
         errorAnswerOf(
           { code: 'forbidden', permission },
@@ -105,23 +103,23 @@ export function requirePermissionAt(
 }
 
 /**
- * A caller who may `permission` somewhere: on flowadmin, or at some instance through a grant (see
- * Core.permitsSomewhere); refused as a missing permission is, recorded as `permission.denied`.
+ * A caller who may `permission` at the place the request names (`placeOf`: every instance of a
+ * group, or one instance): the core's check there (see Core.permitsAt).
  */
-export function requirePermissionSomewhere(deps: RouteDeps, permission: string) {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const admitted = await admit(c, deps, '', {})
-    if (!admitted.ok) return admitted.error
-    const { principal, address } = admitted.value
-    if (!deps.core.permitsSomewhere(principal, permission, address))
-      return toResponse(
-        errorAnswerOf(
-          { code: 'forbidden', permission },
-          { tokenSent: bearerTokenOf(c.req.header('Authorization')) !== null },
-        ),
-      )
-    c.set('principal', principal)
-    c.set('address', address)
-    await next()
-  })
-}
+export const requirePermissionAt = (
+  deps: RouteDeps,
+  permission: string,
+  placeOf: (c: Context<AppEnv>) => { kind: 'group'; group: string } | { kind: 'instance'; instance: string },
+) =>
+  requireWhere(deps, permission, (principal, address, c) =>
+    deps.core.permitsAt(principal, permission, placeOf(c), address),
+  )
+
+/**
+ * A caller who may `permission` somewhere: on flowadmin, or at some instance through a grant (see
+ * Core.permitsSomewhere).
+ */
+export const requirePermissionSomewhere = (deps: RouteDeps, permission: string) =>
+  requireWhere(deps, permission, (principal, address) =>
+    deps.core.permitsSomewhere(principal, permission, address),
+  )
