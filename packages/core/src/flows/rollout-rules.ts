@@ -20,8 +20,12 @@ export const MAX_VARIABLE_LENGTH = 4096
 /** The most variables one group or instance may have. */
 export const MAX_VARIABLES = 200
 
-/** States after which nothing changes. */
-export const FINISHED: ReadonlySet<RolloutState> = new Set(['succeeded', 'stopped', 'failed'])
+/** A state after which nothing changes. */
+export type FinishedState = Exclude<RolloutState, 'pending' | 'running'>
+
+/** Whether nothing changes after `state`. */
+export const isFinished = (state: RolloutState): state is FinishedState =>
+  state !== 'pending' && state !== 'running'
 
 /** The instances of a rollout's first stage: the first `first` of a staged one, all of one made at once. */
 export function firstStage(rollout: Pick<RolloutRecord, 'strategy' | 'instances'>): string[] {

@@ -21,8 +21,9 @@ import type {
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
 import {
-  FINISHED,
+  type FinishedState,
   groupTarget,
+  isFinished,
   previousSnapshot,
   ROLLOUT_ID_FORM,
   reaches,
@@ -154,7 +155,7 @@ export function createRollouts(deps: RolloutDeps) {
     return (await store.list()).filter((rollout) => rollout.group === group).reverse()
   }
 
-  const finished = (rollout: RolloutRecord, change: RolloutChange) =>
+  const finished = (rollout: RolloutRecord, change: RolloutChange & { state: FinishedState }) =>
     events.emit({
       type: 'fleet.rollout_finished',
       at: change.updatedAt,
@@ -194,7 +195,7 @@ export function createRollouts(deps: RolloutDeps) {
   async function advance(id: string): Promise<RolloutRecord | null> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const rollout = await store.find(id)
-      if (rollout === null || FINISHED.has(rollout.state)) return rollout
+      if (rollout === null || isFinished(rollout.state)) return rollout
       const newer = await newerOf(rollout)
       const next: Omit<RolloutChange, 'updatedAt'> =
         newer === null
@@ -203,7 +204,7 @@ export function createRollouts(deps: RolloutDeps) {
       if (next.state === rollout.state && next.released === rollout.released) return rollout
       const change = { ...next, updatedAt: clock.now() }
       if (await store.update(id, rollout, change)) {
-        if (FINISHED.has(change.state)) finished(rollout, change)
+        if (isFinished(change.state)) finished(rollout, { ...change, state: change.state })
         return { ...rollout, ...change }
       }
     }
@@ -245,7 +246,7 @@ export function createRollouts(deps: RolloutDeps) {
     const sequence = await store.create(record)
     // Every unfinished rollout made before it in the group stops, however it moved meanwhile.
     for (const old of await ofGroup(group)) {
-      if (old.sequence < sequence && !FINISHED.has(old.state)) await advance(old.id)
+      if (old.sequence < sequence && !isFinished(old.state)) await advance(old.id)
     }
     events.emit({
       type: 'fleet.rollout_started',
@@ -320,7 +321,7 @@ export function createRollouts(deps: RolloutDeps) {
       const outcomes = await store.outcomes(id)
       const members = await membersOf(rollout.group)
       const said = new Set(outcomes.map((outcome) => outcome.instance))
-      const waiting = FINISHED.has(rollout.state)
+      const waiting = isFinished(rollout.state)
         ? []
         : rollout.instances.filter((i) => reaches(rollout, i) && members.has(i) && !said.has(i))
       return ok({ ...rollout, outcomes, waiting })
@@ -378,7 +379,7 @@ export function createRollouts(deps: RolloutDeps) {
      */
     async membershipChanged(): Promise<void> {
       await deps.fleet.bump()
-      for (const rollout of await store.list()) if (!FINISHED.has(rollout.state)) await advance(rollout.id)
+      for (const rollout of await store.list()) if (!isFinished(rollout.state)) await advance(rollout.id)
     },
 
     /** What an instance deploys for its target: the snapshot's flows and modules, and its variables opened. */

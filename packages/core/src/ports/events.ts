@@ -367,7 +367,7 @@ export type DomainEvent =
       at: number
       rollout: string
       group: string
-      state: 'succeeded' | 'stopped' | 'failed' | 'pending' | 'running'
+      state: 'succeeded' | 'stopped' | 'failed'
       reason: string | null
     } & Actor)
   /** An instance's flows changed on it, away from what its last rollout deployed; `by` who deployed. */
