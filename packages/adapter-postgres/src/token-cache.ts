@@ -1,5 +1,5 @@
 import type { TokenRecord } from '@flowadmin/core'
-import { createHeardCache } from './heard-cache.js'
+import { createHeardCache, type HeardCache } from './heard-cache.js'
 
 /** The channel on which the hash of every token record changed or deleted is announced. */
 export const TOKEN_CHANNEL = 'flowadmin_tokens'
@@ -21,11 +21,13 @@ const copyOf = (record: TokenRecord): TokenRecord => ({ ...record, scope: [...re
  * arrived since it began (`generation`): a read that raced a revocation could return the record
  * the revocation deleted.
  */
-export interface TokenCache {
+export interface TokenCache
+  extends Pick<
+    HeardCache<TokenRecord>,
+    'generation' | 'listening' | 'beat' | 'alive' | 'lost' | 'size' | 'staleMs'
+  > {
   /** The kept record of this hash (a copy), or undefined when there is none or nothing may be kept. */
   get(hash: string): TokenRecord | undefined
-  /** The moment a lookup begins: pass it to `keep`. */
-  readonly generation: number
   /** Keeps what a lookup begun at `generation` read, unless something changed since. */
   keep(record: TokenRecord, generation: number): void
   /** A record changed or went: forget it. */
@@ -34,22 +36,6 @@ export interface TokenCache {
   forgetId(id: string): void
   /** This instance wrote a use of the record with this id: the kept copy says so too. */
   used(id: string, at: number, address: string): void
-  /** The channel is heard from now on (a fresh connection): start empty, keep again. */
-  listening(): void
-  /** A heartbeat was sent on the channel's connection at `now`. */
-  beat(now: number): void
-  /** The channel's connection answered (the last heartbeat came back). */
-  alive(): void
-  /** The channel is lost: forget everything, keep nothing until it is heard again. */
-  lost(): void
-  /** How many records are kept now. */
-  readonly size: number
-  /**
-   * How long a heartbeat may go unanswered while kept records are still used: past it, the
-   * connection may be dead without having said so, and lookups read the database. A heartbeat not
-   * sent (a busy process sends it late) is no sign of anything and costs nothing.
-   */
-  staleMs: number
 }
 
 /** A cache that keeps nothing until `listening` is called; `now` is the clock. */

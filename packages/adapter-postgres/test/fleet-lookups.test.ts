@@ -3,7 +3,7 @@
 // the other once announced, and nothing is kept without a listening connection.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createPostgresStores, FLEET_LISTENER_NAME, type PostgresStores } from '../src/index.js'
-import { EMPTY_TABLES, useTestDatabase } from './pg-server.js'
+import { connectionsNamed, EMPTY_TABLES, useTestDatabase } from './pg-server.js'
 
 const database = useTestDatabase()
 
@@ -38,15 +38,7 @@ describe('instance lookups kept in memory while the fleet is heard', () => {
     if (watch) await stores.watchFleet(quiet, { heartbeatMs: 200, retryMs: 50 }).ready
     return stores
   }
-  const listeners = async () =>
-    (
-      await database
-        .current()
-        .query(
-          'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
-          [FLEET_LISTENER_NAME],
-        )
-    ).rows.map((row) => row.pid as number)
+  const listeners = () => connectionsNamed(database, FLEET_LISTENER_NAME)
   beforeEach(() => database.current().query(EMPTY_TABLES))
   afterEach(async () => {
     for (const stores of open.splice(0)) await stores.close()

@@ -211,3 +211,17 @@ export function freshSchemas(database: { current(): TestDatabase }, prefix: stri
     return open(url.toString())
   }
 }
+
+/** The server pids of the connections named `name` (their application_name) on the current test database. */
+export const connectionsNamed = async (
+  database: { current(): TestDatabase },
+  name: string,
+): Promise<number[]> =>
+  (
+    await database
+      .current()
+      .query(
+        'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
+        [name],
+      )
+  ).rows.map((row) => row.pid as number)

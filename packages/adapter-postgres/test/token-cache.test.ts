@@ -6,7 +6,7 @@ import {
   type TokenCacheOptions,
 } from '../src/index.js'
 import { createTokenCache } from '../src/token-cache.js'
-import { EMPTY_TABLES, useTestDatabase } from './pg-server.js'
+import { connectionsNamed, EMPTY_TABLES, useTestDatabase } from './pg-server.js'
 
 const database = useTestDatabase()
 
@@ -41,15 +41,7 @@ describe('token lookups kept in memory on PostgreSQL', () => {
       await stores.cacheTokens(cache === true ? { heartbeatMs: 200, retryMs: 50 } : cache).ready
     return stores
   }
-  const listeners = async () =>
-    (
-      await database
-        .current()
-        .query(
-          'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
-          [TOKEN_LISTENER_NAME],
-        )
-    ).rows.map((row) => row.pid as number)
+  const listeners = () => connectionsNamed(database, TOKEN_LISTENER_NAME)
   const terminate = (pids: number[]) =>
     database.current().query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids])
   beforeEach(() => database.current().query(EMPTY_TABLES))
