@@ -175,6 +175,11 @@ export function createRollouts(deps: RolloutDeps) {
   const newerOf = async (rollout: RolloutRecord) =>
     (await ofGroup(rollout.group)).find((other) => other.sequence > rollout.sequence) ?? null
 
+  /** Moves every unfinished rollout on: see membershipChanged. */
+  async function settle(): Promise<void> {
+    for (const rollout of await store.list()) if (!isFinished(rollout.state)) await advance(rollout.id)
+  }
+
   /** The instances of `group` now: known to the fleet, not revoked, in the group. */
   async function membersOf(group: string): Promise<Set<string>> {
     const revoked = new Set(
@@ -373,14 +378,20 @@ export function createRollouts(deps: RolloutDeps) {
     target,
 
     /**
-     * Instances were put in or out of groups (over the API, or the settings' groups reloaded), or
-     * left the fleet (removed, revoked): the fleet's revision moves, so their polls answer which
-     * rollout their flows should be now, and every unfinished rollout stops waiting for those gone.
+     * Instances were put in or out of groups (over the API, or the settings' groups reloaded): the
+     * fleet's revision moves, so their polls answer which rollout their flows should be now, and
+     * every unfinished rollout stops waiting for those gone.
      */
     async membershipChanged(): Promise<void> {
       await deps.fleet.bump()
-      for (const rollout of await store.list()) if (!isFinished(rollout.state)) await advance(rollout.id)
+      await settle()
     },
+
+    /**
+     * Instances left the fleet (removed, revoked): every unfinished rollout stops waiting for
+     * them. Their polls end (or are refused) by themselves; the others' targets stay.
+     */
+    settle,
 
     /** What an instance deploys for its target: the snapshot's flows and modules, and its variables opened. */
     async targetFile(instance: string) {
