@@ -1,5 +1,5 @@
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, Server } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { serve } from '@hono/node-server'
 import { StartupError } from '../errors.js'
@@ -80,6 +80,7 @@ export async function listen(
     started.once('error', onError)
   })
   server.on('clientError', answerClientError)
+  server.on('request', lingerAfterUnreadBody)
 
   let closing: Promise<void> | null = null
   return {
@@ -137,6 +138,33 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   socket.end(CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? BAD_REQUEST)
   socket.resume()
   setTimeout(() => socket.destroy(), LINGER_MS).unref()
+}
+
+/** Sockets whose `destroySoon` lingers when the request it answered was not read whole. */
+const lingering = new WeakMap<Socket, IncomingMessage>()
+
+/**
+ * An answer given before the request's body was read (413 from its Content-Length, a refusal
+ * before the body is looked at): Node ends such a connection (`Connection: close`) as soon as the
+ * answer is written, and a client still sending then gets a reset that can discard the answer
+ * before it is read. Here the connection is half-closed instead, and what the client still sends is
+ * read and dropped until it closes, or for LINGER_MS, before it is cut. A request read whole ends
+ * as Node ends it.
+ */
+function lingerAfterUnreadBody(request: IncomingMessage): void {
+  const socket = request.socket as Socket & { destroySoon?: () => void }
+  const known = lingering.has(socket)
+  lingering.set(socket, request)
+  if (known || typeof socket.destroySoon !== 'function') return
+  const destroySoon = socket.destroySoon
+  socket.destroySoon = function (this: Socket) {
+    if (lingering.get(this)?.complete !== false) return destroySoon.call(this)
+    this.on('error', () => {})
+    this.end()
+    this.resume()
+    this.once('end', () => this.destroy())
+    setTimeout(() => this.destroy(), LINGER_MS).unref()
+  }
 }
 
 /**
