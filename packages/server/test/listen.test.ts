@@ -69,34 +69,25 @@ describe('listen', () => {
 
   it('answers a request it cannot read, and keeps the answer readable while the client still sends', async () => {
     const { listener } = await slowServer()
-    const socket = connect(listener.address.port, '127.0.0.1')
-    // A reset of the connection (the server cut it while the body still came) is what loses answers.
-    const errors: string[] = []
-    socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message))
-    // Nothing is read until the client has sent more: a reset would have dropped the answer by then.
-    socket.pause()
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-    await new Promise((resolve) => socket.once('connect', resolve))
     // The request line is refused at once, while much of the body is already on its way.
-    socket.write(
-      Buffer.concat([
-        Buffer.from(
-          'PUT2 /audit/events HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\n',
-        ),
-        Buffer.alloc(262_144, 0x61),
-      ]),
+    const sent = await sendWhileAnswered(
+      listener.address.port,
+      'PUT2 /audit/events HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\n',
     )
-    await pause(200)
-    socket.write(Buffer.alloc(65_536, 0x61))
-    await pause(200)
-    const received: Buffer[] = []
-    socket.on('data', (chunk: Buffer) => received.push(chunk))
-    socket.resume()
-    await new Promise((resolve) => socket.once('close', resolve))
-    expect(errors).toEqual([])
-    expect(Buffer.concat(received).toString('latin1')).toBe(
-      'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n',
+    expect(sent.errors).toEqual([])
+    expect(sent.received).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
+  })
+
+  it('keeps an answer given before the body was read readable while the client still sends', async () => {
+    // The app refuses from the headers alone, as a body over the limit is refused (413).
+    const listener = await listen(async () => new Response('too large', { status: 413 }), '127.0.0.1', 0)
+    open.push(listener)
+    const sent = await sendWhileAnswered(
+      listener.address.port,
+      'POST /fleet/instances/edge-1/report HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\n',
     )
+    expect(sent.errors).toEqual([])
+    expect(sent.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*\r\n\r\ntoo large$/)
   })
 
   it('fails with a clear message when the port is in use', async () => {
@@ -112,3 +103,29 @@ describe('listen', () => {
     }
   })
 })
+
+/**
+ * Sends `head` and much of a body at once, then more 200 ms later, reading nothing meanwhile: a
+ * reset of the connection (the server cut it while the body still came) would have dropped the
+ * answer by then. What the connection received whole, and its errors.
+ */
+async function sendWhileAnswered(
+  port: number,
+  head: string,
+): Promise<{ received: string; errors: string[] }> {
+  const socket = connect(port, '127.0.0.1')
+  const errors: string[] = []
+  socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message))
+  socket.pause()
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(Buffer.concat([Buffer.from(head), Buffer.alloc(262_144, 0x61)]))
+  await pause(200)
+  socket.write(Buffer.alloc(65_536, 0x61))
+  await pause(200)
+  const received: Buffer[] = []
+  socket.on('data', (chunk: Buffer) => received.push(chunk))
+  socket.resume()
+  await new Promise((resolve) => socket.once('close', resolve))
+  return { received: Buffer.concat(received).toString('latin1'), errors }
+}

@@ -120,10 +120,9 @@ const answered = new WeakSet<Duplex>()
 
 /**
  * A request Node's parser refused (a malformed request line, headers too large, too slow): the same
- * answer Node gives, then a lingering close. Node's own handling destroys the connection at once,
- * and a client still sending its body then gets a reset that can discard the answer before it is
- * read; here the connection is half-closed after the answer, and what the client still sends is
- * read and dropped for LINGER_MS before it is cut.
+ * answer Node gives, then a lingering close (see linger). Node's own handling destroys the
+ * connection at once, and a client still sending its body then gets a reset that can discard the
+ * answer before it is read.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (answered.has(socket)) return
@@ -133,10 +132,20 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     socket.destroy()
     return
   }
+  linger(socket, CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? BAD_REQUEST)
+}
+
+/**
+ * A lingering close: `socket` half-closed (after `last`, when given), and what the client still
+ * sends read and dropped until it closes, or for LINGER_MS, before it is cut.
+ */
+function linger(socket: Duplex, last?: string): void {
   // What the lingering connection meets later (a reset, a write after the end) is of no concern.
   socket.on('error', () => {})
-  socket.end(CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? BAD_REQUEST)
+  if (last === undefined) socket.end()
+  else socket.end(last)
   socket.resume()
+  socket.once('end', () => socket.destroy())
   setTimeout(() => socket.destroy(), LINGER_MS).unref()
 }
 
@@ -146,10 +155,8 @@ const lingering = new WeakMap<Socket, IncomingMessage>()
 /**
  * An answer given before the request's body was read (413 from its Content-Length, a refusal
  * before the body is looked at): Node ends such a connection (`Connection: close`) as soon as the
- * answer is written, and a client still sending then gets a reset that can discard the answer
- * before it is read. Here the connection is half-closed instead, and what the client still sends is
- * read and dropped until it closes, or for LINGER_MS, before it is cut. A request read whole ends
- * as Node ends it.
+ * answer is written, with the same reset as above; here it lingers instead (see linger). A request
+ * read whole ends as Node ends it.
  */
 function lingerAfterUnreadBody(request: IncomingMessage): void {
   const socket = request.socket as Socket & { destroySoon?: () => void }
@@ -159,11 +166,7 @@ function lingerAfterUnreadBody(request: IncomingMessage): void {
   const destroySoon = socket.destroySoon
   socket.destroySoon = function (this: Socket) {
     if (lingering.get(this)?.complete !== false) return destroySoon.call(this)
-    this.on('error', () => {})
-    this.end()
-    this.resume()
-    this.once('end', () => this.destroy())
-    setTimeout(() => this.destroy(), LINGER_MS).unref()
+    linger(this)
   }
 }
 
