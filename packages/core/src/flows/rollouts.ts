@@ -175,36 +175,42 @@ export function createRollouts(deps: RolloutDeps) {
   const newerOf = async (rollout: RolloutRecord) =>
     (await ofGroup(rollout.group)).find((other) => other.sequence > rollout.sequence) ?? null
 
-  /** Moves every unfinished rollout on: see membershipChanged. */
+  /** Moves every unfinished rollout on, over one read of the fleet: see membershipChanged. */
   async function settle(): Promise<void> {
-    for (const rollout of await store.list()) if (!isFinished(rollout.state)) await advance(rollout.id)
+    const members = await groupsNow()
+    for (const rollout of await store.list()) {
+      if (!isFinished(rollout.state)) await advance(rollout.id, members)
+    }
   }
 
-  /** The instances of `group` now: known to the fleet, not revoked, in the group. */
-  async function membersOf(group: string): Promise<Set<string>> {
+  /**
+   * The fleet as it is now, read once: for a group, its instances known to the fleet, not revoked,
+   * and in the group.
+   */
+  async function groupsNow(): Promise<(group: string) => Set<string>> {
     const revoked = new Set(
       (await deps.enrolments.credentials()).filter((c) => c.revokedAt !== null).map((c) => c.instance),
     )
-    return new Set(
-      (await deps.fleet.digests())
-        .map((digest) => digest.id)
-        .filter((instance) => !revoked.has(instance) && membership.groupsOf(instance).includes(group)),
-    )
+    const known = (await deps.fleet.digests()).map((digest) => digest.id).filter((id) => !revoked.has(id))
+    return (group) => new Set(known.filter((instance) => membership.groupsOf(instance).includes(group)))
   }
 
   /**
    * Moves the rollout to the state its outcomes make, or stops it when a newer rollout of its
    * group replaced it: a compare-and-set, tried again from what it is now when another flowadmin
-   * changed it meanwhile.
+   * changed it meanwhile. `members`: the fleet as read for it (see groupsNow), else read now.
    */
-  async function advance(id: string): Promise<RolloutRecord | null> {
+  async function advance(
+    id: string,
+    members?: (group: string) => Set<string>,
+  ): Promise<RolloutRecord | null> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const rollout = await store.find(id)
       if (rollout === null || isFinished(rollout.state)) return rollout
       const newer = await newerOf(rollout)
       const next: Omit<RolloutChange, 'updatedAt'> =
         newer === null
-          ? stateOf(rollout, await store.outcomes(id), await membersOf(rollout.group))
+          ? stateOf(rollout, await store.outcomes(id), (members ?? (await groupsNow()))(rollout.group))
           : { state: 'stopped', released: rollout.released, reason: `replaced by rollout ${newer.id}` }
       if (next.state === rollout.state && next.released === rollout.released) return rollout
       const change = { ...next, updatedAt: clock.now() }
@@ -228,7 +234,7 @@ export function createRollouts(deps: RolloutDeps) {
     if (!membership.has(group)) return err({ code: 'group_not_found', group })
     if ((await deps.snapshots.find(snapshot)) === null)
       return err({ code: 'snapshot_not_found', id: snapshot })
-    const instances = [...(await membersOf(group))].sort()
+    const instances = [...(await groupsNow())(group)].sort()
     const now = clock.now()
     const actor = actorOf(principal, address)
     const id = base64url(deps.random.bytes(12))
@@ -321,10 +327,12 @@ export function createRollouts(deps: RolloutDeps) {
     /** The rollout with its outcomes and the instances it reached that did not say yet. */
     async find(id: string): Promise<Result<RolloutView, RolloutError>> {
       // Moved on first, should its instances have left meanwhile.
-      const rollout = ROLLOUT_ID_FORM.test(id) ? await advance(id) : null
+      if (!ROLLOUT_ID_FORM.test(id)) return err({ code: 'rollout_not_found', id })
+      const fleet = await groupsNow()
+      const rollout = await advance(id, fleet)
       if (rollout === null) return err({ code: 'rollout_not_found', id })
       const outcomes = await store.outcomes(id)
-      const members = await membersOf(rollout.group)
+      const members = fleet(rollout.group)
       const said = new Set(outcomes.map((outcome) => outcome.instance))
       const waiting = isFinished(rollout.state)
         ? []
