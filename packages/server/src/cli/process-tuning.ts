@@ -20,13 +20,16 @@ export const HASHING_NICENESS = 10
  * two cores during a storm of logins: authenticated GET p99 2.8 ms instead of 4.3 ms, and
  * ten-connection toggles no slower). A thread still runs whenever no other wants its core. Without
  * `chrt`, or where the policy may not be changed, the niceness stays.
+ *
+ * The niceness is set before it returns (a few system calls); the returned function starts `chrt`,
+ * so a caller may start that process after whatever it need not delay.
  */
-export function lowerHelperThreadPriority(): void {
+export function lowerHelperThreadPriority(): () => void {
   let tasks: string[]
   try {
     tasks = readdirSync('/proc/self/task')
   } catch {
-    return
+    return () => {}
   }
   const helpers = tasks.filter((tid) => Number(tid) !== process.pid)
   for (const tid of helpers) {
@@ -36,13 +39,15 @@ export function lowerHelperThreadPriority(): void {
       // Not permitted or already gone: that thread keeps its priority.
     }
   }
-  if (helpers.length === 0) return
-  // One shell for every thread; a thread gone meanwhile, or a missing chrt, changes nothing else.
-  const child = execFile(
-    'sh',
-    ['-c', 'for tid do chrt --idle --pid 0 "$tid"; done', 'sh', ...helpers],
-    { timeout: 10_000 },
-    () => {},
-  )
-  child.unref()
+  if (helpers.length === 0) return () => {}
+  return () => {
+    // One shell for every thread; a thread gone meanwhile, or a missing chrt, changes nothing else.
+    const child = execFile(
+      'sh',
+      ['-c', 'for tid do chrt --idle --pid 0 "$tid"; done', 'sh', ...helpers],
+      { timeout: 10_000 },
+      () => {},
+    )
+    child.unref()
+  }
 }

@@ -63,16 +63,17 @@ export async function startCommand(args: string[]): Promise<void> {
     // The demo's second-factor key is the examples' own, and the warning above says so.
     allowExampleMfaKey: values.demo === true,
   })
+  // The start read its files on libuv's thread pool, so the pool's threads exist by now: they yield
+  // to the event loop from before the listening line, and go idle (a process the start need not
+  // wait for) after it.
+  const idleHelpers = lowerHelperThreadPriority()
   // Before the listening line: whoever reads it may signal at once.
   stopOnSignals(server, logger)
   process.stdout.write(
     `flowadmin listening on ${server.url} (storage: ${server.storage}, auth: ${server.authEnabled ? 'on' : 'off'})\n`,
   )
   if (server.metricsUrl !== null) process.stdout.write(`flowadmin metrics on ${server.metricsUrl}\n`)
-  // The start read its files on libuv's thread pool, so the pool's threads exist by now: they yield
-  // to the event loop. After the listening line, since it starts a process (chrt) the start need
-  // not wait for.
-  lowerHelperThreadPriority()
+  idleHelpers()
 }
 
 function stopOnSignals(server: RunningServer, logger: Logger): void {
