@@ -28,7 +28,7 @@ export function bearerTokenOf(header: string | undefined): string | null {
 async function admit(
   c: Context,
   deps: RouteDeps,
-  permission: string,
+  permission: string | readonly string[],
   options: AudienceOptions,
 ): Promise<Result<{ principal: Principal; address: string }, Response>> {
   const token = bearerTokenOf(c.req.header('Authorization'))
@@ -39,11 +39,16 @@ async function admit(
 }
 
 /**
- * Authenticates the caller and checks `permission` before anything else runs (the body is not
- * read, the module not looked up). Sets `principal` and `address` for the handler. Only tokens
- * for flowadmin are accepted, unless `options` says any audience (see AudienceOptions).
+ * Authenticates the caller and checks `permission` (or each of several, all needed) before
+ * anything else runs (the body is not read, the module not looked up). Sets `principal` and
+ * `address` for the handler. Only tokens for flowadmin are accepted, unless `options` says any
+ * audience (see AudienceOptions).
  */
-export function requirePermission(deps: RouteDeps, permission: string, options: AudienceOptions = {}) {
+export function requirePermission(
+  deps: RouteDeps,
+  permission: string | readonly string[],
+  options: AudienceOptions = {},
+) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const admitted = await admit(c, deps, permission, options)
     if (!admitted.ok) return admitted.error

@@ -14,7 +14,10 @@ const FLOWS = [
 const world = () =>
   createWorld({
     fleet: { answerWaitMs: 0 },
-    users: [{ username: 'viewer', permissions: ['flows.read'] }],
+    users: [
+      { username: 'viewer', permissions: ['flows.read'] },
+      { username: 'writer', permissions: ['flows.write'] },
+    ],
   })
 
 const send = (w: World, id: string, body: unknown) =>
@@ -154,6 +157,16 @@ describe('a snapshot of the flows an instance runs', () => {
       await w.post('/fleet/instances/press-1/snapshots', { name: 'x' }, await w.login('reader', '')),
       'insufficient_scope',
     )
+    await expectChallenge(
+      await w.post('/fleet/instances/press-1/snapshots', { name: 'x' }, await w.login('writer', '')),
+      'insufficient_scope',
+    )
+    // One refusal a request, naming the first permission missing.
+    expect(w.events.ofType('permission.denied').map((event) => [event.username, event.permission])).toEqual([
+      ['viewer', 'flows.write'],
+      ['reader', 'flows.write'],
+      ['writer', 'flows.read'],
+    ])
     // Without the fleet's credentials, an instance's route answers as the OAuth endpoints do.
     const anonymous = await w.request('/fleet/instances/press-1/flows', {
       method: 'POST',

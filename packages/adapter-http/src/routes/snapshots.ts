@@ -213,8 +213,7 @@ export function snapshotRoutes(deps: RouteDeps): Hono<AppEnv> {
         ...ANSWERS,
       },
     }),
-    requirePermission(deps, 'flows.write'),
-    requirePermission(deps, 'flows.read'),
+    requirePermission(deps, ['flows.write', 'flows.read']),
     async (c) => {
       const id = c.req.param('id')
       if (!INSTANCE_ID_FORM.test(id))

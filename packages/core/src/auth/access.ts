@@ -63,22 +63,28 @@ export function createAccess({ authEnabled, anonymous, tokens, providers, events
   return {
     authenticate,
 
-    /** Authenticates and checks one permission; a refusal is recorded as `permission.denied`. */
+    /**
+     * Authenticates and checks a permission, or each of several (all needed); a refusal names the
+     * first one missing and is recorded as `permission.denied`.
+     */
     async authorize(
       token: string | null,
-      permission: string,
+      permission: string | readonly string[],
       address: string,
       options: AudienceOptions = {},
     ): Promise<Result<Principal, AccessError>> {
       const principal = await authenticate(token, address, options)
-      if (!principal.ok || hasPermission(principal.value.permissions, permission)) return principal
+      if (!principal.ok) return principal
+      const needed = typeof permission === 'string' ? [permission] : permission
+      const missing = needed.find((one) => !hasPermission(principal.value.permissions, one))
+      if (missing === undefined) return principal
       events.emit({
         type: 'permission.denied',
         at: clock.now(),
-        permission,
+        permission: missing,
         ...actorOf(principal.value, address),
       })
-      return err({ code: 'forbidden', permission })
+      return err({ code: 'forbidden', permission: missing })
     },
 
     /**
