@@ -1,5 +1,5 @@
 /**
- * The fleet's revision and `prune` setting, shared by the module, fleet and rollout stores that
+ * The fleet's revision and `prune` setting, shared by the module, fleet, group and rollout stores that
  * createMemoryStores makes: a change of any store's part of the desired state bumps it.
  */
 export interface FleetRevision {

@@ -38,7 +38,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
   if (!Number.isSafeInteger(maxThrottleEntries) || maxThrottleEntries < 1) {
     throw new RangeError('maxThrottleEntries must be a whole number from 1')
   }
-  // The module, fleet and rollout stores change one desired state, under one revision.
+  // The module, fleet, group and rollout stores change one desired state, under one revision.
   const revision = createFleetRevision()
   return {
     tokens: createTokenStore(),
@@ -48,7 +48,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): MemorySto
     trail: createTrailStore(),
     fleet: createFleetStore(revision),
     enrolments: createEnrolmentStore(),
-    groups: createGroupStore(),
+    groups: createGroupStore(revision),
     snapshots: createSnapshotStore(),
     factors: createFactorStore(),
     passkeys: createPasskeyStore(),

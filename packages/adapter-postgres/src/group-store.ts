@@ -1,6 +1,7 @@
 import type { GroupStore } from '@flowadmin/core'
 import { ASSIGNMENT_COLUMNS, type AssignmentRow, assignmentFromRow } from '@flowadmin/store-support'
 import type { Database } from './database.js'
+import { bumpRevision } from './fleet-state.js'
 
 const ASSIGNMENTS = 'flowadmin_access_group_assignments'
 
@@ -13,15 +14,21 @@ export const GROUP_SQL = {
   list: `SELECT ${ASSIGNMENT_COLUMNS} FROM ${ASSIGNMENTS} ORDER BY group_name COLLATE "C", instance COLLATE "C"`,
 } as const
 
-/** The groups' assignments; each change is one statement. */
+/** The groups' assignments; each change is one transaction with the fleet's revision bumped. */
 export function createGroupStore(db: Database): GroupStore {
-  const changed = (result: { rowCount: number | null }) => (result.rowCount ?? 0) > 0
+  /** Runs a change; bumps the revision (announced at commit) with it when it changed a row. */
+  const counted = (sql: string, values: unknown[]) =>
+    db.transaction(async (client) => {
+      if (((await client.query(sql, values)).rowCount ?? 0) === 0) return false
+      await bumpRevision(client)
+      return true
+    })
   return {
     async assign({ group, instance, by, at }) {
-      return changed(await db.query(GROUP_SQL.assign, [group, instance, by, at]))
+      return counted(GROUP_SQL.assign, [group, instance, by, at])
     },
     async unassign(group, instance) {
-      return changed(await db.query(GROUP_SQL.unassign, [group, instance]))
+      return counted(GROUP_SQL.unassign, [group, instance])
     },
     async assignments() {
       return (await db.query<AssignmentRow>(GROUP_SQL.list)).rows.map(assignmentFromRow)

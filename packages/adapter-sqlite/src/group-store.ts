@@ -1,6 +1,7 @@
 import type { GroupStore } from '@flowadmin/core'
 import { ASSIGNMENT_COLUMNS, type AssignmentRow, assignmentFromRow } from '@flowadmin/store-support'
 import type { SqliteDatabase } from './driver.js'
+import { FLEET_STATE_KEY, prepareBump } from './fleet-state.js'
 import { createReader } from './reader.js'
 import { prepareAll } from './statements.js'
 import { createTransaction } from './transaction.js'
@@ -15,17 +16,25 @@ export const GROUP_SQL = {
 
 const ASSIGNMENTS = 'access-groups'
 
-/** The groups' assignments; each change is one statement. */
+/** The groups' assignments; each change is one transaction with the fleet's revision bumped. */
 export function createGroupStore(db: SqliteDatabase): GroupStore {
   const transaction = createTransaction(db)
   const reader = createReader(db)
   const sql = prepareAll(db, GROUP_SQL)
+  const bump = prepareBump(db)
+  /** Runs a change; bumps the revision with it when it changed a row. */
+  const counted = (change: () => { changes: number }) =>
+    transaction(() => {
+      if (change().changes === 0) return false
+      bump.run()
+      return true
+    }, [ASSIGNMENTS, FLEET_STATE_KEY])
   return {
     async assign({ group, instance, by, at }) {
-      return transaction(() => sql.assign.run(group, instance, by, at).changes > 0, [ASSIGNMENTS])
+      return counted(() => sql.assign.run(group, instance, by, at))
     },
     async unassign(group, instance) {
-      return transaction(() => sql.unassign.run(group, instance).changes > 0, [ASSIGNMENTS])
+      return counted(() => sql.unassign.run(group, instance))
     },
     async assignments() {
       return reader(

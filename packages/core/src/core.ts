@@ -415,7 +415,7 @@ export function createCore(ports: CorePorts, options: CoreOptions = {}) {
       events,
       clock,
       // Which rollout an instance's flows should be follows its groups.
-      changed: fleet === null ? undefined : () => rollouts.membershipChanged(),
+      changed: fleet === null ? undefined : () => rollouts.settle(),
     }),
 
     /**

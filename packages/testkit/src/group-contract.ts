@@ -14,7 +14,10 @@ const assignment = (
   ...overrides,
 })
 
-/** The group store's part of the store contract: assignments saved once, listed sorted, deleted. */
+/**
+ * The group store's part of the store contract: assignments saved once, listed sorted, deleted,
+ * each change counted in the fleet's revision.
+ */
 export const describeGroupContract: ContractPart = (stores, twoConnections) => {
   describe('groups: assignments', () => {
     it('saves an assignment once, lists them by group then instance, and deletes one', async () => {
@@ -40,6 +43,18 @@ export const describeGroupContract: ContractPart = (stores, twoConnections) => {
         'line-1/press-2',
         'line-2/weld-1',
       ])
+    })
+
+    it("bumps the fleet's revision with each change, and only then", async () => {
+      const { groups, fleet } = stores()
+      const start = await fleet.revision()
+      expect(await groups.assign(assignment('line-1', 'press-1'))).toBe(true)
+      expect(await fleet.revision()).toBe(start + 1)
+      expect(await groups.assign(assignment('line-1', 'press-1'))).toBe(false)
+      expect(await groups.unassign('line-9', 'press-1')).toBe(false)
+      expect(await fleet.revision()).toBe(start + 1)
+      expect(await groups.unassign('line-1', 'press-1')).toBe(true)
+      expect(await fleet.revision()).toBe(start + 2)
     })
 
     it('keeps an instance in several groups, and a group of several instances, apart', async () => {

@@ -23,7 +23,10 @@ export interface AssignmentDeps {
   rights: AccessRights
   events: EventSink
   clock: Clock
-  /** Told after each change: the fleet's revision moves, so instances' polls see their groups' flows. */
+  /**
+   * Told after each change (the store bumped the fleet's revision with it, so instances' polls see
+   * their groups' flows): unfinished rollouts stop waiting for instances taken out of their group.
+   */
   changed?: (() => Promise<void>) | undefined
 }
 

@@ -386,9 +386,10 @@ export function createRollouts(deps: RolloutDeps) {
     target,
 
     /**
-     * Instances were put in or out of groups (over the API, or the settings' groups reloaded): the
-     * fleet's revision moves, so their polls answer which rollout their flows should be now, and
-     * every unfinished rollout stops waiting for those gone.
+     * The settings' groups were reloaded, so instances may be in other groups: the fleet's revision
+     * moves (no store change counts it), so their polls answer which rollout their flows should be
+     * now, and every unfinished rollout stops waiting for those gone. (An assignment over the API
+     * bumps the revision in its own transaction, and calls `settle`.)
      */
     async membershipChanged(): Promise<void> {
       await deps.fleet.bump()

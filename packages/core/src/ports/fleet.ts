@@ -171,9 +171,8 @@ export interface FleetStore {
   /** The revision alone: one small read. */
   revision(): Promise<number>
   /**
-   * Bumps the revision for a change the desired state depends on that no store change counts:
-   * instances put in or out of groups, the groups' settings reloaded (which rollout an instance's
-   * flows should be follows them).
+   * Bumps the revision for a change the desired state depends on that no store change counts: the
+   * groups' settings reloaded (which rollout an instance's flows should be follows them).
    */
   bump(): Promise<void>
   /** Sets `prune`; true when it changed, and then the revision was bumped in the same transaction. */

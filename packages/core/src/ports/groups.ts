@@ -1,5 +1,6 @@
 // The groups' assignments: instances put in groups of instances over the API, besides the settings'
-// rules. Kept durably; every flowadmin sharing the store reads them.
+// rules. Kept durably; every flowadmin sharing the store reads them. Which rollout an instance's
+// flows should be follows its groups, so each change bumps the fleet's revision with it.
 
 /** An instance put in a group over the API. */
 export interface GroupAssignment {
@@ -12,9 +13,15 @@ export interface GroupAssignment {
 }
 
 export interface GroupStore {
-  /** Saves the assignment; false (and nothing changes) when that instance is in that group already. */
+  /**
+   * Saves the assignment and bumps the fleet's revision in the same transaction; false (and
+   * nothing changes) when that instance is in that group already.
+   */
   assign(assignment: GroupAssignment): Promise<boolean>
-  /** Deletes the assignment of `instance` to `group`; true when it was there. */
+  /**
+   * Deletes the assignment of `instance` to `group` and bumps the fleet's revision in the same
+   * transaction; true when it was there (false: nothing changes).
+   */
   unassign(group: string, instance: string): Promise<boolean>
   /** Every assignment, sorted by group, then instance. */
   assignments(): Promise<GroupAssignment[]>
