@@ -1,5 +1,6 @@
 import { accessSync, constants, type Stats, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { codeOf } from '@flowadmin/core'
 import Database from 'better-sqlite3'
 import type { SqliteDatabase, SqliteDriver } from './driver.js'
 import { newerSchemaError, SqliteStoreError, toStoreError } from './errors.js'
@@ -84,6 +85,29 @@ function checkIntegrity(db: SqliteDatabase, path: string): void {
   )
 }
 
+/** How long a refused switch to write-ahead logging waits before trying again, in milliseconds. */
+const WAL_RETRY_MS = 10
+
+/**
+ * Switches the file to write-ahead logging; returns the journal mode it is in then. Processes
+ * switching a new file at the same moment each hold the read lock the others wait for, and SQLite
+ * refuses all but one at once (SQLITE_BUSY, its busy handler not called: that wait could never
+ * end). A refused one tries again, reading the file anew (in WAL mode by then, the switch is a
+ * no-op), until the busy timeout.
+ */
+function switchToWal(db: SqliteDatabase): string {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS
+  for (;;) {
+    try {
+      return (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode
+    } catch (error) {
+      if (!codeOf(error).startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw error
+      // openDatabase is synchronous: a short blocking wait, only on this rare race.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WAL_RETRY_MS)
+    }
+  }
+}
+
 /**
  * Opens the database file at `path`, creating it when absent (never when `readonly`). Checks the
  * file, applies the durability settings (WAL, `synchronous=FULL`, a busy timeout, foreign keys)
@@ -112,12 +136,12 @@ export function openDatabase(
     if (version > SCHEMA_VERSION) throw newerSchemaError(file, version, SCHEMA_VERSION)
     checkIntegrity(db, file)
     if (!readonly && file !== MEMORY) {
-      const mode = db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }
-      if (mode.journal_mode !== 'wal') {
+      const mode = switchToWal(db)
+      if (mode !== 'wal') {
         throw new SqliteStoreError(
           'failed',
           file,
-          `Cannot open the database ${file}: it cannot use write-ahead logging (journal mode stays "${mode.journal_mode}").`,
+          `Cannot open the database ${file}: it cannot use write-ahead logging (journal mode stays "${mode}").`,
         )
       }
     }

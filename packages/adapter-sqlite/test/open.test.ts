@@ -13,12 +13,14 @@ import { tokenRecord } from '@flowadmin/testkit'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
+  BUSY_TIMEOUT_MS,
   createSqliteStores,
   MIGRATIONS,
   migrate,
   openDatabase,
   SCHEMA_VERSION,
   type SqliteDatabase,
+  type SqliteDriver,
   SqliteStoreError,
 } from '../src/index.js'
 import { childScript } from './children.js'
@@ -118,6 +120,38 @@ describe('openDatabase: settings and migrations', () => {
       { name: 'trail_reporters' },
     ])
     db.close()
+  })
+
+  it('switches a new file to write-ahead logging though SQLite refuses the switch at once, as it does to processes switching together', () => {
+    /** better-sqlite3, refusing the switch `refusals` times as SQLite refuses a deadlocked one. */
+    const refusing =
+      (refusals: number): SqliteDriver =>
+      (file, { readonly }) => {
+        const db = new Database(file, { readonly })
+        const prepare = db.prepare.bind(db)
+        let left = refusals
+        return Object.assign(db, {
+          prepare: (sql: string) => {
+            if (sql !== 'PRAGMA journal_mode = WAL' || left === 0) return prepare(sql)
+            left -= 1
+            throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
+          },
+        })
+      }
+    const db = openDatabase(temp.file(), { driver: refusing(3) })
+    expect(pragma(db, 'journal_mode')).toBe('wal')
+    expect(pragma(db, 'user_version')).toBe(SCHEMA_VERSION)
+    db.close()
+    // Refused for longer than the busy timeout: locked, as any other lock held too long.
+    const path = temp.file()
+    const started = Date.now()
+    expect(() => openDatabase(path, { driver: refusing(Number.POSITIVE_INFINITY) })).toThrow(
+      expect.objectContaining({
+        code: 'locked',
+        message: `Cannot open the database ${path}: another process kept it locked for too long (database is locked).`,
+      }),
+    )
+    expect(Date.now() - started).toBeGreaterThanOrEqual(BUSY_TIMEOUT_MS)
   })
 
   it('brings a version 1 file up to date, keeping its failure counters', async () => {
