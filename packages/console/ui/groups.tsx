@@ -86,8 +86,9 @@ export function Groups(props: { user: User; onSessionEnded: (notice: Notice) => 
     })
     setBusy(false)
     if (changed === undefined) return false
-    setStatus(done)
+    // The list first: the status line says what was done only once the list shows it.
     await refresh(false)
+    setStatus(done)
     return true
   }
   const assign = async (event: Event, group: string) => {
