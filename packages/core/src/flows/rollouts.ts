@@ -20,6 +20,7 @@ import type {
   SnapshotStore,
 } from '../ports/index.js'
 import { base64url } from '../tokens/encoding.js'
+import { type FleetOnce, fleetOnce, type GroupMembership } from './fleet-groups.js'
 import {
   type FinishedState,
   groupTarget,
@@ -46,12 +47,6 @@ export type RolloutError = Extract<
       | 'not_targeted'
   }
 >
-
-/** Which groups there are and which an instance is in (the access rights' membership). */
-export interface GroupMembership {
-  has(group: string): boolean
-  groupsOf(instance: string): readonly string[]
-}
 
 export interface RolloutDeps {
   store: RolloutStore
@@ -175,42 +170,31 @@ export function createRollouts(deps: RolloutDeps) {
   const newerOf = async (rollout: RolloutRecord) =>
     (await ofGroup(rollout.group)).find((other) => other.sequence > rollout.sequence) ?? null
 
-  /** Moves every unfinished rollout on, over one read of the fleet: see membershipChanged. */
-  async function settle(): Promise<void> {
-    const members = await groupsNow()
-    for (const rollout of await store.list()) {
-      if (!isFinished(rollout.state)) await advance(rollout.id, members)
-    }
-  }
-
   /**
-   * The fleet as it is now, read once: for a group, its instances known to the fleet, not revoked,
-   * and in the group.
+   * Moves every unfinished rollout on, over one read of the fleet (none when every rollout is
+   * finished): see membershipChanged.
    */
-  async function groupsNow(): Promise<(group: string) => Set<string>> {
-    const revoked = new Set(
-      (await deps.enrolments.credentials()).filter((c) => c.revokedAt !== null).map((c) => c.instance),
-    )
-    const known = (await deps.fleet.digests()).map((digest) => digest.id).filter((id) => !revoked.has(id))
-    return (group) => new Set(known.filter((instance) => membership.groupsOf(instance).includes(group)))
+  async function settle(): Promise<void> {
+    const fleet = fleetOnce(deps)
+    for (const rollout of await store.list()) {
+      if (!isFinished(rollout.state)) await advance(rollout.id, fleet)
+    }
   }
 
   /**
    * Moves the rollout to the state its outcomes make, or stops it when a newer rollout of its
    * group replaced it: a compare-and-set, tried again from what it is now when another flowadmin
-   * changed it meanwhile. `members`: the fleet as read for it (see groupsNow), else read now.
+   * changed it meanwhile. The fleet is read only when the rollout is unfinished, at most once for
+   * all its attempts (or for every caller sharing `fleet`).
    */
-  async function advance(
-    id: string,
-    members?: (group: string) => Set<string>,
-  ): Promise<RolloutRecord | null> {
+  async function advance(id: string, fleet: FleetOnce = fleetOnce(deps)): Promise<RolloutRecord | null> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const rollout = await store.find(id)
       if (rollout === null || isFinished(rollout.state)) return rollout
       const newer = await newerOf(rollout)
       const next: Omit<RolloutChange, 'updatedAt'> =
         newer === null
-          ? stateOf(rollout, await store.outcomes(id), (members ?? (await groupsNow()))(rollout.group))
+          ? stateOf(rollout, await store.outcomes(id), (await fleet())(rollout.group))
           : { state: 'stopped', released: rollout.released, reason: `replaced by rollout ${newer.id}` }
       if (next.state === rollout.state && next.released === rollout.released) return rollout
       const change = { ...next, updatedAt: clock.now() }
@@ -234,7 +218,7 @@ export function createRollouts(deps: RolloutDeps) {
     if (!membership.has(group)) return err({ code: 'group_not_found', group })
     if ((await deps.snapshots.find(snapshot)) === null)
       return err({ code: 'snapshot_not_found', id: snapshot })
-    const instances = [...(await groupsNow())(group)].sort()
+    const instances = [...(await fleetOnce(deps)())(group)].sort()
     const now = clock.now()
     const actor = actorOf(principal, address)
     const id = base64url(deps.random.bytes(12))
@@ -328,15 +312,14 @@ export function createRollouts(deps: RolloutDeps) {
     async find(id: string): Promise<Result<RolloutView, RolloutError>> {
       // Moved on first, should its instances have left meanwhile.
       if (!ROLLOUT_ID_FORM.test(id)) return err({ code: 'rollout_not_found', id })
-      const fleet = await groupsNow()
+      const fleet = fleetOnce(deps)
       const rollout = await advance(id, fleet)
       if (rollout === null) return err({ code: 'rollout_not_found', id })
       const outcomes = await store.outcomes(id)
-      const members = fleet(rollout.group)
+      if (isFinished(rollout.state)) return ok({ ...rollout, outcomes, waiting: [] })
+      const members = (await fleet())(rollout.group)
       const said = new Set(outcomes.map((outcome) => outcome.instance))
-      const waiting = isFinished(rollout.state)
-        ? []
-        : rollout.instances.filter((i) => reaches(rollout, i) && members.has(i) && !said.has(i))
+      const waiting = rollout.instances.filter((i) => reaches(rollout, i) && members.has(i) && !said.has(i))
       return ok({ ...rollout, outcomes, waiting })
     },
 
