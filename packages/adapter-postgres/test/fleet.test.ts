@@ -79,4 +79,33 @@ describe('fleet mode on two instances sharing one database', () => {
     })
     expect((await b.fleet.instances())[0]?.applied).toBe('9')
   })
+
+  it('a group assignment at A is one revision B hears; one whose bump fails is not kept', async () => {
+    const heard: number[] = []
+    const watch = b.stores.watchFleet({
+      revision: (r) => heard.push(r),
+      report: () => {},
+      listening: () => {},
+    })
+    await watch.ready
+    const revision = await a.stores.fleet.revision()
+    const assignment = { group: 'line-1', instance: 'press-1', by: 'admin', at: 1 }
+    expect(await a.stores.groups.assign(assignment)).toBe(true)
+    await vi.waitFor(() => expect(heard).toEqual([revision + 1]), { timeout: 2000, interval: 10 })
+
+    const db = database.current()
+    await db.query(`CREATE FUNCTION refuse_bump() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN RAISE EXCEPTION 'revision refused'; END $$`)
+    await db.query(`CREATE TRIGGER refuse_bump BEFORE UPDATE ON flowadmin_fleet_state
+      FOR EACH ROW EXECUTE FUNCTION refuse_bump()`)
+    try {
+      await expect(a.stores.groups.unassign('line-1', 'press-1')).rejects.toThrow()
+      await expect(a.stores.groups.assign({ ...assignment, group: 'line-2' })).rejects.toThrow()
+    } finally {
+      await db.query('DROP TRIGGER refuse_bump ON flowadmin_fleet_state; DROP FUNCTION refuse_bump()')
+    }
+    expect(await b.stores.groups.assignments()).toEqual([assignment])
+    expect(await b.stores.fleet.revision()).toBe(revision + 1)
+    expect(heard).toEqual([revision + 1])
+  })
 })

@@ -99,3 +99,26 @@ describe('group commit over better-sqlite3 transactions', () => {
     db.close()
   })
 })
+
+describe("a change that bumps the fleet's revision", () => {
+  it('is not kept when the bump fails: a group assignment is written whole or not at all', async () => {
+    const path = temp.file()
+    const db = openDatabase(path)
+    const stores = createSqliteStores(db)
+    const before = await stores.fleet.revision()
+    db.exec(`CREATE TRIGGER refuse_bump BEFORE UPDATE ON fleet_state
+             BEGIN SELECT RAISE(ABORT, 'revision refused'); END`)
+    const assignment = { group: 'line-1', instance: 'press-1', by: 'admin', at: 1 }
+    await expect(stores.groups.assign(assignment)).rejects.toThrow('revision refused')
+    expect(await stores.groups.assignments()).toEqual([])
+    db.exec('DROP TRIGGER refuse_bump')
+    expect(await stores.groups.assign(assignment)).toBe(true)
+    db.exec(`CREATE TRIGGER refuse_bump BEFORE UPDATE ON fleet_state
+             BEGIN SELECT RAISE(ABORT, 'revision refused'); END`)
+    await expect(stores.groups.unassign('line-1', 'press-1')).rejects.toThrow('revision refused')
+    expect(await stores.groups.assignments()).toEqual([assignment])
+    expect(await stores.fleet.revision()).toBe(before + 1)
+    await stores.close()
+    db.close()
+  })
+})
