@@ -87,6 +87,8 @@ function checkIntegrity(db: SqliteDatabase, path: string): void {
 
 /** How long a refused switch to write-ahead logging waits before trying again, in milliseconds. */
 const WAL_RETRY_MS = 10
+/** What that wait blocks on: a word nobody changes, so Atomics.wait sleeps for its timeout. */
+const NEVER_CHANGED = new Int32Array(new SharedArrayBuffer(4))
 
 /**
  * Switches the file to write-ahead logging; returns the journal mode it is in then. Processes
@@ -103,7 +105,7 @@ function switchToWal(db: SqliteDatabase): string {
     } catch (error) {
       if (!codeOf(error).startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw error
       // openDatabase is synchronous: a short blocking wait, only on this rare race.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WAL_RETRY_MS)
+      Atomics.wait(NEVER_CHANGED, 0, 0, WAL_RETRY_MS)
     }
   }
 }
